@@ -1,0 +1,181 @@
+package dataset
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestReadCSVGood(t *testing.T) {
+	// testdata/good.csv: CRLF line endings, spaces around fields, a blank
+	// line, and an ignored text column "label":
+	//	x1, x2 ,label,y
+	//	0,1,a,0.5
+	//
+	//	 1 , 2 ,b, -1.5e1
+	//	2,3,c,4
+	ds, err := LoadCSV("testdata/good.csv", CSVOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Name != "csv:good.csv" {
+		t.Errorf("Name = %q, want csv:good.csv", ds.Name)
+	}
+	if got := strings.Join(ds.InputNames, ","); got != "x1,x2" {
+		t.Errorf("InputNames = %s, want x1,x2", got)
+	}
+	if got := strings.Join(ds.OutputNames, ","); got != "y" {
+		t.Errorf("OutputNames = %s, want y", got)
+	}
+	wantX := mat.NewDense(3, 2, []float64{0, 1, 1, 2, 2, 3})
+	wantY := mat.NewDense(3, 1, []float64{0.5, -15, 4})
+	if !mat.Equal(ds.X, wantX) || !mat.Equal(ds.Y, wantY) {
+		t.Errorf("X = %v, Y = %v; want %v, %v", mat.Formatted(ds.X), mat.Formatted(ds.Y), mat.Formatted(wantX), mat.Formatted(wantY))
+	}
+	if ds.XTest != nil || ds.YTest != nil || ds.Positions != nil || ds.Filled != nil {
+		t.Error("CSV data has no test set, positions or fill-ins")
+	}
+	if !strings.Contains(ds.Description, "good.csv") {
+		t.Errorf("Description %q does not name the file", ds.Description)
+	}
+}
+
+func TestReadCSVOptions(t *testing.T) {
+	const in = "\uFEFFtime,\"speed\",x_ignored,y,z\n1,2,3,4,5\n6,7,8,9,10\n"
+	for _, c := range []struct {
+		name         string
+		opt          CSVOptions
+		inNames      string
+		outNames     string
+		x0, y0       []float64 // first row
+		wantInCols   int
+		wantOutCols  int
+		wantDescribe string
+	}{
+		// Explicit lists, in the order given; a quoted header name, a BOM.
+		{"explicit", CSVOptions{InputColumns: []string{"speed", "time"}, OutputColumns: []string{"z", "y"}},
+			"speed,time", "z,y", []float64{2, 1}, []float64{5, 4}, 2, 2, "2 inputs, 2 outputs"},
+		// Explicit inputs, default outputs (columns starting with "y").
+		{"inputs only", CSVOptions{InputColumns: []string{" time "}},
+			"time", "y", []float64{1}, []float64{4}, 1, 1, "1 inputs, 1 outputs"},
+		// Default inputs (x_ignored), explicit outputs.
+		{"outputs only", CSVOptions{OutputColumns: []string{"z"}},
+			"x_ignored", "z", []float64{3}, []float64{5}, 1, 1, "2 rows"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ds, err := ReadCSV(strings.NewReader(in), "opts.csv", c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(ds.InputNames, ","); got != c.inNames {
+				t.Errorf("InputNames = %s, want %s", got, c.inNames)
+			}
+			if got := strings.Join(ds.OutputNames, ","); got != c.outNames {
+				t.Errorf("OutputNames = %s, want %s", got, c.outNames)
+			}
+			if got := mat.Row(nil, 0, ds.X); fmt.Sprint(got) != fmt.Sprint(c.x0) {
+				t.Errorf("X[0] = %v, want %v", got, c.x0)
+			}
+			if got := mat.Row(nil, 0, ds.Y); fmt.Sprint(got) != fmt.Sprint(c.y0) {
+				t.Errorf("Y[0] = %v, want %v", got, c.y0)
+			}
+			if !strings.Contains(ds.Description, c.wantDescribe) {
+				t.Errorf("Description %q, want %q", ds.Description, c.wantDescribe)
+			}
+		})
+	}
+}
+
+func TestReadCSVErrors(t *testing.T) {
+	wide := strings.Repeat("x,", MaxColumns) + "y\n" // MaxColumns+1 columns
+	var names []string
+	for i := range 300 { // 300 distinct names, none starting with "x"
+		names = append(names, fmt.Sprint("a", i))
+	}
+	wideNoX := strings.Join(names, ",") + ",y\n1" + strings.Repeat(",1", 300) + "\n"
+	var long strings.Builder
+	long.WriteString("x,y\n")
+	for range MaxRows + 1 {
+		long.WriteString("1,2\n")
+	}
+	for _, c := range []struct {
+		name string
+		in   string
+		opt  CSVOptions
+		want string
+	}{
+		{"empty file", "", CSVOptions{}, "empty file"},
+		{"only blank lines", "\n\r\n\n", CSVOptions{}, "empty file"},
+		{"header only", "x,y\n", CSVOptions{}, "no data rows"},
+		{"missing header", "1,2\n3,4\n", CSVOptions{}, "line 1: missing header row"},
+		{"no input column", "a,y\n1,2\n", CSVOptions{}, `no input column: no column name starts with "x"`},
+		{"no output column", "x,b\n1,2\n", CSVOptions{}, `no output column: no column name starts with "y"`},
+		{"upper case is not default", "X,Y\n1,2\n", CSVOptions{}, "no input column"},
+		{"unknown input", "x,y\n1,2\n", CSVOptions{InputColumns: []string{"t"}}, `unknown input column "t" (header: x,y)`},
+		{"unknown output", "x,y\n1,2\n", CSVOptions{OutputColumns: []string{"w"}}, `unknown output column "w"`},
+		{"listed twice", "x,y\n1,2\n", CSVOptions{InputColumns: []string{"x", "x"}}, `input column "x" listed twice`},
+		{"input and output", "x,y\n1,2\n", CSVOptions{InputColumns: []string{"x"}, OutputColumns: []string{"x"}}, `column "x" is both an input and an output`},
+		{"duplicate names", "x,y,x\n1,2,3\n", CSVOptions{}, `line 1: header column 3 repeats the name "x" of column 1`},
+		{"duplicate after trim", "x, y,y \n1,2,3\n", CSVOptions{}, `header column 3 repeats the name "y"`},
+		{"empty name", "x,,y\n1,2,3\n", CSVOptions{}, "line 1: header column 2 has no name"},
+		{"ragged short", "x,y\n1,2\n3\n", CSVOptions{}, "line 3: 1 fields, header has 2"},
+		{"ragged long", "x,y\n\n1,2,3\n", CSVOptions{}, "line 3: 3 fields, header has 2"},
+		{"non-number", "x,y\n1,2\n3,four\n", CSVOptions{}, `line 3, column 2 ("y"): "four" is not a number`},
+		{"empty value", "x,y\n1,\n", CSVOptions{}, `line 2, column 2 ("y"): empty value`},
+		{"NaN", "x,y\nNaN,2\n", CSVOptions{}, `line 2, column 1 ("x"): "NaN" is not a finite number`},
+		{"Inf", "x,y\n1,+Inf\n", CSVOptions{}, `line 2, column 2 ("y"): "+Inf" is not a finite number`},
+		{"out of range", "x,y\n1e999,1\n", CSVOptions{}, `line 2, column 1 ("x"): "1e999" is out of range`},
+		{"bad quote", "x,y\n1,\"2\n", CSVOptions{}, "line 2, character 6: extraneous or missing \" in quoted-field"},
+		{"long header", wideNoX, CSVOptions{}, "(header: a0,a1,a2,"},
+		{"too many columns", wide, CSVOptions{}, fmt.Sprintf("line 1: header has %d columns, more than %d (MaxColumns)", MaxColumns+1, MaxColumns)},
+		{"too many rows", long.String(), CSVOptions{}, fmt.Sprintf("line %d: more than %d data rows (MaxRows)", MaxRows+2, MaxRows)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ReadCSV(strings.NewReader(c.in), "t.csv", c.opt)
+			if err == nil {
+				t.Fatalf("no error, want %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "dataset: csv t.csv: ") {
+				t.Errorf("error %q, want prefix %q and %q", err, "dataset: csv t.csv: ", c.want)
+			}
+		})
+	}
+}
+
+func TestLoadCSVErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(bad, []byte("x,y\n1,oops\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing.csv"), "no such file"},
+		{bad, "dataset: csv " + bad + ": line 2, column 2"}, // the full path names the file
+	} {
+		_, err := LoadCSV(c.path, CSVOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "dataset: ") {
+			t.Errorf("LoadCSV(%s): err = %v, want %q", c.path, err, c.want)
+		}
+	}
+}
+
+func TestHeaderList(t *testing.T) {
+	// 300 one-byte names joined by commas: 599 bytes, cut to 200 + "…".
+	long := strings.Repeat("a,", 299) + "a"
+	h := strings.Split(long, ",")
+	if got := headerList(h); len(got) != 200+len("…") || !strings.HasSuffix(got, "…") {
+		t.Errorf("headerList of %d bytes = %d bytes %q", len(long), len(got), got)
+	}
+	// A multi-byte name straddling the cut is not split: "é" is 2 bytes.
+	h = []string{strings.Repeat("a", 199) + "é"}
+	if got := headerList(h); got != strings.Repeat("a", 199)+"…" {
+		t.Errorf("headerList cut inside a rune: %q", got)
+	}
+	if got := headerList([]string{"x", "y"}); got != "x,y" {
+		t.Errorf("headerList = %q, want x,y", got)
+	}
+}

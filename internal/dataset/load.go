@@ -1,0 +1,34 @@
+package dataset
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Load returns the data set described by spec:
+//
+//	"step" or ""   the built-in step function (see Step)
+//	"robot:PATH"   robot WiFi data read from PATH (see LoadRobot)
+//	"csv:PATH"     a CSV file read from PATH with default CSVOptions (see LoadCSV)
+//
+// Surrounding white space in spec is ignored; PATH is used as given.
+func Load(spec string) (*Dataset, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" || spec == "step" {
+		return Step(), nil
+	}
+	scheme, path, ok := strings.Cut(spec, ":")
+	if ok {
+		switch scheme {
+		case "robot", "csv":
+			if path == "" {
+				return nil, fmt.Errorf("dataset: %q: missing path after %q", spec, scheme+":")
+			}
+			if scheme == "robot" {
+				return LoadRobot(path)
+			}
+			return LoadCSV(path, CSVOptions{})
+		}
+	}
+	return nil, fmt.Errorf(`dataset: unknown data set %q: valid are "step", "robot:PATH" and "csv:PATH"`, spec)
+}

@@ -1,0 +1,168 @@
+package engine
+
+import "gonum.org/v1/gonum/mat"
+
+// backward turns the upstream gradient w.r.t. the layer's output message
+// (gMean, gVar: N×D; gVar nil for the last layer, whose variance enters
+// the bound only through the likelihood's trace term) into the gradient
+// w.r.t. the layer's parameters, and leaves the gradient w.r.t. the
+// layer's input message in w.dIn, w.dInVar.
+func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float64, last bool, terms LayerTerms) LayerGradient {
+	m, q, d := w.m, w.q, w.d
+	s2, scale, fd := w.s2, w.scale, float64(w.d)
+	mm2 := m * m
+
+	// mean = Ψ1·A.
+	dPsi1 := make([]float64, n*m)
+	mm(dPsi1, n, m, d, gMean, false, w.a, true, 1, 0)
+	dA := make([]float64, m*d)
+	mm(dA, m, d, n, w.psi1, true, gMean, false, 1, 0)
+	dKinv := make([]float64, mm2)
+	dBsum := make([]float64, mm2)
+	dL := make([][]float64, d)
+	for k := range dL {
+		dL[k] = make([]float64, mm2)
+	}
+	var ds2 float64
+
+	if last {
+		// The likelihood's −Σ_n ψ1_n Bsum ψ1_nᵀ/(2 s2).
+		mm(dPsi1, n, m, m, w.psi1, false, w.bsum, false, -scale/s2, 1)
+		mm(dBsum, m, m, n, w.psi1, true, w.psi1, false, -scale/(2*s2), 1)
+		ds2 += scale * (-float64(n*d)/(2*s2) + (w.likSq+w.likTr)/(2*s2*s2))
+	} else {
+		// var_nd = s2 + ‖U_d[n]‖² with U_d = T·L_d and T = Ψ1·Kinv.
+		dT := make([]float64, n*m)
+		dU := make([]float64, n*m)
+		for k := 0; k < d; k++ {
+			u := w.u[k]
+			for i := 0; i < n; i++ {
+				g := gVar[i*d+k]
+				ds2 += g
+				for j := 0; j < m; j++ {
+					dU[i*m+j] = 2 * g * u[i*m+j]
+				}
+			}
+			mm(dT, n, m, m, dU, false, w.l[k], true, 1, 1)
+			mm(dL[k], m, m, n, w.t, true, dU, false, 1, 0)
+		}
+		mm(dPsi1, n, m, m, dT, false, w.kinv, false, 1, 1)
+		mm(dKinv, m, m, n, w.psi1, true, dT, false, 1, 1)
+	}
+
+	// Penalties. The Ψ2 part of their gradient was accumulated in forward.
+	var dC []float64
+	if w.inVar == nil {
+		// compression_n = D/(2 s2)·(ψ0_n − ψ1_n Kinv ψ1_nᵀ); no propagation.
+		mm(dPsi1, n, m, m, w.psi1, false, w.kinv, false, scale*fd/s2, 1)
+		mm(dKinv, m, m, n, w.psi1, true, w.psi1, false, scale*fd/(2*s2), 1)
+	} else {
+		mm(dPsi1, n, m, m, w.psi1, false, w.c, false, scale/s2, 1)
+		dC = make([]float64, mm2)
+		for i, v := range w.sumPsi2 {
+			dC[i] = -scale / (2 * s2) * v
+			dKinv[i] += scale * fd / (2 * s2) * v
+		}
+		mm(dC, m, m, n, w.psi1, true, w.psi1, false, scale/(2*s2), 1)
+		if w.psi2.quadPsi1() {
+			mm(dPsi1, n, m, m, w.psi1, false, w.g2, false, 2, 1)
+		}
+	}
+	ds2 += (terms.Compression + terms.Propagation) / s2
+
+	// Per datum: ψ1 and ψ0 back to the input message, Z and the kernel.
+	np := w.kernel.NumParams()
+	chunks := numChunks(n)
+	for len(w.baccs) < chunks {
+		w.baccs = append(w.baccs, nil)
+	}
+	for c := 0; c < chunks; c++ {
+		if a := w.baccs[c]; a == nil || len(a.dZ) != m*q || len(a.dParams) != np {
+			w.baccs[c] = &psi2Acc{dZ: make([]float64, m*q), dParams: make([]float64, np)}
+		} else {
+			clear(a.dZ)
+			clear(a.dParams)
+		}
+	}
+	g0 := -scale * fd / (2 * s2)
+	e.parallel(n, func(chunk, lo, hi int) {
+		acc := w.baccs[chunk]
+		for i := lo; i < hi; i++ {
+			mu := w.in[i*q : (i+1)*q]
+			var s, dmu, ds []float64
+			if w.inVar != nil {
+				s, dmu, ds = w.inVar[i*q:(i+1)*q], w.dIn[i*q:(i+1)*q], w.dInVar[i*q:(i+1)*q]
+			}
+			w.kernel.psi1Grad(dPsi1[i*m:(i+1)*m], w.psi1[i*m:(i+1)*m], mu, s, w.z, dmu, ds, acc.dZ, acc.dParams)
+			w.kernel.psi0Grad(g0, mu, s, dmu, ds, acc.dParams)
+		}
+	})
+	dZ := make([]float64, m*q)
+	dTheta := make([]float64, np)
+	for c := 0; c < chunks; c++ {
+		addTo(dZ, w.baccs[c].dZ)
+		addTo(dTheta, w.baccs[c].dParams)
+	}
+	if w.inVar != nil {
+		w.psi2.finish(w.accs[0], w.g2, dZ, dTheta)
+		// C = A·Aᵀ + Bsum, with dC symmetric.
+		mm(dA, m, d, m, dC, false, w.a, false, 2, 1)
+		addTo(dBsum, dC)
+	}
+
+	// −KL = −½[tr(Kinv Ssum) + Σ_d m_dᵀ Kinv m_d − DM + D log|Kuu| − Σ_d log|S_d|].
+	dQmu := make([]float64, m*d)
+	dSsum := make([]float64, mm2)
+	for i := range dQmu {
+		dQmu[i] = -w.a[i]
+	}
+	for i := range dSsum {
+		dKinv[i] -= 0.5 * w.ssum[i]
+		dSsum[i] = -0.5 * w.kinv[i]
+	}
+	mm(dKinv, m, m, d, w.qmu, false, w.qmu, true, -0.5, 1)
+
+	// A = Kinv·m.
+	mm(dKinv, m, m, d, dA, false, w.qmu, true, 1, 1)
+	mm(dQmu, m, d, m, w.kinv, false, dA, false, 1, 1)
+
+	// Bsum = Kinv·Ssum·Kinv.
+	ks := make([]float64, mm2)
+	mm(ks, m, m, m, w.kinv, false, w.ssum, false, 1, 0)
+	mm(dKinv, m, m, m, dBsum, false, ks, false, 1, 1)
+	mm(dKinv, m, m, m, ks, true, dBsum, false, 1, 1)
+	tmp := make([]float64, mm2)
+	mm(tmp, m, m, m, w.kinv, false, dBsum, false, 1, 0)
+	mm(dSsum, m, m, m, tmp, false, w.kinv, false, 1, 1)
+
+	// Ssum = Σ_d L_d L_dᵀ, and +Σ_d log|S_d|/2 = Σ_d Σ_j log|L_d,jj|.
+	symmetrize(dSsum, m)
+	qsqrt := make([]*mat.Dense, d)
+	for k, lk := range w.l {
+		mm(dL[k], m, m, m, dSsum, false, lk, false, 2, 1)
+		for i := 0; i < m; i++ {
+			dL[k][i*m+i] += 1 / lk[i*m+i]
+			for j := i + 1; j < m; j++ {
+				dL[k][i*m+j] = 0
+			}
+		}
+		qsqrt[k] = mat.NewDense(m, m, dL[k])
+	}
+
+	// Kinv = Kuu⁻¹, and −½·D·log|Kuu|.
+	mm(tmp, m, m, m, w.kinv, false, dKinv, false, 1, 0)
+	dKuu := make([]float64, mm2)
+	mm(dKuu, m, m, m, tmp, false, w.kinv, false, -1, 0)
+	for i := range dKuu {
+		dKuu[i] -= 0.5 * fd * w.kinv[i]
+	}
+	w.kernel.covGrad(w.z, m, w.kff, dKuu, dZ, dTheta)
+
+	return LayerGradient{
+		Kernel:         dTheta,
+		NoiseVariance:  ds2,
+		InducingInputs: mat.NewDense(m, q, dZ),
+		QMu:            mat.NewDense(m, d, dQmu),
+		QSqrt:          qsqrt,
+	}
+}

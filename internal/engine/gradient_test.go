@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestGradientFiniteDifferences checks the analytic gradient of the bound
+// against central finite differences for every parameter.
+func TestGradientFiniteDifferences(t *testing.T) {
+	cases := []struct {
+		widths  []int
+		kernels []string
+		m       int
+	}{
+		{[]int{1, 1}, []string{"rbf"}, 4},
+		{[]int{2, 2}, []string{"linear"}, 3},
+		{[]int{1, 2, 1}, []string{"rbf", "rbf"}, 4},
+		{[]int{1, 3, 2, 2}, []string{"rbf", "rbf", "rbf"}, 5},
+		{[]int{2, 2, 3}, []string{"linear", "rbf"}, 4},
+		{[]int{1, 2, 2}, []string{"rbf", "linear"}, 3},
+		{[]int{1, 2, 2, 2, 1}, []string{"rbf", "rbf", "linear", "rbf"}, 3},
+	}
+	for ci, tc := range cases {
+		t.Run(fmt.Sprint(tc.widths, tc.kernels), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(ci), 7))
+			m := randomModel(rng, 9, tc.widths, tc.kernels, tc.m)
+			_, g := mustEval(t, m, Options{Gradient: true})
+			analytic := g.Flatten(nil)
+			p := m.Params(nil)
+			layout := m.ParamLayout()
+			for k := range p {
+				h := 1e-3 * math.Max(1, math.Abs(p[k]))
+				f := func(v float64) float64 {
+					q := append([]float64(nil), p...)
+					q[k] = v
+					mm := m.Clone()
+					mm.SetParams(q)
+					r, _ := mustEval(t, mm, Options{})
+					return r.Bound
+				}
+				// Fourth-order central difference: truncation error O(h⁴).
+				fd := (8*(f(p[k]+h)-f(p[k]-h)) - (f(p[k]+2*h) - f(p[k]-2*h))) / (12 * h)
+				if err := math.Abs(fd-analytic[k]) / math.Max(1, math.Abs(fd)); err > 1e-6 {
+					t.Errorf("param %d (layer %d %v): analytic %.10g, finite difference %.10g (rel err %.2g)", k, layout[k].Layer, layout[k].Group, analytic[k], fd, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+)
+
+// Kernel is a covariance function with analytic psi statistics under a
+// Gaussian input. The two implementations are *RBF and *Linear; the set is
+// closed because each needs hand-written, fused psi-statistic loops.
+type Kernel interface {
+	// Name is the kernel's type as written in model files: "rbf" or "linear".
+	Name() string
+	// InputDim is the number of input dimensions Q.
+	InputDim() int
+	// NumParams is the number of hyperparameters.
+	NumParams() int
+	// Params returns the hyperparameters in their natural (positive)
+	// parametrisation, in the order of ParamNames.
+	Params() []float64
+	// SetParams sets the hyperparameters from p, in the order of Params.
+	SetParams(p []float64)
+	// ParamNames names each hyperparameter, e.g. "lengthscales[0]".
+	ParamNames() []string
+	// Eval returns k(a, b) for two points of length InputDim.
+	Eval(a, b []float64) float64
+	// Clone returns a deep copy.
+	Clone() Kernel
+
+	// covGrad accumulates into dZ (M×Q, row-major) and dParams the gradient
+	// of Σ_{m,m'} G[m,m'] K[m,m'] where K = k(Z, Z) (without jitter).
+	covGrad(z []float64, m int, kuu, g []float64, dZ, dParams []float64)
+	// psi0 returns ψ0 = E[k(h,h)] under h ~ N(mu, diag s).
+	psi0(mu, s []float64) float64
+	// psi0Grad accumulates g·∂ψ0 into dMu, dS (nil for a certain input) and dParams.
+	psi0Grad(g float64, mu, s []float64, dMu, dS, dParams []float64)
+	// psi1 writes ψ1[m] = E[k(h, z_m)] for the M rows of z.
+	psi1(dst []float64, mu, s, z []float64)
+	// psi1Grad accumulates Σ_m g[m]·∂ψ1[m] into dMu, dS (nil for a certain
+	// input), dZ and dParams, given ψ1 from psi1.
+	psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dParams []float64)
+	// newPsi2 prepares the Ψ2 loop for one layer evaluation.
+	newPsi2(z []float64, m int) psi2Kernel
+}
+
+// psi2Kernel evaluates, datum by datum, the traces tr(W_k Ψ2_n) against a
+// few fixed matrices and the gradient of tr(G Ψ2_n), fused into one pass so
+// that Ψ2_n (M×M per datum) is never stored.
+type psi2Kernel interface {
+	// datum adds Ψ2_n into sum (M×M), returns tr(w1 Ψ2_n) and tr(w2 Ψ2_n),
+	// and accumulates the gradient of tr(G Ψ2_n) into dMu, dS and into the
+	// chunk accumulators of acc. psi1 is ψ1 of the same datum.
+	datum(acc *psi2Acc, g, w1, w2 []float64, mu, s, psi1 []float64, sum, dMu, dS []float64) (t1, t2 float64)
+	// finish turns a reduced accumulator into gradients w.r.t. Z and the
+	// hyperparameters, given G.
+	finish(acc *psi2Acc, g []float64, dZ, dParams []float64)
+	// quadPsi1 reports whether tr(G Ψ2_n) contains the term ψ1_n G ψ1_nᵀ
+	// whose gradient the caller must add as 2 G ψ1_nᵀ (true for linear).
+	quadPsi1() bool
+}
+
+// psi2Acc holds per-chunk sums of the Ψ2 gradient loop.
+type psi2Acc struct {
+	sum     []float64 // M×M Σ_n Ψ2_n
+	pair    []float64 // M×M kernel-specific pair sums
+	dZ      []float64 // M×Q
+	dParams []float64
+	vec     []float64 // Q kernel-specific sums
+}
+
+func newPsi2Acc(m, q, p int) *psi2Acc {
+	return &psi2Acc{sum: make([]float64, m*m), pair: make([]float64, m*m), dZ: make([]float64, m*q), dParams: make([]float64, p), vec: make([]float64, q)}
+}
+
+func (a *psi2Acc) reset() {
+	clear(a.sum)
+	clear(a.pair)
+	clear(a.dZ)
+	clear(a.dParams)
+	clear(a.vec)
+}
+
+func (a *psi2Acc) add(b *psi2Acc) {
+	addTo(a.sum, b.sum)
+	addTo(a.pair, b.pair)
+	addTo(a.dZ, b.dZ)
+	addTo(a.dParams, b.dParams)
+	addTo(a.vec, b.vec)
+}
+
+func addTo(dst, src []float64) {
+	for i, v := range src {
+		dst[i] += v
+	}
+}
+
+// NewKernel makes a kernel of the named type ("rbf" or "linear") with input
+// dimension q and default hyperparameters (unit variance and lengthscales).
+func NewKernel(name string, q int) (Kernel, error) {
+	if q < 1 {
+		return nil, fmt.Errorf("engine: kernel input dimension %d < 1", q)
+	}
+	switch name {
+	case "rbf":
+		return NewRBF(1, ones(q)), nil
+	case "linear":
+		return NewLinear(ones(q)), nil
+	}
+	return nil, fmt.Errorf("engine: unknown kernel type %q (want rbf or linear)", name)
+}
+
+func ones(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
+}
+
+// Cov fills dst (len(a)/Q × len(b)/Q, row-major) with k(a_i, b_j), where a
+// and b hold points row-major.
+func Cov(k Kernel, dst, a, b []float64) {
+	q := k.InputDim()
+	na, nb := len(a)/q, len(b)/q
+	if len(dst) != na*nb {
+		panic("engine: Cov dst has wrong size")
+	}
+	for i := 0; i < na; i++ {
+		ai := a[i*q : (i+1)*q]
+		for j := 0; j < nb; j++ {
+			dst[i*nb+j] = k.Eval(ai, b[j*q:(j+1)*q])
+		}
+	}
+}
+
+func finitePositive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }

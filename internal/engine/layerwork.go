@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// layerWork is one layer's workspace: quantities that depend only on the
+// layer's parameters (prepared once per evaluation) and per-datum arrays.
+type layerWork struct {
+	kernel  Kernel
+	m, q, d int
+	s2      float64
+	scale   float64
+
+	z, qmu         []float64   // M×Q, M×D
+	l              [][]float64 // D of M×M lower triangular
+	kff, kuu, kinv []float64   // M×M; kff has no jitter
+	logdet         float64
+	a              []float64 // A = Kinv·m, M×D
+	ssum, bsum     []float64 // Σ_d S_d and Kinv·Σ_d S_d·Kinv, M×M
+	c              []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
+	g2             []float64 // ∂bound/∂Ψ2_n = scale·(D·Kinv − C)/(2 s2), M×M
+	kl             float64
+	psi2           psi2Kernel
+
+	in, inVar   []float64 // input message N×Q (inVar nil: certain input)
+	psi1        []float64 // N×M
+	comp, prop  []float64 // N
+	mean, vr    []float64 // N×D (vr nil when not requested)
+	t           []float64 // T = Ψ1·Kinv, N×M, when vr is computed
+	u           [][]float64
+	dIn, dInVar []float64  // gradient w.r.t. the input message, N×Q
+	accs        []*psi2Acc // per chunk
+	baccs       []*psi2Acc // per chunk, for the backward pass
+	sumPsi2     []float64  // Σ_n Ψ2_n, M×M
+	likSq       float64    // Σ (y − mean)² of the evaluated rows
+	likTr       float64    // Σ_n ψ1_n Bsum ψ1_nᵀ
+}
+
+// prepare computes everything that depends only on the layer's parameters.
+func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
+	m, q, d := l.Dims()
+	w.kernel, w.m, w.q, w.d, w.s2, w.scale = l.Kernel, m, q, d, l.NoiseVariance, scale
+	w.z = rawCopy(w.z, l.InducingInputs)
+	w.qmu = rawCopy(w.qmu, l.QMu)
+	if len(w.l) != d {
+		w.l = make([][]float64, d)
+	}
+	for k := range w.l {
+		w.l[k] = lowerCopy(w.l[k], l.QSqrt[k])
+	}
+	mm2 := m * m
+	w.kff = resize(w.kff, mm2)
+	Cov(l.Kernel, w.kff, w.z, w.z)
+	w.kuu = resize(w.kuu, mm2)
+	copy(w.kuu, w.kff)
+	for i := 0; i < m; i++ {
+		w.kuu[i*m+i] += jitter
+	}
+	var chol mat.Cholesky
+	if ok := chol.Factorize(mat.NewSymDense(m, append([]float64(nil), w.kuu...))); !ok {
+		return fmt.Errorf("%w with jitter %g", ErrNotPositiveDefinite, jitter)
+	}
+	var inv mat.SymDense
+	if err := chol.InverseTo(&inv); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotPositiveDefinite, err)
+	}
+	w.kinv = rawCopy(w.kinv, &inv)
+	w.logdet = chol.LogDet()
+
+	w.a = resize(w.a, m*d)
+	mm(w.a, m, d, m, w.kinv, false, w.qmu, false, 1, 0)
+	w.ssum = resize(w.ssum, mm2)
+	clear(w.ssum)
+	logdetS := 0.0
+	for _, lk := range w.l {
+		mm(w.ssum, m, m, m, lk, false, lk, true, 1, 1)
+		for j := 0; j < m; j++ {
+			logdetS += 2 * math.Log(math.Abs(lk[j*m+j]))
+		}
+	}
+	tmp := make([]float64, mm2)
+	mm(tmp, m, m, m, w.kinv, false, w.ssum, false, 1, 0)
+	w.bsum = resize(w.bsum, mm2)
+	mm(w.bsum, m, m, m, tmp, false, w.kinv, false, 1, 0)
+	symmetrize(w.bsum, m)
+	w.c = resize(w.c, mm2)
+	copy(w.c, w.bsum)
+	mm(w.c, m, m, d, w.a, false, w.a, true, 1, 1)
+	w.g2 = resize(w.g2, mm2)
+	for i := range w.g2 {
+		w.g2[i] = scale * (float64(d)*w.kinv[i] - w.c[i]) / (2 * w.s2)
+	}
+
+	// KL = ½[tr(Kinv Σ S_d) + Σ_d m_dᵀ Kinv m_d − D·M + D·log|Kuu| − Σ_d log|S_d|].
+	w.kl = 0.5 * (dot(w.kinv, w.ssum) + dot(w.qmu, w.a) - float64(d*m) + float64(d)*w.logdet - logdetS)
+	w.psi2 = l.Kernel.newPsi2(w.z, m)
+	return nil
+}
+
+// forward computes the layer's ψ statistics, penalties and output message
+// for n data with input message (in, inVar).
+func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar bool) {
+	m, q, d := w.m, w.q, w.d
+	w.in, w.inVar = in, inVar
+	w.psi1 = resize(w.psi1, n*m)
+	w.comp = resize(w.comp, n)
+	w.prop = resize(w.prop, n)
+	w.dIn = resize(w.dIn, n*q)
+	clear(w.dIn)
+	if inVar != nil {
+		w.dInVar = resize(w.dInVar, n*q)
+		clear(w.dInVar)
+	} else {
+		w.dInVar = nil
+	}
+	chunks := numChunks(n)
+	for len(w.accs) < chunks {
+		w.accs = append(w.accs, nil)
+	}
+	for c := 0; c < chunks; c++ {
+		if a := w.accs[c]; a == nil || len(a.pair) != m*m || len(a.dZ) != m*q || len(a.dParams) != w.kernel.NumParams() {
+			w.accs[c] = newPsi2Acc(m, q, w.kernel.NumParams())
+		} else {
+			a.reset()
+		}
+	}
+	var g2 []float64
+	if grad {
+		g2 = w.g2
+	}
+	half := 1 / (2 * w.s2)
+	fd := float64(d)
+	e.parallel(n, func(chunk, lo, hi int) {
+		acc := w.accs[chunk]
+		for i := lo; i < hi; i++ {
+			mu := in[i*q : (i+1)*q]
+			p1 := w.psi1[i*m : (i+1)*m]
+			if inVar == nil {
+				w.kernel.psi1(p1, mu, nil, w.z)
+				w.comp[i] = fd * half * (w.kernel.psi0(mu, nil) - quad(p1, w.kinv))
+				w.prop[i] = 0
+				continue
+			}
+			s := inVar[i*q : (i+1)*q]
+			w.kernel.psi1(p1, mu, s, w.z)
+			t1, t2 := w.psi2.datum(acc, g2, w.kinv, w.c, mu, s, p1, acc.sum, w.dIn[i*q:(i+1)*q], w.dInVar[i*q:(i+1)*q])
+			w.comp[i] = fd * half * (w.kernel.psi0(mu, s) - t1)
+			w.prop[i] = half * (t2 - quad(p1, w.c))
+		}
+	})
+	if inVar != nil {
+		for c := 1; c < chunks; c++ {
+			w.accs[0].add(w.accs[c])
+		}
+		w.sumPsi2 = w.accs[0].sum
+	}
+
+	w.mean = resize(w.mean, n*d)
+	mm(w.mean, n, d, m, w.psi1, false, w.a, false, 1, 0)
+	if !needVar {
+		w.vr = nil
+		return
+	}
+	// var_nd = s2 + ψ1 B_d ψ1ᵀ = s2 + ‖ψ1 Kinv L_d‖².
+	w.t = resize(w.t, n*m)
+	mm(w.t, n, m, m, w.psi1, false, w.kinv, false, 1, 0)
+	if len(w.u) != d {
+		w.u = make([][]float64, d)
+	}
+	w.vr = resize(w.vr, n*d)
+	for k := 0; k < d; k++ {
+		w.u[k] = resize(w.u[k], n*m)
+		mm(w.u[k], n, m, m, w.t, false, w.l[k], false, 1, 0)
+		for i := 0; i < n; i++ {
+			row := w.u[k][i*m : (i+1)*m]
+			w.vr[i*d+k] = w.s2 + dot(row, row)
+		}
+	}
+}
+
+// likelihood returns the expected log likelihood of y (N×D) under the last
+// layer, scaled, and its gradient w.r.t. the layer's output mean.
+func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (float64, []float64) {
+	d, m := w.d, w.m
+	var sq float64
+	var gMean []float64
+	if grad {
+		gMean = make([]float64, n*d)
+	}
+	for i := 0; i < n*d; i++ {
+		r := y[i] - w.mean[i]
+		sq += r * r
+		if grad {
+			gMean[i] = scale * r / w.s2
+		}
+	}
+	// Σ_n Σ_d ψ1_n B_d ψ1_nᵀ = tr(Bsum Ψ1ᵀΨ1).
+	var tr float64
+	for i := 0; i < n; i++ {
+		tr += quad(w.psi1[i*m:(i+1)*m], w.bsum)
+	}
+	lik := -0.5*float64(n*d)*math.Log(2*math.Pi*w.s2) - sq/(2*w.s2) - tr/(2*w.s2)
+	w.likSq, w.likTr = sq, tr
+	return scale * lik, gMean
+}

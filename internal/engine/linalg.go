@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// mm computes c (m×n) = alpha·op(a)·op(b) + beta·c for row-major slices,
+// where op(a) is m×k (a is stored k×m when ta) and op(b) is k×n (b is
+// stored n×k when tb).
+func mm(c []float64, m, n, k int, a []float64, ta bool, b []float64, tb bool, alpha, beta float64) {
+	opA, lda := blas.NoTrans, k
+	if ta {
+		opA, lda = blas.Trans, m
+	}
+	opB, ldb := blas.NoTrans, n
+	if tb {
+		opB, ldb = blas.Trans, k
+	}
+	blas64.Implementation().Dgemm(opA, opB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
+}
+
+// quad returns xᵀ W x for a symmetric M×M W.
+func quad(x, w []float64) float64 {
+	m := len(x)
+	var t float64
+	for i, xi := range x {
+		row := w[i*m : (i+1)*m]
+		var r float64
+		for j, xj := range x {
+			r += row[j] * xj
+		}
+		t += xi * r
+	}
+	return t
+}
+
+// resize returns s with length n, reusing its storage when it can. The
+// contents are not cleared.
+func resize(s []float64, n int) []float64 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]float64, n)
+}
+
+// rawCopy copies a into dst as a contiguous row-major slice.
+func rawCopy(dst []float64, a mat.Matrix) []float64 {
+	r, c := a.Dims()
+	dst = resize(dst, r*c)
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			dst[i*c+j] = a.At(i, j)
+		}
+	}
+	return dst
+}
+
+// lowerCopy copies the lower triangle of a into dst, zeros above.
+func lowerCopy(dst []float64, a mat.Matrix) []float64 {
+	r, c := a.Dims()
+	dst = resize(dst, r*c)
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			if j <= i {
+				dst[i*c+j] = a.At(i, j)
+			} else {
+				dst[i*c+j] = 0
+			}
+		}
+	}
+	return dst
+}
+
+// symmetrize sets w to (w + wᵀ)/2.
+func symmetrize(w []float64, m int) {
+	for i := 0; i < m; i++ {
+		for j := i + 1; j < m; j++ {
+			v := 0.5 * (w[i*m+j] + w[j*m+i])
+			w[i*m+j], w[j*m+i] = v, v
+		}
+	}
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+type blas64General = blas64.General
+
+type denseSetter interface {
+	Dims() (int, int)
+	Set(i, j int, v float64)
+}

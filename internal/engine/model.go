@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// DefaultJitter is added to the diagonal of Kuu when a model gives none.
+const DefaultJitter = 1e-6
+
+// Limits on model sizes, checked by Validate so that a hostile or mistaken
+// model file cannot make the process allocate without bound.
+const (
+	MaxLayers   = 16
+	MaxInducing = 2000
+	MaxDim      = 1000
+	MaxData     = 1000000
+)
+
+// Layer is one GP layer: D outputs sharing a kernel, noise variance and M
+// inducing inputs, each output with its own q(u_d) = N(m_d, L_d L_dᵀ).
+type Layer struct {
+	Kernel         Kernel
+	NoiseVariance  float64
+	InducingInputs *mat.Dense   // M × Q
+	QMu            *mat.Dense   // M × D
+	QSqrt          []*mat.Dense // D matrices M × M; only the lower triangle is used
+}
+
+// Dims returns the number of inducing points M, the input dimension Q and
+// the output dimension D.
+func (l *Layer) Dims() (m, q, d int) {
+	m, q = l.InducingInputs.Dims()
+	_, d = l.QMu.Dims()
+	return m, q, d
+}
+
+// Clone returns a deep copy of the layer.
+func (l *Layer) Clone() *Layer {
+	c := &Layer{
+		Kernel:         l.Kernel.Clone(),
+		NoiseVariance:  l.NoiseVariance,
+		InducingInputs: mat.DenseCopyOf(l.InducingInputs),
+		QMu:            mat.DenseCopyOf(l.QMu),
+	}
+	for _, s := range l.QSqrt {
+		c.QSqrt = append(c.QSqrt, mat.DenseCopyOf(s))
+	}
+	return c
+}
+
+// Model is a deep GP with its training data.
+type Model struct {
+	Jitter float64
+	X, Y   *mat.Dense // N × Q(0), N × D(L)
+	Layers []*Layer
+}
+
+// Clone returns a deep copy of the model, data included.
+func (m *Model) Clone() *Model {
+	c := &Model{Jitter: m.Jitter}
+	if m.X != nil {
+		c.X = mat.DenseCopyOf(m.X)
+	}
+	if m.Y != nil {
+		c.Y = mat.DenseCopyOf(m.Y)
+	}
+	for _, l := range m.Layers {
+		c.Layers = append(c.Layers, l.Clone())
+	}
+	return c
+}
+
+// Validate checks shapes, finiteness and positivity. Its error names the
+// layer and field at fault.
+func (m *Model) Validate() error {
+	if !(m.Jitter >= 0) || math.IsInf(m.Jitter, 0) {
+		return fmt.Errorf("engine: jitter %v must be finite and ≥ 0", m.Jitter)
+	}
+	if m.X == nil || m.Y == nil {
+		return fmt.Errorf("engine: data: X and Y are required")
+	}
+	n, q0 := m.X.Dims()
+	ny, dy := m.Y.Dims()
+	if n != ny {
+		return fmt.Errorf("engine: data: X has %d rows but Y has %d", n, ny)
+	}
+	if n > MaxData {
+		return fmt.Errorf("engine: data: %d rows exceed the limit %d", n, MaxData)
+	}
+	if err := finiteMatrix(m.X, "data.X"); err != nil {
+		return err
+	}
+	if err := finiteMatrix(m.Y, "data.Y"); err != nil {
+		return err
+	}
+	if len(m.Layers) == 0 {
+		return fmt.Errorf("engine: model has no layers")
+	}
+	if len(m.Layers) > MaxLayers {
+		return fmt.Errorf("engine: %d layers exceed the limit %d", len(m.Layers), MaxLayers)
+	}
+	in := q0
+	for i, l := range m.Layers {
+		if err := l.validate(in); err != nil {
+			return fmt.Errorf("engine: layer %d: %w", i, err)
+		}
+		_, _, in = l.Dims()
+	}
+	if in != dy {
+		return fmt.Errorf("engine: layer %d: q_mu has %d columns but Y has %d", len(m.Layers)-1, in, dy)
+	}
+	return nil
+}
+
+func (l *Layer) validate(q int) error {
+	if l.Kernel == nil {
+		return fmt.Errorf("kernel: missing")
+	}
+	if l.InducingInputs == nil || l.QMu == nil {
+		return fmt.Errorf("inducing_inputs and q_mu are required")
+	}
+	mz, qz := l.InducingInputs.Dims()
+	if mz < 1 || mz > MaxInducing {
+		return fmt.Errorf("inducing_inputs: %d points, want 1…%d", mz, MaxInducing)
+	}
+	if qz != q {
+		return fmt.Errorf("inducing_inputs: %d columns, but the layer's input has dimension %d", qz, q)
+	}
+	if kq := l.Kernel.InputDim(); kq != q {
+		return fmt.Errorf("kernel: %d lengthscales/variances, but the layer's input has dimension %d", kq, q)
+	}
+	for j, v := range l.Kernel.Params() {
+		if !finitePositive(v) {
+			return fmt.Errorf("kernel.%s: %v must be finite and > 0", l.Kernel.ParamNames()[j], v)
+		}
+	}
+	if !finitePositive(l.NoiseVariance) {
+		return fmt.Errorf("noise_variance: %v must be finite and > 0", l.NoiseVariance)
+	}
+	mm, d := l.QMu.Dims()
+	if mm != mz {
+		return fmt.Errorf("q_mu: %d rows, but there are %d inducing inputs", mm, mz)
+	}
+	if d < 1 || d > MaxDim {
+		return fmt.Errorf("q_mu: %d columns (outputs), want 1…%d", d, MaxDim)
+	}
+	if len(l.QSqrt) != d {
+		return fmt.Errorf("q_sqrt: %d matrices, want one per output (%d)", len(l.QSqrt), d)
+	}
+	if err := finiteMatrix(l.InducingInputs, "inducing_inputs"); err != nil {
+		return err
+	}
+	if err := finiteMatrix(l.QMu, "q_mu"); err != nil {
+		return err
+	}
+	for k, s := range l.QSqrt {
+		r, c := s.Dims()
+		if r != mz || c != mz {
+			return fmt.Errorf("q_sqrt[%d]: %d×%d, want %d×%d", k, r, c, mz, mz)
+		}
+		for i := 0; i < mz; i++ {
+			for j := 0; j <= i; j++ {
+				v := s.At(i, j)
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("q_sqrt[%d][%d][%d]: %v is not finite", k, i, j, v)
+				}
+			}
+			if s.At(i, i) == 0 {
+				return fmt.Errorf("q_sqrt[%d][%d][%d]: diagonal is 0, so S is singular", k, i, i)
+			}
+		}
+	}
+	return nil
+}
+
+func finiteMatrix(a *mat.Dense, name string) error {
+	r, c := a.Dims()
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			if v := a.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s[%d][%d]: %v is not finite", name, i, j, v)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// LayerPosterior is a layer's sparse GP at certain inputs: the quantities
+// that depend only on its parameters, factorised once.
+type LayerPosterior struct {
+	Layer  *Layer
+	Jitter float64
+	Kuu    *mat.SymDense // k(Z,Z) + jitter·I
+	Chol   mat.Cholesky  // of Kuu
+	KInv   *mat.SymDense
+	A      *mat.Dense // Kuu⁻¹ m, M × D
+}
+
+// NewLayerPosterior factorises the layer's Kuu. The error wraps
+// ErrNotPositiveDefinite when that fails.
+func NewLayerPosterior(l *Layer, jitter float64) (*LayerPosterior, error) {
+	m, _, _ := l.Dims()
+	z := rawCopy(nil, l.InducingInputs)
+	k := make([]float64, m*m)
+	Cov(l.Kernel, k, z, z)
+	for i := 0; i < m; i++ {
+		k[i*m+i] += jitter
+	}
+	p := &LayerPosterior{Layer: l, Jitter: jitter, Kuu: mat.NewSymDense(m, k)}
+	if !p.Chol.Factorize(p.Kuu) {
+		return nil, fmt.Errorf("%w with jitter %g", ErrNotPositiveDefinite, jitter)
+	}
+	p.KInv = mat.NewSymDense(m, nil)
+	if err := p.Chol.InverseTo(p.KInv); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotPositiveDefinite, err)
+	}
+	p.A = mat.NewDense(m, l.QMu.RawMatrix().Cols, nil)
+	p.A.Mul(p.KInv, l.QMu)
+	return p, nil
+}
+
+// CrossCov writes k(x, Z) for one point x into dst (length M).
+func (p *LayerPosterior) CrossCov(dst, x []float64) {
+	m, q, _ := p.Layer.Dims()
+	for j := 0; j < m; j++ {
+		dst[j] = p.Layer.Kernel.Eval(x, p.Layer.InducingInputs.RawRowView(j)[:q])
+	}
+}
+
+// FunctionAt returns the layer's latent function at a certain input x:
+// for each output d the mean k(x,Z)A_d and the variance from q(u),
+// k(x,Z) B_d k(Z,x); and the conditional variance of f given u,
+// k(x,x) − k(x,Z) Kuu⁻¹ k(Z,x), shared by all outputs. The noise variance
+// is not included. kx is scratch of length M (allocated when nil).
+func (p *LayerPosterior) FunctionAt(x []float64, kx []float64, mean, varU []float64) (varCond float64) {
+	m, _, d := p.Layer.Dims()
+	if kx == nil {
+		kx = make([]float64, m)
+	}
+	p.CrossCov(kx, x)
+	kv := mat.NewVecDense(m, kx)
+	for k := 0; k < d; k++ {
+		mean[k] = mat.Dot(kv, p.A.ColView(k))
+	}
+	// k B_d kᵀ = ‖L_dᵀ Kuu⁻¹ kᵀ‖².
+	var t mat.VecDense
+	t.MulVec(p.KInv, kv)
+	for k := 0; k < d; k++ {
+		varU[k] = lowerQuad(p.Layer.QSqrt[k], t.RawVector().Data)
+	}
+	return p.Layer.Kernel.Eval(x, x) - mat.Dot(kv, &t)
+}
+
+// lowerQuad returns ‖Lᵀt‖² using only the lower triangle of l.
+func lowerQuad(l *mat.Dense, t []float64) float64 {
+	m, _ := l.Dims()
+	var s float64
+	for j := 0; j < m; j++ {
+		var v float64
+		for i := j; i < m; i++ {
+			v += l.At(i, j) * t[i]
+		}
+		s += v * v
+	}
+	return s
+}
+
+// Predict propagates the inputs x (N × Q(0), certain) through every layer
+// and returns each layer's output message (mean and variance).
+func (e *Evaluator) Predict(m *Model, x *mat.Dense) ([]Message, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	n, q := x.Dims()
+	if _, q0 := m.X.Dims(); q != q0 {
+		return nil, fmt.Errorf("engine: inputs have %d columns, the model expects %d", q, q0)
+	}
+	if err := finiteMatrix(x, "inputs"); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	for len(e.layers) < len(m.Layers) {
+		e.layers = append(e.layers, &layerWork{})
+	}
+	in, inVar := gatherRows(x, nil).data, []float64(nil)
+	out := make([]Message, len(m.Layers))
+	for i, l := range m.Layers {
+		w := e.layers[i]
+		if err := w.prepare(l, m.Jitter, 1, false); err != nil {
+			return nil, fmt.Errorf("engine: layer %d: %w", i, err)
+		}
+		e.forward(w, n, in, inVar, false, true)
+		out[i] = Message{
+			Mean: mat.NewDense(n, w.d, append([]float64(nil), w.mean...)),
+			Var:  mat.NewDense(n, w.d, append([]float64(nil), w.vr...)),
+		}
+		in, inVar = w.mean, w.vr
+	}
+	return out, nil
+}

@@ -1,0 +1,58 @@
+package engine
+
+import "gonum.org/v1/gonum/mat"
+
+// Message is the Gaussian message out of a layer: a mean and a variance
+// for every datum and output (N × D each).
+type Message struct {
+	Mean, Var *mat.Dense
+}
+
+// LayerTerms are one layer's contributions to the bound, with the data
+// terms already scaled for a minibatch.
+type LayerTerms struct {
+	KL          float64
+	Compression float64
+	Propagation float64
+	// Per-datum penalties (unscaled), in the order of the evaluated rows.
+	CompressionPerDatum []float64
+	PropagationPerDatum []float64
+}
+
+// Result is an evaluation of the bound.
+type Result struct {
+	Bound      float64
+	Likelihood float64
+	Layers     []LayerTerms
+	// Messages[i] is the message out of layer i. The last layer's variance
+	// is nil unless Options.OutputVariance was set.
+	Messages []Message
+}
+
+// LayerGradient is the gradient of the bound w.r.t. one layer's parameters
+// in their natural parametrisation (as written in the model file).
+type LayerGradient struct {
+	Kernel         []float64 // w.r.t. Kernel.Params()
+	NoiseVariance  float64
+	InducingInputs *mat.Dense   // M × Q
+	QMu            *mat.Dense   // M × D
+	QSqrt          []*mat.Dense // D of M × M, zero above the diagonal
+}
+
+// Gradient is the gradient of the bound w.r.t. every layer's parameters.
+type Gradient struct {
+	Layers []LayerGradient
+}
+
+// Options select what an evaluation computes.
+type Options struct {
+	// Rows, when not nil, evaluates a minibatch: the likelihood and the
+	// per-datum penalties are summed over these rows and scaled by
+	// N/len(Rows). The KL terms are not scaled.
+	Rows []int
+	// Gradient requests the gradient.
+	Gradient bool
+	// OutputVariance requests the last layer's message variance, which the
+	// bound itself does not need.
+	OutputVariance bool
+}
