@@ -19,10 +19,7 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 	mm(dA, m, d, n, w.psi1, true, gMean, false, 1, 0)
 	dKinv := make([]float64, mm2)
 	dBsum := make([]float64, mm2)
-	dL := make([][]float64, d)
-	for k := range dL {
-		dL[k] = make([]float64, mm2)
-	}
+	dLcat := make([]float64, m*m*d) // ∂/∂[L_1 … L_D]
 	var ds2 float64
 
 	if last {
@@ -32,20 +29,16 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 		ds2 += scale * (-float64(n*d)/(2*s2) + (w.likSq+w.likTr)/(2*s2*s2))
 	} else {
 		// var_nd = s2 + ‖U_d[n]‖² with U_d = T·L_d and T = Ψ1·Kinv.
-		dT := make([]float64, n*m)
-		dU := make([]float64, n*m)
-		for k := 0; k < d; k++ {
-			u := w.u[k]
-			for i := 0; i < n; i++ {
-				g := gVar[i*d+k]
-				ds2 += g
-				for j := 0; j < m; j++ {
-					dU[i*m+j] = 2 * g * u[i*m+j]
-				}
+		dU := make([]float64, n*m*d)
+		for i, g := range gVar[:n*d] {
+			ds2 += g
+			for j := 0; j < m; j++ {
+				dU[i*m+j] = 2 * g * w.u[i*m+j]
 			}
-			mm(dT, n, m, m, dU, false, w.l[k], true, 1, 1)
-			mm(dL[k], m, m, n, w.t, true, dU, false, 1, 0)
 		}
+		dT := make([]float64, n*m)
+		mm(dT, n, m, m*d, dU, false, w.lcat, true, 1, 0)
+		mm(dLcat, m, m*d, n, w.t, true, dU, false, 1, 0)
 		mm(dPsi1, n, m, m, dT, false, w.kinv, false, 1, 1)
 		mm(dKinv, m, m, n, w.psi1, true, dT, false, 1, 1)
 	}
@@ -78,7 +71,7 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 	}
 	for c := 0; c < chunks; c++ {
 		if a := w.baccs[c]; a == nil || len(a.dZ) != m*q || len(a.dParams) != np {
-			w.baccs[c] = &psi2Acc{dZ: make([]float64, m*q), dParams: make([]float64, np)}
+			w.baccs[c] = &gradAcc{dZ: make([]float64, m*q), dParams: make([]float64, np)}
 		} else {
 			clear(a.dZ)
 			clear(a.dParams)
@@ -104,7 +97,7 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 		addTo(dTheta, w.baccs[c].dParams)
 	}
 	if w.inVar != nil {
-		w.psi2.finish(w.accs[0], w.g2, dZ, dTheta)
+		w.psi2.finish(w.accs[0], dZ, dTheta)
 		// C = A·Aᵀ + Bsum, with dC symmetric.
 		mm(dA, m, d, m, dC, false, w.a, false, 2, 1)
 		addTo(dBsum, dC)
@@ -137,16 +130,16 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 
 	// Ssum = Σ_d L_d L_dᵀ, and +Σ_d log|S_d|/2 = Σ_d Σ_j log|L_d,jj|.
 	symmetrize(dSsum, m)
+	mm(dLcat, m, m*d, m, dSsum, false, w.lcat, false, 2, 1)
 	qsqrt := make([]*mat.Dense, d)
-	for k, lk := range w.l {
-		mm(dL[k], m, m, m, dSsum, false, lk, false, 2, 1)
+	for k := range qsqrt {
+		dl := make([]float64, mm2)
 		for i := 0; i < m; i++ {
-			dL[k][i*m+i] += 1 / lk[i*m+i]
-			for j := i + 1; j < m; j++ {
-				dL[k][i*m+j] = 0
-			}
+			src := dLcat[i*m*d+k*m : i*m*d+k*m+i+1]
+			copy(dl[i*m:], src)
+			dl[i*m+i] += 1 / w.lcat[i*m*d+k*m+i]
 		}
-		qsqrt[k] = mat.NewDense(m, m, dL[k])
+		qsqrt[k] = mat.NewDense(m, m, dl)
 	}
 
 	// Kinv = Kuu⁻¹, and −½·D·log|Kuu|.

@@ -43,49 +43,41 @@ type Kernel interface {
 	newPsi2(z []float64, m int) psi2Kernel
 }
 
-// psi2Kernel evaluates, datum by datum, the traces tr(W_k Ψ2_n) against a
-// few fixed matrices and the gradient of tr(G Ψ2_n), fused into one pass so
+// psi2Kernel evaluates, datum by datum, the traces tr(W Ψ2_n) against two
+// fixed matrices and the gradient of tr(G Ψ2_n), fused into one pass so
 // that Ψ2_n (M×M per datum) is never stored.
 type psi2Kernel interface {
-	// datum adds Ψ2_n into sum (M×M), returns tr(w1 Ψ2_n) and tr(w2 Ψ2_n),
-	// and accumulates the gradient of tr(G Ψ2_n) into dMu, dS and into the
-	// chunk accumulators of acc. psi1 is ψ1 of the same datum.
-	datum(acc *psi2Acc, g, w1, w2 []float64, mu, s, psi1 []float64, sum, dMu, dS []float64) (t1, t2 float64)
-	// finish turns a reduced accumulator into gradients w.r.t. Z and the
-	// hyperparameters, given G.
-	finish(acc *psi2Acc, g []float64, dZ, dParams []float64)
+	// setWeights fixes the matrices w1, w2 whose traces against Ψ2_n datum
+	// returns, and the upstream gradient g = ∂bound/∂Ψ2_n (nil: no
+	// gradient), all M×M symmetric, for the evaluation that follows.
+	setWeights(g, w1, w2 []float64)
+	// accLen is the length of a chunk accumulator's buffer.
+	accLen() int
+	// datum returns tr(w1 Ψ2_n) and tr(w2 Ψ2_n), adds Ψ2_n and the Z and
+	// hyperparameter parts of the gradient of tr(G Ψ2_n) into acc, and
+	// adds its input parts into dMu, dS. psi1 is ψ1_n.
+	datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 float64)
+	// sum writes Σ_n Ψ2_n of a reduced accumulator into dst (M×M).
+	sum(acc *psi2Acc, dst []float64)
+	// finish adds the gradient held by a reduced accumulator into dZ and
+	// dParams.
+	finish(acc *psi2Acc, dZ, dParams []float64)
 	// quadPsi1 reports whether tr(G Ψ2_n) contains the term ψ1_n G ψ1_nᵀ
 	// whose gradient the caller must add as 2 G ψ1_nᵀ (true for linear).
 	quadPsi1() bool
 }
 
-// psi2Acc holds per-chunk sums of the Ψ2 gradient loop.
+// psi2Acc holds one chunk's sums of the Ψ2 loop, laid out by the kernel.
 type psi2Acc struct {
-	sum     []float64 // M×M Σ_n Ψ2_n
-	pair    []float64 // M×M kernel-specific pair sums
-	dZ      []float64 // M×Q
-	dParams []float64
-	vec     []float64 // Q kernel-specific sums
+	buf []float64
 }
 
-func newPsi2Acc(m, q, p int) *psi2Acc {
-	return &psi2Acc{sum: make([]float64, m*m), pair: make([]float64, m*m), dZ: make([]float64, m*q), dParams: make([]float64, p), vec: make([]float64, q)}
-}
+func (a *psi2Acc) reset()         { clear(a.buf) }
+func (a *psi2Acc) add(b *psi2Acc) { addTo(a.buf, b.buf) }
 
-func (a *psi2Acc) reset() {
-	clear(a.sum)
-	clear(a.pair)
-	clear(a.dZ)
-	clear(a.dParams)
-	clear(a.vec)
-}
-
-func (a *psi2Acc) add(b *psi2Acc) {
-	addTo(a.sum, b.sum)
-	addTo(a.pair, b.pair)
-	addTo(a.dZ, b.dZ)
-	addTo(a.dParams, b.dParams)
-	addTo(a.vec, b.vec)
+// gradAcc holds one chunk's gradient sums of the backward pass.
+type gradAcc struct {
+	dZ, dParams []float64
 }
 
 func addTo(dst, src []float64) {

@@ -15,9 +15,9 @@ type layerWork struct {
 	s2      float64
 	scale   float64
 
-	z, qmu         []float64   // M×Q, M×D
-	l              [][]float64 // D of M×M lower triangular
-	kff, kuu, kinv []float64   // M×M; kff has no jitter
+	z, qmu         []float64 // M×Q, M×D
+	lcat           []float64 // [L_1 … L_D], M × M·D, each lower triangular
+	kff, kuu, kinv []float64 // M×M; kff has no jitter
 	logdet         float64
 	a              []float64 // A = Kinv·m, M×D
 	ssum, bsum     []float64 // Σ_d S_d and Kinv·Σ_d S_d·Kinv, M×M
@@ -26,15 +26,15 @@ type layerWork struct {
 	kl             float64
 	psi2           psi2Kernel
 
-	in, inVar   []float64 // input message N×Q (inVar nil: certain input)
-	psi1        []float64 // N×M
-	comp, prop  []float64 // N
-	mean, vr    []float64 // N×D (vr nil when not requested)
-	t           []float64 // T = Ψ1·Kinv, N×M, when vr is computed
-	u           [][]float64
+	in, inVar   []float64  // input message N×Q (inVar nil: certain input)
+	psi1        []float64  // N×M
+	comp, prop  []float64  // N
+	mean, vr    []float64  // N×D (vr nil when not requested)
+	t           []float64  // T = Ψ1·Kinv, N×M, when vr is computed
+	u           []float64  // U = T·Lcat, N × M·D, when vr is computed
 	dIn, dInVar []float64  // gradient w.r.t. the input message, N×Q
 	accs        []*psi2Acc // per chunk
-	baccs       []*psi2Acc // per chunk, for the backward pass
+	baccs       []*gradAcc // per chunk, for the backward pass
 	sumPsi2     []float64  // Σ_n Ψ2_n, M×M
 	likSq       float64    // Σ (y − mean)² of the evaluated rows
 	likTr       float64    // Σ_n ψ1_n Bsum ψ1_nᵀ
@@ -46,11 +46,18 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	w.kernel, w.m, w.q, w.d, w.s2, w.scale = l.Kernel, m, q, d, l.NoiseVariance, scale
 	w.z = rawCopy(w.z, l.InducingInputs)
 	w.qmu = rawCopy(w.qmu, l.QMu)
-	if len(w.l) != d {
-		w.l = make([][]float64, d)
-	}
-	for k := range w.l {
-		w.l[k] = lowerCopy(w.l[k], l.QSqrt[k])
+	w.lcat = resize(w.lcat, m*m*d)
+	for k, lk := range l.QSqrt {
+		for i := 0; i < m; i++ {
+			row := w.lcat[i*m*d+k*m : i*m*d+(k+1)*m]
+			for j := range row {
+				if j <= i {
+					row[j] = lk.At(i, j)
+				} else {
+					row[j] = 0
+				}
+			}
+		}
 	}
 	mm2 := m * m
 	w.kff = resize(w.kff, mm2)
@@ -62,7 +69,7 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	}
 	var chol mat.Cholesky
 	if ok := chol.Factorize(mat.NewSymDense(m, append([]float64(nil), w.kuu...))); !ok {
-		return fmt.Errorf("%w with jitter %g", ErrNotPositiveDefinite, jitter)
+		return fmt.Errorf("inducing_inputs: %w with jitter %g (are two inducing inputs too close?)", ErrNotPositiveDefinite, jitter)
 	}
 	var inv mat.SymDense
 	if err := chol.InverseTo(&inv); err != nil {
@@ -73,13 +80,13 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 
 	w.a = resize(w.a, m*d)
 	mm(w.a, m, d, m, w.kinv, false, w.qmu, false, 1, 0)
+	// Σ_d L_d L_dᵀ = Lcat Lcatᵀ in one product.
 	w.ssum = resize(w.ssum, mm2)
-	clear(w.ssum)
+	mm(w.ssum, m, m, m*d, w.lcat, false, w.lcat, true, 1, 0)
 	logdetS := 0.0
-	for _, lk := range w.l {
-		mm(w.ssum, m, m, m, lk, false, lk, true, 1, 1)
+	for k := 0; k < d; k++ {
 		for j := 0; j < m; j++ {
-			logdetS += 2 * math.Log(math.Abs(lk[j*m+j]))
+			logdetS += 2 * math.Log(math.Abs(w.lcat[j*m*d+k*m+j]))
 		}
 	}
 	tmp := make([]float64, mm2)
@@ -121,16 +128,20 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 	for len(w.accs) < chunks {
 		w.accs = append(w.accs, nil)
 	}
-	for c := 0; c < chunks; c++ {
-		if a := w.accs[c]; a == nil || len(a.pair) != m*m || len(a.dZ) != m*q || len(a.dParams) != w.kernel.NumParams() {
-			w.accs[c] = newPsi2Acc(m, q, w.kernel.NumParams())
-		} else {
-			a.reset()
-		}
-	}
 	var g2 []float64
 	if grad {
 		g2 = w.g2
+	}
+	if inVar != nil {
+		w.psi2.setWeights(g2, w.kinv, w.c)
+		n := w.psi2.accLen()
+		for c := 0; c < chunks; c++ {
+			if a := w.accs[c]; a == nil || len(a.buf) != n {
+				w.accs[c] = &psi2Acc{buf: make([]float64, n)}
+			} else {
+				a.reset()
+			}
+		}
 	}
 	half := 1 / (2 * w.s2)
 	fd := float64(d)
@@ -147,7 +158,7 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 			}
 			s := inVar[i*q : (i+1)*q]
 			w.kernel.psi1(p1, mu, s, w.z)
-			t1, t2 := w.psi2.datum(acc, g2, w.kinv, w.c, mu, s, p1, acc.sum, w.dIn[i*q:(i+1)*q], w.dInVar[i*q:(i+1)*q])
+			t1, t2 := w.psi2.datum(acc, mu, s, p1, w.dIn[i*q:(i+1)*q], w.dInVar[i*q:(i+1)*q])
 			w.comp[i] = fd * half * (w.kernel.psi0(mu, s) - t1)
 			w.prop[i] = half * (t2 - quad(p1, w.c))
 		}
@@ -156,7 +167,8 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		for c := 1; c < chunks; c++ {
 			w.accs[0].add(w.accs[c])
 		}
-		w.sumPsi2 = w.accs[0].sum
+		w.sumPsi2 = resize(w.sumPsi2, m*m)
+		w.psi2.sum(w.accs[0], w.sumPsi2)
 	}
 
 	w.mean = resize(w.mean, n*d)
@@ -168,17 +180,12 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 	// var_nd = s2 + ψ1 B_d ψ1ᵀ = s2 + ‖ψ1 Kinv L_d‖².
 	w.t = resize(w.t, n*m)
 	mm(w.t, n, m, m, w.psi1, false, w.kinv, false, 1, 0)
-	if len(w.u) != d {
-		w.u = make([][]float64, d)
-	}
+	w.u = resize(w.u, n*m*d)
+	mm(w.u, n, m*d, m, w.t, false, w.lcat, false, 1, 0)
 	w.vr = resize(w.vr, n*d)
-	for k := 0; k < d; k++ {
-		w.u[k] = resize(w.u[k], n*m)
-		mm(w.u[k], n, m, m, w.t, false, w.l[k], false, 1, 0)
-		for i := 0; i < n; i++ {
-			row := w.u[k][i*m : (i+1)*m]
-			w.vr[i*d+k] = w.s2 + dot(row, row)
-		}
+	for i := 0; i < n*d; i++ {
+		row := w.u[i*m : (i+1)*m]
+		w.vr[i] = w.s2 + dot(row, row)
 	}
 }
 

@@ -57,22 +57,6 @@ func rawCopy(dst []float64, a mat.Matrix) []float64 {
 	return dst
 }
 
-// lowerCopy copies the lower triangle of a into dst, zeros above.
-func lowerCopy(dst []float64, a mat.Matrix) []float64 {
-	r, c := a.Dims()
-	dst = resize(dst, r*c)
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			if j <= i {
-				dst[i*c+j] = a.At(i, j)
-			} else {
-				dst[i*c+j] = 0
-			}
-		}
-	}
-	return dst
-}
-
 // symmetrize sets w to (w + wᵀ)/2.
 func symmetrize(w []float64, m int) {
 	for i := 0; i < m; i++ {

@@ -107,39 +107,52 @@ func (k *Linear) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dP
 }
 
 // linearPsi2 uses Ψ2_n = ψ1_nᵀψ1_n + Σ_q v_q² s_nq z_q z_qᵀ, where z_q is
-// column q of Z. acc.vec sums s_nq over the chunk.
+// column q of Z. Accumulator layout: [Σ Ψ2 (M×M) | Σ_n s_nq (Q)].
 type linearPsi2 struct {
-	k    *Linear
-	m, q int
-	z    []float64
+	k             *Linear
+	m, q          int
+	z             []float64
+	g, w1, w2     []float64
+	zgz, zw1, zw2 []float64 // z_qᵀ W z_q per q
 }
 
 func (k *Linear) newPsi2(z []float64, m int) psi2Kernel {
-	return &linearPsi2{k: k, m: m, q: len(k.Variances), z: z}
+	q := len(k.Variances)
+	return &linearPsi2{k: k, m: m, q: q, z: z, zgz: make([]float64, q), zw1: make([]float64, q), zw2: make([]float64, q)}
 }
 
 func (p *linearPsi2) quadPsi1() bool { return true }
+
+func (p *linearPsi2) setWeights(g, w1, w2 []float64) {
+	p.g, p.w1, p.w2 = g, w1, w2
+	for r := 0; r < p.q; r++ {
+		p.zw1[r] = p.zwz(w1, r)
+		p.zw2[r] = p.zwz(w2, r)
+		if g != nil {
+			p.zgz[r] = p.zwz(g, r)
+		}
+	}
+}
+
+func (p *linearPsi2) accLen() int { return p.m*p.m + p.q }
 
 // zwz returns z_qᵀ W z_q.
 func (p *linearPsi2) zwz(w []float64, r int) float64 {
 	m, q := p.m, p.q
 	var t float64
 	for i := 0; i < m; i++ {
-		zi := p.z[i*q+r]
-		if zi == 0 {
-			continue
-		}
 		var row float64
 		for j := 0; j < m; j++ {
 			row += w[i*m+j] * p.z[j*q+r]
 		}
-		t += zi * row
+		t += p.z[i*q+r] * row
 	}
 	return t
 }
 
-func (p *linearPsi2) datum(acc *psi2Acc, g, w1, w2 []float64, mu, s, psi1 []float64, sum, dMu, dS []float64) (t1, t2 float64) {
+func (p *linearPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 float64) {
 	m, q := p.m, p.q
+	sum, svec := acc.buf[:m*m], acc.buf[m*m:]
 	for i := 0; i < m; i++ {
 		for j := 0; j < m; j++ {
 			v := psi1[i] * psi1[j]
@@ -147,32 +160,37 @@ func (p *linearPsi2) datum(acc *psi2Acc, g, w1, w2 []float64, mu, s, psi1 []floa
 				v += vr * vr * s[r] * p.z[i*q+r] * p.z[j*q+r]
 			}
 			sum[i*m+j] += v
-			t1 += w1[i*m+j] * v
-			t2 += w2[i*m+j] * v
 		}
 	}
-	if g == nil {
-		return t1, t2
-	}
+	t1, t2 = quad(psi1, p.w1), quad(psi1, p.w2)
 	for r, vr := range p.k.Variances {
-		dS[r] += vr * vr * p.zwz(g, r)
-		acc.vec[r] += s[r]
+		t1 += vr * vr * s[r] * p.zw1[r]
+		t2 += vr * vr * s[r] * p.zw2[r]
+		svec[r] += s[r]
+		if p.g != nil {
+			dS[r] += vr * vr * p.zgz[r]
+		}
 	}
 	return t1, t2
 }
 
-func (p *linearPsi2) finish(acc *psi2Acc, g []float64, dZ, dParams []float64) {
+func (p *linearPsi2) sum(acc *psi2Acc, dst []float64) {
+	copy(dst, acc.buf[:p.m*p.m])
+}
+
+func (p *linearPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 	m, q := p.m, p.q
+	svec := acc.buf[m*m:]
 	for r, vr := range p.k.Variances {
-		sr := acc.vec[r]
+		sr := svec[r]
 		if sr == 0 {
 			continue
 		}
-		dParams[r] += 2 * vr * sr * p.zwz(g, r)
+		dParams[r] += 2 * vr * sr * p.zgz[r]
 		for i := 0; i < m; i++ {
 			var row float64
 			for j := 0; j < m; j++ {
-				row += g[i*m+j] * p.z[j*q+r]
+				row += p.g[i*m+j] * p.z[j*q+r]
 			}
 			dZ[i*q+r] += 2 * vr * vr * sr * row
 		}

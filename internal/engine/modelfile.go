@@ -98,10 +98,10 @@ func (mj *modelJSON) model() (*Model, error) {
 	}
 	var err error
 	if m.X, err = denseFromRows(mj.Data.X, "data.X", -1); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	if m.Y, err = denseFromRows(mj.Data.Y, "data.Y", -1); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	if len(mj.Layers) > MaxLayers {
 		return nil, fmt.Errorf("engine: %d layers exceed the limit %d", len(mj.Layers), MaxLayers)

@@ -146,24 +146,35 @@ func (k *RBF) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dPara
 	}
 }
 
-// rbfPsi2 holds the per-pair constants of Ψ2 for m ≤ m': the midpoint z̄
-// and the exponent −Σ_q (z_mq − z_m'q)²/(4ℓ_q²), which do not depend on n.
+// rbfPsi2 runs the Ψ2 loop over the pairs m ≤ m' only (Ψ2 is symmetric),
+// with each pair's constants precomputed: the midpoint z̄ and the exponent
+// −Σ_q (z_mq − z_m'q)²/(4ℓ_q²), which do not depend on the datum.
+//
+// Accumulator layout, P pairs: [Σ Ψ2 per pair (P) | Σ c per pair (P) |
+// Σ c·(μ−z̄)/(ℓ²+2s) per pair and dimension (P×Q) | ∂/∂θ (1+Q)], where c
+// is a pair's contribution G·Ψ2 to tr(G Ψ2_n).
 type rbfPsi2 struct {
-	k     *RBF
-	m, q  int
-	pairs []int32   // m·M+m' for each pair
-	zbar  []float64 // pairs × Q
-	ez    []float64 // pairs
-	z     []float64
+	k          *RBF
+	m, q, np   int
+	pi, pj     []int32
+	zbar       []float64 // P×Q
+	ez         []float64 // P
+	z          []float64
+	wg, w1, w2 []float64 // weights per pair, off-diagonal ones doubled
+	grad       bool
 }
 
 func (k *RBF) newPsi2(z []float64, m int) psi2Kernel {
 	q := len(k.Lengthscales)
 	np := m * (m + 1) / 2
-	p := &rbfPsi2{k: k, m: m, q: q, pairs: make([]int32, 0, np), zbar: make([]float64, 0, np*q), ez: make([]float64, 0, np), z: z}
+	p := &rbfPsi2{k: k, m: m, q: q, np: np, z: z,
+		pi: make([]int32, 0, np), pj: make([]int32, 0, np),
+		zbar: make([]float64, 0, np*q), ez: make([]float64, 0, np),
+		wg: make([]float64, np), w1: make([]float64, np), w2: make([]float64, np)}
 	for i := 0; i < m; i++ {
 		for j := i; j < m; j++ {
-			p.pairs = append(p.pairs, int32(i*m+j))
+			p.pi = append(p.pi, int32(i))
+			p.pj = append(p.pj, int32(j))
 			var e float64
 			for r, l := range k.Lengthscales {
 				d := z[i*q+r] - z[j*q+r]
@@ -178,11 +189,32 @@ func (k *RBF) newPsi2(z []float64, m int) psi2Kernel {
 
 func (p *rbfPsi2) quadPsi1() bool { return false }
 
-func (p *rbfPsi2) datum(acc *psi2Acc, g, w1, w2 []float64, mu, s, psi1 []float64, sum, dMu, dS []float64) (t1, t2 float64) {
-	k, q, m := p.k, p.q, p.m
-	var buf [24]float64
-	a := scratch(buf[:], 3*q)
-	inv, dmu, sq := a[:q], a[q:2*q], a[2*q:]
+func (p *rbfPsi2) setWeights(g, w1, w2 []float64) {
+	p.grad = g != nil
+	for k := range p.pi {
+		i, j := int(p.pi[k]), int(p.pj[k])
+		f := 2.0
+		if i == j {
+			f = 1
+		}
+		idx := i*p.m + j
+		p.w1[k] = f * w1[idx]
+		p.w2[k] = f * w2[idx]
+		if p.grad {
+			p.wg[k] = f * g[idx]
+		}
+	}
+}
+
+func (p *rbfPsi2) accLen() int { return 2*p.np + p.np*p.q + 1 + p.q }
+
+func (p *rbfPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 float64) {
+	k, q, np := p.k, p.q, p.np
+	buf := acc.buf
+	sumP, cP, zP, dPar := buf[:np], buf[np:2*np], buf[2*np:2*np+np*q], buf[2*np+np*q:]
+	var scr [32]float64
+	a := scratch(scr[:], 4*q)
+	inv, dmu, sq, dd := a[:q], a[q:2*q], a[2*q:3*q], a[3*q:]
 	pre := k.Variance * k.Variance
 	for r, l := range k.Lengthscales {
 		l2 := l * l
@@ -191,62 +223,92 @@ func (p *rbfPsi2) datum(acc *psi2Acc, g, w1, w2 []float64, mu, s, psi1 []float64
 		dmu[r], sq[r] = 0, 0
 	}
 	var sc float64
-	for pi, idx := range p.pairs {
-		zb := p.zbar[pi*q : (pi+1)*q]
-		e := p.ez[pi]
-		for r := range inv {
-			d := mu[r] - zb[r]
-			e -= d * d * inv[r]
+	if q == 1 {
+		// The 1-D case (the step-function layers) with scalars.
+		mu0, inv0 := mu[0], inv[0]
+		var dmu0, sq0 float64
+		zbar, ez := p.zbar[:np], p.ez[:np]
+		w1, w2, wg := p.w1[:np], p.w2[:np], p.wg[:np]
+		for pi := range ez {
+			d := mu0 - zbar[pi]
+			v := pre * fastExp(ez[pi]-d*d*inv0)
+			sumP[pi] += v
+			t1 += w1[pi] * v
+			t2 += w2[pi] * v
+			if !p.grad {
+				continue
+			}
+			c := wg[pi] * v
+			sc += c
+			cP[pi] += c
+			t := c * d * inv0
+			dmu0 -= 2 * t
+			zP[pi] += t
+			sq0 += t * d * inv0
 		}
-		v := pre * math.Exp(e)
-		i, j := int(idx)/m, int(idx)%m
-		w := 1.0
-		if i != j {
-			w = 2
-			sum[j*m+i] += v
-		}
-		sum[idx] += v
-		t1 += w * w1[idx] * v
-		t2 += w * w2[idx] * v
-		if g == nil {
-			continue
-		}
-		c := w * g[idx] * v
-		if c == 0 {
-			continue
-		}
-		sc += c
-		acc.pair[idx] += c
-		dzi := acc.dZ[i*q : (i+1)*q]
-		dzj := acc.dZ[j*q : (j+1)*q]
-		for r := range inv {
-			d := mu[r] - zb[r]
-			t := c * d * inv[r]
-			dmu[r] -= 2 * t
-			dzi[r] += t
-			dzj[r] += t
-			sq[r] += t * d * inv[r]
+		dmu[0], sq[0] = dmu0, sq0
+	} else {
+		for pi := 0; pi < np; pi++ {
+			zb := p.zbar[pi*q : (pi+1)*q]
+			e := p.ez[pi]
+			for r := range inv {
+				d := mu[r] - zb[r]
+				dd[r] = d
+				e -= d * d * inv[r]
+			}
+			v := pre * fastExp(e)
+			sumP[pi] += v
+			t1 += p.w1[pi] * v
+			t2 += p.w2[pi] * v
+			if !p.grad {
+				continue
+			}
+			c := p.wg[pi] * v
+			sc += c
+			cP[pi] += c
+			zp := zP[pi*q : (pi+1)*q]
+			for r, d := range dd {
+				t := c * d * inv[r]
+				dmu[r] -= 2 * t
+				zp[r] += t
+				sq[r] += t * d * inv[r]
+			}
 		}
 	}
-	if g == nil {
+	if !p.grad {
 		return t1, t2
 	}
-	acc.dParams[0] += 2 * sc / k.Variance
+	dPar[0] += 2 * sc / k.Variance
 	for r, l := range k.Lengthscales {
 		dMu[r] += dmu[r]
 		dS[r] += -sc*inv[r] + 2*sq[r]
-		acc.dParams[1+r] += sc*(1/l-l*inv[r]) + 2*l*sq[r]
+		dPar[1+r] += sc*(1/l-l*inv[r]) + 2*l*sq[r]
 	}
 	return t1, t2
 }
 
-func (p *rbfPsi2) finish(acc *psi2Acc, g []float64, dZ, dParams []float64) {
-	q, m := p.q, p.m
-	addTo(dZ, acc.dZ)
-	addTo(dParams, acc.dParams)
-	for _, idx := range p.pairs {
-		c := acc.pair[idx]
-		i, j := int(idx)/m, int(idx)%m
+func (p *rbfPsi2) sum(acc *psi2Acc, dst []float64) {
+	m := p.m
+	for k, v := range acc.buf[:p.np] {
+		i, j := int(p.pi[k]), int(p.pj[k])
+		dst[i*m+j] = v
+		dst[j*m+i] = v
+	}
+}
+
+func (p *rbfPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
+	q, np := p.q, p.np
+	buf := acc.buf
+	cP, zP := buf[np:2*np], buf[2*np:2*np+np*q]
+	addTo(dParams, buf[2*np+np*q:])
+	for k := 0; k < np; k++ {
+		i, j := int(p.pi[k]), int(p.pj[k])
+		// z̄ = (z_m + z_m')/2 moves with both ends.
+		for r := 0; r < q; r++ {
+			dZ[i*q+r] += zP[k*q+r]
+			dZ[j*q+r] += zP[k*q+r]
+		}
+		c := cP[k]
 		if c == 0 || i == j {
 			continue
 		}

@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchConfigs are the benchmark shapes: the step model, the robot
+// WiFi model and a large synthetic one.
+var benchConfigs = []struct {
+	name   string
+	n, m   int
+	widths []int
+}{
+	{"step", 30, 10, []int{1, 1, 1, 1}},
+	{"robot", 215, 30, []int{1, 3, 3, 30}},
+	{"large", 2000, 50, []int{1, 3, 3, 30}},
+}
+
+func BenchmarkBoundGradient(b *testing.B) {
+	for _, c := range benchConfigs {
+		rng := rand.New(rand.NewPCG(1, 1))
+		m := randomModel(rng, c.n, c.widths, []string{"rbf", "rbf", "rbf"}, c.m)
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/workers=%d", c.name, workers), func(b *testing.B) {
+				e := Evaluator{Workers: workers}
+				if _, _, err := e.Evaluate(m, Options{Gradient: true}); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					if _, _, err := e.Evaluate(m, Options{Gradient: true}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkBound(b *testing.B) {
+	for _, c := range benchConfigs {
+		rng := rand.New(rand.NewPCG(1, 1))
+		m := randomModel(rng, c.n, c.widths, []string{"rbf", "rbf", "rbf"}, c.m)
+		b.Run(c.name, func(b *testing.B) {
+			var e Evaluator
+			b.ReportAllocs()
+			for range b.N {
+				if _, _, err := e.Evaluate(m, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

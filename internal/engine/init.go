@@ -1,0 +1,531 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Initialisation defaults. Deep GPs fit only from a sensible start: hidden
+// layers that carry signal (not collapsed), inducing inputs that cover each
+// layer's input messages, and small hidden-layer noise.
+const (
+	DefaultInducing    = 15
+	DefaultHiddenNoise = 1e-3 // hidden noise variance / the layer's output variance
+	DefaultOutputNoise = 1e-2 // likelihood noise variance / var(Y)
+	// DefaultPerturb is the perturbation scale FitRestarts uses for restarts
+	// after the first.
+	DefaultPerturb = 0.5
+	kmeansIters    = 50 // Lloyd iterations; converges well before for ≤ 2000 centres in our tests
+)
+
+// InitConfig configures Initialize. Zero fields take the defaults.
+type InitConfig struct {
+	// Hidden lists the hidden-layer widths; empty means a one-layer GP.
+	Hidden []int `json:"hidden"`
+	// Inducing is the number of inducing points per layer (default 15),
+	// capped at the number of data (and, for a linear kernel, at the
+	// layer's input dimension, beyond which Kuu is singular).
+	Inducing int `json:"inducing"`
+	// Kernel is every layer's kernel: "rbf" (default) or "linear".
+	Kernel string `json:"kernel"`
+	// Seed seeds k-means and the perturbations.
+	Seed uint64 `json:"seed"`
+	// HiddenNoise is the hidden layers' noise variance relative to the
+	// variance of their initial outputs (default 1e-3).
+	HiddenNoise float64 `json:"hidden_noise"`
+	// OutputNoise is the last layer's noise variance relative to the
+	// variance of Y (default 1e-2).
+	OutputNoise float64 `json:"output_noise"`
+	// HiddenInit chooses what the first hidden layer carries: "pca" (the
+	// leading principal components of Y), "linear" (the inputs X, when the
+	// widths match) or "auto" (default: linear when the widths match,
+	// otherwise pca). Later hidden layers start as the identity of their
+	// input (repeating or dropping columns when widths differ).
+	HiddenInit string `json:"hidden_init"`
+	// Jitter is the model's jitter (default DefaultJitter).
+	Jitter float64 `json:"jitter"`
+	// Perturb randomises the start for restarts: lengthscales are scaled
+	// by exp(Perturb·ε/2), inducing inputs moved by Perturb·ε/10 input
+	// standard deviations and the hidden layers' targets by Perturb·ε/10
+	// of their standard deviation (ε standard normal). 0: no perturbation.
+	Perturb float64 `json:"perturb"`
+}
+
+// withDefaults fills zero fields and checks the configuration.
+func (c InitConfig) withDefaults() (InitConfig, error) {
+	c.Hidden = slices.Clone(c.Hidden)
+	if c.Inducing == 0 {
+		c.Inducing = DefaultInducing
+	}
+	if c.Kernel == "" {
+		c.Kernel = "rbf"
+	}
+	if c.HiddenNoise == 0 {
+		c.HiddenNoise = DefaultHiddenNoise
+	}
+	if c.OutputNoise == 0 {
+		c.OutputNoise = DefaultOutputNoise
+	}
+	if c.HiddenInit == "" {
+		c.HiddenInit = "auto"
+	}
+	if c.Jitter == 0 {
+		c.Jitter = DefaultJitter
+	}
+	switch {
+	case c.Inducing < 1 || c.Inducing > MaxInducing:
+		return c, fmt.Errorf("engine: %d inducing points, want 1…%d", c.Inducing, MaxInducing)
+	case c.Kernel != "rbf" && c.Kernel != "linear":
+		return c, fmt.Errorf("engine: kernel %q: want rbf or linear", c.Kernel)
+	case !finitePositive(c.HiddenNoise):
+		return c, fmt.Errorf("engine: hidden noise %v must be finite and > 0", c.HiddenNoise)
+	case !finitePositive(c.OutputNoise):
+		return c, fmt.Errorf("engine: output noise %v must be finite and > 0", c.OutputNoise)
+	case c.HiddenInit != "auto" && c.HiddenInit != "pca" && c.HiddenInit != "linear":
+		return c, fmt.Errorf("engine: hidden init %q: want auto, pca or linear", c.HiddenInit)
+	case !finitePositive(c.Jitter):
+		return c, fmt.Errorf("engine: jitter %v must be finite and > 0", c.Jitter)
+	case !(c.Perturb >= 0) || math.IsInf(c.Perturb, 0):
+		return c, fmt.Errorf("engine: perturbation %v must be finite and ≥ 0", c.Perturb)
+	case len(c.Hidden)+1 > MaxLayers:
+		return c, fmt.Errorf("engine: %d layers exceed the limit %d", len(c.Hidden)+1, MaxLayers)
+	}
+	for i, w := range c.Hidden {
+		if w < 1 || w > MaxDim {
+			return c, fmt.Errorf("engine: hidden layer %d: width %d, want 1…%d", i, w, MaxDim)
+		}
+	}
+	return c, nil
+}
+
+// Defaults returns c with its zero fields set to the defaults, or an error
+// if c is invalid.
+func (c InitConfig) Defaults() (InitConfig, error) { return c.withDefaults() }
+
+// Initialize builds a deep GP for the data x (N×Q), y (N×D), which should
+// already be normalised (columns with mean 0 and standard deviation 1).
+// Layer by layer it
+//   - places the inducing inputs at the quantiles (one-dimensional input)
+//     or k-means centres (k-means++ seeding) of the layer's input messages;
+//   - chooses the layer's target outputs: y for the last layer; for the
+//     first hidden layer the leading principal components of y, or x when
+//     the widths match (see HiddenInit); for later hidden layers their
+//     input (near the identity), each scaled to unit variance;
+//   - sets an RBF kernel's variance to the targets' variance and its
+//     lengthscales to the input's standard deviations (a linear kernel's
+//     variances so that the output variance matches);
+//   - sets q_mu to the sparse (DTC) regression of the targets on the inputs
+//     at the inducing inputs and q_sqrt to the Cholesky factor of
+//     r·Kuu, r the layer's relative noise (a confident q(u));
+//   - propagates the input means through the layer's initial mean function,
+//     giving the next layer's inputs.
+func Initialize(x, y *mat.Dense, cfg InitConfig) (*Model, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if x == nil || y == nil {
+		return nil, fmt.Errorf("engine: initialize: x and y are required")
+	}
+	n, q := x.Dims()
+	ny, dy := y.Dims()
+	if n != ny {
+		return nil, fmt.Errorf("engine: initialize: x has %d rows but y has %d", n, ny)
+	}
+	if err := finiteMatrix(x, "x"); err != nil {
+		return nil, fmt.Errorf("engine: initialize: %w", err)
+	}
+	if err := finiteMatrix(y, "y"); err != nil {
+		return nil, fmt.Errorf("engine: initialize: %w", err)
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5851f42d4c957f2d))
+	widths := append(append([]int{q}, cfg.Hidden...), dy)
+	nl := len(widths) - 1
+
+	m := &Model{Jitter: cfg.Jitter, X: mat.DenseCopyOf(x), Y: mat.DenseCopyOf(y)}
+	in := rawCopy(nil, x) // the layer's input means, N×Q(i)
+	xs := rawCopy(nil, x)
+	ys := rawCopy(nil, y)
+	for i := range nl {
+		qi, di := widths[i], widths[i+1]
+		last := i == nl-1
+		var target []float64
+		switch {
+		case last:
+			target = ys
+		case i == 0 && (cfg.HiddenInit == "linear" || cfg.HiddenInit == "auto" && di == q):
+			target = pickColumns(xs, n, q, di)
+		case i == 0:
+			target = principalComponents(ys, n, dy, di, xs, q)
+		default:
+			target = pickColumns(in, n, qi, di)
+		}
+		if !last {
+			standardize(target, n, di)
+			if cfg.Perturb > 0 {
+				for k := range target {
+					target[k] += 0.1 * cfg.Perturb * rng.NormFloat64()
+				}
+			}
+		}
+		ratio := cfg.HiddenNoise
+		if last {
+			ratio = cfg.OutputNoise
+		}
+		l, err := initLayer(in, target, n, qi, di, cfg, ratio, rng)
+		if err != nil {
+			return nil, fmt.Errorf("engine: initialize layer %d: %w", i, err)
+		}
+		m.Layers = append(m.Layers, l)
+		if !last {
+			in, err = layerMean(l, cfg.Jitter, in, n)
+			if err != nil {
+				return nil, fmt.Errorf("engine: initialize layer %d: %w", i, err)
+			}
+		}
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("engine: initialize: %w", err)
+	}
+	return m, nil
+}
+
+// initLayer builds one layer mapping inputs in (N×Q) to targets (N×D).
+func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64, rng *rand.Rand) (*Layer, error) {
+	sd := colStd(in, n, q)
+	tv := meanColVar(target, n, d)
+	if !(tv > 0) {
+		tv = 1
+	}
+	mz := min(cfg.Inducing, n)
+	var k Kernel
+	switch cfg.Kernel {
+	case "linear":
+		mz = min(mz, q)
+		vs := make([]float64, q)
+		for j := range vs {
+			// Σ_j v_j E[x_j²] = tv with equal shares.
+			ms := 0.0
+			for r := 0; r < n; r++ {
+				ms += in[r*q+j] * in[r*q+j]
+			}
+			ms /= float64(n)
+			vs[j] = tv / (float64(q) * math.Max(ms, 1e-12))
+		}
+		k = NewLinear(vs)
+	default:
+		ls := make([]float64, q)
+		for j := range ls {
+			ls[j] = sd[j]
+			if cfg.Perturb > 0 {
+				ls[j] *= math.Exp(0.5 * cfg.Perturb * rng.NormFloat64())
+			}
+		}
+		k = NewRBF(tv, ls)
+	}
+	var z []float64
+	if q == 1 {
+		z = quantiles(in, mz)
+	} else {
+		z = kmeans(in, n, q, mz, rng)
+	}
+	if cfg.Perturb > 0 {
+		for r := 0; r < mz; r++ {
+			for j := 0; j < q; j++ {
+				z[r*q+j] += 0.1 * cfg.Perturb * sd[j] * rng.NormFloat64()
+			}
+		}
+	}
+	noise := ratio * tv
+	kuu := make([]float64, mz*mz)
+	Cov(k, kuu, z, z)
+	for i := 0; i < mz; i++ {
+		kuu[i*mz+i] += cfg.Jitter * math.Max(1, tv)
+	}
+	qmu, err := dtcMean(k, kuu, in, target, z, n, q, d, mz, math.Max(noise, 1e-2*tv))
+	if err != nil {
+		return nil, err
+	}
+	// q_sqrt = chol(ratio·Kuu): a q(u) as confident, relative to the prior,
+	// as the noise is small relative to the signal.
+	var chol mat.Cholesky
+	if !chol.Factorize(mat.NewSymDense(mz, slices.Clone(kuu))) {
+		return nil, fmt.Errorf("%w for the initial inducing inputs", ErrNotPositiveDefinite)
+	}
+	var lt mat.TriDense
+	chol.LTo(&lt)
+	l := &Layer{Kernel: k, NoiseVariance: noise, InducingInputs: mat.NewDense(mz, q, z), QMu: mat.NewDense(mz, d, qmu)}
+	for range d {
+		s := mat.NewDense(mz, mz, nil)
+		for r := 0; r < mz; r++ {
+			for c := 0; c <= r; c++ {
+				s.Set(r, c, math.Sqrt(ratio)*lt.At(r, c))
+			}
+		}
+		l.QSqrt = append(l.QSqrt, s)
+	}
+	return l, nil
+}
+
+// dtcMean returns the mean of u = f(Z) under the sparse (DTC) posterior of a
+// GP regression of targets t (N×D) on inputs x with noise variance s2:
+// Kuu (s2·Kuu + Kuf Kfu)⁻¹ Kuf t.
+func dtcMean(k Kernel, kuu, x, t, z []float64, n, q, d, m int, s2 float64) ([]float64, error) {
+	kuf := make([]float64, m*n)
+	Cov(k, kuf, z, x)
+	a := make([]float64, m*m)
+	mm(a, m, m, n, kuf, false, kuf, true, 1, 0)
+	for i := range a {
+		a[i] += s2 * kuu[i]
+	}
+	symmetrize(a, m)
+	var chol mat.Cholesky
+	if !chol.Factorize(mat.NewSymDense(m, a)) {
+		return nil, fmt.Errorf("%w in the initial regression", ErrNotPositiveDefinite)
+	}
+	b := make([]float64, m*d)
+	mm(b, m, d, n, kuf, false, t, false, 1, 0)
+	var sol mat.Dense
+	if err := chol.SolveTo(&sol, mat.NewDense(m, d, b)); err != nil {
+		return nil, fmt.Errorf("%w in the initial regression: %v", ErrNotPositiveDefinite, err)
+	}
+	out := make([]float64, m*d)
+	mm(out, m, d, m, kuu, false, rawCopy(nil, &sol), false, 1, 0)
+	return out, nil
+}
+
+// layerMean returns the layer's mean function at the inputs x (N×Q):
+// k(x, Z) Kuu⁻¹ q_mu.
+func layerMean(l *Layer, jitter float64, x []float64, n int) ([]float64, error) {
+	p, err := NewLayerPosterior(l, jitter)
+	if err != nil {
+		return nil, err
+	}
+	mz, q, d := l.Dims()
+	kx := make([]float64, n*mz)
+	Cov(l.Kernel, kx, x, rawCopy(nil, l.InducingInputs))
+	out := make([]float64, n*d)
+	mm(out, n, d, mz, kx, false, rawCopy(nil, p.A), false, 1, 0)
+	_ = q
+	return out, nil
+}
+
+// pickColumns returns the N×D matrix whose column j is column j mod Q of a
+// (N×Q).
+func pickColumns(a []float64, n, q, d int) []float64 {
+	out := make([]float64, n*d)
+	for r := 0; r < n; r++ {
+		for j := 0; j < d; j++ {
+			out[r*d+j] = a[r*q+j%q]
+		}
+	}
+	return out
+}
+
+// principalComponents returns the scores of y (N×Dy) on its leading d
+// principal directions; columns beyond y's rank repeat the columns of x.
+// Each direction's sign makes its largest loading positive, so the result
+// does not depend on the SVD's sign convention.
+func principalComponents(y []float64, n, dy, d int, x []float64, q int) []float64 {
+	c := slices.Clone(y)
+	for j := 0; j < dy; j++ {
+		var s float64
+		for r := 0; r < n; r++ {
+			s += c[r*dy+j]
+		}
+		s /= float64(n)
+		for r := 0; r < n; r++ {
+			c[r*dy+j] -= s
+		}
+	}
+	var svd mat.SVD
+	ok := svd.Factorize(mat.NewDense(n, dy, c), mat.SVDThin)
+	out := make([]float64, n*d)
+	var v mat.Dense
+	var sv []float64
+	if ok {
+		svd.VTo(&v)
+		sv = svd.Values(nil)
+	}
+	for j := 0; j < d; j++ {
+		if !ok || j >= len(sv) || sv[j] <= 1e-12*sv[0] {
+			for r := 0; r < n; r++ {
+				out[r*d+j] = x[r*q+j%q]
+			}
+			continue
+		}
+		sign, big := 1.0, 0.0
+		for i := 0; i < dy; i++ {
+			if a := math.Abs(v.At(i, j)); a > big {
+				big = a
+				sign = math.Copysign(1, v.At(i, j))
+			}
+		}
+		for r := 0; r < n; r++ {
+			var s float64
+			for i := 0; i < dy; i++ {
+				s += c[r*dy+i] * v.At(i, j)
+			}
+			out[r*d+j] = sign * s
+		}
+	}
+	return out
+}
+
+// standardize scales the columns of a (N×D) to mean 0 and standard
+// deviation 1 (constant columns are only centred).
+func standardize(a []float64, n, d int) {
+	for j := 0; j < d; j++ {
+		var mean, ss float64
+		for r := 0; r < n; r++ {
+			mean += a[r*d+j]
+		}
+		mean /= float64(n)
+		for r := 0; r < n; r++ {
+			a[r*d+j] -= mean
+			ss += a[r*d+j] * a[r*d+j]
+		}
+		if sd := math.Sqrt(ss / float64(n)); sd > 0 {
+			for r := 0; r < n; r++ {
+				a[r*d+j] /= sd
+			}
+		}
+	}
+}
+
+// colStd returns the standard deviations of the columns of a (N×Q), with 1
+// in place of 0.
+func colStd(a []float64, n, q int) []float64 {
+	out := make([]float64, q)
+	for j := 0; j < q; j++ {
+		var mean, ss float64
+		for r := 0; r < n; r++ {
+			mean += a[r*q+j]
+		}
+		mean /= float64(n)
+		for r := 0; r < n; r++ {
+			ss += (a[r*q+j] - mean) * (a[r*q+j] - mean)
+		}
+		out[j] = math.Sqrt(ss / float64(n))
+		if !(out[j] > 0) {
+			out[j] = 1
+		}
+	}
+	return out
+}
+
+// meanColVar returns the mean of the column variances of a (N×D).
+func meanColVar(a []float64, n, d int) float64 {
+	var v float64
+	for _, s := range colStd(a, n, d) {
+		v += s * s
+	}
+	return v / float64(d)
+}
+
+// quantiles returns m points at the (j+½)/m quantiles of the values a
+// (linear interpolation between order statistics).
+func quantiles(a []float64, m int) []float64 {
+	s := slices.Clone(a)
+	slices.Sort(s)
+	n := len(s)
+	out := make([]float64, m)
+	for j := range out {
+		p := (float64(j) + 0.5) / float64(m) * float64(n-1)
+		i := int(p)
+		f := p - float64(i)
+		if i+1 < n {
+			out[j] = s[i]*(1-f) + s[i+1]*f
+		} else {
+			out[j] = s[n-1]
+		}
+	}
+	return out
+}
+
+// kmeans returns m centres of the rows of a (N×Q) by Lloyd's algorithm from
+// a k-means++ seeding (Arthur & Vassilvitskii, 2007).
+func kmeans(a []float64, n, q, m int, rng *rand.Rand) []float64 {
+	c := make([]float64, m*q)
+	d2 := make([]float64, n)
+	first := rng.IntN(n)
+	copy(c[:q], a[first*q:(first+1)*q])
+	for i := range d2 {
+		d2[i] = sqDist(a[i*q:(i+1)*q], c[:q])
+	}
+	for k := 1; k < m; k++ {
+		var total float64
+		for _, v := range d2 {
+			total += v
+		}
+		pick := n - 1
+		if total > 0 {
+			u := rng.Float64() * total
+			for i, v := range d2 {
+				u -= v
+				if u < 0 {
+					pick = i
+					break
+				}
+			}
+		} else {
+			pick = rng.IntN(n)
+		}
+		copy(c[k*q:(k+1)*q], a[pick*q:(pick+1)*q])
+		for i := range d2 {
+			d2[i] = math.Min(d2[i], sqDist(a[i*q:(i+1)*q], c[k*q:(k+1)*q]))
+		}
+	}
+	assign := make([]int, n)
+	sum := make([]float64, m*q)
+	count := make([]int, m)
+	for it := 0; it < kmeansIters; it++ {
+		changed := false
+		for i := 0; i < n; i++ {
+			best, bd := 0, math.Inf(1)
+			for k := 0; k < m; k++ {
+				if dd := sqDist(a[i*q:(i+1)*q], c[k*q:(k+1)*q]); dd < bd {
+					best, bd = k, dd
+				}
+			}
+			if assign[i] != best || it == 0 {
+				changed = changed || assign[i] != best
+				assign[i] = best
+			}
+		}
+		if !changed && it > 0 {
+			break
+		}
+		clear(sum)
+		clear(count)
+		for i := 0; i < n; i++ {
+			k := assign[i]
+			count[k]++
+			for j := 0; j < q; j++ {
+				sum[k*q+j] += a[i*q+j]
+			}
+		}
+		for k := 0; k < m; k++ {
+			if count[k] == 0 {
+				continue // an empty cluster keeps its centre
+			}
+			for j := 0; j < q; j++ {
+				c[k*q+j] = sum[k*q+j] / float64(count[k])
+			}
+		}
+	}
+	return c
+}
+
+func sqDist(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		d := a[i] - b[i]
+		s += d * d
+	}
+	return s
+}

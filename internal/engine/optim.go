@@ -1,0 +1,708 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+)
+
+// Optimizer defaults and safeguards.
+const (
+	// DefaultLearningRate is Adam's step size when TrainerConfig gives none.
+	DefaultLearningRate = 0.01
+	// MaxJitter is the largest jitter the trainer raises Kuu's diagonal to
+	// when a Cholesky factorisation fails.
+	MaxJitter = 1e-2
+	// FullBoundRows is the largest number of data for which minibatch Adam
+	// reports the full-data bound after each step (one extra evaluation
+	// without gradient). Above it StepInfo.Bound is the minibatch estimate.
+	FullBoundRows = 4096
+
+	lbfgsMemory  = 10   // L-BFGS correction pairs (Nocedal & Wright, 2006, §7.2: 3…20 work well)
+	maxLineEvals = 30   // trial points per line search
+	armijoC1     = 1e-4 // sufficient decrease (Nocedal & Wright, 2006, §3.1)
+	wolfeC2      = 0.9  // curvature condition for quasi-Newton methods (ibid.)
+	// maxStepInf bounds a trial step in the transformed parameters (∞-norm):
+	// a log-parameter changes by at most a factor e³ ≈ 20 per iteration,
+	// an inducing input or variational mean by 3 normalised units.
+	maxStepInf = 3.0
+	gradTol    = 1e-9 // ∞-norm of the transformed gradient at which L-BFGS has converged
+	adamBeta1  = 0.9  // Kingma & Ba (2015) defaults
+	adamBeta2  = 0.999
+	adamEps    = 1e-8
+)
+
+// TrainerConfig configures a Trainer.
+type TrainerConfig struct {
+	Method       string         // "lbfgs" (default) | "adam"
+	LearningRate float64        // adam step size (default 0.01)
+	BatchSize    int            // adam minibatch size; 0 = full batch
+	Frozen       map[Group]bool // frozen parameter groups
+	Seed         uint64         // minibatch sampling
+	Workers      int            // Evaluator workers (0 = GOMAXPROCS)
+}
+
+// StepInfo reports one optimizer iteration.
+type StepInfo struct {
+	Iter  int     // iterations done so far
+	Bound float64 // bound after this step
+	// Estimate is true when Bound is a minibatch estimate of the bound (Adam
+	// with a minibatch on more than FullBoundRows data) rather than the
+	// full-data bound.
+	Estimate bool
+	// Event is "" or a human message about divergence handling, e.g.
+	// "diverged (NaN bound): reverted, jitter raised to 1e-05".
+	Event     string
+	Converged bool
+	Evals     int // bound evaluations this step took
+}
+
+// Trainer optimises a model's parameters one iteration at a time, so that
+// an outside driver can pause, step, resume and change the configuration
+// between steps.
+//
+// Positive parameters (kernel hyperparameters, noise variances) are
+// optimised as their logarithms and the diagonals of the q_sqrt factors as
+// the logarithms of their magnitudes, so they can never reach zero; the
+// other parameters are optimised as they are. The objective is the negative
+// bound. A trial point whose evaluation fails (Kuu not positive definite, a
+// non-finite bound) is treated as infinitely bad: the step shrinks, and if
+// no step succeeds the trainer reverts to the last good parameters, resets
+// its memory and, for Cholesky failures, raises the model's jitter.
+//
+// A Trainer is not safe for concurrent use.
+type Trainer struct {
+	cfg TrainerConfig
+	m   *Model
+	ev  Evaluator
+
+	layout []ParamInfo
+	nat    []float64 // natural parameters of m, all of them
+	gfull  []float64 // gradient of the bound, natural, all parameters
+	free   []int     // indices into nat of the optimised parameters
+
+	have bool      // f, g valid at u
+	u    []float64 // transformed free parameters at the last good point
+	f    float64   // objective (−bound) at u
+	g    []float64 // gradient of f w.r.t. u
+	iter int
+
+	// Line search scratch.
+	ut, gt, ulo, glo, dir []float64
+	// uPrev is the point before an Adam step whose full-data bound was not
+	// evaluated (unchecked), to revert to if the next batch fails.
+	uPrev     []float64
+	unchecked bool
+
+	lb    lbfgsMemoryState
+	adam  adamState
+	rng   *rand.Rand
+	perm  []int
+	pos   int
+	rows  []int
+	lrMul float64 // learning-rate multiplier after divergences (≤ 1)
+	stuck int     // consecutive failed line searches
+}
+
+type lbfgsMemoryState struct {
+	s, y   [][]float64
+	rho    []float64
+	alpha  []float64
+	n, top int // stored pairs; index of the next slot
+}
+
+type adamState struct {
+	m, v []float64
+	t    int
+}
+
+// NewTrainer returns a trainer for m, which it takes ownership of.
+func NewTrainer(m *Model, cfg TrainerConfig) (*Trainer, error) {
+	if err := checkConfig(&cfg); err != nil {
+		return nil, err
+	}
+	t := &Trainer{cfg: cfg, lrMul: 1}
+	t.rng = rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
+	if err := t.SetModel(m); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func checkConfig(cfg *TrainerConfig) error {
+	switch cfg.Method {
+	case "":
+		cfg.Method = "lbfgs"
+	case "lbfgs", "adam":
+	default:
+		return fmt.Errorf("engine: optimizer %q: want lbfgs or adam", cfg.Method)
+	}
+	if cfg.LearningRate == 0 {
+		cfg.LearningRate = DefaultLearningRate
+	}
+	if !finitePositive(cfg.LearningRate) {
+		return fmt.Errorf("engine: learning rate %v must be finite and > 0", cfg.LearningRate)
+	}
+	if cfg.BatchSize < 0 {
+		return fmt.Errorf("engine: batch size %d must be ≥ 0", cfg.BatchSize)
+	}
+	if cfg.Workers < 0 {
+		return fmt.Errorf("engine: workers %d must be ≥ 0", cfg.Workers)
+	}
+	frozen := make(map[Group]bool, len(cfg.Frozen))
+	for g, v := range cfg.Frozen {
+		if g < GroupKernel || g > GroupQSqrt {
+			return fmt.Errorf("engine: unknown parameter group %d", int(g))
+		}
+		if v {
+			frozen[g] = true
+		}
+	}
+	cfg.Frozen = frozen
+	return nil
+}
+
+// Config returns the trainer's configuration, with defaults filled in.
+func (t *Trainer) Config() TrainerConfig {
+	c := t.cfg
+	c.Frozen = make(map[Group]bool, len(t.cfg.Frozen))
+	for g, v := range t.cfg.Frozen {
+		c.Frozen[g] = v
+	}
+	return c
+}
+
+// Model returns the current model. It is live: the caller must not use it
+// concurrently with Step, and should Clone it to keep a snapshot.
+func (t *Trainer) Model() *Model { return t.m }
+
+// Iter returns the number of iterations done so far.
+func (t *Trainer) Iter() int { return t.iter }
+
+// SetConfig changes the configuration between steps. Changing the method or
+// the frozen groups resets the optimizer's memory; changing the learning
+// rate or batch size does not.
+func (t *Trainer) SetConfig(cfg TrainerConfig) error {
+	if err := checkConfig(&cfg); err != nil {
+		return err
+	}
+	old := t.cfg
+	t.cfg = cfg
+	t.ev.Workers = cfg.Workers
+	if cfg.Seed != old.Seed {
+		t.rng = rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
+		t.perm = nil
+	}
+	if cfg.BatchSize != old.BatchSize {
+		t.perm = nil
+	}
+	if cfg.LearningRate != old.LearningRate {
+		t.lrMul = 1
+	}
+	if cfg.Method != old.Method || !sameFrozen(cfg.Frozen, old.Frozen) {
+		t.rebuild()
+	}
+	return nil
+}
+
+func sameFrozen(a, b map[Group]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for g := range a {
+		if !b[g] {
+			return false
+		}
+	}
+	return true
+}
+
+// SetModel replaces the model (new parameters or a new architecture) and
+// resets the optimizer's memory. The trainer takes ownership of m.
+func (t *Trainer) SetModel(m *Model) error {
+	if m == nil {
+		return errors.New("engine: nil model")
+	}
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	canonicalQSqrt(m)
+	t.m = m
+	t.layout = m.ParamLayout()
+	t.nat = m.Params(t.nat[:0])
+	t.ev.Workers = t.cfg.Workers
+	t.perm = nil
+	t.rebuild()
+	return nil
+}
+
+// canonicalQSqrt makes the diagonals of the q_sqrt factors positive by
+// negating columns, which leaves S = L Lᵀ and so the bound unchanged.
+func canonicalQSqrt(m *Model) {
+	for _, l := range m.Layers {
+		for _, s := range l.QSqrt {
+			r, _ := s.Dims()
+			for j := 0; j < r; j++ {
+				if s.At(j, j) < 0 {
+					for i := j; i < r; i++ {
+						s.Set(i, j, -s.At(i, j))
+					}
+				}
+			}
+		}
+	}
+}
+
+// rebuild recomputes the free set and the transformed parameters from the
+// model and clears all optimizer memory.
+func (t *Trainer) rebuild() {
+	t.nat = t.m.Params(t.nat[:0])
+	t.free = t.free[:0]
+	for i, info := range t.layout {
+		if !t.cfg.Frozen[info.Group] {
+			t.free = append(t.free, i)
+		}
+	}
+	n := len(t.free)
+	t.u = resize(t.u, n)
+	for k, i := range t.free {
+		t.u[k] = toU(t.nat[i], t.layout[i])
+	}
+	t.g = resize(t.g, n)
+	t.ut = resize(t.ut, n)
+	t.gt = resize(t.gt, n)
+	t.ulo = resize(t.ulo, n)
+	t.glo = resize(t.glo, n)
+	t.dir = resize(t.dir, n)
+	t.uPrev = resize(t.uPrev, n)
+	t.unchecked = false
+	t.have = false
+	t.stuck = 0
+	t.resetMemory()
+}
+
+func (t *Trainer) resetMemory() {
+	n := len(t.free)
+	lb := &t.lb
+	if len(lb.s) != lbfgsMemory || len(lb.s[0]) != n {
+		lb.s = make([][]float64, lbfgsMemory)
+		lb.y = make([][]float64, lbfgsMemory)
+		for i := range lb.s {
+			lb.s[i] = make([]float64, n)
+			lb.y[i] = make([]float64, n)
+		}
+		lb.rho = make([]float64, lbfgsMemory)
+		lb.alpha = make([]float64, lbfgsMemory)
+	}
+	lb.n, lb.top = 0, 0
+	t.adam.m = resize(t.adam.m, n)
+	t.adam.v = resize(t.adam.v, n)
+	clear(t.adam.m)
+	clear(t.adam.v)
+	t.adam.t = 0
+}
+
+// toU maps a natural parameter to the optimised one.
+func toU(p float64, info ParamInfo) float64 {
+	if info.Positive || info.Diagonal {
+		return math.Log(math.Abs(p))
+	}
+	return p
+}
+
+// fromU maps an optimised parameter to the natural one and returns dp/du.
+func fromU(u float64, info ParamInfo) (p, dp float64) {
+	if info.Positive || info.Diagonal {
+		p = math.Exp(u)
+		return p, p
+	}
+	return u, 1
+}
+
+// setU writes the transformed free parameters u into the model.
+func (t *Trainer) setU(u []float64) {
+	for k, i := range t.free {
+		t.nat[i], _ = fromU(u[k], t.layout[i])
+	}
+	t.m.SetParams(t.nat)
+}
+
+// eval sets the model to u and evaluates the objective f = −bound and, into
+// g, its gradient w.r.t. u, on the given rows (nil: all data).
+func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
+	t.setU(u)
+	res, gr, err := t.ev.Evaluate(t.m, Options{Rows: rows, Gradient: grad})
+	if err != nil {
+		return math.Inf(1), err
+	}
+	if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
+		return math.Inf(1), fmt.Errorf("engine: bound is not finite (%v)", res.Bound)
+	}
+	if !grad {
+		return -res.Bound, nil
+	}
+	t.gfull = gr.Flatten(t.gfull[:0])
+	for k, i := range t.free {
+		_, dp := fromU(u[k], t.layout[i])
+		g[k] = -t.gfull[i] * dp
+		if math.IsNaN(g[k]) || math.IsInf(g[k], 0) {
+			return math.Inf(1), fmt.Errorf("engine: gradient is not finite")
+		}
+	}
+	return -res.Bound, nil
+}
+
+// failureKind names an evaluation failure for progress messages.
+func failureKind(err error) string {
+	switch {
+	case errors.Is(err, ErrNotPositiveDefinite):
+		return "Kuu not positive definite"
+	case strings.Contains(err.Error(), "not finite"):
+		return "NaN bound"
+	default:
+		return err.Error()
+	}
+}
+
+// start evaluates the objective at the current parameters, raising the
+// jitter if Kuu cannot be factorised.
+func (t *Trainer) start() (string, int, error) {
+	var events []string
+	evals := 0
+	for {
+		evals++
+		f, err := t.eval(t.u, t.g, nil, true)
+		if err == nil {
+			t.f, t.have = f, true
+			return strings.Join(events, "; "), evals, nil
+		}
+		if !errors.Is(err, ErrNotPositiveDefinite) || t.m.Jitter >= MaxJitter {
+			t.setU(t.u)
+			return strings.Join(events, "; "), evals, fmt.Errorf("engine: cannot evaluate the model: %w", err)
+		}
+		t.m.Jitter = raiseJitter(t.m.Jitter)
+		events = append(events, fmt.Sprintf("Kuu not positive definite: jitter raised to %.3g", t.m.Jitter))
+	}
+}
+
+func raiseJitter(j float64) float64 {
+	return math.Min(MaxJitter, math.Max(10*j, 1e-8))
+}
+
+// Step performs exactly one optimizer iteration. Evaluation failures are
+// handled (and reported in StepInfo.Event); the error is only for states
+// the trainer cannot recover from, such as a model that cannot be
+// evaluated at all.
+func (t *Trainer) Step() (info StepInfo, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("engine: optimizer step: %v", r)
+		}
+	}()
+	var ev string
+	evals := 0
+	if !t.have {
+		// The full-data objective and gradient at the starting point.
+		e, n, err := t.start()
+		evals += n
+		if err != nil {
+			return StepInfo{Iter: t.iter, Bound: math.NaN(), Event: e, Evals: evals}, err
+		}
+		ev = e
+	}
+	if len(t.free) == 0 {
+		return StepInfo{Iter: t.iter, Bound: -t.f, Event: joinEvents(ev, "all parameters frozen"), Converged: true, Evals: evals}, nil
+	}
+	if t.cfg.Method == "adam" {
+		info = t.adamStep()
+	} else {
+		info = t.lbfgsStep()
+	}
+	info.Event = joinEvents(ev, info.Event)
+	info.Evals += evals
+	return info, nil
+}
+
+func joinEvents(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// lbfgsStep performs one L-BFGS iteration (Nocedal & Wright, 2006,
+// Algorithm 7.4) with a weak-Wolfe line search by bisection and
+// extrapolation (Lewis & Overton, 2013), which treats a failed evaluation
+// as +∞ and so shrinks the step past NaN bounds and failed Cholesky
+// factorisations.
+func (t *Trainer) lbfgsStep() StepInfo {
+	n := len(t.free)
+	d := t.dir
+	t.direction(d)
+	gd := dot(t.g, d)
+	if !(gd < 0) {
+		t.resetMemory()
+		t.direction(d)
+		gd = dot(t.g, d)
+	}
+	step := 1.0
+	if t.lb.n == 0 {
+		step = 1 / math.Max(1, norm2(d))
+	}
+	if dinf := normInf(d); step*dinf > maxStepInf {
+		step = maxStepInf / dinf
+	}
+
+	lo, hi := 0.0, math.Inf(1)
+	var flo, fAcc float64
+	var failures, evals int
+	var lastErr error
+	accepted := false
+	for evals < maxLineEvals {
+		evals++
+		for k := range n {
+			t.ut[k] = t.u[k] + step*d[k]
+		}
+		ft, err := t.eval(t.ut, t.gt, nil, true)
+		if err != nil {
+			failures++
+			lastErr = err
+		}
+		switch {
+		case err != nil || ft > t.f+armijoC1*step*gd:
+			hi = step
+		case dot(t.gt, d) < wolfeC2*gd:
+			lo, flo = step, ft
+			copy(t.ulo, t.ut)
+			copy(t.glo, t.gt)
+		default:
+			accepted, fAcc = true, ft
+		}
+		if accepted {
+			break
+		}
+		if math.IsInf(hi, 1) {
+			step = 2 * lo
+		} else {
+			step = (lo + hi) / 2
+		}
+		if hi-lo <= 1e-14*hi {
+			break
+		}
+	}
+	if !accepted && lo > 0 {
+		// Sufficient decrease without the curvature condition: take it.
+		copy(t.ut, t.ulo)
+		copy(t.gt, t.glo)
+		t.setU(t.ut)
+		accepted, fAcc = true, flo
+	}
+
+	var event string
+	if !accepted {
+		t.setU(t.u) // revert to the last good parameters
+		kind := "no decrease"
+		if lastErr != nil {
+			kind = failureKind(lastErr)
+		}
+		converged := false
+		switch {
+		case errors.Is(lastErr, ErrNotPositiveDefinite) && t.m.Jitter < MaxJitter:
+			t.m.Jitter = raiseJitter(t.m.Jitter)
+			event = fmt.Sprintf("diverged (%s): reverted, jitter raised to %.3g", kind, t.m.Jitter)
+			t.resetMemory()
+			e, ne, err := t.start()
+			evals += ne
+			event = joinEvents(event, e)
+			if err != nil {
+				event = joinEvents(event, err.Error())
+				converged = true
+			}
+		case t.lb.n > 0:
+			event = fmt.Sprintf("line search failed (%s): reverted, memory reset", kind)
+			t.resetMemory()
+		default:
+			// Steepest descent made no progress: a (numerical) optimum.
+			converged = true
+			if lastErr != nil {
+				event = fmt.Sprintf("line search failed (%s): stopped at the last good parameters", kind)
+			}
+		}
+		return StepInfo{Iter: t.iter, Bound: -t.f, Event: event, Converged: converged, Evals: evals}
+	}
+	if failures > 0 {
+		event = fmt.Sprintf("step shrunk after %d failed trial(s) (%s)", failures, failureKind(lastErr))
+	}
+
+	// Memory update, skipped when the pair has no positive curvature.
+	lb := &t.lb
+	s, y := lb.s[lb.top], lb.y[lb.top]
+	var sy, yy float64
+	for k := range n {
+		s[k] = t.ut[k] - t.u[k]
+		y[k] = t.gt[k] - t.g[k]
+		sy += s[k] * y[k]
+		yy += y[k] * y[k]
+	}
+	if sy > 1e-12*yy && sy > 0 {
+		lb.rho[lb.top] = 1 / sy
+		lb.top = (lb.top + 1) % lbfgsMemory
+		lb.n = min(lb.n+1, lbfgsMemory)
+	}
+	fprev := t.f
+	copy(t.u, t.ut)
+	copy(t.g, t.gt)
+	t.f = fAcc
+	t.iter++
+	converged := normInf(t.g) < gradTol || fprev-t.f <= 0
+	return StepInfo{Iter: t.iter, Bound: -t.f, Event: event, Converged: converged, Evals: evals}
+}
+
+// direction writes the L-BFGS search direction −H·g into d by the two-loop
+// recursion (Nocedal & Wright, 2006, Algorithm 7.4).
+func (t *Trainer) direction(d []float64) {
+	lb := &t.lb
+	copy(d, t.g)
+	for i := 0; i < lb.n; i++ {
+		k := (lb.top - 1 - i + lbfgsMemory) % lbfgsMemory
+		lb.alpha[k] = lb.rho[k] * dot(lb.s[k], d)
+		axpy(-lb.alpha[k], lb.y[k], d)
+	}
+	if lb.n > 0 {
+		k := (lb.top - 1 + lbfgsMemory) % lbfgsMemory
+		gamma := 1 / (lb.rho[k] * dot(lb.y[k], lb.y[k]))
+		for i := range d {
+			d[i] *= gamma
+		}
+	}
+	for i := lb.n - 1; i >= 0; i-- {
+		k := (lb.top - 1 - i + lbfgsMemory) % lbfgsMemory
+		beta := lb.rho[k] * dot(lb.y[k], d)
+		axpy(lb.alpha[k]-beta, lb.s[k], d)
+	}
+	for i := range d {
+		d[i] = -d[i]
+	}
+}
+
+// adamStep performs one Adam iteration (Kingma & Ba, 2015) on a minibatch.
+// A failed evaluation reverts to the parameters before the last step,
+// halves the learning rate and resets the moments.
+func (t *Trainer) adamStep() StepInfo {
+	nAll, _ := t.m.X.Dims()
+	full := t.cfg.BatchSize <= 0 || t.cfg.BatchSize >= nAll
+	var rows []int
+	evals := 0
+	var fb float64
+	if full {
+		// The full-data gradient at u is known from the last step.
+	} else {
+		rows = t.nextBatch(nAll)
+		evals++
+		var err error
+		fb, err = t.eval(t.u, t.g, rows, true)
+		if err != nil {
+			if t.unchecked {
+				// The last step was never evaluated on the full data:
+				// revert it.
+				copy(t.u, t.uPrev)
+				t.unchecked = false
+				t.diverged()
+				t.setU(t.u)
+				return StepInfo{Iter: t.iter, Bound: -t.f, Estimate: true, Event: fmt.Sprintf("diverged (%s): reverted, learning rate lowered to %.3g", failureKind(err), t.cfg.LearningRate*t.lrMul), Evals: evals}
+			}
+			// u was good on the full data: a batch-specific failure.
+			t.setU(t.u)
+			return StepInfo{Iter: t.iter, Bound: -t.f, Event: fmt.Sprintf("minibatch evaluation failed (%s): batch skipped", failureKind(err)), Evals: evals}
+		}
+	}
+	a := &t.adam
+	a.t++
+	lr := t.cfg.LearningRate * t.lrMul
+	c1 := 1 - math.Pow(adamBeta1, float64(a.t))
+	c2 := 1 - math.Pow(adamBeta2, float64(a.t))
+	for k, g := range t.g {
+		a.m[k] = adamBeta1*a.m[k] + (1-adamBeta1)*g
+		a.v[k] = adamBeta2*a.v[k] + (1-adamBeta2)*g*g
+		t.ut[k] = t.u[k] - lr*(a.m[k]/c1)/(math.Sqrt(a.v[k]/c2)+adamEps)
+	}
+	info := StepInfo{Evals: evals}
+	var f float64
+	var err error
+	if full {
+		evals++
+		f, err = t.eval(t.ut, t.gt, nil, true)
+	} else if nAll <= FullBoundRows {
+		evals++
+		f, err = t.eval(t.ut, nil, nil, false)
+	} else {
+		t.setU(t.ut)
+		f, info.Estimate = fb, true
+		copy(t.uPrev, t.u)
+		t.unchecked = true
+	}
+	info.Evals = evals
+	if err != nil {
+		t.setU(t.u)
+		t.diverged()
+		info.Iter, info.Bound = t.iter, -t.f
+		info.Event = fmt.Sprintf("diverged (%s): reverted, learning rate lowered to %.3g", failureKind(err), t.cfg.LearningRate*t.lrMul)
+		return info
+	}
+	copy(t.u, t.ut)
+	if full {
+		copy(t.g, t.gt)
+	}
+	t.f = f
+	t.iter++
+	info.Iter, info.Bound = t.iter, -f
+	return info
+}
+
+// diverged halves Adam's learning rate and resets its moments.
+func (t *Trainer) diverged() {
+	t.lrMul /= 2
+	t.adam.t = 0
+	clear(t.adam.m)
+	clear(t.adam.v)
+}
+
+// nextBatch returns the next minibatch of a shuffled pass over the data.
+func (t *Trainer) nextBatch(n int) []int {
+	b := t.cfg.BatchSize
+	if len(t.perm) != n {
+		t.perm = make([]int, n)
+		for i := range t.perm {
+			t.perm[i] = i
+		}
+		t.pos = n
+	}
+	if t.pos+b > n {
+		t.rng.Shuffle(n, func(i, j int) { t.perm[i], t.perm[j] = t.perm[j], t.perm[i] })
+		t.pos = 0
+	}
+	t.rows = append(t.rows[:0], t.perm[t.pos:t.pos+b]...)
+	t.pos += b
+	return t.rows
+}
+
+func axpy(a float64, x, y []float64) {
+	for i, v := range x {
+		y[i] += a * v
+	}
+}
+
+func norm2(x []float64) float64 { return math.Sqrt(dot(x, x)) }
+
+func normInf(x []float64) float64 {
+	var m float64
+	for _, v := range x {
+		m = math.Max(m, math.Abs(v))
+	}
+	return m
+}

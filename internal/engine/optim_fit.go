@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Fit defaults.
+const (
+	DefaultMaxIters = 1000
+	DefaultTol      = 1e-9 // relative bound improvement per iteration
+	DefaultPatience = 10   // consecutive iterations below Tol
+)
+
+// FitOptions control Fit.
+type FitOptions struct {
+	// MaxIters is the iteration limit (default DefaultMaxIters).
+	MaxIters int
+	// Tol stops the fit once the bound improved by less than
+	// Tol·max(1, |bound|) in each of Patience consecutive iterations
+	// (defaults DefaultTol, DefaultPatience). For Adam, whose bound is not
+	// monotone, the improvement is measured against the best bound so far.
+	Tol      float64
+	Patience int
+	// Progress, if not nil, is called after every iteration.
+	Progress func(StepInfo)
+}
+
+// FitReport summarises a fit.
+type FitReport struct {
+	Iters     int
+	Bound     float64
+	Converged bool     // stopped by the tolerance or the optimizer, not by MaxIters
+	Events    []string // the divergence events, in order
+	Evals     int      // bound evaluations
+}
+
+func (o FitOptions) withDefaults() (FitOptions, error) {
+	if o.MaxIters == 0 {
+		o.MaxIters = DefaultMaxIters
+	}
+	if o.Tol == 0 {
+		o.Tol = DefaultTol
+	}
+	if o.Patience == 0 {
+		o.Patience = DefaultPatience
+	}
+	switch {
+	case o.MaxIters < 0:
+		return o, fmt.Errorf("engine: %d iterations, want ≥ 0", o.MaxIters)
+	case !(o.Tol >= 0) || math.IsInf(o.Tol, 0):
+		return o, fmt.Errorf("engine: tolerance %v must be finite and ≥ 0", o.Tol)
+	case o.Patience < 0:
+		return o, fmt.Errorf("engine: patience %d, want ≥ 0", o.Patience)
+	}
+	return o, nil
+}
+
+// Fit optimises m (which it takes ownership of) until convergence, the
+// iteration limit or the context's cancellation, and returns the fitted
+// model. On cancellation it returns the model so far with the context's
+// error.
+func Fit(ctx context.Context, m *Model, cfg TrainerConfig, opt FitOptions) (*Model, FitReport, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, FitReport{}, err
+	}
+	t, err := NewTrainer(m, cfg)
+	if err != nil {
+		return nil, FitReport{}, err
+	}
+	return t.Run(ctx, opt)
+}
+
+// Run steps the trainer until convergence, opt.MaxIters further iterations
+// or the context's cancellation (see Fit).
+func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*Model, FitReport, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, FitReport{}, err
+	}
+	var rep FitReport
+	best := math.Inf(-1)
+	calm := 0
+	for k := 0; k < opt.MaxIters; k++ {
+		if err := ctx.Err(); err != nil {
+			return t.m, rep, err
+		}
+		info, err := t.Step()
+		rep.Evals += info.Evals
+		rep.Iters = info.Iter
+		rep.Bound = info.Bound
+		if info.Event != "" {
+			rep.Events = append(rep.Events, info.Event)
+		}
+		if opt.Progress != nil {
+			opt.Progress(info)
+		}
+		if err != nil {
+			return t.m, rep, err
+		}
+		if info.Converged {
+			rep.Converged = true
+			break
+		}
+		if info.Event != "" {
+			calm = 0 // a reverted step is no evidence of convergence
+			continue
+		}
+		if info.Bound-best <= opt.Tol*math.Max(1, math.Abs(info.Bound)) {
+			calm++
+		} else {
+			calm = 0
+		}
+		best = math.Max(best, info.Bound)
+		if calm >= opt.Patience {
+			rep.Converged = true
+			break
+		}
+	}
+	if !t.have {
+		// MaxIters 0: report the starting bound.
+		if _, n, err := t.start(); err == nil {
+			rep.Bound = -t.f
+			rep.Evals += n
+		}
+	}
+	return t.m, rep, nil
+}
+
+// RestartReport is one restart's outcome in FitRestarts.
+type RestartReport struct {
+	Restart int
+	Init    InitConfig // the initialisation used (defaults filled in)
+	Report  FitReport
+	Err     error // initialisation or fit failure; the restart is skipped
+}
+
+// FitRestarts initialises and fits restarts ≥ 1 models and returns the one
+// with the best bound (the first among equals), its index and every
+// restart's report. Restart r uses icfg with Seed icfg.Seed+r and, for
+// r > 0 and icfg.Perturb 0, Perturb DefaultPerturb; when icfg.HiddenInit
+// is "auto" and the model has hidden layers, restart 1 starts the first
+// hidden layer from the other choice (pca vs linear), so that both kinds of
+// local optimum are compared by their bounds. Restarts run concurrently on
+// up to GOMAXPROCS goroutines; the result does not depend on that number.
+// progress, if not nil, is called after each iteration of each restart,
+// never concurrently.
+func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg TrainerConfig, opt FitOptions, restarts int, progress func(restart int, s StepInfo)) (*Model, int, []RestartReport, error) {
+	if restarts < 1 {
+		return nil, -1, nil, fmt.Errorf("engine: %d restarts, want ≥ 1", restarts)
+	}
+	base, err := icfg.withDefaults()
+	if err != nil {
+		return nil, -1, nil, err
+	}
+	if _, err := opt.withDefaults(); err != nil {
+		return nil, -1, nil, err
+	}
+	if err := checkConfig(&tcfg); err != nil {
+		return nil, -1, nil, err
+	}
+	reps := make([]RestartReport, restarts)
+	models := make([]*Model, restarts)
+	var mu sync.Mutex
+	par := min(restarts, runtime.GOMAXPROCS(0))
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for r := range restarts {
+		c := base
+		c.Seed = base.Seed + uint64(r)
+		if r > 0 && icfg.Perturb == 0 {
+			c.Perturb = DefaultPerturb
+		}
+		if r == 1 && base.HiddenInit == "auto" && len(base.Hidden) > 0 {
+			_, q := x.Dims()
+			c.HiddenInit = "pca"
+			if base.Hidden[0] != q {
+				c.HiddenInit = "linear"
+			}
+			c.Perturb = 0
+		}
+		reps[r] = RestartReport{Restart: r, Init: c}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			m, err := Initialize(x, y, c)
+			if err != nil {
+				reps[r].Err = err
+				return
+			}
+			tc := tcfg
+			if tc.Workers == 0 {
+				tc.Workers = max(1, runtime.GOMAXPROCS(0)/par)
+			}
+			o := opt
+			if progress != nil {
+				o.Progress = func(s StepInfo) {
+					mu.Lock()
+					defer mu.Unlock()
+					progress(r, s)
+				}
+			}
+			fm, rep, err := Fit(ctx, m, tc, o)
+			reps[r].Report = rep
+			if err != nil {
+				reps[r].Err = err
+				return
+			}
+			models[r] = fm
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, -1, reps, err
+	}
+	best := -1
+	var errs []error
+	for r, rep := range reps {
+		if rep.Err != nil {
+			errs = append(errs, fmt.Errorf("restart %d: %w", r, rep.Err))
+			continue
+		}
+		if best < 0 || rep.Report.Bound > reps[best].Report.Bound {
+			best = r
+		}
+	}
+	if best < 0 {
+		return nil, -1, reps, fmt.Errorf("engine: every restart failed: %w", errors.Join(errs...))
+	}
+	return models[best], best, reps, nil
+}
