@@ -118,3 +118,33 @@ func (e *Evaluator) Predict(m *Model, x *mat.Dense) ([]Message, error) {
 	}
 	return out, nil
 }
+
+// PsiStats computes the psi statistics of kernel k for one input
+// h ~ N(mu, diag s) (s nil: a certain input) and inducing inputs z (M × Q,
+// row-major): it writes ψ1 = E[k(h, Z)] into psi1 (length M) and
+// Ψ2 = E[k(Z, h) k(h, Z)] into psi2 (M × M, row-major) and returns
+// ψ0 = E[k(h, h)]. It shares the bound's code paths, for callers that need
+// the statistics at inputs other than the data (the message figure).
+func PsiStats(k Kernel, z []float64, mu, s []float64, psi1, psi2 []float64) float64 {
+	q := k.InputDim()
+	m := len(z) / q
+	if len(mu) != q || (s != nil && len(s) != q) || len(psi1) != m || len(psi2) != m*m {
+		panic("engine: PsiStats: argument of the wrong length")
+	}
+	k.psi1(psi1, mu, s, z)
+	if s == nil {
+		for i, a := range psi1 {
+			for j, b := range psi1 {
+				psi2[i*m+j] = a * b
+			}
+		}
+		return k.psi0(mu, nil)
+	}
+	p2 := k.newPsi2(z, m)
+	zero := make([]float64, m*m)
+	p2.setWeights(nil, zero, zero)
+	acc := &psi2Acc{buf: make([]float64, p2.accLen())}
+	p2.datum(acc, mu, s, psi1, make([]float64, q), make([]float64, q))
+	p2.sum(acc, psi2)
+	return k.psi0(mu, s)
+}

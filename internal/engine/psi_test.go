@@ -8,20 +8,11 @@ import (
 )
 
 // psiStats returns ψ0, ψ1 (M) and Ψ2 (M×M) for one input through the
-// kernel's production code paths.
+// exported PsiStats, which shares the bound's code paths.
 func psiStats(k Kernel, z []float64, mu, s []float64) (float64, []float64, []float64) {
-	q := k.InputDim()
-	m := len(z) / q
-	p1 := make([]float64, m)
-	k.psi1(p1, mu, s, z)
-	p2 := k.newPsi2(z, m)
-	zero := make([]float64, m*m)
-	p2.setWeights(nil, zero, zero)
-	acc := &psi2Acc{buf: make([]float64, p2.accLen())}
-	p2.datum(acc, mu, s, p1, make([]float64, q), make([]float64, q))
-	sum := make([]float64, m*m)
-	p2.sum(acc, sum)
-	return k.psi0(mu, s), p1, sum
+	m := len(z) / k.InputDim()
+	p1, p2 := make([]float64, m), make([]float64, m*m)
+	return PsiStats(k, z, mu, s, p1, p2), p1, p2
 }
 
 // TestPsiMonteCarlo compares the analytic psi statistics with Monte Carlo

@@ -1,0 +1,580 @@
+package montecarlo
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+
+	"dgpviz/internal/engine"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// GaussianInput is a Gaussian input N(Mean, Var) to a layer with a 1-D
+// input.
+type GaussianInput struct {
+	Mean float64 `json:"mean"`
+	Var  float64 `json:"var"`
+}
+
+// MaxFigureInputs bounds the number of inputs of a message figure.
+const MaxFigureInputs = 16
+
+// GPGridPoints is the number of input positions of FigureData.GP.
+const GPGridPoints = 200
+
+// FigureData is everything the message figure draws, for one layer with
+// a 1-D input and output. It encodes to JSON as is (all numbers finite).
+type FigureData struct {
+	Layer   int    `json:"layer"` // 0-based
+	Samples int    `json:"samples"`
+	Seed    uint64 `json:"seed"`
+	// NoiseVariance is the layer's σ²; the message variances include it,
+	// the GP curve's SD does not.
+	NoiseVariance float64 `json:"noise_variance"`
+	// GP is the layer's latent function on a grid of input positions: the
+	// mean under q(u) and the standard deviation from both q(u) and the
+	// conditional of f given u (top right of the figure).
+	GP GPCurve `json:"gp"`
+	// Inducing are the inducing variables: at each inducing input, the
+	// mean and standard deviation of q(u_m) (the vertical bars).
+	Inducing []InducingBar `json:"inducing"`
+	// Inputs holds each input's response, in the order given.
+	Inputs []InputResponse `json:"inputs"`
+}
+
+// GPCurve is a 1-D function's mean and standard deviation on a grid.
+type GPCurve struct {
+	X    []float64 `json:"x"`
+	Mean []float64 `json:"mean"`
+	SD   []float64 `json:"sd"`
+}
+
+// InducingBar is one inducing variable u_m ~ N(Mean, SD²) at input Z.
+type InducingBar struct {
+	Z    float64 `json:"z"`
+	Mean float64 `json:"mean"`
+	SD   float64 `json:"sd"`
+}
+
+// InputResponse is a layer's response to one Gaussian input.
+type InputResponse struct {
+	Input GaussianInput `json:"input"`
+	// Message is the Gaussian message out of the layer (noise included).
+	Message Gaussian `json:"message"`
+	// Compression and Propagation are the input's penalty terms.
+	Compression float64 `json:"compression"`
+	Propagation float64 `json:"propagation"`
+	// True holds the exact mean and variance of the true response:
+	// Var = Message.Var + 2σ²(Compression + Propagation).
+	True Gaussian `json:"true"`
+	// MC are the Monte Carlo moments of the true response.
+	MC SampleMoments `json:"mc"`
+	// Density is the kernel density estimate of the true response from
+	// the samples (the solid line), and Histogram their histogram.
+	Density   Density   `json:"density"`
+	Histogram Histogram `json:"histogram"`
+	// Distance measures how far Message is from the samples.
+	Distance Distance `json:"distance"`
+}
+
+// SampleMoments are a sample's mean and variance with standard errors.
+type SampleMoments struct {
+	Mean   float64 `json:"mean"`
+	MeanSE float64 `json:"mean_se"`
+	Var    float64 `json:"var"`
+	VarSE  float64 `json:"var_se"`
+}
+
+// figureLayer returns layer i of m prepared for the figure, which needs
+// a 1-D input and output.
+func figureLayer(m *engine.Model, layer int) (*Layer, error) {
+	if m == nil {
+		return nil, fmt.Errorf("montecarlo: nil model")
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("montecarlo: %w", err)
+	}
+	if layer < 0 || layer >= len(m.Layers) {
+		return nil, fmt.Errorf("montecarlo: layer %d out of range: the model has layers 0…%d", layer, len(m.Layers)-1)
+	}
+	_, q, d := m.Layers[layer].Dims()
+	if q != 1 || d != 1 {
+		return nil, fmt.Errorf("montecarlo: layer %d has %d input and %d output dimensions; the message figure needs 1 and 1", layer, q, d)
+	}
+	l, err := NewLayer(m.Layers[layer], m.Jitter)
+	if err != nil {
+		return nil, fmt.Errorf("montecarlo: layer %d: %w", layer, err)
+	}
+	if l.kind == kindOther {
+		return nil, fmt.Errorf("montecarlo: layer %d: kernel %q has no closed-form psi statistics", layer, l.kernel.Name())
+	}
+	return l, nil
+}
+
+// MessageFigure computes the data of the message figure: layer `layer`
+// (0-based) of m, which must have a 1-D input and output, is given each
+// Gaussian input; for each, samples draws of the true response (seeded
+// by seed) give its density, moments and distances from the Gaussian
+// message, next to the message and the two penalty terms. Errors report
+// bad requests: a layer out of range or not 1-D, no or too many inputs,
+// non-finite means, non-positive variances, or a sample count outside
+// 2…MaxSamples.
+func MessageFigure(m *engine.Model, layer int, inputs []GaussianInput, samples int, seed uint64) (*FigureData, error) {
+	l, err := figureLayer(m, layer)
+	if err != nil {
+		return nil, err
+	}
+	if len(inputs) == 0 || len(inputs) > MaxFigureInputs {
+		return nil, fmt.Errorf("montecarlo: %d inputs, want 1…%d", len(inputs), MaxFigureInputs)
+	}
+	for i, in := range inputs {
+		if math.IsNaN(in.Mean) || math.IsInf(in.Mean, 0) {
+			return nil, fmt.Errorf("montecarlo: input %d: mean %v is not finite", i, in.Mean)
+		}
+		if !(in.Var > 0) || math.IsInf(in.Var, 0) {
+			return nil, fmt.Errorf("montecarlo: input %d: variance %v must be finite and > 0", i, in.Var)
+		}
+	}
+	opt := Options{Samples: samples, Seed: seed}
+	if err := opt.check(len(inputs)); err != nil {
+		return nil, err
+	}
+
+	n := len(inputs)
+	mu := make([]float64, n)
+	s := make([]float64, n)
+	for i, in := range inputs {
+		mu[i], s[i] = in.Mean, in.Var
+	}
+	j := newJob([]*Layer{l}, mu, s, n, 1, opt)
+	j.store = [][]float64{make([]float64, n*samples)}
+	j.run()
+
+	fd := &FigureData{Layer: layer, Samples: samples, Seed: seed, NoiseVariance: l.noise, Inputs: make([]InputResponse, n)}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range inputs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = l.response(&fd.Inputs[i], inputs[i], j.store[0][i*samples:(i+1)*samples])
+		}()
+	}
+	fd.Inducing = l.inducing()
+	fd.GP = l.curve(figureRange(l, inputs), GPGridPoints)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("montecarlo: input %d: %w", i, err)
+		}
+	}
+	return fd, nil
+}
+
+// response fills r from the samples of input in.
+func (l *Layer) response(r *InputResponse, in GaussianInput, samples []float64) error {
+	t := &Terms{Mean: make([]float64, 1), Var: make([]float64, 1), PropagationPerOutput: make([]float64, 1), TrueVar: make([]float64, 1)}
+	if err := l.terms(t, []float64{in.Mean}, []float64{in.Var}, &termsWork{}); err != nil {
+		return err
+	}
+	if err := checkSamples(samples); err != nil {
+		return err
+	}
+	sorted := slices.Clone(samples)
+	slices.Sort(sorted)
+	msg := Gaussian{Mean: t.Mean[0], Var: t.Var[0]}
+	d := compareSorted(samples, sorted, msg)
+	var a accum
+	for _, v := range samples {
+		a.add(v)
+	}
+	mean, vr, mse, vse := a.stats()
+	*r = InputResponse{
+		Input:       in,
+		Message:     msg,
+		Compression: t.Compression,
+		Propagation: t.Propagation,
+		True:        Gaussian{Mean: t.Mean[0], Var: t.TrueVar[0]},
+		MC:          SampleMoments{Mean: mean, MeanSE: mse, Var: vr, VarSE: vse},
+		Density:     *kdeSorted(samples, sorted, DefaultGridPoints),
+		Histogram:   *histSorted(sorted, 0),
+		Distance:    *d,
+	}
+	return nil
+}
+
+// inducing returns output 0's inducing variables.
+func (l *Layer) inducing() []InducingBar {
+	bars := make([]InducingBar, l.m)
+	for i := range bars {
+		bars[i] = InducingBar{Z: l.z[i*l.q], Mean: l.qmu[0][i], SD: l.qsd[0][i]}
+	}
+	return bars
+}
+
+// curve returns output 0 of the latent function on `points` positions of
+// [lo, hi] for a layer with a 1-D input.
+func (l *Layer) curve(r [2]float64, points int) GPCurve {
+	c := GPCurve{X: make([]float64, points), Mean: make([]float64, points), SD: make([]float64, points)}
+	kx, v := make([]float64, l.m), make([]float64, l.m)
+	mean, varU := make([]float64, l.d), make([]float64, l.d)
+	x := make([]float64, 1)
+	for i := range c.X {
+		x[0] = r[0] + (r[1]-r[0])*float64(i)/float64(points-1)
+		vc := l.conditional(x, kx, v, mean, varU, true)
+		c.X[i], c.Mean[i], c.SD[i] = x[0], mean[0], math.Sqrt(vc+varU[0])
+	}
+	return c
+}
+
+// figureRange is the input range of the GP panel: the inducing inputs and
+// each input's mean ± 3 sd, padded by 5% on each side.
+func figureRange(l *Layer, inputs []GaussianInput) [2]float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := 0; i < l.m; i++ {
+		lo, hi = math.Min(lo, l.z[i*l.q]), math.Max(hi, l.z[i*l.q])
+	}
+	for _, in := range inputs {
+		sd := math.Sqrt(in.Var)
+		lo, hi = math.Min(lo, in.Mean-3*sd), math.Max(hi, in.Mean+3*sd)
+	}
+	return pad(lo, hi)
+}
+
+func pad(lo, hi float64) [2]float64 {
+	w := hi - lo
+	if !(w > 0) {
+		w = math.Max(1, math.Abs(lo))
+		return [2]float64{lo - w/2, hi + w/2}
+	}
+	return [2]float64{lo - 0.05*w, hi + 0.05*w}
+}
+
+// Names of the teaching presets, in the order a page should list them.
+const (
+	PresetFar      = "far from the inducing points"
+	PresetBend     = "across a bend"
+	PresetWell     = "well represented"
+	PresetPaper    = "the paper's figure"
+	presetScanSize = 401
+)
+
+// PresetNames lists the presets of Presets in display order.
+var PresetNames = []string{PresetFar, PresetBend, PresetWell, PresetPaper}
+
+// Presets returns four Gaussian inputs for each teaching preset, chosen
+// by scanning the layer's per-input compression and propagation terms
+// over positions around the inducing inputs and the layer's data inputs
+// (the means of layer−1's messages at the model's data, or X itself for
+// layer 0). Widths are in units of a length scale ℓ: the RBF lengthscale,
+// or for a linear kernel a quarter of the input range.
+//
+//   - PresetFar: sd ℓ/4, at the best-represented position and where the
+//     compression term has risen 20%, 50% and 90% of the way to its
+//     largest value beyond the outermost inducing input.
+//   - PresetBend: sd ℓ/4, at the largest local maxima of the propagation
+//     term within the input range (at least ℓ/2 apart), filled up with
+//     wider inputs (sd ℓ/2, 3ℓ/4, ℓ) at the largest.
+//   - PresetWell: sd ℓ/8, at the four positions within the input range
+//     with the smallest compression + propagation, at least 1/8 of the
+//     range apart.
+//   - PresetPaper: one of each: well represented (sd ℓ/8), across the
+//     main bend (sd ℓ/4), far from the inducing points (sd ℓ/8), and a
+//     wide input over the middle of the range (sd a quarter of the range).
+func Presets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
+	l, err := figureLayer(m, layer)
+	if err != nil {
+		return nil, err
+	}
+	// The data inputs of the layer.
+	var xs []float64
+	if layer == 0 {
+		xs = flat(m.X)
+	} else {
+		var ev engine.Evaluator
+		msgs, err := ev.Predict(m, m.X)
+		if err != nil {
+			return nil, fmt.Errorf("montecarlo: %w", err)
+		}
+		xs = flat(msgs[layer-1].Mean)
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range xs {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	zlo, zhi := math.Inf(1), math.Inf(-1)
+	for i := 0; i < l.m; i++ {
+		zlo, zhi = math.Min(zlo, l.z[i]), math.Max(zhi, l.z[i])
+	}
+	lo, hi = math.Min(lo, zlo), math.Max(hi, zhi)
+	if !(hi > lo) {
+		lo, hi = lo-1, hi+1
+	}
+	ell := (hi - lo) / 4
+	if l.kind == kindRBF {
+		ell = math.Sqrt(0.5 / l.rbfH[0])
+	}
+
+	// Scan the terms over [lo − 3ℓ, hi + 3ℓ] at sd ℓ/4.
+	sd0 := ell / 4
+	type point struct{ x, comp, prop float64 }
+	scan := make([]point, presetScanSize)
+	t := &Terms{Mean: make([]float64, 1), Var: make([]float64, 1), PropagationPerOutput: make([]float64, 1), TrueVar: make([]float64, 1)}
+	var w termsWork
+	a, b := lo-3*ell, hi+3*ell
+	for i := range scan {
+		x := a + (b-a)*float64(i)/float64(len(scan)-1)
+		if err := l.terms(t, []float64{x}, []float64{sd0 * sd0}, &w); err != nil {
+			return nil, err
+		}
+		scan[i] = point{x, t.Compression, t.Propagation}
+	}
+	inRange := func(p point) bool { return p.x >= lo && p.x <= hi }
+	in := func(x, sd float64) GaussianInput { return GaussianInput{Mean: x, Var: sd * sd} }
+
+	// Well represented: the smallest compression + propagation in range,
+	// spread out.
+	idx := make([]int, 0, len(scan))
+	for i, p := range scan {
+		if inRange(p) {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(i, j int) bool {
+		pi, pj := scan[idx[i]], scan[idx[j]]
+		return pi.comp+pi.prop < pj.comp+pj.prop
+	})
+	well := pickApart(idx, func(i int) float64 { return scan[i].x }, (hi-lo)/8, 4)
+	var wellIn []GaussianInput
+	for _, i := range well {
+		wellIn = append(wellIn, in(scan[i].x, ell/8))
+	}
+	fill(&wellIn, 4, ell/8)
+
+	// Across a bend: local maxima of propagation in range.
+	var peaks []int
+	for i := 1; i+1 < len(scan); i++ {
+		if inRange(scan[i]) && scan[i].prop >= scan[i-1].prop && scan[i].prop > scan[i+1].prop {
+			peaks = append(peaks, i)
+		}
+	}
+	if len(peaks) == 0 && len(idx) > 0 {
+		best := idx[0]
+		for _, i := range idx {
+			if scan[i].prop > scan[best].prop {
+				best = i
+			}
+		}
+		peaks = []int{best}
+	}
+	sort.SliceStable(peaks, func(i, j int) bool { return scan[peaks[i]].prop > scan[peaks[j]].prop })
+	peaks = pickApart(peaks, func(i int) float64 { return scan[i].x }, ell/2, 4)
+	var bend []GaussianInput
+	for _, i := range peaks {
+		bend = append(bend, in(scan[i].x, sd0))
+	}
+	for k := 2; len(bend) < 4; k++ {
+		bend = append(bend, in(bend[0].Mean, sd0*float64(k)))
+	}
+
+	// Far: walk outwards from the outermost inducing input on the side
+	// where the compression term grows most.
+	cmin := math.Inf(1)
+	for _, p := range scan {
+		cmin = math.Min(cmin, p.comp)
+	}
+	side := func(right bool) (outer []point, cmax float64) {
+		cmax = math.Inf(-1)
+		for _, p := range scan {
+			if (right && p.x > zhi) || (!right && p.x < zlo) {
+				outer = append(outer, p)
+				cmax = math.Max(cmax, p.comp)
+			}
+		}
+		if !right {
+			slices.Reverse(outer)
+		}
+		return outer, cmax
+	}
+	outer, cmax := side(true)
+	if lOuter, lmax := side(false); len(outer) == 0 || (len(lOuter) > 0 && lmax > cmax) {
+		outer, cmax = lOuter, lmax
+	}
+	far := []GaussianInput{wellIn[0]}
+	far[0].Var = sd0 * sd0
+	for _, f := range []float64{0.2, 0.5, 0.9} {
+		x := math.NaN()
+		for _, p := range outer {
+			if p.comp >= cmin+f*(cmax-cmin) {
+				x = p.x
+				break
+			}
+		}
+		if math.IsNaN(x) && len(outer) > 0 {
+			// The compression term does not grow (e.g. a linear kernel
+			// with M ≥ Q): step out by multiples of ℓ instead.
+			x = outer[0].x + ell*f*3
+		}
+		if math.IsNaN(x) {
+			x = zhi + ell*f*3
+		}
+		far = append(far, in(x, sd0))
+	}
+
+	paper := []GaussianInput{wellIn[0], bend[0], in(far[3].Mean, ell/8), in((lo+hi)/2, (hi-lo)/4)}
+	return map[string][]GaussianInput{PresetFar: far, PresetBend: bend, PresetWell: wellIn, PresetPaper: paper}, nil
+}
+
+// pickApart returns up to k of the candidates, in order, skipping any
+// within sep of one already taken.
+func pickApart(cands []int, pos func(int) float64, sep float64, k int) []int {
+	var out []int
+	for _, c := range cands {
+		ok := true
+		for _, o := range out {
+			if math.Abs(pos(c)-pos(o)) < sep {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, c)
+			if len(out) == k {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// fill pads ins to k inputs with wider copies of the first (or N(0, sd²)).
+func fill(ins *[]GaussianInput, k int, sd float64) {
+	if len(*ins) == 0 {
+		*ins = append(*ins, GaussianInput{Mean: 0, Var: sd * sd})
+	}
+	for f := 2.0; len(*ins) < k; f++ {
+		*ins = append(*ins, GaussianInput{Mean: (*ins)[0].Mean, Var: sd * sd * f * f})
+	}
+}
+
+// Normalization is the standardisation of a model's data, stored in a
+// model file's top-level "normalization" object by `viz fit`: the model
+// sees (x − XMean)/XScale and (y − YMean)/YScale.
+type Normalization struct {
+	XMean  []float64 `json:"x_mean"`
+	XScale []float64 `json:"x_scale"`
+	YMean  []float64 `json:"y_mean"`
+	YScale []float64 `json:"y_scale"`
+}
+
+// NormalizationFromExtra reads the "normalization" object from a model
+// file's extra fields. An absent or null object, or absent arrays, mean
+// the identity. Arrays whose length differs from the data's columns, or
+// non-positive or non-finite scales, are errors.
+func NormalizationFromExtra(extra map[string]json.RawMessage, q, d int) (*Normalization, error) {
+	n := &Normalization{}
+	if raw, ok := extra["normalization"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, n); err != nil {
+			return nil, fmt.Errorf("montecarlo: normalization: %w", err)
+		}
+	}
+	fix := func(name string, v *[]float64, cols int, def float64, scale bool) error {
+		if *v == nil {
+			*v = make([]float64, cols)
+			for i := range *v {
+				(*v)[i] = def
+			}
+			return nil
+		}
+		if len(*v) != cols {
+			return fmt.Errorf("montecarlo: normalization.%s has %d entries, the data have %d columns", name, len(*v), cols)
+		}
+		for i, x := range *v {
+			if math.IsNaN(x) || math.IsInf(x, 0) || (scale && !(x > 0)) {
+				return fmt.Errorf("montecarlo: normalization.%s[%d] = %v is not a valid %s", name, i, x, map[bool]string{true: "scale", false: "mean"}[scale])
+			}
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		name  string
+		v     *[]float64
+		cols  int
+		def   float64
+		scale bool
+	}{{"x_mean", &n.XMean, q, 0, false}, {"x_scale", &n.XScale, q, 1, true}, {"y_mean", &n.YMean, d, 0, false}, {"y_scale", &n.YScale, d, 1, true}} {
+		if err := fix(f.name, f.v, f.cols, f.def, f.scale); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// FitData is the fit panel of a model with a 1-D input and output, in the
+// data's original units: the data, and the predictive mean ± 2 sd of the
+// Gaussian messages (noise included) on a grid.
+type FitData struct {
+	Layers int       `json:"layers"`
+	X      []float64 `json:"x"`
+	Y      []float64 `json:"y"`
+	Grid   GPCurve   `json:"grid"`
+}
+
+// FitFigure predicts the model on `points` inputs (0: GPGridPoints)
+// spanning its data's inputs padded by 5%, and undoes the normalisation
+// norm (nil: the identity).
+func FitFigure(m *engine.Model, norm *Normalization, points int) (*FitData, error) {
+	if m == nil {
+		return nil, fmt.Errorf("montecarlo: nil model")
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("montecarlo: %w", err)
+	}
+	n, q := m.X.Dims()
+	_, d := m.Y.Dims()
+	if q != 1 || d != 1 {
+		return nil, fmt.Errorf("montecarlo: the fit figure needs 1-D inputs and outputs, the model has %d and %d", q, d)
+	}
+	if points == 0 {
+		points = GPGridPoints
+	}
+	if points < 2 || points > MaxGridPoints {
+		return nil, fmt.Errorf("montecarlo: %d grid points, want 2…%d", points, MaxGridPoints)
+	}
+	if norm == nil {
+		norm = &Normalization{XMean: []float64{0}, XScale: []float64{1}, YMean: []float64{0}, YScale: []float64{1}}
+	}
+	if len(norm.XMean) != 1 || len(norm.XScale) != 1 || len(norm.YMean) != 1 || len(norm.YScale) != 1 {
+		return nil, fmt.Errorf("montecarlo: normalization must have one entry per array for a 1-D model")
+	}
+	xs := flat(m.X)
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	r := pad(lo, hi)
+	grid := mat.NewDense(points, 1, nil)
+	for i := 0; i < points; i++ {
+		grid.Set(i, 0, r[0]+(r[1]-r[0])*float64(i)/float64(points-1))
+	}
+	var ev engine.Evaluator
+	msgs, err := ev.Predict(m, grid)
+	if err != nil {
+		return nil, fmt.Errorf("montecarlo: %w", err)
+	}
+	last := msgs[len(msgs)-1]
+	xm, xsc, ym, ysc := norm.XMean[0], norm.XScale[0], norm.YMean[0], norm.YScale[0]
+	fd := &FitData{Layers: len(m.Layers), X: make([]float64, n), Y: make([]float64, n),
+		Grid: GPCurve{X: make([]float64, points), Mean: make([]float64, points), SD: make([]float64, points)}}
+	for i := 0; i < n; i++ {
+		fd.X[i] = m.X.At(i, 0)*xsc + xm
+		fd.Y[i] = m.Y.At(i, 0)*ysc + ym
+	}
+	for i := 0; i < points; i++ {
+		fd.Grid.X[i] = grid.At(i, 0)*xsc + xm
+		fd.Grid.Mean[i] = last.Mean.At(i, 0)*ysc + ym
+		fd.Grid.SD[i] = math.Sqrt(last.Var.At(i, 0)) * ysc
+	}
+	return fd, nil
+}
