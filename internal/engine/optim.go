@@ -80,6 +80,8 @@ type Trainer struct {
 
 	layout []ParamInfo
 	nat    []float64 // natural parameters of m, all of them
+	w      []float64 // the optimizer's coordinates (see optim_whiten.go), all of them
+	white  []whiteLayer
 	gfull  []float64 // gradient of the bound, natural, all parameters
 	free   []int     // indices into nat of the optimised parameters
 
@@ -103,7 +105,6 @@ type Trainer struct {
 	pos   int
 	rows  []int
 	lrMul float64 // learning-rate multiplier after divergences (≤ 1)
-	stuck int     // consecutive failed line searches
 }
 
 type lbfgsMemoryState struct {
@@ -130,6 +131,9 @@ func NewTrainer(m *Model, cfg TrainerConfig) (*Trainer, error) {
 	}
 	return t, nil
 }
+
+// Check reports whether c is a valid configuration.
+func (c TrainerConfig) Check() error { return checkConfig(&c) }
 
 func checkConfig(cfg *TrainerConfig) error {
 	switch cfg.Method {
@@ -255,21 +259,20 @@ func canonicalQSqrt(m *Model) {
 	}
 }
 
-// rebuild recomputes the free set and the transformed parameters from the
-// model and clears all optimizer memory.
+// rebuild recomputes the free set from the model and the configuration and
+// clears all optimizer memory; the next Step starts afresh.
 func (t *Trainer) rebuild() {
 	t.nat = t.m.Params(t.nat[:0])
+	t.w = resize(t.w, len(t.nat))
 	t.free = t.free[:0]
 	for i, info := range t.layout {
 		if !t.cfg.Frozen[info.Group] {
 			t.free = append(t.free, i)
 		}
 	}
+	t.buildWhite()
 	n := len(t.free)
 	t.u = resize(t.u, n)
-	for k, i := range t.free {
-		t.u[k] = toU(t.nat[i], t.layout[i])
-	}
 	t.g = resize(t.g, n)
 	t.ut = resize(t.ut, n)
 	t.gt = resize(t.gt, n)
@@ -279,7 +282,6 @@ func (t *Trainer) rebuild() {
 	t.uPrev = resize(t.uPrev, n)
 	t.unchecked = false
 	t.have = false
-	t.stuck = 0
 	t.resetMemory()
 }
 
@@ -321,18 +323,20 @@ func fromU(u float64, info ParamInfo) (p, dp float64) {
 	return u, 1
 }
 
-// setU writes the transformed free parameters u into the model.
-func (t *Trainer) setU(u []float64) {
+// setU sets the model from the transformed free parameters u.
+func (t *Trainer) setU(u []float64) error {
 	for k, i := range t.free {
-		t.nat[i], _ = fromU(u[k], t.layout[i])
+		t.w[i], _ = fromU(u[k], t.layout[i])
 	}
-	t.m.SetParams(t.nat)
+	return t.unwhiten(t.w, t.nat)
 }
 
 // eval sets the model to u and evaluates the objective f = −bound and, into
 // g, its gradient w.r.t. u, on the given rows (nil: all data).
 func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
-	t.setU(u)
+	if err := t.setU(u); err != nil {
+		return math.Inf(1), err
+	}
 	res, gr, err := t.ev.Evaluate(t.m, Options{Rows: rows, Gradient: grad})
 	if err != nil {
 		return math.Inf(1), err
@@ -344,6 +348,7 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 		return -res.Bound, nil
 	}
 	t.gfull = gr.Flatten(t.gfull[:0])
+	t.whiteGrad(t.w, t.gfull)
 	for k, i := range t.free {
 		_, dp := fromU(u[k], t.layout[i])
 		g[k] = -t.gfull[i] * dp
@@ -366,20 +371,28 @@ func failureKind(err error) string {
 	}
 }
 
-// start evaluates the objective at the current parameters, raising the
-// jitter if Kuu cannot be factorised.
+// start evaluates the objective at the model's current parameters,
+// raising the jitter while Kuu cannot be factorised.
 func (t *Trainer) start() (string, int, error) {
 	var events []string
 	evals := 0
 	for {
-		evals++
-		f, err := t.eval(t.u, t.g, nil, true)
+		t.nat = t.m.Params(t.nat[:0])
+		err := t.whiten(t.nat, t.w)
 		if err == nil {
-			t.f, t.have = f, true
-			return strings.Join(events, "; "), evals, nil
+			for k, i := range t.free {
+				t.u[k] = toU(t.w[i], t.layout[i])
+			}
+			evals++
+			var f float64
+			f, err = t.eval(t.u, t.g, nil, true)
+			if err == nil {
+				t.f, t.have = f, true
+				return strings.Join(events, "; "), evals, nil
+			}
+			t.m.SetParams(t.nat) // as it was
 		}
 		if !errors.Is(err, ErrNotPositiveDefinite) || t.m.Jitter >= MaxJitter {
-			t.setU(t.u)
 			return strings.Join(events, "; "), evals, fmt.Errorf("engine: cannot evaluate the model: %w", err)
 		}
 		t.m.Jitter = raiseJitter(t.m.Jitter)
@@ -524,7 +537,12 @@ func (t *Trainer) lbfgsStep() StepInfo {
 				converged = true
 			}
 		case t.lb.n > 0:
-			event = fmt.Sprintf("line search failed (%s): reverted, memory reset", kind)
+			// Without failed evaluations this is a poor quasi-Newton
+			// direction near an optimum, not a divergence: restart
+			// quietly from steepest descent.
+			if lastErr != nil {
+				event = fmt.Sprintf("line search failed (%s): reverted, memory reset", kind)
+			}
 			t.resetMemory()
 		default:
 			// Steepest descent made no progress: a (numerical) optimum.

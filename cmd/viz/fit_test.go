@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dgpviz/internal/engine"
+)
+
+// fitStep runs `viz fit` on the step data with small settings (a quick fit,
+// not a converged one) into dir/name and returns the file's bytes and stderr.
+func fitStep(t *testing.T, dir, name string, extra ...string) ([]byte, string) {
+	t.Helper()
+	out := filepath.Join(dir, name)
+	args := append([]string{"fit", "-data", "step", "-hidden", "1", "-inducing", "8", "-iters", "80", "-seed", "3", "-restarts", "2", "-out", out}, extra...)
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("viz %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, stderr.String()
+}
+
+// TestFitReproducible checks that the same seed and flags give the same
+// model file byte for byte, that `viz eval` reproduces the recorded bound
+// exactly, and that the file records normalisation, data set and
+// initialisation.
+func TestFitReproducible(t *testing.T) {
+	dir := t.TempDir()
+	a, stderr := fitStep(t, dir, "a.json")
+	b, _ := fitStep(t, dir, "b.json", "-workers", "1")
+	if !bytes.Equal(a, b) {
+		t.Fatal("two fits with the same seed and flags wrote different files")
+	}
+	if !strings.Contains(stderr, "bound") {
+		t.Errorf("no progress on stderr: %q", stderr)
+	}
+	mf, err := engine.ReadModelFile(filepath.Join(dir, "a.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fit fitJSON
+	if err := json.Unmarshal(mf.Extra["fit"], &fit); err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"eval", "-model", filepath.Join(dir, "a.json")}, &stdout, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var ev evalJSON
+	if err := json.Unmarshal(stdout.Bytes(), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Bound != fit.Bound {
+		t.Errorf("viz eval bound %v, fit recorded %v", ev.Bound, fit.Bound)
+	}
+	for _, k := range []string{"normalization", "dataset", "init"} {
+		if _, ok := mf.Extra[k]; !ok {
+			t.Errorf("model file lacks %q", k)
+		}
+	}
+	var norm normalizationJSON
+	if err := json.Unmarshal(mf.Extra["normalization"], &norm); err != nil {
+		t.Fatal(err)
+	}
+	// The step inputs are i/29, i = 0…29: mean 0.5.
+	if len(norm.XMean) != 1 || norm.XMean[0] < 0.5-1e-12 || norm.XMean[0] > 0.5+1e-12 {
+		t.Errorf("x_mean %v, want [0.5]", norm.XMean)
+	}
+	c, _ := fitStep(t, dir, "c.json", "-seed", "4")
+	if bytes.Equal(a, c) {
+		t.Error("a different seed gave the same file")
+	}
+}
+
+// TestFitFreeze checks that -freeze keeps the inducing inputs at their
+// initial values: a fit with -iters 1 and one with -iters 80 share them.
+func TestFitFreeze(t *testing.T) {
+	dir := t.TempDir()
+	fitStep(t, dir, "a.json", "-freeze", "inducing", "-restarts", "1")
+	fitStep(t, dir, "b.json", "-freeze", "inducing", "-restarts", "1", "-iters", "1")
+	ma, err := engine.ReadModelFile(filepath.Join(dir, "a.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := engine.ReadModelFile(filepath.Join(dir, "b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ma.Model.Layers {
+		za, zb := ma.Model.Layers[i].InducingInputs, mb.Model.Layers[i].InducingInputs
+		if !equalDense(za, zb) {
+			t.Errorf("layer %d: frozen inducing inputs differ between 1 and 80 iterations", i)
+		}
+	}
+	if equalDense(ma.Model.Layers[0].QMu, mb.Model.Layers[0].QMu) {
+		t.Error("q_mu did not move")
+	}
+}
+
+func equalDense(a, b interface {
+	Dims() (int, int)
+	At(int, int) float64
+}) bool {
+	r, c := a.Dims()
+	if r2, c2 := b.Dims(); r != r2 || c != c2 {
+		return false
+	}
+	for i := range r {
+		for j := range c {
+			if a.At(i, j) != b.At(i, j) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestFitBadInput checks that bad flags are usage errors (exit status 2).
+func TestFitBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"-hidden", "1,x"},
+		{"-hidden", "0"},
+		{"-freeze", "weights"},
+		{"-optimizer", "sgd"},
+		{"-restarts", "0"},
+		{"-iters", "0"},
+		{"-lr", "-1"},
+		{"-kernel", "matern"},
+		{"-hidden-init", "random"},
+		{"-inducing", "0"},
+		{"-hidden-noise", "0"},
+		{"-data", "nope:x"},
+		{"extra"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), append([]string{"fit"}, args...), &stdout, &stderr)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("viz fit %v: error %v, want a usage error", args, err)
+		}
+	}
+}
+
+// TestFitAdamStdout fits with minibatch Adam and writes the model to
+// standard output.
+func TestFitAdamStdout(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"fit", "-optimizer", "adam", "-lr", "0.02", "-batch", "10", "-iters", "50", "-inducing", "6", "-quiet"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("-quiet wrote to stderr: %q", stderr.String())
+	}
+	mf, err := engine.ReadModel(&stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fit fitJSON
+	if err := json.Unmarshal(mf.Extra["fit"], &fit); err != nil {
+		t.Fatal(err)
+	}
+	if fit.Optimizer != "adam" || fit.BatchSize != 10 || fit.Iters != 50 {
+		t.Errorf("fit record %+v", fit)
+	}
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func init() {
+	register(command{name: "predict", summary: "print every layer's predictive message at given inputs (original units)", run: runPredict})
+}
+
+// maxPredictInputs bounds the number of prediction inputs read from -x or -in.
+const maxPredictInputs = 1000000
+
+type predictJSON struct {
+	X      [][]float64   `json:"x"`
+	Layers []messageJSON `json:"layers"`
+}
+
+func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("predict", stderr)
+	path := fs.String("model", "", "model file (JSON) written by viz fit")
+	xs := fs.String("x", "", "comma-separated inputs of a model with one input dimension")
+	in := fs.String("in", "", "CSV file of inputs, one row per input (a header line is skipped)")
+	format := fs.String("format", "json", "output format: json or csv")
+	workers := fs.Int("workers", 0, "goroutines (0: one per CPU)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *path == "" {
+		return badInput("viz predict: -model FILE is required")
+	}
+	if *format != "json" && *format != "csv" {
+		return badInput("viz predict: -format %q: want json or csv", *format)
+	}
+	if *xs != "" && *in != "" {
+		return badInput("viz predict: give -x or -in, not both")
+	}
+	mf, err := engine.ReadModelFile(*path)
+	if err != nil {
+		return usageError{err}
+	}
+	m := mf.Model
+	nx, ny, err := readNormalization(mf)
+	if err != nil {
+		return usageError{fmt.Errorf("viz predict: %w", err)}
+	}
+	_, q := m.X.Dims()
+
+	// Inputs in original units.
+	var x *mat.Dense
+	switch {
+	case *xs != "":
+		if q != 1 {
+			return badInput("viz predict: -x: the model has %d input dimensions; use -in FILE.csv", q)
+		}
+		v, err := parseFloats(*xs)
+		if err != nil {
+			return badInput("viz predict: -x: %v", err)
+		}
+		x = mat.NewDense(len(v), 1, v)
+	case *in != "":
+		x, err = readInputCSV(*in, q)
+		if err != nil {
+			return badInput("viz predict: -in: %v", err)
+		}
+	default:
+		x = nx.UndoMean(m.X)
+	}
+
+	ev := engine.Evaluator{Workers: *workers}
+	msgs, err := ev.Predict(m, nx.Apply(x))
+	if err != nil {
+		return usageError{fmt.Errorf("viz predict: %w", err)}
+	}
+	last := len(msgs) - 1
+	msgs[last].Mean = ny.UndoMean(msgs[last].Mean)
+	msgs[last].Var = ny.UndoVar(msgs[last].Var)
+
+	if *format == "csv" {
+		return writePredictCSV(stdout, x, msgs)
+	}
+	out := predictJSON{X: matRows(x)}
+	for _, msg := range msgs {
+		out.Layers = append(out.Layers, messageJSON{Mean: matRows(msg.Mean), Var: matRows(msg.Var)})
+	}
+	return json.NewEncoder(stdout).Encode(out)
+}
+
+// readNormalization returns the model file's normalisers; a file without
+// a "normalization" field is in original units (identity normalisers).
+func readNormalization(mf *engine.ModelFile) (nx, ny dataset.Normalizer, err error) {
+	_, q := mf.Model.X.Dims()
+	_, d := mf.Model.Y.Dims()
+	nx = dataset.Normalizer{Mean: make([]float64, q), Scale: ones(q)}
+	ny = dataset.Normalizer{Mean: make([]float64, d), Scale: ones(d)}
+	raw, ok := mf.Extra["normalization"]
+	if !ok {
+		return nx, ny, nil
+	}
+	var nj normalizationJSON
+	if err := json.Unmarshal(raw, &nj); err != nil {
+		return nx, ny, fmt.Errorf("normalization: %w", err)
+	}
+	check := func(name string, v []float64, n int, scale bool) error {
+		if len(v) != n {
+			return fmt.Errorf("normalization.%s: %d values, want %d", name, len(v), n)
+		}
+		for i, a := range v {
+			if math.IsNaN(a) || math.IsInf(a, 0) || scale && a <= 0 {
+				return fmt.Errorf("normalization.%s[%d]: %v is not a valid value", name, i, a)
+			}
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		name  string
+		v     []float64
+		n     int
+		scale bool
+	}{{"x_mean", nj.XMean, q, false}, {"x_scale", nj.XScale, q, true}, {"y_mean", nj.YMean, d, false}, {"y_scale", nj.YScale, d, true}} {
+		if err := check(c.name, c.v, c.n, c.scale); err != nil {
+			return nx, ny, err
+		}
+	}
+	return dataset.Normalizer{Mean: nj.XMean, Scale: nj.XScale}, dataset.Normalizer{Mean: nj.YMean, Scale: nj.YScale}, nil
+}
+
+func ones(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
+}
+
+// parseFloats parses a comma-separated list of finite numbers.
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%q is not a finite number", f)
+		}
+		if len(out) == maxPredictInputs {
+			return nil, fmt.Errorf("more than %d inputs", maxPredictInputs)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// readInputCSV reads rows of q numbers; a first line that is not numeric
+// is a header and is skipped.
+func readInputCSV(path string, q int) (*mat.Dense, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(bufio.NewReader(io.LimitReader(f, dataset.MaxFileSize)))
+	r.FieldsPerRecord = -1
+	r.TrimLeadingSpace = true
+	var data []float64
+	line := 0
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		line++
+		if len(rec) != q {
+			return nil, fmt.Errorf("line %d: %d fields, the model has %d input dimensions", line, len(rec), q)
+		}
+		row := make([]float64, q)
+		bad := ""
+		for j, s := range rec {
+			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				bad = s
+				break
+			}
+			row[j] = v
+		}
+		if bad != "" {
+			if line == 1 {
+				continue // header
+			}
+			return nil, fmt.Errorf("line %d: %q is not a finite number", line, bad)
+		}
+		if len(data)/q == maxPredictInputs {
+			return nil, fmt.Errorf("more than %d inputs", maxPredictInputs)
+		}
+		data = append(data, row...)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%s: no inputs", path)
+	}
+	return mat.NewDense(len(data)/q, q, data), nil
+}
+
+// writePredictCSV writes one row per input: the input columns x0…, then for
+// every layer i and output d the columns layer{i}_mean{d}, layer{i}_var{d}.
+func writePredictCSV(w io.Writer, x *mat.Dense, msgs []engine.Message) error {
+	n, q := x.Dims()
+	cw := csv.NewWriter(w)
+	var head []string
+	for j := range q {
+		head = append(head, fmt.Sprintf("x%d", j))
+	}
+	for i, msg := range msgs {
+		_, d := msg.Mean.Dims()
+		for k := range d {
+			head = append(head, fmt.Sprintf("layer%d_mean%d", i, k), fmt.Sprintf("layer%d_var%d", i, k))
+		}
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	row := make([]string, 0, len(head))
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for r := range n {
+		row = row[:0]
+		for j := range q {
+			row = append(row, num(x.At(r, j)))
+		}
+		for _, msg := range msgs {
+			_, d := msg.Mean.Dims()
+			for k := range d {
+				row = append(row, num(msg.Mean.At(r, k)), num(msg.Var.At(r, k)))
+			}
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
