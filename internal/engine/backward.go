@@ -12,20 +12,29 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 	s2, scale, fd := w.s2, w.scale, float64(w.d)
 	mm2 := m * m
 
-	// mean = Ψ1·A.
-	dPsi1 := make([]float64, n*m)
-	mm(dPsi1, n, m, d, gMean, false, w.a, true, 1, 0)
-	dA := make([]float64, m*d)
-	mm(dA, m, d, n, w.psi1, true, gMean, false, 1, 0)
+	// Every term whose gradient w.r.t. ψ1_n is ψ1_n times a fixed M×M matrix
+	// adds that matrix to wPsi1, and Ψ1ᵀΨ1 is formed once: both save
+	// N·M² products per term.
+	p11 := make([]float64, mm2)
+	mm(p11, m, m, n, w.psi1, true, w.psi1, false, 1, 0)
+	wPsi1 := make([]float64, mm2)
 	dKinv := make([]float64, mm2)
 	dBsum := make([]float64, mm2)
 	dLcat := make([]float64, m*m*d) // ∂/∂[L_1 … L_D]
 	var ds2 float64
 
+	// mean = Ψ1·A.
+	dPsi1 := make([]float64, n*m)
+	mm(dPsi1, n, m, d, gMean, false, w.a, true, 1, 0)
+	dA := make([]float64, m*d)
+	mm(dA, m, d, n, w.psi1, true, gMean, false, 1, 0)
+
 	if last {
 		// The likelihood's −Σ_n ψ1_n Bsum ψ1_nᵀ/(2 s2).
-		mm(dPsi1, n, m, m, w.psi1, false, w.bsum, false, -scale/s2, 1)
-		mm(dBsum, m, m, n, w.psi1, true, w.psi1, false, -scale/(2*s2), 1)
+		for i, v := range w.bsum {
+			wPsi1[i] -= scale / s2 * v
+			dBsum[i] -= scale / (2 * s2) * p11[i]
+		}
 		ds2 += scale * (-float64(n*d)/(2*s2) + (w.likSq+w.likTr)/(2*s2*s2))
 	} else {
 		// var_nd = s2 + ‖U_d[n]‖² with U_d = T·L_d and T = Ψ1·Kinv.
@@ -47,20 +56,22 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 	var dC []float64
 	if w.inVar == nil {
 		// compression_n = D/(2 s2)·(ψ0_n − ψ1_n Kinv ψ1_nᵀ); no propagation.
-		mm(dPsi1, n, m, m, w.psi1, false, w.kinv, false, scale*fd/s2, 1)
-		mm(dKinv, m, m, n, w.psi1, true, w.psi1, false, scale*fd/(2*s2), 1)
+		for i, v := range w.kinv {
+			wPsi1[i] += scale * fd / s2 * v
+			dKinv[i] += scale * fd / (2 * s2) * p11[i]
+		}
 	} else {
-		mm(dPsi1, n, m, m, w.psi1, false, w.c, false, scale/s2, 1)
 		dC = make([]float64, mm2)
 		for i, v := range w.sumPsi2 {
-			dC[i] = -scale / (2 * s2) * v
+			wPsi1[i] += scale / s2 * w.c[i]
+			dC[i] = -scale / (2 * s2) * (v - p11[i])
 			dKinv[i] += scale * fd / (2 * s2) * v
-		}
-		mm(dC, m, m, n, w.psi1, true, w.psi1, false, scale/(2*s2), 1)
-		if w.psi2.quadPsi1() {
-			mm(dPsi1, n, m, m, w.psi1, false, w.g2, false, 2, 1)
+			if w.psi2.quadPsi1() {
+				wPsi1[i] += 2 * w.g2[i]
+			}
 		}
 	}
+	mm(dPsi1, n, m, m, w.psi1, false, wPsi1, false, 1, 1)
 	ds2 += (terms.Compression + terms.Propagation) / s2
 
 	// Per datum: ψ1 and ψ0 back to the input message, Z and the kernel.

@@ -116,3 +116,50 @@ func minDistance(z *mat.Dense, r int) float64 {
 	}
 	return best
 }
+
+// TestMatMulSmallMatchesBLAS checks mm's plain loops against BLAS for every
+// transpose combination and a few shapes on both sides of the threshold.
+func TestMatMulSmallMatchesBLAS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, sh := range [][3]int{{1, 1, 1}, {3, 5, 2}, {10, 1, 30}, {7, 9, 11}, {40, 40, 40}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				a := make([]float64, m*k)
+				b := make([]float64, k*n)
+				c0 := make([]float64, m*n)
+				for i := range a {
+					a[i] = rng.NormFloat64()
+				}
+				for i := range b {
+					b[i] = rng.NormFloat64()
+				}
+				for i := range c0 {
+					c0[i] = rng.NormFloat64()
+				}
+				got := append([]float64(nil), c0...)
+				mm(got, m, n, k, a, ta, b, tb, 0.7, 0.3)
+				// Independent reference: the definition.
+				for i := 0; i < m; i++ {
+					for j := 0; j < n; j++ {
+						var s float64
+						for l := 0; l < k; l++ {
+							av, bv := a[i*k+l], b[l*n+j]
+							if ta {
+								av = a[l*m+i]
+							}
+							if tb {
+								bv = b[j*k+l]
+							}
+							s += av * bv
+						}
+						want := 0.7*s + 0.3*c0[i*n+j]
+						if math.Abs(got[i*n+j]-want) > 1e-12*(1+math.Abs(want)) {
+							t.Fatalf("%v ta=%v tb=%v: c[%d][%d] = %v, want %v", sh, ta, tb, i, j, got[i*n+j], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

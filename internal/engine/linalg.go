@@ -8,18 +8,74 @@ import (
 
 // mm computes c (m×n) = alpha·op(a)·op(b) + beta·c for row-major slices,
 // where op(a) is m×k (a is stored k×m when ta) and op(b) is k×n (b is
-// stored n×k when tb).
+// stored n×k when tb). Small products, the common case in a layer with a
+// few inducing points, run in plain loops: BLAS's blocking costs more than
+// it saves below about 32³ multiply-adds.
 func mm(c []float64, m, n, k int, a []float64, ta bool, b []float64, tb bool, alpha, beta float64) {
-	opA, lda := blas.NoTrans, k
-	if ta {
-		opA, lda = blas.Trans, m
+	if m*n*k > smallProduct || (ta && tb) {
+		opA, lda := blas.NoTrans, k
+		if ta {
+			opA, lda = blas.Trans, m
+		}
+		opB, ldb := blas.NoTrans, n
+		if tb {
+			opB, ldb = blas.Trans, k
+		}
+		blas64.Implementation().Dgemm(opA, opB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
+		return
 	}
-	opB, ldb := blas.NoTrans, n
-	if tb {
-		opB, ldb = blas.Trans, k
+	c = c[:m*n]
+	switch beta {
+	case 0:
+		clear(c)
+	case 1:
+	default:
+		for i := range c {
+			c[i] *= beta
+		}
 	}
-	blas64.Implementation().Dgemm(opA, opB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
+	switch {
+	case !ta && !tb:
+		for i := 0; i < m; i++ {
+			crow := c[i*n : (i+1)*n]
+			for l, av := range a[i*k : (i+1)*k] {
+				if av == 0 {
+					continue
+				}
+				t := alpha * av
+				for j, bv := range b[l*n : (l+1)*n] {
+					crow[j] += t * bv
+				}
+			}
+		}
+	case ta && !tb:
+		for l := 0; l < k; l++ {
+			brow := b[l*n : (l+1)*n]
+			for i, av := range a[l*m : (l+1)*m] {
+				if av == 0 {
+					continue
+				}
+				t := alpha * av
+				crow := c[i*n : (i+1)*n]
+				for j, bv := range brow {
+					crow[j] += t * bv
+				}
+			}
+		}
+	default: // !ta && tb
+		for i := 0; i < m; i++ {
+			arow := a[i*k : (i+1)*k]
+			crow := c[i*n : (i+1)*n]
+			for j := range crow {
+				crow[j] += alpha * dot(arow, b[j*k:(j+1)*k])
+			}
+		}
+	}
 }
+
+// smallProduct is the number of multiply-adds below which mm uses plain
+// loops rather than BLAS (measured with BenchmarkBoundGradient).
+const smallProduct = 32 * 32 * 32
 
 // quad returns xᵀ W x for a symmetric M×M W.
 func quad(x, w []float64) float64 {
