@@ -156,7 +156,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if prog != nil {
 		prog.finish()
 	}
-	if err != nil {
+	interrupted := err != nil && model != nil && ctx.Err() != nil
+	if err != nil && !interrupted {
 		return fmt.Errorf("viz fit: %w", err)
 	}
 	final := reps[best].Report
@@ -203,11 +204,15 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("viz fit: %w", err)
 	}
 	if f.out == "" || f.out == "-" {
-		_, err = stdout.Write(buf.Bytes())
-		return err
-	}
-	if err := os.WriteFile(f.out, buf.Bytes(), 0o644); err != nil {
+		if _, err := stdout.Write(buf.Bytes()); err != nil {
+			return err
+		}
+	} else if err := os.WriteFile(f.out, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("viz fit: %w", err)
+	}
+	if interrupted {
+		// The work so far is kept; the exit status still says it stopped early.
+		return fmt.Errorf("viz fit: interrupted after %d iterations; wrote the best model so far (bound %.6g)", final.Iters, final.Bound)
 	}
 	return nil
 }

@@ -174,3 +174,31 @@ func TestFitAdamStdout(t *testing.T) {
 		t.Errorf("fit record %+v", fit)
 	}
 }
+
+// TestFitInterruptedWritesBestSoFar: a fit whose context is cancelled
+// (Ctrl-C) still writes the best model reached, and says it stopped early.
+func TestFitInterruptedWritesBestSoFar(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "m.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	var errb bytes.Buffer
+	steps := 0
+	w := writerFunc(func(p []byte) (int, error) {
+		// The first progress line reaches stderr once the fit runs: cancel then.
+		steps++
+		if steps == 1 {
+			cancel()
+		}
+		return errb.Write(p)
+	})
+	err := run(ctx, []string{"fit", "-data", "step", "-hidden", "1", "-inducing", "8", "-iters", "100000", "-out", out}, &bytes.Buffer{}, w)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("err %v, want an interruption error", err)
+	}
+	if _, err := engine.ReadModelFile(out); err != nil {
+		t.Fatalf("no usable model written: %v", err)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

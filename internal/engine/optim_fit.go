@@ -150,6 +150,8 @@ type RestartReport struct {
 // hidden layer from the other choice (pca vs linear), so that both kinds of
 // local optimum are compared by their bounds. Restarts run concurrently on
 // up to GOMAXPROCS goroutines; the result does not depend on that number.
+// When ctx is cancelled it returns the best model so far (nil if none) with
+// an error that wraps ctx.Err().
 // progress, if not nil, is called after each iteration of each restart,
 // never concurrently.
 func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg TrainerConfig, opt FitOptions, restarts int, progress func(restart int, s StepInfo)) (*Model, int, []RestartReport, error) {
@@ -211,17 +213,15 @@ func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg Tra
 			}
 			fm, rep, err := Fit(ctx, m, tc, o)
 			reps[r].Report = rep
-			if err != nil {
+			if err != nil && (ctx.Err() == nil || fm == nil) {
 				reps[r].Err = err
 				return
 			}
+			// An interrupted restart keeps its last good model.
 			models[r] = fm
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, -1, reps, err
-	}
 	best := -1
 	var errs []error
 	for r, rep := range reps {
@@ -232,6 +232,13 @@ func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg Tra
 		if best < 0 || rep.Report.Bound > reps[best].Report.Bound {
 			best = r
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		// Interrupted: the best model so far, if any, with the reason.
+		if best < 0 {
+			return nil, -1, reps, err
+		}
+		return models[best], best, reps, fmt.Errorf("engine: fit interrupted: %w", err)
 	}
 	if best < 0 {
 		return nil, -1, reps, fmt.Errorf("engine: every restart failed: %w", errors.Join(errs...))
