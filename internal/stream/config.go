@@ -1,0 +1,273 @@
+package stream
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
+)
+
+// MaxSpeed is the largest iterations-per-second cap a client may set.
+const MaxSpeed = 100000
+
+// Config is a session's configuration: everything that a shared link
+// reproduces. Its URL form (see Query and ParseQuery) is
+//
+//	?data=step&hidden=1,1&m=12&opt=lbfgs&lr=0.01&seed=1&frozen=kernel,noise&play=1&speed=60
+type Config struct {
+	Dataset      string   `json:"dataset"`       // a name from the server's catalogue
+	Hidden       []int    `json:"hidden"`        // widths of the hidden layers; layers = len(Hidden)+1
+	Inducing     int      `json:"inducing"`      // inducing points per layer
+	Method       string   `json:"method"`        // "lbfgs" or "adam"
+	LearningRate float64  `json:"learning_rate"` // adam's step size (ignored by lbfgs)
+	Seed         uint64   `json:"seed"`          // initialisation and minibatch seed
+	Frozen       []string `json:"frozen"`        // frozen parameter groups (engine.Group names)
+	Play         bool     `json:"play"`          // optimise from the start (and: is optimising)
+	Speed        int      `json:"speed"`         // at most this many iterations per second; 0: as fast as possible
+}
+
+// DefaultConfig is the demo: a 3-layer deep GP on the step function.
+func DefaultConfig() Config {
+	return Config{Dataset: "step", Hidden: []int{1, 1}, Inducing: 12, Method: "lbfgs", LearningRate: 0.01, Seed: 1, Frozen: []string{}, Play: true, Speed: 60}
+}
+
+// Limits bound what one session and the server may use. A command or
+// configuration that exceeds a limit is refused with an error naming it.
+type Limits struct {
+	MaxSessions     int `json:"max_sessions"`      // concurrent websocket sessions
+	MaxRows         int `json:"max_rows"`          // training rows of a data set
+	MaxLayers       int `json:"max_layers"`        // layers (hidden widths + 1)
+	MaxWidth        int `json:"max_width"`         // width of a hidden layer
+	MaxInducing     int `json:"max_inducing"`      // inducing points per layer
+	MaxCommandBytes int `json:"max_command_bytes"` // size of one command message
+	MaxSteps        int `json:"max_steps"`         // iterations one "step" command may ask for
+}
+
+// DefaultLimits suit a lecture demo on a laptop.
+func DefaultLimits() Limits {
+	return Limits{MaxSessions: 16, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000}
+}
+
+// hardReadLimit is the websocket read limit: a message larger than this
+// closes the connection (status 1009). Messages between
+// Limits.MaxCommandBytes and this are answered with an error and discarded.
+const hardReadLimit = 1 << 20
+
+// Validate checks c against the limits and the catalogue.
+func (c Config) Validate(l Limits, cat *Catalog) error {
+	if cat != nil && cat.Get(c.Dataset) == nil {
+		return errorf("unknown data set %q (available: %s)", c.Dataset, strings.Join(cat.Names(), ", "))
+	}
+	if len(c.Hidden)+1 > l.MaxLayers {
+		return errorf("hidden: %d hidden layers make %d layers, more than the limit %d", len(c.Hidden), len(c.Hidden)+1, l.MaxLayers)
+	}
+	for i, w := range c.Hidden {
+		if w < 1 || w > l.MaxWidth {
+			return errorf("hidden[%d]: width %d out of range 1…%d", i, w, l.MaxWidth)
+		}
+	}
+	if c.Inducing < 1 || c.Inducing > l.MaxInducing {
+		return errorf("inducing: %d out of range 1…%d", c.Inducing, l.MaxInducing)
+	}
+	if c.Method != "lbfgs" && c.Method != "adam" {
+		return errorf("method: %q, want \"lbfgs\" or \"adam\"", c.Method)
+	}
+	if !(c.LearningRate > 0) || c.LearningRate > 10 || math.IsInf(c.LearningRate, 0) {
+		return errorf("learning_rate: %v, want a number in (0, 10]", c.LearningRate)
+	}
+	if c.Speed < 0 || c.Speed > MaxSpeed {
+		return errorf("speed: %d iterations per second out of range 0…%d (0: as fast as possible)", c.Speed, MaxSpeed)
+	}
+	for _, g := range c.Frozen {
+		if _, ok := engine.ParseGroup(g); !ok {
+			return errorf("frozen: unknown parameter group %q (want kernel, noise, inducing, q_mu or q_sqrt)", g)
+		}
+	}
+	return nil
+}
+
+// Query returns the URL query form of c.
+func (c Config) Query() url.Values {
+	v := url.Values{}
+	v.Set("data", c.Dataset)
+	hs := make([]string, len(c.Hidden))
+	for i, w := range c.Hidden {
+		hs[i] = strconv.Itoa(w)
+	}
+	v.Set("hidden", strings.Join(hs, ","))
+	v.Set("m", strconv.Itoa(c.Inducing))
+	v.Set("opt", c.Method)
+	v.Set("lr", strconv.FormatFloat(c.LearningRate, 'g', -1, 64))
+	v.Set("seed", strconv.FormatUint(c.Seed, 10))
+	if len(c.Frozen) > 0 {
+		v.Set("frozen", strings.Join(c.Frozen, ","))
+	}
+	v.Set("play", map[bool]string{true: "1", false: "0"}[c.Play])
+	v.Set("speed", strconv.Itoa(c.Speed))
+	return v
+}
+
+// ParseQuery reads a Config from URL parameters, starting from def for
+// parameters that are absent. It does not validate limits.
+func ParseQuery(q url.Values, def Config) (Config, error) {
+	c := def
+	c.Hidden = slices.Clone(def.Hidden)
+	c.Frozen = slices.Clone(def.Frozen)
+	if q.Has("data") {
+		c.Dataset = q.Get("data")
+	}
+	if q.Has("hidden") {
+		c.Hidden = []int{}
+		if s := strings.TrimSpace(q.Get("hidden")); s != "" {
+			for _, f := range strings.Split(s, ",") {
+				w, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil {
+					return def, errorf("hidden: %q is not a list of widths like 1,1", q.Get("hidden"))
+				}
+				if len(c.Hidden) > 64 {
+					return def, errorf("hidden: too many layers")
+				}
+				c.Hidden = append(c.Hidden, w)
+			}
+		}
+	}
+	if q.Has("m") {
+		m, err := strconv.Atoi(q.Get("m"))
+		if err != nil {
+			return def, errorf("m: %q is not an integer", q.Get("m"))
+		}
+		c.Inducing = m
+	}
+	if q.Has("opt") {
+		c.Method = q.Get("opt")
+	}
+	if q.Has("lr") {
+		lr, err := strconv.ParseFloat(q.Get("lr"), 64)
+		if err != nil {
+			return def, errorf("lr: %q is not a number", q.Get("lr"))
+		}
+		c.LearningRate = lr
+	}
+	if q.Has("seed") {
+		s, err := strconv.ParseUint(q.Get("seed"), 10, 64)
+		if err != nil {
+			return def, errorf("seed: %q is not a non-negative integer", q.Get("seed"))
+		}
+		c.Seed = s
+	}
+	if q.Has("play") {
+		switch q.Get("play") {
+		case "1", "true":
+			c.Play = true
+		case "0", "false":
+			c.Play = false
+		default:
+			return def, errorf("play: %q, want 1 or 0", q.Get("play"))
+		}
+	}
+	if q.Has("speed") {
+		sp, err := strconv.Atoi(q.Get("speed"))
+		if err != nil {
+			return def, errorf("speed: %q is not an integer", q.Get("speed"))
+		}
+		c.Speed = sp
+	}
+	if q.Has("frozen") {
+		c.Frozen = []string{}
+		for _, g := range strings.Split(q.Get("frozen"), ",") {
+			if g = strings.TrimSpace(g); g != "" && !slices.Contains(c.Frozen, g) {
+				c.Frozen = append(c.Frozen, g)
+			}
+		}
+	}
+	return c, nil
+}
+
+// DatasetInfo describes a catalogue entry for the page.
+type DatasetInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Rows        int    `json:"rows"`
+	Inputs      int    `json:"inputs"`
+	Outputs     int    `json:"outputs"`
+}
+
+// Catalog holds the data sets a client may choose by name. Clients never
+// name files: the server operator loads data sets at start-up.
+type Catalog struct {
+	names []string
+	sets  map[string]*dataset.Dataset
+	specs map[string]string // spec → name
+}
+
+// NewCatalog loads each spec (see dataset.Load) and checks it against the
+// row limit. The built-in "step" is always present.
+func NewCatalog(specs []string, l Limits) (*Catalog, error) {
+	c := &Catalog{sets: map[string]*dataset.Dataset{}, specs: map[string]string{"step": "step", "": "step"}}
+	if err := c.Add(dataset.Step(), l); err != nil {
+		return nil, err
+	}
+	for _, s := range specs {
+		if strings.TrimSpace(s) == "step" || strings.TrimSpace(s) == "" {
+			continue
+		}
+		ds, err := dataset.Load(s)
+		if err != nil {
+			return nil, errorf("data set %q: %w", s, err)
+		}
+		if err := c.Add(ds, l); err != nil {
+			return nil, err
+		}
+		c.specs[s] = ds.Name
+	}
+	return c, nil
+}
+
+// Add adds a data set under its name, replacing one of the same name.
+func (c *Catalog) Add(ds *dataset.Dataset, l Limits) error {
+	n, _ := ds.X.Dims()
+	if n > l.MaxRows {
+		return errorf("data set %q has %d training rows, more than the limit %d", ds.Name, n, l.MaxRows)
+	}
+	if n < 2 {
+		return errorf("data set %q has %d training rows; at least 2 are needed", ds.Name, n)
+	}
+	if _, ok := c.sets[ds.Name]; !ok {
+		c.names = append(c.names, ds.Name)
+	}
+	c.sets[ds.Name] = ds
+	return nil
+}
+
+// NameOf returns the name of the data set loaded from spec, or spec.
+func (c *Catalog) NameOf(spec string) string {
+	if n, ok := c.specs[strings.TrimSpace(spec)]; ok {
+		return n
+	}
+	return spec
+}
+
+// Get returns the named data set or nil.
+func (c *Catalog) Get(name string) *dataset.Dataset { return c.sets[name] }
+
+// Names lists the data sets in the order they were added.
+func (c *Catalog) Names() []string { return slices.Clone(c.names) }
+
+// Info describes every data set.
+func (c *Catalog) Info() []DatasetInfo {
+	out := make([]DatasetInfo, 0, len(c.names))
+	for _, n := range c.names {
+		ds := c.sets[n]
+		r, q := ds.X.Dims()
+		_, d := ds.Y.Dims()
+		out = append(out, DatasetInfo{Name: n, Description: ds.Description, Rows: r, Inputs: q, Outputs: d})
+	}
+	return out
+}
+
+func (c Config) String() string { return fmt.Sprint(c.Query().Encode()) }

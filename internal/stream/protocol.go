@@ -1,0 +1,118 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"dgpviz/internal/engine"
+)
+
+// MaxCoordinate bounds every coordinate a command may set (inducing inputs
+// and output means, in the model's normalised units).
+const MaxCoordinate = 1000
+
+// Command is a message from the page (a JSON text message). Op selects the
+// command; the other fields are its arguments, absent when not used. ID, if
+// given, is echoed in the reply and in the "applied" field of later frames.
+type Command struct {
+	ID           int64     `json:"id"`
+	Op           string    `json:"op"`
+	N            *int      `json:"n,omitempty"`             // step
+	Seed         *uint64   `json:"seed,omitempty"`          // reset
+	Method       *string   `json:"method,omitempty"`        // optimizer
+	LearningRate *float64  `json:"learning_rate,omitempty"` // optimizer
+	Group        *string   `json:"group,omitempty"`         // freeze
+	Frozen       *bool     `json:"frozen,omitempty"`        // freeze
+	Layer        *int      `json:"layer,omitempty"`         // move, add, remove
+	Index        *int      `json:"index,omitempty"`         // move, remove
+	Z            []float64 `json:"z,omitempty"`             // move, add
+	Mu           []float64 `json:"mu,omitempty"`            // move, add
+	Hidden       []int     `json:"hidden,omitempty"`        // architecture
+	Inducing     *int      `json:"inducing,omitempty"`      // architecture
+	Dataset      *string   `json:"dataset,omitempty"`       // dataset
+	Speed        *int      `json:"speed,omitempty"`         // speed
+}
+
+// Ops lists the commands, for documentation and errors.
+var Ops = []string{"play", "pause", "step", "reset", "optimizer", "freeze", "move", "add", "remove", "architecture", "dataset", "speed"}
+
+// ParseCommand decodes one command. Its errors say what was wrong.
+func ParseCommand(b []byte) (Command, error) {
+	var c Command
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&c); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te):
+			return c, errorf("field %q: %s is not a %s", te.Field, te.Value, te.Type)
+		case strings.HasPrefix(err.Error(), "json: unknown field"):
+			return c, errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
+		}
+		return c, errorf("malformed command (want a JSON object such as {\"op\":\"play\"}): %v", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return c, errorf("malformed command: extra data after the JSON object")
+	}
+	if c.Op == "" {
+		return c, errorf("missing \"op\" (one of %s)", strings.Join(Ops, ", "))
+	}
+	if !slices.Contains(Ops, c.Op) {
+		return c, errorf("unknown op %q (want one of %s)", truncate(c.Op, 40), strings.Join(Ops, ", "))
+	}
+	for _, v := range [][]float64{c.Z, c.Mu} {
+		for _, x := range v {
+			if math.IsNaN(x) || math.Abs(x) > MaxCoordinate {
+				return c, errorf("%s: coordinate %v out of range [-%d, %d]", c.Op, x, MaxCoordinate, MaxCoordinate)
+			}
+		}
+	}
+	return c, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// reply is a text message from the server: "hello", "ack" or "error".
+type reply struct {
+	V       int           `json:"v"`
+	Type    string        `json:"type"`
+	ID      int64         `json:"id,omitempty"`
+	Op      string        `json:"op,omitempty"`
+	Message string        `json:"message,omitempty"`
+	Error   string        `json:"error,omitempty"`
+	Config  *Config       `json:"config,omitempty"`
+	Session uint64        `json:"session,omitempty"`
+	Limits  *Limits       `json:"limits,omitempty"`
+	Sets    []DatasetInfo `json:"datasets,omitempty"`
+	Groups  []string      `json:"groups,omitempty"`
+	Running *bool         `json:"running,omitempty"`
+}
+
+func (r reply) bytes() []byte {
+	r.V = ProtocolVersion
+	b, err := json.Marshal(r)
+	if err != nil { // cannot happen: every field marshals
+		b = fmt.Appendf(nil, `{"v":%d,"type":"error","error":"stream: encoding reply"}`, ProtocolVersion)
+	}
+	return b
+}
+
+// groupNames lists engine.Group names in order.
+func groupNames() []string {
+	var out []string
+	for g := engine.GroupKernel; g <= engine.GroupQSqrt; g++ {
+		out = append(out, g.String())
+	}
+	return out
+}

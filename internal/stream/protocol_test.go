@@ -1,0 +1,484 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+const paused = "play=0&speed=0"
+
+func TestFramesArriveAndDecode(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	hello := c.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
+	if get(hello, "config", "dataset") != "step" || get(hello, "limits", "max_inducing") == nil {
+		t.Fatalf("hello lacks config or limits: %v", hello)
+	}
+	setup := c.until("setup", 5*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	if n := num64(setup["n"]); n != 30 {
+		t.Fatalf("setup n = %v, want 30", n)
+	}
+	if x := floats(setup["x"]); len(x) != 30 {
+		t.Fatalf("setup x has %d values", len(x))
+	}
+	f := c.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	if b := num64(f["bound"]); math.IsNaN(b) || math.IsInf(b, 0) {
+		t.Fatalf("frame bound %v", f["bound"])
+	}
+	layers, _ := f["layers"].([]any)
+	if len(layers) != 3 {
+		t.Fatalf("%d layers, want 3", len(layers))
+	}
+	for i := range layers {
+		m := int(num64(get(f, "layers", i, "m")))
+		if m != 12 {
+			t.Errorf("layer %d: m = %d, want 12", i, m)
+		}
+		for _, k := range []string{"z", "u_mean", "u_var"} {
+			if len(floats(get(f, "layers", i, k))) != m {
+				t.Errorf("layer %d: %s has %d values, want %d", i, k, len(floats(get(f, "layers", i, k))), m)
+			}
+		}
+		for _, k := range []string{"mean", "var", "comp", "prop"} {
+			if len(floats(get(f, "layers", i, k))) != 30 {
+				t.Errorf("layer %d: %s has %d values, want 30", i, k, len(floats(get(f, "layers", i, k))))
+			}
+		}
+		for _, k := range []string{"kl", "compression", "propagation", "noise"} {
+			if v := num64(get(f, "layers", i, k)); math.IsNaN(v) {
+				t.Errorf("layer %d: %s = %v", i, k, get(f, "layers", i, k))
+			}
+		}
+		g := int(num64(get(f, "layers", i, "grid", "g")))
+		for _, k := range []string{"x", "mean", "var_u", "var_cond"} {
+			if len(floats(get(f, "layers", i, "grid", k))) != g || g != GridPoints {
+				t.Errorf("layer %d: grid.%s has %d values, want %d", i, k, len(floats(get(f, "layers", i, "grid", k))), GridPoints)
+			}
+		}
+	}
+	if len(floats(get(f, "fit", "mean"))) != GridPoints {
+		t.Errorf("fit.mean missing")
+	}
+	if get(f, "optimizer", "method") != "lbfgs" || f["running"] != false {
+		t.Errorf("optimizer state %v running %v", f["optimizer"], f["running"])
+	}
+}
+
+func TestCommandsTakeEffect(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	first := c.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+
+	// step
+	id := c.ack(map[string]any{"op": "step", "n": 3})
+	f := c.frameAfter(id)
+	if it := num64(f["iter"]); it != 3 {
+		t.Fatalf("after step 3: iter %v", it)
+	}
+	if num64(f["bound"]) == num64(first["bound"]) {
+		t.Errorf("step did not change the bound")
+	}
+
+	// move an inducing point: Z and the bound change in the next frame
+	z0 := floats(get(f, "layers", 1, "z"))[4]
+	id = c.ack(map[string]any{"op": "move", "layer": 1, "index": 4, "z": []float64{z0 + 0.7}, "mu": []float64{1.5}})
+	g := c.frameAfter(id)
+	if z := floats(get(g, "layers", 1, "z"))[4]; math.Abs(z-(z0+0.7)) > 1e-5 {
+		t.Errorf("moved z = %v, want %v", z, z0+0.7)
+	}
+	if mu := floats(get(g, "layers", 1, "u_mean"))[4]; math.Abs(mu-1.5) > 1e-5 {
+		t.Errorf("moved mu = %v, want 1.5", mu)
+	}
+	if num64(g["bound"]) == num64(f["bound"]) {
+		t.Errorf("move did not change the bound")
+	}
+
+	// add and remove
+	id = c.ack(map[string]any{"op": "add", "layer": 0, "z": []float64{0.1}})
+	if m := num64(get(c.frameAfter(id), "layers", 0, "m")); m != 13 {
+		t.Errorf("after add: m = %v, want 13", m)
+	}
+	id = c.ack(map[string]any{"op": "remove", "layer": 0, "index": 0})
+	id = c.ack(map[string]any{"op": "remove", "layer": 0, "index": 0})
+	if m := num64(get(c.frameAfter(id), "layers", 0, "m")); m != 11 {
+		t.Errorf("after 2 removes: m = %v, want 11", m)
+	}
+
+	// optimizer and freeze
+	id = c.ack(map[string]any{"op": "optimizer", "method": "adam", "learning_rate": 0.05})
+	f = c.frameAfter(id)
+	if get(f, "optimizer", "method") != "adam" || num64(get(f, "optimizer", "learning_rate")) != 0.05 {
+		t.Errorf("optimizer not applied: %v", f["optimizer"])
+	}
+	id = c.ack(map[string]any{"op": "freeze", "group": "inducing", "frozen": true})
+	f = c.frameAfter(id)
+	if fr, _ := get(f, "optimizer", "frozen").([]any); len(fr) != 1 || fr[0] != "inducing" {
+		t.Errorf("frozen = %v", get(f, "optimizer", "frozen"))
+	}
+	zBefore := append([]float64(nil), floats(get(f, "layers", 0, "z"))...)
+	id = c.ack(map[string]any{"op": "step", "n": 5})
+	f = c.frameAfter(id)
+	for k, z := range floats(get(f, "layers", 0, "z")) {
+		if z != zBefore[k] {
+			t.Fatalf("frozen inducing inputs moved: %v → %v", zBefore, floats(get(f, "layers", 0, "z")))
+		}
+	}
+	id = c.ack(map[string]any{"op": "freeze", "group": "inducing", "frozen": false})
+	if fr, _ := get(c.frameAfter(id), "optimizer", "frozen").([]any); len(fr) != 0 {
+		t.Errorf("unfreeze: frozen = %v", fr)
+	}
+
+	// play and pause
+	id = c.ack(map[string]any{"op": "play"})
+	it0 := num64(c.frameAfter(id)["iter"])
+	c.until("progress", 10*time.Second, func(m msg) bool { return m.typ() == "frame" && num64(m.frame["iter"]) > it0+5 })
+	id = c.ack(map[string]any{"op": "pause"})
+	f = c.frameAfter(id)
+	if f["running"] != false {
+		t.Errorf("pause: running = %v", f["running"])
+	}
+
+	// speed
+	r := c.reply(c.send(map[string]any{"op": "speed", "speed": 10}))
+	if r["type"] != "ack" || num64(get(r, "config", "speed")) != 10 {
+		t.Errorf("speed: %v", r)
+	}
+
+	// reset with a seed
+	id = c.ack(map[string]any{"op": "reset", "seed": 7})
+	f = c.frameAfter(id)
+	if num64(f["iter"]) != 0 {
+		t.Errorf("after reset: iter %v", f["iter"])
+	}
+	r = c.reply(c.send(map[string]any{"op": "step"}))
+	if num64(get(r, "config", "seed")) != 7 {
+		t.Errorf("after reset: config %v", r["config"])
+	}
+
+	// architecture
+	id = c.ack(map[string]any{"op": "architecture", "hidden": []int{2}, "inducing": 8})
+	f = c.frameAfter(id)
+	if n := len(f["layers"].([]any)); n != 2 || num64(get(f, "layers", 0, "d")) != 2 || num64(get(f, "layers", 1, "m")) != 8 {
+		t.Errorf("architecture: %d layers, d0 %v, m1 %v", n, get(f, "layers", 0, "d"), get(f, "layers", 1, "m"))
+	}
+
+	// data set: a new setup precedes frames with its data_id
+	id = c.send(map[string]any{"op": "dataset", "dataset": "csv:squares"})
+	s := c.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	if s["name"] != "csv:squares" || num64(s["n"]) != 8 || num64(s["data_id"]) != 2 {
+		t.Errorf("setup after dataset: name %v n %v data_id %v", s["name"], s["n"], s["data_id"])
+	}
+	f = c.frameAfter(id)
+	if num64(f["data_id"]) != 2 || num64(f["n"]) != 8 {
+		t.Errorf("frame after dataset: data_id %v n %v", f["data_id"], f["n"])
+	}
+}
+
+func TestHostileCommandsGetErrors(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	c.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	huge := `{"op":"move","layer":0,"index":0,"z":[` + strings.Repeat("1,", 60000) + `1]}`
+	cases := []struct {
+		name, raw, want string
+		binary          bool
+	}{
+		{"bad json", `{"op": "play"`, "malformed", false},
+		{"not an object", `[1,2,3]`, "not a", false},
+		{"empty", ``, "malformed", false},
+		{"no op", `{"id": 3}`, "missing \"op\"", false},
+		{"unknown op", `{"op":"explode"}`, "unknown op", false},
+		{"unknown field", `{"op":"play","bogus":1}`, "unknown field", false},
+		{"NaN literal", `{"op":"move","layer":0,"index":0,"z":[NaN]}`, "malformed", false},
+		{"NaN string", `{"op":"move","layer":0,"index":0,"z":["NaN"]}`, "is not a", false},
+		{"overflow", `{"op":"move","layer":0,"index":0,"z":[1e400]}`, "", false},
+		{"far coordinate", `{"op":"move","layer":0,"index":0,"z":[1e6]}`, "out of range", false},
+		{"layer out of range", `{"op":"move","layer":9,"index":0,"z":[0]}`, "layer 9 out of range", false},
+		{"negative layer", `{"op":"remove","layer":-1,"index":0}`, "out of range", false},
+		{"index out of range", `{"op":"move","layer":0,"index":99,"z":[0]}`, "index 99 out of range", false},
+		{"z wrong length", `{"op":"move","layer":0,"index":0,"z":[0,1]}`, "input dimension 1", false},
+		{"move nothing", `{"op":"move","layer":0,"index":0}`, "give", false},
+		{"too many steps", `{"op":"step","n":1000000000}`, "out of range", false},
+		{"unknown group", `{"op":"freeze","group":"everything"}`, "unknown group", false},
+		{"bad method", `{"op":"optimizer","method":"sgd"}`, "method", false},
+		{"negative lr", `{"op":"optimizer","learning_rate":-1}`, "learning_rate", false},
+		{"too wide", `{"op":"architecture","hidden":[1000]}`, "out of range", false},
+		{"too deep", `{"op":"architecture","hidden":[1,1,1,1,1,1,1,1,1]}`, "limit", false},
+		{"too many inducing", `{"op":"architecture","inducing":100000}`, "out of range", false},
+		{"unknown data set", `{"op":"dataset","dataset":"/etc/passwd"}`, "unknown data set", false},
+		{"file data set", `{"op":"dataset","dataset":"csv:/etc/passwd"}`, "unknown data set", false},
+		{"negative speed", `{"op":"speed","speed":-5}`, "speed", false},
+		{"wrong type", `{"op":"step","n":"many"}`, "is not a", false},
+		{"huge payload", huge, "larger than", false},
+		{"binary", "\x00\x01\x02", "binary", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mt := websocket.TextMessage
+			if tc.binary {
+				mt = websocket.BinaryMessage
+			}
+			if err := c.c.WriteMessage(mt, []byte(tc.raw)); err != nil {
+				t.Fatal(err)
+			}
+			m := c.until("error", 5*time.Second, func(m msg) bool { return m.typ() == "error" || m.typ() == "ack" })
+			if m.typ() != "error" {
+				t.Fatalf("want an error, got %v", m.text)
+			}
+			if e, _ := m.text["error"].(string); !strings.Contains(e, tc.want) || !strings.HasPrefix(e, "stream: ") {
+				t.Errorf("error %q does not contain %q (or lacks the package prefix)", e, tc.want)
+			}
+		})
+	}
+	// The session is still up and works.
+	id := c.ack(map[string]any{"op": "step"})
+	if f := c.frameAfter(id); f["bound"] == nil {
+		t.Fatalf("no bound after hostile commands: %v", f["eval_error"])
+	}
+	if e.srv.Sessions() != 1 {
+		t.Fatalf("%d sessions, want 1", e.srv.Sessions())
+	}
+}
+
+func TestHardLimitCloses(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	c.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c.c.WriteMessage(websocket.TextMessage, make([]byte, hardReadLimit+10))
+	for {
+		_, err := c.read(5 * time.Second)
+		if err == nil {
+			continue
+		}
+		if !websocket.IsCloseError(err, websocket.CloseMessageTooBig) {
+			t.Fatalf("want close 1009, got %v", err)
+		}
+		return
+	}
+}
+
+// A client that never reads must not block the optimizer or make the
+// server buffer frames.
+func TestNonReadingClient(t *testing.T) {
+	// Wide frames (robot-sized) fill the socket buffers within a second.
+	e := newEnv(t, func(o *Options) { o.Catalog.Add(wideDataset(215, 30), o.Limits) })
+	// A tiny receive buffer makes the server's writes block quickly.
+	d := *websocket.DefaultDialer
+	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nd := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+			return rc.Control(func(fd uintptr) {
+				syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+			})
+		}}
+		return nd.DialContext(ctx, network, addr)
+	}
+	ws, _, err := d.Dial(e.url+"?play=1&speed=0&data=wide&hidden=3&m=30", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	c := &client{t: t, c: ws} // never read until the end
+	deadline := time.Now().Add(20 * time.Second)
+	var st []Stats
+	for time.Now().Before(deadline) {
+		st = e.srv.SessionStats()
+		if len(st) == 1 && st[0].Iterations > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var ms0, ms1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	start := time.Now()
+	s0 := e.srv.SessionStats()[0]
+	time.Sleep(3 * time.Second)
+	s1 := e.srv.SessionStats()[0]
+	elapsed := time.Since(start)
+	runtime.GC()
+	runtime.ReadMemStats(&ms1)
+	iters, frames, pubs := s1.Iterations-s0.Iterations, s1.Frames-s0.Frames, s1.Published-s0.Published
+	t.Logf("%v: %d iterations, %d snapshots published, %d dropped, %d frames written; heap %d → %d KiB",
+		elapsed, iters, pubs, s1.Dropped-s0.Dropped, frames, ms0.HeapAlloc>>10, ms1.HeapAlloc>>10)
+	// A blocked optimizer would stop once the socket buffers are full; even
+	// under the race detector it makes dozens of iterations in this time.
+	if iters < 10 {
+		t.Errorf("optimizer made %d iterations in %v while the client was not reading", iters, elapsed)
+	}
+	if s1.Dropped == s0.Dropped {
+		t.Errorf("no snapshot was dropped: latest-wins hand-over not exercised")
+	}
+	if max := int64(elapsed/FrameInterval) + 3; frames > max {
+		t.Errorf("%d frames in %v exceed the 60/s limit (%d)", frames, elapsed, max)
+	}
+	if ms1.HeapAlloc > ms0.HeapAlloc+32<<20 {
+		t.Errorf("heap grew from %d to %d bytes", ms0.HeapAlloc, ms1.HeapAlloc)
+	}
+	// When it finally reads, the client gets current frames, not a backlog.
+	m := c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	_ = m
+	last := c.until("fresh frame", 10*time.Second, func(m msg) bool {
+		return m.typ() == "frame" && int64(num64(m.frame["iter"])) >= s1.Iterations
+	})
+	if last.frame == nil {
+		t.Fatal("no fresh frame")
+	}
+}
+
+func TestShutdownClosesSessions(t *testing.T) {
+	e := newEnv(t, nil)
+	var cs []*client
+	for range 3 {
+		c := e.dial(t, "play=1")
+		c.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" })
+		cs = append(cs, c)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(cs))
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				if _, err := c.read(10 * time.Second); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		}()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+			t.Errorf("client %d: want close 1001, got %v", i, err)
+		}
+	}
+	if n := e.srv.Sessions(); n != 0 {
+		t.Errorf("%d sessions after shutdown", n)
+	}
+	// New sessions are refused with a close frame.
+	c := e.dial(t, "")
+	if _, err := c.read(5 * time.Second); !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+		for err == nil {
+			_, err = c.read(5 * time.Second)
+		}
+		if !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+			t.Errorf("after shutdown: want close 1001, got %v", err)
+		}
+	}
+}
+
+func TestSessionLimit(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Limits.MaxSessions = 1 })
+	c1 := e.dial(t, paused)
+	c1.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c2 := e.dial(t, paused)
+	var err error
+	for err == nil {
+		_, err = c2.read(5 * time.Second)
+	}
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseTryAgainLater || !strings.Contains(ce.Text, "too many sessions") {
+		t.Fatalf("want close 1013 naming the limit, got %v", err)
+	}
+	c1.ack(map[string]any{"op": "step"}) // the first session is unaffected
+}
+
+func TestBadConfigURL(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, "hidden=1,99")
+	var gotErr string
+	var err error
+	for err == nil {
+		var m msg
+		m, err = c.read(5 * time.Second)
+		if m.typ() == "error" {
+			gotErr, _ = m.text["error"].(string)
+		}
+	}
+	if !strings.Contains(gotErr, "hidden[1]: width 99") {
+		t.Errorf("error reply %q does not name the bad width", gotErr)
+	}
+	if !websocket.IsCloseError(err, websocket.ClosePolicyViolation) {
+		t.Errorf("want close 1008, got %v", err)
+	}
+}
+
+func TestCheckOrigin(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.AllowedOrigins = []string{"*.example.org"} })
+	host := strings.TrimPrefix(e.http.URL, "http://")
+	for _, tc := range []struct {
+		origin string
+		ok     bool
+	}{
+		{"", true},
+		{"http://" + host, true},
+		{"http://evil.test", false},
+		{"http://lecture.example.org", true},
+		{"http://example.org.evil.test", false},
+	} {
+		h := http.Header{}
+		if tc.origin != "" {
+			h.Set("Origin", tc.origin)
+		}
+		c, resp, err := websocket.DefaultDialer.Dial(e.url+"?"+paused, h)
+		if tc.ok != (err == nil) {
+			t.Errorf("origin %q: err %v, want ok=%v", tc.origin, err, tc.ok)
+		}
+		if err != nil && resp != nil && resp.StatusCode != http.StatusForbidden {
+			t.Errorf("origin %q: status %d, want 403", tc.origin, resp.StatusCode)
+		}
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+func TestConfigQueryRoundTrip(t *testing.T) {
+	c := Config{Dataset: "robot", Hidden: []int{3, 2}, Inducing: 20, Method: "adam", LearningRate: 0.003, Seed: 42, Frozen: []string{"kernel", "q_sqrt"}, Play: false, Speed: 200}
+	got, err := ParseQuery(c.Query(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != c.String() {
+		t.Fatalf("round trip: %v → %v", c, got)
+	}
+	for _, bad := range []string{"hidden=a", "m=x", "lr=fast", "seed=-1", "play=maybe", "speed=quick"} {
+		q, _ := urlValues(bad)
+		if _, err := ParseQuery(q, DefaultConfig()); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{`{"op":"play"}`, `{"op":"move","layer":0,"index":1,"z":[0.5],"mu":[1]}`, `{"op":"step","n":3}`, `[`, `{"op":"add","z":[1e999]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseCommand(b)
+		if err == nil {
+			for _, v := range append(c.Z, c.Mu...) {
+				if math.IsNaN(v) || math.Abs(v) > MaxCoordinate {
+					t.Fatalf("accepted coordinate %v", v)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,56 @@
+package stream
+
+import (
+	"dgpviz/internal/dataset"
+)
+
+type normFrame struct {
+	Mean  []num `json:"mean"`
+	Scale []num `json:"scale"`
+}
+
+// setupHeader is the "setup" message: the data set (in the model's
+// normalised units) and the normalisation, sent when a session starts and
+// whenever its data set changes (data_id changes).
+type setupHeader struct {
+	V           int       `json:"v"`
+	Type        string    `json:"type"`
+	DataID      int       `json:"data_id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	N           int       `json:"n"`
+	Q           int       `json:"q"`
+	D           int       `json:"d"`
+	InputNames  []string  `json:"input_names"`
+	OutputNames []string  `json:"output_names"`
+	X           Ref       `json:"x"`
+	Y           Ref       `json:"y"`
+	NormX       normFrame `json:"norm_x"`
+	NormY       normFrame `json:"norm_y"`
+	Config      Config    `json:"config"`
+	Sections    []section `json:"sections"`
+}
+
+func (h *setupHeader) setSections(s []section) { h.Sections = s }
+
+// data is a session's data set in model units.
+type data struct {
+	id     int
+	ds     *dataset.Dataset
+	nx, ny dataset.Normalizer
+}
+
+func (d *data) setup(cfg Config) ([]byte, error) {
+	x, y := d.nx.Apply(d.ds.X), d.ny.Apply(d.ds.Y)
+	n, q := x.Dims()
+	_, dd := y.Dims()
+	h := &setupHeader{
+		V: ProtocolVersion, Type: "setup", DataID: d.id, Name: d.ds.Name, Description: d.ds.Description,
+		N: n, Q: q, D: dd, InputNames: d.ds.InputNames, OutputNames: d.ds.OutputNames,
+		NormX: normFrame{nums(d.nx.Mean), nums(d.nx.Scale)}, NormY: normFrame{nums(d.ny.Mean), nums(d.ny.Scale)},
+		Config: cfg,
+	}
+	e := encoder{forceF32: true}
+	h.X, h.Y = e.arr(denseData(x)), e.arr(denseData(y))
+	return e.finish(h)
+}

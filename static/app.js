@@ -1,0 +1,248 @@
+// dgpviz page: one websocket session per tab. Frames (binary) update the
+// state; panels draw it at most once per animation frame; controls send
+// commands; the configuration lives in the URL.
+import { decode, configToQuery, VERSION } from "./protocol.js";
+import { create } from "./panels/registry.js";
+import "./panels/fit.js";
+import "./panels/layer.js";
+import "./panels/latent.js";
+import "./panels/bound.js";
+import { fmt } from "./plot.js";
+
+const $ = (id) => document.getElementById(id);
+const MAX_HISTORY = 4000;
+
+const state = {
+  // The server parsed and validated the URL's configuration (falling back
+  // to its defaults, with a notice, when the URL was unusable).
+  config: JSON.parse(document.body.dataset.config),
+  setup: null,
+  frame: null,
+  history: [],
+  running: false,
+  connected: false,
+  session: 0,
+};
+
+let ws = null, nextId = 1, retry = 0, drawQueued = false;
+const panels = { fit: null, bound: null, layers: [] };
+
+const app = {
+  state,
+  errors: [], // uncaught errors and drawing failures, for tests and the console
+
+  send(cmd) {
+    if (!ws || ws.readyState !== WebSocket.OPEN) { toast("not connected"); return 0; }
+    const id = nextId++;
+    ws.send(JSON.stringify({ id, ...cmd }));
+    return id;
+  },
+  panels: null,
+  // handle returns layer li's inducing point k in client pixels, or null.
+  handle(li, k) {
+    return panels.layers[li]?.handleClient?.(k) ?? null;
+  },
+  redraw() {
+    if (drawQueued) return;
+    drawQueued = true;
+    requestAnimationFrame(draw);
+  },
+};
+app.panels = panels;
+window.addEventListener("error", (e) => app.errors.push(String(e.message)));
+window.addEventListener("unhandledrejection", (e) => app.errors.push(String(e.reason)));
+window.dgpviz = app; // for tests and the curious
+
+function draw() {
+  drawQueued = false;
+  for (const p of [panels.fit, ...panels.layers, panels.bound]) {
+    if (!p) continue;
+    try { p.draw(state); } catch (e) { console.error(e); app.errors.push(`${p.kind}: ${e.message}`); }
+  }
+}
+
+// ---- connection ----
+
+function connect() {
+  const proto = location.protocol === "https:" ? "wss:" : "ws:";
+  ws = new WebSocket(`${proto}//${location.host}/ws?${configToQuery(state.config)}`);
+  ws.binaryType = "arraybuffer";
+  ws.onopen = () => { state.connected = true; retry = 0; banner(""); };
+  ws.onmessage = (ev) => {
+    if (typeof ev.data === "string") onText(JSON.parse(ev.data));
+    else onBinary(decode(ev.data));
+  };
+  ws.onclose = (ev) => {
+    state.connected = false;
+    state.running = false;
+    showRunning();
+    const delay = Math.min(5000, 500 * 2 ** retry++);
+    const why = ev.reason ? `: ${ev.reason}` : "";
+    banner(`Connection lost${why}. Reconnecting in ${(delay / 1000).toFixed(1)} s…`);
+    setTimeout(connect, delay);
+  };
+}
+
+function onText(m) {
+  if (m.v !== VERSION) { toast(`protocol version ${m.v} is not supported (want ${VERSION})`); return; }
+  switch (m.type) {
+    case "hello":
+      state.session = m.session;
+      if (m.config) applyConfig(m.config);
+      break;
+    case "ack":
+      if (m.config) applyConfig(m.config);
+      if (typeof m.running === "boolean") { state.running = m.running; showRunning(); }
+      if (!["move", "pause", "play", "step"].includes(m.op)) toast(m.message, "ok");
+      break;
+    case "error":
+      toast(m.error, "error");
+      break;
+  }
+}
+
+function onBinary(m) {
+  if (m.v !== VERSION) return;
+  if (m.type === "setup") {
+    state.setup = m;
+    state.history = [];
+    state.frame = null;
+    return;
+  }
+  if (m.type !== "frame" || !state.setup || m.data_id !== state.setup.data_id) return;
+  const prev = state.frame;
+  state.frame = m;
+  const ev = m.optimizer?.event;
+  if (ev && ev !== prev?.optimizer?.event) toast(`optimizer: ${ev}`);
+  state.running = m.running;
+  if (!prev || prev.layers.length !== m.layers.length || m.iter < (prev.iter ?? 0)) state.history = [];
+  if (m.bound != null) {
+    const h = state.history;
+    const p = { iter: m.iter, bound: m.bound, lik: m.likelihood, terms: m.layers.map((l) => [l.kl, l.compression, l.propagation]) };
+    if (h.length && h[h.length - 1].iter === m.iter) h[h.length - 1] = p; else h.push(p);
+    if (h.length > MAX_HISTORY) state.history = h.filter((_, k) => k % 2 === 0 || k === h.length - 1);
+  }
+  ensureLayerPanels(m);
+  $("iteration").textContent = String(m.iter);
+  $("bound-value").textContent = m.bound != null ? fmt(m.bound) : "–";
+  $("ips").textContent = m.running ? String(Math.round(m.ips)) : "0";
+  showRunning();
+  app.redraw();
+}
+
+// ---- panels ----
+
+function ensureLayerPanels(f) {
+  const host = $("layer-panels");
+  const want = f.layers.map((l) => (l.q === 1 && l.d === 1 ? "layer1d" : "latent"));
+  const have = panels.layers.map((p) => p.kind);
+  if (want.length === have.length && want.every((k, i) => k === have[i])) return;
+  for (const p of panels.layers) p.destroy?.();
+  host.replaceChildren();
+  const tpl = $("tpl-layer");
+  panels.layers = want.map((kind, i) => {
+    const el = tpl.content.firstElementChild.cloneNode(true);
+    el.id = `panel-layer-${i}`;
+    el.dataset.testid = `panel-layer-${i}`;
+    el.dataset.layer = String(i);
+    el.querySelector("h2").id = `title-layer-${i}`;
+    el.setAttribute("aria-labelledby", `title-layer-${i}`);
+    host.append(el);
+    return create(kind, el, app);
+  });
+}
+
+// ---- controls ----
+
+function applyConfig(c) {
+  state.config = c;
+  const q = configToQuery(c);
+  if (location.search.slice(1) !== q) history.replaceState(null, "", `${location.pathname}?${q}`);
+  if (document.activeElement !== $("seed")) $("seed").value = String(c.seed);
+  $("optimizer").value = c.method;
+  if (document.activeElement !== $("learning-rate")) $("learning-rate").value = String(c.learning_rate);
+  $("learning-rate").disabled = c.method !== "adam";
+  if (document.activeElement !== $("hidden")) $("hidden").value = c.hidden.join(",");
+  if (document.activeElement !== $("inducing")) $("inducing").value = String(c.inducing);
+  $("dataset").value = c.dataset;
+  const sp = $("speed");
+  if (![...sp.options].some((o) => o.value === String(c.speed))) sp.add(new Option(`${c.speed} it/s`, String(c.speed)), 0);
+  sp.value = String(c.speed);
+  for (const el of document.querySelectorAll("input[data-group]")) el.checked = c.frozen.includes(el.dataset.group);
+}
+
+function showRunning() {
+  const b = $("play");
+  b.textContent = state.running ? "❚❚ Pause" : "▶ Play";
+  b.setAttribute("aria-pressed", String(state.running));
+  $("status").textContent = !state.connected ? "disconnected" : state.running ? "optimising" : state.frame?.optimizer?.converged ? "converged" : "paused";
+}
+
+let toastTimer = 0;
+function toast(msg, kind = "info") {
+  const t = $("toast");
+  t.textContent = msg;
+  t.dataset.kind = kind;
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { t.hidden = true; }, kind === "error" ? 6000 : 2500);
+}
+
+function banner(msg) {
+  const b = $("banner");
+  b.textContent = msg;
+  b.hidden = !msg;
+}
+
+const playPause = () => app.send({ op: state.running ? "pause" : "play" });
+const step = () => app.send({ op: "step" });
+const reset = () => {
+  const seed = Number($("seed").value);
+  if (!Number.isInteger(seed) || seed < 0) { toast("seed must be a non-negative integer", "error"); return; }
+  app.send({ op: "reset", seed });
+};
+
+function wire() {
+  $("play").addEventListener("click", playPause);
+  $("step").addEventListener("click", step);
+  $("reset").addEventListener("click", reset);
+  $("seed").addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); reset(); } });
+  $("optimizer").addEventListener("change", (e) => app.send({ op: "optimizer", method: e.target.value }));
+  $("learning-rate").addEventListener("change", (e) => {
+    const lr = Number(e.target.value);
+    if (!(lr > 0)) { toast("learning rate must be a positive number", "error"); return; }
+    app.send({ op: "optimizer", learning_rate: lr });
+  });
+  for (const el of document.querySelectorAll("input[data-group]")) {
+    el.addEventListener("change", () => app.send({ op: "freeze", group: el.dataset.group, frozen: el.checked }));
+  }
+  const arch = () => {
+    const txt = $("hidden").value.trim();
+    const hidden = txt === "" ? [] : txt.split(",").map((s) => Number(s.trim()));
+    if (hidden.some((w) => !Number.isInteger(w))) { toast("hidden widths: a comma-separated list of integers, e.g. 1,1", "error"); return; }
+    app.send({ op: "architecture", hidden, inducing: Number($("inducing").value) });
+  };
+  $("apply-architecture").addEventListener("click", arch);
+  for (const id of ["hidden", "inducing"]) $(id).addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); arch(); } });
+  $("speed").addEventListener("change", (e) => app.send({ op: "speed", speed: Number(e.target.value) }));
+  $("dataset").addEventListener("change", (e) => app.send({ op: "dataset", dataset: e.target.value }));
+  $("controls").addEventListener("submit", (e) => e.preventDefault());
+
+  document.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target;
+    if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement) return;
+    if (t instanceof HTMLButtonElement && (e.key === " " || e.key === "Enter")) return; // the button's own click
+    if (e.key === " ") { e.preventDefault(); playPause(); }
+    else if (e.key === "s") step();
+    else if (e.key === "r") reset();
+  });
+
+  new ResizeObserver(() => app.redraw()).observe($("panels"));
+}
+
+panels.fit = create("fit", $("panel-fit"), app);
+panels.bound = create("bound", $("panel-bound"), app);
+wire();
+applyConfig(state.config);
+connect();

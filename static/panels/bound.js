@@ -1,0 +1,82 @@
+// Bound panel: the bound over iterations; between the likelihood (top
+// line) and the bound (thick line) the penalties are stacked per layer:
+// KL, compression, propagation.
+import { register } from "./registry.js";
+import { Plot, C, StickyRange, legend, fmt } from "../plot.js";
+
+const SHADES = [1, 0.72, 0.5, 0.36, 0.26, 0.2];
+function shade(hex, a) {
+  const n = parseInt(hex.slice(1), 16);
+  return `rgba(${(n >> 16) & 255},${(n >> 8) & 255},${n & 255},${a})`;
+}
+
+register("bound", (el, app) => {
+  const plot = new Plot(el.querySelector("canvas"), { l: 64, r: 14, t: 10, b: 40 });
+  const tools = el.querySelector(".panel-tools");
+  const yr = new StickyRange();
+  let recent = true;
+  const btn = document.createElement("button");
+  btn.type = "button";
+  btn.dataset.testid = "bound-zoom";
+  btn.title = "Zoom the vertical axis to the recent half of the run, or show the whole run";
+  const label = () => { btn.textContent = recent ? "showing: recent" : "showing: all"; btn.setAttribute("aria-pressed", String(recent)); };
+  label();
+  btn.addEventListener("click", () => { recent = !recent; label(); yr.reset(); app.redraw(); });
+  tools.append(btn);
+
+  return {
+    draw(s) {
+      const h = s.history;
+      if (!plot.begin()) return;
+      const legendEl = el.querySelector(".legend");
+      if (h.length === 0) return;
+      const nL = h[h.length - 1].terms.length;
+      const i0 = h[0].iter, i1 = Math.max(h[h.length - 1].iter, i0 + 1);
+      const from = recent ? Math.floor(h.length / 2) : 0;
+      let lo = Infinity, hi = -Infinity;
+      for (let k = from; k < h.length; k++) { lo = Math.min(lo, h[k].bound); hi = Math.max(hi, h[k].lik); }
+      const pad = 0.06 * (hi - lo || 1);
+      yr.update(lo - pad, hi + pad);
+      plot.area(i0, i1, yr.lo, yr.hi);
+      plot.axes({ xlabel: "iteration", ylabel: "nats" });
+      const n = h.length, x = (k) => h[k].iter;
+      plot.clip(() => {
+        // stacked penalties from the likelihood down to the bound
+        let top = h.map((p) => p.lik);
+        const kinds = [["kl", C.kl], ["comp", C.comp], ["prop", C.prop]];
+        for (let l = 0; l < nL; l++) {
+          for (let t = 0; t < 3; t++) {
+            const bot = h.map((p, k) => top[k] - (p.terms[l]?.[t] ?? 0));
+            const tt = top;
+            plot.band(n, x, (k) => bot[k], (k) => tt[k], shade(kinds[t][1], 0.75 * SHADES[Math.min(l, SHADES.length - 1)]));
+            top = bot;
+          }
+        }
+        plot.line(n, x, (k) => h[k].lik, C.lik, 1.5, [5, 3]);
+        plot.line(n, x, (k) => h[k].bound, C.bound, 2.4);
+      });
+      const p = h[h.length - 1];
+      legend(legendEl, [
+        { label: "bound", color: C.bound, kind: "line" },
+        { label: "likelihood", color: C.lik, kind: "dash" },
+        { label: "KL", color: C.kl, kind: "band" },
+        { label: "compression", color: C.comp, kind: "band" },
+        { label: "propagation", color: C.prop, kind: "band" },
+        { label: "paler = deeper layer", color: "rgba(120,120,120,0.35)", kind: "band" },
+      ]);
+      // a small table of the current terms
+      let tbl = el.querySelector("table.terms");
+      if (!tbl) {
+        tbl = document.createElement("table");
+        tbl.className = "terms";
+        tbl.dataset.testid = "bound-terms";
+        el.append(tbl);
+      }
+      const rows = [`<tr><th>layer</th><th>KL</th><th>compression</th><th>propagation</th></tr>`];
+      p.terms.forEach((t, l) => rows.push(`<tr><td>${l + 1}</td><td>${fmt(t[0])}</td><td>${fmt(t[1])}</td><td>${fmt(t[2])}</td></tr>`));
+      rows.push(`<tr class="sum"><td colspan="4">likelihood ${fmt(p.lik)} − penalties ${fmt(p.lik - p.bound)} = bound ${fmt(p.bound)} nats</td></tr>`);
+      const html = rows.join("");
+      if (tbl.dataset.html !== html) { tbl.innerHTML = html; tbl.dataset.html = html; }
+    },
+  };
+});

@@ -1,0 +1,83 @@
+// Fit panel: data, and the final message's mean ± 2 sd over the input range.
+import { register, dimSelect } from "./registry.js";
+import { Plot, C, StickyRange, unitsOf, legend, fmt } from "../plot.js";
+
+register("fit", (el, app) => {
+  const plot = new Plot(el.querySelector("canvas"));
+  const tools = el.querySelector(".panel-tools");
+  const yr = new StickyRange();
+  let dim = 0;
+  return {
+    draw(s) {
+      const { setup, frame } = s;
+      if (!setup || !frame || !plot.begin()) return;
+      const D = setup.d;
+      let cap = el.querySelector(".caption");
+      if (!cap) {
+        cap = document.createElement("p");
+        cap.className = "caption";
+        el.querySelector(".panel-head").after(cap);
+      }
+      if (cap.textContent !== setup.description) cap.textContent = setup.description;
+      if (D > 1) dimSelect(tools, "output", D, dim, (v) => { dim = v; yr.reset(); app.redraw(); }, "fit-dim");
+      const ux = unitsOf(setup.norm_x.mean[0], setup.norm_x.scale[0]);
+      const uy = unitsOf(setup.norm_y.mean[dim], setup.norm_y.scale[dim]);
+      const N = setup.n;
+      if (setup.q === 1 && frame.fit) {
+        const f = frame.fit, G = f.g;
+        const m = (i) => f.mean[i * f.d + dim], sd = (i) => Math.sqrt(Math.max(0, f.var[i * f.d + dim]));
+        let lo = Infinity, hi = -Infinity;
+        for (let i = 0; i < G; i++) { lo = Math.min(lo, m(i) - 2 * sd(i)); hi = Math.max(hi, m(i) + 2 * sd(i)); }
+        for (let n = 0; n < N; n++) { const y = setup.y[n * D + dim]; lo = Math.min(lo, y); hi = Math.max(hi, y); }
+        const pad = 0.06 * (hi - lo);
+        yr.update(lo - pad, hi + pad);
+        plot.area(f.x[0], f.x[G - 1], yr.lo, yr.hi);
+        plot.axes({ xlabel: setup.input_names[0] || "x", ylabel: setup.output_names[dim] || "y", ux, uy });
+        plot.clip(() => {
+          plot.band(G, (i) => f.x[i], (i) => m(i) - 2 * sd(i), (i) => m(i) + 2 * sd(i), C.band);
+          plot.line(G, (i) => f.x[i], m, C.mean, 2.2);
+          const ctx = plot.ctx;
+          ctx.fillStyle = C.data;
+          for (let n = 0; n < N; n++) {
+            ctx.beginPath();
+            ctx.arc(plot.sx(setup.x[n]), plot.sy(setup.y[n * D + dim]), 2.8, 0, 2 * Math.PI);
+            ctx.fill();
+          }
+        });
+        legend(el.querySelector(".legend"), [
+          { label: "data", color: C.data, kind: "dot" },
+          { label: "final message mean", color: C.mean, kind: "line" },
+          { label: "± 2 sd of the final message", color: C.band, kind: "band" },
+        ]);
+      } else {
+        // Multi-dimensional input: predicted (last message) vs observed.
+        const L = frame.layers.length, last = frame.layers[L - 1];
+        if (!last.mean) return;
+        let lo = Infinity, hi = -Infinity;
+        for (let n = 0; n < N; n++) {
+          const y = setup.y[n * D + dim], mu = last.mean[n * D + dim];
+          lo = Math.min(lo, y, mu); hi = Math.max(hi, y, mu);
+        }
+        yr.update(lo, hi);
+        plot.area(yr.lo, yr.hi, yr.lo, yr.hi);
+        plot.axes({ xlabel: `observed ${setup.output_names[dim]}`, ylabel: "final message mean ± 2 sd", ux: uy, uy });
+        plot.clip((ctx) => {
+          plot.line(2, (i) => (i ? yr.hi : yr.lo), (i) => (i ? yr.hi : yr.lo), C.axis, 1, [4, 4]);
+          for (let n = 0; n < N; n++) {
+            const y = setup.y[n * D + dim], mu = last.mean[n * D + dim], sd = Math.sqrt(Math.max(0, last.var[n * D + dim]));
+            ctx.strokeStyle = C.band; ctx.lineWidth = 1.5;
+            ctx.beginPath(); ctx.moveTo(plot.sx(y), plot.sy(mu - 2 * sd)); ctx.lineTo(plot.sx(y), plot.sy(mu + 2 * sd)); ctx.stroke();
+            ctx.fillStyle = C.mean;
+            ctx.beginPath(); ctx.arc(plot.sx(y), plot.sy(mu), 2.5, 0, 2 * Math.PI); ctx.fill();
+          }
+        });
+        legend(el.querySelector(".legend"), [
+          { label: "final message mean vs observed", color: C.mean, kind: "dot" },
+          { label: "± 2 sd", color: C.band, kind: "band" },
+        ]);
+      }
+      el.querySelector(".overlay").textContent = frame.eval_error ? `⚠ ${frame.eval_error}` : "";
+    },
+  };
+});
+export { fmt };

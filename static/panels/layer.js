@@ -1,0 +1,241 @@
+// Layer panel for a layer with 1-D input and 1-D output: the layer's
+// function (mean, ±2 sd of f, ±2 sd with noise), inducing points as
+// draggable handles, incoming messages as Gaussians, outgoing messages,
+// and per-datum penalties in a strip under the axis.
+import { register, layerUnits } from "./registry.js";
+import { Plot, C, StickyRange, colormap, legend, fmt } from "../plot.js";
+
+const STRIP = 30; // px of the penalty strip
+const HIT = 10;   // px radius for grabbing a handle
+
+register("layer1d", (el, app) => {
+  const li = Number(el.dataset.layer);
+  const canvas = el.querySelector("canvas");
+  const plot = new Plot(canvas, { l: 56, r: 14, t: 10, b: 40 + STRIP + 6 });
+  const overlay = el.querySelector(".overlay");
+  const xr = new StickyRange(), yr = new StickyRange();
+  let penMax = 0;
+  let drag = null;      // {index, z, mu, wasRunning, b0}
+  let pendingMove = null, moveScheduled = false;
+  let hover = -1;
+  let overlayTimer = 0;
+
+  let drawn = null; // the layer as last drawn: hit tests use what the user sees
+  const layer = () => drawn;
+
+  function handleAt(px, py) {
+    const L = layer();
+    if (!L || !plot.sx) return -1;
+    let best = -1, bd = HIT * HIT;
+    for (let k = 0; k < L.m; k++) {
+      const dx = plot.sx(L.z[k]) - px, dy = plot.sy(L.u_mean[k]) - py;
+      const d = dx * dx + dy * dy;
+      if (d <= bd) { bd = d; best = k; }
+    }
+    return best;
+  }
+
+  function pos(ev) {
+    const r = canvas.getBoundingClientRect();
+    return [ev.clientX - r.left, ev.clientY - r.top];
+  }
+
+  function flushMove() {
+    moveScheduled = false;
+    if (!pendingMove) return;
+    app.send(pendingMove);
+    pendingMove = null;
+  }
+
+  function showDelta() {
+    if (!drag && !overlayTimer) return;
+    const f = app.state.frame;
+    const b0 = drag ? drag.b0 : el._b0;
+    if (f?.bound == null || b0 == null) return;
+    const d = f.bound - b0;
+    overlay.textContent = `Δ bound ${d >= 0 ? "+" : "−"}${fmt(Math.abs(d))} nats  (bound ${fmt(f.bound)})`;
+    overlay.dataset.testid = "drag-delta";
+  }
+
+  canvas.addEventListener("pointerdown", (ev) => {
+    const [px, py] = pos(ev);
+    const k = handleAt(px, py);
+    if (k < 0) return;
+    ev.preventDefault();
+    if (ev.altKey || ev.shiftKey || ev.ctrlKey || ev.metaKey) {
+      app.send({ op: "remove", layer: li, index: k });
+      return;
+    }
+    const L = layer();
+    drag = { index: k, z: L.z[k], mu: L.u_mean[k], wasRunning: app.state.running, b0: app.state.frame?.bound };
+    el._b0 = drag.b0;
+    if (drag.wasRunning) app.send({ op: "pause" });
+    canvas.setPointerCapture(ev.pointerId);
+    canvas.style.cursor = "grabbing";
+  });
+  canvas.addEventListener("pointermove", (ev) => {
+    const [px, py] = pos(ev);
+    if (!drag) {
+      const k = handleAt(px, py);
+      if (k !== hover) { hover = k; canvas.style.cursor = k >= 0 ? "grab" : "crosshair"; app.redraw(); }
+      return;
+    }
+    drag.z = plot.ix(px); drag.mu = plot.iy(py);
+    pendingMove = { op: "move", layer: li, index: drag.index, z: [drag.z], mu: [drag.mu] };
+    if (!moveScheduled) { moveScheduled = true; requestAnimationFrame(flushMove); }
+    app.redraw();
+  });
+  const endDrag = () => {
+    if (!drag) return;
+    flushMove();
+    const was = drag.wasRunning;
+    drag = null;
+    canvas.style.cursor = "grab";
+    clearTimeout(overlayTimer);
+    overlayTimer = setTimeout(() => { overlayTimer = 0; overlay.textContent = ""; }, 2500);
+    if (was) app.send({ op: "play" });
+  };
+  canvas.addEventListener("pointerup", endDrag);
+  canvas.addEventListener("pointercancel", endDrag);
+  canvas.addEventListener("dblclick", (ev) => {
+    const [px, py] = pos(ev);
+    if (handleAt(px, py) >= 0 || !plot.ix) return;
+    app.send({ op: "add", layer: li, z: [plot.ix(px)], mu: [plot.iy(py)] });
+  });
+
+  return {
+    dragging: () => !!drag,
+    // handleClient returns inducing point k's position in client pixels (for tests and tours).
+    handleClient(k) {
+      const L = layer();
+      if (!L || !plot.sx || k >= L.m) return null;
+      const r = canvas.getBoundingClientRect();
+      return [r.left + plot.sx(L.z[k]), r.top + plot.sy(L.u_mean[k])];
+    },
+    draw(s) {
+      const { setup, frame } = s;
+      const L = frame?.layers?.[li];
+      if (!L || !plot.begin()) return;
+      drawn = L;
+      const nL = frame.layers.length, N = frame.n;
+      const u = layerUnits(setup, li, nL);
+      // Incoming messages: the data for layer 0, else the previous layer's output.
+      const prev = li > 0 ? frame.layers[li - 1] : null;
+      const inMean = (n) => (li === 0 ? setup.x[n] : prev.mean ? prev.mean[n] : NaN);
+      const inSd = (n) => (li === 0 || !prev.var ? 0 : Math.sqrt(Math.max(0, prev.var[n])));
+      const g = L.grid;
+      const G = g ? g.g : 0;
+      const sdF = (i) => Math.sqrt(Math.max(0, g.var_u[i] + g.var_cond[i]));
+      const sdY = (i) => Math.sqrt(Math.max(0, g.var_u[i] + g.var_cond[i] + L.noise));
+      // ranges
+      let x0 = G ? g.x[0] : -1, x1 = G ? g.x[G - 1] : 1;
+      let lo = Infinity, hi = -Infinity;
+      for (let i = 0; i < G; i++) { lo = Math.min(lo, g.mean[i] - 2 * sdY(i)); hi = Math.max(hi, g.mean[i] + 2 * sdY(i)); }
+      for (let k = 0; k < L.m; k++) {
+        const w = 2 * Math.sqrt(Math.max(0, L.u_var[k]));
+        lo = Math.min(lo, L.u_mean[k] - w); hi = Math.max(hi, L.u_mean[k] + w);
+      }
+      const last = li === nL - 1;
+      if (last && setup) for (let n = 0; n < N; n++) { lo = Math.min(lo, setup.y[n]); hi = Math.max(hi, setup.y[n]); }
+      const pad = 0.08 * (hi - lo || 1);
+      // leave room at the bottom for the incoming messages
+      const room = 0.22 * (hi - lo + 2 * pad);
+      xr.update(x0, x1, !!drag);
+      yr.update(lo - pad - room, hi + pad, !!drag);
+      const H = plot.h, W = plot.w;
+      const main = { l: 56, r: W - 14, t: 10, b: H - 40 - STRIP - 6 };
+      const strip = { l: 56, r: W - 14, t: main.b + 6, b: H - 40 };
+      plot.area(xr.lo, xr.hi, yr.lo, yr.hi, main);
+      plot.axes({ xlabel: u.xlabel, ylabel: u.ylabel, ux: u.ux, uy: u.uy, bottom: strip.b });
+      const ctx = plot.ctx;
+      plot.clip(() => {
+        // incoming messages along the input axis
+        const baseY = main.b - 1, peak = (main.b - main.t) * 0.18;
+        for (let n = 0; n < N; n++) {
+          const m = inMean(n), sd = inSd(n);
+          const col = colormap(N > 1 ? n / (N - 1) : 0.5, 0.55);
+          ctx.strokeStyle = col; ctx.lineWidth = 1.2;
+          ctx.beginPath();
+          if (sd <= 0 || plot.sx(m + sd) - plot.sx(m) < 1.5) {
+            ctx.moveTo(plot.sx(m), baseY); ctx.lineTo(plot.sx(m), baseY - peak * 0.6);
+          } else {
+            for (let t = -3; t <= 3.001; t += 0.25) ctx.lineTo(plot.sx(m + t * sd), baseY - peak * Math.exp(-0.5 * t * t));
+          }
+          ctx.stroke();
+        }
+        if (G) {
+          plot.band(G, (i) => g.x[i], (i) => g.mean[i] - 2 * sdY(i), (i) => g.mean[i] + 2 * sdY(i), C.band2);
+          plot.band(G, (i) => g.x[i], (i) => g.mean[i] - 2 * sdF(i), (i) => g.mean[i] + 2 * sdF(i), C.band);
+          plot.line(G, (i) => g.x[i], (i) => g.mean[i], C.mean, 2.2);
+        }
+        // outgoing messages
+        if (L.mean) {
+          for (let n = 0; n < N; n++) {
+            const x = inMean(n), m = L.mean[n], sd = Math.sqrt(Math.max(0, L.var[n]));
+            const col = colormap(N > 1 ? n / (N - 1) : 0.5, 0.9);
+            ctx.strokeStyle = colormap(N > 1 ? n / (N - 1) : 0.5, 0.35); ctx.lineWidth = 1.5;
+            ctx.beginPath(); ctx.moveTo(plot.sx(x), plot.sy(m - 2 * sd)); ctx.lineTo(plot.sx(x), plot.sy(m + 2 * sd)); ctx.stroke();
+            ctx.fillStyle = col;
+            ctx.beginPath(); ctx.arc(plot.sx(x), plot.sy(m), 2.4, 0, 2 * Math.PI); ctx.fill();
+          }
+        }
+        if (last && setup) {
+          ctx.strokeStyle = C.data; ctx.lineWidth = 1.2;
+          for (let n = 0; n < N; n++) {
+            ctx.beginPath(); ctx.arc(plot.sx(inMean(n)), plot.sy(setup.y[n]), 3.2, 0, 2 * Math.PI); ctx.stroke();
+          }
+        }
+        // inducing points
+        for (let k = 0; k < L.m; k++) {
+          let z = L.z[k], mu = L.u_mean[k];
+          if (drag && drag.index === k) { z = drag.z; mu = drag.mu; }
+          const w = 2 * Math.sqrt(Math.max(0, L.u_var[k]));
+          const px = plot.sx(z), py = plot.sy(mu);
+          ctx.strokeStyle = C.handle; ctx.lineWidth = 1.5;
+          ctx.beginPath(); ctx.moveTo(px, plot.sy(mu - w)); ctx.lineTo(px, plot.sy(mu + w)); ctx.stroke();
+          const r = k === hover || (drag && drag.index === k) ? 7.5 : 6;
+          ctx.beginPath(); ctx.moveTo(px, py - r); ctx.lineTo(px + r, py); ctx.lineTo(px, py + r); ctx.lineTo(px - r, py); ctx.closePath();
+          ctx.fillStyle = k === hover || (drag && drag.index === k) ? C.handleHot : C.handle;
+          ctx.fill();
+          ctx.strokeStyle = "#fff"; ctx.lineWidth = 1.2; ctx.stroke();
+        }
+      });
+      // penalty strip
+      if (L.comp) {
+        let mx = 0;
+        for (let n = 0; n < N; n++) mx = Math.max(mx, L.comp[n] + L.prop[n]);
+        penMax = mx > penMax ? mx : penMax * 0.97 + mx * 0.03;
+        const k = penMax > 0 ? (strip.b - strip.t - 2) / penMax : 0;
+        ctx.fillStyle = "#f6f7f9";
+        ctx.fillRect(strip.l, strip.t, strip.r - strip.l, strip.b - strip.t);
+        const bw = Math.max(2, Math.min(8, (strip.r - strip.l) / (N * 1.6)));
+        for (let n = 0; n < N; n++) {
+          const px = plot.sx(inMean(n));
+          if (px < strip.l || px > strip.r) continue;
+          const hc = L.comp[n] * k, hp = L.prop[n] * k;
+          ctx.fillStyle = C.comp; ctx.fillRect(px - bw / 2, strip.b - hc, bw, hc);
+          ctx.fillStyle = C.prop; ctx.fillRect(px - bw / 2, strip.b - hc - hp, bw, hp);
+        }
+        ctx.fillStyle = C.muted; ctx.textAlign = "right"; ctx.textBaseline = "middle";
+        ctx.fillText("penalty", strip.l - 6, (strip.t + strip.b) / 2);
+        ctx.textAlign = "right"; ctx.textBaseline = "top";
+        ctx.fillText(`max ${fmt(mx)} nats`, strip.r - 2, strip.t + 1);
+      }
+      el.querySelector(".layer-title").textContent =
+        `Layer ${li + 1} of ${nL}: ${li === 0 ? "input" : `h${li}`} → ${last ? "output" : `h${li + 1}`}  ·  ${L.m} inducing · ℓ = ${fmt(L.kernel.params[1] ?? NaN)}, σ²f = ${fmt(L.kernel.params[0])}, s² = ${fmt(L.noise)}`;
+      legend(el.querySelector(".legend"), [
+        { label: "f mean", color: C.mean, kind: "line" },
+        { label: "± 2 sd of f", color: C.band, kind: "band" },
+        { label: "± 2 sd with noise s²", color: "rgba(37,99,235,0.14)", kind: "band" },
+        { label: "inducing points (drag)", color: C.handle, kind: "diamond" },
+        { label: "incoming messages", color: colormap(0.4), kind: "line" },
+        { label: "outgoing messages ± 2 sd", color: colormap(0.7), kind: "dot" },
+        ...(last ? [{ label: "data", color: C.data, kind: "ring" }] : []),
+        { label: "compression", color: C.comp, kind: "band" },
+        { label: "propagation", color: C.prop, kind: "band" },
+      ]);
+      if (drag || overlayTimer) showDelta();
+      else overlay.textContent = frame.eval_error ? `⚠ ${frame.eval_error}` : "";
+    },
+  };
+});

@@ -1,0 +1,195 @@
+// Canvas helpers: device-pixel-ratio sizing, scales, nice ticks, axes.
+
+export const C = {
+  ink: "#1f2933",
+  muted: "#6b7785",
+  grid: "#e6e9ee",
+  axis: "#9aa5b1",
+  mean: "#1d4ed8",
+  band: "rgba(37, 99, 235, 0.22)",
+  band2: "rgba(37, 99, 235, 0.09)",
+  handle: "#ea580c",
+  handleHot: "#c2410c",
+  data: "#111827",
+  kl: "#0ea5e9",
+  comp: "#f59e0b",
+  prop: "#8b5cf6",
+  lik: "#047857",
+  bound: "#111827",
+};
+
+// viridis-like colour map for datum order, t in [0, 1].
+const VIR = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+export function colormap(t, a = 1) {
+  t = Math.min(1, Math.max(0, t)) * (VIR.length - 1);
+  const i = Math.min(VIR.length - 2, Math.floor(t)), f = t - i;
+  const c = VIR[i].map((v, k) => Math.round(v + f * (VIR[i + 1][k] - v)));
+  return `rgba(${c[0]},${c[1]},${c[2]},${a})`;
+}
+
+// niceTicks returns about n round numbers covering [lo, hi].
+export function niceTicks(lo, hi, n = 5) {
+  if (!isFinite(lo) || !isFinite(hi) || hi <= lo) return [lo];
+  const raw = (hi - lo) / n;
+  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw) || 10 * mag;
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+  return out;
+}
+
+export function fmt(v) {
+  if (!isFinite(v)) return "–";
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(1);
+  return Number(v.toPrecision(4)).toString();
+}
+
+// Identity axis units; unitsOf(mean, scale) shows model units in original units.
+export const identity = { to: (v) => v, from: (v) => v };
+export function unitsOf(mean, scale) {
+  return { to: (v) => v * scale + mean, from: (v) => (v - mean) / scale };
+}
+
+// A range that grows at once and shrinks slowly, so live axes do not jitter.
+export class StickyRange {
+  constructor() { this.lo = NaN; this.hi = NaN; }
+  update(lo, hi, frozen = false) {
+    if (!isFinite(lo) || !isFinite(hi)) return;
+    if (hi - lo < 1e-9) { lo -= 0.5; hi += 0.5; }
+    if (!isFinite(this.lo)) { this.lo = lo; this.hi = hi; return; }
+    if (frozen) return;
+    const span = hi - lo;
+    this.lo = lo < this.lo ? lo : this.lo + 0.08 * (lo - this.lo);
+    this.hi = hi > this.hi ? hi : this.hi + 0.08 * (hi - this.hi);
+    if (this.hi - this.lo > 40 * span) { this.lo = lo; this.hi = hi; }
+  }
+  reset() { this.lo = NaN; this.hi = NaN; }
+}
+
+// Plot wraps one canvas: call begin() each draw, then use sx/sy.
+export class Plot {
+  constructor(canvas, margin = { l: 56, r: 14, t: 10, b: 40 }) {
+    this.canvas = canvas;
+    this.ctx = canvas.getContext("2d");
+    this.m = margin;
+    this.w = 0; this.h = 0;
+  }
+
+  // begin sizes the backing store to the CSS size × devicePixelRatio and
+  // clears it. It returns false when the canvas is not visible.
+  begin() {
+    const r = this.canvas.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    const W = Math.max(1, Math.round(r.width * dpr)), H = Math.max(1, Math.round(r.height * dpr));
+    if (this.canvas.width !== W || this.canvas.height !== H) {
+      this.canvas.width = W; this.canvas.height = H;
+    }
+    this.w = r.width; this.h = r.height;
+    const ctx = this.ctx;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, this.w, this.h);
+    ctx.font = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
+    return r.width > 0 && r.height > 0;
+  }
+
+  // area sets the data ranges and the pixel box (defaults: margins).
+  area(x0, x1, y0, y1, box) {
+    const b = box || { l: this.m.l, r: this.w - this.m.r, t: this.m.t, b: this.h - this.m.b };
+    this.box = b; this.x0 = x0; this.x1 = x1; this.y0 = y0; this.y1 = y1;
+    const kx = (b.r - b.l) / (x1 - x0 || 1), ky = (b.b - b.t) / (y1 - y0 || 1);
+    this.sx = (x) => b.l + (x - x0) * kx;
+    this.sy = (y) => b.b - (y - y0) * ky;
+    this.ix = (px) => x0 + (px - b.l) / kx;
+    this.iy = (py) => y0 + (b.b - py) / ky;
+  }
+
+  // axes draws grid lines, ticks and labels. ux/uy convert model units to
+  // the units shown (identity or unitsOf).
+  axes({ xlabel = "", ylabel = "", ux = identity, uy = identity, xgrid = true, ygrid = true, bottom } = {}) {
+    const { ctx, box } = this;
+    const yb = bottom ?? box.b;
+    ctx.save();
+    ctx.lineWidth = 1;
+    const xt = niceTicks(ux.to(Math.min(this.x0, this.x1)), ux.to(Math.max(this.x0, this.x1)), Math.max(2, Math.floor((box.r - box.l) / 80)));
+    const yt = niceTicks(Math.min(uy.to(this.y0), uy.to(this.y1)), Math.max(uy.to(this.y0), uy.to(this.y1)), Math.max(2, Math.floor((box.b - box.t) / 45)));
+    ctx.strokeStyle = C.grid;
+    ctx.fillStyle = C.muted;
+    ctx.textAlign = "center"; ctx.textBaseline = "top";
+    for (const t of xt) {
+      const px = Math.round(this.sx(ux.from(t))) + 0.5;
+      if (px < box.l - 1 || px > box.r + 1) continue;
+      if (xgrid) { ctx.beginPath(); ctx.moveTo(px, box.t); ctx.lineTo(px, box.b); ctx.stroke(); }
+      ctx.fillText(fmt(t), px, yb + 5);
+    }
+    ctx.textAlign = "right"; ctx.textBaseline = "middle";
+    for (const t of yt) {
+      const py = Math.round(this.sy(uy.from(t))) + 0.5;
+      if (py < box.t - 1 || py > box.b + 1) continue;
+      if (ygrid) { ctx.beginPath(); ctx.moveTo(box.l, py); ctx.lineTo(box.r, py); ctx.stroke(); }
+      ctx.fillText(fmt(t), box.l - 6, py);
+    }
+    ctx.strokeStyle = C.axis;
+    ctx.beginPath();
+    ctx.moveTo(box.l + 0.5, box.t); ctx.lineTo(box.l + 0.5, box.b + 0.5); ctx.lineTo(box.r, box.b + 0.5);
+    ctx.stroke();
+    ctx.fillStyle = C.ink;
+    ctx.textAlign = "center"; ctx.textBaseline = "bottom";
+    if (xlabel) ctx.fillText(xlabel, (box.l + box.r) / 2, this.h - 3);
+    if (ylabel) {
+      ctx.translate(13, (box.t + box.b) / 2);
+      ctx.rotate(-Math.PI / 2);
+      ctx.textBaseline = "middle";
+      ctx.fillText(ylabel, 0, 0);
+    }
+    ctx.restore();
+  }
+
+  clip(fn) {
+    const { ctx, box } = this;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(box.l, box.t, box.r - box.l, box.b - box.t);
+    ctx.clip();
+    fn(ctx);
+    ctx.restore();
+  }
+
+  // band fills between lo(i) and hi(i) at x(i), i < n.
+  band(n, x, lo, hi, fill) {
+    const ctx = this.ctx;
+    ctx.beginPath();
+    for (let i = 0; i < n; i++) ctx.lineTo(this.sx(x(i)), this.sy(hi(i)));
+    for (let i = n - 1; i >= 0; i--) ctx.lineTo(this.sx(x(i)), this.sy(lo(i)));
+    ctx.closePath();
+    ctx.fillStyle = fill;
+    ctx.fill();
+  }
+
+  line(n, x, y, stroke, width = 2, dash = []) {
+    const ctx = this.ctx;
+    ctx.beginPath();
+    for (let i = 0; i < n; i++) ctx.lineTo(this.sx(x(i)), this.sy(y(i)));
+    ctx.strokeStyle = stroke;
+    ctx.lineWidth = width;
+    ctx.setLineDash(dash);
+    ctx.stroke();
+    ctx.setLineDash([]);
+  }
+}
+
+// legend fills el with swatches: items [{label, color, kind: "line"|"band"|"dot"|"diamond"}].
+export function legend(el, items) {
+  const key = JSON.stringify(items);
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  el.replaceChildren(...items.map((it) => {
+    const s = document.createElement("span");
+    s.className = "item";
+    const sw = document.createElement("i");
+    sw.className = "sw " + (it.kind || "band");
+    sw.style.setProperty("--c", it.color);
+    s.append(sw, document.createTextNode(it.label));
+    return s;
+  }));
+}

@@ -1,0 +1,10 @@
+// Package static embeds the page's plain ES modules and CSS; there is no
+// build step.
+package static
+
+import "embed"
+
+// FS holds app.js, the other modules, panels/*.js and style.css.
+//
+//go:embed *.js *.css panels/*.js
+var FS embed.FS

@@ -1,0 +1,51 @@
+package web
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+func itoa(n int) string                  { return strconv.Itoa(n) }
+func uitoa(n uint64) string              { return strconv.FormatUint(n, 10) }
+func ftoa(f float64) string              { return strconv.FormatFloat(f, 'g', -1, 64) }
+func contains(s []string, v string) bool { return slices.Contains(s, v) }
+
+func widths(h []int) string {
+	s := make([]string, len(h))
+	for i, w := range h {
+		s[i] = strconv.Itoa(w)
+	}
+	return strings.Join(s, ",")
+}
+
+var groupLabels = map[string]string{
+	"kernel":   "kernel",
+	"noise":    "noise",
+	"inducing": "inducing Z",
+	"q_mu":     "q(u) mean",
+	"q_sqrt":   "q(u) cov",
+}
+
+func groupLabel(g string) string {
+	if l, ok := groupLabels[g]; ok {
+		return l
+	}
+	return g
+}
+
+// speeds lists the speed choices, including cur.
+func speeds(cur int) []int {
+	s := []int{5, 20, 60, 200, 0}
+	if !slices.Contains(s, cur) {
+		s = append([]int{cur}, s...)
+	}
+	return s
+}
+
+func speedLabel(sp int) string {
+	if sp == 0 {
+		return "max it/s"
+	}
+	return strconv.Itoa(sp) + " it/s"
+}

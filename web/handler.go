@@ -1,0 +1,103 @@
+// Package web serves dgpviz's page: templ components for the HTML, the
+// embedded static ES modules and CSS, and the websocket endpoint.
+package web
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"dgpviz/internal/stream"
+	"dgpviz/static"
+)
+
+// Backend is what the page handler needs from the session server.
+type Backend interface {
+	Defaults() stream.Config
+	Limits() stream.Limits
+	Catalog() *stream.Catalog
+}
+
+// New returns the site's handler: "/" the page, "/static/" the assets,
+// "/ws" the websocket (ws), "/healthz" a liveness check.
+func New(b Backend, ws http.Handler, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", pageHandler{b, log})
+	mux.Handle("GET /static/", http.StripPrefix("/static/", assets(http.FileServerFS(static.FS))))
+	mux.Handle("GET /ws", ws)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte("ok\n"))
+	})
+	return logRequests(mux, log)
+}
+
+// assets serves the embedded files with revalidation (no stale modules
+// after an upgrade) and without directory listings.
+func assets(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") { // no directory listings
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
+}
+
+type pageHandler struct {
+	b   Backend
+	log *slog.Logger
+}
+
+func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	def := h.b.Defaults()
+	p := PageData{Datasets: h.b.Catalog().Info(), Limits: h.b.Limits(), Groups: []string{"kernel", "noise", "inducing", "q_mu", "q_sqrt"}}
+	cfg, err := stream.ParseQuery(r.URL.Query(), def)
+	if err == nil {
+		err = cfg.Validate(h.b.Limits(), h.b.Catalog())
+	}
+	if err != nil {
+		p.Notice = "The link's settings were not usable (" + err.Error() + "); showing the defaults."
+		cfg = def
+	}
+	p.Config = cfg
+	js, _ := json.Marshal(cfg)
+	p.ConfigJSON = string(js)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'")
+	if err := Page(p).Render(r.Context(), w); err != nil {
+		h.log.Error("web: rendering page", "err", err)
+	}
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) { s.status = code; s.ResponseWriter.WriteHeader(code) }
+
+// Unwrap lets http.ResponseController and the websocket upgrader reach the
+// underlying writer (for Hijack).
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+func logRequests(h http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ws" { // the upgrader needs the Hijacker; sessions log themselves
+			h.ServeHTTP(w, r)
+			return
+		}
+		t := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: 200}
+		h.ServeHTTP(sw, r)
+		log.Debug("http", "method", r.Method, "path", r.URL.Path, "status", sw.status, "dur", time.Since(t))
+	})
+}
