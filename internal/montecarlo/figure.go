@@ -519,6 +519,7 @@ func NormalizationFromExtra(extra map[string]json.RawMessage, q, d int) (*Normal
 // Gaussian messages (noise included) on a grid.
 type FitData struct {
 	Layers int       `json:"layers"`
+	Bound  float64   `json:"bound"` // the model's bound (nats), for the title
 	X      []float64 `json:"x"`
 	Y      []float64 `json:"y"`
 	Grid   GPCurve   `json:"grid"`
@@ -564,8 +565,12 @@ func FitFigure(m *engine.Model, norm *Normalization, points int) (*FitData, erro
 		return nil, fmt.Errorf("montecarlo: %w", err)
 	}
 	last := msgs[len(msgs)-1]
+	res, _, err := ev.Evaluate(m, engine.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("montecarlo: %w", err)
+	}
 	xm, xsc, ym, ysc := norm.XMean[0], norm.XScale[0], norm.YMean[0], norm.YScale[0]
-	fd := &FitData{Layers: len(m.Layers), X: make([]float64, n), Y: make([]float64, n),
+	fd := &FitData{Layers: len(m.Layers), Bound: res.Bound, X: make([]float64, n), Y: make([]float64, n),
 		Grid: GPCurve{X: make([]float64, points), Mean: make([]float64, points), SD: make([]float64, points)}}
 	for i := 0; i < n; i++ {
 		fd.X[i] = m.X.At(i, 0)*xsc + xm

@@ -250,12 +250,16 @@ func RenderFit(w io.Writer, format string, fits []*FitData) error {
 
 func fitPlot(f *FitData) (*plot.Plot, error) {
 	p := plot.New()
-	if f.Layers == 1 {
-		p.Title.Text = "1 layer"
-	} else {
-		p.Title.Text = fmt.Sprintf("%d layers", f.Layers)
+	layers := "1 layer"
+	if f.Layers > 1 {
+		layers = fmt.Sprintf("%d layers", f.Layers)
 	}
+	p.Title.Text = fmt.Sprintf("%s — bound %.2f nats", layers, f.Bound)
 	p.Title.TextStyle.Font.Size = vg.Points(8)
+	p.X.Label.Text = "x"
+	p.Y.Label.Text = "y (mean ± 2 sd)"
+	p.X.Label.TextStyle.Font.Size = vg.Points(7)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(7)
 	setTickSizes(p)
 	g := f.Grid
 	band := make(plotter.XYs, 0, 2*len(g.X))
