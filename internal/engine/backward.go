@@ -15,18 +15,20 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 	// Every term whose gradient w.r.t. ψ1_n is ψ1_n times a fixed M×M matrix
 	// adds that matrix to wPsi1, and Ψ1ᵀΨ1 is formed once: both save
 	// N·M² products per term.
-	p11 := make([]float64, mm2)
+	sc := &w.scratch
+	sc.next = 0
+	p11 := sc.take(mm2)
 	mm(p11, m, m, n, w.psi1, true, w.psi1, false, 1, 0)
-	wPsi1 := make([]float64, mm2)
-	dKinv := make([]float64, mm2)
-	dBsum := make([]float64, mm2)
-	dLcat := make([]float64, m*m*d) // ∂/∂[L_1 … L_D]
+	wPsi1 := sc.take(mm2)
+	dKinv := sc.take(mm2)
+	dBsum := sc.take(mm2)
+	dLcat := sc.take(m * m * d) // ∂/∂[L_1 … L_D]
 	var ds2 float64
 
 	// mean = Ψ1·A.
-	dPsi1 := make([]float64, n*m)
+	dPsi1 := sc.take(n * m)
 	mm(dPsi1, n, m, d, gMean, false, w.a, true, 1, 0)
-	dA := make([]float64, m*d)
+	dA := sc.take(m * d)
 	mm(dA, m, d, n, w.psi1, true, gMean, false, 1, 0)
 
 	if last {
@@ -38,14 +40,14 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 		ds2 += scale * (-float64(n*d)/(2*s2) + (w.likSq+w.likTr)/(2*s2*s2))
 	} else {
 		// var_nd = s2 + ‖U_d[n]‖² with U_d = T·L_d and T = Ψ1·Kinv.
-		dU := make([]float64, n*m*d)
+		dU := sc.take(n * m * d)
 		for i, g := range gVar[:n*d] {
 			ds2 += g
 			for j := 0; j < m; j++ {
 				dU[i*m+j] = 2 * g * w.u[i*m+j]
 			}
 		}
-		dT := make([]float64, n*m)
+		dT := sc.take(n * m)
 		mm(dT, n, m, m*d, dU, false, w.lcat, true, 1, 0)
 		mm(dLcat, m, m*d, n, w.t, true, dU, false, 1, 0)
 		mm(dPsi1, n, m, m, dT, false, w.kinv, false, 1, 1)
@@ -61,7 +63,7 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 			dKinv[i] += scale * fd / (2 * s2) * p11[i]
 		}
 	} else {
-		dC = make([]float64, mm2)
+		dC = sc.take(mm2)
 		for i, v := range w.sumPsi2 {
 			wPsi1[i] += scale / s2 * w.c[i]
 			dC[i] = -scale / (2 * s2) * (v - p11[i])
@@ -116,7 +118,7 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 
 	// −KL = −½[tr(Kinv Ssum) + Σ_d m_dᵀ Kinv m_d − DM + D log|Kuu| − Σ_d log|S_d|].
 	dQmu := make([]float64, m*d)
-	dSsum := make([]float64, mm2)
+	dSsum := sc.take(mm2)
 	for i := range dQmu {
 		dQmu[i] = -w.a[i]
 	}
@@ -131,11 +133,11 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 	mm(dQmu, m, d, m, w.kinv, false, dA, false, 1, 1)
 
 	// Bsum = Kinv·Ssum·Kinv.
-	ks := make([]float64, mm2)
+	ks := sc.take(mm2)
 	mm(ks, m, m, m, w.kinv, false, w.ssum, false, 1, 0)
 	mm(dKinv, m, m, m, dBsum, false, ks, false, 1, 1)
 	mm(dKinv, m, m, m, ks, true, dBsum, false, 1, 1)
-	tmp := make([]float64, mm2)
+	tmp := sc.take(mm2)
 	mm(tmp, m, m, m, w.kinv, false, dBsum, false, 1, 0)
 	mm(dSsum, m, m, m, tmp, false, w.kinv, false, 1, 1)
 
@@ -155,7 +157,7 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 
 	// Kinv = Kuu⁻¹, and −½·D·log|Kuu|.
 	mm(tmp, m, m, m, w.kinv, false, dKinv, false, 1, 0)
-	dKuu := make([]float64, mm2)
+	dKuu := sc.take(mm2)
 	mm(dKuu, m, m, m, tmp, false, w.kinv, false, -1, 0)
 	for i := range dKuu {
 		dKuu[i] -= 0.5 * fd * w.kinv[i]

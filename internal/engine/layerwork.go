@@ -36,6 +36,7 @@ type layerWork struct {
 	accs        []*psi2Acc // per chunk
 	baccs       []*gradAcc // per chunk, for the backward pass
 	sumPsi2     []float64  // Σ_n Ψ2_n, M×M
+	scratch     arena      // the backward pass's temporaries
 	likSq       float64    // Σ (y − mean)² of the evaluated rows
 	likTr       float64    // Σ_n ψ1_n Bsum ψ1_nᵀ
 }
@@ -213,4 +214,29 @@ func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (flo
 	lik := -0.5*float64(n*d)*math.Log(2*math.Pi*w.s2) - sq/(2*w.s2) - tr/(2*w.s2)
 	w.likSq, w.likTr = sq, tr
 	return scale * lik, gMean
+}
+
+// arena hands out zeroed temporaries from one buffer that is reused across
+// evaluations, so that an optimizer's loop does not churn the heap.
+type arena struct {
+	buf  []float64
+	next int
+	grow int // size that the buffer should have next time
+}
+
+// take returns a zeroed slice of length n. When the buffer is too small it
+// allocates, and remembers to make the buffer large enough next time.
+func (a *arena) take(n int) []float64 {
+	if a.next == 0 && a.grow > len(a.buf) {
+		a.buf = make([]float64, a.grow)
+	}
+	if a.next+n > len(a.buf) {
+		a.grow = max(a.grow, a.next+n)
+		a.next += n
+		return make([]float64, n)
+	}
+	s := a.buf[a.next : a.next+n : a.next+n]
+	a.next += n
+	clear(s)
+	return s
 }
