@@ -247,6 +247,41 @@ func (p *rbfPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 fl
 			sq0 += t * d * inv0
 		}
 		dmu[0], sq[0] = dmu0, sq0
+	} else if q == 3 {
+		// The 3-D case (the robot model's hidden layers) with scalars.
+		m0, m1, m2 := mu[0], mu[1], mu[2]
+		i0, i1, i2 := inv[0], inv[1], inv[2]
+		var dm0, dm1, dm2, s0, s1, s2 float64
+		zbar, ez := p.zbar[:3*np], p.ez[:np]
+		w1, w2, wg := p.w1[:np], p.w2[:np], p.wg[:np]
+		zP := zP[:3*np]
+		for pi := range ez {
+			d0 := m0 - zbar[3*pi]
+			d1 := m1 - zbar[3*pi+1]
+			d2 := m2 - zbar[3*pi+2]
+			v := pre * fastExp(ez[pi]-d0*d0*i0-d1*d1*i1-d2*d2*i2)
+			sumP[pi] += v
+			t1 += w1[pi] * v
+			t2 += w2[pi] * v
+			if !p.grad {
+				continue
+			}
+			c := wg[pi] * v
+			sc += c
+			cP[pi] += c
+			a0, a1, a2 := c*d0*i0, c*d1*i1, c*d2*i2
+			dm0 -= 2 * a0
+			dm1 -= 2 * a1
+			dm2 -= 2 * a2
+			zP[3*pi] += a0
+			zP[3*pi+1] += a1
+			zP[3*pi+2] += a2
+			s0 += a0 * d0 * i0
+			s1 += a1 * d1 * i1
+			s2 += a2 * d2 * i2
+		}
+		dmu[0], dmu[1], dmu[2] = dm0, dm1, dm2
+		sq[0], sq[1], sq[2] = s0, s1, s2
 	} else {
 		for pi := 0; pi < np; pi++ {
 			zb := p.zbar[pi*q : (pi+1)*q]
