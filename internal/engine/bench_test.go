@@ -55,3 +55,20 @@ func BenchmarkBound(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScalingN shows the cost's growth in N at fixed M (robot shape):
+// near-linear when the per-datum loops dominate.
+func BenchmarkScalingN(b *testing.B) {
+	for _, n := range []int{250, 500, 1000, 2000} {
+		rng := rand.New(rand.NewPCG(1, 1))
+		m := randomModel(rng, n, []int{1, 3, 3, 30}, []string{"rbf", "rbf", "rbf"}, 30)
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			e := Evaluator{Workers: 1}
+			for range b.N {
+				if _, _, err := e.Evaluate(m, Options{Gradient: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
