@@ -7,6 +7,8 @@ import "./panels/fit.js";
 import "./panels/layer.js";
 import "./panels/latent.js";
 import "./panels/bound.js";
+import "./panels/messages.js";
+import "./panels/robot.js";
 import { fmt } from "./plot.js";
 
 const $ = (id) => document.getElementById(id);
@@ -25,7 +27,7 @@ const state = {
 };
 
 let ws = null, nextId = 1, retry = 0, drawQueued = false;
-const panels = { fit: null, bound: null, layers: [] };
+const panels = { fit: null, bound: null, layers: [], robot: null, messages: null };
 
 const app = {
   state,
@@ -55,7 +57,7 @@ window.dgpviz = app; // for tests and the curious
 
 function draw() {
   drawQueued = false;
-  for (const p of [panels.fit, ...panels.layers, panels.bound]) {
+  for (const p of [panels.robot, panels.fit, ...panels.layers, panels.bound, panels.messages]) {
     if (!p) continue;
     try { p.draw(state); } catch (e) { console.error(e); app.errors.push(`${p.kind}: ${e.message}`); }
   }
@@ -88,12 +90,13 @@ function onText(m) {
   switch (m.type) {
     case "hello":
       state.session = m.session;
+      state.figureKey = m.figure_key; // figure downloads (panels/messages.js)
       if (m.config) applyConfig(m.config);
       break;
     case "ack":
       if (m.config) applyConfig(m.config);
       if (typeof m.running === "boolean") { state.running = m.running; showRunning(); }
-      if (!["move", "pause", "play", "step"].includes(m.op)) toast(m.message, "ok");
+      if (!["move", "pause", "play", "step", "mc", "mc_off"].includes(m.op)) toast(m.message, "ok");
       break;
     case "error":
       toast(m.error, "error");
@@ -103,6 +106,10 @@ function onText(m) {
 
 function onBinary(m) {
   if (m.v !== VERSION) return;
+  if (m.type === "mc") { // the message figure (panels/messages.js)
+    if (state.setup && m.data_id === state.setup.data_id) { state.mc = m; app.redraw(); }
+    return;
+  }
   if (m.type === "setup") {
     state.setup = m;
     state.history = [];
@@ -243,6 +250,8 @@ function wire() {
 
 panels.fit = create("fit", $("panel-fit"), app);
 panels.bound = create("bound", $("panel-bound"), app);
+panels.robot = create("robot", $("panel-robot"), app);
+panels.messages = create("messages", $("panel-messages"), app);
 wire();
 applyConfig(state.config);
 connect();

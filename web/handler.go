@@ -30,6 +30,9 @@ func New(b Backend, ws http.Handler, log *slog.Logger) http.Handler {
 	mux.Handle("GET /{$}", pageHandler{b, log})
 	mux.Handle("GET /static/", http.StripPrefix("/static/", assets(http.FileServerFS(static.FS))))
 	mux.Handle("GET /ws", ws)
+	if fb, ok := b.(FigureBackend); ok { // figure downloads (figure.go)
+		mux.Handle("GET /figure/{file}", figureHandler{fb, log})
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok\n"))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,6 +30,7 @@ type serveOptions struct {
 	origins  []string
 	logLevel slog.Level
 	workers  int
+	set      map[string]bool // flags given on the command line
 }
 
 func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
@@ -58,6 +60,8 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	o.cfg.Play = !*paused
 	o.cfg.Hidden = []int{}
 	for _, f := range strings.Split(*hidden, ",") {
@@ -86,6 +90,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(o.data) > 0 {
 		o.cfg.Dataset = cat.NameOf(o.data[0])
 	}
+	o.cfg = robotDefaults(o, cat) // latent_serve.go
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: o.limits, Defaults: o.cfg, AllowedOrigins: o.origins, Workers: o.workers, Logger: log})
 	if err != nil {
 		return usageError{err}

@@ -151,6 +151,7 @@ func MessageFigure(m *engine.Model, layer int, inputs []GaussianInput, samples i
 		mu[i], s[i] = in.Mean, in.Var
 	}
 	j := newJob([]*Layer{l}, mu, s, n, 1, opt)
+	j.figureTable() // interpolated fast path (interp.go)
 	j.store = [][]float64{make([]float64, n*samples)}
 	j.run()
 

@@ -84,6 +84,7 @@ type plan struct {
 	addKxx bool
 	noise  float64
 	quad   [][]float64 // D packed upper triangles, or nil when Q_d = 0
+	tab    *hermite    // interpolation table of the message figure, or nil (interp.go)
 }
 
 func newPlan(l *Layer, opt *Options) *plan {
@@ -120,6 +121,9 @@ func newPlan(l *Layer, opt *Options) *plan {
 // draw writes one sample of every output given the certain input x to
 // out, using scratch kx (length M). It does not allocate.
 func (p *plan) draw(out, x, kx []float64, rng *rand.Rand) {
+	if p.tab != nil && p.drawFast(out, x, rng) {
+		return
+	}
 	l := p.l
 	m := l.m
 	kxx := l.crossCov(kx, x)

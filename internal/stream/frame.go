@@ -32,7 +32,8 @@ type snapshot struct {
 	lr        float64
 	frozen    []string
 	dataID    int
-	applied   int64 // id of the last command applied
+	applied   int64      // id of the last command applied
+	robot     *robotInfo // robot WiFi data: frames are built by robotFrame
 }
 
 type optState struct {
@@ -100,6 +101,7 @@ type frameHeader struct {
 	EvalError  string       `json:"eval_error,omitempty"`
 	Layers     []layerFrame `json:"layers"`
 	Fit        *fitFrame    `json:"fit,omitempty"`
+	Robot      *robotFrame  `json:"robot,omitempty"`
 	Sections   []section    `json:"sections"`
 }
 
@@ -114,6 +116,7 @@ type framer struct {
 	seq  uint64
 	x    []float64
 	cost time.Duration // smoothed time to build a frame
+	rob  *robotFramer  // robot frames' state (robot_frame.go)
 
 	// grid scratch, reused between layers and frames (the encoder copies)
 	xs, k, t, mean, varU, varCond []float64
@@ -121,6 +124,9 @@ type framer struct {
 
 // frame evaluates the snapshot's model and encodes the frame.
 func (f *framer) frame(s *snapshot) ([]byte, error) {
+	if s.robot != nil {
+		return f.robotFrame(s)
+	}
 	m := s.model
 	f.ev.Workers = 1
 	f.seq++

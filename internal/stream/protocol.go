@@ -37,10 +37,13 @@ type Command struct {
 	Inducing     *int      `json:"inducing,omitempty"`      // architecture
 	Dataset      *string   `json:"dataset,omitempty"`       // dataset
 	Speed        *int      `json:"speed,omitempty"`         // speed
+	Inputs       []MCInput `json:"inputs,omitempty"`        // mc (mcfigure.go)
+	Samples      *int      `json:"samples,omitempty"`       // mc
+	Name         *string   `json:"name,omitempty"`          // mc_preset
 }
 
 // Ops lists the commands, for documentation and errors.
-var Ops = []string{"play", "pause", "step", "reset", "optimizer", "freeze", "move", "add", "remove", "architecture", "dataset", "speed"}
+var Ops = []string{"play", "pause", "step", "reset", "optimizer", "freeze", "move", "add", "remove", "architecture", "dataset", "speed", "mc", "mc_preset", "mc_off"}
 
 // ParseCommand decodes one command. Its errors say what was wrong.
 func ParseCommand(b []byte) (Command, error) {
@@ -97,6 +100,8 @@ type reply struct {
 	Sets    []DatasetInfo `json:"datasets,omitempty"`
 	Groups  []string      `json:"groups,omitempty"`
 	Running *bool         `json:"running,omitempty"`
+	// FigureKey (hello) names the session in figure downloads (mcfigure.go).
+	FigureKey string `json:"figure_key,omitempty"`
 }
 
 func (r reply) bytes() []byte {

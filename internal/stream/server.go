@@ -152,7 +152,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel,
-		cmds: make(chan Command, cmdQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox(),
+		cmds: make(chan Command, cmdQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox(), mc: newMCState(),
 	}
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
@@ -188,6 +188,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = cfg.Validate(s.limits, s.cat)
 	}
 	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: groupNames()}
+	hello.FigureKey = ss.mc.key // downloads of this session's figures (mcfigure.go)
 	if err != nil {
 		ss.send(outMsg{data: hello.bytes()})
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
@@ -392,6 +393,13 @@ func (ss *session) writer(conn *websocket.Conn) {
 			if !sendFrame() {
 				conn.Close()
 				return
+			}
+		case <-ss.mc.out.notify: // message figure (mcfigure.go), latest wins
+			if b := ss.mc.out.take(); b != nil {
+				if !write(outMsg{binary: true, data: b}) {
+					conn.Close()
+					return
+				}
 			}
 		case <-ping.C:
 			if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {

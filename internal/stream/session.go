@@ -94,6 +94,7 @@ type session struct {
 	cmds       chan Command // reader → optimizer
 	out        chan outMsg  // → writer (replies, setups); bounded
 	frames     *mailbox     // optimizer → writer, latest wins
+	mc         *mcState     // message figure (mcfigure.go)
 	readerDone chan struct{}
 	closeMu    sync.Mutex
 	closeCode  int
@@ -175,8 +176,15 @@ func (s *session) build(cfg Config, newData bool) error {
 			id = d.id + 1
 		}
 		d = &data{id: id, ds: ds, nx: dataset.FitNormalizer(ds.X), ny: dataset.FitNormalizer(ds.Y)}
+		d.robot = newRobotInfo(ds, d.nx, d.ny)
 	}
-	m, err := engine.Initialize(d.nx.Apply(d.ds.X), d.ny.Apply(d.ds.Y), engine.InitConfig{Hidden: cfg.Hidden, Inducing: cfg.Inducing, Seed: cfg.Seed, Perturb: initPerturb})
+	var m *engine.Model
+	var err error
+	if d.robot != nil { // the robot preset's restart selection (robot.go)
+		m, err = d.robot.initModel(s.ctx, d.nx.Apply(d.ds.X), d.ny.Apply(d.ds.Y), cfg, s.srv.workers)
+	} else {
+		m, err = engine.Initialize(d.nx.Apply(d.ds.X), d.ny.Apply(d.ds.Y), engine.InitConfig{Hidden: cfg.Hidden, Inducing: cfg.Inducing, Seed: cfg.Seed, Perturb: initPerturb})
+	}
 	if err != nil {
 		return errorf("initialising the model: %w", err)
 	}
@@ -224,12 +232,13 @@ func (s *session) publish() {
 	snap := &snapshot{
 		model: s.tr.Model().Clone(), iter: it, event: s.event, converged: s.converged,
 		running: s.running, ips: s.ips, method: s.cfg.Method, lr: s.cfg.LearningRate,
-		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied,
+		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied, robot: s.data.robot,
 	}
 	s.published.Add(1)
 	if s.frames.put(snap) {
 		s.dropped.Add(1)
 	}
+	s.mcPublished(snap)
 }
 
 // step runs one optimizer iteration.
@@ -414,6 +423,8 @@ func (s *session) apply(c Command) (string, error) {
 		return "unfroze " + *c.Group, nil
 	case "move", "add", "remove":
 		return s.editInducing(c)
+	case "mc", "mc_preset", "mc_off":
+		return s.mcCommand(c)
 	case "architecture":
 		cfg := s.cfg
 		if c.Hidden == nil && c.Inducing == nil {
@@ -435,6 +446,9 @@ func (s *session) apply(c Command) (string, error) {
 		}
 		cfg := s.cfg
 		cfg.Dataset = *c.Dataset
+		if IsRobot(s.srv.cat.Get(cfg.Dataset)) && (s.data == nil || !IsRobot(s.data.ds)) {
+			cfg = RobotConfig(cfg, s.srv.limits) // switching to robot data: the paper's preset
+		}
 		if err := s.build(cfg, false); err != nil {
 			return "", err
 		}

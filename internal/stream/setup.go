@@ -28,6 +28,7 @@ type setupHeader struct {
 	NormX       normFrame `json:"norm_x"`
 	NormY       normFrame `json:"norm_y"`
 	Config      Config    `json:"config"`
+	Robot       *robotSet `json:"robot,omitempty"`
 	Sections    []section `json:"sections"`
 }
 
@@ -38,6 +39,7 @@ type data struct {
 	id     int
 	ds     *dataset.Dataset
 	nx, ny dataset.Normalizer
+	robot  *robotInfo // robot WiFi data (robot.go), else nil
 }
 
 func (d *data) setup(cfg Config) ([]byte, error) {
@@ -52,5 +54,8 @@ func (d *data) setup(cfg Config) ([]byte, error) {
 	}
 	e := encoder{forceF32: true}
 	h.X, h.Y = e.arr(denseData(x)), e.arr(denseData(y))
+	if d.robot != nil {
+		h.Robot = d.robot.setup(&e, d.ny)
+	}
 	return e.finish(h)
 }

@@ -1,0 +1,174 @@
+package latent
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Figure is what the latent-space figure draws: every hidden layer's
+// message means as pairwise projections coloured by time, and the true path
+// in the same colours.
+type Figure struct {
+	Times     []float64  // N, for the colours (any monotone time axis)
+	Layers    []Layer    // hidden layers with at least 2 dimensions
+	Scores    []float64  // per layer geometry score (NaN: unknown)
+	Positions *mat.Dense // N × 2 true positions, or nil
+}
+
+// FigureFormats are the formats RenderFigure writes.
+var FigureFormats = []string{"svg", "png", "pdf"}
+
+// viridis is matplotlib's perceptual colour map at 16 stops (the page's
+// static/colormap.js uses the same table).
+var viridis = [16][3]uint8{
+	{68, 1, 84}, {72, 26, 108}, {71, 47, 125}, {65, 68, 135}, {57, 86, 140}, {49, 104, 142}, {42, 120, 142}, {35, 136, 142},
+	{31, 152, 139}, {34, 168, 132}, {53, 183, 121}, {84, 197, 104}, {122, 209, 81}, {165, 219, 54}, {210, 226, 27}, {253, 231, 37},
+}
+
+// Viridis returns the colour for t in [0, 1] (clamped).
+func Viridis(t float64) color.RGBA {
+	if math.IsNaN(t) {
+		t = 0
+	}
+	t = math.Max(0, math.Min(1, t)) * float64(len(viridis)-1)
+	i := min(len(viridis)-2, int(t))
+	f := t - float64(i)
+	var c [3]uint8
+	for k := range c {
+		a, b := float64(viridis[i][k]), float64(viridis[i+1][k])
+		c[k] = uint8(math.Round(a + f*(b-a)))
+	}
+	return color.RGBA{R: c[0], G: c[1], B: c[2], A: 0xff}
+}
+
+// RenderFigure writes the latent-space figure in format ("svg", "png" or
+// "pdf"): one row per layer with its pairwise projections, and the true
+// path beside the first row.
+func RenderFigure(w io.Writer, format string, f *Figure) error {
+	if len(f.Layers) == 0 {
+		return fmt.Errorf("latent: no hidden layer with 2 or more dimensions to draw")
+	}
+	n := len(f.Times)
+	if n == 0 {
+		return fmt.Errorf("latent: no points")
+	}
+	cols := 0
+	for _, l := range f.Layers {
+		r, q := l.Mean.Dims()
+		if r != n {
+			return fmt.Errorf("latent: layer %s has %d points, times %d", l.Name, r, n)
+		}
+		if q < 2 {
+			return fmt.Errorf("latent: layer %s has %d dimension; projections need 2", l.Name, q)
+		}
+		cols = max(cols, q*(q-1)/2)
+	}
+	if f.Positions != nil {
+		if r, c := f.Positions.Dims(); r != n || c != 2 {
+			return fmt.Errorf("latent: positions are %d×%d, want %d×2", r, c, n)
+		}
+		cols++
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, t := range f.Times {
+		lo, hi = math.Min(lo, t), math.Max(hi, t)
+	}
+	colour := func(i int) color.Color {
+		if hi == lo {
+			return Viridis(0.5)
+		}
+		return Viridis((f.Times[i] - lo) / (hi - lo))
+	}
+
+	const cell = 2.6 * vg.Inch
+	width, height := vg.Length(cols)*cell, vg.Length(len(f.Layers))*cell
+	var c vg.CanvasWriterTo
+	switch format {
+	case "svg":
+		c = vgsvg.New(width, height)
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(120))}
+	case "pdf":
+		c = vgpdf.New(width, height)
+	default:
+		return fmt.Errorf("latent: unknown format %q (want svg, png or pdf)", format)
+	}
+	dc := draw.New(c)
+	tiles := draw.Tiles{Rows: len(f.Layers), Cols: cols, PadX: vg.Millimeter * 2, PadY: vg.Millimeter * 2,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	for li, l := range f.Layers {
+		_, q := l.Mean.Dims()
+		col := 0
+		for a := 0; a < q; a++ {
+			for b := a + 1; b < q; b++ {
+				title := fmt.Sprintf("%s: dims %d, %d", l.Name, a, b)
+				if a == 0 && b == 1 && li < len(f.Scores) && !math.IsNaN(f.Scores[li]) {
+					title += fmt.Sprintf(" (geometry %.3f)", f.Scores[li])
+				}
+				p, err := scatter(title, fmt.Sprintf("%s[%d]", l.Name, a), fmt.Sprintf("%s[%d]", l.Name, b),
+					func(i int) (float64, float64) { return l.Mean.At(i, a), l.Mean.At(i, b) }, n, colour, true)
+				if err != nil {
+					return err
+				}
+				p.Draw(tiles.At(dc, col, li))
+				col++
+			}
+		}
+		if li == 0 && f.Positions != nil {
+			p, err := scatter("true path (never used for fitting)", "x (m)", "y (m)",
+				func(i int) (float64, float64) { return f.Positions.At(i, 0), f.Positions.At(i, 1) }, n, colour, false)
+			if err != nil {
+				return err
+			}
+			p.Draw(tiles.At(dc, cols-1, 0))
+		}
+	}
+	_, err := c.WriteTo(w)
+	return err
+}
+
+// scatter draws n points joined in time order (a faint line, so that the
+// trajectory reads) and coloured by time.
+func scatter(title, xl, yl string, at func(i int) (float64, float64), n int, colour func(int) color.Color, line bool) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(8)
+	p.X.Label.Text, p.Y.Label.Text = xl, yl
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.Label.TextStyle.Font.Size = vg.Points(7)
+		ax.Tick.Label.Font.Size = vg.Points(6)
+	}
+	pts := make(plotter.XYs, n)
+	for i := range pts {
+		pts[i].X, pts[i].Y = at(i)
+	}
+	if line {
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, fmt.Errorf("latent: %w", err)
+		}
+		l.Color = color.Gray{Y: 0xc8}
+		l.Width = vg.Points(0.5)
+		p.Add(l)
+	}
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, fmt.Errorf("latent: %w", err)
+	}
+	s.GlyphStyleFunc = func(i int) draw.GlyphStyle {
+		return draw.GlyphStyle{Color: colour(i), Radius: vg.Points(1.6), Shape: draw.CircleGlyph{}}
+	}
+	p.Add(s)
+	return p, nil
+}

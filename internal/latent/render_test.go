@@ -1,0 +1,80 @@
+package latent
+
+import (
+	"bytes"
+	"image/png"
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestViridisEnds(t *testing.T) {
+	// matplotlib's viridis starts at #440154 and ends at #fde725.
+	if c := Viridis(0); c.R != 68 || c.G != 1 || c.B != 84 {
+		t.Errorf("Viridis(0) = %v", c)
+	}
+	if c := Viridis(1); c.R != 253 || c.G != 231 || c.B != 37 {
+		t.Errorf("Viridis(1) = %v", c)
+	}
+	if Viridis(-1) != Viridis(0) || Viridis(2) != Viridis(1) || Viridis(math.NaN()) != Viridis(0) {
+		t.Error("Viridis does not clamp")
+	}
+}
+
+func TestRenderFigure(t *testing.T) {
+	const n = 60
+	path := loopPath(n)
+	times := make([]float64, n)
+	lat := mat.NewDense(n, 3, nil)
+	for i := 0; i < n; i++ {
+		times[i] = float64(i) * 1.5
+		lat.Set(i, 0, path.At(i, 0))
+		lat.Set(i, 1, path.At(i, 1))
+		lat.Set(i, 2, float64(i))
+	}
+	f := &Figure{Times: times, Layers: []Layer{{Name: "h1", Mean: lat}, {Name: "h2", Mean: lat}}, Scores: []float64{0.9, math.NaN()}, Positions: path}
+	for _, format := range FigureFormats {
+		var buf bytes.Buffer
+		if err := RenderFigure(&buf, format, f); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		switch format {
+		case "png":
+			img, err := png.Decode(&buf)
+			if err != nil {
+				t.Fatalf("png: %v", err)
+			}
+			// 4 columns (3 projections + the path) × 2 rows of 2.6 in at 120 dpi.
+			if b := img.Bounds(); b.Dx() != 1248 || b.Dy() != 624 {
+				t.Errorf("png is %v", b)
+			}
+		case "svg":
+			if !strings.Contains(buf.String(), "<svg") || !strings.Contains(buf.String(), "geometry 0.900") {
+				t.Error("svg lacks the figure or the score")
+			}
+		case "pdf":
+			if !bytes.HasPrefix(buf.Bytes(), []byte("%PDF")) {
+				t.Error("not a PDF")
+			}
+		}
+	}
+	bad := []struct {
+		name string
+		f    *Figure
+	}{
+		{"no layers", &Figure{Times: times}},
+		{"1-D layer", &Figure{Times: times, Layers: []Layer{{Name: "h", Mean: mat.NewDense(n, 1, nil)}}}},
+		{"row mismatch", &Figure{Times: times[:10], Layers: []Layer{{Name: "h", Mean: lat}}}},
+		{"positions shape", &Figure{Times: times, Layers: []Layer{{Name: "h", Mean: lat}}, Positions: mat.NewDense(n, 3, nil)}},
+	}
+	for _, b := range bad {
+		if err := RenderFigure(&bytes.Buffer{}, "png", b.f); err == nil {
+			t.Errorf("%s: accepted", b.name)
+		}
+	}
+	if err := RenderFigure(&bytes.Buffer{}, "gif", f); err == nil {
+		t.Error("gif accepted")
+	}
+}

@@ -1,0 +1,274 @@
+package stream
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"dgpviz/internal/montecarlo"
+)
+
+// mcAfter waits for the first mc message that reflects command id.
+func (c *client) mcAfter(id int64) Decoded {
+	c.t.Helper()
+	return c.until("mc message", 10*time.Second, func(m msg) bool {
+		if m.frame == nil || m.typ() != "mc" {
+			return false
+		}
+		a, _ := m.frame["applied"].(float64)
+		return int64(a) >= id
+	}).frame
+}
+
+func helloKey(t *testing.T, c *client) string {
+	t.Helper()
+	h := c.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
+	k, _ := h["figure_key"].(string)
+	if len(k) != 32 {
+		t.Fatalf("hello has no figure_key: %v", h)
+	}
+	return k
+}
+
+// TestMCMatchesMessageFigure: an mc command yields an mc message whose
+// numbers are montecarlo.MessageFigure's on the session's snapshot.
+func TestMCMatchesMessageFigure(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	key := helloKey(t, c)
+	c.ack(map[string]any{"op": "step", "n": 5})
+	ins := []map[string]any{{"mean": -0.8, "var": 0.01}, {"mean": 0.1, "var": 0.04}, {"mean": 2.5, "var": 0.01}, {"mean": 0.0, "var": 0.5}}
+	id := c.ack(map[string]any{"op": "mc", "layer": 1, "inputs": ins, "samples": 5000})
+	got := c.mcAfter(id)
+	if got["error"] != nil {
+		t.Fatalf("mc error: %v", got["error"])
+	}
+	fs, ok := e.srv.FigureSession(key)
+	if !ok {
+		t.Fatal("FigureSession: session not found")
+	}
+	if num64(got["iter"]) != float64(fs.Iter) || fs.Iter != 5 {
+		t.Fatalf("mc message of iteration %v, snapshot %d", got["iter"], fs.Iter)
+	}
+	gi := make([]montecarlo.GaussianInput, len(ins))
+	for i, in := range ins {
+		gi[i] = montecarlo.GaussianInput{Mean: in["mean"].(float64), Var: in["var"].(float64)}
+	}
+	want, err := montecarlo.MessageFigure(fs.Model, 1, gi, 5000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["layer"] != 1.0 || got["samples"] != 5000.0 || got["seed"] != 1.0 {
+		t.Errorf("layer %v samples %v seed %v", got["layer"], got["samples"], got["seed"])
+	}
+	if num64(got["noise"]) != want.NoiseVariance {
+		t.Errorf("noise %v, want %v", got["noise"], want.NoiseVariance)
+	}
+	for i, w := range want.Inputs {
+		g := get(got, "inputs", i)
+		for _, f := range []struct {
+			name string
+			got  any
+			want float64
+		}{
+			{"mean", get(g, "mean"), w.Input.Mean},
+			{"var", get(g, "var"), w.Input.Var},
+			{"message.mean", get(g, "message", "mean"), w.Message.Mean},
+			{"message.var", get(g, "message", "var"), w.Message.Var},
+			{"true.var", get(g, "true", "var"), w.True.Var},
+			{"mc_mean", get(g, "mc_mean"), w.MC.Mean},
+			{"mc_var", get(g, "mc_var"), w.MC.Var},
+			{"compression", get(g, "compression"), w.Compression},
+			{"propagation", get(g, "propagation"), w.Propagation},
+			{"w1", get(g, "w1"), w.Distance.W1},
+			{"kl", get(g, "kl"), w.Distance.KL},
+		} {
+			if num64(f.got) != f.want {
+				t.Errorf("input %d: %s = %v, MessageFigure %v", i, f.name, f.got, f.want)
+			}
+		}
+		// The density is sent quantised (q16): screen precision.
+		p := floats(get(g, "density", "p"))
+		if len(p) != len(w.Density.P) {
+			t.Fatalf("input %d: density of %d points, want %d", i, len(p), len(w.Density.P))
+		}
+		mx := 0.0
+		for _, v := range w.Density.P {
+			mx = math.Max(mx, v)
+		}
+		for k := range p {
+			if math.Abs(p[k]-w.Density.P[k]) > 1e-4*mx {
+				t.Fatalf("input %d: density[%d] = %v, want %v", i, k, p[k], w.Density.P[k])
+			}
+		}
+	}
+	if n := len(floats(get(got, "inducing", "z"))); n != len(want.Inducing) {
+		t.Errorf("%d inducing bars, want %d", n, len(want.Inducing))
+	}
+	if n := len(floats(get(got, "gp", "mean"))); n != montecarlo.GPGridPoints {
+		t.Errorf("GP curve of %d points", n)
+	}
+	// Far input: larger compression than the near one (the readout's point).
+	if !(num64(get(got, "inputs", 2, "compression")) > num64(get(got, "inputs", 0, "compression"))) {
+		t.Errorf("far input compression %v ≤ near %v", get(got, "inputs", 2, "compression"), get(got, "inputs", 0, "compression"))
+	}
+}
+
+// TestMCPresetsAndLive: presets set four inputs; the figure follows the
+// optimizer while it runs; mc_off stops it.
+func TestMCPresetsAndLive(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	helloKey(t, c)
+	c.ack(map[string]any{"op": "step", "n": 20})
+	comp := map[string]float64{}
+	for _, name := range montecarlo.PresetNames {
+		id := c.ack(map[string]any{"op": "mc_preset", "layer": 0, "name": name, "samples": 2000})
+		m := c.mcAfter(id)
+		if m["preset"] != name || len(get(m, "inputs").([]any)) != 4 {
+			t.Fatalf("preset %q: got preset %v with %v", name, m["preset"], get(m, "inputs"))
+		}
+		for k := 0; k < 4; k++ {
+			comp[name] = math.Max(comp[name], num64(get(m, "inputs", k, "compression")))
+		}
+	}
+	if !(comp[montecarlo.PresetFar] > comp[montecarlo.PresetWell]) {
+		t.Errorf("compression: far %v, well represented %v", comp[montecarlo.PresetFar], comp[montecarlo.PresetWell])
+	}
+	// "mc" without inputs keeps the preset's; the figure follows the model.
+	c.ack(map[string]any{"op": "play"})
+	it0 := -1.0
+	c.until("mc messages of new iterations", 10*time.Second, func(m msg) bool {
+		if m.typ() != "mc" {
+			return false
+		}
+		it := num64(m.frame["iter"])
+		if it0 < 0 {
+			it0 = it
+		}
+		return it > it0
+	})
+	c.ack(map[string]any{"op": "pause"})
+	c.ack(map[string]any{"op": "mc_off"})
+	// After mc_off (and whatever was in flight), no more mc messages.
+	time.Sleep(200 * time.Millisecond)
+	c.ack(map[string]any{"op": "step"})
+	end := time.Now().Add(400 * time.Millisecond)
+	for time.Now().Before(end) {
+		m, err := c.read(time.Until(end))
+		if err != nil {
+			break
+		}
+		if m.typ() == "mc" {
+			t.Fatalf("mc message after mc_off: seq %v", m.frame["seq"])
+		}
+	}
+}
+
+// TestBadMCCommands: every bad mc command gets an error naming the field;
+// the session survives.
+func TestBadMCCommands(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	helloKey(t, c)
+	nine := make([]map[string]any, 9)
+	for i := range nine {
+		nine[i] = map[string]any{"mean": 0, "var": 1}
+	}
+	cases := []struct {
+		cmd  map[string]any
+		want string
+	}{
+		{map[string]any{"op": "mc", "layer": 7}, "layer 7 out of range"},
+		{map[string]any{"op": "mc", "layer": -1}, "layer -1 out of range"},
+		{map[string]any{"op": "mc", "layer": 0, "inputs": []any{}}, "inputs has 0 entries"},
+		{map[string]any{"op": "mc", "layer": 0, "inputs": nine}, "inputs has 9 entries, want 1…8"},
+		{map[string]any{"op": "mc", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 0}}}, "inputs[0].var = 0"},
+		{map[string]any{"op": "mc", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 1}, {"mean": 0, "var": -2}}}, "inputs[1].var = -2"},
+		{map[string]any{"op": "mc", "layer": 0, "inputs": []map[string]any{{"mean": 1e9, "var": 1}}}, "inputs[0].mean"},
+		{map[string]any{"op": "mc", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 1e9}}}, "inputs[0].var"},
+		{map[string]any{"op": "mc", "layer": 0, "samples": 10}, "samples = 10 out of range"},
+		{map[string]any{"op": "mc", "layer": 0, "samples": 1 << 30}, "samples"},
+		{map[string]any{"op": "mc", "layer": 0, "name": "x"}, "use mc_preset"},
+		{map[string]any{"op": "mc_preset", "layer": 0}, "missing \"name\""},
+		{map[string]any{"op": "mc_preset", "layer": 0, "name": "everything"}, "unknown name"},
+		{map[string]any{"op": "mc_preset", "layer": 5, "name": montecarlo.PresetFar}, "layer 5 out of range"},
+	}
+	for _, tc := range cases {
+		id := c.send(tc.cmd)
+		r := c.reply(id)
+		if r["type"] != "error" {
+			t.Errorf("%v: want error, got %v", tc.cmd, r)
+			continue
+		}
+		if s, _ := r["error"].(string); !strings.Contains(s, tc.want) || !strings.HasPrefix(s, "stream: ") {
+			t.Errorf("%v: error %q does not contain %q", tc.cmd, s, tc.want)
+		}
+	}
+	// Raw hostile forms.
+	for _, raw := range []string{
+		`{"op":"mc","layer":0,"inputs":[{"mean":"a","var":1}]}`,
+		`{"op":"mc","layer":0,"inputs":[{"mean":0,"var":1,"sd":2}]}`,
+		`{"op":"mc","layer":0,"inputs":{"mean":0}}`,
+		`{"op":"mc","layer":0,"inputs":[{"mean":1e400,"var":1}]}`,
+	} {
+		if err := c.c.WriteMessage(1, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		m := c.until("error", 5*time.Second, func(m msg) bool { return m.typ() == "error" || m.typ() == "ack" })
+		if m.typ() != "error" {
+			t.Errorf("%s: want error, got %v", raw, m.text)
+		}
+	}
+	// A 2-D layer is refused with the reason.
+	c.ack(map[string]any{"op": "architecture", "hidden": []int{2}})
+	r := c.reply(c.send(map[string]any{"op": "mc", "layer": 0}))
+	if s, _ := r["error"].(string); !strings.Contains(s, "output dimension 2") {
+		t.Errorf("2-D layer: %v", r)
+	}
+	c.ack(map[string]any{"op": "architecture", "hidden": []int{1}})
+	// The session is alive and the figure works.
+	id := c.ack(map[string]any{"op": "mc", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 0.1}}, "samples": 1000})
+	if m := c.mcAfter(id); m["error"] != nil || len(get(m, "inputs").([]any)) != 1 {
+		t.Fatalf("mc after errors: %v", m)
+	}
+}
+
+// TestMCLayerGoneReportsError: when an architecture change removes the
+// figure's layer, the mc message says so instead of failing silently.
+func TestMCLayerGoneReportsError(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	helloKey(t, c)
+	id := c.ack(map[string]any{"op": "mc", "layer": 2, "samples": 1000})
+	if m := c.mcAfter(id); m["error"] != nil {
+		t.Fatalf("mc: %v", m["error"])
+	}
+	c.ack(map[string]any{"op": "architecture", "hidden": []int{1}})
+	m := c.until("mc error", 10*time.Second, func(m msg) bool { return m.typ() == "mc" && m.frame["error"] != nil })
+	if s, _ := m.frame["error"].(string); !strings.Contains(s, "layer 2 out of range") {
+		t.Fatalf("error %q", s)
+	}
+}
+
+// BenchmarkMCMessage is one live update of the panel: four inputs ×
+// 20,000 samples on the demo's layer 1 after some optimisation, encoded.
+func BenchmarkMCMessage(b *testing.B) {
+	e := newEnv(b, nil)
+	c := e.dial(b, paused)
+	h := c.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
+	c.ack(map[string]any{"op": "step", "n": 50})
+	fs, _ := e.srv.FigureSession(h["figure_key"].(string))
+	ps, err := montecarlo.Presets(fs.Model, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := &mcRequest{layer: 1, inputs: ps[montecarlo.PresetPaper], samples: MCDefaultSamples}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := mcMessage(fs.Model, nil, 0, req, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

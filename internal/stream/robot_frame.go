@@ -1,0 +1,269 @@
+package stream
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"dgpviz/internal/engine"
+	"dgpviz/internal/latent"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// robotAnalysisEvery is the least time between two background analyses
+// while the optimizer runs: about 5 per second, each ~5–10 ms on one core.
+const robotAnalysisEvery = 200 * time.Millisecond
+
+// robotAnalysis is the expensive part of a robot frame, computed for one
+// snapshot: the bound with its terms and per-datum penalties, the output
+// layer's messages at the training and test scans, and the geometry scores.
+type robotAnalysis struct {
+	iter    int
+	applied int64
+	seq     uint64 // increases with every analysis (frames send test data once per analysis)
+	res     *engine.Result
+	err     error
+	test    *engine.Message // output layer's message at the test scans
+	rmse    float64         // test RMSE, dBm
+	scores  []latent.Score  // one per hidden layer
+}
+
+// robotFramer holds a session writer's robot state.
+type robotFramer struct {
+	mu       sync.Mutex
+	latest   *robotAnalysis // newest finished analysis
+	busy     bool           // a background analysis is running
+	started  time.Time      // start of the last analysis
+	nextSeq  uint64
+	sentSeq  uint64 // analysis seq whose output/test arrays the last frame carried
+	dims     []int  // layer shapes of the latest analysis, to detect architecture changes
+	fwd      lightForward
+	trunc    engine.Model
+	truncY   *mat.Dense
+	analyzed sync.WaitGroup // background analyses in flight (tests wait on it)
+}
+
+func layerDims(m *engine.Model) []int {
+	var out []int
+	for _, l := range m.Layers {
+		a, b, c := l.Dims()
+		out = append(out, a, b, c)
+	}
+	return out
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// analyze computes the robot analysis of m (read only).
+func analyze(m *engine.Model, r *robotInfo, iter int, applied int64) *robotAnalysis {
+	ev := engine.Evaluator{Workers: 1}
+	a := &robotAnalysis{iter: iter, applied: applied, rmse: math.NaN()}
+	a.res, _, a.err = ev.Evaluate(m, engine.Options{OutputVariance: true})
+	if a.err != nil {
+		a.res = nil
+		return a
+	}
+	for i := 0; i+1 < len(m.Layers); i++ {
+		s, err := latent.LoopClosure(a.res.Messages[i].Mean, r.pos, latent.DefaultMinLag, latent.DefaultRadius)
+		if err != nil {
+			s.Value = math.NaN()
+		}
+		a.scores = append(a.scores, s)
+	}
+	if r.xTest != nil {
+		if msgs, err := ev.Predict(m, r.xTest); err == nil {
+			a.test = &msgs[len(msgs)-1]
+			a.rmse = r.rmseDBm(a.test.Mean)
+		}
+	}
+	return a
+}
+
+// current returns the analysis to send with a frame of s: computed now
+// when the frame shows a command's effect, when paused, or after an
+// architecture change; otherwise the newest background analysis, starting
+// a new one when it is older than robotAnalysisEvery.
+func (rf *robotFramer) current(s *snapshot) *robotAnalysis {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	dims := layerDims(s.model)
+	a := rf.latest
+	sync := a == nil || !s.running || s.applied != a.applied || s.iter < a.iter || !equalInts(dims, rf.dims)
+	if sync {
+		rf.started = time.Now()
+		na := analyze(s.model, s.robot, s.iter, s.applied)
+		rf.nextSeq++
+		na.seq = rf.nextSeq
+		rf.latest, rf.dims = na, dims
+		return na
+	}
+	if !rf.busy && time.Since(rf.started) >= robotAnalysisEvery && s.iter > a.iter {
+		rf.busy, rf.started = true, time.Now()
+		rf.analyzed.Add(1)
+		m, r, iter, applied := s.model, s.robot, s.iter, s.applied
+		go func() {
+			defer rf.analyzed.Done()
+			na := analyze(m, r, iter, applied)
+			rf.mu.Lock()
+			defer rf.mu.Unlock()
+			rf.busy = false
+			// A synchronous analysis of a newer state may have finished first.
+			if rf.latest == nil || rf.latest.iter <= iter && rf.latest.applied == applied && equalInts(dims, rf.dims) {
+				rf.nextSeq++
+				na.seq = rf.nextSeq
+				rf.latest = na
+			}
+		}()
+	}
+	return a
+}
+
+// robotFrameHeader is the frame's "robot" section.
+type robotFrame struct {
+	EvalIter  int      `json:"eval_iter"`           // iteration the bound, penalties, output messages and scores belong to
+	Scores    []*num   `json:"scores"`              // LoopClosure of each hidden layer's message means (null: not available)
+	TimeScore num      `json:"time_score"`          // the time-only baseline
+	TestRMSE  *num     `json:"test_rmse,omitempty"` // dBm, the output layer's predictive mean at the test scans
+	MeanRMSE  *num     `json:"mean_rmse,omitempty"` // dBm, the training mean (baseline)
+	GP1RMSE   *num     `json:"gp1_rmse,omitempty"`  // dBm, a one-layer sparse GP (baseline; absent until computed)
+	Test      *testSec `json:"test,omitempty"`      // sent once per analysis
+	NewOutput bool     `json:"new_output"`          // this frame carries the output layer's mean/var
+}
+
+type testSec struct {
+	N    int `json:"n"`
+	D    int `json:"d"`
+	Mean Ref `json:"mean"`
+	Var  Ref `json:"var"`
+}
+
+// robotFrame builds a frame for robot data (see robot.go).
+func (f *framer) robotFrame(s *snapshot) ([]byte, error) {
+	if f.rob == nil {
+		f.rob = &robotFramer{}
+	}
+	rf := f.rob
+	a := rf.current(s)
+	m := s.model
+	f.ev.Workers = 1
+	f.seq++
+	n, _ := m.X.Dims()
+	h := &frameHeader{
+		V: ProtocolVersion, Type: "frame", Seq: f.seq, Applied: s.applied, DataID: s.dataID,
+		Iter: s.iter, Running: s.running, IPS: num(s.ips), N: n,
+		Optimizer: optState{Method: s.method, LearningRate: num(s.lr), Frozen: s.frozen, Event: s.event, Converged: s.converged},
+	}
+	if h.Optimizer.Frozen == nil {
+		h.Optimizer.Frozen = []string{}
+	}
+	var e encoder
+	res := a.res
+	if a.err != nil {
+		h.EvalError = a.err.Error()
+	} else {
+		h.Bound, h.Likelihood = numPtr(res.Bound), numPtr(res.Likelihood)
+	}
+	// The hidden layers' messages now: a forward pass without Ψ₂.
+	nl := len(m.Layers)
+	var hidden []engine.Message
+	if nl > 1 && a.err == nil {
+		if msgs, ok := rf.fwd.run(m, nl-1); ok {
+			hidden = msgs
+		}
+	}
+	if nl > 1 && a.err == nil && hidden == nil {
+		_, _, dh := m.Layers[nl-2].Dims()
+		if rf.truncY == nil || rf.truncY.RawMatrix().Rows != n || rf.truncY.RawMatrix().Cols != dh {
+			rf.truncY = mat.NewDense(n, dh, nil)
+		}
+		rf.trunc = engine.Model{Jitter: m.Jitter, X: m.X, Y: rf.truncY, Layers: m.Layers[:nl-1]}
+		if msgs, err := f.ev.Predict(&rf.trunc, m.X); err == nil {
+			hidden = msgs
+		}
+	}
+	newOut := a.seq != rf.sentSeq
+	rf.sentSeq = a.seq
+	for i, l := range m.Layers {
+		mz, q, d := l.Dims()
+		lf := layerFrame{
+			Q: q, D: d, M: mz, Noise: num(l.NoiseVariance),
+			Kernel: kernelFrame{Name: l.Kernel.Name(), Names: l.Kernel.ParamNames(), Params: nums(l.Kernel.Params())},
+		}
+		if res != nil {
+			t := res.Layers[i]
+			lf.KL, lf.Compression, lf.Propagation = numPtr(t.KL), numPtr(t.Compression), numPtr(t.Propagation)
+			comp, prop := e.arr(t.CompressionPerDatum), e.arr(t.PropagationPerDatum)
+			lf.Comp, lf.Prop = &comp, &prop
+			msg := res.Messages[i]
+			if i < len(hidden) {
+				msg = hidden[i]
+			}
+			if i < nl-1 || newOut {
+				mean, vr := e.arr(msg.Mean.RawMatrix().Data), e.arr(msg.Var.RawMatrix().Data)
+				lf.Mean, lf.Var = &mean, &vr
+			}
+		}
+		lf.Z = e.arr(denseData(l.InducingInputs))
+		lf.UMean = e.arr(denseData(l.QMu))
+		uvar := make([]float64, mz*d)
+		for k, sq := range l.QSqrt {
+			for r := 0; r < mz; r++ {
+				var v float64
+				for c := 0; c <= r; c++ {
+					x := sq.At(r, c)
+					v += x * x
+				}
+				uvar[r*d+k] = v
+			}
+		}
+		lf.UVar = e.arr(uvar)
+		if q == 1 && d == 1 {
+			lf.Grid = f.grid(&e, m, i, res)
+		}
+		h.Layers = append(h.Layers, lf)
+	}
+	rfr := &robotFrame{EvalIter: a.iter, TimeScore: num(s.robot.timeScore.Value), NewOutput: newOut && res != nil}
+	for _, sc := range a.scores {
+		if math.IsNaN(sc.Value) {
+			rfr.Scores = append(rfr.Scores, nil)
+		} else {
+			rfr.Scores = append(rfr.Scores, numPtr(sc.Value))
+		}
+	}
+	if rfr.Scores == nil {
+		rfr.Scores = []*num{}
+	}
+	if !math.IsNaN(a.rmse) {
+		rfr.TestRMSE = numPtr(a.rmse)
+	}
+	b := s.robot.baselines()
+	if !math.IsNaN(b.MeanDBm) {
+		rfr.MeanRMSE = numPtr(b.MeanDBm)
+	}
+	select {
+	case <-b.done:
+		b.mu.Lock()
+		if !math.IsNaN(b.GP1DBm) {
+			rfr.GP1RMSE = numPtr(b.GP1DBm)
+		}
+		b.mu.Unlock()
+	default:
+	}
+	if newOut && a.test != nil {
+		tn, td := a.test.Mean.Dims()
+		rfr.Test = &testSec{N: tn, D: td, Mean: e.arr(a.test.Mean.RawMatrix().Data), Var: e.arr(a.test.Var.RawMatrix().Data)}
+	}
+	h.Robot = rfr
+	return e.finish(h)
+}

@@ -1,0 +1,253 @@
+package stream
+
+import (
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// robotTestData returns the real robot data when present, else the 60-scan
+// fixture of the dataset package (which has true positions too).
+func robotTestData(t testing.TB) *dataset.Dataset {
+	t.Helper()
+	for _, p := range []string{os.Getenv("DGPVIZ_ROBOT"), filepath.Join("..", "..", "..", "shared", "data", "robot_wireless", "uw-floor.txt"), filepath.Join("..", "dataset", "testdata", "robot_small.txt")} {
+		if p == "" {
+			continue
+		}
+		if ds, err := dataset.LoadRobot(p); err == nil {
+			t.Logf("robot data: %s", p)
+			return ds
+		}
+	}
+	t.Fatal("no robot data: not even the fixture")
+	return nil
+}
+
+func robotEnv(t testing.TB) *testEnv {
+	ds := robotTestData(t)
+	return newEnv(t, func(o *Options) {
+		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestRobotSetupAndFrames(t *testing.T) {
+	e := robotEnv(t)
+	c := e.dial(t, "data=robot&hidden=3,3&m=10&speed=0&play=1")
+	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	n := int(num64(get(su, "n")))
+	nAll := int(num64(get(su, "robot", "n_all")))
+	d := int(num64(get(su, "d")))
+	if got := len(floats(get(su, "robot", "positions"))); got != 2*nAll {
+		t.Fatalf("positions: %d values, want %d", got, 2*nAll)
+	}
+	if got := len(floats(get(su, "robot", "filled"))); got != nAll*d {
+		t.Fatalf("filled: %d values, want %d", got, nAll*d)
+	}
+	if nAll > n {
+		if got := len(floats(get(su, "robot", "y_test"))); got != (nAll-n)*d {
+			t.Fatalf("y_test: %d values, want %d", got, (nAll-n)*d)
+		}
+	}
+	if ts := num64(get(su, "robot", "time_score")); !(ts >= 0 && ts <= 1) {
+		t.Fatalf("time_score %v", ts)
+	}
+	// Frames: hidden messages in every frame; the output layer and the test
+	// predictions with every new analysis; scores for both hidden layers.
+	var sawTest, sawLight bool
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) && !(sawTest && sawLight) {
+		f := c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+		for li := 0; li < 2; li++ {
+			if got := len(floats(get(f, "layers", li, "mean"))); got != 3*n {
+				t.Fatalf("frame %v: layer %d mean has %d values, want %d", get(f, "seq"), li, got, 3*n)
+			}
+		}
+		if got := len(get(f, "robot", "scores").([]any)); got != 2 {
+			t.Fatalf("scores: %d, want 2", got)
+		}
+		if get(f, "robot", "new_output") == true {
+			if got := len(floats(get(f, "layers", 2, "mean"))); got != d*n {
+				t.Fatalf("output mean has %d values, want %d", got, d*n)
+			}
+			if nAll > n {
+				if got := len(floats(get(f, "robot", "test", "mean"))); got != (nAll-n)*d {
+					t.Fatalf("test mean: %d values, want %d", got, (nAll-n)*d)
+				}
+				if r := num64(get(f, "robot", "test_rmse")); !(r > 0 && r < 100) {
+					t.Fatalf("test_rmse %v dBm", r)
+				}
+			}
+			sawTest = true
+		} else if get(f, "layers", 2, "mean") == nil {
+			sawLight = true
+		}
+	}
+	if !sawTest || !sawLight {
+		t.Fatalf("saw a frame with the output layer: %v; a light frame: %v", sawTest, sawLight)
+	}
+}
+
+func TestRobotDatasetCommandAppliesPreset(t *testing.T) {
+	e := robotEnv(t)
+	c := e.dial(t, "data=step&play=0")
+	id := c.send(map[string]any{"op": "dataset", "dataset": "robot"})
+	r := c.reply(id)
+	if r["type"] != "ack" {
+		t.Fatalf("reply %v", r)
+	}
+	cfg := r["config"].(map[string]any)
+	if h := cfg["hidden"].([]any); len(h) != 2 || h[0].(float64) != 3 || h[1].(float64) != 3 {
+		t.Fatalf("hidden %v, want [3 3]", h)
+	}
+	if m := cfg["inducing"].(float64); m != 20 {
+		t.Fatalf("inducing %v, want 20", m)
+	}
+}
+
+// TestRobotFrameEvalError: a move that makes Kuu singular gives a frame
+// with eval_error and parameters only, no panic.
+func TestRobotFrameEvalError(t *testing.T) {
+	e := robotEnv(t)
+	c := e.dial(t, "data=robot&hidden=3,3&m=6&play=0")
+	c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c.ack(map[string]any{"op": "move", "layer": 1, "index": 0, "z": []float64{0, 0, 0}})
+	id := c.ack(map[string]any{"op": "move", "layer": 1, "index": 1, "z": []float64{0, 0, 0}})
+	f := c.frameAfter(id)
+	if s, _ := get(f, "eval_error").(string); s == "" {
+		// A jittered Kuu may survive two equal inducing inputs; then the
+		// frame must be complete.
+		if get(f, "bound") == nil {
+			t.Fatalf("frame has neither a bound nor eval_error")
+		}
+	} else if get(f, "layers", 1, "z") == nil {
+		t.Fatalf("eval_error frame without parameters")
+	}
+	// The session carries on.
+	c.ack(map[string]any{"op": "step", "n": 1})
+}
+
+func robotSnapshot(b testing.TB, iters int) *snapshot {
+	ds := robotTestData(b)
+	snap := snapshotFor(b, ds, InitLike{Hidden: []int{3, 3}, Inducing: 20}, iters)
+	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
+	snap.robot = newRobotInfo(ds, nx, ny)
+	return snap
+}
+
+// BenchmarkRobotFrame measures building a streaming robot frame: the first
+// frame analyses synchronously, later ones reuse the background analysis
+// (the writer's steady state while the optimizer runs).
+func BenchmarkRobotFrame(b *testing.B) {
+	snap := robotSnapshot(b, 20)
+	var f framer
+	if _, err := f.frame(snap); err != nil {
+		b.Fatal(err)
+	}
+	var size int
+	for b.Loop() {
+		snap.iter++ // a newer state; background analyses start every 200 ms
+		out, err := f.frame(snap)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = len(out)
+	}
+	f.rob.analyzed.Wait()
+	b.ReportMetric(float64(size), "bytes/frame")
+}
+
+// BenchmarkRobotAnalysis is the background analysis of one robot state.
+func BenchmarkRobotAnalysis(b *testing.B) {
+	snap := robotSnapshot(b, 20)
+	for b.Loop() {
+		analyze(snap.model, snap.robot, 1, 0)
+	}
+}
+
+// BenchmarkRobotStreaming runs the robot preset in a session at full speed
+// with a reading client and reports optimizer iterations/s and frames/s.
+func BenchmarkRobotStreaming(b *testing.B) {
+	e := robotEnv(b)
+	c := e.dial(b, "data=robot&hidden=3,3&m=20&speed=0&play=0")
+	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	// Wait for the one-off baselines (a one-layer GP fit) to finish: they
+	// share the CPU with the session only once per data set.
+	for range 300 {
+		c.ack(map[string]any{"op": "pause"})
+		if f := c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame; get(f, "robot", "gp1_rmse") != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	done := make(chan int64)
+	go func() {
+		var frames int64
+		for {
+			c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, r, err := c.c.NextReader(); err != nil {
+				done <- frames
+				return
+			} else if _, err := io.Copy(io.Discard, r); err != nil {
+				done <- frames
+				return
+			}
+			frames++
+		}
+	}()
+	st0 := e.srv.SessionStats()[0]
+	b.ResetTimer()
+	t0 := time.Now()
+	c.c.WriteJSON(map[string]any{"op": "play"})
+	for {
+		st := e.srv.SessionStats()[0]
+		if st.Iterations-st0.Iterations >= int64(b.N) && time.Since(t0) > 2*time.Second {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	el := time.Since(t0)
+	b.StopTimer()
+	st := e.srv.SessionStats()[0]
+	b.ReportMetric(float64(st.Iterations-st0.Iterations)/el.Seconds(), "iters/s")
+	b.ReportMetric(float64(st.Frames-st0.Frames)/el.Seconds(), "frames/s")
+	c.c.Close()
+	<-done
+	if math.IsNaN(el.Seconds()) {
+		b.Fatal("no time")
+	}
+}
+
+func TestLightForwardMatchesPredict(t *testing.T) {
+	snap := robotSnapshot(t, 10)
+	m := snap.model
+	ev := engine.Evaluator{Workers: 1}
+	want, err := ev.Predict(m, m.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lf lightForward
+	got, ok := lf.run(m, len(m.Layers))
+	if !ok {
+		t.Fatal("light forward refused an RBF model")
+	}
+	for i := range m.Layers {
+		for _, pair := range [][2]*mat.Dense{{got[i].Mean, want[i].Mean}, {got[i].Var, want[i].Var}} {
+			a, b := pair[0].RawMatrix().Data, pair[1].RawMatrix().Data
+			for k := range b {
+				if d := math.Abs(a[k] - b[k]); d > 1e-6*math.Max(1, math.Abs(b[k])) { // the engine uses a fast exp
+					t.Fatalf("layer %d value %d: light %v, Predict %v", i, k, a[k], b[k])
+				}
+			}
+		}
+	}
+}

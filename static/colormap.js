@@ -1,0 +1,46 @@
+// Perceptual colour map (viridis, 16 stops from matplotlib's table) for
+// time, with precomputed CSS colours so drawing 400 points costs no string
+// building, and a horizontal colour bar.
+
+const V = [
+  [68, 1, 84], [72, 26, 108], [71, 47, 125], [65, 68, 135], [57, 86, 140], [49, 104, 142], [42, 120, 142], [35, 136, 142],
+  [31, 152, 139], [34, 168, 132], [53, 183, 121], [84, 197, 104], [122, 209, 81], [165, 219, 54], [210, 226, 27], [253, 231, 37],
+];
+
+export function viridis(t) {
+  t = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (V.length - 1);
+  const i = Math.min(V.length - 2, Math.floor(t)), f = t - i;
+  return V[i].map((v, k) => Math.round(v + f * (V[i + 1][k] - v)));
+}
+
+// palette(n, alpha) returns n CSS colours along the map (cached).
+const cache = new Map();
+export function palette(n, alpha = 1) {
+  const key = `${n}:${alpha}`;
+  let p = cache.get(key);
+  if (!p) {
+    p = Array.from({ length: n }, (_, i) => {
+      const c = viridis(n > 1 ? i / (n - 1) : 0.5);
+      return `rgba(${c[0]},${c[1]},${c[2]},${alpha})`;
+    });
+    cache.set(key, p);
+  }
+  return p;
+}
+
+// colorBar draws the map left→right in the box (x, y, w, h) with tick
+// labels lo and hi and a title.
+export function colorBar(ctx, x, y, w, h, lo, hi, title) {
+  const g = ctx.createLinearGradient(x, 0, x + w, 0);
+  for (let k = 0; k < V.length; k++) g.addColorStop(k / (V.length - 1), `rgb(${V[k].join(",")})`);
+  ctx.fillStyle = g;
+  ctx.fillRect(x, y, w, h);
+  ctx.strokeStyle = "rgba(0,0,0,0.25)";
+  ctx.strokeRect(x + 0.5, y + 0.5, w - 1, h - 1);
+  ctx.fillStyle = "#5f6b7a";
+  ctx.font = "11px system-ui, sans-serif";
+  ctx.textBaseline = "top";
+  ctx.textAlign = "left"; ctx.fillText(lo, x, y + h + 2);
+  ctx.textAlign = "right"; ctx.fillText(hi, x + w, y + h + 2);
+  ctx.textAlign = "center"; ctx.fillText(title, x + w / 2, y + h + 2);
+}

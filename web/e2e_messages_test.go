@@ -1,0 +1,115 @@
+package web
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserMessageFigure opens the live message figure, checks that
+// densities render, that presets change the readout the way the paper
+// says (compression far from Z > well represented), that dragging an input
+// brings a new figure, that the download link works, and saves a
+// screenshot of the panel.
+func TestBrowserMessageFigure(t *testing.T) {
+	e := newE2E(t)
+	e.run(chromedp.Navigate(e.base + "/?play=1&speed=60"))
+	e.waitFor("a trained model", `Number(document.getElementById("iteration").textContent) >= 80 || document.getElementById("status").textContent === "converged"`)
+	e.run(chromedp.Click(`[data-testid="play"]`))
+	e.waitFor("paused", `document.querySelector('[data-testid="play"]').getAttribute("aria-pressed") === "false"`)
+
+	// Closed: no mc messages, nothing computed.
+	if evalAs[bool](e, `!!window.dgpviz.state.mc`) {
+		t.Fatal("mc messages before the panel was opened")
+	}
+	e.run(chromedp.ScrollIntoView(`[data-testid="panel-messages"]`), chromedp.Click(`[data-testid="mc-toggle"]`))
+	e.waitFor("a figure", `(() => { const m = window.dgpviz.state.mc; return !!m && !m.error && m.inputs.length === 4 && !!document.querySelector('[data-testid="mc-comp-3"]'); })()`)
+	e.settle()
+	_, ink := e.canvas("#panel-messages canvas")
+	if ink < 20000 {
+		t.Fatalf("message figure canvas: only %v painted pixels", ink)
+	}
+
+	maxComp := func() float64 {
+		return evalAs[float64](e, `Math.max(...[0,1,2,3].map(k => Number(document.querySelector('[data-testid="mc-comp-' + k + '"]').textContent)))`)
+	}
+	preset := func(testid, name string) float64 {
+		h0, _ := e.canvas("#panel-messages canvas")
+		e.run(chromedp.Click(fmt.Sprintf(`[data-testid=%q]`, testid)))
+		e.waitFor("preset "+name, fmt.Sprintf(`window.dgpviz.state.mc && window.dgpviz.state.mc.preset === %q && document.querySelector('[data-testid="panel-messages"]').dataset.seq === String(window.dgpviz.state.mc.seq)`, name))
+		e.settle()
+		if h1, _ := e.canvas("#panel-messages canvas"); h1 == h0 {
+			t.Errorf("preset %q: the canvas did not change", name)
+		}
+		return maxComp()
+	}
+	well := preset("mc-preset-well", "well represented")
+	far := preset("mc-preset-far", "far from the inducing points")
+	if !(far > well) {
+		t.Errorf("largest compression: far %v, well represented %v", far, well)
+	}
+	preset("mc-preset-bend", "across a bend")
+	props := evalAs[[]float64](e, `window.dgpviz.state.mc.inputs.map(r => r.propagation)`)
+	preset("mc-preset-well", "well represented")
+	wellProps := evalAs[[]float64](e, `window.dgpviz.state.mc.inputs.map(r => r.propagation)`)
+	if maxOf(props) <= maxOf(wellProps) {
+		t.Errorf("largest propagation: across a bend %v, well represented %v", props, wellProps)
+	}
+
+	// Drag input 0 to the right: a new figure for the new mean arrives.
+	e.eval(`document.querySelector("#panel-messages canvas").scrollIntoView({block: "center"})`, nil)
+	e.settle()
+	xy := evalAs[[]float64](e, `window.dgpviz.panels.messages.inputClient(0)`)
+	t.Logf("input 0 at %v (viewport %v)", xy, evalAs[[]float64](e, `[innerWidth, innerHeight]`))
+	mean0 := evalAs[float64](e, `window.dgpviz.state.mc.inputs[0].mean`)
+	seq0 := evalAs[float64](e, `window.dgpviz.state.mc.seq`)
+	x, y := xy[0], xy[1]
+	e.run(chromedp.MouseEvent(chromedp.MouseMoved, x, y), chromedp.MouseEvent(chromedp.MousePressed, x, y, chromedp.ButtonLeft))
+	for k := 1; k <= 10; k++ {
+		e.run(chromedp.MouseEvent(chromedp.MouseMoved, x+float64(6*k), y, chromedp.ButtonLeft))
+		time.Sleep(15 * time.Millisecond)
+	}
+	e.run(chromedp.MouseEvent(chromedp.MouseReleased, x+60, y, chromedp.ButtonLeft))
+	e.waitFor("a figure for the dragged input", fmt.Sprintf(`window.dgpviz.state.mc.seq > %v && window.dgpviz.state.mc.inputs[0].mean > %v + 1e-6 && Math.abs(window.dgpviz.state.mc.inputs[0].mean - window.dgpviz.panels.messages.inputs()[0].mean) < 1e-9`, seq0, mean0))
+
+	// The figure follows the optimizer.
+	it := evalAs[float64](e, `window.dgpviz.state.mc.iter`)
+	e.run(chromedp.Click(`[data-testid="step"]`))
+	e.waitFor("a figure of the next iteration", fmt.Sprintf(`window.dgpviz.state.mc.iter > %v`, it))
+
+	// The download link serves the figure of this session.
+	e.waitFor("download links", `!!document.querySelector('[data-testid="mc-download-svg"]').getAttribute("href")`)
+	got := evalAs[string](e, `fetch(document.querySelector('[data-testid="mc-download-svg"]').href).then(r => r.status + " " + r.headers.get("content-type")).catch(e => String(e))`)
+	if got != "200 image/svg+xml" {
+		t.Errorf("SVG download: %s", got)
+	}
+
+	e.eval(`document.querySelector("#panel-messages details.explain").open = true`, nil)
+	e.settle()
+	png, err := chromedp.Run(e.ctx, chromedp.Screenshot(`[data-testid="panel-messages"]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(artifactDir(t), "dgpviz-messages.png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+
+	// Closing stops the figure.
+	e.run(chromedp.Click(`[data-testid="mc-toggle"]`))
+	e.waitFor("closed", `document.querySelector('[data-testid="mc-toggle"]').getAttribute("aria-pressed") === "false"`)
+	e.noErrors()
+}
+
+func maxOf(v []float64) float64 {
+	m := v[0]
+	for _, x := range v {
+		m = max(m, x)
+	}
+	return m
+}

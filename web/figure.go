@@ -1,0 +1,284 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"dgpviz/internal/engine"
+	"dgpviz/internal/montecarlo"
+	"dgpviz/internal/stream"
+)
+
+// FigureBackend finds a live session's model for figure downloads;
+// *stream.Server implements it. New mounts /figure/ when the Backend does.
+type FigureBackend interface {
+	FigureSession(key string) (*stream.FigureSession, bool)
+}
+
+// Download limits.
+const (
+	figureMaxSamples = stream.MCMaxSamples
+	figureMinSamples = stream.MCMinSamples
+)
+
+// figureHandler serves
+//
+//	GET /figure/messages.{svg,png,pdf}?session=KEY[&layer=i][&inputs=m:v,m:v…|&preset=NAME][&samples=N][&units=model]
+//	GET /figure/fit.{svg,png,pdf}?session=KEY
+//
+// for the session whose hello carried figure_key KEY, from its latest
+// published model (a private copy, so no race with the optimizer). Absent
+// layer/inputs take the session's live message figure (or the first 1-D
+// layer and the paper's preset). Inputs are in the layer's model units, as
+// in the mc command. The message figure is drawn in the data's original
+// units where the page does (layer 0's input, the last layer's output);
+// units=model keeps normalised units. Bad parameters get 400 with the
+// reason, an unknown or ended session 404.
+type figureHandler struct {
+	b   FigureBackend
+	log *slog.Logger
+}
+
+func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
+	kind, format, _ := strings.Cut(name, ".")
+	known := (kind == "messages" || kind == "fit" || kind == "latent") && slices.Contains(montecarlo.FigureFormats, format)
+	if !known && !(kind == "latent" && format == "csv") {
+		http.Error(w, fmt.Sprintf("unknown figure %q: want messages, fit or latent, as .svg, .png or .pdf (latent also .csv)", name), http.StatusNotFound)
+		return
+	}
+	q := r.URL.Query()
+	for k := range q {
+		if !slices.Contains([]string{"session", "layer", "inputs", "preset", "samples", "units"}, k) {
+			http.Error(w, fmt.Sprintf("unknown parameter %q (want session, layer, inputs, preset, samples, units)", k), http.StatusBadRequest)
+			return
+		}
+	}
+	key := q.Get("session")
+	if key == "" {
+		http.Error(w, "missing parameter session (the figure_key of the page's session)", http.StatusBadRequest)
+		return
+	}
+	fs, ok := h.b.FigureSession(key)
+	if !ok {
+		http.Error(w, "no such session (it may have ended; reload the page)", http.StatusNotFound)
+		return
+	}
+	var buf bytes.Buffer
+	var err error
+	switch kind {
+	case "fit":
+		err = h.fit(&buf, format, fs, q)
+	case "latent":
+		err = latentExport(&buf, format, fs, q)
+	default:
+		err = h.messages(&buf, format, fs, q)
+	}
+	if err != nil {
+		var be badRequest
+		if ok := asBadRequest(err, &be); ok {
+			http.Error(w, be.msg, http.StatusBadRequest)
+			return
+		}
+		h.log.Error("web: figure", "err", err)
+		http.Error(w, "could not draw the figure: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	ct := map[string]string{"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf", "csv": "text/csv; charset=utf-8"}[format]
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", fmt.Sprintf("dgpviz-%s-%s-iter%d.%s", kind, fs.Dataset, fs.Iter, format)))
+	w.Write(buf.Bytes())
+}
+
+type badRequest struct{ msg string }
+
+func (b badRequest) Error() string { return b.msg }
+
+func asBadRequest(err error, out *badRequest) bool {
+	b, ok := err.(badRequest)
+	if ok {
+		*out = b
+	}
+	return ok
+}
+
+func bad(format string, args ...any) error { return badRequest{fmt.Sprintf(format, args...)} }
+
+func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.FigureSession, q url.Values) error {
+	m := fs.Model
+	layer, ins, samples := fs.Layer, fs.Inputs, fs.Samples
+	if !fs.HasFigureInput {
+		layer, samples = firstFigureLayer(m), stream.MCDefaultSamples
+	}
+	if v := q.Get("layer"); v != "" {
+		l, err := strconv.Atoi(v)
+		if err != nil {
+			return bad("layer %q is not an integer", v)
+		}
+		if l != layer {
+			ins = nil
+		}
+		layer = l
+	}
+	if layer < 0 || layer >= len(m.Layers) {
+		return bad("layer %d out of range 0…%d", layer, len(m.Layers)-1)
+	}
+	if _, qd, d := m.Layers[layer].Dims(); qd != 1 || d != 1 {
+		return bad("layer %d has input dimension %d and output dimension %d; the message figure needs 1 and 1", layer, qd, d)
+	}
+	if v := q.Get("samples"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < figureMinSamples || n > figureMaxSamples {
+			return bad("samples %q out of range %d…%d", v, figureMinSamples, figureMaxSamples)
+		}
+		samples = n
+	}
+	if q.Has("inputs") && q.Has("preset") {
+		return bad("give inputs or preset, not both")
+	}
+	if v := q.Get("inputs"); q.Has("inputs") {
+		parsed, err := parseInputs(v)
+		if err != nil {
+			return err
+		}
+		ins = parsed
+	}
+	preset := q.Get("preset")
+	if q.Has("preset") && !slices.Contains(montecarlo.PresetNames, preset) {
+		return bad("unknown preset %q (one of %q)", preset, montecarlo.PresetNames)
+	}
+	if ins == nil && preset == "" {
+		preset = montecarlo.PresetPaper
+	}
+	if preset != "" {
+		ps, err := montecarlo.Presets(m, layer)
+		if err != nil {
+			return bad("presets: %v", err)
+		}
+		ins = ps[preset]
+	}
+	units := q.Get("units")
+	if units != "" && units != "model" && units != "original" {
+		return bad("units %q: want original (default) or model", units)
+	}
+	fd, err := montecarlo.MessageFigure(m, layer, ins, samples, 1)
+	if err != nil {
+		return bad("%v", err)
+	}
+	if units != "model" {
+		toOriginal(fd, fs, layer, len(m.Layers))
+	}
+	return montecarlo.RenderMessageFigure(buf, format, fd)
+}
+
+func (h figureHandler) fit(buf *bytes.Buffer, format string, fs *stream.FigureSession, q url.Values) error {
+	for _, k := range []string{"layer", "inputs", "preset", "samples", "units"} {
+		if q.Has(k) {
+			return bad("parameter %q does not apply to the fit figure", k)
+		}
+	}
+	n := &montecarlo.Normalization{XMean: fs.NormX.Mean, XScale: fs.NormX.Scale, YMean: fs.NormY.Mean, YScale: fs.NormY.Scale}
+	fd, err := montecarlo.FitFigure(fs.Model, n, 0)
+	if err != nil {
+		return bad("%v", err)
+	}
+	return montecarlo.RenderFit(buf, format, []*montecarlo.FitData{fd})
+}
+
+// parseInputs reads "mean:var,mean:var,…" (1…8 Gaussians, model units).
+func parseInputs(s string) ([]montecarlo.GaussianInput, error) {
+	parts := strings.Split(s, ",")
+	if s == "" || len(parts) > stream.MCMaxInputs {
+		return nil, bad("inputs: want 1…%d Gaussians as mean:var separated by commas, got %d", stream.MCMaxInputs, len(parts))
+	}
+	out := make([]montecarlo.GaussianInput, len(parts))
+	for i, p := range parts {
+		ms, vs, ok := strings.Cut(p, ":")
+		mean, err1 := strconv.ParseFloat(ms, 64)
+		vr, err2 := strconv.ParseFloat(vs, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, bad("inputs[%d] = %q: want mean:var, e.g. 0.5:0.01", i, truncate(p, 40))
+		}
+		if math.IsNaN(mean) || math.Abs(mean) > stream.MaxCoordinate {
+			return nil, bad("inputs[%d].mean = %v out of range [-%d, %d]", i, mean, stream.MaxCoordinate, stream.MaxCoordinate)
+		}
+		if !(vr > 0) || vr > stream.MCMaxVariance {
+			return nil, bad("inputs[%d].var = %v must be > 0 and ≤ %g", i, vr, stream.MCMaxVariance)
+		}
+		out[i] = montecarlo.GaussianInput{Mean: mean, Var: vr}
+	}
+	return out, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func firstFigureLayer(m *engine.Model) int {
+	for i, l := range m.Layers {
+		if _, q, d := l.Dims(); q == 1 && d == 1 {
+			return i
+		}
+	}
+	return 0
+}
+
+// toOriginal converts the figure to the data's original units where they
+// apply: layer 0's input axis (norm_x) and the last layer's output axis
+// (norm_y); hidden layers have no units.
+func toOriginal(fd *montecarlo.FigureData, fs *stream.FigureSession, layer, layers int) {
+	if layer == 0 && len(fs.NormX.Scale) == 1 {
+		a, b := fs.NormX.Scale[0], fs.NormX.Mean[0]
+		for i := range fd.GP.X {
+			fd.GP.X[i] = fd.GP.X[i]*a + b
+		}
+		for i := range fd.Inducing {
+			fd.Inducing[i].Z = fd.Inducing[i].Z*a + b
+		}
+		for i := range fd.Inputs {
+			in := &fd.Inputs[i].Input
+			in.Mean, in.Var = in.Mean*a+b, in.Var*a*a
+		}
+	}
+	if layer == layers-1 && len(fs.NormY.Scale) == 1 {
+		a, b := fs.NormY.Scale[0], fs.NormY.Mean[0]
+		for i := range fd.GP.Mean {
+			fd.GP.Mean[i], fd.GP.SD[i] = fd.GP.Mean[i]*a+b, fd.GP.SD[i]*a
+		}
+		for i := range fd.Inducing {
+			fd.Inducing[i].Mean, fd.Inducing[i].SD = fd.Inducing[i].Mean*a+b, fd.Inducing[i].SD*a
+		}
+		fd.NoiseVariance *= a * a
+		for i := range fd.Inputs {
+			r := &fd.Inputs[i]
+			r.Message = montecarlo.Gaussian{Mean: r.Message.Mean*a + b, Var: r.Message.Var * a * a}
+			r.True = montecarlo.Gaussian{Mean: r.True.Mean*a + b, Var: r.True.Var * a * a}
+			r.MC.Mean, r.MC.MeanSE, r.MC.Var, r.MC.VarSE = r.MC.Mean*a+b, r.MC.MeanSE*a, r.MC.Var*a*a, r.MC.VarSE*a*a
+			for k := range r.Density.X {
+				r.Density.X[k], r.Density.P[k] = r.Density.X[k]*a+b, r.Density.P[k]/a
+			}
+			r.Density.Bandwidth *= a
+			for k := range r.Histogram.Edges {
+				r.Histogram.Edges[k] = r.Histogram.Edges[k]*a + b
+			}
+			for k := range r.Histogram.Density {
+				r.Histogram.Density[k] /= a
+			}
+			r.Distance.W1, r.Distance.W1SE = r.Distance.W1*a, r.Distance.W1SE*a
+			r.Distance.MeanError, r.Distance.MeanErrorSE = r.Distance.MeanError*a, r.Distance.MeanErrorSE*a
+			r.Distance.VarError, r.Distance.VarErrorSE = r.Distance.VarError*a*a, r.Distance.VarErrorSE*a*a
+		}
+	}
+}

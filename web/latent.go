@@ -1,0 +1,70 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"net/url"
+
+	"dgpviz/internal/engine"
+	"dgpviz/internal/latent"
+	"dgpviz/internal/stream"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// latentExport writes the session's latent coordinates — every layer's
+// message at the training inputs — as CSV, or the latent-space figure
+// (hidden layers with ≥ 2 dimensions, coloured by the first input, with the
+// true path when the data set has one) as svg, png or pdf.
+//
+//	GET /figure/latent.{csv,svg,png,pdf}?session=KEY
+func latentExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q url.Values) error {
+	for _, k := range []string{"layer", "inputs", "preset", "samples", "units"} {
+		if q.Has(k) {
+			return bad("parameter %q does not apply to the latent export", k)
+		}
+	}
+	if fs.Data == nil {
+		return bad("the session has no data set yet")
+	}
+	m := fs.Model
+	var ev engine.Evaluator
+	msgs, err := ev.Predict(m, m.X)
+	if err != nil {
+		return fmt.Errorf("web: latent: %w", err)
+	}
+	n, _ := m.X.Dims()
+	if format == "csv" {
+		layers := make([]latent.Layer, len(msgs))
+		for i, msg := range msgs {
+			layers[i] = latent.Layer{Name: fmt.Sprintf("layer%d", i+1), Mean: msg.Mean, Var: msg.Var}
+		}
+		// Inputs in original units; layers in the model's (normalised) units.
+		return latent.WriteCSV(buf, fs.Data.InputNames, fs.Data.X, layers)
+	}
+	f := &latent.Figure{Times: make([]float64, n)}
+	for i := range f.Times {
+		f.Times[i] = fs.Data.X.At(i, 0)
+	}
+	if p := fs.Data.Positions; p != nil {
+		f.Positions = mat.DenseCopyOf(p.Slice(0, n, 0, 2))
+	}
+	for i, msg := range msgs[:len(msgs)-1] {
+		if _, q := msg.Mean.Dims(); q < 2 {
+			continue
+		}
+		f.Layers = append(f.Layers, latent.Layer{Name: fmt.Sprintf("h%d", i+1), Mean: msg.Mean, Var: msg.Var})
+		score := math.NaN()
+		if f.Positions != nil {
+			if s, err := latent.LoopClosure(msg.Mean, f.Positions, latent.DefaultMinLag, latent.DefaultRadius); err == nil {
+				score = s.Value
+			}
+		}
+		f.Scores = append(f.Scores, score)
+	}
+	if len(f.Layers) == 0 {
+		return bad("the model has no hidden layer with 2 or more dimensions to draw")
+	}
+	return latent.RenderFigure(buf, format, f)
+}
