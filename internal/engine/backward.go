@@ -1,6 +1,10 @@
 package engine
 
-import "gonum.org/v1/gonum/mat"
+import (
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
 
 // backward turns the upstream gradient w.r.t. the layer's output message
 // (gMean, gVar: N×D; gVar nil for the last layer, whose variance enters
@@ -17,8 +21,7 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 	// N·M² products per term.
 	sc := &w.scratch
 	sc.next = 0
-	p11 := sc.take(mm2)
-	mm(p11, m, m, n, w.psi1, true, w.psi1, false, 1, 0)
+	p11 := w.p11
 	wPsi1 := sc.take(mm2)
 	dKinv := sc.take(mm2)
 	dBsum := sc.take(mm2)
@@ -143,7 +146,17 @@ func (e *Evaluator) backward(w *layerWork, l *Layer, n int, gMean, gVar []float6
 
 	// Ssum = Σ_d L_d L_dᵀ, and +Σ_d log|S_d|/2 = Σ_d Σ_j log|L_d,jj|.
 	symmetrize(dSsum, m)
-	mm(dLcat, m, m*d, m, dSsum, false, w.lcat, false, 2, 1)
+	// dL_d += 2·dSsum·L_d, a triangular product per output.
+	tri := sc.take(mm2)
+	for k := 0; k < d; k++ {
+		for i := range tri {
+			tri[i] = 2 * dSsum[i]
+		}
+		blas64.Implementation().Dtrmm(blas.Right, blas.Lower, blas.NoTrans, blas.NonUnit, m, m, 1, w.lcat[k*m:], m*d, tri, m)
+		for i := 0; i < m; i++ {
+			addTo(dLcat[i*m*d+k*m:i*m*d+k*m+i+1], tri[i*m:i*m+i+1])
+		}
+	}
 	qsqrt := make([]*mat.Dense, d)
 	for k := range qsqrt {
 		dl := make([]float64, mm2)

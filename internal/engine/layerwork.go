@@ -39,6 +39,7 @@ type layerWork struct {
 	scratch     arena      // the backward pass's temporaries
 	likSq       float64    // Σ (y − mean)² of the evaluated rows
 	likTr       float64    // Σ_n ψ1_n Bsum ψ1_nᵀ
+	p11         []float64  // Ψ1ᵀΨ1, M×M
 }
 
 // prepare computes everything that depends only on the layer's parameters.
@@ -83,7 +84,7 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	mm(w.a, m, d, m, w.kinv, false, w.qmu, false, 1, 0)
 	// Σ_d L_d L_dᵀ = Lcat Lcatᵀ in one product.
 	w.ssum = resize(w.ssum, mm2)
-	mm(w.ssum, m, m, m*d, w.lcat, false, w.lcat, true, 1, 0)
+	gramRows(w.ssum, m, m*d, w.lcat)
 	logdetS := 0.0
 	for k := 0; k < d; k++ {
 		for j := 0; j < m; j++ {
@@ -172,6 +173,8 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		w.psi2.sum(w.accs[0], w.sumPsi2)
 	}
 
+	w.p11 = resize(w.p11, m*m)
+	gram(w.p11, m, n, w.psi1)
 	w.mean = resize(w.mean, n*d)
 	mm(w.mean, n, d, m, w.psi1, false, w.a, false, 1, 0)
 	if !needVar {
@@ -193,7 +196,7 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 // likelihood returns the expected log likelihood of y (N×D) under the last
 // layer, scaled, and its gradient w.r.t. the layer's output mean.
 func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (float64, []float64) {
-	d, m := w.d, w.m
+	d := w.d
 	var sq float64
 	var gMean []float64
 	if grad {
@@ -207,10 +210,7 @@ func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (flo
 		}
 	}
 	// Σ_n Σ_d ψ1_n B_d ψ1_nᵀ = tr(Bsum Ψ1ᵀΨ1).
-	var tr float64
-	for i := 0; i < n; i++ {
-		tr += quad(w.psi1[i*m:(i+1)*m], w.bsum)
-	}
+	tr := dot(w.bsum, w.p11)
 	lik := -0.5*float64(n*d)*math.Log(2*math.Pi*w.s2) - sq/(2*w.s2) - tr/(2*w.s2)
 	w.likSq, w.likTr = sq, tr
 	return scale * lik, gMean

@@ -77,6 +77,36 @@ func mm(c []float64, m, n, k int, a []float64, ta bool, b []float64, tb bool, al
 // loops rather than BLAS (measured with BenchmarkBoundGradient).
 const smallProduct = 32 * 32 * 32
 
+// gram sets c (m×m) = aᵀa for a row-major n×m a: half the products of
+// mm, by symmetry.
+func gram(c []float64, m, n int, a []float64) {
+	if m*m*n <= smallProduct {
+		mm(c, m, m, n, a, true, a, false, 1, 0)
+		return
+	}
+	blas64.Implementation().Dsyrk(blas.Upper, blas.Trans, m, n, 1, a, m, 0, c, m)
+	mirrorUpper(c, m)
+}
+
+// gramRows sets c (m×m) = a·aᵀ for a row-major m×k a.
+func gramRows(c []float64, m, k int, a []float64) {
+	if m*m*k <= smallProduct {
+		mm(c, m, m, k, a, false, a, true, 1, 0)
+		return
+	}
+	blas64.Implementation().Dsyrk(blas.Upper, blas.NoTrans, m, k, 1, a, k, 0, c, m)
+	mirrorUpper(c, m)
+}
+
+// mirrorUpper copies the upper triangle of the m×m c onto its lower one.
+func mirrorUpper(c []float64, m int) {
+	for i := 0; i < m; i++ {
+		for j := i + 1; j < m; j++ {
+			c[j*m+i] = c[i*m+j]
+		}
+	}
+}
+
 // quad returns xᵀ W x for a symmetric M×M W.
 func quad(x, w []float64) float64 {
 	m := len(x)
