@@ -77,7 +77,7 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 			return nil, nil, fmt.Errorf("engine: layer %d: %w", i, err)
 		}
 		last := i == len(m.Layers)-1
-		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance)
+		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance, false)
 		t := LayerTerms{
 			KL:                  w.kl,
 			CompressionPerDatum: append([]float64(nil), w.comp[:n]...),

@@ -111,8 +111,9 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 }
 
 // forward computes the layer's ψ statistics, penalties and output message
-// for n data with input message (in, inVar).
-func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar bool) {
+// for n data with input message (in, inVar). With messagesOnly it computes
+// the output message alone: no Ψ2 loop, no penalties (left unset).
+func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar, messagesOnly bool) {
 	m, q, d := w.m, w.q, w.d
 	w.in, w.inVar = in, inVar
 	w.psi1 = resize(w.psi1, n*m)
@@ -134,7 +135,7 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 	if grad {
 		g2 = w.g2
 	}
-	if inVar != nil {
+	if inVar != nil && !messagesOnly {
 		w.psi2.setWeights(g2, w.kinv, w.c)
 		n := w.psi2.accLen()
 		for c := 0; c < chunks; c++ {
@@ -152,6 +153,14 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		for i := lo; i < hi; i++ {
 			mu := in[i*q : (i+1)*q]
 			p1 := w.psi1[i*m : (i+1)*m]
+			if messagesOnly {
+				var s []float64
+				if inVar != nil {
+					s = inVar[i*q : (i+1)*q]
+				}
+				w.kernel.psi1(p1, mu, s, w.z)
+				continue
+			}
 			if inVar == nil {
 				w.kernel.psi1(p1, mu, nil, w.z)
 				w.comp[i] = fd * half * (w.kernel.psi0(mu, nil) - quad(p1, w.kinv))
@@ -165,16 +174,17 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 			w.prop[i] = half * (t2 - quad(p1, w.c))
 		}
 	})
-	if inVar != nil {
+	if inVar != nil && !messagesOnly {
 		for c := 1; c < chunks; c++ {
 			w.accs[0].add(w.accs[c])
 		}
 		w.sumPsi2 = resize(w.sumPsi2, m*m)
 		w.psi2.sum(w.accs[0], w.sumPsi2)
 	}
-
-	w.p11 = resize(w.p11, m*m)
-	gram(w.p11, m, n, w.psi1)
+	if !messagesOnly {
+		w.p11 = resize(w.p11, m*m)
+		gram(w.p11, m, n, w.psi1)
+	}
 	w.mean = resize(w.mean, n*d)
 	mm(w.mean, n, d, m, w.psi1, false, w.a, false, 1, 0)
 	if !needVar {

@@ -140,6 +140,13 @@ func TestPredictMatchesEvaluate(t *testing.T) {
 			t.Errorf("FunctionAt output %d: mean %v var %v; message %v %v", k, mean[k], varU[k], res.Messages[0].Mean.At(4, k), res.Messages[0].Var.At(4, k))
 		}
 	}
+	first, err := e.PredictLayers(m, m.X, 1)
+	if err != nil || len(first) != 1 || !mat.Equal(first[0].Mean, msgs[0].Mean) || !mat.Equal(first[0].Var, msgs[0].Var) {
+		t.Errorf("PredictLayers(1) differs from Predict's first layer (err %v)", err)
+	}
+	if _, err := e.PredictLayers(m, m.X, 3); err == nil {
+		t.Error("PredictLayers accepted 3 layers of 2")
+	}
 	bad := mat.NewDense(1, 2, nil)
 	if _, err := e.Predict(m, bad); err == nil {
 		t.Error("Predict accepted inputs of the wrong width")

@@ -89,8 +89,18 @@ func lowerQuad(l *mat.Dense, t []float64) float64 {
 // Predict propagates the inputs x (N × Q(0), certain) through every layer
 // and returns each layer's output message (mean and variance).
 func (e *Evaluator) Predict(m *Model, x *mat.Dense) ([]Message, error) {
+	return e.PredictLayers(m, x, len(m.Layers))
+}
+
+// PredictLayers is Predict through the first `layers` layers only. It needs
+// only ψ1 per datum, so it costs a fraction of an evaluation of the bound
+// (no Ψ2 statistics, no penalties).
+func (e *Evaluator) PredictLayers(m *Model, x *mat.Dense, layers int) ([]Message, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
+	}
+	if layers < 1 || layers > len(m.Layers) {
+		return nil, fmt.Errorf("engine: %d layers requested of %d", layers, len(m.Layers))
 	}
 	n, q := x.Dims()
 	if _, q0 := m.X.Dims(); q != q0 {
@@ -99,17 +109,17 @@ func (e *Evaluator) Predict(m *Model, x *mat.Dense) ([]Message, error) {
 	if err := finiteMatrix(x, "inputs"); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	for len(e.layers) < len(m.Layers) {
+	for len(e.layers) < layers {
 		e.layers = append(e.layers, &layerWork{})
 	}
 	in, inVar := gatherRows(x, nil).data, []float64(nil)
-	out := make([]Message, len(m.Layers))
-	for i, l := range m.Layers {
+	out := make([]Message, layers)
+	for i, l := range m.Layers[:layers] {
 		w := e.layers[i]
 		if err := w.prepare(l, m.Jitter, 1, false); err != nil {
 			return nil, fmt.Errorf("engine: layer %d: %w", i, err)
 		}
-		e.forward(w, n, in, inVar, false, true)
+		e.forward(w, n, in, inVar, false, true, true)
 		out[i] = Message{
 			Mean: mat.NewDense(n, w.d, append([]float64(nil), w.mean...)),
 			Var:  mat.NewDense(n, w.d, append([]float64(nil), w.vr...)),

@@ -7,8 +7,6 @@ import (
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/latent"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // robotAnalysisEvery is the least time between two background analyses
@@ -36,11 +34,8 @@ type robotFramer struct {
 	busy     bool           // a background analysis is running
 	started  time.Time      // start of the last analysis
 	nextSeq  uint64
-	sentSeq  uint64 // analysis seq whose output/test arrays the last frame carried
-	dims     []int  // layer shapes of the latest analysis, to detect architecture changes
-	fwd      lightForward
-	trunc    engine.Model
-	truncY   *mat.Dense
+	sentSeq  uint64         // analysis seq whose output/test arrays the last frame carried
+	dims     []int          // layer shapes of the latest analysis, to detect architecture changes
 	analyzed sync.WaitGroup // background analyses in flight (tests wait on it)
 }
 
@@ -178,17 +173,7 @@ func (f *framer) robotFrame(s *snapshot) ([]byte, error) {
 	nl := len(m.Layers)
 	var hidden []engine.Message
 	if nl > 1 && a.err == nil {
-		if msgs, ok := rf.fwd.run(m, nl-1); ok {
-			hidden = msgs
-		}
-	}
-	if nl > 1 && a.err == nil && hidden == nil {
-		_, _, dh := m.Layers[nl-2].Dims()
-		if rf.truncY == nil || rf.truncY.RawMatrix().Rows != n || rf.truncY.RawMatrix().Cols != dh {
-			rf.truncY = mat.NewDense(n, dh, nil)
-		}
-		rf.trunc = engine.Model{Jitter: m.Jitter, X: m.X, Y: rf.truncY, Layers: m.Layers[:nl-1]}
-		if msgs, err := f.ev.Predict(&rf.trunc, m.X); err == nil {
+		if msgs, err := f.ev.PredictLayers(m, m.X, nl-1); err == nil {
 			hidden = msgs
 		}
 	}

@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/engine"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // robotTestData returns the real robot data when present, else the 60-scan
@@ -224,30 +221,5 @@ func BenchmarkRobotStreaming(b *testing.B) {
 	<-done
 	if math.IsNaN(el.Seconds()) {
 		b.Fatal("no time")
-	}
-}
-
-func TestLightForwardMatchesPredict(t *testing.T) {
-	snap := robotSnapshot(t, 10)
-	m := snap.model
-	ev := engine.Evaluator{Workers: 1}
-	want, err := ev.Predict(m, m.X)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lf lightForward
-	got, ok := lf.run(m, len(m.Layers))
-	if !ok {
-		t.Fatal("light forward refused an RBF model")
-	}
-	for i := range m.Layers {
-		for _, pair := range [][2]*mat.Dense{{got[i].Mean, want[i].Mean}, {got[i].Var, want[i].Var}} {
-			a, b := pair[0].RawMatrix().Data, pair[1].RawMatrix().Data
-			for k := range b {
-				if d := math.Abs(a[k] - b[k]); d > 1e-6*math.Max(1, math.Abs(b[k])) { // the engine uses a fast exp
-					t.Fatalf("layer %d value %d: light %v, Predict %v", i, k, a[k], b[k])
-				}
-			}
-		}
 	}
 }
