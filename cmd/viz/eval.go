@@ -7,8 +7,6 @@ import (
 	"io"
 
 	"dgpviz/internal/engine"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 func init() {
@@ -78,20 +76,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := evalJSON{Bound: res.Bound, Likelihood: res.Likelihood, Gradient: grad.JSON(mf.Model)}
 	for i, t := range res.Layers {
 		out.Layers = append(out.Layers, evalLayerJSON{t.KL, t.Compression, t.Propagation, t.CompressionPerDatum, t.PropagationPerDatum})
-		out.Messages = append(out.Messages, messageJSON{Mean: matRows(res.Messages[i].Mean), Var: matRows(res.Messages[i].Var)})
+		out.Messages = append(out.Messages, messageJSON{Mean: engine.MatrixRows(res.Messages[i].Mean), Var: engine.MatrixRows(res.Messages[i].Var)})
 	}
 	return json.NewEncoder(stdout).Encode(out)
-}
-
-// matRows converts a matrix to rows for JSON.
-func matRows(a mat.Matrix) [][]float64 {
-	r, c := a.Dims()
-	out := make([][]float64, r)
-	for i := range out {
-		out[i] = make([]float64, c)
-		for j := range out[i] {
-			out[i][j] = a.At(i, j)
-		}
-	}
-	return out
 }

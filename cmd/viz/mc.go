@@ -24,7 +24,7 @@ type mcMomentsJSON struct {
 }
 
 func mcJSON(m *montecarlo.Moments) mcMomentsJSON {
-	return mcMomentsJSON{Mean: matRows(m.Mean), Var: matRows(m.Var), MeanSE: matRows(m.MeanSE), VarSE: matRows(m.VarSE)}
+	return mcMomentsJSON{Mean: engine.MatrixRows(m.Mean), Var: engine.MatrixRows(m.Var), MeanSE: engine.MatrixRows(m.MeanSE), VarSE: engine.MatrixRows(m.VarSE)}
 }
 
 func runMC(ctx context.Context, args []string, stdout, stderr io.Writer) error {

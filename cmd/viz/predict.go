@@ -93,9 +93,9 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *format == "csv" {
 		return writePredictCSV(stdout, x, msgs)
 	}
-	out := predictJSON{X: matRows(x)}
+	out := predictJSON{X: engine.MatrixRows(x)}
 	for _, msg := range msgs {
-		out.Layers = append(out.Layers, messageJSON{Mean: matRows(msg.Mean), Var: matRows(msg.Var)})
+		out.Layers = append(out.Layers, messageJSON{Mean: engine.MatrixRows(msg.Mean), Var: engine.MatrixRows(msg.Var)})
 	}
 	return json.NewEncoder(stdout).Encode(out)
 }

@@ -205,7 +205,7 @@ func WriteModel(w io.Writer, m *Model, extra map[string]json.RawMessage) error {
 	}
 	j := m.Jitter
 	out["jitter"] = j
-	out["data"] = dataJSON{X: rowsOf(m.X), Y: rowsOf(m.Y)}
+	out["data"] = dataJSON{X: MatrixRows(m.X), Y: MatrixRows(m.Y)}
 	var layers []layerJSON
 	for _, l := range m.Layers {
 		layers = append(layers, layerToJSON(l))
@@ -220,7 +220,7 @@ func WriteModel(w io.Writer, m *Model, extra map[string]json.RawMessage) error {
 }
 
 func layerToJSON(l *Layer) layerJSON {
-	lj := layerJSON{NoiseVariance: l.NoiseVariance, InducingInputs: rowsOf(l.InducingInputs), QMu: rowsOf(l.QMu)}
+	lj := layerJSON{NoiseVariance: l.NoiseVariance, InducingInputs: MatrixRows(l.InducingInputs), QMu: MatrixRows(l.QMu)}
 	switch k := l.Kernel.(type) {
 	case *RBF:
 		v := k.Variance
@@ -234,7 +234,9 @@ func layerToJSON(l *Layer) layerJSON {
 	return lj
 }
 
-func rowsOf(a mat.Matrix) [][]float64 {
+// MatrixRows returns a's rows as slices, the form JSON files use; nil
+// for a nil matrix.
+func MatrixRows(a mat.Matrix) [][]float64 {
 	if a == nil {
 		return nil
 	}
@@ -251,7 +253,7 @@ func rowsOf(a mat.Matrix) [][]float64 {
 
 // lowerRows returns the full square matrix with zeros above the diagonal.
 func lowerRows(a mat.Matrix) [][]float64 {
-	out := rowsOf(a)
+	out := MatrixRows(a)
 	for i := range out {
 		for j := i + 1; j < len(out[i]); j++ {
 			out[i][j] = 0
@@ -286,7 +288,7 @@ func (g *Gradient) JSON(m *Model) GradientJSON {
 		case *Linear:
 			kj["variances"] = lg.Kernel
 		}
-		lj := LayerGradientJSON{Kernel: kj, NoiseVariance: lg.NoiseVariance, InducingInputs: rowsOf(lg.InducingInputs), QMu: rowsOf(lg.QMu)}
+		lj := LayerGradientJSON{Kernel: kj, NoiseVariance: lg.NoiseVariance, InducingInputs: MatrixRows(lg.InducingInputs), QMu: MatrixRows(lg.QMu)}
 		for _, s := range lg.QSqrt {
 			lj.QSqrt = append(lj.QSqrt, lowerRows(s))
 		}
