@@ -148,11 +148,8 @@ func (f *framer) frame(s *snapshot) ([]byte, error) {
 		h.Bound, h.Likelihood = numPtr(res.Bound), numPtr(res.Likelihood)
 	}
 	for i, l := range m.Layers {
-		mz, q, d := l.Dims()
-		lf := layerFrame{
-			Q: q, D: d, M: mz, Noise: num(l.NoiseVariance),
-			Kernel: kernelFrame{Name: l.Kernel.Name(), Names: l.Kernel.ParamNames(), Params: nums(l.Kernel.Params())},
-		}
+		_, q, _ := l.Dims()
+		lf := layerParams(&e, l)
 		if res != nil {
 			t := res.Layers[i]
 			lf.KL, lf.Compression, lf.Propagation = numPtr(t.KL), numPtr(t.Compression), numPtr(t.Propagation)
@@ -160,20 +157,6 @@ func (f *framer) frame(s *snapshot) ([]byte, error) {
 			comp, prop := e.arr(t.CompressionPerDatum), e.arr(t.PropagationPerDatum)
 			lf.Mean, lf.Var, lf.Comp, lf.Prop = &mean, &vr, &comp, &prop
 		}
-		lf.Z = e.arr(denseData(l.InducingInputs))
-		lf.UMean = e.arr(denseData(l.QMu))
-		uvar := make([]float64, mz*d)
-		for k, s := range l.QSqrt {
-			for r := 0; r < mz; r++ {
-				var v float64
-				for c := 0; c <= r; c++ {
-					x := s.At(r, c)
-					v += x * x
-				}
-				uvar[r*d+k] = v
-			}
-		}
-		lf.UVar = e.arr(uvar)
 		if q == 1 {
 			lf.Grid = f.grid(&e, m, i, res)
 		}
@@ -346,4 +329,30 @@ func (f *framer) fit(e *encoder, m *engine.Model) *fitFrame {
 // errorf prefixes errors of this package.
 func errorf(format string, args ...any) error {
 	return fmt.Errorf("stream: "+format, args...)
+}
+
+// layerParams fills a layer's frame with what depends on its parameters
+// alone: shapes, kernel, noise, inducing inputs and the q(u) marginals
+// (mean m, variance diag(L Lᵀ)).
+func layerParams(e *encoder, l *engine.Layer) layerFrame {
+	mz, q, d := l.Dims()
+	lf := layerFrame{
+		Q: q, D: d, M: mz, Noise: num(l.NoiseVariance),
+		Kernel: kernelFrame{Name: l.Kernel.Name(), Names: l.Kernel.ParamNames(), Params: nums(l.Kernel.Params())},
+	}
+	lf.Z = e.arr(denseData(l.InducingInputs))
+	lf.UMean = e.arr(denseData(l.QMu))
+	uvar := make([]float64, mz*d)
+	for k, s := range l.QSqrt {
+		for r := 0; r < mz; r++ {
+			var v float64
+			for c := 0; c <= r; c++ {
+				x := s.At(r, c)
+				v += x * x
+			}
+			uvar[r*d+k] = v
+		}
+	}
+	lf.UVar = e.arr(uvar)
+	return lf
 }

@@ -180,11 +180,8 @@ func (f *framer) robotFrame(s *snapshot) ([]byte, error) {
 	newOut := a.seq != rf.sentSeq
 	rf.sentSeq = a.seq
 	for i, l := range m.Layers {
-		mz, q, d := l.Dims()
-		lf := layerFrame{
-			Q: q, D: d, M: mz, Noise: num(l.NoiseVariance),
-			Kernel: kernelFrame{Name: l.Kernel.Name(), Names: l.Kernel.ParamNames(), Params: nums(l.Kernel.Params())},
-		}
+		_, q, d := l.Dims()
+		lf := layerParams(&e, l)
 		if res != nil {
 			t := res.Layers[i]
 			lf.KL, lf.Compression, lf.Propagation = numPtr(t.KL), numPtr(t.Compression), numPtr(t.Propagation)
@@ -199,20 +196,6 @@ func (f *framer) robotFrame(s *snapshot) ([]byte, error) {
 				lf.Mean, lf.Var = &mean, &vr
 			}
 		}
-		lf.Z = e.arr(denseData(l.InducingInputs))
-		lf.UMean = e.arr(denseData(l.QMu))
-		uvar := make([]float64, mz*d)
-		for k, sq := range l.QSqrt {
-			for r := 0; r < mz; r++ {
-				var v float64
-				for c := 0; c <= r; c++ {
-					x := sq.At(r, c)
-					v += x * x
-				}
-				uvar[r*d+k] = v
-			}
-		}
-		lf.UVar = e.arr(uvar)
 		if q == 1 && d == 1 {
 			lf.Grid = f.grid(&e, m, i, res)
 		}
