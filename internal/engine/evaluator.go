@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -15,10 +13,6 @@ import (
 // Kuu cannot be factorised even with the model's jitter. An optimizer can
 // recover by raising the jitter or reverting the step.
 var ErrNotPositiveDefinite = errors.New("engine: Kuu is not positive definite")
-
-// chunkSize is the number of data per parallel work item. Chunks are
-// reduced in order, so results do not depend on the number of workers.
-const chunkSize = 32
 
 // Evaluator evaluates the bound and its gradient. It keeps workspace
 // between calls so that repeated evaluations of same-shaped models (an
@@ -68,13 +62,37 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 	works := e.layers[:len(m.Layers)]
 	res := &Result{Layers: make([]LayerTerms, len(m.Layers)), Messages: make([]Message, len(m.Layers))}
 
+	// What depends on the parameters alone. With several workers, the
+	// layers above the first are prepared while the first runs forward.
+	errs := make([]error, len(m.Layers))
+	prepare := func(i int) {
+		errs[i] = works[i].prepare(m.Layers[i], m.Jitter, scale, opt.Gradient)
+	}
+	paramWork := 0
+	for _, l := range m.Layers {
+		paramWork += paramWorkOf(l)
+	}
+	var above sync.WaitGroup
+	for i := 1; i < len(m.Layers); i++ {
+		if e.workers() > 1 && paramWork >= minParallelWork {
+			above.Go(func() { prepare(i) })
+		} else {
+			prepare(i)
+		}
+	}
+	prepare(0)
+	defer above.Wait() // on early returns
+
 	// Forward: messages and penalties, and the Ψ2 part of the gradient,
 	// whose upstream gradient is known before the data loop.
 	var in, inVar []float64 = x.data, nil
-	for i, l := range m.Layers {
+	for i := range m.Layers {
 		w := works[i]
-		if err := w.prepare(l, m.Jitter, scale, opt.Gradient); err != nil {
-			return nil, nil, fmt.Errorf("engine: layer %d: %w", i, err)
+		if i == 1 {
+			above.Wait()
+		}
+		if errs[i] != nil {
+			return nil, nil, fmt.Errorf("engine: layer %d: %w", i, errs[i])
 		}
 		last := i == len(m.Layers)-1
 		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance, false)
@@ -113,14 +131,30 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 		return res, nil, nil
 	}
 
+	// Backward. A layer's parameter gradient is not needed by the layers
+	// below, so with several workers it runs beside them.
 	grad := &Gradient{Layers: make([]LayerGradient, len(m.Layers))}
 	gVar := []float64(nil)
+	var tails sync.WaitGroup
 	for i := len(m.Layers) - 1; i >= 0; i-- {
 		w := works[i]
-		grad.Layers[i] = e.backward(w, m.Layers[i], n, gMean, gVar, i == len(m.Layers)-1, res.Layers[i])
+		params := e.backward(w, n, gMean, gVar, i == len(m.Layers)-1, res.Layers[i])
+		if e.workers() > 1 && paramWorkOf(m.Layers[i]) >= minParallelWork {
+			tails.Go(func() { grad.Layers[i] = params() })
+		} else {
+			grad.Layers[i] = params()
+		}
 		gMean, gVar = w.dIn, w.dInVar
 	}
+	tails.Wait()
 	return res, grad, nil
+}
+
+// paramWorkOf estimates the multiply-adds of a layer's work that depends
+// on its parameters alone (prepare, and the parameter gradient's chain).
+func paramWorkOf(l *Layer) int {
+	m, _, d := l.Dims()
+	return m * m * (m + m*d)
 }
 
 // rowSet is a contiguous copy of selected rows.
@@ -138,48 +172,9 @@ func gatherRows(a *mat.Dense, rows []int) rowSet {
 		}
 	}
 	out := rowSet{rows: rows, data: make([]float64, len(rows)*c)}
+	raw := a.RawMatrix()
 	for k, r := range rows {
-		for j := 0; j < c; j++ {
-			out.data[k*c+j] = a.At(r, j)
-		}
+		copy(out.data[k*c:(k+1)*c], raw.Data[r*raw.Stride:r*raw.Stride+c])
 	}
 	return out
 }
-
-func (e *Evaluator) workers() int {
-	if e.Workers > 0 {
-		return e.Workers
-	}
-	return runtime.GOMAXPROCS(0)
-}
-
-// parallel calls fn(chunk, lo, hi) for every chunk of [0, n) on up to
-// Workers goroutines.
-func (e *Evaluator) parallel(n int, fn func(chunk, lo, hi int)) {
-	chunks := numChunks(n)
-	workers := min(e.workers(), chunks)
-	if workers <= 1 {
-		for c := 0; c < chunks; c++ {
-			fn(c, c*chunkSize, min(n, (c+1)*chunkSize))
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for k := 0; k < workers; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= chunks {
-					return
-				}
-				fn(c, c*chunkSize, min(n, (c+1)*chunkSize))
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-func numChunks(n int) int { return (n + chunkSize - 1) / chunkSize }

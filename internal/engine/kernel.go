@@ -70,6 +70,13 @@ type psi2Kernel interface {
 // psi2Acc holds one chunk's sums of the Ψ2 loop, laid out by the kernel.
 type psi2Acc struct {
 	buf []float64
+	tmp []float64 // per-datum scratch of the kernel, not a sum
+}
+
+// scratch returns the accumulator's per-datum scratch with length n.
+func (a *psi2Acc) scratch(n int) []float64 {
+	a.tmp = resize(a.tmp, n)
+	return a.tmp
 }
 
 func (a *psi2Acc) reset()         { clear(a.buf) }
@@ -78,6 +85,7 @@ func (a *psi2Acc) add(b *psi2Acc) { addTo(a.buf, b.buf) }
 // gradAcc holds one chunk's gradient sums of the backward pass.
 type gradAcc struct {
 	dZ, dParams []float64
+	ds2         float64 // Σ of the upstream gradient w.r.t. the variances
 }
 
 func addTo(dst, src []float64) {

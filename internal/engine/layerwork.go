@@ -21,6 +21,8 @@ type layerWork struct {
 	logdet         float64
 	a              []float64 // A = Kinv·m, M×D
 	ssum, bsum     []float64 // Σ_d S_d and Kinv·Σ_d S_d·Kinv, M×M
+	ks             []float64 // Kinv·Σ_d S_d, M×M
+	lperm          []float64 // triGram's workspace
 	c              []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
 	g2             []float64 // ∂bound/∂Ψ2_n = scale·(D·Kinv − C)/(2 s2), M×M
 	kl             float64
@@ -30,8 +32,8 @@ type layerWork struct {
 	psi1        []float64  // N×M
 	comp, prop  []float64  // N
 	mean, vr    []float64  // N×D (vr nil when not requested)
-	t           []float64  // T = Ψ1·Kinv, N×M, when vr is computed
-	u           []float64  // U = T·Lcat, N × M·D, when vr is computed
+	kLcat       []float64  // Kinv·Lcat, M × M·D, when vr is computed
+	u           []float64  // U = Ψ1·Kinv·Lcat, N × M·D, when vr is computed
 	dIn, dInVar []float64  // gradient w.r.t. the input message, N×Q
 	accs        []*psi2Acc // per chunk
 	baccs       []*gradAcc // per chunk, for the backward pass
@@ -50,15 +52,11 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	w.qmu = rawCopy(w.qmu, l.QMu)
 	w.lcat = resize(w.lcat, m*m*d)
 	for k, lk := range l.QSqrt {
+		raw := lk.RawMatrix()
 		for i := 0; i < m; i++ {
 			row := w.lcat[i*m*d+k*m : i*m*d+(k+1)*m]
-			for j := range row {
-				if j <= i {
-					row[j] = lk.At(i, j)
-				} else {
-					row[j] = 0
-				}
-			}
+			copy(row[:i+1], raw.Data[i*raw.Stride:i*raw.Stride+i+1])
+			clear(row[i+1:])
 		}
 	}
 	mm2 := m * m
@@ -82,19 +80,18 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 
 	w.a = resize(w.a, m*d)
 	mm(w.a, m, d, m, w.kinv, false, w.qmu, false, 1, 0)
-	// Σ_d L_d L_dᵀ = Lcat Lcatᵀ in one product.
 	w.ssum = resize(w.ssum, mm2)
-	gramRows(w.ssum, m, m*d, w.lcat)
+	w.lperm = triGram(w.ssum, m, d, w.lcat, w.lperm)
 	logdetS := 0.0
 	for k := 0; k < d; k++ {
 		for j := 0; j < m; j++ {
 			logdetS += 2 * math.Log(math.Abs(w.lcat[j*m*d+k*m+j]))
 		}
 	}
-	tmp := make([]float64, mm2)
-	mm(tmp, m, m, m, w.kinv, false, w.ssum, false, 1, 0)
+	w.ks = resize(w.ks, mm2)
+	mm(w.ks, m, m, m, w.kinv, false, w.ssum, false, 1, 0)
 	w.bsum = resize(w.bsum, mm2)
-	mm(w.bsum, m, m, m, tmp, false, w.kinv, false, 1, 0)
+	mm(w.bsum, m, m, m, w.ks, false, w.kinv, false, 1, 0)
 	symmetrize(w.bsum, m)
 	w.c = resize(w.c, mm2)
 	copy(w.c, w.bsum)
@@ -146,32 +143,27 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 			}
 		}
 	}
-	half := 1 / (2 * w.s2)
-	fd := float64(d)
+	w.mean = resize(w.mean, n*d)
+	if !needVar {
+		w.vr = nil
+	} else {
+		w.vr = resize(w.vr, n*d)
+		w.u = resize(w.u, n*m*d)
+		// U = Ψ1·Kinv·Lcat, all U_d = Ψ1·Kinv·L_d in one product.
+		w.kLcat = resize(w.kLcat, m*m*d)
+		mm(w.kLcat, m, m*d, m, w.kinv, false, w.lcat, false, 1, 0)
+	}
 	e.parallel(n, func(chunk, lo, hi int) {
-		acc := w.accs[chunk]
 		for i := lo; i < hi; i++ {
-			mu := in[i*q : (i+1)*q]
-			p1 := w.psi1[i*m : (i+1)*m]
-			if messagesOnly {
-				var s []float64
-				if inVar != nil {
-					s = inVar[i*q : (i+1)*q]
-				}
-				w.kernel.psi1(p1, mu, s, w.z)
-				continue
+			var s []float64
+			if inVar != nil {
+				s = inVar[i*q : (i+1)*q]
 			}
-			if inVar == nil {
-				w.kernel.psi1(p1, mu, nil, w.z)
-				w.comp[i] = fd * half * (w.kernel.psi0(mu, nil) - quad(p1, w.kinv))
-				w.prop[i] = 0
-				continue
-			}
-			s := inVar[i*q : (i+1)*q]
-			w.kernel.psi1(p1, mu, s, w.z)
-			t1, t2 := w.psi2.datum(acc, mu, s, p1, w.dIn[i*q:(i+1)*q], w.dInVar[i*q:(i+1)*q])
-			w.comp[i] = fd * half * (w.kernel.psi0(mu, s) - t1)
-			w.prop[i] = half * (t2 - quad(p1, w.c))
+			w.kernel.psi1(w.psi1[i*m:(i+1)*m], in[i*q:(i+1)*q], s, w.z)
+		}
+		w.messageRows(lo, hi)
+		if !messagesOnly {
+			w.penaltyRows(w.accs[chunk], lo, hi)
 		}
 	})
 	if inVar != nil && !messagesOnly {
@@ -183,23 +175,45 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 	}
 	if !messagesOnly {
 		w.p11 = resize(w.p11, m*m)
-		gram(w.p11, m, n, w.psi1)
+		e.productsTN(m, n, tnProduct{c: w.p11, cols: m, a: w.psi1, b: w.psi1, alpha: 1, sym: true})
 	}
-	w.mean = resize(w.mean, n*d)
-	mm(w.mean, n, d, m, w.psi1, false, w.a, false, 1, 0)
-	if !needVar {
-		w.vr = nil
+}
+
+// messageRows computes the output message of data lo…hi−1 from their ψ1:
+// mean = Ψ1·A and, when w.vr is set, var_nd = s2 + ψ1 B_d ψ1ᵀ =
+// s2 + ‖ψ1 Kinv L_d‖².
+func (w *layerWork) messageRows(lo, hi int) {
+	m, d, r := w.m, w.d, hi-lo
+	p1 := w.psi1[lo*m : hi*m]
+	mm(w.mean[lo*d:hi*d], r, d, m, p1, false, w.a, false, 1, 0)
+	if w.vr == nil {
 		return
 	}
-	// var_nd = s2 + ψ1 B_d ψ1ᵀ = s2 + ‖ψ1 Kinv L_d‖².
-	w.t = resize(w.t, n*m)
-	mm(w.t, n, m, m, w.psi1, false, w.kinv, false, 1, 0)
-	w.u = resize(w.u, n*m*d)
-	mm(w.u, n, m*d, m, w.t, false, w.lcat, false, 1, 0)
-	w.vr = resize(w.vr, n*d)
-	for i := 0; i < n*d; i++ {
+	mm(w.u[lo*m*d:hi*m*d], r, m*d, m, p1, false, w.kLcat, false, 1, 0)
+	for i := lo * d; i < hi*d; i++ {
 		row := w.u[i*m : (i+1)*m]
 		w.vr[i] = w.s2 + dot(row, row)
+	}
+}
+
+// penaltyRows computes the compression and propagation terms of data
+// lo…hi−1, and the Ψ2 loop's sums into acc.
+func (w *layerWork) penaltyRows(acc *psi2Acc, lo, hi int) {
+	m, q, d := w.m, w.q, w.d
+	half := 1 / (2 * w.s2)
+	fd := float64(d)
+	for i := lo; i < hi; i++ {
+		mu := w.in[i*q : (i+1)*q]
+		p1 := w.psi1[i*m : (i+1)*m]
+		if w.inVar == nil {
+			w.comp[i] = fd * half * (w.kernel.psi0(mu, nil) - quad(p1, w.kinv))
+			w.prop[i] = 0
+			continue
+		}
+		s := w.inVar[i*q : (i+1)*q]
+		t1, t2 := w.psi2.datum(acc, mu, s, p1, w.dIn[i*q:(i+1)*q], w.dInVar[i*q:(i+1)*q])
+		w.comp[i] = fd * half * (w.kernel.psi0(mu, s) - t1)
+		w.prop[i] = half * (t2 - quad(p1, w.c))
 	}
 }
 

@@ -37,16 +37,7 @@ func mm(c []float64, m, n, k int, a []float64, ta bool, b []float64, tb bool, al
 	switch {
 	case !ta && !tb:
 		for i := 0; i < m; i++ {
-			crow := c[i*n : (i+1)*n]
-			for l, av := range a[i*k : (i+1)*k] {
-				if av == 0 {
-					continue
-				}
-				t := alpha * av
-				for j, bv := range b[l*n : (l+1)*n] {
-					crow[j] += t * bv
-				}
-			}
+			rowTimes(c[i*n:(i+1)*n], a[i*k:(i+1)*k], b, n, alpha)
 		}
 	case ta && !tb:
 		for l := 0; l < k; l++ {
@@ -64,12 +55,65 @@ func mm(c []float64, m, n, k int, a []float64, ta bool, b []float64, tb bool, al
 		}
 	default: // !ta && tb
 		for i := 0; i < m; i++ {
-			arow := a[i*k : (i+1)*k]
-			crow := c[i*n : (i+1)*n]
-			for j := range crow {
-				crow[j] += alpha * dot(arow, b[j*k:(j+1)*k])
-			}
+			rowTimesT(c[i*n:(i+1)*n], a[i*k:(i+1)*k], b, alpha)
 		}
+	}
+}
+
+// rowTimes adds alpha·x·b to crow for a row x (length k) and a row-major
+// k×n b. Four columns at a time keep four independent sums in registers
+// rather than loading and storing crow for every product.
+func rowTimes(crow, x, b []float64, n int, alpha float64) {
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		var s0, s1, s2, s3 float64
+		for l, xv := range x {
+			bb := b[l*n+j : l*n+j+4 : l*n+j+4]
+			s0 += xv * bb[0]
+			s1 += xv * bb[1]
+			s2 += xv * bb[2]
+			s3 += xv * bb[3]
+		}
+		cc := crow[j : j+4 : j+4]
+		cc[0] += alpha * s0
+		cc[1] += alpha * s1
+		cc[2] += alpha * s2
+		cc[3] += alpha * s3
+	}
+	for ; j < n; j++ {
+		var s float64
+		for l, xv := range x {
+			s += xv * b[l*n+j]
+		}
+		crow[j] += alpha * s
+	}
+}
+
+// rowTimesT adds alpha·x·bᵀ to crow for a row x (length k) and a
+// row-major len(crow)×k b: four dot products at a time.
+func rowTimesT(crow, x, b []float64, alpha float64) {
+	k, n := len(x), len(crow)
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		b0 := b[j*k : (j+1)*k]
+		b1 := b[(j+1)*k : (j+2)*k]
+		b2 := b[(j+2)*k : (j+3)*k]
+		b3 := b[(j+3)*k : (j+4)*k]
+		var s0, s1, s2, s3 float64
+		for l, xv := range x {
+			s0 += xv * b0[l]
+			s1 += xv * b1[l]
+			s2 += xv * b2[l]
+			s3 += xv * b3[l]
+		}
+		cc := crow[j : j+4 : j+4]
+		cc[0] += alpha * s0
+		cc[1] += alpha * s1
+		cc[2] += alpha * s2
+		cc[3] += alpha * s3
+	}
+	for ; j < n; j++ {
+		crow[j] += alpha * dot(x, b[j*k:(j+1)*k])
 	}
 }
 
@@ -77,34 +121,28 @@ func mm(c []float64, m, n, k int, a []float64, ta bool, b []float64, tb bool, al
 // loops rather than BLAS (measured with BenchmarkBoundGradient).
 const smallProduct = 32 * 32 * 32
 
-// gram sets c (m×m) = aᵀa for a row-major n×m a: half the products of
-// mm, by symmetry.
-func gram(c []float64, m, n int, a []float64) {
-	if m*m*n <= smallProduct {
-		mm(c, m, m, n, a, true, a, false, 1, 0)
-		return
-	}
-	blas64.Implementation().Dsyrk(blas.Upper, blas.Trans, m, n, 1, a, m, 0, c, m)
-	mirrorUpper(c, m)
-}
-
-// gramRows sets c (m×m) = a·aᵀ for a row-major m×k a.
-func gramRows(c []float64, m, k int, a []float64) {
-	if m*m*k <= smallProduct {
-		mm(c, m, m, k, a, false, a, true, 1, 0)
-		return
-	}
-	blas64.Implementation().Dsyrk(blas.Upper, blas.NoTrans, m, k, 1, a, k, 0, c, m)
-	mirrorUpper(c, m)
-}
-
-// mirrorUpper copies the upper triangle of the m×m c onto its lower one.
-func mirrorUpper(c []float64, m int) {
+// triGram sets c (m×m) = Σ_d L_d L_dᵀ for lower triangular L_d stored
+// side by side in the rows of lcat (m × m·d). It reorders lcat into lp
+// (returned for reuse) with the d entries (i, l) of the L_d adjacent, so
+// that element (i, j ≤ i) is one dot product over the columns l ≤ j that
+// are not zero: a third of a full product, in long loops.
+func triGram(c []float64, m, d int, lcat, lp []float64) []float64 {
+	lp = resize(lp, m*m*d)
 	for i := 0; i < m; i++ {
-		for j := i + 1; j < m; j++ {
-			c[j*m+i] = c[i*m+j]
+		for k := 0; k < d; k++ {
+			for l, v := range lcat[i*m*d+k*m : i*m*d+k*m+i+1] {
+				lp[(i*m+l)*d+k] = v
+			}
 		}
 	}
+	for i := 0; i < m; i++ {
+		ri := lp[i*m*d : (i*m+i+1)*d]
+		for j := 0; j <= i; j++ {
+			s := dot(ri[:(j+1)*d], lp[j*m*d:(j*m+j+1)*d])
+			c[i*m+j], c[j*m+i] = s, s
+		}
+	}
+	return lp
 }
 
 // quad returns xᵀ W x for a symmetric M×M W.

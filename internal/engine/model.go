@@ -161,14 +161,15 @@ func (l *Layer) validate(q int) error {
 		if r != mz || c != mz {
 			return fmt.Errorf("q_sqrt[%d]: %d×%d, want %d×%d", k, r, c, mz, mz)
 		}
+		raw := s.RawMatrix()
 		for i := 0; i < mz; i++ {
-			for j := 0; j <= i; j++ {
-				v := s.At(i, j)
+			row := raw.Data[i*raw.Stride : i*raw.Stride+i+1]
+			for j, v := range row {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					return fmt.Errorf("q_sqrt[%d][%d][%d]: %v is not finite", k, i, j, v)
 				}
 			}
-			if s.At(i, i) == 0 {
+			if row[i] == 0 {
 				return fmt.Errorf("q_sqrt[%d][%d][%d]: diagonal is 0, so S is singular", k, i, i)
 			}
 		}
@@ -177,10 +178,10 @@ func (l *Layer) validate(q int) error {
 }
 
 func finiteMatrix(a *mat.Dense, name string) error {
-	r, c := a.Dims()
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			if v := a.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
+	raw := a.RawMatrix()
+	for i := 0; i < raw.Rows; i++ {
+		for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("%s[%d][%d]: %v is not finite", name, i, j, v)
 			}
 		}

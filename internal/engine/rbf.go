@@ -100,7 +100,11 @@ func (k *RBF) psi1(dst []float64, mu, s, z []float64) {
 			d := mu[r] - zm[r]
 			e += d * d * inv[r]
 		}
-		dst[m] = pre * math.Exp(-e)
+		dst[m] = -e
+	}
+	expAll(dst)
+	for m := range dst {
+		dst[m] *= pre
 	}
 }
 
@@ -150,9 +154,10 @@ func (k *RBF) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dPara
 // with each pair's constants precomputed: the midpoint z̄ and the exponent
 // −Σ_q (z_mq − z_m'q)²/(4ℓ_q²), which do not depend on the datum.
 //
-// Accumulator layout, P pairs: [Σ Ψ2 per pair (P) | Σ c per pair (P) |
-// Σ c·(μ−z̄)/(ℓ²+2s) per pair and dimension (P×Q) | ∂/∂θ (1+Q)], where c
-// is a pair's contribution G·Ψ2 to tr(G Ψ2_n).
+// Accumulator layout, P pairs: [Σ Ψ2 per pair (P) | Σ c·(μ−z̄)/(ℓ²+2s)
+// per pair and dimension (P×Q) | ∂/∂θ (1+Q)], where c is a pair's
+// contribution G·Ψ2 to tr(G Ψ2_n). Σ_n c per pair is G·ΣΨ2, found in
+// finish.
 type rbfPsi2 struct {
 	k          *RBF
 	m, q, np   int
@@ -206,12 +211,15 @@ func (p *rbfPsi2) setWeights(g, w1, w2 []float64) {
 	}
 }
 
-func (p *rbfPsi2) accLen() int { return 2*p.np + p.np*p.q + 1 + p.q }
+func (p *rbfPsi2) accLen() int { return p.np + p.np*p.q + 1 + p.q }
 
+// datum runs in three passes over the pairs, each a tight loop: the
+// exponents, their exponentials, and the sums.
 func (p *rbfPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 float64) {
 	k, q, np := p.k, p.q, p.np
 	buf := acc.buf
-	sumP, cP, zP, dPar := buf[:np], buf[np:2*np], buf[2*np:2*np+np*q], buf[2*np+np*q:]
+	sumP, zP, dPar := buf[:np], buf[np:np+np*q], buf[np+np*q:]
+	ex := acc.scratch(np)
 	var scr [32]float64
 	a := scratch(scr[:], 4*q)
 	inv, dmu, sq, dd := a[:q], a[q:2*q], a[2*q:3*q], a[3*q:]
@@ -222,104 +230,119 @@ func (p *rbfPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 fl
 		pre /= math.Sqrt(1 + 2*s[r]/l2)
 		dmu[r], sq[r] = 0, 0
 	}
-	var sc float64
-	if q == 1 {
-		// The 1-D case (the step-function layers) with scalars.
-		mu0, inv0 := mu[0], inv[0]
-		var dmu0, sq0 float64
-		zbar, ez := p.zbar[:np], p.ez[:np]
-		w1, w2, wg := p.w1[:np], p.w2[:np], p.wg[:np]
-		for pi := range ez {
-			d := mu0 - zbar[pi]
-			v := pre * fastExp(ez[pi]-d*d*inv0)
-			sumP[pi] += v
-			t1 += w1[pi] * v
-			t2 += w2[pi] * v
-			if !p.grad {
-				continue
-			}
-			c := wg[pi] * v
-			sc += c
-			cP[pi] += c
-			t := c * d * inv0
-			dmu0 -= 2 * t
-			zP[pi] += t
-			sq0 += t * d * inv0
-		}
-		dmu[0], sq[0] = dmu0, sq0
-	} else if q == 3 {
-		// The 3-D case (the robot model's hidden layers) with scalars.
-		m0, m1, m2 := mu[0], mu[1], mu[2]
-		i0, i1, i2 := inv[0], inv[1], inv[2]
-		var dm0, dm1, dm2, s0, s1, s2 float64
-		zbar, ez := p.zbar[:3*np], p.ez[:np]
-		w1, w2, wg := p.w1[:np], p.w2[:np], p.wg[:np]
-		zP := zP[:3*np]
-		for pi := range ez {
-			d0 := m0 - zbar[3*pi]
-			d1 := m1 - zbar[3*pi+1]
-			d2 := m2 - zbar[3*pi+2]
-			v := pre * fastExp(ez[pi]-d0*d0*i0-d1*d1*i1-d2*d2*i2)
-			sumP[pi] += v
-			t1 += w1[pi] * v
-			t2 += w2[pi] * v
-			if !p.grad {
-				continue
-			}
-			c := wg[pi] * v
-			sc += c
-			cP[pi] += c
-			a0, a1, a2 := c*d0*i0, c*d1*i1, c*d2*i2
-			dm0 -= 2 * a0
-			dm1 -= 2 * a1
-			dm2 -= 2 * a2
-			zP[3*pi] += a0
-			zP[3*pi+1] += a1
-			zP[3*pi+2] += a2
-			s0 += a0 * d0 * i0
-			s1 += a1 * d1 * i1
-			s2 += a2 * d2 * i2
-		}
-		dmu[0], dmu[1], dmu[2] = dm0, dm1, dm2
-		sq[0], sq[1], sq[2] = s0, s1, s2
-	} else {
-		for pi := 0; pi < np; pi++ {
-			zb := p.zbar[pi*q : (pi+1)*q]
-			e := p.ez[pi]
-			for r := range inv {
-				d := mu[r] - zb[r]
-				dd[r] = d
-				e -= d * d * inv[r]
-			}
-			v := pre * fastExp(e)
-			sumP[pi] += v
-			t1 += p.w1[pi] * v
-			t2 += p.w2[pi] * v
-			if !p.grad {
-				continue
-			}
-			c := p.wg[pi] * v
-			sc += c
-			cP[pi] += c
-			zp := zP[pi*q : (pi+1)*q]
-			for r, d := range dd {
-				t := c * d * inv[r]
-				dmu[r] -= 2 * t
-				zp[r] += t
-				sq[r] += t * d * inv[r]
-			}
-		}
+	p.exponents(ex, mu, inv)
+	expAll(ex)
+	w1, w2, wg := p.w1[:np], p.w2[:np], p.wg[:np]
+	for pi, e := range ex {
+		v := pre * e
+		ex[pi] = v
+		sumP[pi] += v
+		t1 += w1[pi] * v
+		t2 += w2[pi] * v
 	}
 	if !p.grad {
 		return t1, t2
 	}
+	// Per pair c = G·Ψ2 and e_r = c·(μ_r − z̄_r); the datum's sums
+	// Σ c·e_r and Σ c·e_r² are scaled by (ℓ²+2s)⁻¹ once, after the loop.
+	var sc float64
+	switch q {
+	case 1:
+		mu0, inv0 := mu[0], inv[0]
+		var dm0, s0 float64
+		zbar := p.zbar[:np]
+		zP := zP[:np]
+		for pi, v := range ex {
+			c := wg[pi] * v
+			sc += c
+			e0 := c * (mu0 - zbar[pi])
+			dm0 += e0
+			s0 += e0 * (mu0 - zbar[pi])
+			zP[pi] += e0 * inv0
+		}
+		dmu[0], sq[0] = dm0, s0
+	case 3:
+		m0, m1, m2 := mu[0], mu[1], mu[2]
+		i0, i1, i2 := inv[0], inv[1], inv[2]
+		var dm0, dm1, dm2, s0, s1, s2 float64
+		zbar := p.zbar[:3*np]
+		zP := zP[:3*np]
+		for pi, v := range ex {
+			c := wg[pi] * v
+			sc += c
+			zb := zbar[3*pi : 3*pi+3 : 3*pi+3]
+			d0, d1, d2 := m0-zb[0], m1-zb[1], m2-zb[2]
+			e0, e1, e2 := c*d0, c*d1, c*d2
+			dm0 += e0
+			dm1 += e1
+			dm2 += e2
+			s0 += e0 * d0
+			s1 += e1 * d1
+			s2 += e2 * d2
+			zp := zP[3*pi : 3*pi+3 : 3*pi+3]
+			zp[0] += e0 * i0
+			zp[1] += e1 * i1
+			zp[2] += e2 * i2
+		}
+		dmu[0], dmu[1], dmu[2] = dm0, dm1, dm2
+		sq[0], sq[1], sq[2] = s0, s1, s2
+	default:
+		for pi, v := range ex {
+			c := wg[pi] * v
+			sc += c
+			zb := p.zbar[pi*q : (pi+1)*q]
+			zp := zP[pi*q : (pi+1)*q]
+			for r := range dd {
+				d := mu[r] - zb[r]
+				e := c * d
+				dmu[r] += e
+				sq[r] += e * d
+				zp[r] += e * inv[r]
+			}
+		}
+	}
 	dPar[0] += 2 * sc / k.Variance
 	for r, l := range k.Lengthscales {
-		dMu[r] += dmu[r]
-		dS[r] += -sc*inv[r] + 2*sq[r]
-		dPar[1+r] += sc*(1/l-l*inv[r]) + 2*l*sq[r]
+		// The exponent's gradient w.r.t. μ_r is −2(μ_r − z̄_r)/(ℓ²+2s).
+		dm, s2 := dmu[r]*inv[r], sq[r]*inv[r]*inv[r]
+		dMu[r] -= 2 * dm
+		dS[r] += -sc*inv[r] + 2*s2
+		dPar[1+r] += sc*(1/l-l*inv[r]) + 2*l*s2
 	}
 	return t1, t2
+}
+
+// exponents sets ex[p] = ez_p − Σ_q (μ_q − z̄_pq)²·inv_q for every pair.
+func (p *rbfPsi2) exponents(ex, mu, inv []float64) {
+	q, np := p.q, p.np
+	ez := p.ez[:np]
+	switch q {
+	case 1:
+		mu0, inv0 := mu[0], inv[0]
+		zbar := p.zbar[:np]
+		for pi, e := range ez {
+			d := mu0 - zbar[pi]
+			ex[pi] = e - d*d*inv0
+		}
+	case 3:
+		m0, m1, m2 := mu[0], mu[1], mu[2]
+		i0, i1, i2 := inv[0], inv[1], inv[2]
+		zbar := p.zbar[:3*np]
+		for pi, e := range ez {
+			zb := zbar[3*pi : 3*pi+3 : 3*pi+3]
+			d0, d1, d2 := m0-zb[0], m1-zb[1], m2-zb[2]
+			ex[pi] = e - d0*d0*i0 - d1*d1*i1 - d2*d2*i2
+		}
+	default:
+		for pi, e := range ez {
+			zb := p.zbar[pi*q : (pi+1)*q]
+			for r, z := range zb {
+				d := mu[r] - z
+				e -= d * d * inv[r]
+			}
+			ex[pi] = e
+		}
+	}
 }
 
 func (p *rbfPsi2) sum(acc *psi2Acc, dst []float64) {
@@ -334,8 +357,8 @@ func (p *rbfPsi2) sum(acc *psi2Acc, dst []float64) {
 func (p *rbfPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 	q, np := p.q, p.np
 	buf := acc.buf
-	cP, zP := buf[np:2*np], buf[2*np:2*np+np*q]
-	addTo(dParams, buf[2*np+np*q:])
+	sumP, zP := buf[:np], buf[np:np+np*q]
+	addTo(dParams, buf[np+np*q:])
 	for k := 0; k < np; k++ {
 		i, j := int(p.pi[k]), int(p.pj[k])
 		// z̄ = (z_m + z_m')/2 moves with both ends.
@@ -343,7 +366,7 @@ func (p *rbfPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 			dZ[i*q+r] += zP[k*q+r]
 			dZ[j*q+r] += zP[k*q+r]
 		}
-		c := cP[k]
+		c := p.wg[k] * sumP[k]
 		if c == 0 || i == j {
 			continue
 		}

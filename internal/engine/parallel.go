@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// chunkSize is the largest number of data per parallel work item. Chunks
+// are reduced in order, so results do not depend on the number of workers.
+const chunkSize = 32
+
+// chunkMultiple: the number of chunks, when more than one, is a multiple
+// of it, so that two or four workers get equal shares.
+const chunkMultiple = 4
+
+func (e *Evaluator) workers() int {
+	if e.Workers > 0 {
+		return e.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// parallel calls fn(chunk, lo, hi) for every chunk of [0, n) on up to
+// Workers goroutines.
+func (e *Evaluator) parallel(n int, fn func(chunk, lo, hi int)) {
+	chunks := numChunks(n)
+	e.parallelFor(chunks, func(c int) {
+		fn(c, c*n/chunks, (c+1)*n/chunks)
+	})
+}
+
+// parallelFor calls fn(0), …, fn(tasks−1) on up to Workers goroutines.
+// The tasks must be independent.
+func (e *Evaluator) parallelFor(tasks int, fn func(task int)) {
+	workers := min(e.workers(), tasks)
+	if workers <= 1 {
+		serialFor(tasks, fn)
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for k := 0; k < workers; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				t := int(next.Add(1) - 1)
+				if t >= tasks {
+					return
+				}
+				fn(t)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// serialFor calls fn(0), …, fn(tasks−1) in order.
+func serialFor(tasks int, fn func(task int)) {
+	for t := 0; t < tasks; t++ {
+		fn(t)
+	}
+}
+
+// minParallelWork is the number of multiply-adds below which starting
+// goroutines costs more than it saves.
+const minParallelWork = 1 << 15
+
+// mmRows is mm, with a not transposed, split by blocks of rows of c
+// across the workers when the product is large. The blocks do not depend
+// on the number of workers.
+func (e *Evaluator) mmRows(c []float64, m, n, k int, a, b []float64, tb bool, alpha, beta float64) {
+	if m*n*k < 2*minParallelWork {
+		mm(c, m, n, k, a, false, b, tb, alpha, beta)
+		return
+	}
+	e.parallelFor((m+tnRows-1)/tnRows, func(t int) {
+		lo, hi := t*tnRows, min(m, (t+1)*tnRows)
+		mm(c[lo*n:hi*n], hi-lo, n, k, a[lo*k:hi*k], false, b, tb, alpha, beta)
+	})
+}
+
+func numChunks(n int) int {
+	c := (n + chunkSize - 1) / chunkSize
+	if c > 1 {
+		c = (c + chunkMultiple - 1) / chunkMultiple * chunkMultiple
+	}
+	return c
+}
+
+// tnProduct is c (m×cols) = alpha·aᵀ·b + beta·c for a (k×m) and b
+// (k×cols), a sum over the k data.
+type tnProduct struct {
+	c           []float64
+	cols        int
+	a, b        []float64
+	alpha, beta float64
+	// sym: a = b and beta = 0, so c is symmetric; only blocks on and
+	// above the diagonal are computed, and mirrored.
+	sym bool
+}
+
+// tnRows is the number of rows of c per task of productsTN.
+const tnRows = 8
+
+// productsTN computes products that sum over the data, split by blocks of
+// rows of c: each element is summed by one task in the same order for any
+// number of workers.
+func (e *Evaluator) productsTN(m, k int, ps ...tnProduct) {
+	blocks := (m + tnRows - 1) / tnRows
+	work := 0
+	for _, p := range ps {
+		work += m * k * p.cols
+	}
+	run := e.parallelFor
+	if work < minParallelWork {
+		run = serialFor
+	}
+	run(blocks*len(ps), func(t int) {
+		p := ps[t/blocks]
+		lo := (t % blocks) * tnRows
+		hi := min(m, lo+tnRows)
+		j := 0
+		if p.sym {
+			j = lo
+		}
+		blas64.Implementation().Dgemm(blas.Trans, blas.NoTrans, hi-lo, p.cols-j, k, p.alpha, p.a[lo:], m, p.b[j:], p.cols, p.beta, p.c[lo*p.cols+j:], p.cols)
+	})
+	for _, p := range ps {
+		if !p.sym {
+			continue
+		}
+		for i := tnRows; i < m; i++ {
+			for j := 0; j < i/tnRows*tnRows; j++ {
+				p.c[i*m+j] = p.c[j*m+i]
+			}
+		}
+	}
+}
