@@ -150,25 +150,9 @@ func gpPlot(data *FigureData) (*plot.Plot, error) {
 	p.Title.Text = fmt.Sprintf("layer %d", data.Layer+1)
 	p.Title.TextStyle.Font.Size = vg.Points(8)
 	setTickSizes(p)
-	g := data.GP
-	band := make(plotter.XYs, 0, 2*len(g.X))
-	mean := make(plotter.XYs, len(g.X))
-	for i := range g.X {
-		band = append(band, plotter.XY{X: g.X[i], Y: g.Mean[i] + 2*g.SD[i]})
-		mean[i] = plotter.XY{X: g.X[i], Y: g.Mean[i]}
-	}
-	for i := len(g.X) - 1; i >= 0; i-- {
-		band = append(band, plotter.XY{X: g.X[i], Y: g.Mean[i] - 2*g.SD[i]})
-	}
-	poly, err := plotter.NewPolygon(band)
+	poly, line, err := meanBand(data.GP, color.Gray{Y: 0xdd})
 	if err != nil {
-		return nil, fmt.Errorf("montecarlo: GP band: %w", err)
-	}
-	poly.Color = color.Gray{Y: 0xdd}
-	poly.LineStyle.Width = 0
-	line, err := plotter.NewLine(mean)
-	if err != nil {
-		return nil, fmt.Errorf("montecarlo: GP mean: %w", err)
+		return nil, fmt.Errorf("montecarlo: GP: %w", err)
 	}
 	line.Width = vg.Points(1)
 	p.Add(poly, line)
@@ -181,7 +165,7 @@ func gpPlot(data *FigureData) (*plot.Plot, error) {
 		bar.Width = vg.Points(1.5)
 		p.Add(bar)
 	}
-	p.X.Min, p.X.Max = g.X[0], g.X[len(g.X)-1]
+	p.X.Min, p.X.Max = data.GP.X[0], data.GP.X[len(data.GP.X)-1]
 	return p, nil
 }
 
@@ -261,25 +245,9 @@ func fitPlot(f *FitData) (*plot.Plot, error) {
 	p.X.Label.TextStyle.Font.Size = vg.Points(7)
 	p.Y.Label.TextStyle.Font.Size = vg.Points(7)
 	setTickSizes(p)
-	g := f.Grid
-	band := make(plotter.XYs, 0, 2*len(g.X))
-	mean := make(plotter.XYs, len(g.X))
-	for i := range g.X {
-		band = append(band, plotter.XY{X: g.X[i], Y: g.Mean[i] + 2*g.SD[i]})
-		mean[i] = plotter.XY{X: g.X[i], Y: g.Mean[i]}
-	}
-	for i := len(g.X) - 1; i >= 0; i-- {
-		band = append(band, plotter.XY{X: g.X[i], Y: g.Mean[i] - 2*g.SD[i]})
-	}
-	poly, err := plotter.NewPolygon(band)
+	poly, line, err := meanBand(f.Grid, color.RGBA{R: 0xc6, G: 0xdb, B: 0xef, A: 0xff})
 	if err != nil {
-		return nil, fmt.Errorf("montecarlo: fit band: %w", err)
-	}
-	poly.Color = color.RGBA{R: 0xc6, G: 0xdb, B: 0xef, A: 0xff}
-	poly.LineStyle.Width = 0
-	line, err := plotter.NewLine(mean)
-	if err != nil {
-		return nil, fmt.Errorf("montecarlo: fit mean: %w", err)
+		return nil, fmt.Errorf("montecarlo: fit: %w", err)
 	}
 	line.Color = inputColor(0)
 	line.Width = vg.Points(1.5)
@@ -295,4 +263,28 @@ func fitPlot(f *FitData) (*plot.Plot, error) {
 	sc.GlyphStyle.Color = color.Black
 	p.Add(poly, line, sc)
 	return p, nil
+}
+
+// meanBand returns a curve's ±2 sd band, filled in fill, and its mean line.
+func meanBand(g GPCurve, fill color.Color) (*plotter.Polygon, *plotter.Line, error) {
+	band := make(plotter.XYs, 0, 2*len(g.X))
+	mean := make(plotter.XYs, len(g.X))
+	for i := range g.X {
+		band = append(band, plotter.XY{X: g.X[i], Y: g.Mean[i] + 2*g.SD[i]})
+		mean[i] = plotter.XY{X: g.X[i], Y: g.Mean[i]}
+	}
+	for i := len(g.X) - 1; i >= 0; i-- {
+		band = append(band, plotter.XY{X: g.X[i], Y: g.Mean[i] - 2*g.SD[i]})
+	}
+	poly, err := plotter.NewPolygon(band)
+	if err != nil {
+		return nil, nil, fmt.Errorf("band: %w", err)
+	}
+	poly.Color = fill
+	poly.LineStyle.Width = 0
+	line, err := plotter.NewLine(mean)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mean: %w", err)
+	}
+	return poly, line, nil
 }

@@ -128,17 +128,8 @@ func (f *framer) frame(s *snapshot) ([]byte, error) {
 		return f.robotFrame(s)
 	}
 	m := s.model
-	f.ev.Workers = 1
-	f.seq++
-	n, q0 := m.X.Dims()
-	h := &frameHeader{
-		V: ProtocolVersion, Type: "frame", Seq: f.seq, Applied: s.applied, DataID: s.dataID,
-		Iter: s.iter, Running: s.running, IPS: num(s.ips), N: n,
-		Optimizer: optState{Method: s.method, LearningRate: num(s.lr), Frozen: s.frozen, Event: s.event, Converged: s.converged},
-	}
-	if h.Optimizer.Frozen == nil {
-		h.Optimizer.Frozen = []string{}
-	}
+	_, q0 := m.X.Dims()
+	h := f.header(s)
 	var e encoder
 	res, _, err := f.ev.Evaluate(m, engine.Options{OutputVariance: true})
 	if err != nil {
@@ -355,4 +346,21 @@ func layerParams(e *encoder, l *engine.Layer) layerFrame {
 	}
 	lf.UVar = e.arr(uvar)
 	return lf
+}
+
+// header starts the next frame's header from the snapshot: sequence,
+// iteration and optimizer state.
+func (f *framer) header(s *snapshot) *frameHeader {
+	f.ev.Workers = 1
+	f.seq++
+	n, _ := s.model.X.Dims()
+	h := &frameHeader{
+		V: ProtocolVersion, Type: "frame", Seq: f.seq, Applied: s.applied, DataID: s.dataID,
+		Iter: s.iter, Running: s.running, IPS: num(s.ips), N: n,
+		Optimizer: optState{Method: s.method, LearningRate: num(s.lr), Frozen: s.frozen, Event: s.event, Converged: s.converged},
+	}
+	if h.Optimizer.Frozen == nil {
+		h.Optimizer.Frozen = []string{}
+	}
+	return h
 }

@@ -151,17 +151,7 @@ func (f *framer) robotFrame(s *snapshot) ([]byte, error) {
 	rf := f.rob
 	a := rf.current(s)
 	m := s.model
-	f.ev.Workers = 1
-	f.seq++
-	n, _ := m.X.Dims()
-	h := &frameHeader{
-		V: ProtocolVersion, Type: "frame", Seq: f.seq, Applied: s.applied, DataID: s.dataID,
-		Iter: s.iter, Running: s.running, IPS: num(s.ips), N: n,
-		Optimizer: optState{Method: s.method, LearningRate: num(s.lr), Frozen: s.frozen, Event: s.event, Converged: s.converged},
-	}
-	if h.Optimizer.Frozen == nil {
-		h.Optimizer.Frozen = []string{}
-	}
+	h := f.header(s)
 	var e encoder
 	res := a.res
 	if a.err != nil {
