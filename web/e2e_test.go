@@ -55,6 +55,19 @@ type e2e struct {
 
 func newE2E(t *testing.T) *e2e {
 	t.Helper()
+	exe := requireBrowser(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := stream.NewServer(stream.Options{Limits: stream.DefaultLimits(), Defaults: stream.DefaultConfig(), Workers: 1, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startE2E(t, exe, srv, log, 1400, 1500)
+}
+
+// requireBrowser returns Chromium's path, skipping the test when there is
+// none — or failing it when CI is set, where a browser must be installed.
+func requireBrowser(t *testing.T) string {
+	t.Helper()
 	exe := findBrowser()
 	if exe == "" {
 		if os.Getenv("CI") != "" {
@@ -62,12 +75,13 @@ func newE2E(t *testing.T) *e2e {
 		}
 		t.Skip("no Chromium found (apt-get install chromium, or set CHROME_PATH); browser tests skipped")
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l := stream.DefaultLimits()
-	srv, err := stream.NewServer(stream.Options{Limits: l, Defaults: stream.DefaultConfig(), Workers: 1, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return exe
+}
+
+// startE2E serves srv's page on a test server and starts headless Chromium
+// (exe) with a window of w×h pixels against it; both stop when t ends.
+func startE2E(t *testing.T, exe string, srv *stream.Server, log *slog.Logger, w, h int) *e2e {
+	t.Helper()
 	hs := httptest.NewServer(New(srv, srv, log))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -87,7 +101,7 @@ func newE2E(t *testing.T) *e2e {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1500),
+		chromedp.WindowSize(w, h),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancelC := chromedp.NewContext(actx)

@@ -1,16 +1,13 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
@@ -37,13 +34,7 @@ func robotCatalogData(t *testing.T) *dataset.Dataset {
 // the robot preset (as `viz serve -data robot:PATH`).
 func newRobotE2E(t *testing.T) *e2e {
 	t.Helper()
-	exe := findBrowser()
-	if exe == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no Chromium found and CI is set")
-		}
-		t.Skip("no Chromium found (apt-get install chromium, or set CHROME_PATH); browser tests skipped")
-	}
+	exe := requireBrowser(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	l := stream.DefaultLimits()
 	cat, err := stream.NewCatalog(nil, l)
@@ -60,29 +51,7 @@ func newRobotE2E(t *testing.T) *e2e {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(New(srv, srv, log))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		hs.Close()
-	})
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1500, 1700),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelC := chromedp.NewContext(actx)
-	if err := chromedp.Do(bctx); err != nil {
-		cancelC()
-		cancelA()
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	ctx, cancelT := context.WithTimeout(bctx, 150*time.Second)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	return &e2e{t: t, ctx: ctx, base: hs.URL, srv: srv}
+	return startE2E(t, exe, srv, log, 1500, 1700)
 }
 
 func (e *e2e) screenshot(name string) string {
