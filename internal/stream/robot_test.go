@@ -1,8 +1,6 @@
 package stream
 
 import (
-	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -186,40 +184,7 @@ func BenchmarkRobotStreaming(b *testing.B) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	done := make(chan int64)
-	go func() {
-		var frames int64
-		for {
-			c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if _, r, err := c.c.NextReader(); err != nil {
-				done <- frames
-				return
-			} else if _, err := io.Copy(io.Discard, r); err != nil {
-				done <- frames
-				return
-			}
-			frames++
-		}
-	}()
-	st0 := e.srv.SessionStats()[0]
-	b.ResetTimer()
-	t0 := time.Now()
-	c.c.WriteJSON(map[string]any{"op": "play"})
-	for {
-		st := e.srv.SessionStats()[0]
-		if st.Iterations-st0.Iterations >= int64(b.N) && time.Since(t0) > 2*time.Second {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	el := time.Since(t0)
-	b.StopTimer()
-	st := e.srv.SessionStats()[0]
-	b.ReportMetric(float64(st.Iterations-st0.Iterations)/el.Seconds(), "iters/s")
-	b.ReportMetric(float64(st.Frames-st0.Frames)/el.Seconds(), "frames/s")
-	c.c.Close()
-	<-done
-	if math.IsNaN(el.Seconds()) {
-		b.Fatal("no time")
-	}
+	iters, frames := streamWhilePlaying(b, e, c, 2*time.Second)
+	b.ReportMetric(iters, "iters/s")
+	b.ReportMetric(frames, "frames/s")
 }
