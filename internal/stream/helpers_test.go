@@ -155,7 +155,10 @@ func (c *client) send(cmd map[string]any) int64 {
 // reply waits for the ack or error answering id.
 func (c *client) reply(id int64) map[string]any {
 	c.t.Helper()
-	m := c.until("reply", 10*time.Second, func(m msg) bool {
+	// Generous: a data-set switch to the robot preset runs its restart
+	// selection before replying, which under -race on a loaded 2-core
+	// machine can take over 10 s.
+	m := c.until("reply", 30*time.Second, func(m msg) bool {
 		if m.text == nil {
 			return false
 		}
