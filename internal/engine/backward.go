@@ -81,7 +81,7 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 		dp := dPsi1[lo*m : hi*m]
 		p1 := w.psi1[lo*m : hi*m]
 		// mean = Ψ1·A.
-		mm(dp, r, m, d, gMean[lo*d:hi*d], false, w.a, true, 1, 0)
+		mm(dp, r, m, d, gMean[lo*d:hi*d], false, w.aT, false, 1, 0)
 		if !last {
 			// var_nd = s2 + ‖U_d[n]‖² with U = Ψ1·Kinv·Lcat.
 			for i := lo * d; i < hi*d; i++ {
@@ -91,7 +91,7 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 					dU[i*m+j] = 2 * g * w.u[i*m+j]
 				}
 			}
-			mm(dp, r, m, m*d, dU[lo*m*d:hi*m*d], false, w.kLcat, true, 1, 1)
+			mm(dp, r, m, m*d, dU[lo*m*d:hi*m*d], false, w.kLcatT, false, 1, 1)
 		}
 		mm(dp, r, m, m, p1, false, wPsi1, false, 1, 1)
 		for i := lo; i < hi; i++ {

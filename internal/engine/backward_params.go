@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
+	"sync"
+
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -28,7 +28,7 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	dKinv, dBsum, dLcat, dA := pg.dKinv, pg.dBsum, pg.dLcat, pg.dA
 	if pg.dKLcat != nil {
 		// Kinv·Lcat.
-		e.mmRows(dKinv, m, m, m*d, pg.dKLcat, w.lcat, true, 1, 1)
+		e.mmRows(dKinv, m, m, m*d, pg.dKLcat, w.lcatT, false, 1, 1)
 		e.mmRows(dLcat, m, m*d, m, w.kinv, pg.dKLcat, false, 1, 0)
 	}
 	dZ := make([]float64, m*q)
@@ -67,40 +67,37 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	mm(tmp, m, m, m, w.kinv, false, dBsum, false, 1, 0)
 	mm(dSsum, m, m, m, tmp, false, w.kinv, false, 1, 1)
 
-	// Ssum = Σ_d L_d L_dᵀ, and +Σ_d log|S_d|/2 = Σ_d Σ_j log|L_d,jj|.
+	// Ssum = Σ_d L_d L_dᵀ: dL_d += 2·dSsum·L_d, all D in one product with
+	// Lcat (each L_d is stored with zeros above its diagonal).
 	symmetrize(dSsum, m)
-	qsqrt := make([]*mat.Dense, d)
+	e.mmRows(dLcat, m, m*d, m, dSsum, w.lcat, false, 2, 1)
 	dKuu := sc.take(mm2)
-	run := e.parallelFor
-	if (d+4)*mm2*m/2 < minParallelWork {
-		run = serialFor
+	var kuuDone sync.WaitGroup
+	chainKuu := func() {
+		// Kinv = Kuu⁻¹, and −½·D·log|Kuu|.
+		mm(tmp, m, m, m, w.kinv, false, dKinv, false, 1, 0)
+		mm(dKuu, m, m, m, tmp, false, w.kinv, false, -1, 0)
+		for i := range dKuu {
+			dKuu[i] -= 0.5 * fd * w.kinv[i]
+		}
+		w.kernel.covGrad(w.z, m, w.kff, dKuu, dZ, dTheta)
 	}
-	// Tasks 0…d−1: the gradient w.r.t. L_d; task d: the chain through Kuu.
-	run(d+1, func(k int) {
-		if k == d {
-			// Kinv = Kuu⁻¹, and −½·D·log|Kuu|.
-			mm(tmp, m, m, m, w.kinv, false, dKinv, false, 1, 0)
-			mm(dKuu, m, m, m, tmp, false, w.kinv, false, -1, 0)
-			for i := range dKuu {
-				dKuu[i] -= 0.5 * fd * w.kinv[i]
-			}
-			w.kernel.covGrad(w.z, m, w.kff, dKuu, dZ, dTheta)
-			return
-		}
-		// dL_d = 2·dSsum·L_d (a triangular product) + the rest, lower part.
+	if e.workers() > 1 && d*mm2 >= minParallelWork {
+		kuuDone.Go(chainKuu)
+	} else {
+		chainKuu()
+	}
+	// The lower triangles, and +Σ_d log|S_d|/2 = Σ_d Σ_j log|L_d,jj|.
+	qsqrt := make([]*mat.Dense, d)
+	for k := range qsqrt {
 		dl := make([]float64, mm2)
-		for i, v := range dSsum {
-			dl[i] = 2 * v
-		}
-		blas64.Implementation().Dtrmm(blas.Right, blas.Lower, blas.NoTrans, blas.NonUnit, m, m, 1, w.lcat[k*m:], m*d, dl, m)
 		for i := 0; i < m; i++ {
-			row, lrow := dl[i*m:(i+1)*m], w.lcat[i*m*d+k*m:i*m*d+(k+1)*m]
-			addTo(row[:i+1], dLcat[i*m*d+k*m:i*m*d+k*m+i+1])
-			row[i] += 1 / lrow[i]
-			clear(row[i+1:])
+			copy(dl[i*m:i*m+i+1], dLcat[i*m*d+k*m:i*m*d+k*m+i+1])
+			dl[i*m+i] += 1 / w.lcat[i*m*d+k*m+i]
 		}
 		qsqrt[k] = mat.NewDense(m, m, dl)
-	})
+	}
+	kuuDone.Wait()
 
 	return LayerGradient{
 		Kernel:         dTheta,

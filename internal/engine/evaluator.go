@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -24,6 +23,21 @@ type Evaluator struct {
 	Workers int
 
 	layers []*layerWork
+	x, y   []float64 // the evaluated rows of the data
+	team   *team     // during an evaluation with several workers
+}
+
+// startTeam starts the helpers for an evaluation over n data with more
+// than one worker, and returns the function that stops them.
+func (e *Evaluator) startTeam(n int) (stop func()) {
+	if e.workers() <= 1 || numChunks(n) <= 1 {
+		return func() {}
+	}
+	e.team = startTeam(e.workers() - 1)
+	return func() {
+		e.team.stop()
+		e.team = nil
+	}
 }
 
 // Evaluate is a convenience wrapper that uses a fresh Evaluator.
@@ -52,45 +66,33 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 		}
 		scale = float64(nAll) / float64(len(rows))
 	}
-	x := gatherRows(m.X, rows)
-	y := gatherRows(m.Y, rows)
-	n := len(x.rows)
+	e.x = gatherRows(e.x, m.X, rows)
+	e.y = gatherRows(e.y, m.Y, rows)
+	n := nAll
+	if rows != nil {
+		n = len(rows)
+	}
 
 	for len(e.layers) < len(m.Layers) {
 		e.layers = append(e.layers, &layerWork{})
 	}
 	works := e.layers[:len(m.Layers)]
 	res := &Result{Layers: make([]LayerTerms, len(m.Layers)), Messages: make([]Message, len(m.Layers))}
+	// Deferred first, so it runs after every goroutine below has finished.
+	defer e.startTeam(n)()
 
-	// What depends on the parameters alone. With several workers, the
-	// layers above the first are prepared while the first runs forward.
+	// What depends on the parameters alone, the layers side by side.
 	errs := make([]error, len(m.Layers))
 	prepare := func(i int) {
 		errs[i] = works[i].prepare(m.Layers[i], m.Jitter, scale, opt.Gradient)
 	}
-	paramWork := 0
-	for _, l := range m.Layers {
-		paramWork += paramWorkOf(l)
-	}
-	var above sync.WaitGroup
-	for i := 1; i < len(m.Layers); i++ {
-		if e.workers() > 1 && paramWork >= minParallelWork {
-			above.Go(func() { prepare(i) })
-		} else {
-			prepare(i)
-		}
-	}
-	prepare(0)
-	defer above.Wait() // on early returns
+	e.forLayers(m, prepare)
 
 	// Forward: messages and penalties, and the Ψ2 part of the gradient,
 	// whose upstream gradient is known before the data loop.
-	var in, inVar []float64 = x.data, nil
+	var in, inVar []float64 = e.x, nil
 	for i := range m.Layers {
 		w := works[i]
-		if i == 1 {
-			above.Wait()
-		}
 		if errs[i] != nil {
 			return nil, nil, fmt.Errorf("engine: layer %d: %w", i, errs[i])
 		}
@@ -118,7 +120,7 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 
 	// Likelihood of the last layer.
 	last := works[len(works)-1]
-	lik, gMean := likelihood(last, y.data, n, scale, opt.Gradient)
+	lik, gMean := likelihood(last, e.y, n, scale, opt.Gradient)
 	res.Likelihood = lik
 	res.Bound = lik
 	for _, t := range res.Layers {
@@ -131,23 +133,32 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 		return res, nil, nil
 	}
 
-	// Backward. A layer's parameter gradient is not needed by the layers
-	// below, so with several workers it runs beside them.
+	// Backward, then the layers' parameter gradients, which the layers
+	// below do not need, side by side.
 	grad := &Gradient{Layers: make([]LayerGradient, len(m.Layers))}
+	params := make([]func() LayerGradient, len(m.Layers))
 	gVar := []float64(nil)
-	var tails sync.WaitGroup
 	for i := len(m.Layers) - 1; i >= 0; i-- {
 		w := works[i]
-		params := e.backward(w, n, gMean, gVar, i == len(m.Layers)-1, res.Layers[i])
-		if e.workers() > 1 && paramWorkOf(m.Layers[i]) >= minParallelWork {
-			tails.Go(func() { grad.Layers[i] = params() })
-		} else {
-			grad.Layers[i] = params()
-		}
+		params[i] = e.backward(w, n, gMean, gVar, i == len(m.Layers)-1, res.Layers[i])
 		gMean, gVar = w.dIn, w.dInVar
 	}
-	tails.Wait()
+	e.forLayers(m, func(i int) { grad.Layers[i] = params[i]() })
 	return res, grad, nil
+}
+
+// forLayers calls fn for every layer, in parallel when the layers' work
+// that depends on their parameters alone is large enough.
+func (e *Evaluator) forLayers(m *Model, fn func(layer int)) {
+	work := 0
+	for _, l := range m.Layers {
+		work += paramWorkOf(l)
+	}
+	if work < minParallelWork {
+		serialFor(len(m.Layers), fn)
+		return
+	}
+	e.parallelFor(len(m.Layers), fn)
 }
 
 // paramWorkOf estimates the multiply-adds of a layer's work that depends
@@ -157,24 +168,21 @@ func paramWorkOf(l *Layer) int {
 	return m * m * (m + m*d)
 }
 
-// rowSet is a contiguous copy of selected rows.
-type rowSet struct {
-	rows []int
-	data []float64
-}
-
-func gatherRows(a *mat.Dense, rows []int) rowSet {
+// gatherRows copies the selected rows of a (all when rows is nil) into
+// dst, contiguously, reusing dst's storage when it can.
+func gatherRows(dst []float64, a *mat.Dense, rows []int) []float64 {
 	n, c := a.Dims()
-	if rows == nil {
-		rows = make([]int, n)
-		for i := range rows {
-			rows[i] = i
-		}
+	if rows != nil {
+		n = len(rows)
 	}
-	out := rowSet{rows: rows, data: make([]float64, len(rows)*c)}
+	dst = resize(dst, n*c)
 	raw := a.RawMatrix()
-	for k, r := range rows {
-		copy(out.data[k*c:(k+1)*c], raw.Data[r*raw.Stride:r*raw.Stride+c])
+	for k := 0; k < n; k++ {
+		r := k
+		if rows != nil {
+			r = rows[k]
+		}
+		copy(dst[k*c:(k+1)*c], raw.Data[r*raw.Stride:r*raw.Stride+c])
 	}
-	return out
+	return dst
 }

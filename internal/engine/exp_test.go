@@ -59,3 +59,59 @@ func BenchmarkExp(b *testing.B) {
 		_ = s
 	})
 }
+
+// TestExpAllSIMD compares the assembly exp (four at a time) with math.Exp:
+// a few ulp in the normal range; at most two units of the smallest
+// subnormal (4.9e-324) below it; exact
+// 0, +Inf and NaN at the ends.
+func TestExpAllSIMD(t *testing.T) {
+	if !haveSIMD {
+		t.Skip("engine: this CPU has no AVX2+FMA; the Go path is tested by TestFastExp")
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	xs := []float64{0, -0, 1e-300, -1e-300, -700, 699.9, -708.3, -708.5, -720, -745, -745.2, -746, -800,
+		709.7, 709.79, 709.8, 710, 800, math.Inf(-1), math.Inf(1), math.NaN(), math.Ln2 / 2, -math.Ln2 / 2}
+	for range 1000000 {
+		xs = append(xs, -rng.Float64()*60)
+	}
+	for range 200000 {
+		xs = append(xs, (rng.Float64()*2-1)*750)
+	}
+	for len(xs)%4 != 0 {
+		xs = append(xs, 1)
+	}
+	got := append([]float64(nil), xs...)
+	expAVX2(&got[0], len(got))
+	worst := 0.0
+	for i, x := range xs {
+		want := math.Exp(x)
+		if x > 709 && x < 710 {
+			// math.Exp's amd64 assembly returns +Inf above about 709.4,
+			// short of the true limit 709.78; (e^(x/2))² is a few ulp off.
+			h := math.Exp(x / 2)
+			want = h * h
+		}
+		switch {
+		case math.IsNaN(want):
+			if !math.IsNaN(got[i]) {
+				t.Errorf("exp(%v) = %v, want NaN", x, got[i])
+			}
+		case want == 0 || math.IsInf(want, 0):
+			if got[i] != want {
+				t.Errorf("exp(%v) = %v, want %v", x, got[i], want)
+			}
+		case want < 0x1p-1022:
+			// The polynomial's error of an ulp or so plus the final
+			// rounding: two units of the smallest subnormal.
+			if math.Abs(got[i]-want) > 0x1p-1073 {
+				t.Errorf("exp(%v) = %v, want %v within two subnormal ulp", x, got[i], want)
+			}
+		default:
+			worst = math.Max(worst, math.Abs(got[i]-want)/want)
+		}
+	}
+	if worst > 1e-15 {
+		t.Errorf("worst relative error %.3g, want ≤ 1e-15", worst)
+	}
+	t.Logf("worst relative error %.3g", worst)
+}

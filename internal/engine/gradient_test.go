@@ -8,8 +8,13 @@ import (
 )
 
 // TestGradientFiniteDifferences checks the analytic gradient of the bound
-// against central finite differences for every parameter.
+// against central finite differences for every parameter, with the
+// assembly kernels and with the portable Go code.
 func TestGradientFiniteDifferences(t *testing.T) {
+	forEachKernelPath(t, testGradientFiniteDifferences)
+}
+
+func testGradientFiniteDifferences(t *testing.T) {
 	cases := []struct {
 		widths  []int
 		kernels []string

@@ -39,8 +39,10 @@ type Kernel interface {
 	// psi1Grad accumulates Σ_m g[m]·∂ψ1[m] into dMu, dS (nil for a certain
 	// input), dZ and dParams, given ψ1 from psi1.
 	psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dParams []float64)
-	// newPsi2 prepares the Ψ2 loop for one layer evaluation.
-	newPsi2(z []float64, m int) psi2Kernel
+	// newPsi2 prepares the Ψ2 loop for one layer evaluation. old, when
+	// not nil, is a previous result that is no longer used: its storage
+	// may be reused.
+	newPsi2(z []float64, m int, old psi2Kernel) psi2Kernel
 }
 
 // psi2Kernel evaluates, datum by datum, the traces tr(W Ψ2_n) against two

@@ -20,9 +20,10 @@ type layerWork struct {
 	kff, kuu, kinv []float64 // M×M; kff has no jitter
 	logdet         float64
 	a              []float64 // A = Kinv·m, M×D
+	aT             []float64 // Aᵀ, D×M
 	ssum, bsum     []float64 // Σ_d S_d and Kinv·Σ_d S_d·Kinv, M×M
 	ks             []float64 // Kinv·Σ_d S_d, M×M
-	lperm          []float64 // triGram's workspace
+	lcatT          []float64 // Lcatᵀ, M·D × M
 	c              []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
 	g2             []float64 // ∂bound/∂Ψ2_n = scale·(D·Kinv − C)/(2 s2), M×M
 	kl             float64
@@ -33,6 +34,7 @@ type layerWork struct {
 	comp, prop  []float64  // N
 	mean, vr    []float64  // N×D (vr nil when not requested)
 	kLcat       []float64  // Kinv·Lcat, M × M·D, when vr is computed
+	kLcatT      []float64  // its transpose, M·D × M, for the backward pass
 	u           []float64  // U = Ψ1·Kinv·Lcat, N × M·D, when vr is computed
 	dIn, dInVar []float64  // gradient w.r.t. the input message, N×Q
 	accs        []*psi2Acc // per chunk
@@ -42,6 +44,7 @@ type layerWork struct {
 	likSq       float64    // Σ (y − mean)² of the evaluated rows
 	likTr       float64    // Σ_n ψ1_n Bsum ψ1_nᵀ
 	p11         []float64  // Ψ1ᵀΨ1, M×M
+	gMean       []float64  // the likelihood's gradient w.r.t. the mean (last layer)
 }
 
 // prepare computes everything that depends only on the layer's parameters.
@@ -80,8 +83,15 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 
 	w.a = resize(w.a, m*d)
 	mm(w.a, m, d, m, w.kinv, false, w.qmu, false, 1, 0)
+	w.aT = resize(w.aT, m*d)
+	transpose(w.aT, w.a, m, d, d)
 	w.ssum = resize(w.ssum, mm2)
-	w.lperm = triGram(w.ssum, m, d, w.lcat, w.lperm)
+	// Ssum = Σ_d L_d L_dᵀ = Lcat·Lcatᵀ. (A triangular loop does a third
+	// of the multiply-adds, but in scalar dot products that were slower.)
+	w.lcatT = resize(w.lcatT, m*m*d)
+	transpose(w.lcatT, w.lcat, m, m*d, m*d)
+	mm(w.ssum, m, m, m*d, w.lcat, false, w.lcatT, false, 1, 0)
+	symmetrize(w.ssum, m)
 	logdetS := 0.0
 	for k := 0; k < d; k++ {
 		for j := 0; j < m; j++ {
@@ -103,7 +113,7 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 
 	// KL = ½[tr(Kinv Σ S_d) + Σ_d m_dᵀ Kinv m_d − D·M + D·log|Kuu| − Σ_d log|S_d|].
 	w.kl = 0.5 * (dot(w.kinv, w.ssum) + dot(w.qmu, w.a) - float64(d*m) + float64(d)*w.logdet - logdetS)
-	w.psi2 = l.Kernel.newPsi2(w.z, m)
+	w.psi2 = l.Kernel.newPsi2(w.z, m, w.psi2)
 	return nil
 }
 
@@ -152,6 +162,8 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		// U = Ψ1·Kinv·Lcat, all U_d = Ψ1·Kinv·L_d in one product.
 		w.kLcat = resize(w.kLcat, m*m*d)
 		mm(w.kLcat, m, m*d, m, w.kinv, false, w.lcat, false, 1, 0)
+		w.kLcatT = resize(w.kLcatT, m*m*d)
+		transpose(w.kLcatT, w.kLcat, m, m*d, m*d)
 	}
 	e.parallel(n, func(chunk, lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -202,18 +214,23 @@ func (w *layerWork) penaltyRows(acc *psi2Acc, lo, hi int) {
 	m, q, d := w.m, w.q, w.d
 	half := 1 / (2 * w.s2)
 	fd := float64(d)
-	for i := lo; i < hi; i++ {
-		mu := w.in[i*q : (i+1)*q]
-		p1 := w.psi1[i*m : (i+1)*m]
-		if w.inVar == nil {
-			w.comp[i] = fd * half * (w.kernel.psi0(mu, nil) - quad(p1, w.kinv))
+	p1 := w.psi1[lo*m : hi*m]
+	if w.inVar == nil {
+		// ψ1 Kinv ψ1ᵀ for the chunk, into comp until it is used.
+		quadRows(w.comp[lo:hi], p1, hi-lo, m, w.kinv)
+		for i := lo; i < hi; i++ {
+			w.comp[i] = fd * half * (w.kernel.psi0(w.in[i*q:(i+1)*q], nil) - w.comp[i])
 			w.prop[i] = 0
-			continue
 		}
-		s := w.inVar[i*q : (i+1)*q]
-		t1, t2 := w.psi2.datum(acc, mu, s, p1, w.dIn[i*q:(i+1)*q], w.dInVar[i*q:(i+1)*q])
+		return
+	}
+	// ψ1 C ψ1ᵀ for the chunk, into prop until it is used.
+	quadRows(w.prop[lo:hi], p1, hi-lo, m, w.c)
+	for i := lo; i < hi; i++ {
+		mu, s := w.in[i*q:(i+1)*q], w.inVar[i*q:(i+1)*q]
+		t1, t2 := w.psi2.datum(acc, mu, s, w.psi1[i*m:(i+1)*m], w.dIn[i*q:(i+1)*q], w.dInVar[i*q:(i+1)*q])
 		w.comp[i] = fd * half * (w.kernel.psi0(mu, s) - t1)
-		w.prop[i] = half * (t2 - quad(p1, w.c))
+		w.prop[i] = half * (t2 - w.prop[i])
 	}
 }
 
@@ -224,7 +241,8 @@ func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (flo
 	var sq float64
 	var gMean []float64
 	if grad {
-		gMean = make([]float64, n*d)
+		w.gMean = resize(w.gMean, n*d)
+		gMean = w.gMean
 	}
 	for i := 0; i < n*d; i++ {
 		r := y[i] - w.mean[i]

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sync"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -12,6 +14,11 @@ import (
 // few inducing points, run in plain loops: BLAS's blocking costs more than
 // it saves below about 32³ multiply-adds.
 func mm(c []float64, m, n, k int, a []float64, ta bool, b []float64, tb bool, alpha, beta float64) {
+	if useSIMD && !(ta && tb) {
+		scaleBy(c[:m*n], beta)
+		mmSIMD(c, m, n, k, a, ta, b, tb, alpha)
+		return
+	}
 	if m*n*k > smallProduct || (ta && tb) {
 		opA, lda := blas.NoTrans, k
 		if ta {
@@ -25,15 +32,7 @@ func mm(c []float64, m, n, k int, a []float64, ta bool, b []float64, tb bool, al
 		return
 	}
 	c = c[:m*n]
-	switch beta {
-	case 0:
-		clear(c)
-	case 1:
-	default:
-		for i := range c {
-			c[i] *= beta
-		}
-	}
+	scaleBy(c, beta)
 	switch {
 	case !ta && !tb:
 		for i := 0; i < m; i++ {
@@ -60,15 +59,152 @@ func mm(c []float64, m, n, k int, a []float64, ta bool, b []float64, tb bool, al
 	}
 }
 
+// scaleBy multiplies c by beta; beta = 0 clears c (NaN and Inf too, as
+// BLAS does).
+func scaleBy(c []float64, beta float64) {
+	switch beta {
+	case 0:
+		clear(c)
+	case 1:
+	default:
+		for i := range c {
+			c[i] *= beta
+		}
+	}
+}
+
+// mmSIMD is mm's path on CPUs with AVX2 and FMA: transposed operands are
+// copied into row-major scratch, then gemmNN.
+func mmSIMD(c []float64, m, n, k int, a []float64, ta bool, b []float64, tb bool, alpha float64) {
+	if m == 0 || n == 0 || k == 0 {
+		return
+	}
+	if ta {
+		buf := getScratch(m * k)
+		defer putScratch(buf)
+		transpose(*buf, a, k, m, m)
+		a = *buf
+	}
+	if tb {
+		buf := getScratch(k * n)
+		defer putScratch(buf)
+		transpose(*buf, b, n, k, k)
+		b = *buf
+	}
+	gemmNN(m, n, k, alpha, a, k, b, n, c, n)
+}
+
+// gemmNN adds alpha·A·B to C for row-major A (m×k, leading dimension
+// lda), B (k×n, ldb) and C (m×n, ldc) with the AVX2 kernel, which works
+// on blocks of 4 rows × 8 columns. The edges (the last m mod 4 rows and
+// n mod 8 columns) are copied into zero-padded blocks so that the kernel
+// does them too: a scalar loop over them cost three times the kernel's
+// time on the robot model. Only for useSIMD.
+func gemmNN(m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	if m == 0 || n == 0 || k == 0 {
+		return
+	}
+	if len(a) < (m-1)*lda+k || len(b) < (k-1)*ldb+n || len(c) < (m-1)*ldc+n || lda < k || ldb < n || ldc < n {
+		panic("engine: gemmNN: slice too short for its dimensions")
+	}
+	if m*n*k < 64 {
+		// Too small to pay for the packing.
+		for i := 0; i < m; i++ {
+			rowTimes(c[i*ldc:i*ldc+n], a[i*lda:i*lda+k], b, ldb, alpha)
+		}
+		return
+	}
+	m4, n8 := m&^3, n&^7
+	if m4 > 0 && n8 > 0 {
+		gemmAVX2(m4, n8, k, alpha, &a[0], lda, &b[0], ldb, &c[0], ldc)
+	}
+	if m4 == m && n8 == n {
+		return
+	}
+	// The column edge of B, k×8, and the row edge of A, 4×k.
+	var bEdge, aEdge *[]float64
+	if n8 < n {
+		bEdge = getScratch(k * 8)
+		defer putScratch(bEdge)
+		packBlock(*bEdge, 8, b[n8:], ldb, k, n-n8)
+	}
+	if m4 < m {
+		aEdge = getScratch(4 * k)
+		defer putScratch(aEdge)
+		packBlock(*aEdge, k, a[m4*lda:], lda, m-m4, k)
+	}
+	cBuf := getScratch(4 * (n8 + 8))
+	defer putScratch(cBuf)
+	// block runs the kernel on an r×w block of C at (i, j), r ≤ rows and
+	// w ≤ cols, through a zero-padded copy.
+	block := func(i, j, r, w, rows, cols int, ap []float64, lap int, bp []float64, lbp int) {
+		cb := (*cBuf)[:rows*cols]
+		packBlock(cb, cols, c[i*ldc+j:], ldc, r, w)
+		gemmAVX2(rows, cols, k, alpha, &ap[0], lap, &bp[0], lbp, &cb[0], cols)
+		for x := 0; x < r; x++ {
+			copy(c[(i+x)*ldc+j:(i+x)*ldc+j+w], cb[x*cols:x*cols+w])
+		}
+	}
+	if n8 < n {
+		for i := 0; i < m4; i += 4 {
+			block(i, n8, 4, n-n8, 4, 8, a[i*lda:], lda, *bEdge, 8)
+		}
+	}
+	if m4 < m {
+		if n8 > 0 {
+			block(m4, 0, m-m4, n8, 4, n8, *aEdge, k, b, ldb)
+		}
+		if n8 < n {
+			block(m4, n8, m-m4, n-n8, 4, 8, *aEdge, k, *bEdge, 8)
+		}
+	}
+}
+
+// packBlock copies the r×w block of src (leading dimension lds) into the
+// top left of dst (leading dimension ld), zeroing the rest of dst.
+func packBlock(dst []float64, ld int, src []float64, lds, r, w int) {
+	clear(dst)
+	for i := 0; i < r; i++ {
+		copy(dst[i*ld:i*ld+w], src[i*lds:i*lds+w])
+	}
+}
+
+// transpose sets dst (c×r, row-major) to the transpose of the r×c block
+// of src with leading dimension lds.
+func transpose(dst, src []float64, r, c, lds int) {
+	dst = dst[:r*c]
+	for i := 0; i < r; i++ {
+		for j, v := range src[i*lds : i*lds+c] {
+			dst[j*r+i] = v
+		}
+	}
+}
+
+// scratchPool recycles the transposes' buffers across goroutines.
+var scratchPool = sync.Pool{New: func() any { return new([]float64) }}
+
+func getScratch(n int) *[]float64 {
+	p := scratchPool.Get().(*[]float64)
+	if cap(*p) < n {
+		*p = make([]float64, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+func putScratch(p *[]float64) { scratchPool.Put(p) }
+
 // rowTimes adds alpha·x·b to crow for a row x (length k) and a row-major
-// k×n b. Four columns at a time keep four independent sums in registers
-// rather than loading and storing crow for every product.
-func rowTimes(crow, x, b []float64, n int, alpha float64) {
+// k×len(crow) b with leading dimension ldb. Four columns at a time keep
+// four independent sums in registers rather than loading and storing crow
+// for every product.
+func rowTimes(crow, x, b []float64, ldb int, alpha float64) {
+	n := len(crow)
 	j := 0
 	for ; j+4 <= n; j += 4 {
 		var s0, s1, s2, s3 float64
 		for l, xv := range x {
-			bb := b[l*n+j : l*n+j+4 : l*n+j+4]
+			bb := b[l*ldb+j : l*ldb+j+4 : l*ldb+j+4]
 			s0 += xv * bb[0]
 			s1 += xv * bb[1]
 			s2 += xv * bb[2]
@@ -83,7 +219,7 @@ func rowTimes(crow, x, b []float64, n int, alpha float64) {
 	for ; j < n; j++ {
 		var s float64
 		for l, xv := range x {
-			s += xv * b[l*n+j]
+			s += xv * b[l*ldb+j]
 		}
 		crow[j] += alpha * s
 	}
@@ -121,43 +257,41 @@ func rowTimesT(crow, x, b []float64, alpha float64) {
 // loops rather than BLAS (measured with BenchmarkBoundGradient).
 const smallProduct = 32 * 32 * 32
 
-// triGram sets c (m×m) = Σ_d L_d L_dᵀ for lower triangular L_d stored
-// side by side in the rows of lcat (m × m·d). It reorders lcat into lp
-// (returned for reuse) with the d entries (i, l) of the L_d adjacent, so
-// that element (i, j ≤ i) is one dot product over the columns l ≤ j that
-// are not zero: a third of a full product, in long loops.
-func triGram(c []float64, m, d int, lcat, lp []float64) []float64 {
-	lp = resize(lp, m*m*d)
-	for i := 0; i < m; i++ {
-		for k := 0; k < d; k++ {
-			for l, v := range lcat[i*m*d+k*m : i*m*d+k*m+i+1] {
-				lp[(i*m+l)*d+k] = v
-			}
-		}
-	}
-	for i := 0; i < m; i++ {
-		ri := lp[i*m*d : (i*m+i+1)*d]
-		for j := 0; j <= i; j++ {
-			s := dot(ri[:(j+1)*d], lp[j*m*d:(j*m+j+1)*d])
-			c[i*m+j], c[j*m+i] = s, s
-		}
-	}
-	return lp
-}
-
-// quad returns xᵀ W x for a symmetric M×M W.
+// quad returns xᵀ W x for a symmetric M×M W, from its upper triangle:
+// Σ_i x_i (W_ii x_i + 2 Σ_{j>i} W_ij x_j), half the products of the full
+// form, with four partial sums so that the adds do not wait on each other.
 func quad(x, w []float64) float64 {
 	m := len(x)
 	var t float64
 	for i, xi := range x {
-		row := w[i*m : (i+1)*m]
-		var r float64
-		for j, xj := range x {
-			r += row[j] * xj
+		row, xs := w[i*m+i+1:(i+1)*m], x[i+1:]
+		row = row[:len(xs)]
+		var r0, r1, r2, r3 float64
+		j := 0
+		for ; j+4 <= len(xs); j += 4 {
+			r0 += row[j] * xs[j]
+			r1 += row[j+1] * xs[j+1]
+			r2 += row[j+2] * xs[j+2]
+			r3 += row[j+3] * xs[j+3]
 		}
-		t += xi * r
+		for ; j < len(xs); j++ {
+			r0 += row[j] * xs[j]
+		}
+		t += xi * (w[i*m+i]*xi + 2*((r0+r1)+(r2+r3)))
 	}
 	return t
+}
+
+// quadRows sets dst[i] = x_i W x_iᵀ for the r rows x_i of x (r×m) and an
+// m×m W: one product X·W, then a dot product per row.
+func quadRows(dst, x []float64, r, m int, w []float64) {
+	buf := getScratch(r * m)
+	defer putScratch(buf)
+	t := *buf
+	mm(t, r, m, m, x, false, w, false, 1, 0)
+	for i := range r {
+		dst[i] = dot(t[i*m:(i+1)*m], x[i*m:(i+1)*m])
+	}
 }
 
 // resize returns s with length n, reusing its storage when it can. The
@@ -191,12 +325,22 @@ func symmetrize(w []float64, m int) {
 	}
 }
 
+// dot returns Σ a_i b_i with four partial sums, so that the adds do not
+// wait on each other.
 func dot(a, b []float64) float64 {
-	var s float64
-	for i, v := range a {
-		s += v * b[i]
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
 	}
-	return s
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 type blas64General = blas64.General

@@ -116,7 +116,7 @@ type linearPsi2 struct {
 	zgz, zw1, zw2 []float64 // z_qᵀ W z_q per q
 }
 
-func (k *Linear) newPsi2(z []float64, m int) psi2Kernel {
+func (k *Linear) newPsi2(z []float64, m int, old psi2Kernel) psi2Kernel {
 	q := len(k.Variances)
 	return &linearPsi2{k: k, m: m, q: q, z: z, zgz: make([]float64, q), zw1: make([]float64, q), zw2: make([]float64, q)}
 }

@@ -41,21 +41,29 @@ func (e *Evaluator) parallelFor(tasks int, fn func(task int)) {
 		serialFor(tasks, fn)
 		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for k := 0; k < workers; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				t := int(next.Add(1) - 1)
-				if t >= tasks {
-					return
-				}
-				fn(t)
-			}
-		}()
+	if e.team != nil {
+		if !e.team.run(tasks, fn) {
+			serialFor(tasks, fn)
+		}
+		return
 	}
+	var next atomic.Int64
+	work := func() {
+		for {
+			t := int(next.Add(1) - 1)
+			if t >= tasks {
+				return
+			}
+			fn(t)
+		}
+	}
+	// The caller is one of the workers: it starts at once, while the
+	// others may wait for a parked thread to wake up.
+	var wg sync.WaitGroup
+	for k := 1; k < workers; k++ {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 }
 
@@ -128,7 +136,17 @@ func (e *Evaluator) productsTN(m, k int, ps ...tnProduct) {
 		if p.sym {
 			j = lo
 		}
-		blas64.Implementation().Dgemm(blas.Trans, blas.NoTrans, hi-lo, p.cols-j, k, p.alpha, p.a[lo:], m, p.b[j:], p.cols, p.beta, p.c[lo*p.cols+j:], p.cols)
+		if !useSIMD {
+			blas64.Implementation().Dgemm(blas.Trans, blas.NoTrans, hi-lo, p.cols-j, k, p.alpha, p.a[lo:], m, p.b[j:], p.cols, p.beta, p.c[lo*p.cols+j:], p.cols)
+			return
+		}
+		for i := lo; i < hi; i++ {
+			scaleBy(p.c[i*p.cols+j:(i+1)*p.cols], p.beta)
+		}
+		buf := getScratch((hi - lo) * k)
+		transpose(*buf, p.a[lo:], k, hi-lo, m)
+		gemmNN(hi-lo, p.cols-j, k, p.alpha, *buf, k, p.b[j:], p.cols, p.c[lo*p.cols+j:], p.cols)
+		putScratch(buf)
 	})
 	for _, p := range ps {
 		if !p.sym {

@@ -112,7 +112,7 @@ func (e *Evaluator) PredictLayers(m *Model, x *mat.Dense, layers int) ([]Message
 	for len(e.layers) < layers {
 		e.layers = append(e.layers, &layerWork{})
 	}
-	in, inVar := gatherRows(x, nil).data, []float64(nil)
+	in, inVar := gatherRows(nil, x, nil), []float64(nil)
 	out := make([]Message, layers)
 	for i, l := range m.Layers[:layers] {
 		w := e.layers[i]
@@ -150,7 +150,7 @@ func PsiStats(k Kernel, z []float64, mu, s []float64, psi1, psi2 []float64) floa
 		}
 		return k.psi0(mu, nil)
 	}
-	p2 := k.newPsi2(z, m)
+	p2 := k.newPsi2(z, m, nil)
 	zero := make([]float64, m*m)
 	p2.setWeights(nil, zero, zero)
 	acc := &psi2Acc{buf: make([]float64, p2.accLen())}

@@ -154,40 +154,70 @@ func (k *RBF) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dPara
 // with each pair's constants precomputed: the midpoint z̄ and the exponent
 // −Σ_q (z_mq − z_m'q)²/(4ℓ_q²), which do not depend on the datum.
 //
-// Accumulator layout, P pairs: [Σ Ψ2 per pair (P) | Σ c·(μ−z̄)/(ℓ²+2s)
-// per pair and dimension (P×Q) | ∂/∂θ (1+Q)], where c is a pair's
-// contribution G·Ψ2 to tr(G Ψ2_n). Σ_n c per pair is G·ΣΨ2, found in
+// The pairs are stored in blocks of four, each block holding every
+// quantity of its pairs side by side (rows of four), so that the
+// assembly kernels walk one pointer and load whole vectors. The last
+// block is padded with pairs whose exponent is −Inf and weights 0: they
+// add exact zeros. tab, per block: [ez | w1 | w2 | wg | z̄_0 … z̄_{Q−1}],
+// the weights with off-diagonal pairs doubled.
+//
+// Accumulator layout: blocks of [Σ Ψ2 | zP_0 … zP_{Q−1}] per pair, where
+// zP_q = Σ c·(μ_q−z̄_q)/(ℓ_q²+2s_q) and c is a pair's contribution G·Ψ2
+// to tr(G Ψ2_n), then ∂/∂θ (1+Q). Σ_n c per pair is G·ΣΨ2, found in
 // finish.
 type rbfPsi2 struct {
-	k          *RBF
-	m, q, np   int
-	pi, pj     []int32
-	zbar       []float64 // P×Q
-	ez         []float64 // P
-	z          []float64
-	wg, w1, w2 []float64 // weights per pair, off-diagonal ones doubled
-	grad       bool
+	k        *RBF
+	m, q, np int
+	blocks   int
+	pi, pj   []int32
+	z        []float64
+	tab      []float64
+	grad     bool
 }
 
-func (k *RBF) newPsi2(z []float64, m int) psi2Kernel {
+// Rows of a block of rbfPsi2.tab.
+const (
+	rowEz = iota
+	rowW1
+	rowW2
+	rowWg
+	rowZbar // the first of Q
+)
+
+// at is the index in tab of a pair's entry in a row.
+func (p *rbfPsi2) at(row, pair int) int { return (pair>>2)*4*(rowZbar+p.q) + row*4 + pair&3 }
+
+// accAt is the index in an accumulator of a pair's entry in a row
+// (0: ΣΨ2, 1+q: zP_q).
+func (p *rbfPsi2) accAt(row, pair int) int { return (pair>>2)*4*(1+p.q) + row*4 + pair&3 }
+
+func (k *RBF) newPsi2(z []float64, m int, old psi2Kernel) psi2Kernel {
 	q := len(k.Lengthscales)
 	np := m * (m + 1) / 2
-	p := &rbfPsi2{k: k, m: m, q: q, np: np, z: z,
-		pi: make([]int32, 0, np), pj: make([]int32, 0, np),
-		zbar: make([]float64, 0, np*q), ez: make([]float64, 0, np),
-		wg: make([]float64, np), w1: make([]float64, np), w2: make([]float64, np)}
+	nb := (np + 3) / 4
+	p, _ := old.(*rbfPsi2)
+	if p == nil {
+		p = new(rbfPsi2)
+	}
+	*p = rbfPsi2{k: k, m: m, q: q, np: np, blocks: nb, z: z,
+		pi: p.pi[:0], pj: p.pj[:0], tab: resize(p.tab, nb*4*(rowZbar+q))}
+	clear(p.tab)
 	for i := 0; i < m; i++ {
 		for j := i; j < m; j++ {
+			pair := len(p.pi)
 			p.pi = append(p.pi, int32(i))
 			p.pj = append(p.pj, int32(j))
 			var e float64
 			for r, l := range k.Lengthscales {
 				d := z[i*q+r] - z[j*q+r]
 				e -= d * d / (4 * l * l)
-				p.zbar = append(p.zbar, 0.5*(z[i*q+r]+z[j*q+r]))
+				p.tab[p.at(rowZbar+r, pair)] = 0.5 * (z[i*q+r] + z[j*q+r])
 			}
-			p.ez = append(p.ez, e)
+			p.tab[p.at(rowEz, pair)] = e
 		}
+	}
+	for pair := np; pair < 4*nb; pair++ {
+		p.tab[p.at(rowEz, pair)] = math.Inf(-1)
 	}
 	return p
 }
@@ -203,103 +233,42 @@ func (p *rbfPsi2) setWeights(g, w1, w2 []float64) {
 			f = 1
 		}
 		idx := i*p.m + j
-		p.w1[k] = f * w1[idx]
-		p.w2[k] = f * w2[idx]
+		p.tab[p.at(rowW1, k)] = f * w1[idx]
+		p.tab[p.at(rowW2, k)] = f * w2[idx]
+		p.tab[p.at(rowWg, k)] = 0
 		if p.grad {
-			p.wg[k] = f * g[idx]
+			p.tab[p.at(rowWg, k)] = f * g[idx]
 		}
 	}
 }
 
-func (p *rbfPsi2) accLen() int { return p.np + p.np*p.q + 1 + p.q }
+func (p *rbfPsi2) accLen() int { return p.blocks*4*(1+p.q) + 1 + p.q }
 
-// datum runs in three passes over the pairs, each a tight loop: the
-// exponents, their exponentials, and the sums.
+// datum runs the pair loop for one datum: in assembly where the CPU has
+// AVX2 and FMA, otherwise in pairsGo.
 func (p *rbfPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 float64) {
-	k, q, np := p.k, p.q, p.np
+	k, q := p.k, p.q
 	buf := acc.buf
-	sumP, zP, dPar := buf[:np], buf[np:np+np*q], buf[np+np*q:]
-	ex := acc.scratch(np)
-	var scr [32]float64
-	a := scratch(scr[:], 4*q)
-	inv, dmu, sq, dd := a[:q], a[q:2*q], a[2*q:3*q], a[3*q:]
+	dPar := buf[p.blocks*4*(1+q):]
+	var scr [24]float64
+	a := scratch(scr[:], 3*q)
+	inv, dmu, sq := a[:q], a[q:2*q], a[2*q:]
 	pre := k.Variance * k.Variance
 	for r, l := range k.Lengthscales {
 		l2 := l * l
 		inv[r] = 1 / (l2 + 2*s[r])
 		pre /= math.Sqrt(1 + 2*s[r]/l2)
-		dmu[r], sq[r] = 0, 0
-	}
-	p.exponents(ex, mu, inv)
-	expAll(ex)
-	w1, w2, wg := p.w1[:np], p.w2[:np], p.wg[:np]
-	for pi, e := range ex {
-		v := pre * e
-		ex[pi] = v
-		sumP[pi] += v
-		t1 += w1[pi] * v
-		t2 += w2[pi] * v
-	}
-	if !p.grad {
-		return t1, t2
 	}
 	// Per pair c = G·Ψ2 and e_r = c·(μ_r − z̄_r); the datum's sums
 	// Σ c·e_r and Σ c·e_r² are scaled by (ℓ²+2s)⁻¹ once, after the loop.
 	var sc float64
-	switch q {
-	case 1:
-		mu0, inv0 := mu[0], inv[0]
-		var dm0, s0 float64
-		zbar := p.zbar[:np]
-		zP := zP[:np]
-		for pi, v := range ex {
-			c := wg[pi] * v
-			sc += c
-			e0 := c * (mu0 - zbar[pi])
-			dm0 += e0
-			s0 += e0 * (mu0 - zbar[pi])
-			zP[pi] += e0 * inv0
-		}
-		dmu[0], sq[0] = dm0, s0
-	case 3:
-		m0, m1, m2 := mu[0], mu[1], mu[2]
-		i0, i1, i2 := inv[0], inv[1], inv[2]
-		var dm0, dm1, dm2, s0, s1, s2 float64
-		zbar := p.zbar[:3*np]
-		zP := zP[:3*np]
-		for pi, v := range ex {
-			c := wg[pi] * v
-			sc += c
-			zb := zbar[3*pi : 3*pi+3 : 3*pi+3]
-			d0, d1, d2 := m0-zb[0], m1-zb[1], m2-zb[2]
-			e0, e1, e2 := c*d0, c*d1, c*d2
-			dm0 += e0
-			dm1 += e1
-			dm2 += e2
-			s0 += e0 * d0
-			s1 += e1 * d1
-			s2 += e2 * d2
-			zp := zP[3*pi : 3*pi+3 : 3*pi+3]
-			zp[0] += e0 * i0
-			zp[1] += e1 * i1
-			zp[2] += e2 * i2
-		}
-		dmu[0], dmu[1], dmu[2] = dm0, dm1, dm2
-		sq[0], sq[1], sq[2] = s0, s1, s2
-	default:
-		for pi, v := range ex {
-			c := wg[pi] * v
-			sc += c
-			zb := p.zbar[pi*q : (pi+1)*q]
-			zp := zP[pi*q : (pi+1)*q]
-			for r := range dd {
-				d := mu[r] - zb[r]
-				e := c * d
-				dmu[r] += e
-				sq[r] += e * d
-				zp[r] += e * inv[r]
-			}
-		}
+	if useSIMD {
+		t1, t2, sc = p.pairsSIMD(buf, mu, inv, pre, dmu, sq)
+	} else {
+		t1, t2, sc = p.pairsGo(acc, mu, inv, pre, dmu, sq)
+	}
+	if !p.grad {
+		return t1, t2
 	}
 	dPar[0] += 2 * sc / k.Variance
 	for r, l := range k.Lengthscales {
@@ -312,42 +281,132 @@ func (p *rbfPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 fl
 	return t1, t2
 }
 
-// exponents sets ex[p] = ez_p − Σ_q (μ_q − z̄_pq)²·inv_q for every pair.
-func (p *rbfPsi2) exponents(ex, mu, inv []float64) {
-	q, np := p.q, p.np
-	ez := p.ez[:np]
-	switch q {
-	case 1:
-		mu0, inv0 := mu[0], inv[0]
-		zbar := p.zbar[:np]
-		for pi, e := range ez {
-			d := mu0 - zbar[pi]
-			ex[pi] = e - d*d*inv0
-		}
-	case 3:
-		m0, m1, m2 := mu[0], mu[1], mu[2]
-		i0, i1, i2 := inv[0], inv[1], inv[2]
-		zbar := p.zbar[:3*np]
-		for pi, e := range ez {
-			zb := zbar[3*pi : 3*pi+3 : 3*pi+3]
-			d0, d1, d2 := m0-zb[0], m1-zb[1], m2-zb[2]
-			ex[pi] = e - d0*d0*i0 - d1*d1*i1 - d2*d2*i2
-		}
-	default:
-		for pi, e := range ez {
-			zb := p.zbar[pi*q : (pi+1)*q]
-			for r, z := range zb {
-				d := mu[r] - z
-				e -= d * d * inv[r]
-			}
-			ex[pi] = e
+// pairsSIMD is the pair loop in assembly. It returns Σ w1·Ψ2, Σ w2·Ψ2 and
+// Σ c over the pairs and sets dmu_r = Σ c·(μ_r − z̄_r) and
+// sq_r = Σ c·(μ_r − z̄_r)²; the kernels keep four partial sums of each,
+// added here in a fixed order.
+func (p *rbfPsi2) pairsSIMD(acc, mu, inv []float64, pre float64, dmu, sq []float64) (t1, t2, sc float64) {
+	q := p.q
+	var pbuf [4 + 8*8]float64
+	par := scratch(pbuf[:], 4+8*q)
+	for l := range 4 {
+		par[l] = pre
+		for r := range q {
+			par[4+8*r+l], par[8+8*r+l] = mu[r], inv[r]
 		}
 	}
+	var lbuf [12 + 8*8]float64
+	lanes := scratch(lbuf[:], 12+8*max(q, 3))
+	if q <= 3 {
+		psi2Pairs3AVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad)
+	} else {
+		clear(lanes)
+		psi2PairsAVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad)
+	}
+	for r := range q {
+		dmu[r], sq[r] = sum4(lanes[12+8*r:16+8*r]), sum4(lanes[16+8*r:20+8*r])
+	}
+	return sum4(lanes[0:4]), sum4(lanes[4:8]), sum4(lanes[8:12])
 }
+
+// pairsGo is pairsSIMD in Go, in passes over the blocks: the exponents,
+// their exponentials (one long loop), the sums and, with the gradient,
+// one pass per input dimension.
+func (p *rbfPsi2) pairsGo(acc *psi2Acc, mu, inv []float64, pre float64, dmu, sq []float64) (t1, t2, sc float64) {
+	q := p.q
+	tw, aw := 4*(rowZbar+q), 4*(1+q)
+	ex := acc.scratch(4 * p.blocks)
+	for b := range p.blocks {
+		tb := p.tab[b*tw : (b+1)*tw]
+		e0, e1, e2, e3 := tb[0], tb[1], tb[2], tb[3]
+		for r, m := range mu {
+			zb := tb[4*(rowZbar+r) : 4*(rowZbar+r)+4 : 4*(rowZbar+r)+4]
+			iv := inv[r]
+			d0, d1, d2, d3 := m-zb[0], m-zb[1], m-zb[2], m-zb[3]
+			e0 -= d0 * d0 * iv
+			e1 -= d1 * d1 * iv
+			e2 -= d2 * d2 * iv
+			e3 -= d3 * d3 * iv
+		}
+		e := ex[4*b : 4*b+4 : 4*b+4]
+		e[0], e[1], e[2], e[3] = e0, e1, e2, e3
+	}
+	expAllGo(ex)
+	buf := acc.buf
+	// Ψ2 per pair, then c = G·Ψ2 in its place.
+	for b := range p.blocks {
+		tb := p.tab[b*tw : b*tw+4*rowZbar : b*tw+4*rowZbar]
+		ab := buf[b*aw : b*aw+4 : b*aw+4]
+		e := ex[4*b : 4*b+4 : 4*b+4]
+		v0, v1, v2, v3 := pre*e[0], pre*e[1], pre*e[2], pre*e[3]
+		ab[0] += v0
+		ab[1] += v1
+		ab[2] += v2
+		ab[3] += v3
+		t1 += tb[4]*v0 + tb[5]*v1 + tb[6]*v2 + tb[7]*v3
+		t2 += tb[8]*v0 + tb[9]*v1 + tb[10]*v2 + tb[11]*v3
+		e[0], e[1], e[2], e[3] = tb[12]*v0, tb[13]*v1, tb[14]*v2, tb[15]*v3
+		sc += e[0] + e[1] + e[2] + e[3]
+	}
+	if !p.grad {
+		return t1, t2, 0
+	}
+	if q == 3 {
+		// The robot model's hidden layers: the three dimensions in one
+		// pass, with constant offsets.
+		m0, m1, m2 := mu[0], mu[1], mu[2]
+		i0, i1, i2 := inv[0], inv[1], inv[2]
+		var dm0, dm1, dm2, s0, s1, s2 float64
+		for b := range p.blocks {
+			zb := p.tab[b*28+16 : b*28+28 : b*28+28]
+			zp := buf[b*16+4 : b*16+16 : b*16+16]
+			c := ex[4*b : 4*b+4 : 4*b+4]
+			for l := range 4 {
+				d0, d1, d2 := m0-zb[l], m1-zb[4+l], m2-zb[8+l]
+				e0, e1, e2 := c[l]*d0, c[l]*d1, c[l]*d2
+				dm0 += e0
+				dm1 += e1
+				dm2 += e2
+				s0 += e0 * d0
+				s1 += e1 * d1
+				s2 += e2 * d2
+				zp[l] += e0 * i0
+				zp[4+l] += e1 * i1
+				zp[8+l] += e2 * i2
+			}
+		}
+		dmu[0], dmu[1], dmu[2] = dm0, dm1, dm2
+		sq[0], sq[1], sq[2] = s0, s1, s2
+		return t1, t2, sc
+	}
+	for r, m := range mu {
+		iv := inv[r]
+		zo, ao := 4*(rowZbar+r), 4*(1+r)
+		var dm, s float64
+		for b := range p.blocks {
+			zb := p.tab[b*tw+zo : b*tw+zo+4 : b*tw+zo+4]
+			zp := buf[b*aw+ao : b*aw+ao+4 : b*aw+ao+4]
+			c := ex[4*b : 4*b+4 : 4*b+4]
+			for l := range 4 {
+				d := m - zb[l]
+				e := c[l] * d
+				dm += e
+				s += e * d
+				zp[l] += e * iv
+			}
+		}
+		dmu[r], sq[r] = dm, s
+	}
+	return t1, t2, sc
+}
+
+// sum4 adds four lanes in a fixed order.
+func sum4(l []float64) float64 { return (l[0] + l[1]) + (l[2] + l[3]) }
 
 func (p *rbfPsi2) sum(acc *psi2Acc, dst []float64) {
 	m := p.m
-	for k, v := range acc.buf[:p.np] {
+	for k := range p.pi {
+		v := acc.buf[p.accAt(0, k)]
 		i, j := int(p.pi[k]), int(p.pj[k])
 		dst[i*m+j] = v
 		dst[j*m+i] = v
@@ -357,16 +416,16 @@ func (p *rbfPsi2) sum(acc *psi2Acc, dst []float64) {
 func (p *rbfPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 	q, np := p.q, p.np
 	buf := acc.buf
-	sumP, zP := buf[:np], buf[np:np+np*q]
-	addTo(dParams, buf[np+np*q:])
+	addTo(dParams, buf[p.blocks*4*(1+q):])
 	for k := 0; k < np; k++ {
 		i, j := int(p.pi[k]), int(p.pj[k])
 		// z̄ = (z_m + z_m')/2 moves with both ends.
 		for r := 0; r < q; r++ {
-			dZ[i*q+r] += zP[k*q+r]
-			dZ[j*q+r] += zP[k*q+r]
+			zp := buf[p.accAt(1+r, k)]
+			dZ[i*q+r] += zp
+			dZ[j*q+r] += zp
 		}
-		c := p.wg[k] * sumP[k]
+		c := p.tab[p.at(rowWg, k)] * buf[p.accAt(0, k)]
 		if c == 0 || i == j {
 			continue
 		}
