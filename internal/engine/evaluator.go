@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -24,20 +25,20 @@ type Evaluator struct {
 
 	layers []*layerWork
 	x, y   []float64 // the evaluated rows of the data
-	team   *team     // during an evaluation with several workers
+	team   *team     // helpers for the parallel regions, or nil
 }
 
-// startTeam starts the helpers for an evaluation over n data with more
-// than one worker, and returns the function that stops them.
-func (e *Evaluator) startTeam(n int) (stop func()) {
+// startTeam makes sure that the helpers of an evaluation over n data are
+// running, when it has more than one worker and chunk.
+func (e *Evaluator) startTeam(n int) {
 	if e.workers() <= 1 || numChunks(n) <= 1 {
-		return func() {}
-	}
-	e.team = startTeam(e.workers() - 1)
-	return func() {
-		e.team.stop()
 		e.team = nil
+		return
 	}
+	if e.team == nil || e.team.helpers != e.workers()-1 {
+		e.team = newTeam(e.workers() - 1)
+	}
+	e.team.ensure()
 }
 
 // Evaluate is a convenience wrapper that uses a fresh Evaluator.
@@ -49,6 +50,15 @@ func Evaluate(m *Model, opt Options) (*Result, *Gradient, error) {
 // Evaluate computes the bound for model m and, if opt.Gradient, its
 // gradient. It validates the model first.
 func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) {
+	// The helpers start first: waking a thread takes longer than the
+	// validation.
+	if m.X != nil {
+		n, _ := m.X.Dims()
+		if opt.Rows != nil {
+			n = len(opt.Rows)
+		}
+		e.startTeam(n)
+	}
 	if err := m.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -78,8 +88,6 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 	}
 	works := e.layers[:len(m.Layers)]
 	res := &Result{Layers: make([]LayerTerms, len(m.Layers)), Messages: make([]Message, len(m.Layers))}
-	// Deferred first, so it runs after every goroutine below has finished.
-	defer e.startTeam(n)()
 
 	// What depends on the parameters alone, the layers side by side.
 	errs := make([]error, len(m.Layers))
@@ -149,16 +157,20 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 
 // forLayers calls fn for every layer, in parallel when the layers' work
 // that depends on their parameters alone is large enough.
+// The largest layer goes first, so that it does not start last.
 func (e *Evaluator) forLayers(m *Model, fn func(layer int)) {
 	work := 0
-	for _, l := range m.Layers {
+	order := make([]int, len(m.Layers))
+	for i, l := range m.Layers {
 		work += paramWorkOf(l)
+		order[i] = i
 	}
 	if work < minParallelWork {
 		serialFor(len(m.Layers), fn)
 		return
 	}
-	e.parallelFor(len(m.Layers), fn)
+	slices.SortStableFunc(order, func(a, b int) int { return paramWorkOf(m.Layers[b]) - paramWorkOf(m.Layers[a]) })
+	e.parallelFor(len(m.Layers), func(t int) { fn(order[t]) })
 }
 
 // paramWorkOf estimates the multiply-adds of a layer's work that depends

@@ -127,6 +127,10 @@ func Cov(k Kernel, dst, a, b []float64) {
 	if len(dst) != na*nb {
 		panic("engine: Cov dst has wrong size")
 	}
+	if r, ok := k.(*RBF); ok {
+		r.cov(dst, a, b)
+		return
+	}
 	for i := 0; i < na; i++ {
 		ai := a[i*q : (i+1)*q]
 		for j := 0; j < nb; j++ {

@@ -112,6 +112,7 @@ func (e *Evaluator) PredictLayers(m *Model, x *mat.Dense, layers int) ([]Message
 	for len(e.layers) < layers {
 		e.layers = append(e.layers, &layerWork{})
 	}
+	e.startTeam(n)
 	in, inVar := gatherRows(nil, x, nil), []float64(nil)
 	out := make([]Message, layers)
 	for i, l := range m.Layers[:layers] {

@@ -105,3 +105,40 @@ func TestPsiCertainInput(t *testing.T) {
 		}
 	}
 }
+
+// TestRBFCovMatchesEval: Cov's vectorised RBF path gives k(a, b) as Eval
+// computes it (with math.Exp), to a few ulp of the exponent, on both
+// kernel paths.
+func TestRBFCovMatchesEval(t *testing.T) {
+	forEachKernelPath(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(12, 13))
+		for _, q := range []int{1, 3, 9} {
+			ls := make([]float64, q)
+			for i := range ls {
+				ls[i] = 0.3 + rng.Float64()
+			}
+			k := NewRBF(1.7, ls)
+			a := make([]float64, 7*q)
+			b := make([]float64, 5*q)
+			for i := range a {
+				a[i] = 3 * rng.NormFloat64()
+			}
+			for i := range b {
+				b[i] = 3 * rng.NormFloat64()
+			}
+			got := make([]float64, 7*5)
+			Cov(k, got, a, b)
+			for i := range 7 {
+				for j := range 5 {
+					want := k.Eval(a[i*q:(i+1)*q], b[j*q:(j+1)*q])
+					// exp(x) carries the rounding of x times |x|: the
+					// exponents are summed in a different order.
+					x := math.Abs(math.Log(want / 1.7))
+					if d := math.Abs(got[i*5+j] - want); d > 1e-15*(1+x)*want {
+						t.Errorf("q=%d: Cov[%d][%d] = %v, Eval %v", q, i, j, got[i*5+j], want)
+					}
+				}
+			}
+		}
+	})
+}

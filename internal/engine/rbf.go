@@ -49,6 +49,35 @@ func (k *RBF) Eval(a, b []float64) float64 {
 	return k.Variance * math.Exp(-0.5*e)
 }
 
+// cov is Cov for the RBF kernel: the exponents first, then their
+// exponentials in one expAll.
+func (k *RBF) cov(dst, a, b []float64) {
+	q := len(k.Lengthscales)
+	var buf [8]float64
+	inv := scratch(buf[:], q)
+	for r, l := range k.Lengthscales {
+		inv[r] = 0.5 / (l * l)
+	}
+	nb := len(b) / q
+	for i := range len(a) / q {
+		ai := a[i*q : (i+1)*q]
+		row := dst[i*nb : (i+1)*nb]
+		for j := range row {
+			bj := b[j*q : (j+1)*q]
+			var e float64
+			for r, iv := range inv {
+				d := ai[r] - bj[r]
+				e += d * d * iv
+			}
+			row[j] = -e
+		}
+	}
+	expAll(dst)
+	for i := range dst {
+		dst[i] *= k.Variance
+	}
+}
+
 func (k *RBF) covGrad(z []float64, m int, kuu, g []float64, dZ, dParams []float64) {
 	q := len(k.Lengthscales)
 	var sv float64

@@ -7,27 +7,31 @@ import (
 	"time"
 )
 
-// team is a set of helper goroutines that stay for one evaluation and take
-// part in its parallel regions. Starting goroutines for every region cost
-// about 75 µs per region on the 2-vCPU VM this was measured on (the time
-// to wake a parked thread), for some 19 regions per evaluation of the
-// robot model: the helper joined each region late, and two workers ran
-// little faster than one. A helper that waits by spinning, yielding to
-// any other goroutine, joins within microseconds; after spinSpan without
-// work it parks until the next region.
+// team is a set of helper goroutines that take part in an Evaluator's
+// parallel regions. Starting goroutines for every region cost about 75 µs
+// per region on the 2-vCPU VM this was measured on (the time to wake a
+// parked thread; a fresh goroutine took 230 µs to start), for some 19
+// regions per evaluation of the robot model: the helpers joined late and
+// two workers ran little faster than one. A helper that waits by spinning,
+// yielding to any other goroutine, joins within microseconds. It spins for
+// spinSpan after its last region, which covers the gap between an
+// optimizer's evaluations, then parks; after idleExit parked it exits, so
+// an Evaluator that is dropped leaves nothing running.
 type team struct {
 	helpers int
 	cur     atomic.Pointer[region]
 	busy    sync.Mutex // one region at a time; see run
 	parked  atomic.Int32
+	alive   atomic.Int32
 	wake    chan struct{}
-	quit    atomic.Bool
-	done    sync.WaitGroup
 }
 
-// spinSpan is how long an idle helper spins before it parks: longer than
-// the serial stretches between one evaluation's regions.
-const spinSpan = 200 * time.Microsecond
+const (
+	// spinSpan is how long an idle helper spins before it parks.
+	spinSpan = 300 * time.Microsecond
+	// idleExit is how long a parked helper waits before it exits.
+	idleExit = 50 * time.Millisecond
+)
 
 // region is one parallel loop: tasks 0…tasks−1 handed out in order.
 type region struct {
@@ -60,20 +64,16 @@ func (r *region) join() bool {
 	}
 }
 
-func startTeam(helpers int) *team {
-	t := &team{helpers: helpers, wake: make(chan struct{}, helpers)}
-	t.done.Add(helpers)
-	for range helpers {
-		go t.helper()
-	}
-	return t
+func newTeam(helpers int) *team {
+	return &team{helpers: helpers, wake: make(chan struct{}, helpers)}
 }
 
-// stop ends the helpers. No region may run at the same time or after.
-func (t *team) stop() {
-	t.quit.Store(true)
-	close(t.wake)
-	t.done.Wait()
+// ensure restarts helpers that have exited since the last call.
+func (t *team) ensure() {
+	for t.alive.Load() < int32(t.helpers) {
+		t.alive.Add(1)
+		go t.helper()
+	}
 }
 
 // run calls fn(0), …, fn(tasks−1) on the caller and the helpers, and
@@ -108,13 +108,12 @@ func (t *team) run(tasks int, fn func(task int)) bool {
 }
 
 func (t *team) helper() {
-	defer t.done.Done()
+	defer t.alive.Add(-1)
+	// seen starts nil: a region published before this helper started is
+	// joined if it is still open.
 	var seen *region
 	var idle time.Time
 	for spins := 0; ; spins++ {
-		if t.quit.Load() {
-			return
-		}
 		if r := t.cur.Load(); r != seen {
 			seen = r
 			if r.join() {
@@ -128,17 +127,30 @@ func (t *team) helper() {
 		case spins == 0:
 			idle = time.Now()
 		case spins%64 == 0 && time.Since(idle) > spinSpan:
-			t.parked.Add(1)
-			if t.cur.Load() == seen && !t.quit.Load() {
-				if _, ok := <-t.wake; !ok {
-					t.parked.Add(-1)
-					return
-				}
+			if !t.park(seen) {
+				return
 			}
-			t.parked.Add(-1)
 			spins = -1
 			continue
 		}
 		runtime.Gosched()
+	}
+}
+
+// park waits for a region other than seen, and reports false when none
+// came for idleExit.
+func (t *team) park(seen *region) bool {
+	t.parked.Add(1)
+	defer t.parked.Add(-1)
+	if t.cur.Load() != seen {
+		return true
+	}
+	timer := time.NewTimer(idleExit)
+	defer timer.Stop()
+	select {
+	case <-t.wake:
+		return true
+	case <-timer.C:
+		return false
 	}
 }

@@ -10,12 +10,13 @@ import (
 
 // TestTeamRunsEveryTaskOnce: every task of every region runs exactly once,
 // whether the helpers are spinning, parked (after idling longer than
-// spinSpan) or busy with another goroutine's region; and stop leaves no
-// goroutine behind.
+// spinSpan), gone (after idleExit) or busy with another goroutine's
+// region; and idle helpers exit, leaving no goroutine behind.
 func TestTeamRunsEveryTaskOnce(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for _, helpers := range []int{1, 3} {
-		tm := startTeam(helpers)
+		tm := newTeam(helpers)
+		tm.ensure()
 		check := func(tasks int) {
 			counts := make([]atomic.Int32, tasks)
 			if !tm.run(tasks, func(i int) { counts[i].Add(1) }) {
@@ -33,6 +34,15 @@ func TestTeamRunsEveryTaskOnce(t *testing.T) {
 		// Idle longer than spinSpan: the helpers park, and must wake.
 		time.Sleep(3 * spinSpan)
 		check(17)
+		// Idle longer than idleExit: the helpers have exited, and the
+		// caller does the work alone until ensure restarts them.
+		time.Sleep(2 * idleExit)
+		if n := tm.alive.Load(); n != 0 {
+			t.Errorf("helpers=%d: %d helpers alive after idling %v", helpers, n, 2*idleExit)
+		}
+		check(13)
+		tm.ensure()
+		check(11)
 		// Two goroutines submitting at once: one runs on the team, the
 		// other is told to run its tasks itself.
 		var wg sync.WaitGroup
@@ -44,24 +54,21 @@ func TestTeamRunsEveryTaskOnce(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		tm.stop()
 	}
-	// The helpers have returned (done.Wait); give the runtime a moment
-	// to count them out.
 	deadline := time.Now().Add(2 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines after stop, %d before", n, before)
+		t.Errorf("%d goroutines after the helpers idled out, %d before", n, before)
 	}
 }
 
 // TestTeamUsesHelpers: a region of slow tasks is shared with the helper
 // rather than run by the caller alone.
 func TestTeamUsesHelpers(t *testing.T) {
-	tm := startTeam(1)
-	defer tm.stop()
+	tm := newTeam(1)
+	tm.ensure()
 	var caller, helper atomic.Int32
 	var callerID atomic.Int64
 	callerID.Store(goid())
