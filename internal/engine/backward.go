@@ -5,8 +5,9 @@ package engine
 // the bound only through the likelihood's trace term) into the gradient
 // w.r.t. the layer's input message, left in w.dIn, w.dInVar, and returns
 // the rest of the work: the gradient w.r.t. the layer's parameters, which
-// the layer below does not need.
-func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bool, terms LayerTerms) (params func() LayerGradient) {
+// the layer below does not need. The side tasks run in its data region
+// (see parallel).
+func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bool, terms LayerTerms, side ...func()) (params func() LayerGradient) {
 	m, q, d := w.m, w.q, w.d
 	s2, scale, fd := w.s2, w.scale, float64(w.d)
 	mm2 := m * m
@@ -103,7 +104,7 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 			w.kernel.psi1Grad(dPsi1[i*m:(i+1)*m], w.psi1[i*m:(i+1)*m], mu, s, w.z, dmu, ds, acc.dZ, acc.dParams)
 			w.kernel.psi0Grad(g0, mu, s, dmu, ds, acc.dParams)
 		}
-	})
+	}, side...)
 	// The sums over the data.
 	dA := sc.take(m * d)
 	products := []tnProduct{{c: dA, cols: d, a: w.psi1, b: gMean, alpha: 1}}

@@ -72,3 +72,21 @@ func BenchmarkScalingN(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPrepare times what each layer of the robot model computes from
+// its parameters alone, before the data: the D=30 output layer's share is
+// on the critical path of a parallel evaluation.
+func BenchmarkPrepare(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	m := randomModel(rng, 215, []int{1, 3, 3, 30}, []string{"rbf", "rbf", "rbf"}, 30)
+	for i, l := range m.Layers {
+		b.Run(fmt.Sprintf("robot/layer=%d", i), func(b *testing.B) {
+			var w layerWork
+			for range b.N {
+				if err := w.prepare(l, m.Jitter, 1, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -89,12 +89,23 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 	works := e.layers[:len(m.Layers)]
 	res := &Result{Layers: make([]LayerTerms, len(m.Layers)), Messages: make([]Message, len(m.Layers))}
 
-	// What depends on the parameters alone, the layers side by side.
+	// What depends on the parameters alone: the first layer's now, the
+	// others' as side tasks of the first layer's forward pass, largest
+	// first.
 	errs := make([]error, len(m.Layers))
-	prepare := func(i int) {
-		errs[i] = works[i].prepare(m.Layers[i], m.Jitter, scale, opt.Gradient)
+	prepare := func(i int) func() {
+		return func() { errs[i] = works[i].prepare(m.Layers[i], m.Jitter, scale, opt.Gradient) }
 	}
-	e.forLayers(m, prepare)
+	prepare(0)()
+	above := make([]int, 0, len(m.Layers)-1)
+	for i := 1; i < len(m.Layers); i++ {
+		above = append(above, i)
+	}
+	slices.SortStableFunc(above, func(a, b int) int { return paramWorkOf(m.Layers[b]) - paramWorkOf(m.Layers[a]) })
+	var side []func()
+	for _, i := range above {
+		side = append(side, prepare(i))
+	}
 
 	// Forward: messages and penalties, and the Ψ2 part of the gradient,
 	// whose upstream gradient is known before the data loop.
@@ -105,7 +116,8 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 			return nil, nil, fmt.Errorf("engine: layer %d: %w", i, errs[i])
 		}
 		last := i == len(m.Layers)-1
-		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance, false)
+		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance, false, side...)
+		side = nil
 		t := LayerTerms{
 			KL:                  w.kl,
 			CompressionPerDatum: append([]float64(nil), w.comp[:n]...),
@@ -141,36 +153,18 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 		return res, nil, nil
 	}
 
-	// Backward, then the layers' parameter gradients, which the layers
-	// below do not need, side by side.
+	// Backward. A layer's parameter gradient, which the layers below do
+	// not need, is a side task of the next layer's backward pass.
 	grad := &Gradient{Layers: make([]LayerGradient, len(m.Layers))}
-	params := make([]func() LayerGradient, len(m.Layers))
 	gVar := []float64(nil)
 	for i := len(m.Layers) - 1; i >= 0; i-- {
 		w := works[i]
-		params[i] = e.backward(w, n, gMean, gVar, i == len(m.Layers)-1, res.Layers[i])
+		params := e.backward(w, n, gMean, gVar, i == len(m.Layers)-1, res.Layers[i], side...)
+		side = []func(){func() { grad.Layers[i] = params() }}
 		gMean, gVar = w.dIn, w.dInVar
 	}
-	e.forLayers(m, func(i int) { grad.Layers[i] = params[i]() })
+	side[0]()
 	return res, grad, nil
-}
-
-// forLayers calls fn for every layer, in parallel when the layers' work
-// that depends on their parameters alone is large enough.
-// The largest layer goes first, so that it does not start last.
-func (e *Evaluator) forLayers(m *Model, fn func(layer int)) {
-	work := 0
-	order := make([]int, len(m.Layers))
-	for i, l := range m.Layers {
-		work += paramWorkOf(l)
-		order[i] = i
-	}
-	if work < minParallelWork {
-		serialFor(len(m.Layers), fn)
-		return
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return paramWorkOf(m.Layers[b]) - paramWorkOf(m.Layers[a]) })
-	e.parallelFor(len(m.Layers), func(t int) { fn(order[t]) })
 }
 
 // paramWorkOf estimates the multiply-adds of a layer's work that depends

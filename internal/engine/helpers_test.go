@@ -251,3 +251,85 @@ func TestQuad(t *testing.T) {
 		}
 	}
 }
+
+// TestCholesky: the factor reproduces A, the inverse times A is the
+// identity, and matrices that are not positive definite are refused.
+func TestCholesky(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	for _, m := range []int{1, 2, 5, 30, 47} {
+		// A = B·Bᵀ + m·I: positive definite, condition number modest.
+		b := make([]float64, m*m)
+		for i := range b {
+			b[i] = rng.NormFloat64()
+		}
+		a := make([]float64, m*m)
+		for i := 0; i < m; i++ {
+			for j := 0; j < m; j++ {
+				a[i*m+j] = dot(b[i*m:(i+1)*m], b[j*m:(j+1)*m])
+			}
+			a[i*m+i] += float64(m)
+		}
+		l := make([]float64, m*m)
+		if !cholesky(l, a, m) {
+			t.Fatalf("m=%d: positive definite matrix refused", m)
+		}
+		inv := make([]float64, m*m)
+		cholInverse(inv, l, m)
+		for i := 0; i < m; i++ {
+			for j := 0; j < m; j++ {
+				if j > i && l[i*m+j] != 0 {
+					t.Fatalf("m=%d: factor not lower triangular at (%d,%d)", m, i, j)
+				}
+				var llt, ia float64
+				for k := 0; k < m; k++ {
+					llt += l[i*m+k] * l[j*m+k]
+					ia += inv[i*m+k] * a[k*m+j]
+				}
+				if math.Abs(llt-a[i*m+j]) > 1e-12*float64(m)*(1+math.Abs(a[i*m+j])) {
+					t.Fatalf("m=%d: (L·Lᵀ)[%d][%d] = %v, want %v", m, i, j, llt, a[i*m+j])
+				}
+				want := 0.0
+				if i == j {
+					want = 1
+				}
+				if math.Abs(ia-want) > 1e-12*float64(m) {
+					t.Fatalf("m=%d: (A⁻¹·A)[%d][%d] = %v, want %v", m, i, j, ia, want)
+				}
+				if inv[i*m+j] != inv[j*m+i] {
+					t.Fatalf("m=%d: inverse not symmetric at (%d,%d)", m, i, j)
+				}
+			}
+		}
+		// Σ log L_jj as one log of a product.
+		var want float64
+		for j := 0; j < m; j++ {
+			want += math.Log(l[j*m+j])
+		}
+		if got := logAbsDiag(l, m); math.Abs(got-want) > 1e-13*(1+math.Abs(want)) {
+			t.Errorf("m=%d: logAbsDiag %v, Σ log %v", m, got, want)
+		}
+	}
+	// Not positive definite: an indefinite matrix, a singular one, NaN.
+	for _, a := range [][]float64{
+		{1, 2, 2, 1},
+		{1, 1, 1, 1},
+		{math.NaN(), 0, 0, 1},
+		{1, 0, 0, math.Inf(1)},
+	} {
+		if cholesky(make([]float64, 4), a, 2) {
+			t.Errorf("%v: accepted as positive definite", a)
+		}
+	}
+	// logAbsDiag over a long diagonal of tiny and huge entries, where a
+	// plain product would underflow or overflow.
+	m := 200
+	d := make([]float64, m*m)
+	var want float64
+	for j := 0; j < m; j++ {
+		d[j*m+j] = math.Pow(10, float64(j%7)*40-120) * (1 + rng.Float64())
+		want += math.Log(d[j*m+j])
+	}
+	if got := logAbsDiag(d, m); math.Abs(got-want) > 1e-12*math.Abs(want) {
+		t.Errorf("long diagonal: logAbsDiag %v, Σ log %v", got, want)
+	}
+}

@@ -3,8 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // layerWork is one layer's workspace: quantities that depend only on the
@@ -18,6 +16,7 @@ type layerWork struct {
 	z, qmu         []float64 // M×Q, M×D
 	lcat           []float64 // [L_1 … L_D], M × M·D, each lower triangular
 	kff, kuu, kinv []float64 // M×M; kff has no jitter
+	chol           []float64 // the Cholesky factor of kuu, M×M
 	logdet         float64
 	a              []float64 // A = Kinv·m, M×D
 	aT             []float64 // Aᵀ, D×M
@@ -70,34 +69,39 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	for i := 0; i < m; i++ {
 		w.kuu[i*m+i] += jitter
 	}
-	var chol mat.Cholesky
-	if ok := chol.Factorize(mat.NewSymDense(m, append([]float64(nil), w.kuu...))); !ok {
+	w.chol = resize(w.chol, mm2)
+	w.kinv = resize(w.kinv, mm2)
+	if !cholesky(w.chol, w.kuu, m) {
 		return fmt.Errorf("inducing_inputs: %w with jitter %g (are two inducing inputs too close?)", ErrNotPositiveDefinite, jitter)
 	}
-	var inv mat.SymDense
-	if err := chol.InverseTo(&inv); err != nil {
-		return fmt.Errorf("%w: %v", ErrNotPositiveDefinite, err)
-	}
-	w.kinv = rawCopy(w.kinv, &inv)
-	w.logdet = chol.LogDet()
+	w.logdet = 2 * logAbsDiag(w.chol, m)
+	cholInverse(w.kinv, w.chol, m)
 
 	w.a = resize(w.a, m*d)
 	mm(w.a, m, d, m, w.kinv, false, w.qmu, false, 1, 0)
 	w.aT = resize(w.aT, m*d)
 	transpose(w.aT, w.a, m, d, d)
 	w.ssum = resize(w.ssum, mm2)
+	// Lcatᵀ = [L_1ᵀ; …; L_Dᵀ], block by block from q_sqrt (the blocks fit
+	// in the cache, where transposing Lcat as a whole does not).
+	w.lcatT = resize(w.lcatT, m*m*d)
+	logdetS := 0.0
+	for k, lk := range l.QSqrt {
+		raw := lk.RawMatrix()
+		blk := w.lcatT[k*m*m : (k+1)*m*m]
+		for j := 0; j < m; j++ {
+			row := blk[j*m : (j+1)*m]
+			clear(row[:j])
+			for i := j; i < m; i++ {
+				row[i] = raw.Data[i*raw.Stride+j]
+			}
+		}
+		logdetS += 2 * logAbsDiag(blk, m)
+	}
 	// Ssum = Σ_d L_d L_dᵀ = Lcat·Lcatᵀ. (A triangular loop does a third
 	// of the multiply-adds, but in scalar dot products that were slower.)
-	w.lcatT = resize(w.lcatT, m*m*d)
-	transpose(w.lcatT, w.lcat, m, m*d, m*d)
 	mm(w.ssum, m, m, m*d, w.lcat, false, w.lcatT, false, 1, 0)
 	symmetrize(w.ssum, m)
-	logdetS := 0.0
-	for k := 0; k < d; k++ {
-		for j := 0; j < m; j++ {
-			logdetS += 2 * math.Log(math.Abs(w.lcat[j*m*d+k*m+j]))
-		}
-	}
 	w.ks = resize(w.ks, mm2)
 	mm(w.ks, m, m, m, w.kinv, false, w.ssum, false, 1, 0)
 	w.bsum = resize(w.bsum, mm2)
@@ -119,8 +123,9 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 
 // forward computes the layer's ψ statistics, penalties and output message
 // for n data with input message (in, inVar). With messagesOnly it computes
-// the output message alone: no Ψ2 loop, no penalties (left unset).
-func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar, messagesOnly bool) {
+// the output message alone: no Ψ2 loop, no penalties (left unset). The
+// side tasks run in its data region (see parallel).
+func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar, messagesOnly bool, side ...func()) {
 	m, q, d := w.m, w.q, w.d
 	w.in, w.inVar = in, inVar
 	w.psi1 = resize(w.psi1, n*m)
@@ -177,7 +182,7 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		if !messagesOnly {
 			w.penaltyRows(w.accs[chunk], lo, hi)
 		}
-	})
+	}, side...)
 	if inVar != nil && !messagesOnly {
 		for c := 1; c < chunks; c++ {
 			w.accs[0].add(w.accs[c])

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -289,6 +290,73 @@ func quad(x, w []float64) float64 {
 		t += xi * (w[i*m+i]*xi + 2*((r0+r1)+(r2+r3)))
 	}
 	return t
+}
+
+// cholesky sets l (m×m, row-major) to the lower triangular Cholesky
+// factor of the symmetric a, reading a's lower triangle, and reports false
+// when a is not positive definite (a pivot ≤ 0, or not finite). For the
+// small matrices here, plain loops beat LAPACK's blocking, and gonum's
+// factorisation also estimates a condition number that is not needed.
+func cholesky(l, a []float64, m int) bool {
+	l = l[:m*m]
+	for j := 0; j < m; j++ {
+		lj := l[j*m : j*m+j]
+		p := a[j*m+j] - dot(lj, lj)
+		if !(p > 0) || math.IsInf(p, 0) {
+			return false
+		}
+		p = math.Sqrt(p)
+		l[j*m+j] = p
+		clear(l[j*m+j+1 : (j+1)*m])
+		for i := j + 1; i < m; i++ {
+			l[i*m+j] = (a[i*m+j] - dot(l[i*m:i*m+j], lj)) / p
+		}
+	}
+	return true
+}
+
+// cholInverse sets inv (m×m) to (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹ for a lower triangular
+// Cholesky factor l, exactly symmetric.
+func cholInverse(inv, l []float64, m int) {
+	// w = L⁻¹, column by column by forward substitution, stored
+	// transposed (row c of wt is column c of L⁻¹) so that both loops
+	// below run along rows.
+	buf := getScratch(m * m)
+	defer putScratch(buf)
+	wt := *buf
+	clear(wt)
+	for c := 0; c < m; c++ {
+		col := wt[c*m : (c+1)*m]
+		col[c] = 1 / l[c*m+c]
+		for i := c + 1; i < m; i++ {
+			col[i] = -dot(l[i*m+c:i*m+i], col[c:i]) / l[i*m+i]
+		}
+	}
+	// inv_ij = Σ_k w_ki w_kj over k ≥ max(i, j).
+	for i := 0; i < m; i++ {
+		for j := 0; j <= i; j++ {
+			s := dot(wt[i*m+i:(i+1)*m], wt[j*m+i:(j+1)*m])
+			inv[i*m+j], inv[j*m+i] = s, s
+		}
+	}
+}
+
+// logAbsDiag returns Σ_j log|a_jj| for the m×m a: the log of the product
+// of the diagonal's mantissas plus the sum of its exponents, one log
+// rather than m.
+func logAbsDiag(a []float64, m int) float64 {
+	p, e := 1.0, 0
+	for j := 0; j < m; j++ {
+		f, x := math.Frexp(math.Abs(a[j*m+j]))
+		p *= f
+		e += x
+		if j%32 == 31 {
+			// p ≥ 2⁻³² so far: renormalise before it could underflow.
+			f, x = math.Frexp(p)
+			p, e = f, e+x
+		}
+	}
+	return math.Log(p) + float64(e)*math.Ln2
 }
 
 // quadRows sets dst[i] = x_i W x_iᵀ for the r rows x_i of x (r×m) and an

@@ -25,10 +25,18 @@ func (e *Evaluator) workers() int {
 }
 
 // parallel calls fn(chunk, lo, hi) for every chunk of [0, n) on up to
-// Workers goroutines.
-func (e *Evaluator) parallel(n int, fn func(chunk, lo, hi int)) {
+// Workers goroutines, and every side task: independent work that fills
+// the workers' idle time in the region (such as the next layer's
+// preparation). Side tasks go first, the largest first in the caller's
+// order, so that none starts last.
+func (e *Evaluator) parallel(n int, fn func(chunk, lo, hi int), side ...func()) {
 	chunks := numChunks(n)
-	e.parallelFor(chunks, func(c int) {
+	e.parallelFor(len(side)+chunks, func(c int) {
+		if c < len(side) {
+			side[c]()
+			return
+		}
+		c -= len(side)
 		fn(c, c*n/chunks, (c+1)*n/chunks)
 	})
 }
