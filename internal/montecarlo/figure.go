@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 
 	"dgpviz/internal/engine"
@@ -345,9 +346,14 @@ func Presets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
 			idx = append(idx, i)
 		}
 	}
+	// Scores equal to 6 digits tie, and ties go to the smaller input: on a
+	// symmetric fit, mirror-image inputs score the same but for rounding
+	// (on the step model's ill-conditioned Kuu, 1e-9 apart, and moved by
+	// 5e-9 between the engine's assembly and Go paths), and the choice
+	// must not flip with it.
 	sort.SliceStable(idx, func(i, j int) bool {
 		pi, pj := scan[idx[i]], scan[idx[j]]
-		return pi.comp+pi.prop < pj.comp+pj.prop
+		return round6(pi.comp+pi.prop) < round6(pj.comp+pj.prop)
 	})
 	well := pickApart(idx, func(i int) float64 { return scan[i].x }, (hi-lo)/8, 4)
 	var wellIn []GaussianInput
@@ -583,4 +589,13 @@ func FitFigure(m *engine.Model, norm *Normalization, points int) (*FitData, erro
 		fd.Grid.SD[i] = math.Sqrt(last.Var.At(i, 0)) * ysc
 	}
 	return fd, nil
+}
+
+// round6 rounds v to 6 significant digits.
+func round6(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
 }

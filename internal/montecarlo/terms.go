@@ -37,6 +37,7 @@ type Terms struct {
 // termsWork is scratch for Terms.
 type termsWork struct {
 	psi1, psi2 []float64
+	v          []float64 // Lk⁻¹ψ1ᵀ
 }
 
 // Terms returns the message and penalty terms of the layer for the input
@@ -90,9 +91,21 @@ func (l *Layer) terms(t *Terms, mu, s []float64, w *termsWork) error {
 	half := 1 / (2 * l.noise)
 	t.Compression = float64(d) * half * (psi0 - dotSlice(l.kinv, psi2))
 	t.Propagation = 0
+	// ψ1 B_d ψ1ᵀ = ‖P_dᵀ v‖² with v = Lk⁻¹ψ1ᵀ and P_d = Lk⁻¹L_d: triangular
+	// solves, accurate to about cond(Kuu)^½ ulp, where the explicit
+	// B_d = Kuu⁻¹ L_d L_dᵀ Kuu⁻¹ loses cond(Kuu)²: 2.5e-9 relative against
+	// 256-bit arithmetic on a model with cond(Kuu) = 3e4.
+	w.v = grow(w.v, m)
+	copy(w.v, psi1)
+	forwardSolve(l.lk, w.v, m)
 	for k := 0; k < d; k++ {
 		t.Mean[k] = dotSlice(psi1, l.a[k])
-		t.Var[k] = l.noise + quadForm(psi1, l.b[k], m)
+		var q float64
+		for j := 0; j < m; j++ {
+			u := dotSlice(l.pt[k][j*m+j:(j+1)*m], w.v[j:])
+			q += u * u
+		}
+		t.Var[k] = l.noise + q
 		// A certain input has Ψ2 = ψ1ᵀψ1 and no propagation term; say so
 		// exactly rather than as a difference of rounded traces.
 		p := 0.0
