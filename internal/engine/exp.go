@@ -25,14 +25,24 @@ const (
 
 // expAll replaces every x in xs by e^x with a relative error of a few
 // ulp. It is the psi statistics' hot path: four at a time in AVX2
-// assembly where the CPU has it (simd_amd64.s), the rest in expAllGo.
+// assembly where the CPU has it (simd_amd64.s), otherwise expAllGo.
+// The last len(xs) mod 4 go through the assembly too, padded, so that
+// every element gets the same arithmetic wherever it is in xs.
 func expAll(xs []float64) {
-	if useSIMD && len(xs) >= 4 {
-		n := len(xs) &^ 3
-		expAVX2(&xs[0], n)
-		xs = xs[n:]
+	if !useSIMD {
+		expAllGo(xs)
+		return
 	}
-	expAllGo(xs)
+	n := len(xs) &^ 3
+	if n > 0 {
+		expAVX2(&xs[0], n)
+	}
+	if tail := xs[n:]; len(tail) > 0 {
+		var buf [4]float64
+		copy(buf[:], tail)
+		expAVX2(&buf[0], 4)
+		copy(tail, buf[:])
+	}
 }
 
 // expAllGo is expAll in Go: table-driven range reduction to |r| ≤ ln2/512

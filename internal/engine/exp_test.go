@@ -7,8 +7,12 @@ import (
 )
 
 // TestFastExp compares fastExp with math.Exp over the whole range the psi
-// statistics use, and at the edges of its fast path.
+// statistics use, and at the edges of its fast path, on both kernel paths.
 func TestFastExp(t *testing.T) {
+	forEachKernelPath(t, testFastExp)
+}
+
+func testFastExp(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	worst := 0.0
 	xs := []float64{0, -0, 1e-300, -1e-300, math.Ln2 / 128, -700, 699.9, -699.999, -745, 710, math.Inf(-1), math.Inf(1)}
@@ -22,6 +26,13 @@ func TestFastExp(t *testing.T) {
 		got, want := fastExp(x), math.Exp(x)
 		if want == 0 || math.IsInf(want, 0) {
 			if got != want {
+				t.Errorf("fastExp(%v) = %v, want %v", x, got, want)
+			}
+			continue
+		}
+		if want < 0x1p-1022 {
+			// Subnormal: two units of the smallest subnormal.
+			if math.Abs(got-want) > 0x1p-1073 {
 				t.Errorf("fastExp(%v) = %v, want %v", x, got, want)
 			}
 			continue
@@ -114,4 +125,25 @@ func TestExpAllSIMD(t *testing.T) {
 		t.Errorf("worst relative error %.3g, want ≤ 1e-15", worst)
 	}
 	t.Logf("worst relative error %.3g", worst)
+}
+
+// TestExpAllPositionIndependent: an element's exponential has the same bits
+// wherever it sits in the slice (a vector's body or its tail).
+func TestExpAllPositionIndependent(t *testing.T) {
+	forEachKernelPath(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(18, 19))
+		for n := 1; n <= 13; n++ {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = -40 * rng.Float64()
+			}
+			got := append([]float64(nil), xs...)
+			expAll(got)
+			for i, x := range xs {
+				if one := fastExp(x); got[i] != one {
+					t.Fatalf("n=%d: element %d: %v in the slice, %v alone", n, i, got[i], one)
+				}
+			}
+		}
+	})
 }

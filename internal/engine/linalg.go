@@ -108,8 +108,11 @@ func gemmNN(m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb i
 	if len(a) < (m-1)*lda+k || len(b) < (k-1)*ldb+n || len(c) < (m-1)*ldc+n || lda < k || ldb < n || ldc < n {
 		panic("engine: gemmNN: slice too short for its dimensions")
 	}
-	if m*n*k < 64 {
-		// Too small to pay for the packing.
+	if n*k < 32 {
+		// Too small to pay for the packing. The test is on a row's work
+		// only, so that every row of C is computed the same way whatever
+		// the number of rows: a prediction at x does not depend on what
+		// else is predicted with it.
 		for i := 0; i < m; i++ {
 			rowTimes(c[i*ldc:i*ldc+n], a[i*lda:i*lda+k], b, ldb, alpha)
 		}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // forEachKernelPath runs f with the portable Go code and, where the CPU
@@ -89,4 +91,43 @@ func TestSIMDMatchesGo(t *testing.T) {
 			compare("gradient", gotGrad, wantGrad)
 		})
 	}
+}
+
+// TestPredictionIndependentOfBatch: the prediction at an input is the same
+// to the last bit whether it is predicted alone, with a few others or
+// with the whole data set: no kernel's arithmetic may depend on a row's
+// position (a 4×8 block's edge, a vector's tail) or on the batch size.
+func TestPredictionIndependentOfBatch(t *testing.T) {
+	forEachKernelPath(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(16, 17))
+		m := randomModel(rng, 37, []int{1, 3, 2}, []string{"rbf", "rbf"}, 9)
+		var e Evaluator
+		all, err := e.Predict(m, m.X)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rows := range [][]int{{0}, {36}, {5, 6, 7}, {1, 2, 3, 4, 5, 8, 13, 21, 34}} {
+			x := mat.NewDense(len(rows), 1, nil)
+			for k, r := range rows {
+				x.Set(k, 0, m.X.At(r, 0))
+			}
+			part, err := e.Predict(m, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for l := range part {
+				_, d := part[l].Mean.Dims()
+				for k, r := range rows {
+					for j := 0; j < d; j++ {
+						if a, b := part[l].Mean.At(k, j), all[l].Mean.At(r, j); a != b {
+							t.Fatalf("rows %v: layer %d mean[%d][%d] = %v alone, %v in the full batch", rows, l, r, j, a, b)
+						}
+						if a, b := part[l].Var.At(k, j), all[l].Var.At(r, j); a != b {
+							t.Fatalf("rows %v: layer %d var[%d][%d] = %v alone, %v in the full batch", rows, l, r, j, a, b)
+						}
+					}
+				}
+			}
+		}
+	})
 }
