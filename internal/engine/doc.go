@@ -16,5 +16,12 @@
 //
 // Gradients are hand-derived reverse mode, evaluated over chunks of data in
 // parallel. Chunks are reduced in a fixed order, so the result does not
-// depend on the number of workers.
+// depend on the number of workers; and every datum gets the same
+// arithmetic wherever it sits in a batch, so a prediction does not depend
+// on what is predicted with it.
+//
+// On amd64 CPUs with AVX2 and FMA the hot loops — the exponential, the Ψ2
+// pair loop and the matrix products — run in assembly (simd_amd64.s);
+// elsewhere, or built with the purego tag, in Go. Tests run both and
+// compare them.
 package engine

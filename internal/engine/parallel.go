@@ -17,6 +17,11 @@ const chunkSize = 32
 // of it, so that two or four workers get equal shares.
 const chunkMultiple = 4
 
+// maxChunks caps the number of chunks: each has its own accumulators (the
+// Ψ2 loop's are 41 KB for M=50), which are cleared and reduced serially,
+// so for large N longer chunks are cheaper. A multiple of chunkMultiple.
+const maxChunks = 16
+
 func (e *Evaluator) workers() int {
 	if e.Workers > 0 {
 		return e.Workers
@@ -105,7 +110,7 @@ func numChunks(n int) int {
 	if c > 1 {
 		c = (c + chunkMultiple - 1) / chunkMultiple * chunkMultiple
 	}
-	return c
+	return min(c, maxChunks)
 }
 
 // tnProduct is c (m×cols) = alpha·aᵀ·b + beta·c for a (k×m) and b
