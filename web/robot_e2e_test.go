@@ -47,7 +47,9 @@ func newRobotE2E(t *testing.T) *e2e {
 	def := stream.DefaultConfig()
 	def.Dataset = "robot"
 	def = stream.RobotConfig(def, l)
-	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 1, Logger: log})
+	// A 300-iteration baseline: the full one costs ~20 s of CPU under
+	// -race beside the browser's drawing-time measurements.
+	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 1, BaselineIters: 300, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestStepAcceptance(t *testing.T) {
 		{nil, 1, 3000},
 		// The deep models keep creeping up for thousands of iterations;
 		// 1000 iterations already show the figure's message (with -restarts
-		// 3 -iters 2000 the 3-layer bound reaches ≈ −0.9, see the README).
+		// 3 -iters 2000 the 3-layer bound reaches ≈ −0.6, see the README).
 		// A single start can land in a poor local optimum after a change
 		// that only alters rounding, so the test, like the paper, keeps the
 		// best bound of three restarts.

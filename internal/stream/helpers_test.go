@@ -46,7 +46,9 @@ type testEnv struct {
 func newEnv(t testing.TB, mutate func(*Options)) *testEnv {
 	t.Helper()
 	l := DefaultLimits()
-	o := Options{Limits: l, Defaults: DefaultConfig(), Workers: 1}
+	// A 300-iteration baseline: the full one costs ~20 s of CPU under
+	// -race beside the tests that measure timings.
+	o := Options{Limits: l, Defaults: DefaultConfig(), Workers: 1, BaselineIters: 300}
 	o.Catalog = testCatalog(t, l)
 	if mutate != nil {
 		mutate(&o)

@@ -61,6 +61,8 @@ type robotInfo struct {
 	dbmScale   float64      // dBm = y_original·dbmScale + dbmOffset
 	dbmOffset  float64
 	normalizeY dataset.Normalizer
+	// baselineIters is the one-layer GP baseline's L-BFGS iterations.
+	baselineIters int
 }
 
 func newRobotInfo(ds *dataset.Dataset, nx, ny dataset.Normalizer) *robotInfo {
@@ -164,7 +166,11 @@ func (r *robotInfo) computeBaselines(b *robotBaselines) {
 	if err != nil {
 		return
 	}
-	fm, _, err := engine.Fit(context.Background(), m, engine.TrainerConfig{Workers: 1}, engine.FitOptions{MaxIters: 300})
+	iters := r.baselineIters
+	if iters <= 0 {
+		iters = DefaultBaselineIters
+	}
+	fm, _, err := engine.Fit(context.Background(), m, engine.TrainerConfig{Workers: 1}, engine.FitOptions{MaxIters: iters})
 	if err != nil {
 		return
 	}

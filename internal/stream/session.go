@@ -177,6 +177,9 @@ func (s *session) build(cfg Config, newData bool) error {
 		}
 		d = &data{id: id, ds: ds, nx: dataset.FitNormalizer(ds.X), ny: dataset.FitNormalizer(ds.Y)}
 		d.robot = newRobotInfo(ds, d.nx, d.ny)
+		if d.robot != nil {
+			d.robot.baselineIters = s.srv.baselineIters
+		}
 	}
 	var m *engine.Model
 	var err error
