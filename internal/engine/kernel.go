@@ -71,8 +71,9 @@ type psi2Kernel interface {
 
 // psi2Acc holds one chunk's sums of the Ψ2 loop, laid out by the kernel.
 type psi2Acc struct {
-	buf []float64
-	tmp []float64 // per-datum scratch of the kernel, not a sum
+	buf   []float64
+	tmp   []float64 // per-datum scratch of the kernel, not a sum
+	dirty bool      // buf holds an earlier evaluation's sums
 }
 
 // scratch returns the accumulator's per-datum scratch with length n.

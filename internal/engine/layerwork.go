@@ -154,7 +154,7 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 			if a := w.accs[c]; a == nil || len(a.buf) != n {
 				w.accs[c] = &psi2Acc{buf: make([]float64, n)}
 			} else {
-				a.reset()
+				a.dirty = true // cleared by its chunk's task, in parallel
 			}
 		}
 	}
@@ -184,9 +184,7 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		}
 	}, side...)
 	if inVar != nil && !messagesOnly {
-		for c := 1; c < chunks; c++ {
-			w.accs[0].add(w.accs[c])
-		}
+		e.reduce(w.accs[:chunks])
 		w.sumPsi2 = resize(w.sumPsi2, m*m)
 		w.psi2.sum(w.accs[0], w.sumPsi2)
 	}
@@ -216,6 +214,10 @@ func (w *layerWork) messageRows(lo, hi int) {
 // penaltyRows computes the compression and propagation terms of data
 // lo…hi−1, and the Ψ2 loop's sums into acc.
 func (w *layerWork) penaltyRows(acc *psi2Acc, lo, hi int) {
+	if acc != nil && acc.dirty {
+		acc.reset()
+		acc.dirty = false
+	}
 	m, q, d := w.m, w.q, w.d
 	half := 1 / (2 * w.s2)
 	fd := float64(d)

@@ -105,6 +105,29 @@ func (e *Evaluator) mmRows(c []float64, m, n, k int, a, b []float64, tb bool, al
 	})
 }
 
+// reduce adds every accumulator into accs[0], in the order of accs for
+// every element (so the sums do not depend on the number of workers), in
+// parallel over segments of the buffers.
+func (e *Evaluator) reduce(accs []*psi2Acc) {
+	if len(accs) < 2 {
+		return
+	}
+	n := len(accs[0].buf)
+	const segment = 1024
+	segs := (n + segment - 1) / segment
+	run := e.parallelFor
+	if n*(len(accs)-1) < minParallelWork {
+		run = serialFor
+	}
+	run(segs, func(s int) {
+		lo, hi := s*segment, min(n, (s+1)*segment)
+		dst := accs[0].buf[lo:hi]
+		for _, a := range accs[1:] {
+			addTo(dst, a.buf[lo:hi])
+		}
+	})
+}
+
 func numChunks(n int) int {
 	c := (n + chunkSize - 1) / chunkSize
 	if c > 1 {
