@@ -4,6 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -130,4 +135,34 @@ func TestPredictionIndependentOfBatch(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPortableBuilds vets the package as it builds without the assembly:
+// with the purego tag and for arm64 (a laptop lecturer's Mac), so that the
+// Go fallback and the stubs in simd_other.go keep compiling.
+func TestPortableBuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(goCmd); err != nil {
+			t.Skip("engine: no go command to vet the portable builds with")
+		}
+	}
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"purego", nil, []string{"vet", "-tags", "purego", "."}},
+		{"arm64", []string{"GOARCH=arm64"}, []string{"vet", "."}},
+	} {
+		cmd := exec.Command(goCmd, c.args...)
+		cmd.Env = append(os.Environ(), c.env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: go %s: %v\n%s", c.name, strings.Join(c.args, " "), err, out)
+		}
+	}
 }
