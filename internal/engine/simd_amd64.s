@@ -2,9 +2,9 @@
 
 #include "textflag.h"
 
-// AVX2 + FMA kernels for the psi statistics: a vector exp and the Ψ2 pair
-// loop. Go declarations and the pure Go equivalents: simd_amd64.go,
-// exp.go, rbf.go.
+// AVX2 + FMA kernels: a vector exp, the Ψ2 pair loop and a 4×8 block
+// matrix product. Go declarations and the pure Go equivalents:
+// simd_amd64.go, exp.go, rbf.go (pairsGo), linalg.go (gemmNN, mm).
 
 // expc holds the exp constants, four copies each (one ymm register).
 // 0: -746: inputs below give 0
