@@ -82,8 +82,7 @@ func (a *psi2Acc) scratch(n int) []float64 {
 	return a.tmp
 }
 
-func (a *psi2Acc) reset()         { clear(a.buf) }
-func (a *psi2Acc) add(b *psi2Acc) { addTo(a.buf, b.buf) }
+func (a *psi2Acc) reset() { clear(a.buf) }
 
 // gradAcc holds one chunk's gradient sums of the backward pass.
 type gradAcc struct {

@@ -272,25 +272,12 @@ const smallProduct = 32 * 32 * 32
 
 // quad returns xᵀ W x for a symmetric M×M W, from its upper triangle:
 // Σ_i x_i (W_ii x_i + 2 Σ_{j>i} W_ij x_j), half the products of the full
-// form, with four partial sums so that the adds do not wait on each other.
+// form.
 func quad(x, w []float64) float64 {
 	m := len(x)
 	var t float64
 	for i, xi := range x {
-		row, xs := w[i*m+i+1:(i+1)*m], x[i+1:]
-		row = row[:len(xs)]
-		var r0, r1, r2, r3 float64
-		j := 0
-		for ; j+4 <= len(xs); j += 4 {
-			r0 += row[j] * xs[j]
-			r1 += row[j+1] * xs[j+1]
-			r2 += row[j+2] * xs[j+2]
-			r3 += row[j+3] * xs[j+3]
-		}
-		for ; j < len(xs); j++ {
-			r0 += row[j] * xs[j]
-		}
-		t += xi * (w[i*m+i]*xi + 2*((r0+r1)+(r2+r3)))
+		t += xi * (w[i*m+i]*xi + 2*dot(x[i+1:], w[i*m+i+1:(i+1)*m]))
 	}
 	return t
 }

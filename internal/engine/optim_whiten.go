@@ -89,17 +89,9 @@ func (t *Trainer) whiten(nat, w []float64) error {
 		}
 		m, d := wl.mz, wl.d
 		if wl.mu {
-			// v = Lk⁻¹ m, column by column.
+			// v = Lk⁻¹ m.
 			o := wl.offMu()
-			for k := 0; k < d; k++ {
-				for r := 0; r < m; r++ {
-					wl.a[r] = nat[o+r*d+k]
-				}
-				forwardSolve(wl.lk, m, wl.a[:m])
-				for r := 0; r < m; r++ {
-					w[o+r*d+k] = wl.a[r]
-				}
-			}
+			solveColumns(wl.lk, m, d, w[o:], nat[o:], wl.a)
 		}
 		if wl.s {
 			// W_d = Lk⁻¹ L_d (lower triangular).
@@ -107,15 +99,7 @@ func (t *Trainer) whiten(nat, w []float64) error {
 			for k := 0; k < d; k++ {
 				ls := o + k*m*(m+1)/2
 				unpackLower(wl.b, nat[ls:], m)
-				for c := 0; c < m; c++ {
-					for r := 0; r < m; r++ {
-						wl.a[r] = wl.b[r*m+c]
-					}
-					forwardSolve(wl.lk, m, wl.a[:m])
-					for r := 0; r < m; r++ {
-						wl.b[r*m+c] = wl.a[r]
-					}
-				}
+				solveColumns(wl.lk, m, m, wl.b, wl.b, wl.a)
 				packLower(w[ls:], wl.b, m)
 			}
 		}
@@ -309,6 +293,21 @@ func cholLower(a []float64, m int) bool {
 		}
 	}
 	return true
+}
+
+// solveColumns sets dst to L⁻¹·src for the row-major m×cols src and dst
+// (they may be the same) and L lower triangular, column by column through
+// tmp (length ≥ m).
+func solveColumns(l []float64, m, cols int, dst, src, tmp []float64) {
+	for c := 0; c < cols; c++ {
+		for r := 0; r < m; r++ {
+			tmp[r] = src[r*cols+c]
+		}
+		forwardSolve(l, m, tmp[:m])
+		for r := 0; r < m; r++ {
+			dst[r*cols+c] = tmp[r]
+		}
+	}
 }
 
 // forwardSolve overwrites x with L⁻¹x (L lower triangular, row-major).

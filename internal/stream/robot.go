@@ -65,12 +65,12 @@ type robotInfo struct {
 	baselineIters int
 }
 
-func newRobotInfo(ds *dataset.Dataset, nx, ny dataset.Normalizer) *robotInfo {
+func newRobotInfo(ds *dataset.Dataset, nx, ny dataset.Normalizer, baselineIters int) *robotInfo {
 	if !IsRobot(ds) {
 		return nil
 	}
 	n, _ := ds.X.Dims()
-	r := &robotInfo{ds: ds, nTrain: n, pos: mat.DenseCopyOf(ds.Positions.Slice(0, n, 0, 2)), filled: ds.Filled,
+	r := &robotInfo{ds: ds, baselineIters: baselineIters, nTrain: n, pos: mat.DenseCopyOf(ds.Positions.Slice(0, n, 0, 2)), filled: ds.Filled,
 		dbmScale: dataset.RobotUnscale(1) - dataset.RobotUnscale(0), dbmOffset: dataset.RobotUnscale(0), normalizeY: ny}
 	if ds.XTest != nil {
 		r.xTest = nx.Apply(ds.XTest)
@@ -166,11 +166,7 @@ func (r *robotInfo) computeBaselines(b *robotBaselines) {
 	if err != nil {
 		return
 	}
-	iters := r.baselineIters
-	if iters <= 0 {
-		iters = DefaultBaselineIters
-	}
-	fm, _, err := engine.Fit(context.Background(), m, engine.TrainerConfig{Workers: 1}, engine.FitOptions{MaxIters: iters})
+	fm, _, err := engine.Fit(context.Background(), m, engine.TrainerConfig{Workers: 1}, engine.FitOptions{MaxIters: r.baselineIters})
 	if err != nil {
 		return
 	}

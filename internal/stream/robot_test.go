@@ -135,8 +135,7 @@ func robotSnapshot(b testing.TB, iters int) *snapshot {
 	ds := robotTestData(b)
 	snap := snapshotFor(b, ds, InitLike{Hidden: []int{3, 3}, Inducing: 20}, iters)
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
-	snap.robot = newRobotInfo(ds, nx, ny)
-	snap.robot.baselineIters = 300 // as the test servers (helpers_test.go)
+	snap.robot = newRobotInfo(ds, nx, ny, 300) // as the test servers (helpers_test.go)
 	return snap
 }
 

@@ -176,10 +176,7 @@ func (s *session) build(cfg Config, newData bool) error {
 			id = d.id + 1
 		}
 		d = &data{id: id, ds: ds, nx: dataset.FitNormalizer(ds.X), ny: dataset.FitNormalizer(ds.Y)}
-		d.robot = newRobotInfo(ds, d.nx, d.ny)
-		if d.robot != nil {
-			d.robot.baselineIters = s.srv.baselineIters
-		}
+		d.robot = newRobotInfo(ds, d.nx, d.ny, s.srv.baselineIters)
 	}
 	var m *engine.Model
 	var err error
