@@ -165,7 +165,7 @@ func TestProjectInducingIdentity(t *testing.T) {
 		mz, q, _ := l.Dims()
 		rev := mat.NewDense(mz, q, nil)
 		for i := 0; i < mz; i++ {
-			rev.SetRow(i, l.InducingInputs.RawRowView(mz-1-i)[:q])
+			rev.SetRow(i, l.InducingInputs.RawRowView(mz - 1 - i)[:q])
 		}
 		pr, err := ProjectInducing(l, m.Jitter, rev)
 		if err != nil {
