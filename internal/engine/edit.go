@@ -400,6 +400,11 @@ func WithData(m *Model, x, y *mat.Dense) (*Model, error) {
 	return c, nil
 }
 
+// CloneParams returns a copy of m that owns deep copies of its layers and
+// shares X and Y, which no edit writes into: a cheap snapshot of the
+// parameters (for undo) whatever the size of the data.
+func (m *Model) CloneParams() *Model { return withLayer(m, -1, nil) }
+
 // editLayer checks the layer and point indices (j < 0: no point) and the
 // model, and returns the layer.
 func editLayer(m *Model, li, j int) (*Layer, error) {

@@ -151,7 +151,7 @@ func (s *session) mcCommand(c Command) (string, error) {
 	}
 	if c.Samples != nil {
 		if *c.Samples < MCMinSamples || *c.Samples > MCMaxSamples {
-			return "", errorf("%s: samples = %d out of range %d…%d", c.Op, *c.Samples, MCMinSamples, MCMaxSamples)
+			return "", errorf("message figure: samples = %d out of range %d…%d", *c.Samples, MCMinSamples, MCMaxSamples)
 		}
 		req.samples = *c.Samples
 	}
@@ -161,7 +161,7 @@ func (s *session) mcCommand(c Command) (string, error) {
 	switch c.Op {
 	case "mc":
 		if c.Name != nil {
-			return "", errorf("mc: unexpected \"name\" (use mc_preset)")
+			return "", errorf("message figure: unexpected \"name\" (use mc_preset)")
 		}
 		switch {
 		case c.Inputs != nil:
@@ -181,13 +181,13 @@ func (s *session) mcCommand(c Command) (string, error) {
 		}
 	case "mc_preset":
 		if c.Inputs != nil {
-			return "", errorf("mc_preset: unexpected \"inputs\" (use mc)")
+			return "", errorf("message figure preset: unexpected \"inputs\" (use mc)")
 		}
 		if c.Name == nil {
-			return "", errorf("mc_preset: missing \"name\" (one of %q)", montecarlo.PresetNames)
+			return "", errorf("message figure preset: missing \"name\" (one of %q)", montecarlo.PresetNames)
 		}
 		if !slices.Contains(montecarlo.PresetNames, *c.Name) {
-			return "", errorf("mc_preset: unknown name %q (one of %q)", truncate(*c.Name, 40), montecarlo.PresetNames)
+			return "", errorf("message figure preset: unknown name %q (one of %q)", truncate(*c.Name, 40), montecarlo.PresetNames)
 		}
 		ins, err := presetInputs(m, req.layer, *c.Name)
 		if err != nil {
@@ -225,28 +225,28 @@ func firstFigureLayer(m *engine.Model) int {
 
 func checkFigureLayer(op string, m *engine.Model, layer int) error {
 	if layer < 0 || layer >= len(m.Layers) {
-		return errorf("%s: layer %d out of range 0…%d", op, layer, len(m.Layers)-1)
+		return errorf("message figure: there is no layer %d (the model has %d layers)", layer+1, len(m.Layers))
 	}
 	if _, q, d := m.Layers[layer].Dims(); q != 1 || d != 1 {
-		return errorf("%s: layer %d has input dimension %d and output dimension %d; the message figure needs 1 and 1", op, layer, q, d)
+		return errorf("message figure: layer %d has input dimension %d and output dimension %d; the figure needs 1 and 1", layer+1, q, d)
 	}
 	if m.Layers[layer].Kernel.Name() != "rbf" {
-		return errorf("%s: layer %d has a %s kernel; the message figure needs rbf", op, layer, m.Layers[layer].Kernel.Name())
+		return errorf("message figure: layer %d has a %s kernel; the figure needs rbf", layer+1, m.Layers[layer].Kernel.Name())
 	}
 	return nil
 }
 
 func checkMCInputs(in []MCInput) ([]montecarlo.GaussianInput, error) {
 	if len(in) < 1 || len(in) > MCMaxInputs {
-		return nil, errorf("mc: inputs has %d entries, want 1…%d", len(in), MCMaxInputs)
+		return nil, errorf("message figure: inputs has %d entries, want 1…%d", len(in), MCMaxInputs)
 	}
 	out := make([]montecarlo.GaussianInput, len(in))
 	for i, g := range in {
 		if math.IsNaN(g.Mean) || math.Abs(g.Mean) > MaxCoordinate {
-			return nil, errorf("mc: inputs[%d].mean = %v out of range [-%d, %d]", i, g.Mean, MaxCoordinate, MaxCoordinate)
+			return nil, errorf("message figure: inputs[%d].mean = %v out of range [-%d, %d]", i, g.Mean, MaxCoordinate, MaxCoordinate)
 		}
 		if !(g.Var > 0) || g.Var > MCMaxVariance {
-			return nil, errorf("mc: inputs[%d].var = %v must be > 0 and ≤ %g", i, g.Var, MCMaxVariance)
+			return nil, errorf("message figure: inputs[%d].var = %v must be > 0 and ≤ %g", i, g.Var, MCMaxVariance)
 		}
 		out[i] = montecarlo.GaussianInput{Mean: g.Mean, Var: g.Var}
 	}
@@ -256,7 +256,7 @@ func checkMCInputs(in []MCInput) ([]montecarlo.GaussianInput, error) {
 func presetInputs(m *engine.Model, layer int, name string) ([]montecarlo.GaussianInput, error) {
 	ps, err := montecarlo.Presets(m, layer)
 	if err != nil {
-		return nil, errorf("mc_preset: %v", err)
+		return nil, errorf("message figure preset: %v", err)
 	}
 	return slices.Clone(ps[name]), nil
 }
@@ -401,7 +401,7 @@ func mcMessage(model *engine.Model, d *data, iter int, req *mcRequest, seq uint6
 	}
 	fd, err := montecarlo.MessageFigure(model, req.layer, req.inputs, req.samples, mcSeed)
 	if err != nil {
-		return nil, errorf("mc: %v", err)
+		return nil, errorf("message figure: %v", err)
 	}
 	h := req.header(d, iter, seq)
 	h.MS = num(float64(time.Since(t0).Microseconds()) / 1000)
@@ -433,7 +433,7 @@ func encodeFigure(e *encoder, h *mcHeader, fd *montecarlo.FigureData) {
 
 func mcErrorMessage(d *data, iter int, req *mcRequest, seq uint64, err error) []byte {
 	h := req.header(d, iter, seq)
-	h.Error = err.Error()
+	h.Error = packagePrefix.ReplaceAllString(err.Error(), "") // shown in the page
 	var e encoder
 	b, ferr := e.finish(h)
 	if ferr != nil { // cannot happen: the header has no arrays

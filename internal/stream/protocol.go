@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
+	"regexp"
 	"strings"
 
 	"dgpviz/internal/engine"
@@ -30,9 +30,12 @@ type Command struct {
 	Group        *string   `json:"group,omitempty"`         // freeze
 	Frozen       *bool     `json:"frozen,omitempty"`        // freeze
 	Layer        *int      `json:"layer,omitempty"`         // move, add, remove
-	Index        *int      `json:"index,omitempty"`         // move, remove
+	Index        *int      `json:"index,omitempty"`         // move, remove; move_data, remove_data
 	Z            []float64 `json:"z,omitempty"`             // move, add
-	Mu           []float64 `json:"mu,omitempty"`            // move, add
+	Mu           []float64 `json:"mu,omitempty"`            // move (pull), add
+	KeepU        *bool     `json:"keep_u,omitempty"`        // move: keep q(u) instead of projecting it
+	X            []float64 `json:"x,omitempty"`             // add_data, move_data
+	Y            []float64 `json:"y,omitempty"`             // add_data, move_data
 	Hidden       []int     `json:"hidden,omitempty"`        // architecture
 	Inducing     *int      `json:"inducing,omitempty"`      // architecture
 	Dataset      *string   `json:"dataset,omitempty"`       // dataset
@@ -41,9 +44,6 @@ type Command struct {
 	Samples      *int      `json:"samples,omitempty"`       // mc
 	Name         *string   `json:"name,omitempty"`          // mc_preset
 }
-
-// Ops lists the commands, for documentation and errors.
-var Ops = []string{"play", "pause", "step", "reset", "optimizer", "freeze", "move", "add", "remove", "architecture", "dataset", "speed", "mc", "mc_preset", "mc_off"}
 
 // ParseCommand decodes one command. Its errors say what was wrong.
 func ParseCommand(b []byte) (Command, error) {
@@ -64,12 +64,12 @@ func ParseCommand(b []byte) (Command, error) {
 		return c, errorf("malformed command: extra data after the JSON object")
 	}
 	if c.Op == "" {
-		return c, errorf("missing \"op\" (one of %s)", strings.Join(Ops, ", "))
+		return c, errorf("missing \"op\" (one of %s)", strings.Join(Ops(), ", "))
 	}
-	if !slices.Contains(Ops, c.Op) {
-		return c, errorf("unknown op %q (want one of %s)", truncate(c.Op, 40), strings.Join(Ops, ", "))
+	if lookupCommand(c.Op) == nil {
+		return c, errorf("unknown op %q (want one of %s)", truncate(c.Op, 40), strings.Join(Ops(), ", "))
 	}
-	for _, v := range [][]float64{c.Z, c.Mu} {
+	for _, v := range [][]float64{c.Z, c.Mu, c.X, c.Y} {
 		for _, x := range v {
 			if math.IsNaN(x) || math.Abs(x) > MaxCoordinate {
 				return c, errorf("%s: coordinate %v out of range [-%d, %d]", c.Op, x, MaxCoordinate, MaxCoordinate)
@@ -104,8 +104,14 @@ type reply struct {
 	FigureKey string `json:"figure_key,omitempty"`
 }
 
+// packagePrefix matches the package prefixes of this program's errors
+// ("stream: ", "engine: "…): useful in logs, noise in the page.
+var packagePrefix = regexp.MustCompile(`\b(stream|engine|montecarlo|dataset|latent|train|figure): `)
+
 func (r reply) bytes() []byte {
 	r.V = ProtocolVersion
+	// Error texts are for people: the page shows them as they are.
+	r.Error = packagePrefix.ReplaceAllString(r.Error, "")
 	b, err := json.Marshal(r)
 	if err != nil { // cannot happen: every field marshals
 		b = fmt.Appendf(nil, `{"v":%d,"type":"error","error":"stream: encoding reply"}`, ProtocolVersion)

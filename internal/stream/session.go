@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -15,7 +14,6 @@ import (
 	"dgpviz/internal/engine"
 
 	"github.com/gorilla/websocket"
-	"gonum.org/v1/gonum/mat"
 )
 
 // initPerturb randomises the initial model by the seed (see
@@ -110,6 +108,10 @@ type session struct {
 	applied   int64
 	lastPub   time.Time
 	lastStep  time.Time
+	dataSeq   int         // the last data version's id (nextDataID)
+	undo      []editState // edits.go
+	redo      []editState
+	drag      *dragBase
 	ipsT      time.Time
 	ipsIter   int
 	ips       float64
@@ -171,19 +173,17 @@ func (s *session) build(cfg Config, newData bool) error {
 	d := s.data
 	if newData || d == nil || d.ds.Name != cfg.Dataset {
 		ds := s.srv.cat.Get(cfg.Dataset)
-		id := 1
-		if d != nil {
-			id = d.id + 1
-		}
-		d = &data{id: id, ds: ds, nx: dataset.FitNormalizer(ds.X), ny: dataset.FitNormalizer(ds.Y)}
+		d = &data{id: s.nextDataID(), ds: ds, nx: dataset.FitNormalizer(ds.X), ny: dataset.FitNormalizer(ds.Y)}
+		d.x, d.y = d.nx.Apply(ds.X), d.ny.Apply(ds.Y)
 		d.robot = newRobotInfo(ds, d.nx, d.ny, s.srv.baselineIters)
 	}
 	var m *engine.Model
 	var err error
 	if d.robot != nil { // the robot preset's restart selection (robot.go)
-		m, err = d.robot.initModel(s.ctx, d.nx.Apply(d.ds.X), d.ny.Apply(d.ds.Y), cfg, s.srv.workers)
+		m, err = d.robot.initModel(s.ctx, d.x, d.y, cfg, s.srv.workers)
 	} else {
-		m, err = engine.Initialize(d.nx.Apply(d.ds.X), d.ny.Apply(d.ds.Y), engine.InitConfig{Hidden: cfg.Hidden, Inducing: cfg.Inducing, Seed: cfg.Seed, Perturb: initPerturb})
+		// A reset or a new architecture keeps edited data points.
+		m, err = engine.Initialize(d.x, d.y, engine.InitConfig{Hidden: cfg.Hidden, Inducing: cfg.Inducing, Seed: cfg.Seed, Perturb: initPerturb})
 	}
 	if err != nil {
 		return errorf("initialising the model: %w", err)
@@ -195,13 +195,10 @@ func (s *session) build(cfg Config, newData bool) error {
 	dataChanged := s.data == nil || d.id != s.data.id
 	s.cfg, s.tr, s.data = cfg, tr, d
 	s.converged, s.event = false, ""
+	s.clearHistory()
 	s.ipsT, s.ipsIter, s.ips = time.Now(), 0, 0
 	if dataChanged {
-		b, err := d.setup(cfg)
-		if err != nil {
-			return err
-		}
-		s.send(outMsg{binary: true, data: b})
+		return s.sendSetup()
 	}
 	return nil
 }
@@ -319,6 +316,9 @@ func (s *session) run() {
 
 // handle applies one parsed command and replies.
 func (s *session) handle(c Command) {
+	if c.Op != "move" {
+		s.drag = nil // any other command ends a drag
+	}
 	msg, err := s.apply(c)
 	if c.ID != 0 {
 		s.applied = c.ID
@@ -329,255 +329,4 @@ func (s *session) handle(c Command) {
 		return
 	}
 	s.ack(c, msg)
-}
-
-func (s *session) apply(c Command) (string, error) {
-	switch c.Op {
-	case "play":
-		s.running, s.cfg.Play = true, true
-		s.converged = false
-		return "playing", nil
-	case "pause":
-		s.running, s.cfg.Play = false, false
-		return "paused", nil
-	case "speed":
-		if c.Speed == nil {
-			return "", errorf("speed: missing \"speed\" (iterations per second, 0: as fast as possible)")
-		}
-		cfg := s.cfg
-		cfg.Speed = *c.Speed
-		if err := cfg.Validate(s.srv.limits, s.srv.cat); err != nil {
-			return "", err
-		}
-		s.cfg = cfg
-		if cfg.Speed == 0 {
-			return "speed: as fast as possible", nil
-		}
-		return fmt.Sprintf("speed: at most %d iterations per second", cfg.Speed), nil
-	case "step":
-		n := 1
-		if c.N != nil {
-			n = *c.N
-		}
-		if n < 1 || n > s.srv.limits.MaxSteps {
-			return "", errorf("step: n = %d out of range 1…%d", n, s.srv.limits.MaxSteps)
-		}
-		s.running, s.cfg.Play = false, false
-		for i := 0; i < n; i++ {
-			if err := s.step(); err != nil {
-				return "", err
-			}
-			if i+1 < n && time.Since(s.lastPub) >= FrameInterval {
-				s.publish()
-			}
-		}
-		return fmt.Sprintf("stepped %d iteration(s) to %d", n, s.tr.Iter()), nil
-	case "reset":
-		cfg := s.cfg
-		if c.Seed != nil {
-			cfg.Seed = *c.Seed
-		}
-		if err := s.build(cfg, false); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("reset with seed %d", cfg.Seed), nil
-	case "optimizer":
-		cfg := s.cfg
-		if c.Method != nil {
-			cfg.Method = *c.Method
-		}
-		if c.LearningRate != nil {
-			cfg.LearningRate = *c.LearningRate
-		}
-		if c.Method == nil && c.LearningRate == nil {
-			return "", errorf("optimizer: give \"method\" and/or \"learning_rate\"")
-		}
-		if err := cfg.Validate(s.srv.limits, s.srv.cat); err != nil {
-			return "", err
-		}
-		if err := s.tr.SetConfig(s.trainerConfig(cfg)); err != nil {
-			return "", errorf("optimizer: %w", err)
-		}
-		s.cfg = cfg
-		return fmt.Sprintf("optimizer %s, learning rate %g", cfg.Method, cfg.LearningRate), nil
-	case "freeze":
-		if c.Group == nil {
-			return "", errorf("freeze: missing \"group\" (one of kernel, noise, inducing, q_mu, q_sqrt)")
-		}
-		if _, ok := engine.ParseGroup(*c.Group); !ok {
-			return "", errorf("freeze: unknown group %q (one of kernel, noise, inducing, q_mu, q_sqrt)", truncate(*c.Group, 40))
-		}
-		frozen := c.Frozen == nil || *c.Frozen
-		cfg := s.cfg
-		cfg.Frozen = slices.DeleteFunc(slices.Clone(cfg.Frozen), func(g string) bool { return g == *c.Group })
-		if frozen {
-			cfg.Frozen = append(cfg.Frozen, *c.Group)
-		}
-		if err := s.tr.SetConfig(s.trainerConfig(cfg)); err != nil {
-			return "", errorf("freeze: %w", err)
-		}
-		s.cfg = cfg
-		if frozen {
-			return "froze " + *c.Group, nil
-		}
-		return "unfroze " + *c.Group, nil
-	case "move", "add", "remove":
-		return s.editInducing(c)
-	case "mc", "mc_preset", "mc_off":
-		return s.mcCommand(c)
-	case "architecture":
-		cfg := s.cfg
-		if c.Hidden == nil && c.Inducing == nil {
-			return "", errorf("architecture: give \"hidden\" and/or \"inducing\"")
-		}
-		if c.Hidden != nil {
-			cfg.Hidden = slices.Clone(c.Hidden)
-		}
-		if c.Inducing != nil {
-			cfg.Inducing = *c.Inducing
-		}
-		if err := s.build(cfg, false); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("architecture: hidden %v, %d inducing points per layer", cfg.Hidden, cfg.Inducing), nil
-	case "dataset":
-		if c.Dataset == nil {
-			return "", errorf("dataset: missing \"dataset\" (one of %v)", s.srv.cat.Names())
-		}
-		cfg := s.cfg
-		cfg.Dataset = *c.Dataset
-		if IsRobot(s.srv.cat.Get(cfg.Dataset)) && (s.data == nil || !IsRobot(s.data.ds)) {
-			cfg = RobotConfig(cfg, s.srv.limits) // switching to robot data: the paper's preset
-		}
-		if err := s.build(cfg, false); err != nil {
-			return "", err
-		}
-		return "data set " + cfg.Dataset, nil
-	}
-	return "", errorf("unknown op %q", c.Op)
-}
-
-// editInducing moves, adds or removes one inducing point of one layer.
-func (s *session) editInducing(c Command) (string, error) {
-	m := s.tr.Model()
-	if c.Layer == nil {
-		return "", errorf("%s: missing \"layer\"", c.Op)
-	}
-	li := *c.Layer
-	if li < 0 || li >= len(m.Layers) {
-		return "", errorf("%s: layer %d out of range 0…%d", c.Op, li, len(m.Layers)-1)
-	}
-	mz, q, d := m.Layers[li].Dims()
-	if c.Z != nil && len(c.Z) != q {
-		return "", errorf("%s: z has %d values, layer %d has input dimension %d", c.Op, len(c.Z), li, q)
-	}
-	if c.Mu != nil && len(c.Mu) != d {
-		return "", errorf("%s: mu has %d values, layer %d has output dimension %d", c.Op, len(c.Mu), li, d)
-	}
-	idx := -1
-	if c.Op != "add" {
-		if c.Index == nil {
-			return "", errorf("%s: missing \"index\"", c.Op)
-		}
-		idx = *c.Index
-		if idx < 0 || idx >= mz {
-			return "", errorf("%s: index %d out of range 0…%d for layer %d", c.Op, idx, mz-1, li)
-		}
-	}
-	nm := m.Clone()
-	l := nm.Layers[li]
-	var msg string
-	switch c.Op {
-	case "move":
-		if c.Z == nil && c.Mu == nil {
-			return "", errorf("move: give \"z\" and/or \"mu\"")
-		}
-		if c.Z != nil {
-			l.InducingInputs.SetRow(idx, c.Z)
-		}
-		if c.Mu != nil {
-			l.QMu.SetRow(idx, c.Mu)
-		}
-		msg = fmt.Sprintf("moved inducing point %d of layer %d", idx, li)
-	case "add":
-		if c.Z == nil {
-			return "", errorf("add: missing \"z\"")
-		}
-		if mz+1 > s.srv.limits.MaxInducing {
-			return "", errorf("add: layer %d already has %d inducing points, the limit", li, mz)
-		}
-		if err := addInducing(l, nm.Jitter, c.Z, c.Mu); err != nil {
-			return "", err
-		}
-		msg = fmt.Sprintf("added inducing point %d to layer %d", mz, li)
-	case "remove":
-		if mz == 1 {
-			return "", errorf("remove: layer %d has only one inducing point", li)
-		}
-		removeInducing(l, idx)
-		msg = fmt.Sprintf("removed inducing point %d of layer %d", idx, li)
-	}
-	if err := s.tr.SetModel(nm); err != nil {
-		return "", errorf("%s: %w", c.Op, err)
-	}
-	s.converged = false
-	return msg, nil
-}
-
-// addInducing appends an inducing point at z whose q(u) marginal is the
-// layer's current posterior there (mean mu if given).
-func addInducing(l *engine.Layer, jitter float64, z, mu []float64) error {
-	mz, q, d := l.Dims()
-	p, err := engine.NewLayerPosterior(l, jitter)
-	mean := make([]float64, d)
-	varU := make([]float64, d)
-	varCond := 1.0
-	if err == nil {
-		varCond = p.FunctionAt(z, nil, mean, varU)
-	}
-	if mu != nil {
-		copy(mean, mu)
-	}
-	zz := mat.NewDense(mz+1, q, nil)
-	zz.Slice(0, mz, 0, q).(*mat.Dense).Copy(l.InducingInputs)
-	zz.SetRow(mz, z)
-	mm := mat.NewDense(mz+1, d, nil)
-	mm.Slice(0, mz, 0, d).(*mat.Dense).Copy(l.QMu)
-	mm.SetRow(mz, mean)
-	for k, s := range l.QSqrt {
-		ns := mat.NewDense(mz+1, mz+1, nil)
-		ns.Slice(0, mz, 0, mz).(*mat.Dense).Copy(s)
-		ns.Set(mz, mz, math.Sqrt(math.Max(varU[k]+math.Max(varCond, 0), 1e-4)))
-		l.QSqrt[k] = ns
-	}
-	l.InducingInputs, l.QMu = zz, mm
-	return nil
-}
-
-// removeInducing deletes inducing point i (its row of Z and q_mu, its row
-// and column of each q_sqrt factor, which stays lower triangular).
-func removeInducing(l *engine.Layer, i int) {
-	mz, q, d := l.Dims()
-	keep := make([]int, 0, mz-1)
-	for r := 0; r < mz; r++ {
-		if r != i {
-			keep = append(keep, r)
-		}
-	}
-	zz := mat.NewDense(mz-1, q, nil)
-	mm := mat.NewDense(mz-1, d, nil)
-	for a, r := range keep {
-		zz.SetRow(a, l.InducingInputs.RawRowView(r)[:q])
-		mm.SetRow(a, l.QMu.RawRowView(r)[:d])
-	}
-	for k, s := range l.QSqrt {
-		ns := mat.NewDense(mz-1, mz-1, nil)
-		for a, r := range keep {
-			for b, cc := range keep {
-				ns.Set(a, b, s.At(r, cc))
-			}
-		}
-		l.QSqrt[k] = ns
-	}
-	l.InducingInputs, l.QMu = zz, mm
 }
