@@ -51,6 +51,19 @@ const (
 // when a projected covariance stays indefinite after diagonal loading of
 // up to editMaxVarRatio of its mean variance.
 func ProjectInducing(l *Layer, jitter float64, z *mat.Dense) (*Layer, error) {
+	return project(l, jitter, z, nil)
+}
+
+// project is ProjectInducing where new point i may carry the jitter of
+// old point origin[i] (origin nil or −1: none). The jitter is white noise
+// on the inducing variables, u = f(Z) + ε; a point moved from z_j to z′
+// keeps the share ρ = corr(f(z′), f(z_j)) of its old noise, which is a
+// valid joint prior (the noise correlation matrix [[I, ρe_j],[ρe_jᵀ, 1]]
+// is positive semi-definite for |ρ| ≤ 1). Without it a move by a hair
+// would replace m_j by the function's mean μ(z_j) = m_j − jitter·(Kuu⁻¹m)_j,
+// a jump of up to a few nats on fitted models whose Kuu is ill-conditioned;
+// with it the projection is continuous in z′ and the identity at z_j.
+func project(l *Layer, jitter float64, z *mat.Dense, origin []int) (*Layer, error) {
 	m, q, d := l.Dims()
 	m2, qz := z.Dims()
 	if qz != q {
@@ -84,10 +97,36 @@ func ProjectInducing(l *Layer, jitter float64, z *mat.Dense) (*Layer, error) {
 		prefix++
 	}
 
+	// The noise a moved point carries: its origin and correlation ρ, for
+	// points that are not an old point and whose origin is not kept.
+	from, rho := make([]int, m2), make([]float64, m2)
+	used := make([]bool, m)
+	for _, j := range match {
+		if j >= 0 {
+			used[j] = true
+		}
+	}
+	for i := range from {
+		from[i] = -1
+		if match[i] >= 0 || origin == nil || origin[i] < 0 || origin[i] >= m || used[origin[i]] {
+			continue
+		}
+		o := origin[i]
+		zi, zo := zNew[i*q:(i+1)*q], zOld[o*q:(o+1)*q]
+		if v := l.Kernel.Eval(zi, zi) * l.Kernel.Eval(zo, zo); v > 0 {
+			from[i], rho[i] = o, l.Kernel.Eval(zi, zo)/math.Sqrt(v)
+		}
+	}
+
 	// W = K_{Z′Z} Kuu⁻¹ (m2×m): the unit row e_j for a point that is old
 	// point j, else solved through Kuu's Cholesky factor.
 	kx := make([]float64, m2*m)
 	Cov(l.Kernel, kx, zNew, zOld)
+	for i, o := range from {
+		if o >= 0 {
+			kx[i*m+o] += jitter * rho[i]
+		}
+	}
 	w := make([]float64, m2*m)
 	for i := 0; i < m2; i++ {
 		row := w[i*m : (i+1)*m]
@@ -115,8 +154,11 @@ func ProjectInducing(l *Layer, jitter float64, z *mat.Dense) (*Layer, error) {
 					continue
 				}
 				v := kpp[a*m2+b] - dot(w[a*m:(a+1)*m], kx[b*m:(b+1)*m])
-				if a == b {
+				switch {
+				case a == b:
 					v += jitter
+				case from[a] >= 0 && from[a] == from[b]:
+					v += jitter * rho[a] * rho[b]
 				}
 				c[a*m2+b], c[b*m2+a] = v, v
 			}
@@ -256,7 +298,9 @@ func loadedCholesky(l, a []float64, m, p int) error {
 
 // MoveInducing returns m with inducing input j of layer li moved to z and
 // the layer's q(u) projected to the new inducing inputs (ProjectInducing):
-// the function the layer implies stays as it was.
+// the function the layer implies stays as it was. The moved point keeps
+// its share of the jitter (see project), so the model changes continuously
+// with z and not at all when z is the old input.
 func MoveInducing(m *Model, li, j int, z []float64) (*Model, error) {
 	l, err := editLayer(m, li, j)
 	if err != nil {
@@ -266,7 +310,13 @@ func MoveInducing(m *Model, li, j int, z []float64) (*Model, error) {
 	if err := setRow(zz, j, z, "z"); err != nil {
 		return nil, err
 	}
-	nl, err := ProjectInducing(l, m.Jitter, zz)
+	mz, _, _ := l.Dims()
+	origin := make([]int, mz)
+	for i := range origin {
+		origin[i] = -1
+	}
+	origin[j] = j
+	nl, err := project(l, m.Jitter, zz, origin)
 	if err != nil {
 		return nil, err
 	}

@@ -426,3 +426,30 @@ func mustProject(t *testing.T, l *Layer, jitter float64, z *mat.Dense) *Layer {
 	}
 	return nl
 }
+
+// TestMoveInducingIsContinuous checks that the bound changes continuously
+// with a move: a hair's move costs a hair (a plain projection, without the
+// moved point's share of the jitter, jumps by up to nats on this model).
+func TestMoveInducingIsContinuous(t *testing.T) {
+	m := fittedStep3(t)
+	b0 := boundOf(t, m)
+	for li, l := range m.Layers {
+		mz, _, _ := l.Dims()
+		for j := 0; j < mz; j++ {
+			z := l.InducingInputs.At(j, 0)
+			for _, eps := range []float64{1e-9, 1e-6} {
+				moved, err := MoveInducing(m, li, j, []float64{z + eps})
+				if err != nil {
+					t.Fatal(err)
+				}
+				d := math.Abs(boundOf(t, moved) - b0)
+				// 1e-3 nats for a move of 1e-6 normalised units and 1e-6 for
+				// 1e-9: the bound's slope in z is of order one here, so
+				// these leave room only for rounding, not for a jump.
+				if lim := map[float64]float64{1e-9: 1e-6, 1e-6: 1e-3}[eps]; d > lim {
+					t.Errorf("layer %d point %d: a move by %g changed the bound by %.3g nats", li+1, j+1, eps, d)
+				}
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package stream
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"dgpviz/internal/engine"
@@ -167,6 +168,10 @@ func (s *session) cmdMove(c Command) (string, error) {
 			}
 		}()
 	}
+	// Frames carry coordinates as float32: a drag back to where it began
+	// lands exactly there, so that it restores the model exactly.
+	snap(c.Z, base.Layers[li].InducingInputs.RawRowView(j))
+	snap(c.Mu, base.Layers[li].QMu.RawRowView(j))
 	m := base
 	if c.Z != nil {
 		if keepU {
@@ -197,6 +202,20 @@ func (s *session) cmdMove(c Command) (string, error) {
 		verb = "pulled the function at"
 	}
 	return fmt.Sprintf("%s inducing point %d of layer %d", verb, j+1, li+1), nil
+}
+
+// snap sets v to exact where every value of v is exact's to float32
+// precision (v nil: nothing).
+func snap(v, exact []float64) {
+	if v == nil {
+		return
+	}
+	for k, x := range v {
+		if math.Abs(x-exact[k]) > 1e-6*math.Max(1, math.Abs(exact[k])) {
+			return
+		}
+	}
+	copy(v, exact[:len(v)])
 }
 
 // cmdAdd adds an inducing point at z with q(u) the joint posterior there
