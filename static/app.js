@@ -97,6 +97,7 @@ function onText(m) {
       if (m.config) applyConfig(m.config);
       if (typeof m.running === "boolean") { state.running = m.running; showRunning(); }
       if (!["move", "pause", "play", "step", "mc", "mc_off"].includes(m.op)) toast(m.message, "ok");
+      if (typeof m.undo === "number") showUndo(m);
       break;
     case "error":
       toast(m.error, "error");
@@ -111,8 +112,11 @@ function onBinary(m) {
     return;
   }
   if (m.type === "setup") {
+    // An edit of the data points (or its undo) keeps the bound's history;
+    // a new data set starts it afresh.
+    const edit = state.setup && m.name === state.setup.name && (m.edited || state.setup.edited);
     state.setup = m;
-    state.history = [];
+    if (!edit) state.history = [];
     state.frame = null;
     return;
   }
@@ -122,7 +126,9 @@ function onBinary(m) {
   const ev = m.optimizer?.event;
   if (ev && ev !== prev?.optimizer?.event) toast(`optimizer: ${ev}`);
   state.running = m.running;
-  if (!prev || prev.layers.length !== m.layers.length || m.iter < (prev.iter ?? 0)) state.history = [];
+  // A new architecture or a new run starts the history again.
+  const last = state.history[state.history.length - 1];
+  if (last && (last.terms.length !== m.layers.length || m.iter < last.iter)) state.history = [];
   if (m.bound != null) {
     const h = state.history;
     const p = { iter: m.iter, bound: m.bound, lik: m.likelihood, terms: m.layers.map((l) => [l.kl, l.compression, l.propagation]) };
@@ -201,6 +207,17 @@ function banner(msg) {
   b.hidden = !msg;
 }
 
+// Undo and redo: the buttons say what they would undo, as the server
+// reports it after every command.
+function showUndo(m) {
+  const u = $("undo"), r = $("redo");
+  u.disabled = !m.undo; r.disabled = !m.redo;
+  u.title = m.undo ? `Undo the ${m.undo_label} (Ctrl+Z)` : "Nothing to undo";
+  r.title = m.redo ? `Redo the ${m.redo_label} (Ctrl+Shift+Z)` : "Nothing to redo";
+}
+const undo = () => app.send({ op: "undo" });
+const redo = () => app.send({ op: "redo" });
+
 const playPause = () => app.send({ op: state.running ? "pause" : "play" });
 const step = () => app.send({ op: "step" });
 const reset = () => {
@@ -234,6 +251,19 @@ function wire() {
   $("speed").addEventListener("change", (e) => app.send({ op: "speed", speed: Number(e.target.value) }));
   $("dataset").addEventListener("change", (e) => app.send({ op: "dataset", dataset: e.target.value }));
   $("controls").addEventListener("submit", (e) => e.preventDefault());
+  $("undo").addEventListener("click", undo);
+  $("redo").addEventListener("click", redo);
+
+  // Ctrl+Z, Ctrl+Shift+Z and Ctrl+Y (⌘ on a Mac), except in text fields,
+  // where they keep their usual meaning.
+  document.addEventListener("keydown", (e) => {
+    if (!(e.ctrlKey || e.metaKey) || e.altKey) return;
+    const t = e.target;
+    if (t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement) return;
+    const k = e.key.toLowerCase();
+    if (k === "z" && !e.shiftKey) { e.preventDefault(); undo(); }
+    else if ((k === "z" && e.shiftKey) || k === "y") { e.preventDefault(); redo(); }
+  });
 
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey) return;

@@ -281,13 +281,14 @@ func TestBrowser(t *testing.T) {
 			chromedp.MouseEvent(chromedp.MouseMoved, x, y),
 			chromedp.MouseEvent(chromedp.MousePressed, x, y, chromedp.ButtonLeft),
 		)
+		// Mostly sideways: a move of the inducing input.
 		for k := 1; k <= 10; k++ {
-			e.run(chromedp.MouseEvent(chromedp.MouseMoved, x+float64(6*k), y+float64(9*k), chromedp.ButtonLeft))
+			e.run(chromedp.MouseEvent(chromedp.MouseMoved, x+float64(9*k), y+float64(2*k), chromedp.ButtonLeft))
 			time.Sleep(15 * time.Millisecond)
 		}
-		// While dragging, the panel shows the bound change.
-		e.waitFor("delta overlay", `[...document.querySelectorAll('[data-testid="drag-delta"]')].some(el => el.textContent.includes("Δ bound"))`)
-		e.run(chromedp.MouseEvent(chromedp.MouseReleased, x+60, y+90, chromedp.ButtonLeft))
+		// While dragging, the panel shows the bound change, layer by layer.
+		e.waitFor("delta overlay", `[...document.querySelectorAll('[data-testid="drag-delta"]')].some(el => el.textContent.includes("Δ bound") && el.textContent.includes("compression"))`)
+		e.run(chromedp.MouseEvent(chromedp.MouseReleased, x+90, y+20, chromedp.ButtonLeft))
 		e.waitFor("bound change", fmt.Sprintf(`document.getElementById("bound-value").textContent !== %q`, before))
 		var z1 float64
 		e.eval(`window.dgpviz.state.frame.layers[2].z[5]`, &z1)
