@@ -216,19 +216,20 @@ func readInputCSV(path string, q int) (*mat.Dense, error) {
 	return mat.NewDense(len(data)/q, q, data), nil
 }
 
-// writePredictCSV writes one row per input: the input columns x0…, then for
-// every layer i and output d the columns layer{i}_mean{d}, layer{i}_var{d}.
+// writePredictCSV writes one row per input: the input columns x1…, then for
+// every layer i and output d the columns layer{i}_mean{d}, layer{i}_var{d},
+// all counted from 1 as people count layers (and as -layer flags do).
 func writePredictCSV(w io.Writer, x *mat.Dense, msgs []engine.Message) error {
 	n, q := x.Dims()
 	cw := csv.NewWriter(w)
 	var head []string
 	for j := range q {
-		head = append(head, fmt.Sprintf("x%d", j))
+		head = append(head, fmt.Sprintf("x%d", j+1))
 	}
 	for i, msg := range msgs {
 		_, d := msg.Mean.Dims()
 		for k := range d {
-			head = append(head, fmt.Sprintf("layer%d_mean%d", i, k), fmt.Sprintf("layer%d_var%d", i, k))
+			head = append(head, fmt.Sprintf("layer%d_mean%d", i+1, k+1), fmt.Sprintf("layer%d_var%d", i+1, k+1))
 		}
 	}
 	if err := cw.Write(head); err != nil {

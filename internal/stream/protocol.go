@@ -100,6 +100,12 @@ type reply struct {
 	Sets    []DatasetInfo `json:"datasets,omitempty"`
 	Groups  []string      `json:"groups,omitempty"`
 	Running *bool         `json:"running,omitempty"`
+	// Undo and Redo (ack) count the edits that undo and redo would take
+	// back or give again; UndoLabel and RedoLabel name the next ones.
+	Undo      *int   `json:"undo,omitempty"`
+	Redo      *int   `json:"redo,omitempty"`
+	UndoLabel string `json:"undo_label,omitempty"`
+	RedoLabel string `json:"redo_label,omitempty"`
 	// FigureKey (hello) names the session in figure downloads (mcfigure.go).
 	FigureKey string `json:"figure_key,omitempty"`
 }

@@ -158,7 +158,16 @@ func (s *session) reply(r reply) { s.send(outMsg{data: r.bytes()}) }
 func (s *session) ack(c Command, msg string) {
 	cfg := s.cfg
 	running := s.running
-	s.reply(reply{Type: "ack", ID: c.ID, Op: c.Op, Message: msg, Config: &cfg, Running: &running})
+	r := reply{Type: "ack", ID: c.ID, Op: c.Op, Message: msg, Config: &cfg, Running: &running}
+	nu, nr := len(s.undo), len(s.redo)
+	r.Undo, r.Redo = &nu, &nr
+	if nu > 0 {
+		r.UndoLabel = s.undo[nu-1].label
+	}
+	if nr > 0 {
+		r.RedoLabel = s.redo[nr-1].label
+	}
+	s.reply(r)
 }
 
 func (s *session) errorReply(c Command, err error) {
