@@ -2,8 +2,6 @@ package web
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -90,15 +88,7 @@ func TestBrowserMessageFigure(t *testing.T) {
 
 	e.eval(`document.querySelector("#panel-messages details.explain").open = true`, nil)
 	e.settle()
-	png, err := chromedp.Run(e.ctx, chromedp.Screenshot(`[data-testid="panel-messages"]`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(artifactDir(t), "dgpviz-messages.png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
+	e.screenshot("dgpviz-messages.png", `[data-testid="panel-messages"]`)
 
 	// Closing stops the figure.
 	e.run(chromedp.Click(`[data-testid="mc-toggle"]`))

@@ -3,8 +3,6 @@ package web
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -119,15 +117,7 @@ func TestBrowserSteering(t *testing.T) {
 	}
 	e.waitFor("delta overlay", `[...document.querySelectorAll('[data-testid="drag-delta"]')].some(el => el.textContent.includes("layer 3"))`)
 	e.settle()
-	png, err := chromedp.Run(e.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(artifactDir(t), "dgpviz-steering.png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
+	e.screenshot("dgpviz-steering.png", "")
 	e.run(chromedp.MouseEvent(chromedp.MouseReleased, x, y-30, chromedp.ButtonLeft))
 	e.noErrors()
 }

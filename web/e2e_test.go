@@ -203,6 +203,25 @@ func (e *e2e) settle() {
 	e.eval(`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, nil)
 }
 
+// screenshot saves a PNG of the element sel (the whole page when sel is
+// "") in the artifact directory, for people to look at.
+func (e *e2e) screenshot(name, sel string) {
+	e.t.Helper()
+	act := chromedp.FullScreenshot(100)
+	if sel != "" {
+		act = chromedp.Screenshot(sel)
+	}
+	png, err := chromedp.Run(e.ctx, act)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	path := filepath.Join(artifactDir(e.t), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Logf("screenshot: %s", path)
+}
+
 // noErrors fails if the page recorded a script error.
 func (e *e2e) noErrors() {
 	e.t.Helper()
@@ -374,16 +393,8 @@ func TestBrowser(t *testing.T) {
 		e.run(chromedp.Click(`[data-testid="play"]`))
 		e.waitFor("paused", `document.querySelector('[data-testid="play"]').getAttribute("aria-pressed") === "false"`)
 		e.eval(`document.querySelectorAll("details.explain")[1].open = true`, nil)
-		e.eval(`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, nil)
-		png, err := chromedp.Run(e.ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(artifactDir(t), "dgpviz-page.png")
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s", path)
+		e.settle()
+		e.screenshot("dgpviz-page.png", "")
 		e.noErrors()
 	})
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -56,20 +55,6 @@ func newRobotE2E(t *testing.T) *e2e {
 	return startE2E(t, exe, srv, log, 1500, 1700)
 }
 
-func (e *e2e) screenshot(name string) string {
-	e.t.Helper()
-	png, err := chromedp.Run(e.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	p := filepath.Join(artifactDir(e.t), name)
-	if err := os.WriteFile(p, png, 0o644); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Logf("screenshot: %s", p)
-	return p
-}
-
 // TestBrowserRobot opens the robot view, checks its panels, brushes a time
 // range on the signals view and checks that every linked view highlights
 // the same scans, and measures the robot views' drawing time per frame with
@@ -92,7 +77,7 @@ func TestBrowserRobot(t *testing.T) {
 		t.Errorf("the generic fit panel should be hidden in the robot view")
 	}
 	e.settle()
-	e.screenshot("robot-view.png")
+	e.screenshot("robot-view.png", "")
 
 	// Brush a time range by dragging along the signals view's time axis.
 	box := evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="robot-signals-canvas"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
@@ -126,7 +111,7 @@ func TestBrowserRobot(t *testing.T) {
 			t.Errorf("%s highlights %s scans, want %s", id, c, w)
 		}
 	}
-	e.screenshot("robot-brushed.png")
+	e.screenshot("robot-brushed.png", "")
 
 	// Drawing time per frame while the optimizer streams.
 	e.eval(`window.dgpviz.robot.clear(); performance.clearMeasures("robot-draw"); true`, nil)

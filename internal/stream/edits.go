@@ -287,35 +287,29 @@ func (s *session) restore(e editState) error {
 }
 
 func (s *session) cmdUndo(Command) (string, error) {
-	if len(s.undo) == 0 {
-		return "", errorf("undo: nothing to undo")
-	}
-	e := s.undo[len(s.undo)-1]
-	cur := s.editState(e.label)
-	if err := s.restore(e); err != nil {
-		return "", errorf("undo: %w", err)
-	}
-	s.undo = s.undo[:len(s.undo)-1]
-	s.redo = append(s.redo, cur)
-	s.drag = nil
-	s.trimHistory()
-	return "undid the " + e.label, nil
+	return s.travel(&s.undo, &s.redo, "undo", "undid")
 }
 
 func (s *session) cmdRedo(Command) (string, error) {
-	if len(s.redo) == 0 {
-		return "", errorf("redo: nothing to redo")
+	return s.travel(&s.redo, &s.undo, "redo", "redid")
+}
+
+// travel restores the newest state of from and keeps the current one in
+// to: undo and redo are the same move in opposite directions.
+func (s *session) travel(from, to *[]editState, op, done string) (string, error) {
+	if len(*from) == 0 {
+		return "", errorf("%s: nothing to %s", op, op)
 	}
-	e := s.redo[len(s.redo)-1]
+	e := (*from)[len(*from)-1]
 	cur := s.editState(e.label)
 	if err := s.restore(e); err != nil {
-		return "", errorf("redo: %w", err)
+		return "", errorf("%s: %w", op, err)
 	}
-	s.redo = s.redo[:len(s.redo)-1]
-	s.undo = append(s.undo, cur)
+	*from = (*from)[:len(*from)-1]
+	*to = append(*to, cur)
 	s.drag = nil
 	s.trimHistory()
-	return "redid the " + e.label, nil
+	return done + " the " + e.label, nil
 }
 
 // errNotEditable says why a data set's points cannot be edited.
