@@ -23,8 +23,8 @@ const signed = (v) => (Math.abs(v) < 5e-4 ? "0" : `${v > 0 ? "+" : "−"}${fmt(M
 
 // showDelta writes into el the change from terms t0 to t1: the bound, the
 // likelihood and every layer's penalties (a penalty that grows lowers the
-// bound). The largest change is marked.
-export function showDelta(el, t0, t1) {
+// bound). The largest change is marked; what names the edit.
+export function showDelta(el, t0, t1, what = "") {
   if (owner !== el || !t0 || !t1 || t0.layers.length !== t1.layers.length) return;
   const dB = t1.bound - t0.bound, dL = t1.lik - t0.lik;
   const rows = t1.layers.map((l, i) => l.map((v, k) => v - t0.layers[i][k]));
@@ -32,6 +32,7 @@ export function showDelta(el, t0, t1) {
   for (const r of rows) for (const v of r) big = Math.max(big, Math.abs(v));
   const cell = (v) => `<td${big > 5e-4 && Math.abs(v) === big ? ' class="big"' : ""}>${signed(v)}</td>`;
   const html =
+    (what ? `<div class="delta-what">${what}</div>` : "") +
     `<div class="delta-head"><b>Δ bound ${signed(dB)} nats</b> <span>(bound ${fmt(t1.bound)})</span></div>` +
     `<table class="delta"><tr><th></th><th>KL</th><th>compression</th><th>propagation</th></tr>` +
     rows.map((r, i) => `<tr><th>layer ${i + 1}</th>${r.map(cell).join("")}</tr>`).join("") +

@@ -23,6 +23,11 @@ register("layer1d", (el, app) => {
   let hover = -1;
   let overlayTimer = 0;
   let lastTerms = null; // the terms at the start of the last drag, for the Δ readout
+  let lastWhat = "";    // what the last edit was, for the readout
+  const WHAT = {
+    pending: "", move: "moving z, keeping the function", pull: "pulling the function",
+    keep: "Ctrl-drag: moving z with q(u) kept — the naïve edit", add: "added a point at the posterior",
+  };
 
   let drawn = null; // the layer as last drawn: hit tests use what the user sees
   const layer = () => drawn;
@@ -93,6 +98,7 @@ register("layer1d", (el, app) => {
       if (dx * dx + dy * dy < 16) return;
       drag.mode = Math.abs(dx) >= Math.abs(dy) ? "move" : "pull";
     }
+    lastWhat = WHAT[drag.mode];
     if (drag.mode === "pull") {
       drag.mu = plot.iy(py) + drag.offY;
       pendingMove = { op: "move", layer: li, index: drag.index, mu: [drag.mu] };
@@ -119,6 +125,7 @@ register("layer1d", (el, app) => {
     const [px, py] = pos(ev);
     if (handleAt(px, py) >= 0 || !plot.ix) return;
     lastTerms = termsOf(app.state.frame);
+    lastWhat = WHAT.add;
     claimDelta(overlay);
     clearTimeout(overlayTimer);
     overlayTimer = setTimeout(() => { overlayTimer = 0; clearDelta(overlay); app.redraw(); }, 4000);
@@ -264,7 +271,7 @@ register("layer1d", (el, app) => {
         { label: "compression", color: C.comp, kind: "band" },
         { label: "propagation", color: C.prop, kind: "band" },
       ]);
-      if ((drag || overlayTimer) && lastTerms) showDelta(overlay, lastTerms, termsOf(frame));
+      if ((drag || overlayTimer) && lastTerms) showDelta(overlay, lastTerms, termsOf(frame), lastWhat);
       else { clearDelta(overlay); if (frame.eval_error) overlay.textContent = `⚠ ${frame.eval_error}`; }
     },
   };
