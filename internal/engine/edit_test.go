@@ -453,3 +453,31 @@ func TestMoveInducingIsContinuous(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMoveInducing times one projected move (what a drag sends about
+// 60 times a second): the fitted step model's first layer (M=12, D=1), and
+// a robot-shaped output layer (M=30, Q=3, D=30) and the server's limit
+// (M=64, Q=3, D=30) on random models.
+func BenchmarkMoveInducing(b *testing.B) {
+	step := fittedStep3(b)
+	rng := rand.New(rand.NewPCG(5, 6))
+	robot := randomModel(rng, 50, []int{1, 3, 30}, []string{"rbf", "rbf"}, 30)
+	limit := randomModel(rng, 50, []int{1, 3, 30}, []string{"rbf", "rbf"}, 64)
+	for _, c := range []struct {
+		name  string
+		m     *Model
+		layer int
+	}{{"step/M=12,D=1", step, 0}, {"robot/M=30,D=30", robot, 1}, {"limit/M=64,D=30", limit, 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			l := c.m.Layers[c.layer]
+			_, q, _ := l.Dims()
+			z := append([]float64(nil), l.InducingInputs.RawRowView(2)[:q]...)
+			z[0] += 0.01
+			for b.Loop() {
+				if _, err := MoveInducing(c.m, c.layer, 2, z); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
