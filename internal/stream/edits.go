@@ -35,10 +35,15 @@ type editState struct {
 	data   *data
 }
 
-// bytes estimates the memory the state holds: its parameters, and its data
-// when they are not the session's current data.
+// bytes estimates the memory the state holds: its parameters (inducing
+// inputs, q(u) means and factors), and its data when they are not the
+// session's current data.
 func (e editState) bytes(current *data) int {
-	n := 8 * len(e.model.Params(nil))
+	n := 0
+	for _, l := range e.model.Layers {
+		mz, q, d := l.Dims()
+		n += 8 * (mz*q + mz*d + d*mz*mz)
+	}
 	if e.data != current && e.data.x != nil {
 		r, q := e.data.x.Dims()
 		_, d := e.data.y.Dims()

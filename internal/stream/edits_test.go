@@ -212,3 +212,25 @@ func TestDataEdits(t *testing.T) {
 		t.Errorf("add_data on 3-output data: %v, want an error", r)
 	}
 }
+
+// TestHistoryIsBounded checks that the undo history keeps the newest
+// maxHistory edits, and that the acks report what undo and redo would do.
+func TestHistoryIsBounded(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	var last map[string]any
+	for i := 0; i < maxHistory+5; i++ {
+		id := c.send(map[string]any{"op": "freeze", "group": "noise", "frozen": i%2 == 0})
+		last = c.reply(id)
+	}
+	if n := num64(last["undo"]); int(n) != maxHistory {
+		t.Errorf("after %d edits undo holds %v, want %d", maxHistory+5, n, maxHistory)
+	}
+	if l, _ := last["undo_label"].(string); l != "unfreeze noise" && l != "freeze noise" {
+		t.Errorf("undo_label %q", l)
+	}
+	r := c.reply(c.send(map[string]any{"op": "undo"}))
+	if num64(r["undo"]) != maxHistory-1 || num64(r["redo"]) != 1 {
+		t.Errorf("after one undo: undo %v redo %v, want %d 1", r["undo"], r["redo"], maxHistory-1)
+	}
+}
