@@ -35,7 +35,7 @@ const (
 	// Only a steepest-descent step that finds no decrease twice in a row
 	// (a true stationary point) ends it sooner.
 	freshIters = 5
-	adamBeta1  = 0.9  // Kingma & Ba (2015) defaults
+	adamBeta1  = 0.9 // Kingma & Ba (2015) defaults
 	adamBeta2  = 0.999
 	adamEps    = 1e-8
 )
