@@ -320,6 +320,15 @@ func Presets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
 	if l.kind == kindRBF {
 		ell = math.Sqrt(0.5 / l.rbfH[0])
 	}
+	// A lengthscale far outside the inputs' range (1e16, say: a flat
+	// function) would put every scanned position outside it, and one of
+	// 1e300 makes the widths overflow: keep ℓ within [range/1000,
+	// 10·range].
+	if span := hi - lo; !(ell > 0) || math.IsInf(ell, 0) {
+		ell = span / 4
+	} else {
+		ell = math.Min(math.Max(ell, span/1000), 10*span)
+	}
 
 	// Scan the terms over [lo − 3ℓ, hi + 3ℓ] at sd ℓ/4.
 	sd0 := ell / 4
@@ -384,9 +393,10 @@ func Presets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
 	for _, i := range peaks {
 		bend = append(bend, in(scan[i].x, sd0))
 	}
-	for k := 2; len(bend) < 4; k++ {
-		bend = append(bend, in(bend[0].Mean, sd0*float64(k)))
+	if len(bend) == 0 { // no position in range to scan: the middle
+		bend = append(bend, in((lo+hi)/2, sd0))
 	}
+	fill(&bend, 4, sd0)
 
 	// Far: walk outwards from the outermost inducing input on the side
 	// where the compression term grows most.
