@@ -65,9 +65,11 @@ type Server struct {
 	limits  Limits
 	def     Config
 	workers int
-	// baselineIters: Options.BaselineIters.
-	baselineIters int
-	log           *slog.Logger
+	// baselines are the robot view's baselines, fitted in the background
+	// under bg, which Shutdown cancels.
+	baselines *baselineCache
+	bgCancel  context.CancelFunc
+	log       *slog.Logger
 	origins       []string
 	upgrader      websocket.Upgrader
 
@@ -100,8 +102,9 @@ func NewServer(o Options) (*Server, error) {
 	if o.BaselineIters <= 0 {
 		o.BaselineIters = DefaultBaselineIters
 	}
-	s := &Server{cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselineIters: o.BaselineIters, log: o.Logger,
-		origins: o.AllowedOrigins, sessions: map[*session]struct{}{}}
+	bg, cancel := context.WithCancel(context.Background())
+	s := &Server{cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselines: newBaselineCache(bg, o.BaselineIters),
+		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}}
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	return s, nil
 }
@@ -454,8 +457,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		ss.fail(closeGoingAway, "server is shutting down")
 	}
 	s.mu.Unlock()
+	s.bgCancel() // background work: the robot baselines
 	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
+	go func() { s.wg.Wait(); s.baselines.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil

@@ -184,7 +184,7 @@ func (s *session) build(cfg Config, newData bool) error {
 		ds := s.srv.cat.Get(cfg.Dataset)
 		d = &data{id: s.nextDataID(), ds: ds, nx: dataset.FitNormalizer(ds.X), ny: dataset.FitNormalizer(ds.Y)}
 		d.x, d.y = d.nx.Apply(ds.X), d.ny.Apply(ds.Y)
-		d.robot = newRobotInfo(ds, d.nx, d.ny, s.srv.baselineIters)
+		d.robot = newRobotInfo(ds, d.nx, d.ny, s.srv.baselines)
 	}
 	var m *engine.Model
 	var err error
