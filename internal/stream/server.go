@@ -70,8 +70,8 @@ type Server struct {
 	baselines *baselineCache
 	bgCancel  context.CancelFunc
 	log       *slog.Logger
-	origins       []string
-	upgrader      websocket.Upgrader
+	origins   []string
+	upgrader  websocket.Upgrader
 
 	mu       sync.Mutex
 	sessions map[*session]struct{}
