@@ -3,7 +3,6 @@ package stream
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"dgpviz/internal/engine"
 )
@@ -103,16 +102,13 @@ func (s *session) cmdStep(c Command) (string, error) {
 	if n < 1 || n > s.srv.limits.MaxSteps {
 		return "", errorf("step: n = %d out of range 1…%d", n, s.srv.limits.MaxSteps)
 	}
+	// Acknowledged now, run between commands by the optimizer loop
+	// (session.run); frames show progress, and the frame after the last
+	// iteration is the first to report this command as applied.
 	s.running, s.cfg.Play = false, false
-	for i := 0; i < n; i++ {
-		if err := s.step(); err != nil {
-			return "", err
-		}
-		if i+1 < n && time.Since(s.lastPub) >= FrameInterval {
-			s.publish()
-		}
-	}
-	return fmt.Sprintf("stepped %d iteration(s) to %d", n, s.tr.Iter()), nil
+	s.steps, s.stepID = n, c.ID
+	s.converged = false
+	return fmt.Sprintf("stepping %d iteration(s) from %d", n, s.tr.Iter()), nil
 }
 
 func (s *session) cmdReset(c Command) (string, error) {

@@ -37,7 +37,7 @@ func TestMCMatchesMessageFigure(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, paused)
 	key := helloKey(t, c)
-	c.ack(map[string]any{"op": "step", "n": 5})
+	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 5})) // steps run after the ack
 	ins := []map[string]any{{"mean": -0.8, "var": 0.01}, {"mean": 0.1, "var": 0.04}, {"mean": 2.5, "var": 0.01}, {"mean": 0.0, "var": 0.5}}
 	id := c.ack(map[string]any{"op": "mc", "layer": 1, "inputs": ins, "samples": 5000})
 	got := c.mcAfter(id)
@@ -121,7 +121,7 @@ func TestMCPresetsAndLive(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, paused)
 	helloKey(t, c)
-	c.ack(map[string]any{"op": "step", "n": 20})
+	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 20}))
 	comp := map[string]float64{}
 	for _, name := range montecarlo.PresetNames {
 		id := c.ack(map[string]any{"op": "mc_preset", "layer": 0, "name": name, "samples": 2000})
@@ -258,7 +258,7 @@ func BenchmarkMCMessage(b *testing.B) {
 	e := newEnv(b, nil)
 	c := e.dial(b, paused)
 	h := c.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
-	c.ack(map[string]any{"op": "step", "n": 50})
+	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 50}))
 	fs, _ := e.srv.FigureSession(h["figure_key"].(string))
 	ps, err := montecarlo.Presets(fs.Model, 1)
 	if err != nil {

@@ -488,3 +488,35 @@ func FuzzParseCommand(f *testing.F) {
 		}
 	})
 }
+
+// TestLongStepNoLockOut is issue #16's lock-out: a step of the most
+// iterations on a heavy model is acknowledged at once, other commands are
+// answered while it runs, and closing the socket stops the work and frees
+// the session slot for the next client.
+func TestLongStepNoLockOut(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Limits.MaxSessions = 1 })
+	c := e.dial(t, paused+"&hidden=8,8,8&m=64")
+	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	start := time.Now()
+	c.ack(map[string]any{"op": "step", "n": e.srv.limits.MaxSteps})
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("step %d acknowledged after %v, want < 1 s", e.srv.limits.MaxSteps, d)
+	}
+	start = time.Now()
+	c.ack(map[string]any{"op": "speed", "speed": 10})
+	t.Logf("a command during the step answered in %v", time.Since(start).Round(time.Millisecond))
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("a command during the step waited %v, want < 1 s", d)
+	}
+	c.c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.srv.Sessions() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the session outlived its socket by 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("slot freed %v after the socket closed", time.Since(start).Round(time.Millisecond))
+	c2 := e.dial(t, paused)
+	c2.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+}

@@ -112,6 +112,8 @@ type session struct {
 	undo      []editState // edits.go
 	redo      []editState
 	drag      *dragBase
+	steps     int   // iterations a "step" command still has to run
+	stepID    int64 // that command's id
 	ipsT      time.Time
 	ipsIter   int
 	ips       float64
@@ -269,7 +271,7 @@ func (s *session) run() {
 	defer s.recoverPanic("optimizer")
 	var pace *time.Timer
 	for {
-		if s.running && s.cfg.Speed > 0 {
+		if s.running && s.steps == 0 && s.cfg.Speed > 0 {
 			if wait := time.Until(s.lastStep.Add(time.Second / time.Duration(s.cfg.Speed))); wait > 0 {
 				if pace == nil {
 					pace = time.NewTimer(wait)
@@ -287,7 +289,9 @@ func (s *session) run() {
 				}
 			}
 		}
-		if s.running {
+		if s.running || s.steps > 0 {
+			// Commands are served between iterations, and the session's
+			// end stops the work: a long "step" holds neither.
 			select {
 			case <-s.ctx.Done():
 				return
@@ -299,12 +303,21 @@ func (s *session) run() {
 			}
 			if err := s.step(); err != nil {
 				s.running, s.cfg.Play = false, false
+				s.finishSteps()
 				s.reply(reply{Type: "error", Op: "play", Error: err.Error()})
 				s.publish()
 				continue
 			}
+			if s.steps > 0 {
+				if s.steps--; s.steps == 0 {
+					s.finishSteps()
+					s.publish()
+					continue
+				}
+			}
 			if s.converged {
 				s.running, s.cfg.Play = false, false
+				s.finishSteps()
 				s.publish()
 				continue
 			}
@@ -323,14 +336,28 @@ func (s *session) run() {
 	}
 }
 
+// finishSteps ends a "step" command's iterations: frames from now on say
+// it has been applied.
+func (s *session) finishSteps() {
+	s.steps = 0
+	if s.stepID > s.applied {
+		s.applied = s.stepID
+	}
+	s.stepID = 0
+}
+
 // handle applies one parsed command and replies.
 func (s *session) handle(c Command) {
 	if c.Op != "move" {
 		s.drag = nil // any other command ends a drag
 	}
+	switch c.Op {
+	case "play", "pause", "reset", "architecture", "dataset":
+		s.finishSteps() // these end a step command's run; others interleave with it
+	}
 	msg, err := s.apply(c)
-	if c.ID != 0 {
-		s.applied = c.ID
+	if c.ID != 0 && !(c.Op == "step" && err == nil) {
+		s.applied = c.ID // a step's id is applied when its iterations are done
 	}
 	if err != nil {
 		s.log.Debug("command refused", "op", c.Op, "err", err)
