@@ -541,3 +541,50 @@ func TestTrainerAfterEdit(t *testing.T) {
 		t.Errorf("after the edit the optimizer reached %.4f, more than 1 nat below %.4f", info.Bound, b0)
 	}
 }
+
+// TestFunctionOnMatchesPosterior checks the layer's function at many
+// inputs at once (what frames draw) against the textbook posterior
+// computed with gonum's dense inverse: the mean, and the variance from
+// q(u) plus the conditional variance (posteriorAt adds the jitter).
+func TestFunctionOnMatchesPosterior(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	model := randomModel(rng, 20, []int{2, 1, 3}, []string{"rbf", "rbf"}, 7)
+	for li, l := range model.Layers {
+		_, q, d := l.Dims()
+		const g = 9
+		x := mat.NewDense(g, q, nil)
+		for i := 0; i < g; i++ {
+			for c := 0; c < q; c++ {
+				x.Set(i, c, rng.Float64()*4-2)
+			}
+		}
+		p, err := NewLayerPosterior(l, model.Jitter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mean, varU, varCond := make([]float64, g*d), make([]float64, g*d), make([]float64, g)
+		p.FunctionOn(x.RawMatrix().Data, mean, varU, varCond, nil)
+		for k := 0; k < d; k++ {
+			wantMean, wantCov := posteriorAt(l, model.Jitter, x, k)
+			for i := 0; i < g; i++ {
+				if e := math.Abs(mean[i*d+k] - wantMean[i]); e > 1e-9*(1+math.Abs(wantMean[i])) {
+					t.Errorf("layer %d output %d input %d: mean %v, want %v", li, k, i, mean[i*d+k], wantMean[i])
+				}
+				got, want := varU[i*d+k]+varCond[i]+model.Jitter, wantCov.At(i, i)
+				if e := math.Abs(got-want) / want; e > 1e-8 {
+					t.Errorf("layer %d output %d input %d: variance %v, want %v", li, k, i, got, want)
+				}
+			}
+		}
+		// q(u)'s marginals are diag(L Lᵀ).
+		marg := l.InducingMarginals()
+		for k := 0; k < d; k++ {
+			s := qSqrtCov(l, k)
+			for i := range s.RawMatrix().Rows {
+				if e := math.Abs(marg[i*d+k] - s.At(i, i)); e > 1e-12*s.At(i, i) {
+					t.Errorf("layer %d: marginal variance %v, want %v", li, marg[i*d+k], s.At(i, i))
+				}
+			}
+		}
+	}
+}

@@ -145,7 +145,7 @@ func robotSnapshot(b testing.TB, iters int) *snapshot {
 // (the writer's steady state while the optimizer runs).
 func BenchmarkRobotFrame(b *testing.B) {
 	snap := robotSnapshot(b, 20)
-	var f framer
+	f := newFramer()
 	if _, err := f.frame(snap); err != nil {
 		b.Fatal(err)
 	}

@@ -303,7 +303,7 @@ func (ss *session) writer(conn *websocket.Conn) {
 	defer ss.recoverPanic("writer")
 	ping := time.NewTicker(pingPeriod)
 	defer ping.Stop()
-	var f framer
+	f := newFramer()
 	// Frame timing: a frame starts no sooner than FrameInterval after the
 	// previous one; a frame without a new command's effect waits for the
 	// (longer) adaptive gap of frameGap.
@@ -356,7 +356,7 @@ func (ss *session) writer(conn *websocket.Conn) {
 			ss.log.Error("frame", "err", err)
 			return true
 		}
-		lastStart, gap, lastApplied = t0, frameGap(time.Since(t0), &f), snap.applied
+		lastStart, gap, lastApplied = t0, frameGap(time.Since(t0), f), snap.applied
 		if !write(outMsg{binary: true, data: b}) {
 			return false
 		}
