@@ -145,7 +145,6 @@ func (l *Layer) InducingMarginals() []float64 {
 	return out
 }
 
-
 // Predict propagates the inputs x (N × Q(0), certain) through every layer
 // and returns each layer's output message (mean and variance).
 func (e *Evaluator) Predict(m *Model, x *mat.Dense) ([]Message, error) {
