@@ -54,8 +54,8 @@ type mcRequest struct {
 // goroutine (commands, published models), the mc worker and HTTP
 // downloads; mu guards every field but key and out.
 type mcState struct {
-	key string // unguessable session key for downloads (hello's "figure_key")
-	out *byteMailbox
+	key string           // unguessable session key for downloads (hello's "figure_key")
+	out *mailbox[[]byte] // encoded mc messages → the writer
 
 	mu       sync.Mutex
 	model    *engine.Model // latest published model (a private, immutable copy)
@@ -71,7 +71,7 @@ type mcState struct {
 func newMCState() *mcState {
 	var b [16]byte
 	rand.Read(b[:])
-	return &mcState{key: hex.EncodeToString(b[:]), out: newByteMailbox(), notify: make(chan struct{}, 1)}
+	return &mcState{key: hex.EncodeToString(b[:]), out: newMailbox[[]byte](), notify: make(chan struct{}, 1)}
 }
 
 func (st *mcState) poke() {
@@ -79,34 +79,6 @@ func (st *mcState) poke() {
 	case st.notify <- struct{}{}:
 	default:
 	}
-}
-
-// byteMailbox is a one-slot, latest-wins hand-over of encoded messages to
-// the writer.
-type byteMailbox struct {
-	mu     sync.Mutex
-	latest []byte
-	notify chan struct{}
-}
-
-func newByteMailbox() *byteMailbox { return &byteMailbox{notify: make(chan struct{}, 1)} }
-
-func (b *byteMailbox) put(m []byte) {
-	b.mu.Lock()
-	b.latest = m
-	b.mu.Unlock()
-	select {
-	case b.notify <- struct{}{}:
-	default:
-	}
-}
-
-func (b *byteMailbox) take() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	m := b.latest
-	b.latest = nil
-	return m
 }
 
 // mcPublished records a newly published model for the worker and for

@@ -170,7 +170,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel,
-		cmds: make(chan Command, cmdQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox(), mc: newMCState(),
+		cmds: make(chan Command, cmdQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), mc: newMCState(),
 	}
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
@@ -346,8 +346,8 @@ func (ss *session) writer(conn *websocket.Conn) {
 		if !drain() {
 			return false
 		}
-		snap := ss.frames.take()
-		if snap == nil {
+		snap, ok := ss.frames.take()
+		if !ok {
 			return true
 		}
 		t0 := time.Now()
@@ -389,9 +389,11 @@ func (ss *session) writer(conn *websocket.Conn) {
 			}
 		case <-ss.frames.notify:
 			g := gap
-			if ss.frames.applied() > lastApplied {
-				g = FrameInterval // show a command's effect as soon as allowed
-			}
+			ss.frames.peek(func(s *snapshot) {
+				if s.applied > lastApplied {
+					g = FrameInterval // show a command's effect as soon as allowed
+				}
+			})
 			at := lastStart.Add(g)
 			if d := time.Until(at); d > 0 {
 				if slot == nil || at.Before(slotAt) {
@@ -413,7 +415,7 @@ func (ss *session) writer(conn *websocket.Conn) {
 				return
 			}
 		case <-ss.mc.out.notify: // message figure (mcfigure.go), latest wins
-			if b := ss.mc.out.take(); b != nil {
+			if b, ok := ss.mc.out.take(); ok {
 				if !write(outMsg{binary: true, data: b}) {
 					conn.Close()
 					return

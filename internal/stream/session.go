@@ -25,47 +25,6 @@ const initPerturb = 0.5
 // second.
 const FrameInterval = time.Second / 60
 
-// mailbox is a one-slot, latest-wins hand-over from the optimizer to the
-// writer: put never blocks and replaces an untaken snapshot.
-type mailbox struct {
-	mu     sync.Mutex
-	latest *snapshot
-	notify chan struct{} // capacity 1
-}
-
-func newMailbox() *mailbox { return &mailbox{notify: make(chan struct{}, 1)} }
-
-// put stores s and reports whether it replaced an untaken snapshot.
-func (b *mailbox) put(s *snapshot) (dropped bool) {
-	b.mu.Lock()
-	dropped = b.latest != nil
-	b.latest = s
-	b.mu.Unlock()
-	select {
-	case b.notify <- struct{}{}:
-	default:
-	}
-	return dropped
-}
-
-// applied returns the command id of the waiting snapshot (0 if none).
-func (b *mailbox) applied() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.latest == nil {
-		return 0
-	}
-	return b.latest.applied
-}
-
-func (b *mailbox) take() *snapshot {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.latest
-	b.latest = nil
-	return s
-}
-
 // outMsg is a queued message for the writer.
 type outMsg struct {
 	binary bool
@@ -89,10 +48,10 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	cmds       chan Command // reader → optimizer
-	out        chan outMsg  // → writer (replies, setups); bounded
-	frames     *mailbox     // optimizer → writer, latest wins
-	mc         *mcState     // message figure (mcfigure.go)
+	cmds       chan Command        // reader → optimizer
+	out        chan outMsg         // → writer (replies, setups); bounded
+	frames     *mailbox[*snapshot] // optimizer → writer, latest wins (mailbox.go)
+	mc         *mcState            // message figure (mcfigure.go)
 	readerDone chan struct{}
 	closeMu    sync.Mutex
 	closeCode  int
