@@ -91,6 +91,7 @@ function onText(m) {
     case "hello":
       state.session = m.session;
       state.figureKey = m.figure_key; // figure downloads (panels/messages.js)
+      state.inputColors = m.input_colors; // the message figure's colours
       if (m.config) applyConfig(m.config);
       break;
     case "ack":

@@ -153,8 +153,8 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 		ins = parsed
 	}
 	preset := q.Get("preset")
-	if q.Has("preset") && !slices.Contains(montecarlo.PresetNames, preset) {
-		return bad("unknown preset %q (one of %q)", preset, montecarlo.PresetNames)
+	if q.Has("preset") && !slices.Contains(montecarlo.PresetNames(), preset) {
+		return bad("unknown preset %q (one of %q)", preset, montecarlo.PresetNames())
 	}
 	if ins == nil && preset == "" {
 		preset = montecarlo.PresetPaper

@@ -95,7 +95,7 @@ func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 	path := fs.String("model", "", "model file (JSON)")
 	layer := fs.Int("layer", 1, "layer I (1-based) with a 1-D input and output")
 	inputs := fs.String("inputs", "", `Gaussian inputs "μ1:s1,μ2:s2,…" (s a variance); default: -preset`)
-	preset := fs.String("preset", montecarlo.PresetPaper, "teaching preset when -inputs is not given: "+strings.Join(montecarlo.PresetNames, ", "))
+	preset := fs.String("preset", montecarlo.PresetPaper, "teaching preset when -inputs is not given: "+strings.Join(montecarlo.PresetNames(), ", "))
 	samples := fs.Int("samples", 20000, "Monte Carlo samples per input")
 	seed := fs.Uint64("seed", 1, "random seed")
 	out := fs.String("o", "", "output file (.svg, .png or .pdf; - for stdout)")
@@ -126,7 +126,7 @@ func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 		}
 		var ok bool
 		if ins, ok = ps[*preset]; !ok {
-			return badInput("viz figure messages: unknown preset %q (want one of %s)", *preset, strings.Join(montecarlo.PresetNames, ", "))
+			return badInput("viz figure messages: unknown preset %q (want one of %s)", *preset, strings.Join(montecarlo.PresetNames(), ", "))
 		}
 	}
 	data, err := montecarlo.MessageFigure(mf.Model, *layer-1, ins, *samples, *seed)

@@ -265,8 +265,24 @@ const (
 	presetScanSize = 401
 )
 
-// PresetNames lists the presets of Presets in display order.
-var PresetNames = []string{PresetFar, PresetBend, PresetWell, PresetPaper}
+// PresetInfo names a teaching preset: Name as commands, URLs and Presets
+// use it, Key a short identifier for page elements.
+type PresetInfo struct{ Name, Key string }
+
+// presets lists the presets of Presets in display order.
+var presets = []PresetInfo{{PresetFar, "far"}, {PresetBend, "bend"}, {PresetWell, "well"}, {PresetPaper, "paper"}}
+
+// PresetList returns the presets of Presets in display order.
+func PresetList() []PresetInfo { return slices.Clone(presets) }
+
+// PresetNames returns the presets' names in display order.
+func PresetNames() []string {
+	out := make([]string, len(presets))
+	for i, p := range presets {
+		out[i] = p.Name
+	}
+	return out
+}
 
 // Presets returns four Gaussian inputs for each teaching preset, chosen
 // by scanning the layer's per-input compression and propagation terms

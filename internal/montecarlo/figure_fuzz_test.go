@@ -43,7 +43,7 @@ func FuzzPresets(f *testing.F) {
 		if err != nil {
 			return // a clear error is an answer
 		}
-		for _, name := range PresetNames {
+		for _, name := range PresetNames() {
 			if len(ps[name]) != 4 {
 				t.Fatalf("preset %q has %d inputs", name, len(ps[name]))
 			}

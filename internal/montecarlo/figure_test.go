@@ -151,7 +151,7 @@ func TestPresets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range PresetNames {
+	for _, name := range PresetNames() {
 		if len(ps[name]) != 4 {
 			t.Fatalf("preset %q has %d inputs", name, len(ps[name]))
 		}

@@ -146,7 +146,7 @@ func (s *session) cmdOptimizer(c Command) (string, error) {
 // cmdFreeze freezes or unfreezes a parameter group; it is an edit, so
 // undo gives the previous set back.
 func (s *session) cmdFreeze(c Command) (string, error) {
-	groups := groupNames()
+	groups := engine.GroupNames()
 	if c.Group == nil {
 		return "", errorf("freeze: missing \"group\" (one of %v)", groups)
 	}

@@ -33,7 +33,7 @@ type Config struct {
 
 // DefaultConfig is the demo: a 3-layer deep GP on the step function.
 func DefaultConfig() Config {
-	return Config{Dataset: "step", Hidden: []int{1, 1}, Inducing: 12, Method: "lbfgs", LearningRate: 0.01, Seed: 1, Frozen: []string{}, Play: true, Speed: 60}
+	return Config{Dataset: "step", Hidden: []int{1, 1}, Inducing: engine.DefaultInducing, Method: "lbfgs", LearningRate: 0.01, Seed: 1, Frozen: []string{}, Play: true, Speed: 60}
 }
 
 // Limits bound what one session and the server may use. A command or

@@ -156,10 +156,10 @@ func (s *session) mcCommand(c Command) (string, error) {
 			return "", errorf("message figure preset: unexpected \"inputs\" (use mc)")
 		}
 		if c.Name == nil {
-			return "", errorf("message figure preset: missing \"name\" (one of %q)", montecarlo.PresetNames)
+			return "", errorf("message figure preset: missing \"name\" (one of %q)", montecarlo.PresetNames())
 		}
-		if !slices.Contains(montecarlo.PresetNames, *c.Name) {
-			return "", errorf("message figure preset: unknown name %q (one of %q)", truncate(*c.Name, 40), montecarlo.PresetNames)
+		if !slices.Contains(montecarlo.PresetNames(), *c.Name) {
+			return "", errorf("message figure preset: unknown name %q (one of %q)", truncate(*c.Name, 40), montecarlo.PresetNames())
 		}
 		ins, err := presetInputs(m, req.layer, *c.Name)
 		if err != nil {

@@ -123,7 +123,7 @@ func TestMCPresetsAndLive(t *testing.T) {
 	helloKey(t, c)
 	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 20}))
 	comp := map[string]float64{}
-	for _, name := range montecarlo.PresetNames {
+	for _, name := range montecarlo.PresetNames() {
 		id := c.ack(map[string]any{"op": "mc_preset", "layer": 0, "name": name, "samples": 2000})
 		m := c.mcAfter(id)
 		if m["preset"] != name || len(get(m, "inputs").([]any)) != 4 {

@@ -9,8 +9,6 @@ import (
 	"math"
 	"regexp"
 	"strings"
-
-	"dgpviz/internal/engine"
 )
 
 // MaxCoordinate bounds every coordinate a command may set (inducing inputs
@@ -108,6 +106,9 @@ type reply struct {
 	RedoLabel string `json:"redo_label,omitempty"`
 	// FigureKey (hello) names the session in figure downloads (mcfigure.go).
 	FigureKey string `json:"figure_key,omitempty"`
+	// InputColors (hello) are the message figure's input colours, so that
+	// the live panel and the downloads agree.
+	InputColors []string `json:"input_colors,omitempty"`
 }
 
 // packagePrefix matches the package prefixes of this program's errors
@@ -123,13 +124,4 @@ func (r reply) bytes() []byte {
 		b = fmt.Appendf(nil, `{"v":%d,"type":"error","error":"stream: encoding reply"}`, ProtocolVersion)
 	}
 	return b
-}
-
-// groupNames lists engine.Group names in order.
-func groupNames() []string {
-	var out []string
-	for g := engine.GroupKernel; g <= engine.GroupQSqrt; g++ {
-		out = append(out, g.String())
-	}
-	return out
 }

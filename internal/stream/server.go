@@ -14,6 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"dgpviz/internal/engine"
+	"dgpviz/internal/montecarlo"
+
 	"github.com/gorilla/websocket"
 )
 
@@ -205,8 +208,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = cfg.Validate(s.limits, s.cat)
 	}
-	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: groupNames()}
+	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames()}
 	hello.FigureKey = ss.mc.key // downloads of this session's figures (mcfigure.go)
+	hello.InputColors = montecarlo.InputColorsHex()
 	if err != nil {
 		ss.send(outMsg{data: hello.bytes()})
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
