@@ -1,4 +1,5 @@
 // Canvas helpers: device-pixel-ratio sizing, scales, nice ticks, axes.
+import { viridis } from "./colormap.js";
 
 export const C = {
   ink: "#1f2933",
@@ -18,12 +19,10 @@ export const C = {
   bound: "#111827",
 };
 
-// viridis-like colour map for datum order, t in [0, 1].
-const VIR = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+// colormap is the page's one perceptual colour map (viridis, colormap.js)
+// as a CSS colour, for datum order, t in [0, 1].
 export function colormap(t, a = 1) {
-  t = Math.min(1, Math.max(0, t)) * (VIR.length - 1);
-  const i = Math.min(VIR.length - 2, Math.floor(t)), f = t - i;
-  const c = VIR[i].map((v, k) => Math.round(v + f * (VIR[i + 1][k] - v)));
+  const c = viridis(t);
   return `rgba(${c[0]},${c[1]},${c[2]},${a})`;
 }
 
