@@ -14,9 +14,6 @@ import (
 // added in the fit panel keep the displayed bound within 20 nats, the
 // optimizer recovers, and Ctrl+Z restores the bound exactly.
 func TestBrowserSteering(t *testing.T) {
-	if testing.Short() {
-		t.Skip("converges the demo in a browser: not in the short tier")
-	}
 	e := newE2E(t)
 	bound := func() float64 { return evalAs[float64](e, `window.dgpviz.state.frame.bound`) }
 	converge := func() float64 {

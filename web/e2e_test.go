@@ -68,6 +68,9 @@ func newE2E(t *testing.T) *e2e {
 // none — or failing it when CI is set, where a browser must be installed.
 func requireBrowser(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("browser tests are not in the short tier (-short)")
+	}
 	exe := findBrowser()
 	if exe == "" {
 		if os.Getenv("CI") != "" {

@@ -487,6 +487,9 @@ func BenchmarkMoveInducing(b *testing.B) {
 // a small edit of a converged model is repaired (the bound gets back to
 // within 1 nat of where it was, not into a poor optimum).
 func TestTrainerAfterEdit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (fits or Monte Carlo to convergence): not in the short tier")
+	}
 	m := fittedStep3(t)
 	b0 := boundOf(t, m)
 	// Run the fitted model to the optimizer's own convergence.
