@@ -352,7 +352,7 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 		return math.Inf(1), err
 	}
 	if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
-		return math.Inf(1), fmt.Errorf("engine: bound is not finite (%v)", res.Bound)
+		return math.Inf(1), notFiniteError{"the bound", res.Bound}
 	}
 	if !grad {
 		return -res.Bound, nil
@@ -363,7 +363,7 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 		_, dp := fromU(u[k], t.layout[i])
 		g[k] = -t.gfull[i] * dp
 		if math.IsNaN(g[k]) || math.IsInf(g[k], 0) {
-			return math.Inf(1), fmt.Errorf("engine: gradient is not finite")
+			return math.Inf(1), notFiniteError{"the gradient", g[k]}
 		}
 	}
 	return -res.Bound, nil
@@ -374,7 +374,7 @@ func failureKind(err error) string {
 	switch {
 	case errors.Is(err, ErrNotPositiveDefinite):
 		return "Kuu not positive definite"
-	case strings.Contains(err.Error(), "not finite"):
+	case errors.Is(err, ErrNotFinite):
 		return "NaN bound"
 	default:
 		return err.Error()
