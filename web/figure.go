@@ -186,8 +186,7 @@ func (h figureHandler) fit(buf *bytes.Buffer, format string, fs *stream.FigureSe
 			return bad("parameter %q does not apply to the fit figure", k)
 		}
 	}
-	n := &montecarlo.Normalization{XMean: fs.NormX.Mean, XScale: fs.NormX.Scale, YMean: fs.NormY.Mean, YScale: fs.NormY.Scale}
-	fd, err := montecarlo.FitFigure(fs.Model, n, 0)
+	fd, err := montecarlo.FitFigure(fs.Model, fs.NormX, fs.NormY, 0)
 	if err != nil {
 		return bad("%v", err)
 	}

@@ -159,13 +159,7 @@ func runFigureFit(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return usageError{err}
 		}
-		_, q := mf.Model.X.Dims()
-		_, d := mf.Model.Y.Dims()
-		norm, err := montecarlo.NormalizationFromExtra(mf.Extra, q, d)
-		if err != nil {
-			return usageError{fmt.Errorf("%s: %w", p, err)}
-		}
-		fd, err := montecarlo.FitFigure(mf.Model, norm, *points)
+		fd, err := montecarlo.FitFigure(mf.Model, mf.NormX, mf.NormY, *points)
 		if err != nil {
 			return usageError{fmt.Errorf("%s: %w", p, err)}
 		}

@@ -29,18 +29,6 @@ type fitFlags struct {
 	quiet                                                    bool
 }
 
-// normalizationJSON records how the model's data were normalised; the data
-// in the model file are the normalised ones.
-type normalizationJSON struct {
-	Note   string    `json:"note"`
-	XMean  []float64 `json:"x_mean"`
-	XScale []float64 `json:"x_scale"`
-	YMean  []float64 `json:"y_mean"`
-	YScale []float64 `json:"y_scale"`
-}
-
-const normalizationNote = "data.X and data.Y in this file are normalised: original = normalised·scale + mean, per column; viz predict undoes it"
-
 type datasetJSON struct {
 	Name        string   `json:"name"`
 	Spec        string   `json:"spec"`
@@ -184,10 +172,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	extra := map[string]any{
-		"dataset": datasetJSON{Name: ds.Name, Spec: f.data, Description: ds.Description, InputNames: ds.InputNames, OutputNames: ds.OutputNames},
-		"normalization": normalizationJSON{Note: normalizationNote,
-			XMean: nx.Mean, XScale: nx.Scale, YMean: ny.Mean, YScale: ny.Scale},
-		"init": initJSON{InitConfig: reps[best].Init, Method: initMethod, Restarts: f.restarts, Chosen: best, RestartBounds: bounds},
+		"dataset":       datasetJSON{Name: ds.Name, Spec: f.data, Description: ds.Description, InputNames: ds.InputNames, OutputNames: ds.OutputNames},
+		"normalization": engine.NormalizationJSON(nx, ny),
+		"init":          initJSON{InitConfig: reps[best].Init, Method: initMethod, Restarts: f.restarts, Chosen: best, RestartBounds: bounds},
 		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: f.batch, Frozen: frozenNames,
 			MaxIters: f.iters, Tol: f.tol, Iters: final.Iters, Bound: final.Bound, Converged: final.Converged, Events: nonNil(final.Events)},
 	}

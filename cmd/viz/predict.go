@@ -53,11 +53,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return usageError{err}
 	}
-	m := mf.Model
-	nx, ny, err := readNormalization(mf)
-	if err != nil {
-		return usageError{fmt.Errorf("viz predict: %w", err)}
-	}
+	m, nx, ny := mf.Model, mf.NormX, mf.NormY
 	_, q := m.X.Dims()
 
 	// Inputs in original units.
@@ -98,45 +94,6 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		out.Layers = append(out.Layers, messageJSON{Mean: engine.MatrixRows(msg.Mean), Var: engine.MatrixRows(msg.Var)})
 	}
 	return json.NewEncoder(stdout).Encode(out)
-}
-
-// readNormalization returns the model file's normalisers; a file without
-// a "normalization" field is in original units (identity normalisers).
-func readNormalization(mf *engine.ModelFile) (nx, ny dataset.Normalizer, err error) {
-	_, q := mf.Model.X.Dims()
-	_, d := mf.Model.Y.Dims()
-	nx = dataset.Normalizer{Mean: make([]float64, q), Scale: ones(q)}
-	ny = dataset.Normalizer{Mean: make([]float64, d), Scale: ones(d)}
-	raw, ok := mf.Extra["normalization"]
-	if !ok {
-		return nx, ny, nil
-	}
-	var nj normalizationJSON
-	if err := json.Unmarshal(raw, &nj); err != nil {
-		return nx, ny, fmt.Errorf("normalization: %w", err)
-	}
-	check := func(name string, v []float64, n int, scale bool) error {
-		if len(v) != n {
-			return fmt.Errorf("normalization.%s: %d values, want %d", name, len(v), n)
-		}
-		for i, a := range v {
-			if math.IsNaN(a) || math.IsInf(a, 0) || scale && a <= 0 {
-				return fmt.Errorf("normalization.%s[%d]: %v is not a valid value", name, i, a)
-			}
-		}
-		return nil
-	}
-	for _, c := range []struct {
-		name  string
-		v     []float64
-		n     int
-		scale bool
-	}{{"x_mean", nj.XMean, q, false}, {"x_scale", nj.XScale, q, true}, {"y_mean", nj.YMean, d, false}, {"y_scale", nj.YScale, d, true}} {
-		if err := check(c.name, c.v, c.n, c.scale); err != nil {
-			return nx, ny, err
-		}
-	}
-	return dataset.Normalizer{Mean: nj.XMean, Scale: nj.XScale}, dataset.Normalizer{Mean: nj.YMean, Scale: nj.YScale}, nil
 }
 
 func ones(n int) []float64 {

@@ -1,7 +1,6 @@
 package montecarlo
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 
 	"gonum.org/v1/gonum/mat"
@@ -494,59 +494,6 @@ func fill(ins *[]GaussianInput, k int, sd float64) {
 	}
 }
 
-// Normalization is the standardisation of a model's data, stored in a
-// model file's top-level "normalization" object by `viz fit`: the model
-// sees (x − XMean)/XScale and (y − YMean)/YScale.
-type Normalization struct {
-	XMean  []float64 `json:"x_mean"`
-	XScale []float64 `json:"x_scale"`
-	YMean  []float64 `json:"y_mean"`
-	YScale []float64 `json:"y_scale"`
-}
-
-// NormalizationFromExtra reads the "normalization" object from a model
-// file's extra fields. An absent or null object, or absent arrays, mean
-// the identity. Arrays whose length differs from the data's columns, or
-// non-positive or non-finite scales, are errors.
-func NormalizationFromExtra(extra map[string]json.RawMessage, q, d int) (*Normalization, error) {
-	n := &Normalization{}
-	if raw, ok := extra["normalization"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, n); err != nil {
-			return nil, fmt.Errorf("montecarlo: normalization: %w", err)
-		}
-	}
-	fix := func(name string, v *[]float64, cols int, def float64, scale bool) error {
-		if *v == nil {
-			*v = make([]float64, cols)
-			for i := range *v {
-				(*v)[i] = def
-			}
-			return nil
-		}
-		if len(*v) != cols {
-			return fmt.Errorf("montecarlo: normalization.%s has %d entries, the data have %d columns", name, len(*v), cols)
-		}
-		for i, x := range *v {
-			if math.IsNaN(x) || math.IsInf(x, 0) || (scale && !(x > 0)) {
-				return fmt.Errorf("montecarlo: normalization.%s[%d] = %v is not a valid %s", name, i, x, map[bool]string{true: "scale", false: "mean"}[scale])
-			}
-		}
-		return nil
-	}
-	for _, f := range []struct {
-		name  string
-		v     *[]float64
-		cols  int
-		def   float64
-		scale bool
-	}{{"x_mean", &n.XMean, q, 0, false}, {"x_scale", &n.XScale, q, 1, true}, {"y_mean", &n.YMean, d, 0, false}, {"y_scale", &n.YScale, d, 1, true}} {
-		if err := fix(f.name, f.v, f.cols, f.def, f.scale); err != nil {
-			return nil, err
-		}
-	}
-	return n, nil
-}
-
 // FitData is the fit panel of a model with a 1-D input and output, in the
 // data's original units: the data, and the predictive mean ± 2 sd of the
 // Gaussian messages (noise included) on a grid.
@@ -560,8 +507,8 @@ type FitData struct {
 
 // FitFigure predicts the model on `points` inputs (0: GPGridPoints)
 // spanning its data's inputs padded by 5%, and undoes the normalisation
-// norm (nil: the identity).
-func FitFigure(m *engine.Model, norm *Normalization, points int) (*FitData, error) {
+// nx, ny of its data (the zero Normalizer: the identity).
+func FitFigure(m *engine.Model, nx, ny dataset.Normalizer, points int) (*FitData, error) {
 	if m == nil {
 		return nil, fmt.Errorf("montecarlo: nil model")
 	}
@@ -579,11 +526,12 @@ func FitFigure(m *engine.Model, norm *Normalization, points int) (*FitData, erro
 	if points < 2 || points > MaxGridPoints {
 		return nil, fmt.Errorf("montecarlo: %d grid points, want 2…%d", points, MaxGridPoints)
 	}
-	if norm == nil {
-		norm = &Normalization{XMean: []float64{0}, XScale: []float64{1}, YMean: []float64{0}, YScale: []float64{1}}
-	}
-	if len(norm.XMean) != 1 || len(norm.XScale) != 1 || len(norm.YMean) != 1 || len(norm.YScale) != 1 {
-		return nil, fmt.Errorf("montecarlo: normalization must have one entry per array for a 1-D model")
+	xm, xsc, ym, ysc := 0.0, 1.0, 0.0, 1.0
+	if nx.Mean != nil || ny.Mean != nil {
+		if len(nx.Mean) != 1 || len(nx.Scale) != 1 || len(ny.Mean) != 1 || len(ny.Scale) != 1 {
+			return nil, fmt.Errorf("montecarlo: the normalisation must have one column for a 1-D model")
+		}
+		xm, xsc, ym, ysc = nx.Mean[0], nx.Scale[0], ny.Mean[0], ny.Scale[0]
 	}
 	xs := flat(m.X)
 	lo, hi := slices.Min(xs), slices.Max(xs)
@@ -602,7 +550,6 @@ func FitFigure(m *engine.Model, norm *Normalization, points int) (*FitData, erro
 	if err != nil {
 		return nil, fmt.Errorf("montecarlo: %w", err)
 	}
-	xm, xsc, ym, ysc := norm.XMean[0], norm.XScale[0], norm.YMean[0], norm.YScale[0]
 	fd := &FitData{Layers: len(m.Layers), Bound: res.Bound, X: make([]float64, n), Y: make([]float64, n),
 		Grid: GPCurve{X: make([]float64, points), Mean: make([]float64, points), SD: make([]float64, points)}}
 	for i := 0; i < n; i++ {

@@ -425,15 +425,12 @@ type FigureSession struct {
 	Data           *dataset.Dataset // the session's data set (shared, read-only)
 	Iter           int
 	Dataset        string
-	NormX, NormY   Normalization
+	NormX, NormY   dataset.Normalizer // the session's normalisation (private copies)
 	Layer          int
 	Inputs         []montecarlo.GaussianInput
 	Samples        int
 	HasFigureInput bool
 }
-
-// Normalization is one column set's standardisation: original = value·scale + mean.
-type Normalization struct{ Mean, Scale []float64 }
 
 // FigureSession returns the state of the session whose hello carried
 // figure_key key; ok is false when there is none.
@@ -462,8 +459,8 @@ func (s *Server) FigureSession(key string) (fs *FigureSession, ok bool) {
 	if d := st.data; d != nil {
 		fs.Dataset = d.ds.Name
 		fs.Data = d.ds
-		fs.NormX = Normalization{slices.Clone(d.nx.Mean), slices.Clone(d.nx.Scale)}
-		fs.NormY = Normalization{slices.Clone(d.ny.Mean), slices.Clone(d.ny.Scale)}
+		fs.NormX = dataset.Normalizer{Mean: slices.Clone(d.nx.Mean), Scale: slices.Clone(d.nx.Scale)}
+		fs.NormY = dataset.Normalizer{Mean: slices.Clone(d.ny.Mean), Scale: slices.Clone(d.ny.Scale)}
 	}
 	if r := st.req; r != nil {
 		fs.Layer, fs.Inputs, fs.Samples, fs.HasFigureInput = r.layer, slices.Clone(r.inputs), r.samples, true
