@@ -13,7 +13,9 @@ for target in \
 	"FuzzReadModel ./internal/engine/" \
 	"FuzzReadCSV ./internal/dataset/" \
 	"FuzzReadRobot ./internal/dataset/" \
-	"FuzzPresets ./internal/montecarlo/"; do
+	"FuzzPresets ./internal/montecarlo/" \
+	"FuzzParseGaussianInputs ./internal/montecarlo/" \
+	"FuzzParseHidden ./internal/engine/"; do
 	set -- $target
 	echo "== $1 ($2, $t)"
 	go test -run '^$' -fuzz "^$1\$" -fuzztime "$t" "$2" 2>&1 | grep -E "elapsed|PASS|FAIL|ok|panic" | tail -3

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"dgpviz/internal/engine"
@@ -69,27 +68,6 @@ func writeFigure(out string, stdout io.Writer, render func(io.Writer) error) err
 	return os.WriteFile(out, buf.Bytes(), 0o644)
 }
 
-// parseGaussianInputs parses "μ1:s1,μ2:s2,…" (s a variance).
-func parseGaussianInputs(s string) ([]montecarlo.GaussianInput, error) {
-	var ins []montecarlo.GaussianInput
-	for i, part := range strings.Split(s, ",") {
-		ms, vs, ok := strings.Cut(strings.TrimSpace(part), ":")
-		if !ok {
-			return nil, fmt.Errorf("input %d %q: want mean:variance", i+1, part)
-		}
-		m, err := strconv.ParseFloat(strings.TrimSpace(ms), 64)
-		if err != nil {
-			return nil, fmt.Errorf("input %d: mean: %w", i+1, err)
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(vs), 64)
-		if err != nil {
-			return nil, fmt.Errorf("input %d: variance: %w", i+1, err)
-		}
-		ins = append(ins, montecarlo.GaussianInput{Mean: m, Var: v})
-	}
-	return ins, nil
-}
-
 func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("figure messages", stderr)
 	path := fs.String("model", "", "model file (JSON)")
@@ -116,7 +94,7 @@ func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 	}
 	var ins []montecarlo.GaussianInput
 	if *inputs != "" {
-		if ins, err = parseGaussianInputs(*inputs); err != nil {
+		if ins, err = montecarlo.ParseGaussianInputs(*inputs); err != nil {
 			return badInput("viz figure messages: -inputs: %v", err)
 		}
 	} else {

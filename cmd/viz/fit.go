@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -87,7 +86,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	hidden, err := parseInts(f.hidden)
+	hidden, err := engine.ParseHidden(f.hidden)
 	if err != nil {
 		return badInput("viz fit: -hidden: %v", err)
 	}
@@ -218,23 +217,6 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// parseInts parses a comma-separated list of positive integers; "" is the
-// empty list.
-func parseInts(s string) ([]int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, nil
-	}
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("%q is not a positive integer", f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
 
 // parseGroups parses a comma-separated list of parameter group names.
 func parseGroups(s string) (map[engine.Group]bool, []string, error) {

@@ -9,10 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"dgpviz/internal/engine"
 	"dgpviz/internal/stream"
 	"dgpviz/web"
 )
@@ -70,17 +70,11 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	o.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	o.cfg.Play = !*paused
-	o.cfg.Hidden = []int{}
-	for _, f := range strings.Split(*hidden, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		w, err := strconv.Atoi(f)
-		if err != nil {
-			return o, badInput("viz serve: -hidden %q: want comma-separated integers like 1,1", *hidden)
-		}
-		o.cfg.Hidden = append(o.cfg.Hidden, w)
+	h, err := engine.ParseHidden(*hidden)
+	if err != nil {
+		return o, badInput("viz serve: -hidden: %v", err)
 	}
+	o.cfg.Hidden = h
 	return o, nil
 }
 

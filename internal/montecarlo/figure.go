@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"dgpviz/internal/dataset"
@@ -571,4 +572,38 @@ func round6(v float64) float64 {
 		return v
 	}
 	return r
+}
+
+// ParseGaussianInputs parses Gaussian inputs written as "μ:s²,μ:s²,…"
+// (mean and variance, e.g. "0.5:0.01,1:0.2"): the one parser of the
+// command line's -inputs and the figure downloads' URL. Means must be
+// finite and variances finite and positive; callers add their own limits.
+func ParseGaussianInputs(s string) ([]GaussianInput, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("montecarlo: no inputs: want mean:variance pairs separated by commas, e.g. 0.5:0.01")
+	}
+	var out []GaussianInput
+	for i, part := range strings.Split(s, ",") {
+		ms, vs, ok := strings.Cut(strings.TrimSpace(part), ":")
+		m, err1 := strconv.ParseFloat(strings.TrimSpace(ms), 64)
+		v, err2 := strconv.ParseFloat(strings.TrimSpace(vs), 64)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("montecarlo: input %d %q: want mean:variance, e.g. 0.5:0.01", i+1, truncate(part, 40))
+		}
+		if math.IsNaN(m) || math.IsInf(m, 0) {
+			return nil, fmt.Errorf("montecarlo: input %d: mean %v is not finite", i+1, m)
+		}
+		if !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("montecarlo: input %d: variance %v must be finite and > 0", i+1, v)
+		}
+		out = append(out, GaussianInput{Mean: m, Var: v})
+	}
+	return out, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

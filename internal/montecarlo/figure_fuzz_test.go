@@ -55,3 +55,22 @@ func FuzzPresets(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseGaussianInputs: any text gives finite inputs with positive
+// variances, or an error; never a panic.
+func FuzzParseGaussianInputs(f *testing.F) {
+	for _, s := range []string{"0.5:0.01", "0:1,1:2", "1", ":", "NaN:1", "0:-1", "0:Inf", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ins, err := ParseGaussianInputs(s)
+		if err != nil {
+			return
+		}
+		for _, in := range ins {
+			if math.IsNaN(in.Mean) || math.IsInf(in.Mean, 0) || !(in.Var > 0) || math.IsInf(in.Var, 0) {
+				t.Fatalf("%q: input %+v", s, in)
+			}
+		}
+	})
+}

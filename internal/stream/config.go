@@ -122,19 +122,11 @@ func ParseQuery(q url.Values, def Config) (Config, error) {
 		c.Dataset = q.Get("data")
 	}
 	if q.Has("hidden") {
-		c.Hidden = []int{}
-		if s := strings.TrimSpace(q.Get("hidden")); s != "" {
-			for _, f := range strings.Split(s, ",") {
-				w, err := strconv.Atoi(strings.TrimSpace(f))
-				if err != nil {
-					return def, errorf("hidden: %q is not a list of widths like 1,1", q.Get("hidden"))
-				}
-				if len(c.Hidden) > 64 {
-					return def, errorf("hidden: too many layers")
-				}
-				c.Hidden = append(c.Hidden, w)
-			}
+		h, err := engine.ParseHidden(q.Get("hidden"))
+		if err != nil {
+			return def, errorf("hidden: %v", err)
 		}
+		c.Hidden = h
 	}
 	if q.Has("m") {
 		m, err := strconv.Atoi(q.Get("m"))

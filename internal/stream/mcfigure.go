@@ -208,6 +208,18 @@ func checkFigureLayer(op string, m *engine.Model, layer int) error {
 	return nil
 }
 
+// CheckFigureInputs checks Gaussian inputs of the message figure against
+// the figure's limits (count, mean range, variance): the live panel's
+// commands and the downloads' URLs alike.
+func CheckFigureInputs(in []montecarlo.GaussianInput) error {
+	mc := make([]MCInput, len(in))
+	for i, g := range in {
+		mc[i] = MCInput{Mean: g.Mean, Var: g.Var}
+	}
+	_, err := checkMCInputs(mc)
+	return err
+}
+
 func checkMCInputs(in []MCInput) ([]montecarlo.GaussianInput, error) {
 	if len(in) < 1 || len(in) > MCMaxInputs {
 		return nil, errorf("message figure: inputs has %d entries, want 1…%d", len(in), MCMaxInputs)
