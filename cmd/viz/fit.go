@@ -217,7 +217,6 @@ func nonNil(s []string) []string {
 	return s
 }
 
-
 // parseGroups parses a comma-separated list of parameter group names.
 func parseGroups(s string) (map[engine.Group]bool, []string, error) {
 	frozen := map[engine.Group]bool{}
