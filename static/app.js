@@ -3,12 +3,11 @@
 // commands; the configuration lives in the URL.
 import { decode, configToQuery, VERSION } from "./protocol.js";
 import { create } from "./panels/registry.js";
-import "./panels/fit.js";
+// The layer panels are cloned from a template, one per layer, of a kind
+// chosen per frame; every other panel is mounted from its element's
+// data-panel attribute (mountPanels).
 import "./panels/layer.js";
 import "./panels/latent.js";
-import "./panels/bound.js";
-import "./panels/messages.js";
-import "./panels/robot.js";
 import { fmt } from "./plot.js";
 
 const $ = (id) => document.getElementById(id);
@@ -27,7 +26,10 @@ const state = {
 };
 
 let ws = null, nextId = 1, retry = 0, drawQueued = false;
-const panels = { fit: null, bound: null, layers: [], robot: null, messages: null };
+// panels: the page's panels by their data-panel name, and the layer panels.
+const panels = { layers: [] };
+const mounted = []; // the data-panel panels, in page order
+const listeners = new Map(); // binary message type → panels' handlers
 
 const app = {
   state,
@@ -44,6 +46,12 @@ const app = {
   handle(li, k) {
     return panels.layers[li]?.handleClient?.(k) ?? null;
   },
+  // on subscribes fn to binary messages of a type other than frame and
+  // setup (e.g. the message figure's "mc"): each panel keeps its own.
+  on(type, fn) {
+    if (!listeners.has(type)) listeners.set(type, []);
+    listeners.get(type).push(fn);
+  },
   redraw() {
     if (drawQueued) return;
     drawQueued = true;
@@ -57,7 +65,7 @@ window.dgpviz = app; // for tests and the curious
 
 function draw() {
   drawQueued = false;
-  for (const p of [panels.robot, panels.fit, ...panels.layers, panels.bound, panels.messages]) {
+  for (const p of [...mounted, ...panels.layers]) {
     if (!p) continue;
     try { p.draw(state); } catch (e) { console.error(e); app.errors.push(`${p.kind}: ${e.message}`); }
   }
@@ -108,8 +116,9 @@ function onText(m) {
 
 function onBinary(m) {
   if (m.v !== VERSION) return;
-  if (m.type === "mc") { // the message figure (panels/messages.js)
-    if (state.setup && m.data_id === state.setup.data_id) { state.mc = m; app.redraw(); }
+  if (listeners.has(m.type)) { // e.g. the message figure's "mc" (panels/messages.js)
+    if (state.setup && m.data_id === state.setup.data_id) for (const fn of listeners.get(m.type)) fn(m);
+    app.redraw();
     return;
   }
   if (m.type === "setup") {
@@ -279,10 +288,19 @@ function wire() {
   new ResizeObserver(() => app.redraw()).observe($("panels"));
 }
 
-panels.fit = create("fit", $("panel-fit"), app);
-panels.bound = create("bound", $("panel-bound"), app);
-panels.robot = create("robot", $("panel-robot"), app);
-panels.messages = create("messages", $("panel-messages"), app);
+// mountPanels gives every element with a data-panel attribute the panel
+// module of that name (static/panels/NAME.js): a new panel is one templ
+// component and one module, and nothing here lists them.
+async function mountPanels() {
+  const els = [...document.querySelectorAll("#panels > [data-panel]")];
+  await Promise.all(els.map((el) => import(`./panels/${el.dataset.panel}.js`))); // in parallel
+  for (const el of els) {
+    const kind = el.dataset.panel;
+    panels[kind] = create(kind, el, app);
+    mounted.push(panels[kind]);
+  }
+}
+
 wire();
 applyConfig(state.config);
-connect();
+mountPanels().then(connect, (e) => { app.errors.push(`panels: ${e.message}`); connect(); });

@@ -62,7 +62,7 @@ func newRobotE2E(t *testing.T) *e2e {
 func TestBrowserRobot(t *testing.T) {
 	e := newRobotE2E(t)
 	e.run(chromedp.Navigate(e.base + "/"))
-	e.waitFor("the robot view", `window.dgpviz && window.dgpviz.robot && window.dgpviz.robot.stats.draws > 3 && !document.getElementById("panel-robot").hidden`)
+	e.waitFor("the robot view", `window.dgpviz && window.dgpviz.panels.robot && window.dgpviz.panels.robot.stats.draws > 3 && !document.getElementById("panel-robot").hidden`)
 	e.waitFor("the geometry score", `document.querySelector('[data-testid="score-1"]').textContent !== "–"`)
 	e.waitFor("the signals' test predictions", `window.dgpviz.state.frame && window.dgpviz.state.frame.iter > 30`)
 	if cfg := evalAs[[]float64](e, `window.dgpviz.state.config.hidden`); !slices.Equal(cfg, []float64{3, 3}) {
@@ -88,7 +88,7 @@ func TestBrowserRobot(t *testing.T) {
 	}
 	e.run(chromedp.MouseEvent(chromedp.MouseReleased, x1, y, chromedp.ButtonLeft))
 	e.settle()
-	sel := evalAs[map[string]float64](e, `window.dgpviz.robot.sel`)
+	sel := evalAs[map[string]float64](e, `window.dgpviz.panels.robot.sel`)
 	lo, hi := int(sel["lo"]), int(sel["hi"])
 	n := int(evalAs[float64](e, `window.dgpviz.state.setup.n`))
 	if lo < 0 || hi <= lo {
@@ -114,9 +114,9 @@ func TestBrowserRobot(t *testing.T) {
 	e.screenshot("robot-brushed.png", "")
 
 	// Drawing time per frame while the optimizer streams.
-	e.eval(`window.dgpviz.robot.clear(); performance.clearMeasures("robot-draw"); true`, nil)
+	e.eval(`window.dgpviz.panels.robot.clear(); performance.clearMeasures("robot-draw"); true`, nil)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 3000))`, nil)
-	e.eval(`window.dgpviz.robot.select(40, 90); true`, nil)
+	e.eval(`window.dgpviz.panels.robot.select(40, 90); true`, nil)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 1500))`, nil)
 	d := evalAs[[]float64](e, `performance.getEntriesByName("robot-draw").map(m => m.duration)`)
 	if len(d) == 0 {
@@ -130,7 +130,7 @@ func TestBrowserRobot(t *testing.T) {
 	// at any moment (BenchmarkRobotDraw-style budgets belong in a
 	// measurement, not in a correctness test).
 	e.eval(`window.dgpviz.send({op: "pause"}); new Promise(r => setTimeout(() => r(true), 700))`, nil)
-	e.eval(`(async () => { performance.clearMeasures("robot-draw"); for (let k = 0; k < 120; k++) { window.dgpviz.robot.select(k, k + 60); await new Promise(r => requestAnimationFrame(() => r())); } return true; })()`, nil)
+	e.eval(`(async () => { performance.clearMeasures("robot-draw"); for (let k = 0; k < 120; k++) { window.dgpviz.panels.robot.select(k, k + 60); await new Promise(r => requestAnimationFrame(() => r())); } return true; })()`, nil)
 	d = evalAs[[]float64](e, `performance.getEntriesByName("robot-draw").map(m => m.duration)`)
 	if len(d) < 100 {
 		t.Fatalf("only %d robot draws for 120 brush moves", len(d))

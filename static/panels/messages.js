@@ -22,6 +22,8 @@ const rgba = (hex, a) => {
 };
 
 register("messages", (el, app) => {
+  let fig = null; // the latest "mc" message: this panel's own state
+  app.on("mc", (m) => { fig = m; });
   const color = (k) => { const c = app.state.inputColors || ["#1f77b4"]; return c[k % c.length]; };
   const canvas = el.querySelector("canvas");
   const plot = new Plot(canvas, { l: 10, r: 10, t: 10, b: 10 });
@@ -70,14 +72,14 @@ register("messages", (el, app) => {
     app.redraw();
   }
   toggle.addEventListener("click", () => setOpen(!open));
-  layerSel.addEventListener("change", () => { layer = Number(layerSel.value); inputs = null; app.state.mc = null; start(); });
+  layerSel.addEventListener("change", () => { layer = Number(layerSel.value); inputs = null; fig = null; start(); });
   samplesSel.addEventListener("change", () => start());
   for (const b of el.querySelectorAll("[data-preset]")) {
     b.addEventListener("click", () => { lastSentId = app.send({ op: "mc_preset", layer, name: b.dataset.preset, samples: Number(samplesSel.value) }); inputs = null; });
   }
   el.querySelector("[data-testid=mc-add]").addEventListener("click", () => {
     if (!inputs || inputs.length >= MAX_INPUTS) return;
-    const m = app.state.mc;
+    const m = fig;
     const x = m?.gp ? (m.gp.x[0] + m.gp.x[m.gp.g - 1]) / 2 : 0;
     const sd = m?.gp ? (m.gp.x[m.gp.g - 1] - m.gp.x[0]) / 20 : 0.1;
     inputs.push({ mean: x, var: sd * sd });
@@ -210,13 +212,15 @@ register("messages", (el, app) => {
       return [r.left + boxes.sx(g.mean), r.top + (boxes.inY(k, g.mean) + boxes.inp.b) / 2];
     },
     inputs: () => inputs?.map((g) => ({ ...g })) ?? null,
+    // figure returns the latest message-figure message (for tests).
+    figure: () => fig,
     draw(s) {
       const f = s.frame;
       if (!f) return;
       if (!layerOptions(f)) { status.textContent = "No layer has a 1-D input and output; the message figure needs one."; return; }
       if (open && s.session !== session) { session = s.session; start(); } // reconnected: a new session
       if (!open) return;
-      const m = s.mc;
+      const m = fig;
       if (m && m.layer === layer && !drag && !pending && (m.applied >= lastSentId || !inputs)) {
         // adopt the server's inputs (presets, first figure) unless the user is moving them
         inputs = m.inputs.map((r) => ({ mean: r.mean, var: r.var }));

@@ -532,15 +532,13 @@ register("robot", (root, app) => {
   root.querySelector('[data-testid="robot-export-csv"]')?.addEventListener("click", exportCSV);
   root.querySelector('[data-testid="robot-export-png"]')?.addEventListener("click", exportPNG);
 
-  const api = {
+  // The panel: its drawing, and selection and statistics for tests and
+  // tours (window.dgpviz.panels.robot).
+  return {
     select(lo, hi) { st.sel = { lo, hi }; app.redraw(); },
     clear() { st.sel = { lo: -1, hi: -1 }; st.hover = -1; app.redraw(); },
     get sel() { return { ...st.sel, hover: st.hover }; },
     stats: st.stats,
-  };
-  app.robot = api;
-
-  return {
     draw(state) {
       const r = state.setup?.robot;
       document.body.classList.toggle("robot-mode", !!r);
