@@ -21,11 +21,11 @@ func init() {
 
 // fitFlags are the parsed flags of viz fit.
 type fitFlags struct {
-	data, hidden, kernel, optimizer, out, freeze, hiddenInit string
-	inducing, iters, restarts, batch, workers                int
-	seed                                                     uint64
-	lr, tol, hiddenNoise, outputNoise                        float64
-	quiet                                                    bool
+	data, hidden, kernel, optimizer, out, freeze, hiddenInit, inputKernel string
+	inducing, iters, restarts, batch, workers                             int
+	seed                                                                  uint64
+	lr, tol, hiddenNoise, outputNoise                                     float64
+	quiet                                                                 bool
 }
 
 type datasetJSON struct {
@@ -65,10 +65,11 @@ const initMethod = "per layer: inducing inputs at the quantiles (1-D) or k-means
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fit", stderr)
 	var f fitFlags
-	fs.StringVar(&f.data, "data", "step", `data set: "step", "robot:PATH" or "csv:PATH"`)
+	fs.StringVar(&f.data, "data", "step", `data set: "step", "robot:PATH", "csv:PATH" or "frey:PATH"`)
 	fs.StringVar(&f.hidden, "hidden", "", "hidden-layer widths, comma-separated (empty: a one-layer GP)")
 	fs.IntVar(&f.inducing, "inducing", engine.DefaultInducing, "inducing points per layer")
-	fs.StringVar(&f.kernel, "kernel", "rbf", "kernel of every layer: rbf or linear")
+	fs.StringVar(&f.kernel, "kernel", "rbf", "kernel of every layer: rbf, rbfiso (one shared lengthscale) or linear")
+	fs.StringVar(&f.inputKernel, "input-kernel", "", "first layer's kernel if not -kernel (empty: rbfiso for frey data, else -kernel)")
 	fs.IntVar(&f.iters, "iters", 2000, "maximum optimizer iterations per restart")
 	fs.StringVar(&f.optimizer, "optimizer", "lbfgs", "lbfgs or adam")
 	fs.Float64Var(&f.lr, "lr", engine.DefaultLearningRate, "adam learning rate")
@@ -113,7 +114,10 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
 	x, y := nx.Apply(ds.X), ny.Apply(ds.Y)
 
-	icfg := engine.InitConfig{Hidden: hidden, Inducing: f.inducing, Kernel: f.kernel, Seed: f.seed,
+	if f.inputKernel == "" && ds.Name == "frey" {
+		f.inputKernel = "rbfiso" // 560 pixels: one shared lengthscale (see README, Frey faces)
+	}
+	icfg := engine.InitConfig{Hidden: hidden, Inducing: f.inducing, Kernel: f.kernel, InputKernel: f.inputKernel, Seed: f.seed,
 		HiddenNoise: f.hiddenNoise, OutputNoise: f.outputNoise, HiddenInit: f.hiddenInit}
 	if _, err := icfg.Defaults(); err != nil {
 		return badInput("viz fit: %v", err)

@@ -10,6 +10,7 @@ import (
 //	"step" or ""   the built-in step function (see Step)
 //	"robot:PATH"   robot WiFi data read from PATH (see LoadRobot)
 //	"csv:PATH"     a CSV file read from PATH with default CSVOptions (see LoadCSV)
+//	"frey:PATH"    the Frey faces MAT-file read from PATH (see LoadFrey)
 //
 // Surrounding white space in spec is ignored; PATH is used as given.
 func Load(spec string) (*Dataset, error) {
@@ -20,15 +21,18 @@ func Load(spec string) (*Dataset, error) {
 	scheme, path, ok := strings.Cut(spec, ":")
 	if ok {
 		switch scheme {
-		case "robot", "csv":
+		case "robot", "csv", "frey":
 			if path == "" {
 				return nil, fmt.Errorf("dataset: %q: missing path after %q", spec, scheme+":")
 			}
-			if scheme == "robot" {
+			switch scheme {
+			case "robot":
 				return LoadRobot(path)
+			case "frey":
+				return LoadFrey(path)
 			}
 			return LoadCSV(path, CSVOptions{})
 		}
 	}
-	return nil, fmt.Errorf(`dataset: unknown data set %q: valid are "step", "robot:PATH" and "csv:PATH"`, spec)
+	return nil, fmt.Errorf(`dataset: unknown data set %q: valid are "step", "robot:PATH", "csv:PATH" and "frey:PATH"`, spec)
 }

@@ -27,6 +27,11 @@ func testGradientFiniteDifferences(t *testing.T) {
 		{[]int{2, 2, 3}, []string{"linear", "rbf"}, 4},
 		{[]int{1, 2, 2}, []string{"rbf", "linear"}, 3},
 		{[]int{1, 2, 2, 2, 1}, []string{"rbf", "rbf", "linear", "rbf"}, 3},
+		// The isotropic RBF on a certain input (its own ψ1 gradient), on an
+		// uncertain one (the ARD loops, folded) and as an autoencoder.
+		{[]int{3, 2}, []string{"rbfiso"}, 4},
+		{[]int{2, 2, 1}, []string{"rbf", "rbfiso"}, 4},
+		{[]int{4, 2, 4}, []string{"rbfiso", "rbfiso"}, 4},
 	}
 	for ci, tc := range cases {
 		t.Run(fmt.Sprint(tc.widths, tc.kernels), func(t *testing.T) {

@@ -35,6 +35,8 @@ func randomModel(rng *rand.Rand, n int, widths []int, kernels []string, m int) *
 				ls[j] = 0.5 + 0.5*rng.Float64()
 			}
 			k = NewRBF(0.5+rng.Float64(), ls)
+		case "rbfiso":
+			k = NewRBFIso(0.5+rng.Float64(), 0.5+0.5*rng.Float64(), q)
 		case "linear":
 			vs := make([]float64, q)
 			for j := range vs {

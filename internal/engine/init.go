@@ -33,8 +33,12 @@ type InitConfig struct {
 	// capped at the number of data (and, for a linear kernel, at the
 	// layer's input dimension, beyond which Kuu is singular).
 	Inducing int `json:"inducing"`
-	// Kernel is every layer's kernel: "rbf" (default) or "linear".
+	// Kernel is every layer's kernel: "rbf" (default), "rbfiso" (one
+	// shared lengthscale) or "linear".
 	Kernel string `json:"kernel"`
+	// InputKernel, when set, replaces Kernel for the first layer, e.g.
+	// "rbfiso" on the 560 pixels of a face.
+	InputKernel string `json:"input_kernel,omitempty"`
 	// Seed seeds k-means and the perturbations.
 	Seed uint64 `json:"seed"`
 	// HiddenNoise is the hidden layers' noise variance relative to the
@@ -82,8 +86,10 @@ func (c InitConfig) withDefaults() (InitConfig, error) {
 	switch {
 	case c.Inducing < 1 || c.Inducing > MaxInducing:
 		return c, fmt.Errorf("engine: %d inducing points, want 1…%d", c.Inducing, MaxInducing)
-	case c.Kernel != "rbf" && c.Kernel != "linear":
-		return c, fmt.Errorf("engine: kernel %q: want rbf or linear", c.Kernel)
+	case !validKernel(c.Kernel):
+		return c, fmt.Errorf("engine: kernel %q: want rbf, rbfiso or linear", c.Kernel)
+	case c.InputKernel != "" && !validKernel(c.InputKernel):
+		return c, fmt.Errorf("engine: input kernel %q: want rbf, rbfiso or linear", c.InputKernel)
 	case !finitePositive(c.HiddenNoise):
 		return c, fmt.Errorf("engine: hidden noise %v must be finite and > 0", c.HiddenNoise)
 	case !finitePositive(c.OutputNoise):
@@ -119,7 +125,8 @@ func (c InitConfig) Defaults() (InitConfig, error) { return c.withDefaults() }
 //     the widths match (see HiddenInit); for later hidden layers their
 //     input (near the identity), each scaled to unit variance;
 //   - sets an RBF kernel's variance to the targets' variance and its
-//     lengthscales to the input's standard deviations (a linear kernel's
+//     lengthscales to the input's standard deviations (an isotropic RBF's
+//     one lengthscale to √(Σ sd²), see isoLengthscale; a linear kernel's
 //     variances so that the output variance matches);
 //   - sets q_mu to the sparse (DTC) regression of the targets on the inputs
 //     at the inducing inputs and q_sqrt to the Cholesky factor of
@@ -179,7 +186,11 @@ func Initialize(x, y *mat.Dense, cfg InitConfig) (*Model, error) {
 		if last {
 			ratio = cfg.OutputNoise
 		}
-		l, err := initLayer(in, target, n, qi, di, cfg, ratio, rng)
+		lcfg := cfg
+		if i == 0 && cfg.InputKernel != "" {
+			lcfg.Kernel = cfg.InputKernel
+		}
+		l, err := initLayer(in, target, n, qi, di, lcfg, ratio, rng)
 		if err != nil {
 			return nil, fmt.Errorf("engine: initialize layer %d: %w", i, err)
 		}
@@ -220,6 +231,12 @@ func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64,
 			vs[j] = tv / (float64(q) * math.Max(ms, 1e-12))
 		}
 		k = NewLinear(vs)
+	case "rbfiso":
+		ls := isoLengthscale(sd)
+		if cfg.Perturb > 0 {
+			ls *= math.Exp(0.5 * cfg.Perturb * rng.NormFloat64())
+		}
+		k = NewRBFIso(tv, ls, q)
 	default:
 		ls := make([]float64, q)
 		for j := range ls {
@@ -532,3 +549,6 @@ func sqDist(a, b []float64) float64 {
 	}
 	return s
 }
+
+// validKernel reports whether name is a kernel Initialize can build.
+func validKernel(name string) bool { return name == "rbf" || name == "rbfiso" || name == "linear" }

@@ -6,8 +6,8 @@ import (
 )
 
 // Kernel is a covariance function with analytic psi statistics under a
-// Gaussian input. The two implementations are *RBF and *Linear; the set is
-// closed because each needs hand-written, fused psi-statistic loops.
+// Gaussian input. The implementations are *RBF, *RBFIso (which runs the
+// RBF's loops) and *Linear; the set is closed because each needs hand-written, fused psi-statistic loops.
 type Kernel interface {
 	// Name is the kernel's type as written in model files: "rbf" or "linear".
 	Name() string
@@ -96,7 +96,7 @@ func addTo(dst, src []float64) {
 	}
 }
 
-// NewKernel makes a kernel of the named type ("rbf" or "linear") with input
+// NewKernel makes a kernel of the named type ("rbf", "rbfiso" or "linear") with input
 // dimension q and default hyperparameters (unit variance and lengthscales).
 func NewKernel(name string, q int) (Kernel, error) {
 	if q < 1 {
@@ -107,8 +107,10 @@ func NewKernel(name string, q int) (Kernel, error) {
 		return NewRBF(1, ones(q)), nil
 	case "linear":
 		return NewLinear(ones(q)), nil
+	case "rbfiso":
+		return NewRBFIso(1, 1, q), nil
 	}
-	return nil, fmt.Errorf("engine: unknown kernel type %q (want rbf or linear)", name)
+	return nil, fmt.Errorf("engine: unknown kernel type %q (want rbf, rbfiso or linear)", name)
 }
 
 func ones(n int) []float64 {
@@ -127,8 +129,12 @@ func Cov(k Kernel, dst, a, b []float64) {
 	if len(dst) != na*nb {
 		panic("engine: Cov dst has wrong size")
 	}
-	if r, ok := k.(*RBF); ok {
+	switch r := k.(type) {
+	case *RBF:
 		r.cov(dst, a, b)
+		return
+	case *RBFIso:
+		r.ard.cov(dst, a, b)
 		return
 	}
 	for i := 0; i < na; i++ {

@@ -34,6 +34,7 @@ type kernelJSON struct {
 	Variance     *float64  `json:"variance,omitempty"`
 	Lengthscales []float64 `json:"lengthscales,omitempty"`
 	Variances    []float64 `json:"variances,omitempty"`
+	Lengthscale  *float64  `json:"lengthscale,omitempty"` // rbfiso
 }
 
 type layerJSON struct {
@@ -150,8 +151,16 @@ func (lj *layerJSON) layer() (*Layer, error) {
 			return nil, fmt.Errorf("kernel.variances: missing")
 		}
 		k = NewLinear(lj.Kernel.Variances)
+	case "rbfiso":
+		if lj.Kernel.Variance == nil || lj.Kernel.Lengthscale == nil {
+			return nil, fmt.Errorf("kernel.variance or kernel.lengthscale: missing")
+		}
+		if q < 1 {
+			return nil, fmt.Errorf("kernel: rbfiso needs inducing_inputs with at least one column")
+		}
+		k = NewRBFIso(*lj.Kernel.Variance, *lj.Kernel.Lengthscale, q)
 	default:
-		return nil, fmt.Errorf("kernel.type: %q is not rbf or linear", lj.Kernel.Type)
+		return nil, fmt.Errorf("kernel.type: %q is not rbf, rbfiso or linear", lj.Kernel.Type)
 	}
 	if k.InputDim() != q {
 		return nil, fmt.Errorf("kernel: %d lengthscales/variances but inducing_inputs has %d columns", k.InputDim(), q)
@@ -240,6 +249,9 @@ func layerToJSON(l *Layer) layerJSON {
 		lj.Kernel = kernelJSON{Type: "rbf", Variance: &v, Lengthscales: append([]float64(nil), k.Lengthscales...)}
 	case *Linear:
 		lj.Kernel = kernelJSON{Type: "linear", Variances: append([]float64(nil), k.Variances...)}
+	case *RBFIso:
+		v, l := k.Variance(), k.Lengthscale()
+		lj.Kernel = kernelJSON{Type: "rbfiso", Variance: &v, Lengthscale: &l}
 	}
 	for _, s := range l.QSqrt {
 		lj.QSqrt = append(lj.QSqrt, lowerRows(s))
@@ -300,6 +312,9 @@ func (g *Gradient) JSON(m *Model) GradientJSON {
 			kj["lengthscales"] = lg.Kernel[1:]
 		case *Linear:
 			kj["variances"] = lg.Kernel
+		case *RBFIso:
+			kj["variance"] = lg.Kernel[0]
+			kj["lengthscale"] = lg.Kernel[1]
 		}
 		lj := LayerGradientJSON{Kernel: kj, NoiseVariance: lg.NoiseVariance, InducingInputs: MatrixRows(lg.InducingInputs), QMu: MatrixRows(lg.QMu)}
 		for _, s := range lg.QSqrt {

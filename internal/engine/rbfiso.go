@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+)
+
+// RBFIso is the isotropic exponentiated quadratic kernel
+//
+//	k(a, b) = Variance · exp(−½ Σ_q (a_q − b_q)² / Lengthscale²),
+//
+// the RBF with all Q lengthscales tied to one. It suits wide inputs such as
+// the 560 pixels of an image: one lengthscale instead of Q keeps the
+// optimisation small and well conditioned, and a lengthscale of the order
+// of the typical distance between inputs starts it where the kernel is
+// neither zero nor constant.
+//
+// Its psi statistics are exactly those of the ARD RBF with equal
+// lengthscales; the RBF's loops compute them and the lengthscale gradient
+// is the sum of the tied lengthscales' gradients.
+//
+// Its parameters change only through SetParams, so that the psi loops,
+// which run concurrently, only read.
+type RBFIso struct {
+	ard *RBF // the equivalent ARD kernel: Q copies of the lengthscale
+}
+
+// NewRBFIso returns an isotropic RBF kernel on q input dimensions.
+func NewRBFIso(variance, lengthscale float64, q int) *RBFIso {
+	ls := make([]float64, q)
+	for r := range ls {
+		ls[r] = lengthscale
+	}
+	return &RBFIso{ard: &RBF{Variance: variance, Lengthscales: ls}}
+}
+
+// Variance returns the kernel's variance.
+func (k *RBFIso) Variance() float64 { return k.ard.Variance }
+
+// Lengthscale returns the shared lengthscale.
+func (k *RBFIso) Lengthscale() float64 { return k.ard.Lengthscales[0] }
+
+// ARD returns the equivalent ARD RBF kernel (a new copy).
+func (k *RBFIso) ARD() *RBF { return k.ard.Clone().(*RBF) }
+
+func (k *RBFIso) Name() string         { return "rbfiso" }
+func (k *RBFIso) InputDim() int        { return len(k.ard.Lengthscales) }
+func (k *RBFIso) NumParams() int       { return 2 }
+func (k *RBFIso) Clone() Kernel        { return NewRBFIso(k.Variance(), k.Lengthscale(), k.InputDim()) }
+func (k *RBFIso) Params() []float64    { return []float64{k.Variance(), k.Lengthscale()} }
+func (k *RBFIso) ParamNames() []string { return []string{"variance", "lengthscale"} }
+
+func (k *RBFIso) SetParams(p []float64) {
+	if len(p) != 2 {
+		panic("engine: RBFIso.SetParams: wrong length")
+	}
+	k.ard.Variance = p[0]
+	for r := range k.ard.Lengthscales {
+		k.ard.Lengthscales[r] = p[1]
+	}
+}
+
+func (k *RBFIso) Eval(a, b []float64) float64 {
+	var e float64
+	for q := range k.ard.Lengthscales {
+		d := a[q] - b[q]
+		e += d * d
+	}
+	l := k.Lengthscale()
+	return k.Variance() * math.Exp(-0.5*e/(l*l))
+}
+
+// foldIso adds the gradient of the tied ARD parameters ard (variance, then Q
+// lengthscales) into the isotropic dParams (variance, lengthscale).
+func foldIso(dParams, ard []float64) {
+	dParams[0] += ard[0]
+	var s float64
+	for _, v := range ard[1:] {
+		s += v
+	}
+	dParams[1] += s
+}
+
+func (k *RBFIso) covGrad(z []float64, m int, kuu, g []float64, dZ, dParams []float64) {
+	tmp := make([]float64, 1+k.InputDim())
+	k.ard.covGrad(z, m, kuu, g, dZ, tmp)
+	foldIso(dParams, tmp)
+}
+
+func (k *RBFIso) psi0(mu, s []float64) float64 { return k.ard.Variance }
+
+func (k *RBFIso) psi0Grad(g float64, mu, s []float64, dMu, dS, dParams []float64) {
+	dParams[0] += g
+}
+
+func (k *RBFIso) psi1(dst []float64, mu, s, z []float64) { k.ard.psi1(dst, mu, s, z) }
+
+// psi1Grad is written out for a certain input, the case of an input layer
+// that sees the data (ψ1[m] = k(x, z_m)); an uncertain input goes through
+// the ARD loops.
+func (k *RBFIso) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dParams []float64) {
+	if s != nil {
+		tmp := make([]float64, 1+k.InputDim())
+		k.ard.psi1Grad(g, psi1, mu, s, z, dMu, dS, dZ, tmp)
+		foldIso(dParams, tmp)
+		return
+	}
+	q := k.InputDim()
+	l := k.Lengthscale()
+	il2 := 1 / (l * l)
+	var sv, sl float64
+	for m := range g {
+		c := g[m] * psi1[m]
+		if c == 0 {
+			continue
+		}
+		sv += c
+		zm := z[m*q : (m+1)*q]
+		dzm := dZ[m*q : (m+1)*q]
+		var d2 float64
+		for r, x := range mu {
+			d := x - zm[r]
+			d2 += d * d
+			dzm[r] += c * d * il2
+			if dMu != nil {
+				dMu[r] -= c * d * il2
+			}
+		}
+		sl += c * d2
+	}
+	dParams[0] += sv / k.ard.Variance
+	dParams[1] += sl * il2 / l
+}
+
+func (k *RBFIso) newPsi2(z []float64, m int, old psi2Kernel) psi2Kernel {
+	var inner psi2Kernel
+	if o, ok := old.(*isoPsi2); ok {
+		inner = o.psi2Kernel
+	}
+	return &isoPsi2{psi2Kernel: k.ard.newPsi2(z, m, inner), q: k.InputDim()}
+}
+
+// isoPsi2 is the ARD RBF's Ψ2 loop with its hyperparameter gradient folded.
+type isoPsi2 struct {
+	psi2Kernel
+	q int
+}
+
+func (p *isoPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
+	tmp := make([]float64, 1+p.q)
+	p.psi2Kernel.finish(acc, dZ, tmp)
+	foldIso(dParams, tmp)
+}
+
+// isoLengthscale is the initial lengthscale of an isotropic RBF on inputs
+// with per-dimension standard deviations sd: √(Σ sd²), so that two inputs
+// at the typical squared distance 2·Σ sd² have a correlation of e⁻¹.
+func isoLengthscale(sd []float64) float64 {
+	var s float64
+	for _, v := range sd {
+		s += v * v
+	}
+	if !(s > 0) || math.IsInf(s, 0) {
+		return 1
+	}
+	return math.Sqrt(s)
+}
+
+func (k *RBFIso) String() string {
+	return fmt.Sprintf("rbfiso(variance %g, lengthscale %g, Q %d)", k.Variance(), k.Lengthscale(), k.InputDim())
+}
