@@ -100,6 +100,7 @@ function onText(m) {
       state.session = m.session;
       state.figureKey = m.figure_key; // figure downloads (panels/messages.js)
       state.inputColors = m.input_colors; // the message figure's colours
+      $("save-model").href = `/model.json?session=${encodeURIComponent(m.figure_key)}`;
       if (m.config) applyConfig(m.config);
       break;
     case "ack":
