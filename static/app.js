@@ -127,6 +127,7 @@ function onBinary(m) {
     // a new data set starts it afresh.
     const edit = state.setup && m.name === state.setup.name && (m.edited || state.setup.edited);
     state.setup = m;
+    if (m.warnings?.length) toast(`⚠ ${m.warnings.join(" · ")}`, "error");
     if (!edit) state.history = [];
     state.frame = null;
     return;
