@@ -74,3 +74,53 @@ func TestModelDownload(t *testing.T) {
 		}
 	}
 }
+
+// TestFigureRenderingIsBounded checks the downloads' render gate: a figure
+// of an unchanged model is served from the cache, and eight parallel
+// requests for a new one draw it once (the others wait for it), so
+// downloads cannot take the live sessions' CPU.
+func TestFigureRenderingIsBounded(t *testing.T) {
+	hs := newSite(t)
+	key, c := liveSession(t, hs.URL, "play=0&speed=0")
+	u := hs.URL + "/figure/messages.png?session=" + key + "&samples=20000"
+	get := func() (int, string) {
+		r, err := http.Get(u)
+		if err != nil {
+			t.Error(err)
+			return 0, ""
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		return r.StatusCode, r.Header.Get("X-Figure-Cache")
+	}
+	if s, c := get(); s != 200 || c != "miss" {
+		t.Fatalf("first: %d %q, want 200 miss", s, c)
+	}
+	if s, c := get(); s != 200 || c != "hit" {
+		t.Fatalf("again, unchanged model: %d %q, want 200 hit", s, c)
+	}
+	// A step publishes a new model: the next figure is drawn anew, once.
+	c.WriteJSON(map[string]any{"id": 9, "op": "step"})
+	time.Sleep(300 * time.Millisecond)
+	type res struct {
+		status int
+		cache  string
+	}
+	out := make(chan res, 8)
+	for range 8 {
+		go func() { s, c := get(); out <- res{s, c} }()
+	}
+	misses := 0
+	for range 8 {
+		r := <-out
+		if r.status != 200 {
+			t.Errorf("a parallel download got %d", r.status)
+		}
+		if r.cache == "miss" {
+			misses++
+		}
+	}
+	if misses != 1 {
+		t.Errorf("8 parallel downloads of a new figure drew it %d times, want 1", misses)
+	}
+}
