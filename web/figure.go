@@ -116,14 +116,8 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	key := q.Get("session")
-	if key == "" {
-		http.Error(w, "missing parameter session (the figure_key of the page's session)", http.StatusBadRequest)
-		return
-	}
-	fs, ok := h.b.FigureSession(key)
+	fs, ok := liveFigureSession(w, r, h.b)
 	if !ok {
-		http.Error(w, "no such session (it may have ended; reload the page)", http.StatusNotFound)
 		return
 	}
 	rk := renderKey{model: fs.Model, live: fmt.Sprint(fs.Layer, fs.Inputs, fs.Samples, fs.HasFigureInput), name: name, query: q.Encode()}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/stream"
 )
 
 // modelHandler serves GET /model.json?session=KEY: the live session's model
@@ -20,14 +21,8 @@ type modelHandler struct {
 }
 
 func (h modelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	key := r.URL.Query().Get("session")
-	if key == "" {
-		http.Error(w, "missing parameter session (the figure_key of the page's session)", http.StatusBadRequest)
-		return
-	}
-	fs, ok := h.b.FigureSession(key)
+	fs, ok := liveFigureSession(w, r, h.b)
 	if !ok {
-		http.Error(w, "no such session (it may have ended; reload the page)", http.StatusNotFound)
 		return
 	}
 	meta, _ := json.Marshal(map[string]any{"name": fs.Dataset, "saved_at_iteration": fs.Iter})
@@ -45,4 +40,21 @@ func (h modelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", fmt.Sprintf("dgpviz-model-%s-iter%d.json", fs.Dataset, fs.Iter)))
 	w.Write(buf.Bytes())
+}
+
+// liveFigureSession finds the session named by the request's session
+// parameter (its hello's figure_key), answering 400 or 404 itself when
+// there is none.
+func liveFigureSession(w http.ResponseWriter, r *http.Request, b FigureBackend) (*stream.FigureSession, bool) {
+	key := r.URL.Query().Get("session")
+	if key == "" {
+		http.Error(w, "missing parameter session (the figure_key of the page's session)", http.StatusBadRequest)
+		return nil, false
+	}
+	fs, ok := b.FigureSession(key)
+	if !ok {
+		http.Error(w, "no such session (it may have ended; reload the page)", http.StatusNotFound)
+		return nil, false
+	}
+	return fs, true
 }
