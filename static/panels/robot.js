@@ -509,19 +509,16 @@ register("robot", (root, app) => {
   }
 
   // ---- export ----
+  // The CSV is the server's (/figure/latent.csv): every layer at the
+  // training and held-out scans, time, true x/y, train/test and variances —
+  // one table for the page and for scripts.
   function exportCSV() {
-    const s0 = S(), f = F();
-    if (!f) return;
-    const ts = times(), hidden = f.layers.slice(0, -1);
-    const head = ["time (s)"];
-    hidden.forEach((l, li) => { for (const kind of ["mean", "var"]) for (let k = 0; k < l.d; k++) head.push(`layer${li + 1}_${kind}${k}`); });
-    const rows = [head.map((h) => (h.includes(" ") ? `"${h}"` : h)).join(",")];
-    for (let i = 0; i < s0.n; i++) {
-      const row = [ts[i]];
-      for (const l of hidden) { for (let k = 0; k < l.d; k++) row.push(l.mean[i * l.d + k]); for (let k = 0; k < l.d; k++) row.push(l.var[i * l.d + k]); }
-      rows.push(row.map((v) => Number(v).toPrecision(8)).join(","));
-    }
-    download(new Blob([rows.join("\n") + "\n"], { type: "text/csv" }), "dgpviz-robot-latent.csv");
+    const key = app.state.figureKey;
+    if (!key) return;
+    const a = document.createElement("a");
+    a.href = `/figure/latent.csv?session=${encodeURIComponent(key)}`;
+    a.download = "dgpviz-robot-latent.csv";
+    document.body.append(a); a.click(); a.remove();
   }
   function exportPNG() {
     const cvs = [views["latent-0"].cv, views["latent-1"].cv, views.path.cv];
