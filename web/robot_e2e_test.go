@@ -88,6 +88,25 @@ func TestBrowserRobot(t *testing.T) {
 	}
 	t.Logf("verdict: %s", verdict)
 
+	// The held-out scans are in the latent views (hidden layers' messages
+	// at the test scans come with the analysis), and can be hidden.
+	e.waitFor("held-out scans in the latent views", `window.dgpviz.state.frame.robot && (window.dgpviz.panels.robot.stats.draws > 0) && document.querySelector('[data-testid="robot-latent-0"]')?.textContent.includes("held-out scans")`)
+	e.eval(`window.dgpviz.send({op: "pause"}), true`, nil)
+	e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
+	e.eval(`new Promise(r => setTimeout(() => r(true), 500))`, nil) // the last analysis lands
+	e.settle()
+	h0, _ := e.canvas(`[data-testid="robot-latent-0-canvas"]`)
+	e.run(chromedp.Click(`[data-testid="robot-show-test"]`))
+	e.settle()
+	h1, _ := e.canvas(`[data-testid="robot-latent-0-canvas"]`)
+	e.run(chromedp.Click(`[data-testid="robot-show-test"]`))
+	e.settle()
+	h2, _ := e.canvas(`[data-testid="robot-latent-0-canvas"]`)
+	if h1 == h0 || h2 != h0 {
+		t.Errorf("toggling the held-out scans: canvas %v → %v → %v, want a change and back", h0, h1, h2)
+	}
+	e.eval(`window.dgpviz.send({op: "play"}), true`, nil)
+
 	// The latent CSV (the page's export and /figure/latent.csv are one
 	// table): every layer at the training and held-out scans, with time,
 	// train/test, the true position and the variances.

@@ -22,9 +22,10 @@ type robotAnalysis struct {
 	seq     uint64 // increases with every analysis (frames send test data once per analysis)
 	res     *engine.Result
 	err     error
-	test    *engine.Message // output layer's message at the test scans
-	rmse    float64         // test RMSE, dBm
-	scores  []latent.Score  // one per hidden layer
+	test    *engine.Message  // output layer's message at the test scans
+	testH   []engine.Message // the hidden layers' messages there: predictions from time alone
+	rmse    float64          // test RMSE, dBm
+	scores  []latent.Score   // one per hidden layer
 }
 
 // robotFramer holds a session writer's robot state.
@@ -78,7 +79,7 @@ func analyze(m *engine.Model, r *robotInfo, iter int, applied int64) *robotAnaly
 	}
 	if r.xTest != nil {
 		if msgs, err := ev.Predict(m, r.xTest); err == nil {
-			a.test = &msgs[len(msgs)-1]
+			a.test, a.testH = &msgs[len(msgs)-1], msgs[:len(msgs)-1]
 			a.rmse = r.rmseDBm(a.test.Mean)
 		}
 	}
@@ -134,7 +135,10 @@ type robotFrame struct {
 	MeanRMSE  *num     `json:"mean_rmse,omitempty"` // dBm, the training mean (baseline)
 	GP1RMSE   *num     `json:"gp1_rmse,omitempty"`  // dBm, a one-layer sparse GP (baseline; absent until computed)
 	Test      *testSec `json:"test,omitempty"`      // sent once per analysis
-	NewOutput bool     `json:"new_output"`          // this frame carries the output layer's mean/var
+	// TestHidden are the hidden layers' messages at the test scans (sent
+	// with Test): where the model puts scans it never saw, from time alone.
+	TestHidden []testSec `json:"test_hidden,omitempty"`
+	NewOutput  bool      `json:"new_output"` // this frame carries the output layer's mean/var
 }
 
 type testSec struct {
@@ -223,6 +227,10 @@ func (f *framer) robotFrame(s *snapshot) ([]byte, error) {
 	if newOut && a.test != nil {
 		tn, td := a.test.Mean.Dims()
 		rfr.Test = &testSec{N: tn, D: td, Mean: e.arr(a.test.Mean.RawMatrix().Data), Var: e.arr(a.test.Var.RawMatrix().Data)}
+		for _, h := range a.testH {
+			hn, hd := h.Mean.Dims()
+			rfr.TestHidden = append(rfr.TestHidden, testSec{N: hn, D: hd, Mean: e.arr(h.Mean.RawMatrix().Data), Var: e.arr(h.Var.RawMatrix().Data)})
+		}
 	}
 	h.Robot = rfr
 	return e.finish(h)

@@ -90,7 +90,10 @@ register("robot", (root, app) => {
     sel: { lo: -1, hi: -1 }, hover: -1, ap: -1, dataId: -1,
     out: null, outVar: null, test: null, testVar: null, // cached output-layer arrays (sent once per analysis)
     drag: null, lastSend: 0, stats: { draws: 0 },
+    testH: null, showTest: true, // hidden layers' messages at the held-out scans
   };
+  const showTest = root.querySelector('[data-testid="robot-show-test"]');
+  showTest?.addEventListener("change", () => { st.showTest = showTest.checked; app.redraw(); });
   const views = {};
   let built = false;
 
@@ -220,8 +223,10 @@ register("robot", (root, app) => {
       const x0p = pi * (pw + gap);
       const box = { l: x0p + PAD.l, r: x0p + pw - 4, t: PAD.t, b: h - PAD.b };
       let xa = Infinity, xb = -Infinity, ya = Infinity, yb = -Infinity;
-      for (let i = 0; i < n; i++) {
-        const x = L.mean[i * D + a], y = L.mean[i * D + b];
+      const T = st.showTest ? st.testH?.[li] : null; // held-out scans: predicted from time alone
+      for (let i = 0; i < n + (T && T.d === D ? T.n : 0); i++) {
+        const M = i < n ? L.mean : T.mean, j = i < n ? i : i - n;
+        const x = M[j * D + a], y = M[j * D + b];
         xa = Math.min(xa, x); xb = Math.max(xb, x); ya = Math.min(ya, y); yb = Math.max(yb, y);
       }
       const px = 0.08 * (xb - xa || 1), py = 0.08 * (yb - ya || 1);
@@ -274,6 +279,18 @@ register("robot", (root, app) => {
         }
         ctx.strokeStyle = "#111"; ctx.lineWidth = 1; ctx.stroke();
       }
+      // held-out scans, hollow, in the same time colours
+      if (T && T.d === D) {
+        for (let k = 0; k < bins; k++) {
+          ctx.beginPath();
+          for (const i of bb[k]) {
+            if (i < n || (any && !lit(i))) continue;
+            const cx = s.sx(T.mean[(i - n) * D + a]), cy = s.sy(T.mean[(i - n) * D + b]);
+            ctx.moveTo(cx + 2.6, cy); ctx.arc(cx, cy, 2.6, 0, 6.2832);
+          }
+          ctx.strokeStyle = pp[k]; ctx.lineWidth = 1.2; ctx.stroke();
+        }
+      }
       // inducing inputs of the next layer live in this space: draggable
       if (next && next.q === D) {
         for (let k = 0; k < next.m; k++) {
@@ -300,7 +317,7 @@ register("robot", (root, app) => {
     };
     v.hit.point = (px, py) => nearestPoint(n, v.hit.proj, (p, i) => [p.s.sx(L.mean[i * D + p.a]), p.s.sy(L.mean[i * D + p.b])], px, py);
     const sc = f.robot?.scores?.[li];
-    setText(v.title, `Hidden layer ${li + 1} (h${li + 1}): message means coloured by time, halos ±2 sd, ◆ layer ${li + 2}'s inducing inputs (drag)` +
+    setText(v.title, `Hidden layer ${li + 1} (h${li + 1}): message means coloured by time, halos ±2 sd${st.showTest && st.testH ? ", ○ held-out scans (predicted from time alone)" : ""}, ◆ layer ${li + 2}'s inducing inputs (drag)` +
       (sc != null ? ` · geometry score ${sc.toFixed(3)}` : ""));
     v.cv.dataset.highlighted = String(count);
   }
@@ -562,14 +579,14 @@ register("robot", (root, app) => {
       if (!r) { built = false; return; }
       const f = state.frame;
       if (!built || st.dataId !== state.setup.data_id) {
-        st.dataId = state.setup.data_id; st.ap = -1; st.out = st.test = null; st.sel = { lo: -1, hi: -1 };
+        st.dataId = state.setup.data_id; st.ap = -1; st.out = st.test = st.testH = null; st.sel = { lo: -1, hi: -1 };
         build(state.setup);
       }
       if (!f || f.layers.length < 2) return;
       performance.mark("robot-draw-start");
       const last = f.layers[f.layers.length - 1];
       if (f.robot?.new_output && last.mean && f !== st.lastFrame) { st.out = last.mean; st.outVar = last.var; }
-      if (f.robot?.test && f !== st.lastFrame) { st.test = f.robot.test.mean; st.testVar = f.robot.test.var; }
+      if (f.robot?.test && f !== st.lastFrame) { st.test = f.robot.test.mean; st.testVar = f.robot.test.var; st.testH = f.robot.test_hidden; }
       st.lastFrame = f;
       const n = state.setup.n, nh = f.layers.length - 1;
       for (let li = 0; li < 2; li++) {
