@@ -3,12 +3,11 @@
 // commands; the configuration lives in the URL.
 import { decode, configToQuery, VERSION } from "./protocol.js";
 import { create } from "./panels/registry.js";
-import "./panels/fit.js";
+// The layer panels are cloned from a template, one per layer, of a kind
+// chosen per frame; every other panel is mounted from its element's
+// data-panel attribute (mountPanels).
 import "./panels/layer.js";
 import "./panels/latent.js";
-import "./panels/bound.js";
-import "./panels/messages.js";
-import "./panels/robot.js";
 import { fmt } from "./plot.js";
 
 const $ = (id) => document.getElementById(id);
@@ -27,7 +26,10 @@ const state = {
 };
 
 let ws = null, nextId = 1, retry = 0, drawQueued = false;
-const panels = { fit: null, bound: null, layers: [], robot: null, messages: null };
+// panels: the page's panels by their data-panel name, and the layer panels.
+const panels = { layers: [] };
+const mounted = []; // the data-panel panels, in page order
+const listeners = new Map(); // binary message type → panels' handlers
 
 const app = {
   state,
@@ -44,6 +46,12 @@ const app = {
   handle(li, k) {
     return panels.layers[li]?.handleClient?.(k) ?? null;
   },
+  // on subscribes fn to binary messages of a type other than frame and
+  // setup (e.g. the message figure's "mc"): each panel keeps its own.
+  on(type, fn) {
+    if (!listeners.has(type)) listeners.set(type, []);
+    listeners.get(type).push(fn);
+  },
   redraw() {
     if (drawQueued) return;
     drawQueued = true;
@@ -57,7 +65,7 @@ window.dgpviz = app; // for tests and the curious
 
 function draw() {
   drawQueued = false;
-  for (const p of [panels.robot, panels.fit, ...panels.layers, panels.bound, panels.messages]) {
+  for (const p of [...mounted, ...panels.layers]) {
     if (!p) continue;
     try { p.draw(state); } catch (e) { console.error(e); app.errors.push(`${p.kind}: ${e.message}`); }
   }
@@ -91,12 +99,14 @@ function onText(m) {
     case "hello":
       state.session = m.session;
       state.figureKey = m.figure_key; // figure downloads (panels/messages.js)
+      state.inputColors = m.input_colors; // the message figure's colours
       if (m.config) applyConfig(m.config);
       break;
     case "ack":
       if (m.config) applyConfig(m.config);
       if (typeof m.running === "boolean") { state.running = m.running; showRunning(); }
       if (!["move", "pause", "play", "step", "mc", "mc_off"].includes(m.op)) toast(m.message, "ok");
+      if (typeof m.undo === "number") showUndo(m);
       break;
     case "error":
       toast(m.error, "error");
@@ -106,13 +116,17 @@ function onText(m) {
 
 function onBinary(m) {
   if (m.v !== VERSION) return;
-  if (m.type === "mc") { // the message figure (panels/messages.js)
-    if (state.setup && m.data_id === state.setup.data_id) { state.mc = m; app.redraw(); }
+  if (listeners.has(m.type)) { // e.g. the message figure's "mc" (panels/messages.js)
+    if (state.setup && m.data_id === state.setup.data_id) for (const fn of listeners.get(m.type)) fn(m);
+    app.redraw();
     return;
   }
   if (m.type === "setup") {
+    // An edit of the data points (or its undo) keeps the bound's history;
+    // a new data set starts it afresh.
+    const edit = state.setup && m.name === state.setup.name && (m.edited || state.setup.edited);
     state.setup = m;
-    state.history = [];
+    if (!edit) state.history = [];
     state.frame = null;
     return;
   }
@@ -122,7 +136,9 @@ function onBinary(m) {
   const ev = m.optimizer?.event;
   if (ev && ev !== prev?.optimizer?.event) toast(`optimizer: ${ev}`);
   state.running = m.running;
-  if (!prev || prev.layers.length !== m.layers.length || m.iter < (prev.iter ?? 0)) state.history = [];
+  // A new architecture or a new run starts the history again.
+  const last = state.history[state.history.length - 1];
+  if (last && (last.terms.length !== m.layers.length || m.iter < last.iter)) state.history = [];
   if (m.bound != null) {
     const h = state.history;
     const p = { iter: m.iter, bound: m.bound, lik: m.likelihood, terms: m.layers.map((l) => [l.kl, l.compression, l.propagation]) };
@@ -201,6 +217,17 @@ function banner(msg) {
   b.hidden = !msg;
 }
 
+// Undo and redo: the buttons say what they would undo, as the server
+// reports it after every command.
+function showUndo(m) {
+  const u = $("undo"), r = $("redo");
+  u.disabled = !m.undo; r.disabled = !m.redo;
+  u.title = m.undo ? `Undo the ${m.undo_label} (Ctrl+Z)` : "Nothing to undo";
+  r.title = m.redo ? `Redo the ${m.redo_label} (Ctrl+Shift+Z)` : "Nothing to redo";
+}
+const undo = () => app.send({ op: "undo" });
+const redo = () => app.send({ op: "redo" });
+
 const playPause = () => app.send({ op: state.running ? "pause" : "play" });
 const step = () => app.send({ op: "step" });
 const reset = () => {
@@ -234,6 +261,19 @@ function wire() {
   $("speed").addEventListener("change", (e) => app.send({ op: "speed", speed: Number(e.target.value) }));
   $("dataset").addEventListener("change", (e) => app.send({ op: "dataset", dataset: e.target.value }));
   $("controls").addEventListener("submit", (e) => e.preventDefault());
+  $("undo").addEventListener("click", undo);
+  $("redo").addEventListener("click", redo);
+
+  // Ctrl+Z, Ctrl+Shift+Z and Ctrl+Y (⌘ on a Mac), except in text fields,
+  // where they keep their usual meaning.
+  document.addEventListener("keydown", (e) => {
+    if (!(e.ctrlKey || e.metaKey) || e.altKey) return;
+    const t = e.target;
+    if (t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement) return;
+    const k = e.key.toLowerCase();
+    if (k === "z" && !e.shiftKey) { e.preventDefault(); undo(); }
+    else if ((k === "z" && e.shiftKey) || k === "y") { e.preventDefault(); redo(); }
+  });
 
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
@@ -248,10 +288,19 @@ function wire() {
   new ResizeObserver(() => app.redraw()).observe($("panels"));
 }
 
-panels.fit = create("fit", $("panel-fit"), app);
-panels.bound = create("bound", $("panel-bound"), app);
-panels.robot = create("robot", $("panel-robot"), app);
-panels.messages = create("messages", $("panel-messages"), app);
+// mountPanels gives every element with a data-panel attribute the panel
+// module of that name (static/panels/NAME.js): a new panel is one templ
+// component and one module, and nothing here lists them.
+async function mountPanels() {
+  const els = [...document.querySelectorAll("#panels > [data-panel]")];
+  await Promise.all(els.map((el) => import(`./panels/${el.dataset.panel}.js`))); // in parallel
+  for (const el of els) {
+    const kind = el.dataset.panel;
+    panels[kind] = create(kind, el, app);
+    mounted.push(panels[kind]);
+  }
+}
+
 wire();
 applyConfig(state.config);
-connect();
+mountPanels().then(connect, (e) => { app.errors.push(`panels: ${e.message}`); connect(); });

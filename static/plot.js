@@ -1,4 +1,5 @@
 // Canvas helpers: device-pixel-ratio sizing, scales, nice ticks, axes.
+import { viridis } from "./colormap.js";
 
 export const C = {
   ink: "#1f2933",
@@ -18,12 +19,10 @@ export const C = {
   bound: "#111827",
 };
 
-// viridis-like colour map for datum order, t in [0, 1].
-const VIR = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+// colormap is the page's one perceptual colour map (viridis, colormap.js)
+// as a CSS colour, for datum order, t in [0, 1].
 export function colormap(t, a = 1) {
-  t = Math.min(1, Math.max(0, t)) * (VIR.length - 1);
-  const i = Math.min(VIR.length - 2, Math.floor(t)), f = t - i;
-  const c = VIR[i].map((v, k) => Math.round(v + f * (VIR[i + 1][k] - v)));
+  const c = viridis(t);
   return `rgba(${c[0]},${c[1]},${c[2]},${a})`;
 }
 
@@ -44,6 +43,22 @@ export function fmt(v) {
   if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(1);
   return Number(v.toPrecision(4)).toString();
 }
+
+// tickLabel formats a tick at the given spacing: as many decimals as the
+// spacing needs (so neighbouring ticks never read the same), a true minus
+// sign (−), and exponents for very large or small numbers.
+function tickLabel(v, step) {
+  const a = Math.abs(v);
+  let txt;
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) txt = v.toExponential(Math.max(1, Math.min(4, Math.round(Math.log10(a / step)))));
+  else {
+    let d = 0;
+    while (d < 6 && Math.abs(Math.round(step * 10 ** d) - step * 10 ** d) > 1e-6 * step * 10 ** d) d++;
+    txt = v.toFixed(d);
+  }
+  return txt.replace("-", "−");
+}
+const stepOf = (t) => (t.length > 1 ? Math.abs(t[1] - t[0]) : 1);
 
 // Identity axis units; unitsOf(mean, scale) shows model units in original units.
 export const identity = { to: (v) => v, from: (v) => v };
@@ -113,6 +128,7 @@ export class Plot {
     ctx.lineWidth = 1;
     const xt = niceTicks(ux.to(Math.min(this.x0, this.x1)), ux.to(Math.max(this.x0, this.x1)), Math.max(2, Math.floor((box.r - box.l) / 80)));
     const yt = niceTicks(Math.min(uy.to(this.y0), uy.to(this.y1)), Math.max(uy.to(this.y0), uy.to(this.y1)), Math.max(2, Math.floor((box.b - box.t) / 45)));
+    const xs = stepOf(xt), ys = stepOf(yt);
     ctx.strokeStyle = C.grid;
     ctx.fillStyle = C.muted;
     ctx.textAlign = "center"; ctx.textBaseline = "top";
@@ -120,15 +136,23 @@ export class Plot {
       const px = Math.round(this.sx(ux.from(t))) + 0.5;
       if (px < box.l - 1 || px > box.r + 1) continue;
       if (xgrid) { ctx.beginPath(); ctx.moveTo(px, box.t); ctx.lineTo(px, box.b); ctx.stroke(); }
-      ctx.fillText(fmt(t), px, yb + 5);
+      ctx.fillText(tickLabel(t, xs), px, yb + 5);
     }
     ctx.textAlign = "right"; ctx.textBaseline = "middle";
+    // Labels that would not fit in the left margin (beside the axis title)
+    // get a smaller font rather than losing their first characters, the
+    // minus sign among them.
+    const room = box.l - 6 - (ylabel ? 22 : 2);
+    const widest = Math.max(0, ...yt.map((t) => ctx.measureText(tickLabel(t, ys)).width));
+    ctx.save();
+    if (widest > room) ctx.font = ctx.font.replace(/^\d+(\.\d+)?px/, `${Math.max(7, (12 * room) / widest).toFixed(1)}px`);
     for (const t of yt) {
       const py = Math.round(this.sy(uy.from(t))) + 0.5;
       if (py < box.t - 1 || py > box.b + 1) continue;
       if (ygrid) { ctx.beginPath(); ctx.moveTo(box.l, py); ctx.lineTo(box.r, py); ctx.stroke(); }
-      ctx.fillText(fmt(t), box.l - 6, py);
+      ctx.fillText(tickLabel(t, ys), box.l - 6, py);
     }
+    ctx.restore();
     ctx.strokeStyle = C.axis;
     ctx.beginPath();
     ctx.moveTo(box.l + 0.5, box.t); ctx.lineTo(box.l + 0.5, box.b + 0.5); ctx.lineTo(box.r, box.b + 0.5);

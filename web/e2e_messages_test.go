@@ -2,8 +2,6 @@ package web
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,11 +21,11 @@ func TestBrowserMessageFigure(t *testing.T) {
 	e.waitFor("paused", `document.querySelector('[data-testid="play"]').getAttribute("aria-pressed") === "false"`)
 
 	// Closed: no mc messages, nothing computed.
-	if evalAs[bool](e, `!!window.dgpviz.state.mc`) {
+	if evalAs[bool](e, `!!window.dgpviz.panels.messages.figure()`) {
 		t.Fatal("mc messages before the panel was opened")
 	}
 	e.run(chromedp.ScrollIntoView(`[data-testid="panel-messages"]`), chromedp.Click(`[data-testid="mc-toggle"]`))
-	e.waitFor("a figure", `(() => { const m = window.dgpviz.state.mc; return !!m && !m.error && m.inputs.length === 4 && !!document.querySelector('[data-testid="mc-comp-3"]'); })()`)
+	e.waitFor("a figure", `(() => { const m = window.dgpviz.panels.messages.figure(); return !!m && !m.error && m.inputs.length === 4 && !!document.querySelector('[data-testid="mc-comp-3"]'); })()`)
 	e.settle()
 	_, ink := e.canvas("#panel-messages canvas")
 	if ink < 20000 {
@@ -40,7 +38,7 @@ func TestBrowserMessageFigure(t *testing.T) {
 	preset := func(testid, name string) float64 {
 		h0, _ := e.canvas("#panel-messages canvas")
 		e.run(chromedp.Click(fmt.Sprintf(`[data-testid=%q]`, testid)))
-		e.waitFor("preset "+name, fmt.Sprintf(`window.dgpviz.state.mc && window.dgpviz.state.mc.preset === %q && document.querySelector('[data-testid="panel-messages"]').dataset.seq === String(window.dgpviz.state.mc.seq)`, name))
+		e.waitFor("preset "+name, fmt.Sprintf(`window.dgpviz.panels.messages.figure() && window.dgpviz.panels.messages.figure().preset === %q && document.querySelector('[data-testid="panel-messages"]').dataset.seq === String(window.dgpviz.panels.messages.figure().seq)`, name))
 		e.settle()
 		if h1, _ := e.canvas("#panel-messages canvas"); h1 == h0 {
 			t.Errorf("preset %q: the canvas did not change", name)
@@ -53,9 +51,9 @@ func TestBrowserMessageFigure(t *testing.T) {
 		t.Errorf("largest compression: far %v, well represented %v", far, well)
 	}
 	preset("mc-preset-bend", "across a bend")
-	props := evalAs[[]float64](e, `window.dgpviz.state.mc.inputs.map(r => r.propagation)`)
+	props := evalAs[[]float64](e, `window.dgpviz.panels.messages.figure().inputs.map(r => r.propagation)`)
 	preset("mc-preset-well", "well represented")
-	wellProps := evalAs[[]float64](e, `window.dgpviz.state.mc.inputs.map(r => r.propagation)`)
+	wellProps := evalAs[[]float64](e, `window.dgpviz.panels.messages.figure().inputs.map(r => r.propagation)`)
 	if maxOf(props) <= maxOf(wellProps) {
 		t.Errorf("largest propagation: across a bend %v, well represented %v", props, wellProps)
 	}
@@ -65,8 +63,8 @@ func TestBrowserMessageFigure(t *testing.T) {
 	e.settle()
 	xy := evalAs[[]float64](e, `window.dgpviz.panels.messages.inputClient(0)`)
 	t.Logf("input 0 at %v (viewport %v)", xy, evalAs[[]float64](e, `[innerWidth, innerHeight]`))
-	mean0 := evalAs[float64](e, `window.dgpviz.state.mc.inputs[0].mean`)
-	seq0 := evalAs[float64](e, `window.dgpviz.state.mc.seq`)
+	mean0 := evalAs[float64](e, `window.dgpviz.panels.messages.figure().inputs[0].mean`)
+	seq0 := evalAs[float64](e, `window.dgpviz.panels.messages.figure().seq`)
 	x, y := xy[0], xy[1]
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, x, y), chromedp.MouseEvent(chromedp.MousePressed, x, y, chromedp.ButtonLeft))
 	for k := 1; k <= 10; k++ {
@@ -74,12 +72,12 @@ func TestBrowserMessageFigure(t *testing.T) {
 		time.Sleep(15 * time.Millisecond)
 	}
 	e.run(chromedp.MouseEvent(chromedp.MouseReleased, x+60, y, chromedp.ButtonLeft))
-	e.waitFor("a figure for the dragged input", fmt.Sprintf(`window.dgpviz.state.mc.seq > %v && window.dgpviz.state.mc.inputs[0].mean > %v + 1e-6 && Math.abs(window.dgpviz.state.mc.inputs[0].mean - window.dgpviz.panels.messages.inputs()[0].mean) < 1e-9`, seq0, mean0))
+	e.waitFor("a figure for the dragged input", fmt.Sprintf(`window.dgpviz.panels.messages.figure().seq > %v && window.dgpviz.panels.messages.figure().inputs[0].mean > %v + 1e-6 && Math.abs(window.dgpviz.panels.messages.figure().inputs[0].mean - window.dgpviz.panels.messages.inputs()[0].mean) < 1e-9`, seq0, mean0))
 
 	// The figure follows the optimizer.
-	it := evalAs[float64](e, `window.dgpviz.state.mc.iter`)
+	it := evalAs[float64](e, `window.dgpviz.panels.messages.figure().iter`)
 	e.run(chromedp.Click(`[data-testid="step"]`))
-	e.waitFor("a figure of the next iteration", fmt.Sprintf(`window.dgpviz.state.mc.iter > %v`, it))
+	e.waitFor("a figure of the next iteration", fmt.Sprintf(`window.dgpviz.panels.messages.figure().iter > %v`, it))
 
 	// The download link serves the figure of this session.
 	e.waitFor("download links", `!!document.querySelector('[data-testid="mc-download-svg"]').getAttribute("href")`)
@@ -90,15 +88,7 @@ func TestBrowserMessageFigure(t *testing.T) {
 
 	e.eval(`document.querySelector("#panel-messages details.explain").open = true`, nil)
 	e.settle()
-	png, err := chromedp.Run(e.ctx, chromedp.Screenshot(`[data-testid="panel-messages"]`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(artifactDir(t), "dgpviz-messages.png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
+	e.screenshot("dgpviz-messages.png", `[data-testid="panel-messages"]`)
 
 	// Closing stops the figure.
 	e.run(chromedp.Click(`[data-testid="mc-toggle"]`))

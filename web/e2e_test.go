@@ -68,6 +68,9 @@ func newE2E(t *testing.T) *e2e {
 // none — or failing it when CI is set, where a browser must be installed.
 func requireBrowser(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("browser tests are not in the short tier (-short)")
+	}
 	exe := findBrowser()
 	if exe == "" {
 		if os.Getenv("CI") != "" {
@@ -203,6 +206,25 @@ func (e *e2e) settle() {
 	e.eval(`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, nil)
 }
 
+// screenshot saves a PNG of the element sel (the whole page when sel is
+// "") in the artifact directory, for people to look at.
+func (e *e2e) screenshot(name, sel string) {
+	e.t.Helper()
+	act := chromedp.FullScreenshot(100)
+	if sel != "" {
+		act = chromedp.Screenshot(sel)
+	}
+	png, err := chromedp.Run(e.ctx, act)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	path := filepath.Join(artifactDir(e.t), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Logf("screenshot: %s", path)
+}
+
 // noErrors fails if the page recorded a script error.
 func (e *e2e) noErrors() {
 	e.t.Helper()
@@ -281,13 +303,14 @@ func TestBrowser(t *testing.T) {
 			chromedp.MouseEvent(chromedp.MouseMoved, x, y),
 			chromedp.MouseEvent(chromedp.MousePressed, x, y, chromedp.ButtonLeft),
 		)
+		// Mostly sideways: a move of the inducing input.
 		for k := 1; k <= 10; k++ {
-			e.run(chromedp.MouseEvent(chromedp.MouseMoved, x+float64(6*k), y+float64(9*k), chromedp.ButtonLeft))
+			e.run(chromedp.MouseEvent(chromedp.MouseMoved, x+float64(9*k), y+float64(2*k), chromedp.ButtonLeft))
 			time.Sleep(15 * time.Millisecond)
 		}
-		// While dragging, the panel shows the bound change.
-		e.waitFor("delta overlay", `[...document.querySelectorAll('[data-testid="drag-delta"]')].some(el => el.textContent.includes("Δ bound"))`)
-		e.run(chromedp.MouseEvent(chromedp.MouseReleased, x+60, y+90, chromedp.ButtonLeft))
+		// While dragging, the panel shows the bound change, layer by layer.
+		e.waitFor("delta overlay", `[...document.querySelectorAll('[data-testid="drag-delta"]')].some(el => el.textContent.includes("Δ bound") && el.textContent.includes("compression"))`)
+		e.run(chromedp.MouseEvent(chromedp.MouseReleased, x+90, y+20, chromedp.ButtonLeft))
 		e.waitFor("bound change", fmt.Sprintf(`document.getElementById("bound-value").textContent !== %q`, before))
 		var z1 float64
 		e.eval(`window.dgpviz.state.frame.layers[2].z[5]`, &z1)
@@ -373,16 +396,8 @@ func TestBrowser(t *testing.T) {
 		e.run(chromedp.Click(`[data-testid="play"]`))
 		e.waitFor("paused", `document.querySelector('[data-testid="play"]').getAttribute("aria-pressed") === "false"`)
 		e.eval(`document.querySelectorAll("details.explain")[1].open = true`, nil)
-		e.eval(`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, nil)
-		png, err := chromedp.Run(e.ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(artifactDir(t), "dgpviz-page.png")
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s", path)
+		e.settle()
+		e.screenshot("dgpviz-page.png", "")
 		e.noErrors()
 	})
 

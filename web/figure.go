@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -153,8 +152,8 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 		ins = parsed
 	}
 	preset := q.Get("preset")
-	if q.Has("preset") && !slices.Contains(montecarlo.PresetNames, preset) {
-		return bad("unknown preset %q (one of %q)", preset, montecarlo.PresetNames)
+	if q.Has("preset") && !slices.Contains(montecarlo.PresetNames(), preset) {
+		return bad("unknown preset %q (one of %q)", preset, montecarlo.PresetNames())
 	}
 	if ins == nil && preset == "" {
 		preset = montecarlo.PresetPaper
@@ -186,37 +185,24 @@ func (h figureHandler) fit(buf *bytes.Buffer, format string, fs *stream.FigureSe
 			return bad("parameter %q does not apply to the fit figure", k)
 		}
 	}
-	n := &montecarlo.Normalization{XMean: fs.NormX.Mean, XScale: fs.NormX.Scale, YMean: fs.NormY.Mean, YScale: fs.NormY.Scale}
-	fd, err := montecarlo.FitFigure(fs.Model, n, 0)
+	fd, err := montecarlo.FitFigure(fs.Model, fs.NormX, fs.NormY, 0)
 	if err != nil {
 		return bad("%v", err)
 	}
 	return montecarlo.RenderFit(buf, format, []*montecarlo.FitData{fd})
 }
 
-// parseInputs reads "mean:var,mean:var,…" (1…8 Gaussians, model units).
+// parseInputs reads "mean:var,mean:var,…" (model units) within the
+// message figure's limits.
 func parseInputs(s string) ([]montecarlo.GaussianInput, error) {
-	parts := strings.Split(s, ",")
-	if s == "" || len(parts) > stream.MCMaxInputs {
-		return nil, bad("inputs: want 1…%d Gaussians as mean:var separated by commas, got %d", stream.MCMaxInputs, len(parts))
+	ins, err := montecarlo.ParseGaussianInputs(s)
+	if err == nil {
+		err = stream.CheckFigureInputs(ins)
 	}
-	out := make([]montecarlo.GaussianInput, len(parts))
-	for i, p := range parts {
-		ms, vs, ok := strings.Cut(p, ":")
-		mean, err1 := strconv.ParseFloat(ms, 64)
-		vr, err2 := strconv.ParseFloat(vs, 64)
-		if !ok || err1 != nil || err2 != nil {
-			return nil, bad("inputs[%d] = %q: want mean:var, e.g. 0.5:0.01", i, truncate(p, 40))
-		}
-		if math.IsNaN(mean) || math.Abs(mean) > stream.MaxCoordinate {
-			return nil, bad("inputs[%d].mean = %v out of range [-%d, %d]", i, mean, stream.MaxCoordinate, stream.MaxCoordinate)
-		}
-		if !(vr > 0) || vr > stream.MCMaxVariance {
-			return nil, bad("inputs[%d].var = %v must be > 0 and ≤ %g", i, vr, stream.MCMaxVariance)
-		}
-		out[i] = montecarlo.GaussianInput{Mean: mean, Var: vr}
+	if err != nil {
+		return nil, bad("inputs: %s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "montecarlo: "), "stream: "))
 	}
-	return out, nil
+	return ins, nil
 }
 
 func truncate(s string, n int) string {

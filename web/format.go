@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 func itoa(n int) string                  { return strconv.Itoa(n) }
@@ -48,4 +50,14 @@ func speedLabel(sp int) string {
 		return "max it/s"
 	}
 	return strconv.Itoa(sp) + " it/s"
+}
+
+// capitalize upper-cases the first letter of s ("across a bend" → "Across
+// a bend").
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"dgpviz/internal/engine"
 	"dgpviz/internal/stream"
 	"dgpviz/static"
 )
@@ -37,7 +38,7 @@ func New(b Backend, ws http.Handler, log *slog.Logger) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok\n"))
 	})
-	return logRequests(mux, log)
+	return secureHeaders(logRequests(mux, log))
 }
 
 // assets serves the embedded files with revalidation (no stale modules
@@ -61,7 +62,7 @@ type pageHandler struct {
 
 func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	def := h.b.Defaults()
-	p := PageData{Datasets: h.b.Catalog().Info(), Limits: h.b.Limits(), Groups: []string{"kernel", "noise", "inducing", "q_mu", "q_sqrt"}}
+	p := PageData{Datasets: h.b.Catalog().Info(), Limits: h.b.Limits(), Groups: engine.GroupNames()}
 	cfg, err := stream.ParseQuery(r.URL.Query(), def)
 	if err == nil {
 		err = cfg.Validate(h.b.Limits(), h.b.Catalog())
@@ -75,7 +76,7 @@ func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.ConfigJSON = string(js)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
 	if err := Page(p).Render(r.Context(), w); err != nil {
 		h.log.Error("web: rendering page", "err", err)
 	}

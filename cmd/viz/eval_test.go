@@ -84,6 +84,9 @@ func TestEvalBadInput(t *testing.T) {
 		{"malformed", `{"data": `, "not valid JSON"},
 		{"negative noise", strings.Replace(tinyModel, `"noise_variance": 0.05`, `"noise_variance": -0.05`, 1), "layer 1: noise_variance"},
 		{"shape", strings.Replace(tinyModel, `"inducing_inputs": [[-1], [1]]`, `"inducing_inputs": [[-1, 0], [1, 0]]`, 1), "layer 1: kernel"},
+		// 1/s² overflows: a clear error naming what is not finite, not
+		// "json: unsupported value: +Inf".
+		{"tiny noise", strings.Replace(tinyModel, `"noise_variance": 0.05`, `"noise_variance": 1e-300`, 1), "is not finite"},
 		{"singular Kuu", strings.Replace(strings.Replace(tinyModel, `[[0.2], [0.8]]`, `[[0.5], [0.5]]`, 1), `"jitter": 1e-6`, `"jitter": 0`, 1), "layer 0: inducing_inputs"},
 	}
 	for _, tc := range cases {

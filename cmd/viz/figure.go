@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"dgpviz/internal/engine"
@@ -69,33 +68,12 @@ func writeFigure(out string, stdout io.Writer, render func(io.Writer) error) err
 	return os.WriteFile(out, buf.Bytes(), 0o644)
 }
 
-// parseGaussianInputs parses "μ1:s1,μ2:s2,…" (s a variance).
-func parseGaussianInputs(s string) ([]montecarlo.GaussianInput, error) {
-	var ins []montecarlo.GaussianInput
-	for i, part := range strings.Split(s, ",") {
-		ms, vs, ok := strings.Cut(strings.TrimSpace(part), ":")
-		if !ok {
-			return nil, fmt.Errorf("input %d %q: want mean:variance", i+1, part)
-		}
-		m, err := strconv.ParseFloat(strings.TrimSpace(ms), 64)
-		if err != nil {
-			return nil, fmt.Errorf("input %d: mean: %w", i+1, err)
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(vs), 64)
-		if err != nil {
-			return nil, fmt.Errorf("input %d: variance: %w", i+1, err)
-		}
-		ins = append(ins, montecarlo.GaussianInput{Mean: m, Var: v})
-	}
-	return ins, nil
-}
-
 func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("figure messages", stderr)
 	path := fs.String("model", "", "model file (JSON)")
 	layer := fs.Int("layer", 1, "layer I (1-based) with a 1-D input and output")
 	inputs := fs.String("inputs", "", `Gaussian inputs "μ1:s1,μ2:s2,…" (s a variance); default: -preset`)
-	preset := fs.String("preset", montecarlo.PresetPaper, "teaching preset when -inputs is not given: "+strings.Join(montecarlo.PresetNames, ", "))
+	preset := fs.String("preset", montecarlo.PresetPaper, "teaching preset when -inputs is not given: "+strings.Join(montecarlo.PresetNames(), ", "))
 	samples := fs.Int("samples", 20000, "Monte Carlo samples per input")
 	seed := fs.Uint64("seed", 1, "random seed")
 	out := fs.String("o", "", "output file (.svg, .png or .pdf; - for stdout)")
@@ -116,7 +94,7 @@ func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 	}
 	var ins []montecarlo.GaussianInput
 	if *inputs != "" {
-		if ins, err = parseGaussianInputs(*inputs); err != nil {
+		if ins, err = montecarlo.ParseGaussianInputs(*inputs); err != nil {
 			return badInput("viz figure messages: -inputs: %v", err)
 		}
 	} else {
@@ -126,7 +104,7 @@ func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 		}
 		var ok bool
 		if ins, ok = ps[*preset]; !ok {
-			return badInput("viz figure messages: unknown preset %q (want one of %s)", *preset, strings.Join(montecarlo.PresetNames, ", "))
+			return badInput("viz figure messages: unknown preset %q (want one of %s)", *preset, strings.Join(montecarlo.PresetNames(), ", "))
 		}
 	}
 	data, err := montecarlo.MessageFigure(mf.Model, *layer-1, ins, *samples, *seed)
@@ -159,13 +137,7 @@ func runFigureFit(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return usageError{err}
 		}
-		_, q := mf.Model.X.Dims()
-		_, d := mf.Model.Y.Dims()
-		norm, err := montecarlo.NormalizationFromExtra(mf.Extra, q, d)
-		if err != nil {
-			return usageError{fmt.Errorf("%s: %w", p, err)}
-		}
-		fd, err := montecarlo.FitFigure(mf.Model, norm, *points)
+		fd, err := montecarlo.FitFigure(mf.Model, mf.NormX, mf.NormY, *points)
 		if err != nil {
 			return usageError{fmt.Errorf("%s: %w", p, err)}
 		}

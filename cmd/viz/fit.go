@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,18 +27,6 @@ type fitFlags struct {
 	lr, tol, hiddenNoise, outputNoise                                     float64
 	quiet                                                                 bool
 }
-
-// normalizationJSON records how the model's data were normalised; the data
-// in the model file are the normalised ones.
-type normalizationJSON struct {
-	Note   string    `json:"note"`
-	XMean  []float64 `json:"x_mean"`
-	XScale []float64 `json:"x_scale"`
-	YMean  []float64 `json:"y_mean"`
-	YScale []float64 `json:"y_scale"`
-}
-
-const normalizationNote = "data.X and data.Y in this file are normalised: original = normalised·scale + mean, per column; viz predict undoes it"
 
 type datasetJSON struct {
 	Name        string   `json:"name"`
@@ -100,7 +87,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	hidden, err := parseInts(f.hidden)
+	hidden, err := engine.ParseHidden(f.hidden)
 	if err != nil {
 		return badInput("viz fit: -hidden: %v", err)
 	}
@@ -188,10 +175,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	extra := map[string]any{
-		"dataset": datasetJSON{Name: ds.Name, Spec: f.data, Description: ds.Description, InputNames: ds.InputNames, OutputNames: ds.OutputNames},
-		"normalization": normalizationJSON{Note: normalizationNote,
-			XMean: nx.Mean, XScale: nx.Scale, YMean: ny.Mean, YScale: ny.Scale},
-		"init": initJSON{InitConfig: reps[best].Init, Method: initMethod, Restarts: f.restarts, Chosen: best, RestartBounds: bounds},
+		"dataset":       datasetJSON{Name: ds.Name, Spec: f.data, Description: ds.Description, InputNames: ds.InputNames, OutputNames: ds.OutputNames},
+		"normalization": engine.NormalizationJSON(nx, ny),
+		"init":          initJSON{InitConfig: reps[best].Init, Method: initMethod, Restarts: f.restarts, Chosen: best, RestartBounds: bounds},
 		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: f.batch, Frozen: frozenNames,
 			MaxIters: f.iters, Tol: f.tol, Iters: final.Iters, Bound: final.Bound, Converged: final.Converged, Events: nonNil(final.Events)},
 	}
@@ -233,24 +219,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// parseInts parses a comma-separated list of positive integers; "" is the
-// empty list.
-func parseInts(s string) ([]int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, nil
-	}
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("%q is not a positive integer", f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // parseGroups parses a comma-separated list of parameter group names.

@@ -63,18 +63,14 @@ func TestFitReproducible(t *testing.T) {
 	if ev.Bound != fit.Bound {
 		t.Errorf("viz eval bound %v, fit recorded %v", ev.Bound, fit.Bound)
 	}
-	for _, k := range []string{"normalization", "dataset", "init"} {
+	for _, k := range []string{"dataset", "init"} {
 		if _, ok := mf.Extra[k]; !ok {
 			t.Errorf("model file lacks %q", k)
 		}
 	}
-	var norm normalizationJSON
-	if err := json.Unmarshal(mf.Extra["normalization"], &norm); err != nil {
-		t.Fatal(err)
-	}
 	// The step inputs are i/29, i = 0…29: mean 0.5.
-	if len(norm.XMean) != 1 || norm.XMean[0] < 0.5-1e-12 || norm.XMean[0] > 0.5+1e-12 {
-		t.Errorf("x_mean %v, want [0.5]", norm.XMean)
+	if xm := mf.NormX.Mean; len(xm) != 1 || xm[0] < 0.5-1e-12 || xm[0] > 0.5+1e-12 {
+		t.Errorf("the normalisation's x mean is %v, want [0.5]", xm)
 	}
 	c, _ := fitStep(t, dir, "c.json", "-seed", "4")
 	if bytes.Equal(a, c) {

@@ -53,11 +53,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return usageError{err}
 	}
-	m := mf.Model
-	nx, ny, err := readNormalization(mf)
-	if err != nil {
-		return usageError{fmt.Errorf("viz predict: %w", err)}
-	}
+	m, nx, ny := mf.Model, mf.NormX, mf.NormY
 	_, q := m.X.Dims()
 
 	// Inputs in original units.
@@ -98,45 +94,6 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		out.Layers = append(out.Layers, messageJSON{Mean: engine.MatrixRows(msg.Mean), Var: engine.MatrixRows(msg.Var)})
 	}
 	return json.NewEncoder(stdout).Encode(out)
-}
-
-// readNormalization returns the model file's normalisers; a file without
-// a "normalization" field is in original units (identity normalisers).
-func readNormalization(mf *engine.ModelFile) (nx, ny dataset.Normalizer, err error) {
-	_, q := mf.Model.X.Dims()
-	_, d := mf.Model.Y.Dims()
-	nx = dataset.Normalizer{Mean: make([]float64, q), Scale: ones(q)}
-	ny = dataset.Normalizer{Mean: make([]float64, d), Scale: ones(d)}
-	raw, ok := mf.Extra["normalization"]
-	if !ok {
-		return nx, ny, nil
-	}
-	var nj normalizationJSON
-	if err := json.Unmarshal(raw, &nj); err != nil {
-		return nx, ny, fmt.Errorf("normalization: %w", err)
-	}
-	check := func(name string, v []float64, n int, scale bool) error {
-		if len(v) != n {
-			return fmt.Errorf("normalization.%s: %d values, want %d", name, len(v), n)
-		}
-		for i, a := range v {
-			if math.IsNaN(a) || math.IsInf(a, 0) || scale && a <= 0 {
-				return fmt.Errorf("normalization.%s[%d]: %v is not a valid value", name, i, a)
-			}
-		}
-		return nil
-	}
-	for _, c := range []struct {
-		name  string
-		v     []float64
-		n     int
-		scale bool
-	}{{"x_mean", nj.XMean, q, false}, {"x_scale", nj.XScale, q, true}, {"y_mean", nj.YMean, d, false}, {"y_scale", nj.YScale, d, true}} {
-		if err := check(c.name, c.v, c.n, c.scale); err != nil {
-			return nx, ny, err
-		}
-	}
-	return dataset.Normalizer{Mean: nj.XMean, Scale: nj.XScale}, dataset.Normalizer{Mean: nj.YMean, Scale: nj.YScale}, nil
 }
 
 func ones(n int) []float64 {
@@ -216,19 +173,20 @@ func readInputCSV(path string, q int) (*mat.Dense, error) {
 	return mat.NewDense(len(data)/q, q, data), nil
 }
 
-// writePredictCSV writes one row per input: the input columns x0…, then for
-// every layer i and output d the columns layer{i}_mean{d}, layer{i}_var{d}.
+// writePredictCSV writes one row per input: the input columns x1…, then for
+// every layer i and output d the columns layer{i}_mean{d}, layer{i}_var{d},
+// all counted from 1 as people count layers (and as -layer flags do).
 func writePredictCSV(w io.Writer, x *mat.Dense, msgs []engine.Message) error {
 	n, q := x.Dims()
 	cw := csv.NewWriter(w)
 	var head []string
 	for j := range q {
-		head = append(head, fmt.Sprintf("x%d", j))
+		head = append(head, fmt.Sprintf("x%d", j+1))
 	}
 	for i, msg := range msgs {
 		_, d := msg.Mean.Dims()
 		for k := range d {
-			head = append(head, fmt.Sprintf("layer%d_mean%d", i, k), fmt.Sprintf("layer%d_var%d", i, k))
+			head = append(head, fmt.Sprintf("layer%d_mean%d", i+1, k+1), fmt.Sprintf("layer%d_var%d", i+1, k+1))
 		}
 	}
 	if err := cw.Write(head); err != nil {

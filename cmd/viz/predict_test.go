@@ -82,7 +82,7 @@ func TestPredict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(recs[0], ","); got != "x0,layer0_mean0,layer0_var0,layer1_mean0,layer1_var0" || len(recs) != 4 {
+	if got := strings.Join(recs[0], ","); got != "x1,layer1_mean1,layer1_var1,layer2_mean1,layer2_var1" || len(recs) != 4 {
 		t.Fatalf("CSV header %q, %d rows", got, len(recs))
 	}
 	if recs[3][3] != jsonNum(viaX.Layers[1].Mean[2][0]) {

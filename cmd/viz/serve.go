@@ -9,10 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"dgpviz/internal/engine"
 	"dgpviz/internal/stream"
 	"dgpviz/web"
 )
@@ -28,6 +28,8 @@ type serveOptions struct {
 	cfg      stream.Config
 	limits   stream.Limits
 	origins  []string
+	hosts    []string // host names answered (-allow-host), besides the loopback names
+	perIP    int      // open connections per client address
 	logLevel slog.Level
 	workers  int
 	set      map[string]bool // flags given on the command line
@@ -56,6 +58,11 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 		o.origins = append(o.origins, strings.ToLower(s))
 		return nil
 	})
+	fs.Func("allow-host", "also answer requests for this host name (the loopback names and the -addr host always are; '*': any, which gives up the defence against DNS rebinding); repeatable", func(s string) error {
+		o.hosts = append(o.hosts, strings.ToLower(s))
+		return nil
+	})
+	fs.IntVar(&o.perIP, "max-conns-per-ip", 64, "open connections one client address may hold (page, assets, websocket, downloads)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
@@ -63,17 +70,11 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	o.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	o.cfg.Play = !*paused
-	o.cfg.Hidden = []int{}
-	for _, f := range strings.Split(*hidden, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		w, err := strconv.Atoi(f)
-		if err != nil {
-			return o, badInput("viz serve: -hidden %q: want comma-separated integers like 1,1", *hidden)
-		}
-		o.cfg.Hidden = append(o.cfg.Hidden, w)
+	h, err := engine.ParseHidden(*hidden)
+	if err != nil {
+		return o, badInput("viz serve: -hidden: %v", err)
 	}
+	o.cfg.Hidden = h
 	return o, nil
 }
 
@@ -95,20 +96,48 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{err}
 	}
+	if o.perIP < 1 {
+		return usageError{fmt.Errorf("viz serve: -max-conns-per-ip %d, want ≥ 1", o.perIP)}
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return usageError{fmt.Errorf("viz serve: %w", err)}
 	}
-	return serve(ctx, ln, srv, log, stdout)
+	hosts := append(web.LoopbackHosts(), o.hosts...)
+	if h, _, err := net.SplitHostPort(o.addr); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
+		hosts = append(hosts, h)
+	}
+	return serve(ctx, web.LimitPerClient(ln, o.perIP), web.AllowHosts(web.New(srv, srv, log), hosts), srv, log, stdout)
 }
 
-// serve runs the HTTP server on ln until ctx ends, then shuts down: it
-// stops accepting, closes every websocket session with a close frame and
-// waits (at most 5 s) for handlers to finish.
-func serve(ctx context.Context, ln net.Listener, srv *stream.Server, log *slog.Logger, stdout io.Writer) error {
+// HTTP limits (the websocket route's connections are hijacked, and the
+// websocket library clears these deadlines; sessions keep their own).
+const (
+	readHeaderTimeout = 10 * time.Second // a client must send its headers in this time
+	readTimeout       = 30 * time.Second // …and its whole request
+	writeTimeout      = 60 * time.Second // a response (a large figure) must be written in this time
+	idleTimeout       = 60 * time.Second // an idle keep-alive connection is closed after this
+	maxHeaderBytes    = 16 << 10
+	// Shutdown: sessions get sessionsGrace to close with 1001, then
+	// requests still running get requestsGrace before they are cut off,
+	// so that the process ends within 5 s.
+	sessionsGrace = 3 * time.Second
+	requestsGrace = 2 * time.Second
+)
+
+// serve runs the HTTP server on ln until ctx ends, then shuts down:
+// first every websocket session is closed with a close frame (1001) and
+// the server's background work stops, then the HTTP server stops
+// accepting and waits briefly for running requests, cutting off any that
+// do not finish; all within 5 s.
+func serve(ctx context.Context, ln net.Listener, h http.Handler, srv *stream.Server, log *slog.Logger, stdout io.Writer) error {
 	hs := &http.Server{
-		Handler:           web.New(srv, srv, log),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	url := "http://" + ln.Addr().String() + "/"
@@ -122,15 +151,20 @@ func serve(ctx context.Context, ln net.Listener, srv *stream.Server, log *slog.L
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "sessions", srv.Sessions())
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), sessionsGrace)
 	defer cancel()
-	err1 := hs.Shutdown(sctx)
-	err2 := srv.Shutdown(sctx)
+	errSessions := srv.Shutdown(sctx)
+	hctx, cancel2 := context.WithTimeout(context.Background(), requestsGrace)
+	defer cancel2()
+	if err := hs.Shutdown(hctx); err != nil {
+		log.Warn("requests still running at shutdown were cut off", "err", err)
+		hs.Close()
+	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("viz serve: %w", err)
 	}
-	if err := errors.Join(err1, err2); err != nil {
-		return fmt.Errorf("viz serve: shutdown: %w", err)
+	if errSessions != nil {
+		return fmt.Errorf("viz serve: shutdown: %w", errSessions)
 	}
 	log.Info("stopped")
 	return nil

@@ -89,8 +89,15 @@ func sizeError(src string) error {
 	return fmt.Errorf("dataset: %s: input larger than %d bytes (MaxFileSize)", src, maxFileSize)
 }
 
-// parseNumber parses a finite floating-point number. On failure it returns a
-// description of the problem suitable for an error message.
+// MaxAbsValue bounds the magnitude of every data value: the model
+// standardises columns and squares their deviations, which overflow for
+// values near the largest float64 (1e308), so larger values are refused
+// with a clear error instead of turning into infinities later.
+const MaxAbsValue = 1e150
+
+// parseNumber parses a finite floating-point number of magnitude at most
+// MaxAbsValue. On failure it returns a description of the problem suitable
+// for an error message.
 func parseNumber(s string) (float64, string) {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
@@ -105,6 +112,9 @@ func parseNumber(s string) (float64, string) {
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Sprintf("%q is not a finite number", s)
+	}
+	if math.Abs(v) > MaxAbsValue {
+		return 0, fmt.Sprintf("%q is too large (|value| ≤ %g: standardising squares the deviations)", s, MaxAbsValue)
 	}
 	return v, ""
 }

@@ -82,6 +82,8 @@ func TestParseNumber(t *testing.T) {
 		{"1,5", 0, "not a number"},
 		{"NaN", 0, "not a finite"},
 		{"-Inf", 0, "not a finite"},
+		{"1e308", 0, "too large"},
+		{"-1e151", 0, "too large"},
 		{"1e400", 0, "out of range"}, // beyond float64's 1.8e308
 	} {
 		got, msg := parseNumber(c.in)

@@ -14,6 +14,47 @@ import (
 // recover by raising the jitter or reverting the step.
 var ErrNotPositiveDefinite = errors.New("engine: Kuu is not positive definite")
 
+// ErrNotFinite is wrapped by evaluation errors when the bound or its
+// gradient is not finite: a noise variance so small that 1/s² overflows,
+// say. The trainer treats such a point as infinitely bad.
+var ErrNotFinite = errors.New("engine: not finite")
+
+// notFiniteError names what was not finite, and wraps ErrNotFinite.
+type notFiniteError struct {
+	what string
+	v    float64
+}
+
+func (e notFiniteError) Error() string {
+	return fmt.Sprintf("engine: %s is not finite (%v)", e.what, e.v)
+}
+func (e notFiniteError) Is(target error) bool { return target == ErrNotFinite }
+
+// checkGradient returns a notFiniteError naming the first layer and
+// parameter group whose gradient is not finite.
+func checkGradient(g *Gradient) error {
+	for i, l := range g.Layers {
+		groups := []struct {
+			name string
+			v    []float64
+		}{{"kernel", l.Kernel}, {"noise", []float64{l.NoiseVariance}}, {"inducing", l.InducingInputs.RawMatrix().Data}, {"q_mu", l.QMu.RawMatrix().Data}}
+		for _, s := range l.QSqrt {
+			groups = append(groups, struct {
+				name string
+				v    []float64
+			}{"q_sqrt", s.RawMatrix().Data})
+		}
+		for _, gr := range groups {
+			for _, v := range gr.v {
+				if v-v != 0 { // NaN or ±Inf
+					return notFiniteError{fmt.Sprintf("the gradient of layer %d's %s", i+1, gr.name), v}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // Evaluator evaluates the bound and its gradient. It keeps workspace
 // between calls so that repeated evaluations of same-shaped models (an
 // optimizer's loop) allocate little. An Evaluator is not safe for
@@ -147,7 +188,7 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 		res.Bound -= t.KL + t.Compression + t.Propagation
 	}
 	if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
-		return res, nil, fmt.Errorf("engine: bound is not finite (%v)", res.Bound)
+		return res, nil, notFiniteError{"the bound", res.Bound}
 	}
 	if !opt.Gradient {
 		return res, nil, nil
@@ -164,6 +205,9 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 		gMean, gVar = w.dIn, w.dInVar
 	}
 	side[0]()
+	if err := checkGradient(grad); err != nil {
+		return res, nil, err
+	}
 	return res, grad, nil
 }
 

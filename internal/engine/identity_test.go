@@ -16,6 +16,9 @@ import (
 // var_nd + 2 s2 (compression_n/D + propagation_nd), so that summed over d
 // the extra variance is 2 s2 (compression_n + propagation_n).
 func TestMessageIdentityMonteCarlo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (fits or Monte Carlo to convergence): not in the short tier")
+	}
 	for ci, widths := range [][]int{{1, 1, 1}, {1, 2, 2}, {1, 1, 1, 1}, {1, 2, 3, 1}} {
 		kernels := make([]string, len(widths)-1)
 		for i := range kernels {

@@ -287,19 +287,25 @@ func quad(x, w []float64) float64 {
 // when a is not positive definite (a pivot ≤ 0, or not finite). For the
 // small matrices here, plain loops beat LAPACK's blocking, and gonum's
 // factorisation also estimates a condition number that is not needed.
-func cholesky(l, a []float64, m int) bool {
+func cholesky(l, a []float64, m int) bool { return choleskyFrom(l, a, m, 0) }
+
+// choleskyFrom is cholesky with the first p rows of l given (the factor of
+// a's leading p×p block): it computes only the rows after them.
+func choleskyFrom(l, a []float64, m, p int) bool {
 	l = l[:m*m]
 	for j := 0; j < m; j++ {
 		lj := l[j*m : j*m+j]
-		p := a[j*m+j] - dot(lj, lj)
-		if !(p > 0) || math.IsInf(p, 0) {
-			return false
+		if j >= p {
+			d := a[j*m+j] - dot(lj, lj)
+			if !(d > 0) || math.IsInf(d, 0) {
+				return false
+			}
+			l[j*m+j] = math.Sqrt(d)
+			clear(l[j*m+j+1 : (j+1)*m])
 		}
-		p = math.Sqrt(p)
-		l[j*m+j] = p
-		clear(l[j*m+j+1 : (j+1)*m])
-		for i := j + 1; i < m; i++ {
-			l[i*m+j] = (a[i*m+j] - dot(l[i*m:i*m+j], lj)) / p
+		piv := l[j*m+j]
+		for i := max(j+1, p); i < m; i++ {
+			l[i*m+j] = (a[i*m+j] - dot(l[i*m:i*m+j], lj)) / piv
 		}
 	}
 	return true

@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-
 	"os"
+
+	"dgpviz/internal/dataset"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -45,10 +46,15 @@ type layerJSON struct {
 }
 
 // ModelFile is a model as read from or written to a JSON model file, with
-// the file's fields beyond the engine's own kept verbatim in Extra.
+// how its data were normalised (viz fit's files hold normalised data) and
+// the file's other fields beyond the engine's own kept verbatim in Extra.
 type ModelFile struct {
 	Model *Model
-	Extra map[string]json.RawMessage
+	// NormX and NormY undo the normalisation of the file's data: original
+	// = value·Scale + Mean per column (the identity when the file has no
+	// "normalization" field). NormalizationJSON writes that field.
+	NormX, NormY dataset.Normalizer
+	Extra        map[string]json.RawMessage
 }
 
 // ReadModelFile reads and validates a model file.
@@ -89,7 +95,14 @@ func ReadModel(r io.Reader) (*ModelFile, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	return &ModelFile{Model: m, Extra: all}, nil
+	_, q := m.X.Dims()
+	_, d := m.Y.Dims()
+	nx, ny, err := readNormalization(all["normalization"], q, d)
+	if err != nil {
+		return nil, err
+	}
+	delete(all, "normalization")
+	return &ModelFile{Model: m, NormX: nx, NormY: ny, Extra: all}, nil
 }
 
 func (mj *modelJSON) model() (*Model, error) {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 )
@@ -94,5 +96,56 @@ func TestNotPositiveDefinite(t *testing.T) {
 	_, _, err = Evaluate(mf.Model, Options{Gradient: true})
 	if !errors.Is(err, ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "layer 0: inducing_inputs") {
 		t.Errorf("error %v, want ErrNotPositiveDefinite naming layer 0", err)
+	}
+}
+
+// TestModelFileNormalization checks the model file's one normalisation
+// reader: absent means the identity, NormalizationJSON round-trips, and
+// wrong lengths or invalid scales are errors naming the field.
+func TestModelFileNormalization(t *testing.T) {
+	b, err := os.ReadFile("testdata/step3_fitted.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, err := ReadModel(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := mf.Extra["normalization"]; ok {
+		t.Error("the normalization field stays in Extra besides NormX and NormY")
+	}
+	if math.Abs(mf.NormX.Mean[0]-0.5) > 1e-12 || mf.NormX.Scale[0] <= 0 {
+		t.Errorf("NormX %+v, want the step data's mean 0.5", mf.NormX)
+	}
+	var all map[string]json.RawMessage
+	json.Unmarshal(b, &all)
+	for _, tc := range []struct{ name, norm, want string }{
+		{"absent", "", ""},
+		{"null", "null", ""},
+		{"round trip", string(NormalizationJSON(mf.NormX, mf.NormY)), ""},
+		{"zero scale", `{"x_scale":[0]}`, "normalization.x_scale[0] = 0"},
+		{"length", `{"y_mean":[1,2]}`, "normalization.y_mean has 2 entries"},
+		{"not an object", `[1]`, "normalization"},
+	} {
+		m := map[string]json.RawMessage{}
+		for k, v := range all {
+			m[k] = v
+		}
+		delete(m, "normalization")
+		if tc.norm != "" {
+			m["normalization"] = json.RawMessage(tc.norm)
+		}
+		raw, _ := json.Marshal(m)
+		got, err := ReadModel(bytes.NewReader(raw))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		case tc.want == "" && tc.norm == "" && (got.NormX.Mean[0] != 0 || got.NormY.Scale[0] != 1):
+			t.Errorf("%s: %+v %+v, want the identity", tc.name, got.NormX, got.NormY)
+		case tc.name == "round trip" && (got.NormX.Mean[0] != mf.NormX.Mean[0] || got.NormY.Scale[0] != mf.NormY.Scale[0]):
+			t.Errorf("round trip: %+v %+v, want %+v %+v", got.NormX, got.NormY, mf.NormX, mf.NormY)
+		}
 	}
 }

@@ -29,7 +29,13 @@ const (
 	// an inducing input or variational mean by 3 normalised units.
 	maxStepInf = 3.0
 	gradTol    = 1e-9 // ∞-norm of the transformed gradient at which L-BFGS has converged
-	adamBeta1  = 0.9  // Kingma & Ba (2015) defaults
+	// freshIters is how many accepted iterations L-BFGS makes after a new
+	// model or configuration (a person's edit, say) before it may report
+	// convergence: the edited state alone is no evidence of an optimum.
+	// Only a steepest-descent step that finds no decrease twice in a row
+	// (a true stationary point) ends it sooner.
+	freshIters = 5
+	adamBeta1  = 0.9 // Kingma & Ba (2015) defaults
 	adamBeta2  = 0.999
 	adamEps    = 1e-8
 )
@@ -105,6 +111,9 @@ type Trainer struct {
 	pos   int
 	rows  []int
 	lrMul float64 // learning-rate multiplier after divergences (≤ 1)
+
+	fresh int // accepted iterations since the last rebuild (freshIters)
+	stuck int // consecutive steepest-descent steps without decrease
 }
 
 type lbfgsMemoryState struct {
@@ -282,6 +291,7 @@ func (t *Trainer) rebuild() {
 	t.uPrev = resize(t.uPrev, n)
 	t.unchecked = false
 	t.have = false
+	t.fresh, t.stuck = 0, 0
 	t.resetMemory()
 }
 
@@ -342,7 +352,7 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 		return math.Inf(1), err
 	}
 	if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
-		return math.Inf(1), fmt.Errorf("engine: bound is not finite (%v)", res.Bound)
+		return math.Inf(1), notFiniteError{"the bound", res.Bound}
 	}
 	if !grad {
 		return -res.Bound, nil
@@ -353,7 +363,7 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 		_, dp := fromU(u[k], t.layout[i])
 		g[k] = -t.gfull[i] * dp
 		if math.IsNaN(g[k]) || math.IsInf(g[k], 0) {
-			return math.Inf(1), fmt.Errorf("engine: gradient is not finite")
+			return math.Inf(1), notFiniteError{"the gradient", g[k]}
 		}
 	}
 	return -res.Bound, nil
@@ -364,7 +374,7 @@ func failureKind(err error) string {
 	switch {
 	case errors.Is(err, ErrNotPositiveDefinite):
 		return "Kuu not positive definite"
-	case strings.Contains(err.Error(), "not finite"):
+	case errors.Is(err, ErrNotFinite):
 		return "NaN bound"
 	default:
 		return err.Error()
@@ -545,8 +555,10 @@ func (t *Trainer) lbfgsStep() StepInfo {
 			}
 			t.resetMemory()
 		default:
-			// Steepest descent made no progress: a (numerical) optimum.
-			converged = true
+			// Steepest descent made no progress: a (numerical) optimum,
+			// if it is so twice or after a few accepted steps.
+			t.stuck++
+			converged = t.stuck >= 2 || t.fresh >= freshIters
 			if lastErr != nil {
 				event = fmt.Sprintf("line search failed (%s): stopped at the last good parameters", kind)
 			}
@@ -577,7 +589,9 @@ func (t *Trainer) lbfgsStep() StepInfo {
 	copy(t.g, t.gt)
 	t.f = fAcc
 	t.iter++
-	converged := normInf(t.g) < gradTol || fprev-t.f <= 0
+	t.fresh++
+	t.stuck = 0
+	converged := (normInf(t.g) < gradTol || fprev-t.f <= 0) && t.fresh >= freshIters
 	return StepInfo{Iter: t.iter, Bound: -t.f, Event: event, Converged: converged, Evals: evals}
 }
 

@@ -19,6 +19,9 @@ import (
 // checks the figure's message: the deep models rise far more sharply,
 // overshoot less and have better bounds.
 func TestStepAcceptance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (fits or Monte Carlo to convergence): not in the short tier")
+	}
 	x, y, nx, ny := stepData()
 	type fit struct {
 		bound, rise, over float64
@@ -93,6 +96,9 @@ func robotPath(tb testing.TB) string {
 // WiFi data with the same number of inducing points: the deep model must
 // fit without divergence and beat the one-layer bound.
 func TestRobotAcceptance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (fits or Monte Carlo to convergence): not in the short tier")
+	}
 	ds, err := dataset.LoadRobot(robotPath(t))
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,10 @@ var groupNames = [...]string{"kernel", "noise", "inducing", "q_mu", "q_sqrt"}
 
 func (g Group) String() string { return groupNames[g] }
 
+// GroupNames returns the parameter groups' names in order: the one list
+// the command line, the protocol and the page use.
+func GroupNames() []string { return groupNames[:] }
+
 // ParseGroup parses a group name as printed by Group.String.
 func ParseGroup(s string) (Group, bool) {
 	for i, n := range groupNames {

@@ -52,38 +52,97 @@ func (p *LayerPosterior) CrossCov(dst, x []float64) {
 // for each output d the mean k(x,Z)A_d and the variance from q(u),
 // k(x,Z) B_d k(Z,x); and the conditional variance of f given u,
 // k(x,x) − k(x,Z) Kuu⁻¹ k(Z,x), shared by all outputs. The noise variance
-// is not included. kx is scratch of length M (allocated when nil).
+// is not included. kx is scratch of length M (allocated when nil). It is
+// FunctionOn at one point.
 func (p *LayerPosterior) FunctionAt(x []float64, kx []float64, mean, varU []float64) (varCond float64) {
-	m, _, d := p.Layer.Dims()
+	m, _, _ := p.Layer.Dims()
 	if kx == nil {
 		kx = make([]float64, m)
 	}
-	p.CrossCov(kx, x)
-	kv := mat.NewVecDense(m, kx)
-	for k := 0; k < d; k++ {
-		mean[k] = mat.Dot(kv, p.A.ColView(k))
-	}
-	// k B_d kᵀ = ‖L_dᵀ Kuu⁻¹ kᵀ‖².
-	var t mat.VecDense
-	t.MulVec(p.KInv, kv)
-	for k := 0; k < d; k++ {
-		varU[k] = lowerQuad(p.Layer.QSqrt[k], t.RawVector().Data)
-	}
-	return p.Layer.Kernel.Eval(x, x) - mat.Dot(kv, &t)
+	vc := []float64{0}
+	p.FunctionOn(x, mean, varU, vc, &FunctionScratch{k: kx})
+	return vc[0]
 }
 
-// lowerQuad returns ‖Lᵀt‖² using only the lower triangle of l.
-func lowerQuad(l *mat.Dense, t []float64) float64 {
-	m, _ := l.Dims()
-	var s float64
-	for j := 0; j < m; j++ {
-		var v float64
-		for i := j; i < m; i++ {
-			v += l.At(i, j) * t[i]
-		}
-		s += v * v
+// FunctionScratch holds FunctionOn's work space between calls (the zero
+// value is ready to use).
+type FunctionScratch struct{ k, t []float64 }
+
+// FunctionOn is FunctionAt at G inputs at once: x is G×Q (row-major), and
+// it writes mean and varU (G×D, row-major) and varCond (G). With
+// K = k(x, Z) and T = K Kuu⁻¹: mean = K A, varCond = k(x,x) − rowsum(K∘T),
+// varU_d = ‖T L_d‖² row by row, in plain loops (a grid of 64 points on
+// M ≤ 64 inducing points is too small for BLAS to pay). sc (nil: allocate)
+// keeps the scratch between calls.
+func (p *LayerPosterior) FunctionOn(x, mean, varU, varCond []float64, sc *FunctionScratch) {
+	mz, q, d := p.Layer.Dims()
+	g := len(x) / q
+	if len(x) != g*q || len(mean) < g*d || len(varU) < g*d || len(varCond) < g {
+		panic("engine: FunctionOn: argument of the wrong length")
 	}
-	return s
+	if sc == nil {
+		sc = &FunctionScratch{}
+	}
+	sc.k, sc.t = resize(sc.k, g*mz), resize(sc.t, g*mz)
+	K, T := sc.k, sc.t
+	Cov(p.Layer.Kernel, K, x, rawCopy(nil, p.Layer.InducingInputs))
+	kinv := p.KInv.RawSymmetric() // upper triangle, row-major
+	at := func(r, c int) float64 {
+		if r > c {
+			r, c = c, r
+		}
+		return kinv.Data[r*kinv.Stride+c]
+	}
+	A := p.A.RawMatrix()
+	for j := 0; j < g; j++ {
+		kr, tr := K[j*mz:(j+1)*mz], T[j*mz:(j+1)*mz]
+		for c := range mz {
+			var v float64
+			for r := range mz {
+				v += kr[r] * at(r, c)
+			}
+			tr[c] = v
+		}
+		xj := x[j*q : (j+1)*q]
+		varCond[j] = p.Layer.Kernel.Eval(xj, xj) - dot(kr, tr)
+		for k := range d {
+			var v float64
+			for r := range mz {
+				v += kr[r] * A.Data[r*A.Stride+k]
+			}
+			mean[j*d+k] = v
+		}
+	}
+	for k, s := range p.Layer.QSqrt {
+		L := s.RawMatrix()
+		for j := 0; j < g; j++ {
+			tr := T[j*mz : (j+1)*mz]
+			var v float64
+			for c := range mz { // (T L)_c = Σ_{r ≥ c} t_r L_rc
+				var w float64
+				for r := c; r < mz; r++ {
+					w += tr[r] * L.Data[r*L.Stride+c]
+				}
+				v += w * w
+			}
+			varU[j*d+k] = v
+		}
+	}
+}
+
+// InducingMarginals returns q(u)'s marginal variances, diag(L_d L_dᵀ), as
+// an M×D row-major slice (the means are QMu).
+func (l *Layer) InducingMarginals() []float64 {
+	mz, _, d := l.Dims()
+	out := make([]float64, mz*d)
+	for k, s := range l.QSqrt {
+		raw := s.RawMatrix()
+		for r := 0; r < mz; r++ {
+			row := raw.Data[r*raw.Stride : r*raw.Stride+r+1]
+			out[r*d+k] = dot(row, row)
+		}
+	}
+	return out
 }
 
 // Predict propagates the inputs x (N × Q(0), certain) through every layer

@@ -1,14 +1,15 @@
 package montecarlo
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 
 	"gonum.org/v1/gonum/mat"
@@ -265,8 +266,24 @@ const (
 	presetScanSize = 401
 )
 
-// PresetNames lists the presets of Presets in display order.
-var PresetNames = []string{PresetFar, PresetBend, PresetWell, PresetPaper}
+// PresetInfo names a teaching preset: Name as commands, URLs and Presets
+// use it, Key a short identifier for page elements.
+type PresetInfo struct{ Name, Key string }
+
+// presets lists the presets of Presets in display order.
+var presets = []PresetInfo{{PresetFar, "far"}, {PresetBend, "bend"}, {PresetWell, "well"}, {PresetPaper, "paper"}}
+
+// PresetList returns the presets of Presets in display order.
+func PresetList() []PresetInfo { return slices.Clone(presets) }
+
+// PresetNames returns the presets' names in display order.
+func PresetNames() []string {
+	out := make([]string, len(presets))
+	for i, p := range presets {
+		out[i] = p.Name
+	}
+	return out
+}
 
 // Presets returns four Gaussian inputs for each teaching preset, chosen
 // by scanning the layer's per-input compression and propagation terms
@@ -319,6 +336,15 @@ func Presets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
 	ell := (hi - lo) / 4
 	if l.kind == kindRBF {
 		ell = math.Sqrt(0.5 / l.rbfH[0])
+	}
+	// A lengthscale far outside the inputs' range (1e16, say: a flat
+	// function) would put every scanned position outside it, and one of
+	// 1e300 makes the widths overflow: keep ℓ within [range/1000,
+	// 10·range].
+	if span := hi - lo; !(ell > 0) || math.IsInf(ell, 0) {
+		ell = span / 4
+	} else {
+		ell = math.Min(math.Max(ell, span/1000), 10*span)
 	}
 
 	// Scan the terms over [lo − 3ℓ, hi + 3ℓ] at sd ℓ/4.
@@ -384,9 +410,10 @@ func Presets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
 	for _, i := range peaks {
 		bend = append(bend, in(scan[i].x, sd0))
 	}
-	for k := 2; len(bend) < 4; k++ {
-		bend = append(bend, in(bend[0].Mean, sd0*float64(k)))
+	if len(bend) == 0 { // no position in range to scan: the middle
+		bend = append(bend, in((lo+hi)/2, sd0))
 	}
+	fill(&bend, 4, sd0)
 
 	// Far: walk outwards from the outermost inducing input on the side
 	// where the compression term grows most.
@@ -468,59 +495,6 @@ func fill(ins *[]GaussianInput, k int, sd float64) {
 	}
 }
 
-// Normalization is the standardisation of a model's data, stored in a
-// model file's top-level "normalization" object by `viz fit`: the model
-// sees (x − XMean)/XScale and (y − YMean)/YScale.
-type Normalization struct {
-	XMean  []float64 `json:"x_mean"`
-	XScale []float64 `json:"x_scale"`
-	YMean  []float64 `json:"y_mean"`
-	YScale []float64 `json:"y_scale"`
-}
-
-// NormalizationFromExtra reads the "normalization" object from a model
-// file's extra fields. An absent or null object, or absent arrays, mean
-// the identity. Arrays whose length differs from the data's columns, or
-// non-positive or non-finite scales, are errors.
-func NormalizationFromExtra(extra map[string]json.RawMessage, q, d int) (*Normalization, error) {
-	n := &Normalization{}
-	if raw, ok := extra["normalization"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, n); err != nil {
-			return nil, fmt.Errorf("montecarlo: normalization: %w", err)
-		}
-	}
-	fix := func(name string, v *[]float64, cols int, def float64, scale bool) error {
-		if *v == nil {
-			*v = make([]float64, cols)
-			for i := range *v {
-				(*v)[i] = def
-			}
-			return nil
-		}
-		if len(*v) != cols {
-			return fmt.Errorf("montecarlo: normalization.%s has %d entries, the data have %d columns", name, len(*v), cols)
-		}
-		for i, x := range *v {
-			if math.IsNaN(x) || math.IsInf(x, 0) || (scale && !(x > 0)) {
-				return fmt.Errorf("montecarlo: normalization.%s[%d] = %v is not a valid %s", name, i, x, map[bool]string{true: "scale", false: "mean"}[scale])
-			}
-		}
-		return nil
-	}
-	for _, f := range []struct {
-		name  string
-		v     *[]float64
-		cols  int
-		def   float64
-		scale bool
-	}{{"x_mean", &n.XMean, q, 0, false}, {"x_scale", &n.XScale, q, 1, true}, {"y_mean", &n.YMean, d, 0, false}, {"y_scale", &n.YScale, d, 1, true}} {
-		if err := fix(f.name, f.v, f.cols, f.def, f.scale); err != nil {
-			return nil, err
-		}
-	}
-	return n, nil
-}
-
 // FitData is the fit panel of a model with a 1-D input and output, in the
 // data's original units: the data, and the predictive mean ± 2 sd of the
 // Gaussian messages (noise included) on a grid.
@@ -534,8 +508,8 @@ type FitData struct {
 
 // FitFigure predicts the model on `points` inputs (0: GPGridPoints)
 // spanning its data's inputs padded by 5%, and undoes the normalisation
-// norm (nil: the identity).
-func FitFigure(m *engine.Model, norm *Normalization, points int) (*FitData, error) {
+// nx, ny of its data (the zero Normalizer: the identity).
+func FitFigure(m *engine.Model, nx, ny dataset.Normalizer, points int) (*FitData, error) {
 	if m == nil {
 		return nil, fmt.Errorf("montecarlo: nil model")
 	}
@@ -553,11 +527,12 @@ func FitFigure(m *engine.Model, norm *Normalization, points int) (*FitData, erro
 	if points < 2 || points > MaxGridPoints {
 		return nil, fmt.Errorf("montecarlo: %d grid points, want 2…%d", points, MaxGridPoints)
 	}
-	if norm == nil {
-		norm = &Normalization{XMean: []float64{0}, XScale: []float64{1}, YMean: []float64{0}, YScale: []float64{1}}
-	}
-	if len(norm.XMean) != 1 || len(norm.XScale) != 1 || len(norm.YMean) != 1 || len(norm.YScale) != 1 {
-		return nil, fmt.Errorf("montecarlo: normalization must have one entry per array for a 1-D model")
+	xm, xsc, ym, ysc := 0.0, 1.0, 0.0, 1.0
+	if nx.Mean != nil || ny.Mean != nil {
+		if len(nx.Mean) != 1 || len(nx.Scale) != 1 || len(ny.Mean) != 1 || len(ny.Scale) != 1 {
+			return nil, fmt.Errorf("montecarlo: the normalisation must have one column for a 1-D model")
+		}
+		xm, xsc, ym, ysc = nx.Mean[0], nx.Scale[0], ny.Mean[0], ny.Scale[0]
 	}
 	xs := flat(m.X)
 	lo, hi := slices.Min(xs), slices.Max(xs)
@@ -576,7 +551,6 @@ func FitFigure(m *engine.Model, norm *Normalization, points int) (*FitData, erro
 	if err != nil {
 		return nil, fmt.Errorf("montecarlo: %w", err)
 	}
-	xm, xsc, ym, ysc := norm.XMean[0], norm.XScale[0], norm.YMean[0], norm.YScale[0]
 	fd := &FitData{Layers: len(m.Layers), Bound: res.Bound, X: make([]float64, n), Y: make([]float64, n),
 		Grid: GPCurve{X: make([]float64, points), Mean: make([]float64, points), SD: make([]float64, points)}}
 	for i := 0; i < n; i++ {
@@ -598,4 +572,38 @@ func round6(v float64) float64 {
 		return v
 	}
 	return r
+}
+
+// ParseGaussianInputs parses Gaussian inputs written as "μ:s²,μ:s²,…"
+// (mean and variance, e.g. "0.5:0.01,1:0.2"): the one parser of the
+// command line's -inputs and the figure downloads' URL. Means must be
+// finite and variances finite and positive; callers add their own limits.
+func ParseGaussianInputs(s string) ([]GaussianInput, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("montecarlo: no inputs: want mean:variance pairs separated by commas, e.g. 0.5:0.01")
+	}
+	var out []GaussianInput
+	for i, part := range strings.Split(s, ",") {
+		ms, vs, ok := strings.Cut(strings.TrimSpace(part), ":")
+		m, err1 := strconv.ParseFloat(strings.TrimSpace(ms), 64)
+		v, err2 := strconv.ParseFloat(strings.TrimSpace(vs), 64)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("montecarlo: input %d %q: want mean:variance, e.g. 0.5:0.01", i+1, truncate(part, 40))
+		}
+		if math.IsNaN(m) || math.IsInf(m, 0) {
+			return nil, fmt.Errorf("montecarlo: input %d: mean %v is not finite", i+1, m)
+		}
+		if !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("montecarlo: input %d: variance %v must be finite and > 0", i+1, v)
+		}
+		out = append(out, GaussianInput{Mean: m, Var: v})
+	}
+	return out, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 
 	"gonum.org/v1/plot/cmpimg"
@@ -123,17 +124,13 @@ func TestBadFigureRequests(t *testing.T) {
 		}, "format"},
 		{"render nil", func() error { return RenderMessageFigure(new(bytes.Buffer), "png", nil) }, "needs"},
 		{"fit multi-D", func() error {
-			_, err := FitFigure(randomModel(rand.New(rand.NewPCG(1, 1)), 4, []int{2, 1}, []string{"rbf"}, 4), nil, 0)
+			_, err := FitFigure(randomModel(rand.New(rand.NewPCG(1, 1)), 4, []int{2, 1}, []string{"rbf"}, 4), dataset.Normalizer{}, dataset.Normalizer{}, 0)
 			return err
 		}, "1-D"},
-		{"normalization scale", func() error {
-			_, err := NormalizationFromExtra(map[string]json.RawMessage{"normalization": json.RawMessage(`{"x_scale":[0]}`)}, 1, 1)
+		{"normalization columns", func() error {
+			_, err := FitFigure(stepModel(8), dataset.Normalizer{Mean: []float64{0, 0}, Scale: []float64{1, 1}}, dataset.Normalizer{Mean: []float64{0}, Scale: []float64{1}}, 0)
 			return err
-		}, "x_scale"},
-		{"normalization length", func() error {
-			_, err := NormalizationFromExtra(map[string]json.RawMessage{"normalization": json.RawMessage(`{"y_mean":[1,2]}`)}, 1, 1)
-			return err
-		}, "y_mean"},
+		}, "one column"},
 	} {
 		err := tc.run()
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "montecarlo: ") {
@@ -151,7 +148,7 @@ func TestPresets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range PresetNames {
+	for _, name := range PresetNames() {
 		if len(ps[name]) != 4 {
 			t.Fatalf("preset %q has %d inputs", name, len(ps[name]))
 		}
@@ -197,23 +194,14 @@ func TestPresets(t *testing.T) {
 	}
 }
 
-// TestNormalization checks reading the normalisation and undoing it for
-// the fit figure.
+// TestNormalization checks that the fit figure undoes the normalisation.
 func TestNormalization(t *testing.T) {
 	m := stepModel(8)
-	n, err := NormalizationFromExtra(map[string]json.RawMessage{"normalization": json.RawMessage(`{"x_mean":[10],"x_scale":[2],"y_mean":[-1],"y_scale":[3]}`)}, 1, 1)
+	raw, err := FitFigure(m, dataset.Normalizer{}, dataset.Normalizer{}, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := NormalizationFromExtra(nil, 1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := FitFigure(m, id, 50)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fit, err := FitFigure(m, n, 50)
+	fit, err := FitFigure(m, dataset.Normalizer{Mean: []float64{10}, Scale: []float64{2}}, dataset.Normalizer{Mean: []float64{-1}, Scale: []float64{3}}, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +277,7 @@ func TestRenderGolden(t *testing.T) {
 	two.X, two.Y = m.X, m.Y
 	var fits []*FitData
 	for _, mm := range []*engine.Model{m, two} {
-		f, err := FitFigure(mm, nil, 0)
+		f, err := FitFigure(mm, dataset.Normalizer{}, dataset.Normalizer{}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ const (
 // Colours of the figure: the inputs' colours in order (repeating), and the
 // inducing variables' red.
 var (
-	InputColors = []color.RGBA{
+	inputColors = []color.RGBA{
 		{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, // blue
 		{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, // orange
 		{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, // green
@@ -93,7 +93,17 @@ func RenderMessageFigure(w io.Writer, format string, data *FigureData) error {
 	return err
 }
 
-func inputColor(i int) color.RGBA { return InputColors[i%len(InputColors)] }
+func inputColor(i int) color.RGBA { return inputColors[i%len(inputColors)] }
+
+// InputColorsHex returns the inputs' colours in order as "#rrggbb", for the
+// page, which draws the live figure in the same colours.
+func InputColorsHex() []string {
+	out := make([]string, len(inputColors))
+	for i, c := range inputColors {
+		out[i] = fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)
+	}
+	return out
+}
 
 func gaussPDF(g Gaussian) func(float64) float64 {
 	sd := math.Sqrt(g.Var)

@@ -58,7 +58,7 @@ func snapshotFor(t testing.TB, ds *dataset.Dataset, c InitLike, iters int) *snap
 func TestRobotFrameUnder64KB(t *testing.T) {
 	ds := robotData(t)
 	for _, c := range []InitLike{robotConfig, {Hidden: []int{3}, Inducing: 30}, {Hidden: []int{3, 3}, Inducing: DefaultLimits().MaxInducing}} {
-		var f framer
+		f := newFramer()
 		b, err := f.frame(snapshotFor(t, ds, c, 5))
 		if err != nil {
 			t.Fatal(err)
@@ -107,7 +107,7 @@ func TestQuantisationError(t *testing.T) {
 
 func benchFrame(b *testing.B, ds *dataset.Dataset, c InitLike) {
 	snap := snapshotFor(b, ds, c, 20)
-	var f framer
+	f := newFramer()
 	var size int
 	b.ResetTimer()
 	for b.Loop() {

@@ -33,7 +33,7 @@ type Config struct {
 
 // DefaultConfig is the demo: a 3-layer deep GP on the step function.
 func DefaultConfig() Config {
-	return Config{Dataset: "step", Hidden: []int{1, 1}, Inducing: 12, Method: "lbfgs", LearningRate: 0.01, Seed: 1, Frozen: []string{}, Play: true, Speed: 60}
+	return Config{Dataset: "step", Hidden: []int{1, 1}, Inducing: engine.DefaultInducing, Method: "lbfgs", LearningRate: 0.01, Seed: 1, Frozen: []string{}, Play: true, Speed: 60}
 }
 
 // Limits bound what one session and the server may use. A command or
@@ -122,19 +122,11 @@ func ParseQuery(q url.Values, def Config) (Config, error) {
 		c.Dataset = q.Get("data")
 	}
 	if q.Has("hidden") {
-		c.Hidden = []int{}
-		if s := strings.TrimSpace(q.Get("hidden")); s != "" {
-			for _, f := range strings.Split(s, ",") {
-				w, err := strconv.Atoi(strings.TrimSpace(f))
-				if err != nil {
-					return def, errorf("hidden: %q is not a list of widths like 1,1", q.Get("hidden"))
-				}
-				if len(c.Hidden) > 64 {
-					return def, errorf("hidden: too many layers")
-				}
-				c.Hidden = append(c.Hidden, w)
-			}
+		h, err := engine.ParseHidden(q.Get("hidden"))
+		if err != nil {
+			return def, errorf("hidden: %v", err)
 		}
+		c.Hidden = h
 	}
 	if q.Has("m") {
 		m, err := strconv.Atoi(q.Get("m"))

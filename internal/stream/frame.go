@@ -109,8 +109,16 @@ func (h *frameHeader) setSections(s []section) { h.Sections = s }
 
 func numPtr(v float64) *num { n := num(v); return &n }
 
+// newFramer returns a connection's framer, whose evaluator uses one
+// worker: frames must not compete with the optimizer.
+func newFramer() *framer {
+	f := &framer{}
+	f.ev.Workers = 1
+	return f
+}
+
 // framer builds frames; it keeps an evaluator and scratch between frames
-// and is used by one goroutine.
+// and is used by one goroutine (make it with newFramer).
 type framer struct {
 	ev   engine.Evaluator // Workers 1: frames must not compete with the optimizer
 	seq  uint64
@@ -119,7 +127,8 @@ type framer struct {
 	rob  *robotFramer  // robot frames' state (robot_frame.go)
 
 	// grid scratch, reused between layers and frames (the encoder copies)
-	xs, k, t, mean, varU, varCond []float64
+	xs, mean, varU, varCond []float64
+	fs                      engine.FunctionScratch
 }
 
 // frame evaluates the snapshot's model and encodes the frame.
@@ -214,14 +223,11 @@ func linspace(dst []float64, lo, hi float64) []float64 {
 	return dst
 }
 
-// grid evaluates layer i's latent function on GridPoints inputs, batched
-// in plain loops over reused scratch: with K = k(x, Z) (G×M) and
-// T = K Kuu⁻¹, mean = K A, varCond = k(x,x) − rowsum(K∘T) and
-// varU_d = ‖T L_d‖² row-wise — engine.LayerPosterior.FunctionAt for many
-// points at once (TestGridMatchesFunctionAt checks the two agree).
+// grid evaluates layer i's latent function on GridPoints inputs over its
+// drawing range (engine.LayerPosterior.FunctionOn).
 func (f *framer) grid(e *encoder, m *engine.Model, i int, res *engine.Result) *gridFrame {
 	l := m.Layers[i]
-	mz, _, d := l.Dims()
+	_, _, d := l.Dims()
 	p, err := engine.NewLayerPosterior(l, m.Jitter)
 	if err != nil {
 		return nil
@@ -230,58 +236,9 @@ func (f *framer) grid(e *encoder, m *engine.Model, i int, res *engine.Result) *g
 	const g = GridPoints
 	f.xs = grow(f.xs, g)
 	xs := linspace(f.xs, lo, hi)
-	K := grow(f.k, g*mz)
-	engine.Cov(l.Kernel, K, xs, denseData(l.InducingInputs))
-	kinv := p.KInv.RawSymmetric() // upper triangle, row-major
-	at := func(r, c int) float64 {
-		if r > c {
-			r, c = c, r
-		}
-		return kinv.Data[r*kinv.Stride+c]
-	}
-	T := grow(f.t, g*mz)
-	mean := grow(f.mean, g*d)
-	varU := grow(f.varU, g*d)
-	varCond := grow(f.varCond, g)
-	A := p.A.RawMatrix()
-	for j := range g {
-		kr, tr := K[j*mz:(j+1)*mz], T[j*mz:(j+1)*mz]
-		for c := range mz {
-			var v float64
-			for r := range mz {
-				v += kr[r] * at(r, c)
-			}
-			tr[c] = v
-		}
-		var q float64
-		for c := range mz {
-			q += kr[c] * tr[c]
-		}
-		varCond[j] = l.Kernel.Eval(xs[j:j+1], xs[j:j+1]) - q
-		for k := range d {
-			var v float64
-			for r := range mz {
-				v += kr[r] * A.Data[r*A.Stride+k]
-			}
-			mean[j*d+k] = v
-		}
-	}
-	for k, s := range l.QSqrt {
-		L := s.RawMatrix()
-		for j := range g {
-			tr := T[j*mz : (j+1)*mz]
-			var v float64
-			for c := range mz { // (T L)_c = Σ_{r ≥ c} t_r L_rc
-				var w float64
-				for r := c; r < mz; r++ {
-					w += tr[r] * L.Data[r*L.Stride+c]
-				}
-				v += w * w
-			}
-			varU[j*d+k] = v
-		}
-	}
-	f.xs, f.k, f.t, f.mean, f.varU, f.varCond = xs, K, T, mean, varU, varCond
+	mean, varU, varCond := grow(f.mean, g*d), grow(f.varU, g*d), grow(f.varCond, g)
+	p.FunctionOn(xs, mean, varU, varCond, &f.fs)
+	f.mean, f.varU, f.varCond = mean, varU, varCond
 	return &gridFrame{G: g, X: e.arr(xs), Mean: e.arr(mean), VarU: e.arr(varU), VarCond: e.arr(varCond)}
 }
 
@@ -333,25 +290,13 @@ func layerParams(e *encoder, l *engine.Layer) layerFrame {
 	}
 	lf.Z = e.arr(denseData(l.InducingInputs))
 	lf.UMean = e.arr(denseData(l.QMu))
-	uvar := make([]float64, mz*d)
-	for k, s := range l.QSqrt {
-		for r := 0; r < mz; r++ {
-			var v float64
-			for c := 0; c <= r; c++ {
-				x := s.At(r, c)
-				v += x * x
-			}
-			uvar[r*d+k] = v
-		}
-	}
-	lf.UVar = e.arr(uvar)
+	lf.UVar = e.arr(l.InducingMarginals())
 	return lf
 }
 
 // header starts the next frame's header from the snapshot: sequence,
 // iteration and optimizer state.
 func (f *framer) header(s *snapshot) *frameHeader {
-	f.ev.Workers = 1
 	f.seq++
 	n, _ := s.model.X.Dims()
 	h := &frameHeader{

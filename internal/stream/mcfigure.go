@@ -54,8 +54,8 @@ type mcRequest struct {
 // goroutine (commands, published models), the mc worker and HTTP
 // downloads; mu guards every field but key and out.
 type mcState struct {
-	key string // unguessable session key for downloads (hello's "figure_key")
-	out *byteMailbox
+	key string           // unguessable session key for downloads (hello's "figure_key")
+	out *mailbox[[]byte] // encoded mc messages → the writer
 
 	mu       sync.Mutex
 	model    *engine.Model // latest published model (a private, immutable copy)
@@ -71,7 +71,7 @@ type mcState struct {
 func newMCState() *mcState {
 	var b [16]byte
 	rand.Read(b[:])
-	return &mcState{key: hex.EncodeToString(b[:]), out: newByteMailbox(), notify: make(chan struct{}, 1)}
+	return &mcState{key: hex.EncodeToString(b[:]), out: newMailbox[[]byte](), notify: make(chan struct{}, 1)}
 }
 
 func (st *mcState) poke() {
@@ -79,34 +79,6 @@ func (st *mcState) poke() {
 	case st.notify <- struct{}{}:
 	default:
 	}
-}
-
-// byteMailbox is a one-slot, latest-wins hand-over of encoded messages to
-// the writer.
-type byteMailbox struct {
-	mu     sync.Mutex
-	latest []byte
-	notify chan struct{}
-}
-
-func newByteMailbox() *byteMailbox { return &byteMailbox{notify: make(chan struct{}, 1)} }
-
-func (b *byteMailbox) put(m []byte) {
-	b.mu.Lock()
-	b.latest = m
-	b.mu.Unlock()
-	select {
-	case b.notify <- struct{}{}:
-	default:
-	}
-}
-
-func (b *byteMailbox) take() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	m := b.latest
-	b.latest = nil
-	return m
 }
 
 // mcPublished records a newly published model for the worker and for
@@ -151,7 +123,7 @@ func (s *session) mcCommand(c Command) (string, error) {
 	}
 	if c.Samples != nil {
 		if *c.Samples < MCMinSamples || *c.Samples > MCMaxSamples {
-			return "", errorf("%s: samples = %d out of range %d…%d", c.Op, *c.Samples, MCMinSamples, MCMaxSamples)
+			return "", errorf("message figure: samples = %d out of range %d…%d", *c.Samples, MCMinSamples, MCMaxSamples)
 		}
 		req.samples = *c.Samples
 	}
@@ -161,7 +133,7 @@ func (s *session) mcCommand(c Command) (string, error) {
 	switch c.Op {
 	case "mc":
 		if c.Name != nil {
-			return "", errorf("mc: unexpected \"name\" (use mc_preset)")
+			return "", errorf("message figure: unexpected \"name\" (use mc_preset)")
 		}
 		switch {
 		case c.Inputs != nil:
@@ -181,13 +153,13 @@ func (s *session) mcCommand(c Command) (string, error) {
 		}
 	case "mc_preset":
 		if c.Inputs != nil {
-			return "", errorf("mc_preset: unexpected \"inputs\" (use mc)")
+			return "", errorf("message figure preset: unexpected \"inputs\" (use mc)")
 		}
 		if c.Name == nil {
-			return "", errorf("mc_preset: missing \"name\" (one of %q)", montecarlo.PresetNames)
+			return "", errorf("message figure preset: missing \"name\" (one of %q)", montecarlo.PresetNames())
 		}
-		if !slices.Contains(montecarlo.PresetNames, *c.Name) {
-			return "", errorf("mc_preset: unknown name %q (one of %q)", truncate(*c.Name, 40), montecarlo.PresetNames)
+		if !slices.Contains(montecarlo.PresetNames(), *c.Name) {
+			return "", errorf("message figure preset: unknown name %q (one of %q)", truncate(*c.Name, 40), montecarlo.PresetNames())
 		}
 		ins, err := presetInputs(m, req.layer, *c.Name)
 		if err != nil {
@@ -225,28 +197,40 @@ func firstFigureLayer(m *engine.Model) int {
 
 func checkFigureLayer(op string, m *engine.Model, layer int) error {
 	if layer < 0 || layer >= len(m.Layers) {
-		return errorf("%s: layer %d out of range 0…%d", op, layer, len(m.Layers)-1)
+		return errorf("message figure: there is no layer %d (the model has %d layers)", layer+1, len(m.Layers))
 	}
 	if _, q, d := m.Layers[layer].Dims(); q != 1 || d != 1 {
-		return errorf("%s: layer %d has input dimension %d and output dimension %d; the message figure needs 1 and 1", op, layer, q, d)
+		return errorf("message figure: layer %d has input dimension %d and output dimension %d; the figure needs 1 and 1", layer+1, q, d)
 	}
 	if m.Layers[layer].Kernel.Name() != "rbf" {
-		return errorf("%s: layer %d has a %s kernel; the message figure needs rbf", op, layer, m.Layers[layer].Kernel.Name())
+		return errorf("message figure: layer %d has a %s kernel; the figure needs rbf", layer+1, m.Layers[layer].Kernel.Name())
 	}
 	return nil
 }
 
+// CheckFigureInputs checks Gaussian inputs of the message figure against
+// the figure's limits (count, mean range, variance): the live panel's
+// commands and the downloads' URLs alike.
+func CheckFigureInputs(in []montecarlo.GaussianInput) error {
+	mc := make([]MCInput, len(in))
+	for i, g := range in {
+		mc[i] = MCInput{Mean: g.Mean, Var: g.Var}
+	}
+	_, err := checkMCInputs(mc)
+	return err
+}
+
 func checkMCInputs(in []MCInput) ([]montecarlo.GaussianInput, error) {
 	if len(in) < 1 || len(in) > MCMaxInputs {
-		return nil, errorf("mc: inputs has %d entries, want 1…%d", len(in), MCMaxInputs)
+		return nil, errorf("message figure: inputs has %d entries, want 1…%d", len(in), MCMaxInputs)
 	}
 	out := make([]montecarlo.GaussianInput, len(in))
 	for i, g := range in {
 		if math.IsNaN(g.Mean) || math.Abs(g.Mean) > MaxCoordinate {
-			return nil, errorf("mc: inputs[%d].mean = %v out of range [-%d, %d]", i, g.Mean, MaxCoordinate, MaxCoordinate)
+			return nil, errorf("message figure: inputs[%d].mean = %v out of range [-%d, %d]", i, g.Mean, MaxCoordinate, MaxCoordinate)
 		}
 		if !(g.Var > 0) || g.Var > MCMaxVariance {
-			return nil, errorf("mc: inputs[%d].var = %v must be > 0 and ≤ %g", i, g.Var, MCMaxVariance)
+			return nil, errorf("message figure: inputs[%d].var = %v must be > 0 and ≤ %g", i, g.Var, MCMaxVariance)
 		}
 		out[i] = montecarlo.GaussianInput{Mean: g.Mean, Var: g.Var}
 	}
@@ -256,7 +240,7 @@ func checkMCInputs(in []MCInput) ([]montecarlo.GaussianInput, error) {
 func presetInputs(m *engine.Model, layer int, name string) ([]montecarlo.GaussianInput, error) {
 	ps, err := montecarlo.Presets(m, layer)
 	if err != nil {
-		return nil, errorf("mc_preset: %v", err)
+		return nil, errorf("message figure preset: %v", err)
 	}
 	return slices.Clone(ps[name]), nil
 }
@@ -401,7 +385,7 @@ func mcMessage(model *engine.Model, d *data, iter int, req *mcRequest, seq uint6
 	}
 	fd, err := montecarlo.MessageFigure(model, req.layer, req.inputs, req.samples, mcSeed)
 	if err != nil {
-		return nil, errorf("mc: %v", err)
+		return nil, errorf("message figure: %v", err)
 	}
 	h := req.header(d, iter, seq)
 	h.MS = num(float64(time.Since(t0).Microseconds()) / 1000)
@@ -433,7 +417,7 @@ func encodeFigure(e *encoder, h *mcHeader, fd *montecarlo.FigureData) {
 
 func mcErrorMessage(d *data, iter int, req *mcRequest, seq uint64, err error) []byte {
 	h := req.header(d, iter, seq)
-	h.Error = err.Error()
+	h.Error = packagePrefix.ReplaceAllString(err.Error(), "") // shown in the page
 	var e encoder
 	b, ferr := e.finish(h)
 	if ferr != nil { // cannot happen: the header has no arrays
@@ -453,15 +437,12 @@ type FigureSession struct {
 	Data           *dataset.Dataset // the session's data set (shared, read-only)
 	Iter           int
 	Dataset        string
-	NormX, NormY   Normalization
+	NormX, NormY   dataset.Normalizer // the session's normalisation (private copies)
 	Layer          int
 	Inputs         []montecarlo.GaussianInput
 	Samples        int
 	HasFigureInput bool
 }
-
-// Normalization is one column set's standardisation: original = value·scale + mean.
-type Normalization struct{ Mean, Scale []float64 }
 
 // FigureSession returns the state of the session whose hello carried
 // figure_key key; ok is false when there is none.
@@ -490,8 +471,8 @@ func (s *Server) FigureSession(key string) (fs *FigureSession, ok bool) {
 	if d := st.data; d != nil {
 		fs.Dataset = d.ds.Name
 		fs.Data = d.ds
-		fs.NormX = Normalization{slices.Clone(d.nx.Mean), slices.Clone(d.nx.Scale)}
-		fs.NormY = Normalization{slices.Clone(d.ny.Mean), slices.Clone(d.ny.Scale)}
+		fs.NormX = dataset.Normalizer{Mean: slices.Clone(d.nx.Mean), Scale: slices.Clone(d.nx.Scale)}
+		fs.NormY = dataset.Normalizer{Mean: slices.Clone(d.ny.Mean), Scale: slices.Clone(d.ny.Scale)}
 	}
 	if r := st.req; r != nil {
 		fs.Layer, fs.Inputs, fs.Samples, fs.HasFigureInput = r.layer, slices.Clone(r.inputs), r.samples, true

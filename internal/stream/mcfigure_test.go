@@ -37,7 +37,7 @@ func TestMCMatchesMessageFigure(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, paused)
 	key := helloKey(t, c)
-	c.ack(map[string]any{"op": "step", "n": 5})
+	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 5})) // steps run after the ack
 	ins := []map[string]any{{"mean": -0.8, "var": 0.01}, {"mean": 0.1, "var": 0.04}, {"mean": 2.5, "var": 0.01}, {"mean": 0.0, "var": 0.5}}
 	id := c.ack(map[string]any{"op": "mc", "layer": 1, "inputs": ins, "samples": 5000})
 	got := c.mcAfter(id)
@@ -121,9 +121,9 @@ func TestMCPresetsAndLive(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, paused)
 	helloKey(t, c)
-	c.ack(map[string]any{"op": "step", "n": 20})
+	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 20}))
 	comp := map[string]float64{}
-	for _, name := range montecarlo.PresetNames {
+	for _, name := range montecarlo.PresetNames() {
 		id := c.ack(map[string]any{"op": "mc_preset", "layer": 0, "name": name, "samples": 2000})
 		m := c.mcAfter(id)
 		if m["preset"] != name || len(get(m, "inputs").([]any)) != 4 {
@@ -180,8 +180,8 @@ func TestBadMCCommands(t *testing.T) {
 		cmd  map[string]any
 		want string
 	}{
-		{map[string]any{"op": "mc", "layer": 7}, "layer 7 out of range"},
-		{map[string]any{"op": "mc", "layer": -1}, "layer -1 out of range"},
+		{map[string]any{"op": "mc", "layer": 7}, "there is no layer 8"},
+		{map[string]any{"op": "mc", "layer": -1}, "there is no layer 0"},
 		{map[string]any{"op": "mc", "layer": 0, "inputs": []any{}}, "inputs has 0 entries"},
 		{map[string]any{"op": "mc", "layer": 0, "inputs": nine}, "inputs has 9 entries, want 1…8"},
 		{map[string]any{"op": "mc", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 0}}}, "inputs[0].var = 0"},
@@ -193,7 +193,7 @@ func TestBadMCCommands(t *testing.T) {
 		{map[string]any{"op": "mc", "layer": 0, "name": "x"}, "use mc_preset"},
 		{map[string]any{"op": "mc_preset", "layer": 0}, "missing \"name\""},
 		{map[string]any{"op": "mc_preset", "layer": 0, "name": "everything"}, "unknown name"},
-		{map[string]any{"op": "mc_preset", "layer": 5, "name": montecarlo.PresetFar}, "layer 5 out of range"},
+		{map[string]any{"op": "mc_preset", "layer": 5, "name": montecarlo.PresetFar}, "there is no layer 6"},
 	}
 	for _, tc := range cases {
 		id := c.send(tc.cmd)
@@ -202,7 +202,7 @@ func TestBadMCCommands(t *testing.T) {
 			t.Errorf("%v: want error, got %v", tc.cmd, r)
 			continue
 		}
-		if s, _ := r["error"].(string); !strings.Contains(s, tc.want) || !strings.HasPrefix(s, "stream: ") {
+		if s, _ := r["error"].(string); !strings.Contains(s, tc.want) || strings.Contains(s, "stream: ") || strings.HasPrefix(s, "mc") {
 			t.Errorf("%v: error %q does not contain %q", tc.cmd, s, tc.want)
 		}
 	}
@@ -247,7 +247,7 @@ func TestMCLayerGoneReportsError(t *testing.T) {
 	}
 	c.ack(map[string]any{"op": "architecture", "hidden": []int{1}})
 	m := c.until("mc error", 10*time.Second, func(m msg) bool { return m.typ() == "mc" && m.frame["error"] != nil })
-	if s, _ := m.frame["error"].(string); !strings.Contains(s, "layer 2 out of range") {
+	if s, _ := m.frame["error"].(string); !strings.Contains(s, "there is no layer 3") || strings.Contains(s, "stream: ") {
 		t.Fatalf("error %q", s)
 	}
 }
@@ -258,7 +258,7 @@ func BenchmarkMCMessage(b *testing.B) {
 	e := newEnv(b, nil)
 	c := e.dial(b, paused)
 	h := c.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
-	c.ack(map[string]any{"op": "step", "n": 50})
+	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 50}))
 	fs, _ := e.srv.FigureSession(h["figure_key"].(string))
 	ps, err := montecarlo.Presets(fs.Model, 1)
 	if err != nil {

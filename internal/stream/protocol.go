@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
+	"regexp"
 	"strings"
-
-	"dgpviz/internal/engine"
 )
 
 // MaxCoordinate bounds every coordinate a command may set (inducing inputs
@@ -30,9 +28,12 @@ type Command struct {
 	Group        *string   `json:"group,omitempty"`         // freeze
 	Frozen       *bool     `json:"frozen,omitempty"`        // freeze
 	Layer        *int      `json:"layer,omitempty"`         // move, add, remove
-	Index        *int      `json:"index,omitempty"`         // move, remove
+	Index        *int      `json:"index,omitempty"`         // move, remove; move_data, remove_data
 	Z            []float64 `json:"z,omitempty"`             // move, add
-	Mu           []float64 `json:"mu,omitempty"`            // move, add
+	Mu           []float64 `json:"mu,omitempty"`            // move (pull), add
+	KeepU        *bool     `json:"keep_u,omitempty"`        // move: keep q(u) instead of projecting it
+	X            []float64 `json:"x,omitempty"`             // add_data, move_data
+	Y            []float64 `json:"y,omitempty"`             // add_data, move_data
 	Hidden       []int     `json:"hidden,omitempty"`        // architecture
 	Inducing     *int      `json:"inducing,omitempty"`      // architecture
 	Dataset      *string   `json:"dataset,omitempty"`       // dataset
@@ -41,9 +42,6 @@ type Command struct {
 	Samples      *int      `json:"samples,omitempty"`       // mc
 	Name         *string   `json:"name,omitempty"`          // mc_preset
 }
-
-// Ops lists the commands, for documentation and errors.
-var Ops = []string{"play", "pause", "step", "reset", "optimizer", "freeze", "move", "add", "remove", "architecture", "dataset", "speed", "mc", "mc_preset", "mc_off"}
 
 // ParseCommand decodes one command. Its errors say what was wrong.
 func ParseCommand(b []byte) (Command, error) {
@@ -64,12 +62,12 @@ func ParseCommand(b []byte) (Command, error) {
 		return c, errorf("malformed command: extra data after the JSON object")
 	}
 	if c.Op == "" {
-		return c, errorf("missing \"op\" (one of %s)", strings.Join(Ops, ", "))
+		return c, errorf("missing \"op\" (one of %s)", strings.Join(Ops(), ", "))
 	}
-	if !slices.Contains(Ops, c.Op) {
-		return c, errorf("unknown op %q (want one of %s)", truncate(c.Op, 40), strings.Join(Ops, ", "))
+	if lookupCommand(c.Op) == nil {
+		return c, errorf("unknown op %q (want one of %s)", truncate(c.Op, 40), strings.Join(Ops(), ", "))
 	}
-	for _, v := range [][]float64{c.Z, c.Mu} {
+	for _, v := range [][]float64{c.Z, c.Mu, c.X, c.Y} {
 		for _, x := range v {
 			if math.IsNaN(x) || math.Abs(x) > MaxCoordinate {
 				return c, errorf("%s: coordinate %v out of range [-%d, %d]", c.Op, x, MaxCoordinate, MaxCoordinate)
@@ -100,24 +98,30 @@ type reply struct {
 	Sets    []DatasetInfo `json:"datasets,omitempty"`
 	Groups  []string      `json:"groups,omitempty"`
 	Running *bool         `json:"running,omitempty"`
+	// Undo and Redo (ack) count the edits that undo and redo would take
+	// back or give again; UndoLabel and RedoLabel name the next ones.
+	Undo      *int   `json:"undo,omitempty"`
+	Redo      *int   `json:"redo,omitempty"`
+	UndoLabel string `json:"undo_label,omitempty"`
+	RedoLabel string `json:"redo_label,omitempty"`
 	// FigureKey (hello) names the session in figure downloads (mcfigure.go).
 	FigureKey string `json:"figure_key,omitempty"`
+	// InputColors (hello) are the message figure's input colours, so that
+	// the live panel and the downloads agree.
+	InputColors []string `json:"input_colors,omitempty"`
 }
+
+// packagePrefix matches the package prefixes of this program's errors
+// ("stream: ", "engine: "…): useful in logs, noise in the page.
+var packagePrefix = regexp.MustCompile(`\b(stream|engine|montecarlo|dataset|latent|train|figure): `)
 
 func (r reply) bytes() []byte {
 	r.V = ProtocolVersion
+	// Error texts are for people: the page shows them as they are.
+	r.Error = packagePrefix.ReplaceAllString(r.Error, "")
 	b, err := json.Marshal(r)
 	if err != nil { // cannot happen: every field marshals
 		b = fmt.Appendf(nil, `{"v":%d,"type":"error","error":"stream: encoding reply"}`, ProtocolVersion)
 	}
 	return b
-}
-
-// groupNames lists engine.Group names in order.
-func groupNames() []string {
-	var out []string
-	for g := engine.GroupKernel; g <= engine.GroupQSqrt; g++ {
-		out = append(out, g.String())
-	}
-	return out
 }

@@ -204,10 +204,16 @@ func TestHostileCommandsGetErrors(t *testing.T) {
 		{"NaN string", `{"op":"move","layer":0,"index":0,"z":["NaN"]}`, "is not a", false},
 		{"overflow", `{"op":"move","layer":0,"index":0,"z":[1e400]}`, "", false},
 		{"far coordinate", `{"op":"move","layer":0,"index":0,"z":[1e6]}`, "out of range", false},
-		{"layer out of range", `{"op":"move","layer":9,"index":0,"z":[0]}`, "layer 9 out of range", false},
-		{"negative layer", `{"op":"remove","layer":-1,"index":0}`, "out of range", false},
-		{"index out of range", `{"op":"move","layer":0,"index":99,"z":[0]}`, "index 99 out of range", false},
-		{"z wrong length", `{"op":"move","layer":0,"index":0,"z":[0,1]}`, "input dimension 1", false},
+		// Layers and points are counted from 1 in texts people read.
+		{"layer out of range", `{"op":"move","layer":9,"index":0,"z":[0]}`, "there is no layer 10 (the model has 3 layers)", false},
+		{"negative layer", `{"op":"remove","layer":-1,"index":0}`, "there is no layer 0", false},
+		{"index out of range", `{"op":"move","layer":0,"index":99,"z":[0]}`, "layer 1 has no inducing point 100", false},
+		{"z wrong length", `{"op":"move","layer":0,"index":0,"z":[0,1]}`, "layer 1 has 1-D inputs", false},
+		{"undo nothing", `{"op":"undo"}`, "nothing to undo", false},
+		{"redo nothing", `{"op":"redo"}`, "nothing to redo", false},
+		{"add_data no y", `{"op":"add_data","x":[0.1]}`, "give \"x\" and \"y\"", false},
+		{"remove_data bad index", `{"op":"remove_data","index":500}`, "there is no data point 501", false},
+		{"move_data nothing", `{"op":"move_data","index":0}`, "give \"x\" and/or \"y\"", false},
 		{"move nothing", `{"op":"move","layer":0,"index":0}`, "give", false},
 		{"too many steps", `{"op":"step","n":1000000000}`, "out of range", false},
 		{"unknown group", `{"op":"freeze","group":"everything"}`, "unknown group", false},
@@ -236,8 +242,9 @@ func TestHostileCommandsGetErrors(t *testing.T) {
 			if m.typ() != "error" {
 				t.Fatalf("want an error, got %v", m.text)
 			}
-			if e, _ := m.text["error"].(string); !strings.Contains(e, tc.want) || !strings.HasPrefix(e, "stream: ") {
-				t.Errorf("error %q does not contain %q (or lacks the package prefix)", e, tc.want)
+			// Errors are for people: no "stream: " package prefix.
+			if e, _ := m.text["error"].(string); !strings.Contains(e, tc.want) || strings.Contains(e, "stream: ") {
+				t.Errorf("error %q does not contain %q (or has a package prefix)", e, tc.want)
 			}
 		})
 	}
@@ -325,13 +332,12 @@ func TestNonReadingClient(t *testing.T) {
 	if ms1.HeapAlloc > ms0.HeapAlloc+32<<20 {
 		t.Errorf("heap grew from %d to %d bytes", ms0.HeapAlloc, ms1.HeapAlloc)
 	}
-	// When it finally reads, the client gets current frames, not a backlog.
-	m := c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	_ = m
-	last := c.until("fresh frame", 10*time.Second, func(m msg) bool {
-		return m.typ() == "frame" && int64(num64(m.frame["iter"])) >= s1.Iterations
-	})
-	if last.frame == nil {
+	// When it finally reads, the client gets current frames, not a
+	// backlog: a command sent now is reflected in a frame within seconds.
+	// (Frame iterations count accepted steps only, so they are not
+	// compared with Stats.Iterations, which counts every step.)
+	id := c.send(map[string]any{"op": "pause"})
+	if f := c.frameAfter(id); f == nil {
 		t.Fatal("no fresh frame")
 	}
 }
@@ -481,4 +487,36 @@ func FuzzParseCommand(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLongStepNoLockOut is issue #16's lock-out: a step of the most
+// iterations on a heavy model is acknowledged at once, other commands are
+// answered while it runs, and closing the socket stops the work and frees
+// the session slot for the next client.
+func TestLongStepNoLockOut(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Limits.MaxSessions = 1 })
+	c := e.dial(t, paused+"&hidden=8,8,8&m=64")
+	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	start := time.Now()
+	c.ack(map[string]any{"op": "step", "n": e.srv.limits.MaxSteps})
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("step %d acknowledged after %v, want < 1 s", e.srv.limits.MaxSteps, d)
+	}
+	start = time.Now()
+	c.ack(map[string]any{"op": "speed", "speed": 10})
+	t.Logf("a command during the step answered in %v", time.Since(start).Round(time.Millisecond))
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("a command during the step waited %v, want < 1 s", d)
+	}
+	c.c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.srv.Sessions() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the session outlived its socket by 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("slot freed %v after the socket closed", time.Since(start).Round(time.Millisecond))
+	c2 := e.dial(t, paused)
+	c2.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
 }

@@ -61,16 +61,16 @@ type robotInfo struct {
 	dbmScale   float64      // dBm = y_original·dbmScale + dbmOffset
 	dbmOffset  float64
 	normalizeY dataset.Normalizer
-	// baselineIters is the one-layer GP baseline's L-BFGS iterations.
-	baselineIters int
+	// cache holds the server's baselines (the one-layer GP's test error).
+	cache *baselineCache
 }
 
-func newRobotInfo(ds *dataset.Dataset, nx, ny dataset.Normalizer, baselineIters int) *robotInfo {
+func newRobotInfo(ds *dataset.Dataset, nx, ny dataset.Normalizer, cache *baselineCache) *robotInfo {
 	if !IsRobot(ds) {
 		return nil
 	}
 	n, _ := ds.X.Dims()
-	r := &robotInfo{ds: ds, baselineIters: baselineIters, nTrain: n, pos: mat.DenseCopyOf(ds.Positions.Slice(0, n, 0, 2)), filled: ds.Filled,
+	r := &robotInfo{ds: ds, cache: cache, nTrain: n, pos: mat.DenseCopyOf(ds.Positions.Slice(0, n, 0, 2)), filled: ds.Filled,
 		dbmScale: dataset.RobotUnscale(1) - dataset.RobotUnscale(0), dbmOffset: dataset.RobotUnscale(0), normalizeY: ny}
 	if ds.XTest != nil {
 		r.xTest = nx.Apply(ds.XTest)
@@ -117,7 +117,6 @@ func (r *robotInfo) rmseDBm(mean *mat.Dense) float64 {
 // robotBaselines are the test-set errors of simple predictors, computed
 // once per data set in the background.
 type robotBaselines struct {
-	once sync.Once
 	mu   sync.Mutex
 	done chan struct{} // closed when GP1DBm is final
 	// MeanDBm predicts every test scan by the training mean of each access
@@ -125,16 +124,28 @@ type robotBaselines struct {
 	MeanDBm, GP1DBm float64
 }
 
-var (
-	baselinesMu sync.Mutex
-	baselines   = map[*dataset.Dataset]*robotBaselines{}
-)
+// baselineCache holds a server's robot baselines, one per data set, fitted
+// in the background under the server's context: Shutdown cancels and
+// waits for them, and each Server has its own (and its own iterations).
+type baselineCache struct {
+	ctx   context.Context
+	iters int // the one-layer GP's L-BFGS iterations
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	m     map[*dataset.Dataset]*robotBaselines
+}
 
-// baselinesFor returns the data set's baselines, starting their
-// computation on first use; check done before reading the fields.
+func newBaselineCache(ctx context.Context, iters int) *baselineCache {
+	return &baselineCache{ctx: ctx, iters: iters, m: map[*dataset.Dataset]*robotBaselines{}}
+}
+
+// baselines returns the data set's baselines, starting their computation
+// on first use; check done before reading the fields.
 func (r *robotInfo) baselines() *robotBaselines {
-	baselinesMu.Lock()
-	b := baselines[r.ds]
+	c := r.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.m[r.ds]
 	if b == nil {
 		b = &robotBaselines{done: make(chan struct{}), GP1DBm: math.NaN()}
 		b.MeanDBm = math.NaN()
@@ -142,10 +153,13 @@ func (r *robotInfo) baselines() *robotBaselines {
 			nt, d := r.yTestDBm.Dims()
 			b.MeanDBm = r.rmseDBm(mat.NewDense(nt, d, nil)) // normalised 0 = the training mean
 		}
-		baselines[r.ds] = b
+		c.m[r.ds] = b
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			r.computeBaselines(b)
+		}()
 	}
-	baselinesMu.Unlock()
-	b.once.Do(func() { go r.computeBaselines(b) })
 	return b
 }
 
@@ -166,7 +180,7 @@ func (r *robotInfo) computeBaselines(b *robotBaselines) {
 	if err != nil {
 		return
 	}
-	fm, _, err := engine.Fit(context.Background(), m, engine.TrainerConfig{Workers: 1}, engine.FitOptions{MaxIters: r.baselineIters})
+	fm, _, err := engine.Fit(r.cache.ctx, m, engine.TrainerConfig{Workers: 1}, engine.FitOptions{MaxIters: r.cache.iters})
 	if err != nil {
 		return
 	}

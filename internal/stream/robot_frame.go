@@ -128,6 +128,7 @@ func (rf *robotFramer) current(s *snapshot) *robotAnalysis {
 type robotFrame struct {
 	EvalIter  int      `json:"eval_iter"`           // iteration the bound, penalties, output messages and scores belong to
 	Scores    []*num   `json:"scores"`              // LoopClosure of each hidden layer's message means (null: not available)
+	Revisits  int      `json:"revisits"`            // the revisits the scores average over (0: the path has none, so no score)
 	TimeScore num      `json:"time_score"`          // the time-only baseline
 	TestRMSE  *num     `json:"test_rmse,omitempty"` // dBm, the output layer's predictive mean at the test scans
 	MeanRMSE  *num     `json:"mean_rmse,omitempty"` // dBm, the training mean (baseline)
@@ -193,6 +194,7 @@ func (f *framer) robotFrame(s *snapshot) ([]byte, error) {
 	}
 	rfr := &robotFrame{EvalIter: a.iter, TimeScore: num(s.robot.timeScore.Value), NewOutput: newOut && res != nil}
 	for _, sc := range a.scores {
+		rfr.Revisits = sc.Revisits
 		if math.IsNaN(sc.Value) {
 			rfr.Scores = append(rfr.Scores, nil)
 		} else {

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -135,7 +136,7 @@ func robotSnapshot(b testing.TB, iters int) *snapshot {
 	ds := robotTestData(b)
 	snap := snapshotFor(b, ds, InitLike{Hidden: []int{3, 3}, Inducing: 20}, iters)
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
-	snap.robot = newRobotInfo(ds, nx, ny, 300) // as the test servers (helpers_test.go)
+	snap.robot = newRobotInfo(ds, nx, ny, newBaselineCache(context.Background(), 300)) // as the test servers (helpers_test.go)
 	return snap
 }
 
@@ -144,7 +145,7 @@ func robotSnapshot(b testing.TB, iters int) *snapshot {
 // (the writer's steady state while the optimizer runs).
 func BenchmarkRobotFrame(b *testing.B) {
 	snap := robotSnapshot(b, 20)
-	var f framer
+	f := newFramer()
 	if _, err := f.frame(snap); err != nil {
 		b.Fatal(err)
 	}
@@ -187,4 +188,44 @@ func BenchmarkRobotStreaming(b *testing.B) {
 	iters, frames := streamWhilePlaying(b, e, c, 2*time.Second)
 	b.ReportMetric(iters, "iters/s")
 	b.ReportMetric(frames, "frames/s")
+}
+
+// TestShutdownStopsBaselines checks that the robot baseline, fitted in the
+// background, belongs to its server: Shutdown cancels it and waits for it,
+// and a second server computes its own.
+func TestShutdownStopsBaselines(t *testing.T) {
+	ds := robotTestData(t)
+	l := DefaultLimits()
+	cat, err := NewCatalog(nil, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Add(ds, l); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(Options{Catalog: cat, Limits: l, Defaults: DefaultConfig(), Workers: 1, BaselineIters: 1000000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
+	b := newRobotInfo(ds, nx, ny, srv.baselines).baselines()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with a million-iteration baseline running: %v", err)
+	}
+	select {
+	case <-b.done:
+	default:
+		t.Fatal("Shutdown returned before the baseline stopped")
+	}
+	t.Logf("shutdown stopped the baseline in %v", time.Since(start).Round(time.Millisecond))
+	srv2, err := NewServer(Options{Catalog: cat, Limits: l, Defaults: DefaultConfig(), Workers: 1, BaselineIters: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b2 := newRobotInfo(ds, nx, ny, srv2.baselines).baselines(); b2 == b {
+		t.Error("a second server shares the first one's baselines")
+	}
 }

@@ -2,6 +2,8 @@ package stream
 
 import (
 	"dgpviz/internal/dataset"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 type normFrame struct {
@@ -27,6 +29,7 @@ type setupHeader struct {
 	Y           Ref       `json:"y"`
 	NormX       normFrame `json:"norm_x"`
 	NormY       normFrame `json:"norm_y"`
+	Edited      bool      `json:"edited"` // points added, moved or removed in this session
 	Config      Config    `json:"config"`
 	Robot       *robotSet `json:"robot,omitempty"`
 	Sections    []section `json:"sections"`
@@ -34,23 +37,27 @@ type setupHeader struct {
 
 func (h *setupHeader) setSections(s []section) { h.Sections = s }
 
-// data is a session's data set in model units.
+// data is a session's data set in model units. It is never changed once
+// made: an edit of the data points makes a new one (edits.go), so undo
+// states and snapshots can share it.
 type data struct {
 	id     int
 	ds     *dataset.Dataset
-	nx, ny dataset.Normalizer
-	robot  *robotInfo // robot WiFi data (robot.go), else nil
+	nx, ny dataset.Normalizer // fixed for the session, so that edits move nothing else
+	x, y   *mat.Dense         // the working data, normalised: ds's, or edited
+	edited bool               // x, y are not ds's
+	robot  *robotInfo         // robot WiFi data (robot.go), else nil
 }
 
 func (d *data) setup(cfg Config) ([]byte, error) {
-	x, y := d.nx.Apply(d.ds.X), d.ny.Apply(d.ds.Y)
+	x, y := d.x, d.y
 	n, q := x.Dims()
 	_, dd := y.Dims()
 	h := &setupHeader{
 		V: ProtocolVersion, Type: "setup", DataID: d.id, Name: d.ds.Name, Description: d.ds.Description,
 		N: n, Q: q, D: dd, InputNames: d.ds.InputNames, OutputNames: d.ds.OutputNames,
 		NormX: normFrame{nums(d.nx.Mean), nums(d.nx.Scale)}, NormY: normFrame{nums(d.ny.Mean), nums(d.ny.Scale)},
-		Config: cfg,
+		Edited: d.edited, Config: cfg,
 	}
 	e := encoder{forceF32: true}
 	h.X, h.Y = e.arr(denseData(x)), e.arr(denseData(y))

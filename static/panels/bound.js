@@ -22,21 +22,51 @@ register("bound", (el, app) => {
   const label = () => { btn.textContent = recent ? "showing: recent" : "showing: all"; btn.setAttribute("aria-pressed", String(recent)); };
   label();
   btn.addEventListener("click", () => { recent = !recent; label(); yr.reset(); app.redraw(); });
-  tools.append(btn);
+  // Clear: the chart starts again from the current iteration (the
+  // optimizer and the model are untouched).
+  let since = -1;
+  const clear = document.createElement("button");
+  clear.type = "button";
+  clear.dataset.testid = "bound-clear";
+  clear.textContent = "clear history";
+  clear.title = "Start the chart again from the current iteration";
+  clear.addEventListener("click", () => {
+    const h = app.state.history;
+    since = h.length ? h[h.length - 1].iter : -1;
+    yr.reset();
+    app.redraw();
+  });
+  tools.append(btn, clear);
 
   return {
     draw(s) {
-      const h = s.history;
+      let h = s.history;
       if (!plot.begin()) return;
       const legendEl = el.querySelector(".legend");
+      if (h.length && h[h.length - 1].iter < since) since = -1; // a reset started a new run
+      if (since >= 0) h = h.filter((p) => p.iter >= since);
       if (h.length === 0) return;
       const nL = h[h.length - 1].terms.length;
-      const i0 = h[0].iter, i1 = Math.max(h[h.length - 1].iter, i0 + 1);
-      const from = recent ? Math.floor(h.length / 2) : 0;
-      let lo = Infinity, hi = -Infinity;
-      for (let k = from; k < h.length; k++) { lo = Math.min(lo, h[k].bound); hi = Math.max(hi, h[k].lik); }
+      const i0 = h[0].iter, i1 = Math.max(h[h.length - 1].iter, i0 + 10);
+      // "recent": the last 40 % of the run (at least the last 20 points),
+      // with a robust bottom: one disastrous moment (an edit that cost
+      // 10⁵ nats) does not squash the rest flat; points below it are
+      // clipped and marked.
+      const from = recent ? Math.max(0, Math.min(Math.floor(h.length * 0.6), h.length - 20)) : 0;
+      const win = [];
+      let hi = -Infinity;
+      for (let k = from; k < h.length; k++) { win.push(h[k].bound); hi = Math.max(hi, h[k].lik, h[k].bound); }
+      win.sort((a, b) => a - b);
+      let lo = win[0];
+      if (recent && win.length >= 10) {
+        const q = (f) => win[Math.min(win.length - 1, Math.floor(f * (win.length - 1)))];
+        const med = q(0.5), spread = Math.max(hi - med, q(0.9) - q(0.1), 1e-6);
+        lo = Math.max(lo, Math.min(q(0.1), med - 3 * spread));
+      }
+      const clipped = win[0] < lo;
       const pad = 0.06 * (hi - lo || 1);
       yr.update(lo - pad, hi + pad);
+      if (clipped) { yr.lo = lo - pad; yr.hi = hi + pad; } // follow at once after a bad moment
       plot.area(i0, i1, yr.lo, yr.hi);
       plot.axes({ xlabel: "iteration", ylabel: "nats" });
       const n = h.length, x = (k) => h[k].iter;
@@ -55,6 +85,11 @@ register("bound", (el, app) => {
         plot.line(n, x, (k) => h[k].lik, C.lik, 1.5, [5, 3]);
         plot.line(n, x, (k) => h[k].bound, C.bound, 2.4);
       });
+      if (clipped) { // where the bound fell below the chart, say how far
+        const ctx = plot.ctx, b = plot.box;
+        ctx.fillStyle = C.muted; ctx.textAlign = "left"; ctx.textBaseline = "bottom";
+        ctx.fillText(`▼ lowest ${fmt(win[0])} nats (off the chart)`, b.l + 6, b.b - 4);
+      }
       const p = h[h.length - 1];
       legend(legendEl, [
         { label: "bound", color: C.bound, kind: "line" },

@@ -2,11 +2,84 @@
 import { register, dimSelect } from "./registry.js";
 import { Plot, C, StickyRange, unitsOf, legend, fmt } from "../plot.js";
 
+const HIT = 8; // px radius for grabbing a data point
+
 register("fit", (el, app) => {
-  const plot = new Plot(el.querySelector("canvas"));
+  const canvas = el.querySelector("canvas");
+  const plot = new Plot(canvas);
   const tools = el.querySelector(".panel-tools");
   const yr = new StickyRange();
   let dim = 0;
+
+  // Editing the data (one input, one output): click to add a point, drag
+  // one to move it, Alt- or Shift-click one to remove it. Coordinates are
+  // the model's normalised units, as the plot's. A drag is sent once, when
+  // it ends, so it is one edit.
+  let press = null; // {n (data point or −1), px, py, x, y, moved}
+  const editable = () => {
+    const st = app.state.setup;
+    return st && st.q === 1 && st.d === 1 && !st.robot && plot.sx;
+  };
+  const pos = (ev) => {
+    const r = canvas.getBoundingClientRect();
+    return [ev.clientX - r.left, ev.clientY - r.top];
+  };
+  function pointAt(px, py) {
+    const st = app.state.setup;
+    let best = -1, bd = HIT * HIT;
+    for (let n = 0; n < st.n; n++) {
+      const dx = plot.sx(st.x[n]) - px, dy = plot.sy(st.y[n]) - py;
+      if (dx * dx + dy * dy <= bd) { bd = dx * dx + dy * dy; best = n; }
+    }
+    return best;
+  }
+  const inside = (px, py) => plot.box && px >= plot.box.l && px <= plot.box.r && py >= plot.box.t && py <= plot.box.b;
+  canvas.addEventListener("pointerdown", (ev) => {
+    if (!editable() || ev.button !== 0) return;
+    const [px, py] = pos(ev);
+    const n = pointAt(px, py);
+    if (n < 0 && !inside(px, py)) return;
+    ev.preventDefault();
+    if (n >= 0 && (ev.altKey || ev.shiftKey)) {
+      app.send({ op: "remove_data", index: n });
+      return;
+    }
+    press = { n, px, py, x: plot.ix(px), y: plot.iy(py), moved: false };
+    canvas.setPointerCapture(ev.pointerId);
+  });
+  canvas.addEventListener("pointermove", (ev) => {
+    const [px, py] = pos(ev);
+    if (!press) {
+      if (!editable()) return;
+      const n = pointAt(px, py);
+      canvas.style.cursor = n >= 0 ? "grab" : inside(px, py) ? "copy" : "";
+      canvas.title = n >= 0 ? "Drag to move this data point; Alt- or Shift-click to remove it" : "Click to add a data point here";
+      return;
+    }
+    if (!press.moved && (px - press.px) ** 2 + (py - press.py) ** 2 < 16) return;
+    press.moved = true;
+    press.x = plot.ix(px); press.y = plot.iy(py);
+    app.redraw();
+  });
+  canvas.addEventListener("pointerup", () => {
+    if (!press) return;
+    const p = press;
+    press = null;
+    if (p.n >= 0 && p.moved) app.send({ op: "move_data", index: p.n, x: [p.x], y: [p.y] });
+    else if (p.n < 0 && !p.moved) app.send({ op: "add_data", x: [p.x], y: [p.y] });
+    app.redraw();
+  });
+  canvas.addEventListener("pointercancel", () => { press = null; app.redraw(); });
+
+  const resetBtn = document.createElement("button");
+  resetBtn.type = "button";
+  resetBtn.textContent = "Reset data";
+  resetBtn.dataset.testid = "reset-data";
+  resetBtn.title = "Back to the original data points (the model keeps its parameters)";
+  resetBtn.hidden = true;
+  resetBtn.addEventListener("click", () => app.send({ op: "reset_data" }));
+  tools.append(resetBtn);
+
   return {
     draw(s) {
       const { setup, frame } = s;
@@ -39,13 +112,19 @@ register("fit", (el, app) => {
           const ctx = plot.ctx;
           ctx.fillStyle = C.data;
           for (let n = 0; n < N; n++) {
+            if (press && press.moved && press.n === n) continue;
             ctx.beginPath();
             ctx.arc(plot.sx(setup.x[n]), plot.sy(setup.y[n * D + dim]), 2.8, 0, 2 * Math.PI);
             ctx.fill();
           }
+          if (press && press.moved && press.n >= 0) { // the point being dragged
+            ctx.strokeStyle = C.data; ctx.lineWidth = 1.5;
+            ctx.beginPath(); ctx.arc(plot.sx(press.x), plot.sy(press.y), 4.5, 0, 2 * Math.PI); ctx.stroke();
+          }
         });
+        resetBtn.hidden = !setup.edited;
         legend(el.querySelector(".legend"), [
-          { label: "data", color: C.data, kind: "dot" },
+          { label: D === 1 && !setup.robot ? "data (click to add, drag to move, Alt-click to remove)" : "data", color: C.data, kind: "dot" },
           { label: "final message mean", color: C.mean, kind: "line" },
           { label: "± 2 sd of the final message", color: C.band, kind: "band" },
         ]);

@@ -4,6 +4,7 @@
 // and per-datum penalties in a strip under the axis.
 import { register, layerUnits } from "./registry.js";
 import { Plot, C, StickyRange, colormap, legend, fmt } from "../plot.js";
+import { termsOf, showDelta, clearDelta, claimDelta } from "../delta.js";
 
 const STRIP = 30; // px of the penalty strip
 const HIT = 10;   // px radius for grabbing a handle
@@ -15,10 +16,18 @@ register("layer1d", (el, app) => {
   const overlay = el.querySelector(".overlay");
   const xr = new StickyRange(), yr = new StickyRange();
   let penMax = 0;
-  let drag = null;      // {index, z, mu, wasRunning, b0}
+  // drag: {index, mode: "pending"|"move"|"pull"|"keep", z, mu, z0, mu0,
+  // offX, offY (grab offset in data units), px0, py0, wasRunning, terms0}
+  let drag = null;
   let pendingMove = null, moveScheduled = false;
   let hover = -1;
   let overlayTimer = 0;
+  let lastTerms = null; // the terms at the start of the last drag, for the Δ readout
+  let lastWhat = "";    // what the last edit was, for the readout
+  const WHAT = {
+    pending: "", move: "moving z, keeping the function", pull: "pulling the function",
+    keep: "Ctrl-drag: moving z with q(u) kept — the naïve edit", add: "added a point at the posterior",
+  };
 
   let drawn = null; // the layer as last drawn: hit tests use what the user sees
   const layer = () => drawn;
@@ -47,28 +56,25 @@ register("layer1d", (el, app) => {
     pendingMove = null;
   }
 
-  function showDelta() {
-    if (!drag && !overlayTimer) return;
-    const f = app.state.frame;
-    const b0 = drag ? drag.b0 : el._b0;
-    if (f?.bound == null || b0 == null) return;
-    const d = f.bound - b0;
-    overlay.textContent = `Δ bound ${d >= 0 ? "+" : "−"}${fmt(Math.abs(d))} nats  (bound ${fmt(f.bound)})`;
-    overlay.dataset.testid = "drag-delta";
-  }
-
   canvas.addEventListener("pointerdown", (ev) => {
     const [px, py] = pos(ev);
     const k = handleAt(px, py);
     if (k < 0) return;
     ev.preventDefault();
-    if (ev.altKey || ev.shiftKey || ev.ctrlKey || ev.metaKey) {
+    if (ev.altKey || ev.shiftKey) {
       app.send({ op: "remove", layer: li, index: k });
       return;
     }
     const L = layer();
-    drag = { index: k, z: L.z[k], mu: L.u_mean[k], wasRunning: app.state.running, b0: app.state.frame?.bound };
-    el._b0 = drag.b0;
+    drag = {
+      index: k, mode: ev.ctrlKey || ev.metaKey ? "keep" : "pending",
+      z: L.z[k], mu: L.u_mean[k], z0: L.z[k], mu0: L.u_mean[k],
+      // The grab offset: the handle keeps its place under the pointer.
+      offX: L.z[k] - plot.ix(px), offY: L.u_mean[k] - plot.iy(py),
+      px0: px, py0: py, wasRunning: app.state.running,
+    };
+    lastTerms = termsOf(app.state.frame);
+    claimDelta(overlay);
     if (drag.wasRunning) app.send({ op: "pause" });
     canvas.setPointerCapture(ev.pointerId);
     canvas.style.cursor = "grabbing";
@@ -77,11 +83,29 @@ register("layer1d", (el, app) => {
     const [px, py] = pos(ev);
     if (!drag) {
       const k = handleAt(px, py);
-      if (k !== hover) { hover = k; canvas.style.cursor = k >= 0 ? "grab" : "crosshair"; app.redraw(); }
+      if (k !== hover) {
+        hover = k;
+        canvas.style.cursor = k >= 0 ? "grab" : "crosshair";
+        canvas.title = k >= 0 ? "Drag sideways: move the inducing input, keeping the function. Drag up or down: pull the function. Ctrl-drag: move z keeping q(u) (the naïve edit). Alt- or Shift-click: remove." : "Double-click: add an inducing point here, at the layer's posterior";
+        app.redraw();
+      }
       return;
     }
-    drag.z = plot.ix(px); drag.mu = plot.iy(py);
-    pendingMove = { op: "move", layer: li, index: drag.index, z: [drag.z], mu: [drag.mu] };
+    // The first 4 px decide what the drag does: sideways moves the input,
+    // up or down pulls the function; it keeps that meaning to the end.
+    if (drag.mode === "pending") {
+      const dx = px - drag.px0, dy = py - drag.py0;
+      if (dx * dx + dy * dy < 16) return;
+      drag.mode = Math.abs(dx) >= Math.abs(dy) ? "move" : "pull";
+    }
+    lastWhat = WHAT[drag.mode];
+    if (drag.mode === "pull") {
+      drag.mu = plot.iy(py) + drag.offY;
+      pendingMove = { op: "move", layer: li, index: drag.index, mu: [drag.mu] };
+    } else {
+      drag.z = plot.ix(px) + drag.offX;
+      pendingMove = { op: "move", layer: li, index: drag.index, z: [drag.z], ...(drag.mode === "keep" ? { keep_u: true } : {}) };
+    }
     if (!moveScheduled) { moveScheduled = true; requestAnimationFrame(flushMove); }
     app.redraw();
   });
@@ -92,7 +116,7 @@ register("layer1d", (el, app) => {
     drag = null;
     canvas.style.cursor = "grab";
     clearTimeout(overlayTimer);
-    overlayTimer = setTimeout(() => { overlayTimer = 0; overlay.textContent = ""; }, 2500);
+    overlayTimer = setTimeout(() => { overlayTimer = 0; clearDelta(overlay); app.redraw(); }, 4000);
     if (was) app.send({ op: "play" });
   };
   canvas.addEventListener("pointerup", endDrag);
@@ -100,7 +124,14 @@ register("layer1d", (el, app) => {
   canvas.addEventListener("dblclick", (ev) => {
     const [px, py] = pos(ev);
     if (handleAt(px, py) >= 0 || !plot.ix) return;
-    app.send({ op: "add", layer: li, z: [plot.ix(px)], mu: [plot.iy(py)] });
+    lastTerms = termsOf(app.state.frame);
+    lastWhat = WHAT.add;
+    claimDelta(overlay);
+    clearTimeout(overlayTimer);
+    overlayTimer = setTimeout(() => { overlayTimer = 0; clearDelta(overlay); app.redraw(); }, 4000);
+    // No output: the new point takes the layer's posterior there, so the
+    // function and the bound stay as they are.
+    app.send({ op: "add", layer: li, z: [plot.ix(px)] });
   });
 
   return {
@@ -188,7 +219,13 @@ register("layer1d", (el, app) => {
         // inducing points
         for (let k = 0; k < L.m; k++) {
           let z = L.z[k], mu = L.u_mean[k];
-          if (drag && drag.index === k) { z = drag.z; mu = drag.mu; }
+          // While dragging, the handle follows the pointer along the drag's
+          // axis; the other coordinate is the server's answer.
+          if (drag && drag.index === k) {
+            if (drag.mode === "pull") mu = drag.mu;
+            else if (drag.mode !== "pending") z = drag.z;
+            if (drag.mode === "keep") mu = drag.mu0;
+          }
           const w = 2 * Math.sqrt(Math.max(0, L.u_var[k]));
           const px = plot.sx(z), py = plot.sy(mu);
           ctx.strokeStyle = C.handle; ctx.lineWidth = 1.5;
@@ -227,15 +264,15 @@ register("layer1d", (el, app) => {
         { label: "f mean", color: C.mean, kind: "line" },
         { label: "± 2 sd of f", color: C.band, kind: "band" },
         { label: "± 2 sd with noise s²", color: "rgba(37,99,235,0.14)", kind: "band" },
-        { label: "inducing points (drag)", color: C.handle, kind: "diamond" },
+        { label: "inducing points: drag ↔ to move, ↕ to pull", color: C.handle, kind: "diamond" },
         { label: "incoming messages", color: colormap(0.4), kind: "line" },
         { label: "outgoing messages ± 2 sd", color: colormap(0.7), kind: "dot" },
         ...(last ? [{ label: "data", color: C.data, kind: "ring" }] : []),
         { label: "compression", color: C.comp, kind: "band" },
         { label: "propagation", color: C.prop, kind: "band" },
       ]);
-      if (drag || overlayTimer) showDelta();
-      else overlay.textContent = frame.eval_error ? `⚠ ${frame.eval_error}` : "";
+      if ((drag || overlayTimer) && lastTerms) showDelta(overlay, lastTerms, termsOf(frame), lastWhat);
+      else { clearDelta(overlay); if (frame.eval_error) overlay.textContent = `⚠ ${frame.eval_error}`; }
     },
   };
 });

@@ -10,15 +10,9 @@
 import { register, layerUnits } from "./registry.js";
 import { Plot, C, fmt } from "../plot.js";
 
-// The figure's colours (montecarlo.InputColors) and the paper's red bars.
-export const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"];
+// The paper's red bars; the inputs' colours come from the server (hello's
+// input_colors), the same as the downloaded figure's.
 const RED = "#d62728";
-const PRESETS = [
-  ["far from the inducing points", "Far from Z"],
-  ["across a bend", "Across a bend"],
-  ["well represented", "Well represented"],
-  ["the paper's figure", "The paper's figure"],
-];
 const MAX_INPUTS = 8;
 const HIT = 9;
 
@@ -28,6 +22,9 @@ const rgba = (hex, a) => {
 };
 
 register("messages", (el, app) => {
+  let fig = null; // the latest "mc" message: this panel's own state
+  app.on("mc", (m) => { fig = m; });
+  const color = (k) => { const c = app.state.inputColors || ["#1f77b4"]; return c[k % c.length]; };
   const canvas = el.querySelector("canvas");
   const plot = new Plot(canvas, { l: 10, r: 10, t: 10, b: 10 });
   const tools = el.querySelector(".panel-tools");
@@ -75,14 +72,14 @@ register("messages", (el, app) => {
     app.redraw();
   }
   toggle.addEventListener("click", () => setOpen(!open));
-  layerSel.addEventListener("change", () => { layer = Number(layerSel.value); inputs = null; app.state.mc = null; start(); });
+  layerSel.addEventListener("change", () => { layer = Number(layerSel.value); inputs = null; fig = null; start(); });
   samplesSel.addEventListener("change", () => start());
   for (const b of el.querySelectorAll("[data-preset]")) {
     b.addEventListener("click", () => { lastSentId = app.send({ op: "mc_preset", layer, name: b.dataset.preset, samples: Number(samplesSel.value) }); inputs = null; });
   }
   el.querySelector("[data-testid=mc-add]").addEventListener("click", () => {
     if (!inputs || inputs.length >= MAX_INPUTS) return;
-    const m = app.state.mc;
+    const m = fig;
     const x = m?.gp ? (m.gp.x[0] + m.gp.x[m.gp.g - 1]) / 2 : 0;
     const sd = m?.gp ? (m.gp.x[m.gp.g - 1] - m.gp.x[0]) / 20 : 0.1;
     inputs.push({ mean: x, var: sd * sd });
@@ -201,7 +198,7 @@ register("messages", (el, app) => {
         `<td data-testid="mc-prop-${k}">${fmt(r.propagation)}</td><td data-testid="mc-comp-${k}">${fmt(r.compression)}</td>` +
         `<td data-testid="mc-w1-${k}">${fmt(r.w1)} <span class="se">± ${fmt(r.w1_se)}</span></td><td>${fmt(r.kl)}</td>` +
         `<td>${fmt(Math.sqrt(r.message.var))} / ${fmt(Math.sqrt(r.mc_var))}</td>`;
-      tr.querySelector(".sw").style.setProperty("--c", COLORS[k % COLORS.length]); // CSSOM: allowed by the CSP
+      tr.querySelector(".sw").style.setProperty("--c", color(k)); // CSSOM: allowed by the CSP
       return tr;
     });
     table.replaceChildren(...rows);
@@ -215,13 +212,15 @@ register("messages", (el, app) => {
       return [r.left + boxes.sx(g.mean), r.top + (boxes.inY(k, g.mean) + boxes.inp.b) / 2];
     },
     inputs: () => inputs?.map((g) => ({ ...g })) ?? null,
+    // figure returns the latest message-figure message (for tests).
+    figure: () => fig,
     draw(s) {
       const f = s.frame;
       if (!f) return;
       if (!layerOptions(f)) { status.textContent = "No layer has a 1-D input and output; the message figure needs one."; return; }
       if (open && s.session !== session) { session = s.session; start(); } // reconnected: a new session
       if (!open) return;
-      const m = s.mc;
+      const m = fig;
       if (m && m.layer === layer && !drag && !pending && (m.applied >= lastSentId || !inputs)) {
         // adopt the server's inputs (presets, first figure) unless the user is moving them
         inputs = m.inputs.map((r) => ({ mean: r.mean, var: r.var }));
@@ -271,7 +270,7 @@ register("messages", (el, app) => {
         // where each input sits under the function: a faint column ± 2 sd
         for (let k = 0; k < inputs.length; k++) {
           const gi = inputs[k], sd = Math.sqrt(gi.var);
-          ctx.fillStyle = rgba(COLORS[k % COLORS.length], 0.07);
+          ctx.fillStyle = rgba(color(k), 0.07);
           const a = plot.sx(gi.mean - 2 * sd), b = plot.sx(gi.mean + 2 * sd);
           ctx.fillRect(a, gpBox.t, Math.max(1, b - a), gpBox.b - gpBox.t);
         }
@@ -290,7 +289,7 @@ register("messages", (el, app) => {
       boxes = { inp: inBox, sx: sxIn, ix: ixIn, inY: (k, x) => syIn(gauss(x, inputs[k].mean, inputs[k].var)) };
       plot.clip(() => {
         for (let k = 0; k < inputs.length; k++) {
-          const gi = inputs[k], sd = Math.sqrt(gi.var), col = COLORS[k % COLORS.length];
+          const gi = inputs[k], sd = Math.sqrt(gi.var), col = color(k);
           const N = 160, a = Math.max(x0, gi.mean - 4 * sd), b = Math.min(x1, gi.mean + 4 * sd);
           ctx.beginPath();
           ctx.moveTo(sxIn(a), syIn(0));
@@ -309,7 +308,7 @@ register("messages", (el, app) => {
       // -- left: the responses --
       const rowH = (H - 14) / n;
       for (let k = 0; k < n; k++) {
-        const r = m.inputs[k], col = COLORS[k % COLORS.length];
+        const r = m.inputs[k], col = color(k);
         const box = { l: 44, r: leftW, t: 10 + k * rowH + 4, b: 10 + (k + 1) * rowH - 34 };
         if (box.b - box.t < 12) continue;
         const d = r.density;

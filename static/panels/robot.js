@@ -479,8 +479,10 @@ register("robot", (root, app) => {
     const rr = f.robot || {};
     const set = (id, v) => { const e = root.querySelector(`[data-testid="${id}"]`); if (e) setText(e, v); };
     const sc = rr.scores || [];
-    set("score-1", sc[0] != null ? sc[0].toFixed(3) : "–");
-    set("score-2", sc[1] != null ? sc[1].toFixed(3) : "–");
+    // No revisits on the path (a short recording): say so, not "–".
+    const none = rr.scores && rr.revisits === 0 ? "no revisits" : "–";
+    set("score-1", sc[0] != null ? sc[0].toFixed(3) : none);
+    set("score-2", sc[1] != null ? sc[1].toFixed(3) : none);
     set("score-time", R().time_score.toFixed(3));
     set("rmse-model", rr.test_rmse != null ? `${rr.test_rmse.toFixed(2)}` : "–");
     set("rmse-mean", rr.mean_rmse != null ? `${rr.mean_rmse.toFixed(2)}` : "…");
@@ -530,15 +532,13 @@ register("robot", (root, app) => {
   root.querySelector('[data-testid="robot-export-csv"]')?.addEventListener("click", exportCSV);
   root.querySelector('[data-testid="robot-export-png"]')?.addEventListener("click", exportPNG);
 
-  const api = {
+  // The panel: its drawing, and selection and statistics for tests and
+  // tours (window.dgpviz.panels.robot).
+  return {
     select(lo, hi) { st.sel = { lo, hi }; app.redraw(); },
     clear() { st.sel = { lo: -1, hi: -1 }; st.hover = -1; app.redraw(); },
     get sel() { return { ...st.sel, hover: st.hover }; },
     stats: st.stats,
-  };
-  app.robot = api;
-
-  return {
     draw(state) {
       const r = state.setup?.robot;
       document.body.classList.toggle("robot-mode", !!r);

@@ -1,0 +1,457 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"dgpviz/internal/engine"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// The session's side of model edits: it checks a command's arguments
+// against the model and the limits, calls the engine's edit (which keeps
+// q(u) a sensible posterior), hands the result to the optimizer and keeps
+// the state before the edit for undo. A drag is one edit: the commands of
+// one drag all start from the model before it, so dragging a point away
+// and back restores the model exactly.
+
+// Bounds of the undo history. A state holds the model's parameters
+// (at the limits, 6 layers of 64 inducing points and width 8: about
+// 1.6 MB) and, when a data edit made them, the data.
+const (
+	maxHistory      = 100      // edits that can be undone
+	maxHistoryBytes = 64 << 20 // bytes of model and data held for undo and redo
+)
+
+// editState is what undo restores: the model, the frozen groups and the
+// data, all private to the history (a restore hands clones on).
+type editState struct {
+	label  string
+	model  *engine.Model
+	frozen []string
+	data   *data
+}
+
+// bytes estimates the memory the state holds: its parameters (inducing
+// inputs, q(u) means and factors), and its data when they are not the
+// session's current data.
+func (e editState) bytes(current *data) int {
+	n := 0
+	for _, l := range e.model.Layers {
+		mz, q, d := l.Dims()
+		n += 8 * (mz*q + mz*d + d*mz*mz)
+	}
+	if e.data != current && e.data.x != nil {
+		r, q := e.data.x.Dims()
+		_, d := e.data.y.Dims()
+		n += 8 * r * (q + d)
+	}
+	return n
+}
+
+// dragBase is the model before a run of commands that continue one drag.
+type dragBase struct {
+	key   string
+	model *engine.Model
+	iter  int // optimizer iterations when the drag began
+	undo  int // length of the undo stack after the drag's entry
+}
+
+// editState captures the session's current state under a label.
+func (s *session) editState(label string) editState {
+	return editState{label: label, model: s.tr.Model().CloneParams(), frozen: slices.Clone(s.cfg.Frozen), data: s.data}
+}
+
+// pushHistory records the state before an edit; a new edit clears redo.
+func (s *session) pushHistory(e editState) {
+	s.undo = append(s.undo, e)
+	s.redo = nil
+	s.trimHistory()
+}
+
+// trimHistory drops the oldest undo states beyond the bounds.
+func (s *session) trimHistory() {
+	for len(s.undo) > maxHistory {
+		s.undo = s.undo[1:]
+	}
+	for len(s.undo) > 1 {
+		total := 0
+		for _, e := range s.undo {
+			total += e.bytes(s.data)
+		}
+		for _, e := range s.redo {
+			total += e.bytes(s.data)
+		}
+		if total <= maxHistoryBytes {
+			break
+		}
+		s.undo = s.undo[1:]
+	}
+	if s.drag != nil && s.drag.undo > len(s.undo) {
+		s.drag = nil
+	}
+}
+
+// clearHistory forgets every edit: a new model (reset, architecture, data
+// set) is not an edit of the old one.
+func (s *session) clearHistory() {
+	s.undo, s.redo, s.drag = nil, nil, nil
+}
+
+// applyModel hands an edited model to the optimizer, which resets its
+// memory; the optimizer carries on from it at the next step.
+func (s *session) applyModel(m *engine.Model) error {
+	if err := s.tr.SetModel(m); err != nil {
+		return err
+	}
+	s.converged = false
+	return nil
+}
+
+// checkPoint checks a command's layer (and, with index, inducing point)
+// against the current model. Its errors count layers and points from 1,
+// as the page does.
+func (s *session) checkPoint(c Command, index bool) (li, j int, err error) {
+	m := s.tr.Model()
+	if c.Layer == nil {
+		return 0, 0, errorf("%s: missing \"layer\"", c.Op)
+	}
+	li = *c.Layer
+	if li < 0 || li >= len(m.Layers) {
+		return 0, 0, errorf("%s: there is no layer %d (the model has %d layers)", c.Op, li+1, len(m.Layers))
+	}
+	mz, q, d := m.Layers[li].Dims()
+	if c.Z != nil && len(c.Z) != q {
+		return 0, 0, errorf("%s: z has %d values, but layer %d has %d-D inputs", c.Op, len(c.Z), li+1, q)
+	}
+	if c.Mu != nil && len(c.Mu) != d {
+		return 0, 0, errorf("%s: mu has %d values, but layer %d has %d outputs", c.Op, len(c.Mu), li+1, d)
+	}
+	if !index {
+		return li, -1, nil
+	}
+	if c.Index == nil {
+		return 0, 0, errorf("%s: missing \"index\"", c.Op)
+	}
+	j = *c.Index
+	if j < 0 || j >= mz {
+		return 0, 0, errorf("%s: layer %d has no inducing point %d (it has %d)", c.Op, li+1, j+1, mz)
+	}
+	return li, j, nil
+}
+
+// cmdMove moves inducing point index of layer: z moves its input keeping
+// the function (q(u) projected to the new inputs; with keep_u, q(u) stays
+// as it is), mu pulls the function through mu at the point. Consecutive
+// moves of the same point with no optimizer step between them are one
+// drag: each starts from the model before the drag.
+func (s *session) cmdMove(c Command) (string, error) {
+	li, j, err := s.checkPoint(c, true)
+	if err != nil {
+		return "", err
+	}
+	if c.Z == nil && c.Mu == nil {
+		return "", errorf("move: give \"z\" (move the input) and/or \"mu\" (pull the function)")
+	}
+	keepU := c.KeepU != nil && *c.KeepU
+	key := fmt.Sprintf("move %d %d %t", li, j, keepU)
+	label := fmt.Sprintf("move of inducing point %d of layer %d", j+1, li+1)
+	continued := s.drag != nil && s.drag.key == key && s.drag.iter == s.tr.Iter() && s.drag.undo == len(s.undo)
+	var base *engine.Model
+	if continued {
+		base = s.drag.model
+	} else {
+		before := s.editState(label)
+		base = before.model
+		defer func() {
+			if err == nil {
+				s.pushHistory(before)
+				s.drag = &dragBase{key: key, model: base, iter: s.tr.Iter(), undo: len(s.undo)}
+			}
+		}()
+	}
+	// Frames carry coordinates as float32: a drag back to where it began
+	// lands exactly there, so that it restores the model exactly.
+	snap(c.Z, base.Layers[li].InducingInputs.RawRowView(j))
+	snap(c.Mu, base.Layers[li].QMu.RawRowView(j))
+	m := base
+	if c.Z != nil {
+		if keepU {
+			m, err = engine.MoveInducingKeepU(m, li, j, c.Z)
+		} else {
+			m, err = engine.MoveInducing(m, li, j, c.Z)
+		}
+		if err != nil {
+			return "", errorf("move: %w", err)
+		}
+	}
+	if c.Mu != nil {
+		if m, err = engine.PullInducing(m, li, j, c.Mu); err != nil {
+			return "", errorf("move: %w", err)
+		}
+	}
+	if m == base { // the trainer takes ownership: never hand it the base
+		m = base.CloneParams()
+	}
+	if err = s.applyModel(m); err != nil {
+		return "", errorf("move: %w", err)
+	}
+	if continued {
+		s.drag.iter = s.tr.Iter()
+	}
+	verb := "moved"
+	if c.Z == nil {
+		verb = "pulled the function at"
+	}
+	return fmt.Sprintf("%s inducing point %d of layer %d", verb, j+1, li+1), nil
+}
+
+// snap sets v to exact where every value of v is exact's to float32
+// precision (v nil: nothing).
+func snap(v, exact []float64) {
+	if v == nil {
+		return
+	}
+	for k, x := range v {
+		if math.Abs(x-exact[k]) > 1e-6*math.Max(1, math.Abs(exact[k])) {
+			return
+		}
+	}
+	copy(v, exact[:len(v)])
+}
+
+// cmdAdd adds an inducing point at z with q(u) the joint posterior there
+// (mu, if given, pulls the function through it).
+func (s *session) cmdAdd(c Command) (string, error) {
+	li, _, err := s.checkPoint(c, false)
+	if err != nil {
+		return "", err
+	}
+	if c.Z == nil {
+		return "", errorf("add: missing \"z\"")
+	}
+	mz, _, _ := s.tr.Model().Layers[li].Dims()
+	if mz+1 > s.srv.limits.MaxInducing {
+		return "", errorf("add: layer %d already has %d inducing points, the limit", li+1, mz)
+	}
+	before := s.editState(fmt.Sprintf("addition of inducing point %d to layer %d", mz+1, li+1))
+	m, err := engine.AddInducing(before.model, li, c.Z, c.Mu)
+	if err != nil {
+		return "", errorf("add: %w", err)
+	}
+	if err := s.applyModel(m); err != nil {
+		return "", errorf("add: %w", err)
+	}
+	s.pushHistory(before)
+	return fmt.Sprintf("added inducing point %d to layer %d", mz+1, li+1), nil
+}
+
+// cmdRemove removes an inducing point, marginalising it out of q(u).
+func (s *session) cmdRemove(c Command) (string, error) {
+	li, j, err := s.checkPoint(c, true)
+	if err != nil {
+		return "", err
+	}
+	if mz, _, _ := s.tr.Model().Layers[li].Dims(); mz == 1 {
+		return "", errorf("remove: layer %d has only one inducing point", li+1)
+	}
+	before := s.editState(fmt.Sprintf("removal of inducing point %d of layer %d", j+1, li+1))
+	m, err := engine.RemoveInducing(before.model, li, j)
+	if err != nil {
+		return "", errorf("remove: %w", err)
+	}
+	if err := s.applyModel(m); err != nil {
+		return "", errorf("remove: %w", err)
+	}
+	s.pushHistory(before)
+	return fmt.Sprintf("removed inducing point %d of layer %d", j+1, li+1), nil
+}
+
+// restore makes e the session's state: its model (a clone, bit for bit
+// the same parameters), frozen groups and data.
+func (s *session) restore(e editState) error {
+	cfg := s.cfg
+	cfg.Frozen = slices.Clone(e.frozen)
+	if err := s.tr.SetConfig(s.trainerConfig(cfg)); err != nil {
+		return err
+	}
+	s.cfg = cfg
+	if err := s.applyModel(e.model.CloneParams()); err != nil {
+		return err
+	}
+	if e.data != s.data {
+		s.data = e.data
+		if err := s.sendSetup(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *session) cmdUndo(Command) (string, error) {
+	return s.travel(&s.undo, &s.redo, "undo", "undid")
+}
+
+func (s *session) cmdRedo(Command) (string, error) {
+	return s.travel(&s.redo, &s.undo, "redo", "redid")
+}
+
+// travel restores the newest state of from and keeps the current one in
+// to: undo and redo are the same move in opposite directions.
+func (s *session) travel(from, to *[]editState, op, done string) (string, error) {
+	if len(*from) == 0 {
+		return "", errorf("%s: nothing to %s", op, op)
+	}
+	e := (*from)[len(*from)-1]
+	cur := s.editState(e.label)
+	if err := s.restore(e); err != nil {
+		return "", errorf("%s: %w", op, err)
+	}
+	*from = (*from)[:len(*from)-1]
+	*to = append(*to, cur)
+	s.drag = nil
+	s.trimHistory()
+	return done + " the " + e.label, nil
+}
+
+// errNotEditable says why a data set's points cannot be edited.
+var errNotEditable = errors.New("data points can be edited on data sets with one input and one output")
+
+// editableData returns the session's working data, or an error when its
+// points cannot be edited from the page.
+func (s *session) editableData(op string) (x, y []float64, err error) {
+	d := s.data
+	_, q := d.x.Dims()
+	_, dd := d.y.Dims()
+	if d.robot != nil || q != 1 || dd != 1 {
+		return nil, nil, errorf("%s: %w; %s has %d input(s) and %d output(s)", op, errNotEditable, d.ds.Name, q, dd)
+	}
+	return mat.Col(nil, 0, d.x), mat.Col(nil, 0, d.y), nil
+}
+
+// setData makes x, y (normalised units; the normalisation stays the
+// session's) the working data: the model keeps its parameters.
+func (s *session) setData(label string, x, y []float64, edited bool) error {
+	n := len(x)
+	if n > s.srv.limits.MaxRows {
+		return errorf("data: %d rows exceed the limit %d", n, s.srv.limits.MaxRows)
+	}
+	nd := *s.data
+	nd.id = s.nextDataID()
+	nd.x, nd.y = mat.NewDense(n, 1, x), mat.NewDense(n, 1, y)
+	nd.edited = edited
+	before := s.editState(label)
+	m, err := engine.WithData(before.model, nd.x, nd.y)
+	if err != nil {
+		return errorf("data: %w", err)
+	}
+	if err := s.applyModel(m); err != nil {
+		return errorf("data: %w", err)
+	}
+	s.data = &nd
+	if err := s.sendSetup(); err != nil {
+		return err
+	}
+	s.pushHistory(before)
+	return nil
+}
+
+func (s *session) cmdAddData(c Command) (string, error) {
+	x, y, err := s.editableData(c.Op)
+	if err != nil {
+		return "", err
+	}
+	if len(c.X) != 1 || len(c.Y) != 1 {
+		return "", errorf("add_data: give \"x\" and \"y\", one value each (the model's normalised units)")
+	}
+	if err := s.setData("addition of a data point", append(x, c.X[0]), append(y, c.Y[0]), true); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("added data point %d", len(x)+1), nil
+}
+
+func (s *session) dataIndex(c Command, n int) (int, error) {
+	if c.Index == nil {
+		return 0, errorf("%s: missing \"index\"", c.Op)
+	}
+	if i := *c.Index; i < 0 || i >= n {
+		return 0, errorf("%s: there is no data point %d (there are %d)", c.Op, i+1, n)
+	}
+	return *c.Index, nil
+}
+
+func (s *session) cmdRemoveData(c Command) (string, error) {
+	x, y, err := s.editableData(c.Op)
+	if err != nil {
+		return "", err
+	}
+	i, err := s.dataIndex(c, len(x))
+	if err != nil {
+		return "", err
+	}
+	if len(x) <= 2 {
+		return "", errorf("remove_data: a data set keeps at least 2 points")
+	}
+	if err := s.setData(fmt.Sprintf("removal of data point %d", i+1), slices.Delete(x, i, i+1), slices.Delete(y, i, i+1), true); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("removed data point %d", i+1), nil
+}
+
+func (s *session) cmdMoveData(c Command) (string, error) {
+	x, y, err := s.editableData(c.Op)
+	if err != nil {
+		return "", err
+	}
+	i, err := s.dataIndex(c, len(x))
+	if err != nil {
+		return "", err
+	}
+	if len(c.X) > 1 || len(c.Y) > 1 || (c.X == nil && c.Y == nil) {
+		return "", errorf("move_data: give \"x\" and/or \"y\", one value each")
+	}
+	if c.X != nil {
+		x[i] = c.X[0]
+	}
+	if c.Y != nil {
+		y[i] = c.Y[0]
+	}
+	if err := s.setData(fmt.Sprintf("move of data point %d", i+1), x, y, true); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("moved data point %d", i+1), nil
+}
+
+func (s *session) cmdResetData(c Command) (string, error) {
+	if _, _, err := s.editableData(c.Op); err != nil {
+		return "", err
+	}
+	if !s.data.edited {
+		return "the data are the original set", nil
+	}
+	x, y := s.data.nx.Apply(s.data.ds.X), s.data.ny.Apply(s.data.ds.Y)
+	if err := s.setData("data reset", mat.Col(nil, 0, x), mat.Col(nil, 0, y), false); err != nil {
+		return "", err
+	}
+	return "data reset to the original set", nil
+}
+
+// nextDataID numbers the session's data versions; frames carry the id of
+// the data their model was fitted to.
+func (s *session) nextDataID() int {
+	s.dataSeq++
+	return s.dataSeq
+}
+
+// sendSetup sends the current data's setup message.
+func (s *session) sendSetup() error {
+	b, err := s.data.setup(s.cfg)
+	if err != nil {
+		return err
+	}
+	s.send(outMsg{binary: true, data: b})
+	return nil
+}

@@ -1,0 +1,236 @@
+package stream
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// converge plays the session flat out until the bound has not risen by
+// more than 0.01 nats for a second (or the optimizer reports convergence),
+// pauses it and returns the last frame.
+func converge(t *testing.T, c *client, within time.Duration) Decoded {
+	t.Helper()
+	c.ack(map[string]any{"op": "play"})
+	end := time.Now().Add(within)
+	var best float64 = math.Inf(-1)
+	bestAt := time.Now()
+	for time.Now().Before(end) {
+		m := c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })
+		b := num64(m.frame["bound"])
+		if b > best+0.01 {
+			best, bestAt = b, time.Now()
+		}
+		if conv, _ := get(m.frame, "optimizer", "converged").(bool); conv || time.Since(bestAt) > time.Second {
+			break
+		}
+	}
+	id := c.ack(map[string]any{"op": "pause"})
+	return c.frameAfter(id)
+}
+
+// boundAfter sends cmd, requires an ack and returns the bound of the frame
+// that reflects it.
+func boundAfter(t *testing.T, c *client, cmd map[string]any) (float64, Decoded) {
+	t.Helper()
+	id := c.ack(cmd)
+	f := c.frameAfter(id)
+	return num64(f["bound"]), f
+}
+
+// playFor optimises for d and returns the bound of the frame after pausing.
+func playFor(t *testing.T, c *client, d time.Duration) float64 {
+	t.Helper()
+	c.ack(map[string]any{"op": "play"})
+	time.Sleep(d)
+	id := c.ack(map[string]any{"op": "pause"})
+	return num64(c.frameAfter(id)["bound"])
+}
+
+// TestSteeringKeepsTheFit is issue #10's protocol test: on the converged
+// step demo, moving one inducing input per layer by 10 % of the spread of
+// its inducing inputs costs at most 20 nats (keeping q(u) fixed cost
+// 2.5e4–8e5), 3 s of optimising recovers to within 1 nat, undo restores
+// the bound exactly, and adding a point at the posterior and removing it
+// gives the bound back.
+func TestSteeringKeepsTheFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converges the demo model: not in the short tier")
+	}
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	f := converge(t, c, 60*time.Second)
+	b0 := num64(f["bound"])
+	t.Logf("converged demo: bound %.4f at iteration %v", b0, f["iter"])
+	layers := len(f["layers"].([]any))
+	for li := 0; li < layers; li++ {
+		z := floats(get(f, "layers", li, "z"))
+		lo, hi := z[0], z[0]
+		for _, v := range z {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+		j := len(z) / 2
+		bm, fm := boundAfter(t, c, map[string]any{"op": "move", "layer": li, "index": j, "z": []float64{z[j] + 0.1*(hi-lo)}})
+		if got := floats(get(fm, "layers", li, "z"))[j]; math.Abs(got-(z[j]+0.1*(hi-lo))) > 1e-6 {
+			t.Errorf("layer %d: z after the move %v, want %v", li+1, got, z[j]+0.1*(hi-lo))
+		}
+		t.Logf("layer %d: move by 10 %% of the spread: Δbound %.3f nats", li+1, bm-b0)
+		if b0-bm > 20 {
+			t.Errorf("layer %d: the move dropped the bound by %.2f nats (> 20)", li+1, b0-bm)
+		}
+		// Undo restores the bound bit for bit; redo gives the edit back.
+		if bu, _ := boundAfter(t, c, map[string]any{"op": "undo"}); bu != b0 {
+			t.Errorf("layer %d: undo: bound %.17g, want %.17g", li+1, bu, b0)
+		}
+		if br, _ := boundAfter(t, c, map[string]any{"op": "redo"}); br != bm {
+			t.Errorf("layer %d: redo: bound %.17g, want %.17g", li+1, br, bm)
+		}
+		start := time.Now()
+		br := playFor(t, c, 3*time.Second)
+		t.Logf("layer %d: after %v of optimising: bound %.4f (%+.4f from before the move)", li+1, time.Since(start).Round(time.Millisecond), br, br-b0)
+		if br < b0-1 {
+			t.Errorf("layer %d: 3 s after the move the bound is %.3f, more than 1 nat below %.3f", li+1, br, b0)
+		}
+		b0 = math.Max(b0, br)
+		if bu, _ := boundAfter(t, c, map[string]any{"op": "undo"}); bu > b0+1e-9 || math.IsNaN(bu) {
+			t.Errorf("layer %d: undo after optimising: bound %v", li+1, bu)
+		}
+		f = c.frameAfter(c.ack(map[string]any{"op": "redo"}))
+		b0 = num64(f["bound"])
+	}
+
+	// Add at the posterior (no output given), then remove: the bound
+	// comes back to within 0.01 nats; each undo restores it exactly.
+	f = c.frameAfter(c.ack(map[string]any{"op": "pause"}))
+	b0 = num64(f["bound"])
+	z := floats(get(f, "layers", 0, "z"))
+	ba, fa := boundAfter(t, c, map[string]any{"op": "add", "layer": 0, "z": []float64{0.5*z[0] + 0.5*z[1]}})
+	m := len(floats(get(fa, "layers", 0, "z")))
+	if m != len(z)+1 {
+		t.Fatalf("%d inducing points after add, want %d", m, len(z)+1)
+	}
+	t.Logf("add at the posterior: Δbound %+.5f nats", ba-b0)
+	if ba < b0-0.01 {
+		t.Errorf("adding a point at the posterior dropped the bound by %.4f nats", b0-ba)
+	}
+	bb, _ := boundAfter(t, c, map[string]any{"op": "remove", "layer": 0, "index": m - 1})
+	if math.Abs(bb-b0) > 0.01 {
+		t.Errorf("add then remove: bound %.6f, want %.6f ± 0.01", bb, b0)
+	}
+	for _, want := range []float64{ba, b0} {
+		if bu, _ := boundAfter(t, c, map[string]any{"op": "undo"}); bu != want {
+			t.Errorf("undo: bound %.17g, want %.17g", bu, want)
+		}
+	}
+}
+
+// TestDragIsOneEdit checks the drag semantics: moves of one point with no
+// optimizer step between them start from the model before the drag, so
+// dragging away and back restores the bound exactly and one undo undoes
+// the whole drag; a vertical pull moves the function at the point.
+func TestDragIsOneEdit(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	id := c.ack(map[string]any{"op": "step", "n": 50})
+	f := c.frameAfter(id)
+	b0 := num64(f["bound"])
+	z := floats(get(f, "layers", 1, "z"))
+	u := floats(get(f, "layers", 1, "u_mean"))
+	for _, dz := range []float64{0.05, 0.1, 0.2, 0.1} {
+		boundAfter(t, c, map[string]any{"op": "move", "layer": 1, "index": 3, "z": []float64{z[3] + dz}})
+	}
+	if b, _ := boundAfter(t, c, map[string]any{"op": "move", "layer": 1, "index": 3, "z": []float64{z[3]}}); b != b0 {
+		t.Errorf("dragged away and back: bound %.17g, want %.17g", b, b0)
+	}
+	// A pull in the same drag, then one undo for all of it.
+	_, fp := boundAfter(t, c, map[string]any{"op": "move", "layer": 1, "index": 3, "mu": []float64{u[3] + 0.2}})
+	if got := floats(get(fp, "layers", 1, "u_mean"))[3]; math.Abs(got-(u[3]+0.2)) > 1e-4 {
+		t.Errorf("pull: inducing output %v, want %v", got, u[3]+0.2)
+	}
+	if b, _ := boundAfter(t, c, map[string]any{"op": "undo"}); b != b0 {
+		t.Errorf("undo of the drag: bound %.17g, want %.17g", b, b0)
+	}
+	r := c.reply(c.send(map[string]any{"op": "undo"}))
+	if r["type"] != "error" {
+		t.Errorf("a second undo after one drag: %v, want nothing to undo", r)
+	}
+	// keep_u: the old behaviour, for teaching: q(u) travels with z.
+	_, fk := boundAfter(t, c, map[string]any{"op": "move", "layer": 1, "index": 3, "z": []float64{z[3] + 0.3}, "keep_u": true})
+	if got := floats(get(fk, "layers", 1, "u_mean"))[3]; got != u[3] {
+		t.Errorf("keep_u: inducing output %v, want it unchanged %v", got, u[3])
+	}
+}
+
+// TestDataEdits checks adding, moving and removing data points, undo of
+// each, and resetting the data: setups with the edited data arrive, the
+// normalisation stays fixed, and the model keeps its parameters.
+func TestDataEdits(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	s0 := c.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	n0 := int(num64(s0["n"]))
+	norm0 := num64(get(s0, "norm_x", "scale", 0))
+	setupAfter := func(cmd map[string]any) Decoded {
+		t.Helper()
+		c.send(cmd)
+		return c.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	}
+	s := setupAfter(map[string]any{"op": "add_data", "x": []float64{0.25}, "y": []float64{1.5}})
+	if int(num64(s["n"])) != n0+1 || s["edited"] != true {
+		t.Fatalf("add_data: n %v edited %v, want %d true", s["n"], s["edited"], n0+1)
+	}
+	if xs := floats(s["x"]); math.Abs(xs[n0]-0.25) > 1e-6 || math.Abs(floats(s["y"])[n0]-1.5) > 1e-6 {
+		t.Errorf("the added point is (%v, %v), want (0.25, 1.5)", xs[n0], floats(s["y"])[n0])
+	}
+	if f := c.frameAfter(c.ack(map[string]any{"op": "step"})); int(num64(f["n"])) != n0+1 || f["data_id"] != s["data_id"] {
+		t.Errorf("frame after add_data: n %v data_id %v, want %d %v", f["n"], f["data_id"], n0+1, s["data_id"])
+	}
+	s = setupAfter(map[string]any{"op": "move_data", "index": 0, "y": []float64{-2}})
+	if math.Abs(floats(s["y"])[0]+2) > 1e-6 {
+		t.Errorf("move_data: y[0] = %v, want -2", floats(s["y"])[0])
+	}
+	s = setupAfter(map[string]any{"op": "remove_data", "index": 1})
+	if int(num64(s["n"])) != n0 {
+		t.Errorf("remove_data: n %v, want %d", s["n"], n0)
+	}
+	if g := num64(get(s, "norm_x", "scale", 0)); g != norm0 {
+		t.Errorf("normalisation changed: %v → %v", norm0, g)
+	}
+	s = setupAfter(map[string]any{"op": "undo"})
+	if int(num64(s["n"])) != n0+1 {
+		t.Errorf("undo of remove_data: n %v, want %d", s["n"], n0+1)
+	}
+	s = setupAfter(map[string]any{"op": "reset_data"})
+	if int(num64(s["n"])) != n0 || s["edited"] != false || floats(s["y"])[0] != floats(s0["y"])[0] {
+		t.Errorf("reset_data: n %v edited %v y0 %v, want %d false %v", s["n"], s["edited"], floats(s["y"])[0], n0, floats(s0["y"])[0])
+	}
+	// Robot-shaped data (30 outputs) cannot be edited point by point.
+	e2 := newEnv(t, func(o *Options) { o.Catalog.Add(wideDataset(40, 3), o.Limits) })
+	c2 := e2.dial(t, paused+"&data=wide&hidden=2")
+	r := c2.reply(c2.send(map[string]any{"op": "add_data", "x": []float64{0}, "y": []float64{0}}))
+	if e, _ := r["error"].(string); r["type"] != "error" || e == "" {
+		t.Errorf("add_data on 3-output data: %v, want an error", r)
+	}
+}
+
+// TestHistoryIsBounded checks that the undo history keeps the newest
+// maxHistory edits, and that the acks report what undo and redo would do.
+func TestHistoryIsBounded(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	var last map[string]any
+	for i := 0; i < maxHistory+5; i++ {
+		id := c.send(map[string]any{"op": "freeze", "group": "noise", "frozen": i%2 == 0})
+		last = c.reply(id)
+	}
+	if n := num64(last["undo"]); int(n) != maxHistory {
+		t.Errorf("after %d edits undo holds %v, want %d", maxHistory+5, n, maxHistory)
+	}
+	if l, _ := last["undo_label"].(string); l != "unfreeze noise" && l != "freeze noise" {
+		t.Errorf("undo_label %q", l)
+	}
+	r := c.reply(c.send(map[string]any{"op": "undo"}))
+	if num64(r["undo"]) != maxHistory-1 || num64(r["redo"]) != 1 {
+		t.Errorf("after one undo: undo %v redo %v, want %d 1", r["undo"], r["redo"], maxHistory-1)
+	}
+}
