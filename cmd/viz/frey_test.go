@@ -87,3 +87,14 @@ func TestFreyFitPredict(t *testing.T) {
 		}
 	}
 }
+
+// TestServeFreyRefused checks that `viz serve -data frey:PATH` says clearly
+// that the Frey faces have no live view yet instead of streaming frames of
+// 1965 × 560 messages.
+func TestServeFreyRefused(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"serve", "-addr", "127.0.0.1:0", "-data", "frey:../../internal/dataset/testdata/frey_small.mat"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "no live view yet") {
+		t.Errorf("err = %v, want the Frey refusal", err)
+	}
+}
