@@ -9,6 +9,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxCoordinate bounds every coordinate a command may set (inducing inputs
@@ -81,7 +82,19 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	return truncateUTF8(s, n) + "…"
+}
+
+// truncateUTF8 cuts s to at most n bytes at a character boundary (a close
+// frame's reason must be valid UTF-8 and at most 123 bytes).
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // reply is a text message from the server: "hello", "ack" or "error".

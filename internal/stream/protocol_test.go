@@ -2,7 +2,9 @@ package stream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 )
@@ -519,4 +522,56 @@ func TestLongStepNoLockOut(t *testing.T) {
 	t.Logf("slot freed %v after the socket closed", time.Since(start).Round(time.Millisecond))
 	c2 := e.dial(t, paused)
 	c2.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+}
+
+// TestProtocolEdges is issue #16's protocol edges: a reading client that
+// sends 100 commands back to back gets 100 answers (not 1008); a text
+// message that is not UTF-8 closes the session with 1007; close reasons
+// are cut at a character boundary.
+func TestProtocolEdges(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	// Sent from another goroutine while this one reads, as a browser
+	// would: 400 commands, each answered and each followed by a frame.
+	const n = 400
+	go func() {
+		for i := 0; i < n; i++ {
+			b, _ := json.Marshal(map[string]any{"id": 1000 + i, "op": "speed", "speed": 10 + i})
+			if c.c.WriteMessage(websocket.TextMessage, b) != nil {
+				return
+			}
+		}
+	}()
+	answered := 0
+	c.until(fmt.Sprint(n, " answers"), 30*time.Second, func(m msg) bool {
+		if m.typ() == "ack" || m.typ() == "error" {
+			answered++
+		}
+		return answered == n
+	})
+
+	c2 := e.dial(t, paused)
+	c2.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	if err := c2.c.WriteMessage(websocket.TextMessage, []byte{'{', 0xff, 0xfe, '}'}); err != nil {
+		t.Fatal(err)
+	}
+	c2.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		_, _, err := c2.c.ReadMessage()
+		if err == nil {
+			continue
+		}
+		if !websocket.IsCloseError(err, websocket.CloseInvalidFramePayloadData) {
+			t.Errorf("invalid UTF-8: %v, want close 1007", err)
+		}
+		break
+	}
+
+	long := strings.Repeat("é", 100) // 200 bytes of 2-byte characters
+	for _, n := range []int{120, 121, 123} {
+		if got := truncateUTF8(long, n); !utf8.ValidString(got) || len(got) > n {
+			t.Errorf("truncateUTF8(%d): %q (%d bytes), not valid UTF-8 within the limit", n, got, len(got))
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 )
@@ -55,6 +56,10 @@ func (ss *session) reader(conn *websocket.Conn) {
 		if mt != websocket.TextMessage {
 			ss.reply(reply{Type: "error", Error: errorf("binary messages are not commands; send JSON text").Error()})
 			continue
+		}
+		if !utf8.Valid(buf[:n]) { // RFC 6455 §8.1: text must be UTF-8
+			ss.fail(closeBadData, "text message is not valid UTF-8")
+			return
 		}
 		c, err := ParseCommand(buf[:n])
 		if err != nil {
@@ -146,7 +151,7 @@ func (ss *session) writer(conn *websocket.Conn) {
 			code, text := ss.closeCode, ss.closeText
 			ss.closeMu.Unlock()
 			if code != 0 {
-				conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncate(text, 120)), time.Now().Add(writeWait))
+				conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncateUTF8(text, 120)), time.Now().Add(writeWait))
 				// Wait for the client's close frame, which ends the reader.
 				conn.SetReadDeadline(time.Now().Add(closeWait))
 				select {

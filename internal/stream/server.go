@@ -27,14 +27,16 @@ const (
 	closeWait  = 2 * time.Second   // time allowed for the close handshake
 	outQueue   = 64                // queued replies and setups per session
 	cmdQueue   = 16                // queued commands per session
+	replyWait  = 2 * time.Second   // how long a full reply queue may stay full
 )
 
 // Close codes used by the server (RFC 6455 §7.4.1).
 const (
-	closePolicy    = websocket.ClosePolicyViolation // 1008: bad configuration, client not reading
-	closeTooBig    = websocket.CloseMessageTooBig   // 1009: message above the hard read limit
-	closeGoingAway = websocket.CloseGoingAway       // 1001: server shutting down
-	closeTryLater  = websocket.CloseTryAgainLater   // 1013: too many sessions
+	closePolicy    = websocket.ClosePolicyViolation         // 1008: bad configuration, client not reading
+	closeTooBig    = websocket.CloseMessageTooBig           // 1009: message above the hard read limit
+	closeGoingAway = websocket.CloseGoingAway               // 1001: server shutting down
+	closeTryLater  = websocket.CloseTryAgainLater           // 1013: too many sessions
+	closeBadData   = websocket.CloseInvalidFramePayloadData // 1007: text that is not UTF-8
 )
 
 // Options configure a Server.
@@ -178,7 +180,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	refuse := func(code int, text string) {
 		ss.log.Info("session refused", "reason", text)
-		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncate(text, 120)), time.Now().Add(writeWait))
+		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncateUTF8(text, 120)), time.Now().Add(writeWait))
 		conn.Close()
 		cancel(nil)
 	}

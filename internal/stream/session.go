@@ -106,10 +106,22 @@ func (s *session) fail(code int, text string) {
 
 // send queues a message for the writer. A full queue means the client does
 // not read: the session is closed rather than buffering without bound.
+//
+// A client that reads but sends commands faster than replies are written
+// (a hundred back to back) gets a moment to catch up: the queue must stay
+// full for replyWait before the session is closed.
 func (s *session) send(m outMsg) {
 	select {
 	case s.out <- m:
+		return
 	default:
+	}
+	t := time.NewTimer(replyWait)
+	defer t.Stop()
+	select {
+	case s.out <- m:
+	case <-s.ctx.Done():
+	case <-t.C:
 		s.fail(closePolicy, "client is not reading its messages")
 	}
 }
