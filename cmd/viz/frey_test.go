@@ -98,3 +98,30 @@ func TestServeFreyRefused(t *testing.T) {
 		t.Errorf("err = %v, want the Frey refusal", err)
 	}
 }
+
+// TestFigureFrey draws the Frey figure of a quick fixture fit in all three
+// formats and refuses a model that is not a Frey autoencoder.
+func TestFigureFrey(t *testing.T) {
+	const fixture = "../../internal/dataset/testdata/frey_small.mat"
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.json")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"fit", "-data", "frey:" + fixture, "-hidden", "2", "-iters", "10", "-quiet", "-out", model}, &stdout, &stderr); err != nil {
+		t.Fatalf("viz fit: %v\n%s", err, stderr.String())
+	}
+	for _, ext := range []string{"png", "svg", "pdf"} {
+		out := filepath.Join(dir, "frey."+ext)
+		if err := run(context.Background(), []string{"figure", "frey", "-model", model, "-grid", "3", "-o", out}, &stdout, &stderr); err != nil {
+			t.Fatalf("viz figure frey %s: %v\n%s", ext, err, stderr.String())
+		}
+		if fi, err := os.Stat(out); err != nil || fi.Size() < 1000 {
+			t.Errorf("%s: %v, %v", out, fi, err)
+		}
+	}
+	step := filepath.Join(dir, "step.json")
+	fitStep(t, dir, "step.json")
+	err := run(context.Background(), []string{"figure", "frey", "-model", step, "-o", filepath.Join(dir, "x.png")}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "not a Frey faces autoencoder") {
+		t.Errorf("step model: err = %v", err)
+	}
+}
