@@ -100,6 +100,7 @@ function onText(m) {
       state.session = m.session;
       state.figureKey = m.figure_key; // figure downloads (panels/messages.js)
       state.inputColors = m.input_colors; // the message figure's colours
+      $("save-model").href = `/model.json?session=${encodeURIComponent(m.figure_key)}`;
       if (m.config) applyConfig(m.config);
       break;
     case "ack":
@@ -126,6 +127,7 @@ function onBinary(m) {
     // a new data set starts it afresh.
     const edit = state.setup && m.name === state.setup.name && (m.edited || state.setup.edited);
     state.setup = m;
+    if (m.warnings?.length) toast(`⚠ ${m.warnings.join(" · ")}`, "error");
     if (!edit) state.history = [];
     state.frame = null;
     return;

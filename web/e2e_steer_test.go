@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +104,11 @@ func TestBrowserSteering(t *testing.T) {
 	e.waitFor("reset data shown", `!document.querySelector('[data-testid="reset-data"]').hidden`)
 	e.run(chromedp.Click(`[data-testid="reset-data"]`))
 	e.waitFor("the original data", fmt.Sprintf(`window.dgpviz.state.setup.n === %v && window.dgpviz.state.setup.edited === false`, n))
+
+	// "Save model" downloads the session's model.
+	if href := evalAs[string](e, `document.querySelector('[data-testid="save-model"]').href`); !strings.Contains(href, "/model.json?session=") {
+		t.Errorf("save-model link %q", href)
+	}
 
 	// Look at it: the Δ readout during a pull.
 	xy = evalAs[[]float64](e, `window.dgpviz.handle(2, 4)`)

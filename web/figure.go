@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/montecarlo"
@@ -41,8 +44,61 @@ const (
 // units=model keeps normalised units. Bad parameters get 400 with the
 // reason, an unknown or ended session 404.
 type figureHandler struct {
-	b   FigureBackend
-	log *slog.Logger
+	b    FigureBackend
+	log  *slog.Logger
+	gate *renderGate
+}
+
+// renderGate bounds figure rendering so that downloads cannot starve the
+// live sessions of the CPU: one figure is drawn at a time (others wait, up
+// to renderWait, then get 503), and a figure of an unchanged model with the
+// same parameters is served from a small cache.
+type renderGate struct {
+	renders atomic.Int64 // figures drawn (for tests and logs)
+	sem     chan struct{}
+	mu      sync.Mutex
+	cache   map[renderKey][]byte
+	order   []renderKey // oldest first
+}
+
+// renderKey identifies a drawn figure: the session's published model (a
+// new one per publication, so the pointer says "unchanged"), the live
+// figure's state and the request.
+type renderKey struct {
+	model *engine.Model
+	live  string
+	name  string
+	query string
+}
+
+const (
+	renderWait   = 20 * time.Second
+	renderCached = 16
+)
+
+func newRenderGate() *renderGate {
+	return &renderGate{sem: make(chan struct{}, 1), cache: map[renderKey][]byte{}}
+}
+
+func (g *renderGate) get(k renderKey) ([]byte, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b, ok := g.cache[k]
+	return b, ok
+}
+
+func (g *renderGate) put(k renderKey, b []byte) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.cache[k]; ok {
+		return
+	}
+	if len(g.order) == renderCached {
+		delete(g.cache, g.order[0])
+		g.order = g.order[1:]
+	}
+	g.cache[k] = b
+	g.order = append(g.order, k)
 }
 
 func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -60,25 +116,43 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	key := q.Get("session")
-	if key == "" {
-		http.Error(w, "missing parameter session (the figure_key of the page's session)", http.StatusBadRequest)
-		return
-	}
-	fs, ok := h.b.FigureSession(key)
+	fs, ok := liveFigureSession(w, r, h.b)
 	if !ok {
-		http.Error(w, "no such session (it may have ended; reload the page)", http.StatusNotFound)
 		return
 	}
-	var buf bytes.Buffer
+	rk := renderKey{model: fs.Model, live: fmt.Sprint(fs.Layer, fs.Inputs, fs.Samples, fs.HasFigureInput), name: name, query: q.Encode()}
+	body, cached := h.gate.get(rk)
 	var err error
-	switch kind {
-	case "fit":
-		err = h.fit(&buf, format, fs, q)
-	case "latent":
-		err = latentExport(&buf, format, fs, q)
-	default:
-		err = h.messages(&buf, format, fs, q)
+	if !cached {
+		select {
+		case h.gate.sem <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		case <-time.After(renderWait):
+			http.Error(w, "the server is busy drawing other figures; try again in a moment", http.StatusServiceUnavailable)
+			return
+		}
+		// Another request may have drawn the same figure while this one waited.
+		if body, cached = h.gate.get(rk); cached {
+			<-h.gate.sem
+		}
+	}
+	if !cached {
+		h.gate.renders.Add(1)
+		var buf bytes.Buffer
+		switch kind {
+		case "fit":
+			err = h.fit(&buf, format, fs, q)
+		case "latent":
+			err = latentExport(&buf, format, fs, q)
+		default:
+			err = h.messages(&buf, format, fs, q)
+		}
+		<-h.gate.sem
+		if err == nil {
+			body = buf.Bytes()
+			h.gate.put(rk, body)
+		}
 	}
 	if err != nil {
 		var be badRequest
@@ -92,10 +166,11 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ct := map[string]string{"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf", "csv": "text/csv; charset=utf-8"}[format]
 	w.Header().Set("Content-Type", ct)
+	w.Header().Set("X-Figure-Cache", map[bool]string{true: "hit", false: "miss"}[cached])
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", fmt.Sprintf("dgpviz-%s-%s-iter%d.%s", kind, fs.Dataset, fs.Iter, format)))
-	w.Write(buf.Bytes())
+	w.Write(body)
 }
 
 type badRequest struct{ msg string }

@@ -32,7 +32,8 @@ func New(b Backend, ws http.Handler, log *slog.Logger) http.Handler {
 	mux.Handle("GET /static/", http.StripPrefix("/static/", assets(http.FileServerFS(static.FS))))
 	mux.Handle("GET /ws", ws)
 	if fb, ok := b.(FigureBackend); ok { // figure downloads (figure.go)
-		mux.Handle("GET /figure/{file}", figureHandler{fb, log})
+		mux.Handle("GET /figure/{file}", figureHandler{fb, log, newRenderGate()})
+		mux.Handle("GET /model.json", modelHandler{fb, log}) // model.go
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

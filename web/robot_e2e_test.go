@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"dgpviz/internal/dataset"
@@ -76,7 +77,16 @@ func TestBrowserRobot(t *testing.T) {
 	if vis := evalAs[bool](e, `getComputedStyle(document.getElementById("panel-fit")).display === "none"`); !vis {
 		t.Errorf("the generic fit panel should be hidden in the robot view")
 	}
+	// Where the deep GP's held-out error is worse than a baseline, the page
+	// says so and why (the test scans come after the training scans).
+	e.waitFor("the test RMSE", `window.dgpviz.state.frame.robot && window.dgpviz.state.frame.robot.test_rmse != null && window.dgpviz.state.frame.robot.mean_rmse != null`)
 	e.settle()
+	verdict := evalAs[string](e, `document.querySelector('[data-testid="rmse-verdict"]').textContent`)
+	worse := evalAs[bool](e, `(() => { const r = window.dgpviz.state.frame.robot; return r.test_rmse > r.mean_rmse || (r.gp1_rmse != null && r.test_rmse > r.gp1_rmse); })()`)
+	if worse && !strings.Contains(verdict, "extrapolate in time") || !worse && !strings.Contains(verdict, "does better") {
+		t.Errorf("verdict %q (deep GP worse than a baseline: %v)", verdict, worse)
+	}
+	t.Logf("verdict: %s", verdict)
 	e.screenshot("robot-view.png", "")
 
 	// Brush a time range by dragging along the signals view's time axis.

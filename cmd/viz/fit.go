@@ -111,6 +111,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageError{fmt.Errorf("viz fit: %w", err)}
 	}
+	for _, w := range dataset.Warnings(ds) {
+		fmt.Fprintf(stderr, "viz fit: warning: %s\n", w)
+	}
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
 	x, y := nx.Apply(ds.X), ny.Apply(ds.Y)
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/stream"
 	"dgpviz/web"
@@ -90,6 +91,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := checkFreyServe(o.data, cat); err != nil { // frey_serve.go
 		return usageError{err}
+	}
+	for _, name := range cat.Names() {
+		for _, w := range dataset.Warnings(cat.Get(name)) {
+			log.Warn("degenerate data", "dataset", name, "warning", w)
+		}
 	}
 	if len(o.data) > 0 {
 		o.cfg.Dataset = cat.NameOf(o.data[0])

@@ -237,15 +237,10 @@ func (s *session) cmdAdd(c Command) (string, error) {
 	if mz+1 > s.srv.limits.MaxInducing {
 		return "", errorf("add: layer %d already has %d inducing points, the limit", li+1, mz)
 	}
-	before := s.editState(fmt.Sprintf("addition of inducing point %d to layer %d", mz+1, li+1))
-	m, err := engine.AddInducing(before.model, li, c.Z, c.Mu)
-	if err != nil {
-		return "", errorf("add: %w", err)
+	label := fmt.Sprintf("addition of inducing point %d to layer %d", mz+1, li+1)
+	if err := s.edit(c.Op, label, func(m *engine.Model) (*engine.Model, error) { return engine.AddInducing(m, li, c.Z, c.Mu) }); err != nil {
+		return "", err
 	}
-	if err := s.applyModel(m); err != nil {
-		return "", errorf("add: %w", err)
-	}
-	s.pushHistory(before)
 	return fmt.Sprintf("added inducing point %d to layer %d", mz+1, li+1), nil
 }
 
@@ -258,16 +253,27 @@ func (s *session) cmdRemove(c Command) (string, error) {
 	if mz, _, _ := s.tr.Model().Layers[li].Dims(); mz == 1 {
 		return "", errorf("remove: layer %d has only one inducing point", li+1)
 	}
-	before := s.editState(fmt.Sprintf("removal of inducing point %d of layer %d", j+1, li+1))
-	m, err := engine.RemoveInducing(before.model, li, j)
-	if err != nil {
-		return "", errorf("remove: %w", err)
+	label := fmt.Sprintf("removal of inducing point %d of layer %d", j+1, li+1)
+	if err := s.edit(c.Op, label, func(m *engine.Model) (*engine.Model, error) { return engine.RemoveInducing(m, li, j) }); err != nil {
+		return "", err
 	}
-	if err := s.applyModel(m); err != nil {
-		return "", errorf("remove: %w", err)
+	return fmt.Sprintf("removed inducing point %d of layer %d", j+1, li+1), nil
+}
+
+// edit applies one undoable edit: f makes the new model from a snapshot of
+// the current one (which the history keeps under label), and the optimizer
+// carries on from the result.
+func (s *session) edit(op, label string, f func(*engine.Model) (*engine.Model, error)) error {
+	before := s.editState(label)
+	m, err := f(before.model)
+	if err == nil {
+		err = s.applyModel(m)
+	}
+	if err != nil {
+		return errorf("%s: %w", op, err)
 	}
 	s.pushHistory(before)
-	return fmt.Sprintf("removed inducing point %d of layer %d", j+1, li+1), nil
+	return nil
 }
 
 // restore makes e the session's state: its model (a clone, bit for bit

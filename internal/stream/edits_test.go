@@ -2,8 +2,11 @@ package stream
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // converge plays the session flat out until the bound has not risen by
@@ -232,5 +235,23 @@ func TestHistoryIsBounded(t *testing.T) {
 	r := c.reply(c.send(map[string]any{"op": "undo"}))
 	if num64(r["undo"]) != maxHistory-1 || num64(r["redo"]) != 1 {
 		t.Errorf("after one undo: undo %v redo %v, want %d 1", r["undo"], r["redo"], maxHistory-1)
+	}
+}
+
+// TestSetupWarnsOfDegenerateData: a data set whose output never changes
+// gets a warning in its setup (dataset.Warnings), which the page shows.
+func TestSetupWarnsOfDegenerateData(t *testing.T) {
+	flat := wideDataset(20, 1)
+	flat.Name = "flat"
+	flat.Y = mat.NewDense(20, 1, nil)
+	e := newEnv(t, func(o *Options) { o.Catalog.Add(flat, o.Limits) })
+	c := e.dial(t, paused+"&data=flat&hidden=")
+	s := c.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	if w, _ := s["warnings"].([]any); len(w) != 1 || !strings.Contains(w[0].(string), "is constant") {
+		t.Errorf("warnings %v, want one about the constant output", s["warnings"])
+	}
+	c2 := e.dial(t, paused)
+	if s := c2.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame; s["warnings"] != nil {
+		t.Errorf("the step data warn: %v", s["warnings"])
 	}
 }

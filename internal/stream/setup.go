@@ -29,7 +29,8 @@ type setupHeader struct {
 	Y           Ref       `json:"y"`
 	NormX       normFrame `json:"norm_x"`
 	NormY       normFrame `json:"norm_y"`
-	Edited      bool      `json:"edited"` // points added, moved or removed in this session
+	Edited      bool      `json:"edited"`             // points added, moved or removed in this session
+	Warnings    []string  `json:"warnings,omitempty"` // what will make a fit degenerate (dataset.Warnings)
 	Config      Config    `json:"config"`
 	Robot       *robotSet `json:"robot,omitempty"`
 	Sections    []section `json:"sections"`
@@ -58,6 +59,7 @@ func (d *data) setup(cfg Config) ([]byte, error) {
 		N: n, Q: q, D: dd, InputNames: d.ds.InputNames, OutputNames: d.ds.OutputNames,
 		NormX: normFrame{nums(d.nx.Mean), nums(d.nx.Scale)}, NormY: normFrame{nums(d.ny.Mean), nums(d.ny.Scale)},
 		Edited: d.edited, Config: cfg,
+		Warnings: dataset.Warnings(&dataset.Dataset{Name: d.ds.Name, X: x, Y: y, InputNames: d.ds.InputNames, OutputNames: d.ds.OutputNames}),
 	}
 	e := encoder{forceF32: true}
 	h.X, h.Y = e.arr(denseData(x)), e.arr(denseData(y))

@@ -487,6 +487,13 @@ register("robot", (root, app) => {
     set("rmse-model", rr.test_rmse != null ? `${rr.test_rmse.toFixed(2)}` : "–");
     set("rmse-mean", rr.mean_rmse != null ? `${rr.mean_rmse.toFixed(2)}` : "…");
     set("rmse-gp1", rr.gp1_rmse != null ? `${rr.gp1_rmse.toFixed(2)}` : "computing…");
+    // Say it in words where the deep GP is worse on the held-out scans, and why.
+    const base = [["the training mean", rr.mean_rmse], ["a one-layer GP", rr.gp1_rmse]].filter(([, v]) => v != null);
+    const better = base.filter(([, v]) => rr.test_rmse != null && v < rr.test_rmse);
+    set("rmse-verdict", rr.test_rmse == null || base.length === 0 ? "" : better.length
+      ? `On the held-out scans the deep GP (${rr.test_rmse.toFixed(1)} dBm) does worse than ${better.map(([n, v]) => `${n} (${v.toFixed(1)} dBm)`).join(" and ")}: ` +
+        "its input is time and the held-out scans come after the training scans, so it must extrapolate in time, where a GP reverts to its mean with growing uncertainty. Its strength here is the latent map, not forecasting."
+      : `On the held-out scans the deep GP (${rr.test_rmse.toFixed(1)} dBm) does better than ${base.map(([n]) => n).join(" and ")}.`);
   }
 
   // ---- export ----

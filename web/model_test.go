@@ -1,0 +1,126 @@
+package web
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"dgpviz/internal/engine"
+	"dgpviz/internal/stream"
+
+	"github.com/gorilla/websocket"
+)
+
+// TestModelDownload checks that a live session's model downloads as a model
+// file that the engine reads back to the same bound the page shows, with
+// the session's normalisation.
+func TestModelDownload(t *testing.T) {
+	hs := newSite(t)
+	key, c := liveSession(t, hs.URL, "play=0&speed=0")
+	c.WriteJSON(map[string]any{"id": 5, "op": "step", "n": 20})
+	var bound float64
+	deadline := time.Now().Add(20 * time.Second)
+	for bound == 0 {
+		c.SetReadDeadline(deadline)
+		mt, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mt != websocket.BinaryMessage {
+			continue
+		}
+		d, err := stream.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d["type"] == "frame" && d["applied"] == 5.0 {
+			bound = d["bound"].(float64)
+		}
+	}
+	resp, err := http.Get(hs.URL + "/model.json?session=" + key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Disposition"), "dgpviz-model-step-iter20.json") {
+		t.Fatalf("status %d, disposition %q: %s", resp.StatusCode, resp.Header.Get("Content-Disposition"), body)
+	}
+	mf, err := engine.ReadModel(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev engine.Evaluator
+	res, _, err := ev.Evaluate(mf.Model, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Bound != bound {
+		t.Errorf("the downloaded model's bound %.17g, the page's %.17g", res.Bound, bound)
+	}
+	if len(mf.NormX.Mean) != 1 || mf.NormX.Mean[0] == 0 {
+		t.Errorf("the download lacks the session's normalisation: %+v", mf.NormX)
+	}
+	for q, want := range map[string]int{"": 400, "?session=nope": 404} {
+		r, err := http.Get(hs.URL + "/model.json" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != want {
+			t.Errorf("/model.json%s: status %d, want %d", q, r.StatusCode, want)
+		}
+	}
+}
+
+// TestFigureRenderingIsBounded checks the downloads' render gate: a figure
+// of an unchanged model is served from the cache, and eight parallel
+// requests for a new one draw it once (the others wait for it), so
+// downloads cannot take the live sessions' CPU.
+func TestFigureRenderingIsBounded(t *testing.T) {
+	hs := newSite(t)
+	key, c := liveSession(t, hs.URL, "play=0&speed=0")
+	u := hs.URL + "/figure/messages.png?session=" + key + "&samples=20000"
+	get := func() (int, string) {
+		r, err := http.Get(u)
+		if err != nil {
+			t.Error(err)
+			return 0, ""
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		return r.StatusCode, r.Header.Get("X-Figure-Cache")
+	}
+	if s, c := get(); s != 200 || c != "miss" {
+		t.Fatalf("first: %d %q, want 200 miss", s, c)
+	}
+	if s, c := get(); s != 200 || c != "hit" {
+		t.Fatalf("again, unchanged model: %d %q, want 200 hit", s, c)
+	}
+	// A step publishes a new model: the next figure is drawn anew, once.
+	c.WriteJSON(map[string]any{"id": 9, "op": "step"})
+	time.Sleep(300 * time.Millisecond)
+	type res struct {
+		status int
+		cache  string
+	}
+	out := make(chan res, 8)
+	for range 8 {
+		go func() { s, c := get(); out <- res{s, c} }()
+	}
+	misses := 0
+	for range 8 {
+		r := <-out
+		if r.status != 200 {
+			t.Errorf("a parallel download got %d", r.status)
+		}
+		if r.cache == "miss" {
+			misses++
+		}
+	}
+	if misses != 1 {
+		t.Errorf("8 parallel downloads of a new figure drew it %d times, want 1", misses)
+	}
+}
