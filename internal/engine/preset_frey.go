@@ -2,7 +2,7 @@ package engine
 
 // Frey faces preset sizes: the paper's autoencoder 560 pixels → 2 → 560.
 const (
-	FreyInducing     = 15 // per layer: bound+gradient 54 ms at 15, 146 ms at 30, 466 ms at 50 (N = 1965); see README, Frey faces
+	FreyInducing     = 15 // per layer: in 25 s it fits better than 30 (see README, Frey faces)
 	FreyRestarts     = 2
 	FreyRestartIters = 20
 )
