@@ -141,7 +141,7 @@ func TestLatentExport(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(body), "\n")
 	// The step data: 30 rows; 3 layers of 1 output each: x, then mean and var per layer.
-	if len(lines) != 31 || lines[0] != "x,layer1_mean0,layer1_var0,layer2_mean0,layer2_var0,layer3_mean0,layer3_var0" {
+	if len(lines) != 31 || lines[0] != "x,split,layer1_mean1,layer1_var1,layer2_mean1,layer2_var1,layer3_mean1,layer3_var1" {
 		t.Errorf("csv: %d lines, header %q", len(lines), lines[0])
 	}
 	if r, body := get(t, hs.URL+"/figure/latent.svg?session="+key); r.StatusCode != 400 || !strings.Contains(body, "2 or more dimensions") {

@@ -36,12 +36,7 @@ func latentExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q 
 	}
 	n, _ := m.X.Dims()
 	if format == "csv" {
-		layers := make([]latent.Layer, len(msgs))
-		for i, msg := range msgs {
-			layers[i] = latent.Layer{Name: fmt.Sprintf("layer%d", i+1), Mean: msg.Mean, Var: msg.Var}
-		}
-		// Inputs in original units; layers in the model's (normalised) units.
-		return latent.WriteCSV(buf, fs.Data.InputNames, fs.Data.X, layers)
+		return latentCSV(buf, fs, &ev)
 	}
 	f := &latent.Figure{Times: make([]float64, n)}
 	for i := range f.Times {
@@ -67,4 +62,42 @@ func latentExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q 
 		return bad("the model has no hidden layer with 2 or more dimensions to draw")
 	}
 	return latent.RenderFigure(buf, format, f)
+}
+
+// latentCSV writes every layer's messages at the training inputs and, when
+// the data set has them, at the held-out ones, with the inputs in original
+// units, a train/test column and the true positions when known: the page's
+// "Export latent CSV" and /figure/latent.csv are this one table.
+func latentCSV(buf *bytes.Buffer, fs *stream.FigureSession, ev *engine.Evaluator) error {
+	ds, m := fs.Data, fs.Model
+	inputs := ds.X
+	n, _ := ds.X.Dims()
+	split := make([]string, n)
+	for i := range split {
+		split[i] = "train"
+	}
+	if ds.XTest != nil {
+		nt, q := ds.XTest.Dims()
+		all := mat.NewDense(n+nt, q, nil)
+		all.Slice(0, n, 0, q).(*mat.Dense).Copy(ds.X)
+		all.Slice(n, n+nt, 0, q).(*mat.Dense).Copy(ds.XTest)
+		inputs = all
+		for range nt {
+			split = append(split, "test")
+		}
+	}
+	msgs, err := ev.Predict(m, fs.NormX.Apply(inputs))
+	if err != nil {
+		return fmt.Errorf("web: latent: %w", err)
+	}
+	t := latent.Table{InputNames: ds.InputNames, Inputs: inputs, Split: split}
+	if p := ds.Positions; p != nil {
+		if r, _ := p.Dims(); r == len(split) {
+			t.Positions = p
+		}
+	}
+	for i, msg := range msgs {
+		t.Layers = append(t.Layers, latent.Layer{Name: fmt.Sprintf("layer%d", i+1), Mean: msg.Mean, Var: msg.Var})
+	}
+	return latent.WriteCSV(buf, t)
 }

@@ -87,6 +87,18 @@ func TestBrowserRobot(t *testing.T) {
 		t.Errorf("verdict %q (deep GP worse than a baseline: %v)", verdict, worse)
 	}
 	t.Logf("verdict: %s", verdict)
+
+	// The latent CSV (the page's export and /figure/latent.csv are one
+	// table): every layer at the training and held-out scans, with time,
+	// train/test, the true position and the variances.
+	csv := evalAs[string](e, `fetch("/figure/latent.csv?session=" + window.dgpviz.state.figureKey).then(r => r.text())`)
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
+	nAll := int(evalAs[float64](e, `window.dgpviz.state.setup.robot.n_all`))
+	if head := lines[0]; !strings.Contains(head, ",split,true_x,true_y,layer1_mean1,layer1_mean2,layer1_mean3,layer1_var1,") || len(lines) != nAll+1 {
+		t.Errorf("latent CSV: %d rows (want %d), header %q", len(lines)-1, nAll, head)
+	} else if !strings.Contains(lines[1], ",train,") || !strings.Contains(lines[nAll], ",test,") {
+		t.Errorf("latent CSV: first row %q, last %q: want train then test scans", lines[1], lines[nAll])
+	}
 	e.screenshot("robot-view.png", "")
 
 	// Brush a time range by dragging along the signals view's time axis.

@@ -76,7 +76,7 @@ func TestWriteCSV(t *testing.T) {
 	in := mat.NewDense(2, 1, []float64{0, 1.5})
 	l := Layer{Name: "layer1", Mean: mat.NewDense(2, 2, []float64{1, 2, 3, 4}), Var: mat.NewDense(2, 2, []float64{0.1, 0.2, 0.3, 0.4})}
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, []string{"time"}, in, []Layer{l}); err != nil {
+	if err := WriteCSV(&buf, Table{InputNames: []string{"time"}, Inputs: in, Split: []string{"train", "test"}, Positions: mat.NewDense(2, 2, []float64{1, 2, 3, 4}), Layers: []Layer{l}}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -84,16 +84,16 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		{"time", "layer1_mean0", "layer1_mean1", "layer1_var0", "layer1_var1"},
-		{"0", "1", "2", "0.1", "0.2"},
-		{"1.5", "3", "4", "0.3", "0.4"},
+		{"time", "split", "true_x", "true_y", "layer1_mean1", "layer1_mean2", "layer1_var1", "layer1_var2"},
+		{"0", "train", "1", "2", "1", "2", "0.1", "0.2"},
+		{"1.5", "test", "3", "4", "3", "4", "0.3", "0.4"},
 	}
 	for i := range want {
 		if strings.Join(rows[i], ",") != strings.Join(want[i], ",") {
 			t.Errorf("row %d: %v, want %v", i, rows[i], want[i])
 		}
 	}
-	if err := WriteCSV(&buf, []string{"a", "b"}, in, nil); err == nil {
+	if err := WriteCSV(&buf, Table{InputNames: []string{"a", "b"}, Inputs: in}); err == nil {
 		t.Error("name count mismatch accepted")
 	}
 }

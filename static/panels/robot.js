@@ -10,9 +10,10 @@ import { niceTicks, fmt } from "../plot.js";
 import { palette, colorBar } from "../colormap.js";
 
 const PAD = { l: 42, r: 10, t: 18, b: 30 };
-// colour bins for batched drawing: scan i of n is in bin ⌊i·NB/n⌋
+// Colour bins for batched drawing. Every view colours a scan by its time on
+// one scale, 0 to the last (test) scan, so a colour means the same time in
+// the latent views, on the path and on the colour bars.
 const NB = 24;
-const binLo = (k, n) => Math.ceil((k * n) / NB);
 const LAYER_COL = ["#0284c7", "#7c3aed", "#d97706", "#059669", "#db2777", "#4b5563"];
 
 // A box with linear scales; eq: equal aspect.
@@ -128,6 +129,17 @@ register("robot", (root, app) => {
     st._t = t; st._tFor = s;
     return t;
   }
+  // byBin returns, per colour bin, the scans (all of them, training then
+  // test) whose time falls in it on the shared time scale.
+  function byBin() {
+    const s = S();
+    if (st._bins && st._binsFor === s) return st._bins;
+    const ts = times(), tmax = ts[ts.length - 1] || 1;
+    const out = Array.from({ length: NB }, () => []);
+    for (let i = 0; i < ts.length; i++) out[Math.min(NB - 1, Math.max(0, Math.floor((ts[i] / tmax) * NB)))].push(i);
+    st._bins = out; st._binsFor = s;
+    return out;
+  }
   const dbm = (j, v) => { const s = S(), r = R(); return (v * s.norm_y.scale[j] + s.norm_y.mean[j]) * r.dbm_scale + r.dbm_offset; };
   const sdDbm = (j, vr) => { const s = S(), r = R(); return Math.sqrt(Math.max(0, vr)) * s.norm_y.scale[j] * Math.abs(r.dbm_scale); };
   const active = () => st.sel.lo >= 0 && st.sel.hi >= st.sel.lo;
@@ -220,11 +232,11 @@ register("robot", (root, app) => {
       ctx.beginPath(); ctx.rect(box.l, box.t, box.r - box.l, box.b - box.t); ctx.clip();
       // halos (±2 sd in each projected dimension) and points, batched by
       // colour bin: one fill per bin keeps a frame well under 16 ms.
-      const bins = NB, hp = palette(bins, 0.1), pp = palette(bins, 0.95);
+      const bins = NB, hp = palette(bins, 0.1), pp = palette(bins, 0.95), bb = byBin();
       for (let k = 0; k < bins; k++) {
         ctx.beginPath();
-        for (let i = binLo(k, n); i < binLo(k + 1, n); i++) {
-          if (any && !lit(i)) continue;
+        for (const i of bb[k]) {
+          if (i >= n || (any && !lit(i))) continue;
           const x = L.mean[i * D + a], y = L.mean[i * D + b], cx = s.sx(x), cy = s.sy(y);
           const rx = Math.max(0.5, Math.abs(s.sx(x + 2 * Math.sqrt(Math.max(0, L.var[i * D + a]))) - cx));
           const ry = Math.max(0.5, Math.abs(s.sy(y + 2 * Math.sqrt(Math.max(0, L.var[i * D + b]))) - cy));
@@ -238,8 +250,8 @@ register("robot", (root, app) => {
       ctx.stroke();
       for (let k = 0; k < bins; k++) {
         ctx.beginPath();
-        for (let i = binLo(k, n); i < binLo(k + 1, n); i++) {
-          if (any && !lit(i)) continue;
+        for (const i of bb[k]) {
+          if (i >= n || (any && !lit(i))) continue;
           const cx = s.sx(L.mean[i * D + a]), cy = s.sy(L.mean[i * D + b]);
           ctx.moveTo(cx + 2.7, cy); ctx.arc(cx, cy, 2.7, 0, 6.2832);
         }
@@ -318,10 +330,10 @@ register("robot", (root, app) => {
     ctx.strokeStyle = "rgba(60,60,60,0.2)"; ctx.beginPath();
     for (let i = 0; i < nAll; i++) ctx.lineTo(s.sx(P[2 * i]), s.sy(P[2 * i + 1]));
     ctx.stroke();
-    const pp = palette(NB, 0.95);
+    const pp = palette(NB, 0.95), bb = byBin();
     for (let k = 0; k < NB; k++) {
       const fillP = new Path2D(), ringP = new Path2D();
-      for (let i = binLo(k, nAll); i < binLo(k + 1, nAll); i++) {
+      for (const i of bb[k]) {
         if (any && !lit(i)) continue;
         const x = s.sx(P[2 * i]), y = s.sy(P[2 * i + 1]), p = i < s0.n ? fillP : ringP;
         p.moveTo(x + 3, y); p.arc(x, y, 3, 0, 6.2832);
@@ -497,19 +509,16 @@ register("robot", (root, app) => {
   }
 
   // ---- export ----
+  // The CSV is the server's (/figure/latent.csv): every layer at the
+  // training and held-out scans, time, true x/y, train/test and variances —
+  // one table for the page and for scripts.
   function exportCSV() {
-    const s0 = S(), f = F();
-    if (!f) return;
-    const ts = times(), hidden = f.layers.slice(0, -1);
-    const head = ["time (s)"];
-    hidden.forEach((l, li) => { for (const kind of ["mean", "var"]) for (let k = 0; k < l.d; k++) head.push(`layer${li + 1}_${kind}${k}`); });
-    const rows = [head.map((h) => (h.includes(" ") ? `"${h}"` : h)).join(",")];
-    for (let i = 0; i < s0.n; i++) {
-      const row = [ts[i]];
-      for (const l of hidden) { for (let k = 0; k < l.d; k++) row.push(l.mean[i * l.d + k]); for (let k = 0; k < l.d; k++) row.push(l.var[i * l.d + k]); }
-      rows.push(row.map((v) => Number(v).toPrecision(8)).join(","));
-    }
-    download(new Blob([rows.join("\n") + "\n"], { type: "text/csv" }), "dgpviz-robot-latent.csv");
+    const key = app.state.figureKey;
+    if (!key) return;
+    const a = document.createElement("a");
+    a.href = `/figure/latent.csv?session=${encodeURIComponent(key)}`;
+    a.download = "dgpviz-robot-latent.csv";
+    document.body.append(a); a.click(); a.remove();
   }
   function exportPNG() {
     const cvs = [views["latent-0"].cv, views["latent-1"].cv, views.path.cv];
