@@ -13,6 +13,7 @@ for target in \
 	"FuzzReadModel ./internal/engine/" \
 	"FuzzReadCSV ./internal/dataset/" \
 	"FuzzReadRobot ./internal/dataset/" \
+	"FuzzReadMAT ./internal/dataset/" \
 	"FuzzPresets ./internal/montecarlo/" \
 	"FuzzParseGaussianInputs ./internal/montecarlo/" \
 	"FuzzParseHidden ./internal/engine/"; do

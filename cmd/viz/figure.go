@@ -25,19 +25,21 @@ func (l *modelList) Set(s string) error { *l = append(*l, s); return nil }
 
 func runFigure(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "usage: viz figure messages|fit [flags]   (viz figure KIND -h for flags)")
+		fmt.Fprintln(stderr, "usage: viz figure messages|fit|frey [flags]   (viz figure KIND -h for flags)")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 			return errHelp
 		}
-		return badInput("viz figure: want a kind: messages or fit")
+		return badInput("viz figure: want a kind: messages, fit or frey")
 	}
 	switch args[0] {
 	case "messages":
 		return runFigureMessages(args[1:], stdout, stderr)
 	case "fit":
 		return runFigureFit(args[1:], stdout, stderr)
+	case "frey":
+		return runFigureFrey(args[1:], stdout, stderr) // frey_figure.go
 	}
-	return badInput("viz figure: unknown kind %q (want messages or fit)", args[0])
+	return badInput("viz figure: unknown kind %q (want messages, fit or frey)", args[0])
 }
 
 // figureFormat returns the format of an output path from its extension,

@@ -40,7 +40,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	o := serveOptions{cfg: stream.DefaultConfig(), limits: stream.DefaultLimits()}
 	fs := newFlags("serve", stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
-	fs.Func("data", `data set: "step", "robot:PATH", "csv:PATH" or "frey:PATH"; repeat to offer several (the first is the default)`, func(s string) error {
+	fs.Func("data", `data set: "step", "robot:PATH" or "csv:PATH"; repeat to offer several (the first is the default)`, func(s string) error {
 		o.data = append(o.data, s)
 		return nil
 	})
@@ -87,6 +87,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
 	cat, err := stream.NewCatalog(o.data, o.limits)
 	if err != nil {
+		return usageError{err}
+	}
+	if err := checkFreyServe(o.data, cat); err != nil { // frey_serve.go
 		return usageError{err}
 	}
 	for _, name := range cat.Names() {

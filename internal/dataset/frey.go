@@ -8,8 +8,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Frey faces conventions (Roweis & Saul's frey_rawface.mat, used by
-// Hensman & Lawrence 2014 for the autoencoding deep GP).
+// Frey faces conventions (Brendan Frey's video frames, frey_rawface.mat as
+// distributed by Sam Roweis, used by Hensman & Lawrence 2014 for the
+// autoencoding deep GP).
 const (
 	// FreyHeight and FreyWidth are the rows and columns of one frame.
 	FreyHeight = 28
@@ -78,7 +79,7 @@ func readFrey(r io.Reader, src string) (*Dataset, error) {
 	return &Dataset{
 		Name: "frey",
 		Description: fmt.Sprintf("Frey faces: %d frames of 28×20 grey levels from a video, autoencoded (X = Y); "+
-			"Roweis & Saul, via Hensman & Lawrence (2014)", ff.Cols),
+			"B. Frey's frames as distributed by S. Roweis; used by Hensman & Lawrence (2014)", ff.Cols),
 		X:           pix,
 		Y:           mat.DenseCopyOf(pix),
 		InputNames:  names,

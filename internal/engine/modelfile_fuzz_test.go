@@ -13,6 +13,7 @@ func FuzzReadModel(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"jitter":1e-6,"data":{"x":[[0],[1]],"y":[[0],[1]]},"layers":[{"kernel":{"type":"rbf","variance":1,"lengthscales":[1]},"noise_variance":0.1,"inducing_inputs":[[0]],"q_mu":[[0]],"q_sqrt":[[[1]]]}]}`))
+	f.Add([]byte(`{"jitter":1e-6,"data":{"x":[[0,1],[1,0]],"y":[[0],[1]]},"layers":[{"kernel":{"type":"rbfiso","variance":1,"lengthscale":2},"noise_variance":0.1,"inducing_inputs":[[0,0]],"q_mu":[[0]],"q_sqrt":[[[1]]]}]}`))
 	f.Add([]byte(`{"layers":[]}`))
 	f.Add([]byte(`{"jitter":-1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

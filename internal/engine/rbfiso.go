@@ -93,7 +93,70 @@ func (k *RBFIso) psi0Grad(g float64, mu, s []float64, dMu, dS, dParams []float64
 	dParams[0] += g
 }
 
-func (k *RBFIso) psi1(dst []float64, mu, s, z []float64) { k.ard.psi1(dst, mu, s, z) }
+// psi1 is written out for a certain input: ψ1[m] = v·exp(−½|x − z_m|²/ℓ²)
+// with the squared distances summed four at a time (the ARD loop's one
+// chain of dependent adds is what limits it on 560 pixels).
+func (k *RBFIso) psi1(dst []float64, mu, s, z []float64) {
+	if s != nil {
+		k.ard.psi1(dst, mu, s, z)
+		return
+	}
+	q := k.InputDim()
+	l := k.Lengthscale()
+	h := 0.5 / (l * l)
+	for m := range dst {
+		dst[m] = -h * sqDistUnrolled(mu, z[m*q:(m+1)*q])
+	}
+	expAll(dst)
+	for m := range dst {
+		dst[m] *= k.ard.Variance
+	}
+}
+
+// sqDistUnrolled returns Σ (a_i − b_i)² with four partial sums (init.go's
+// sqDist, for k-means, sums in order).
+func sqDistUnrolled(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		d0, d1, d2, d3 := a[i]-b[i], a[i+1]-b[i+1], a[i+2]-b[i+2], a[i+3]-b[i+3]
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(a); i++ {
+		d := a[i] - b[i]
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// addScaledDiff adds t·(a − b) to dst and returns Σ (a_i − b_i)², with
+// four partial sums.
+func addScaledDiff(dst []float64, t float64, a, b []float64) float64 {
+	b, dst = b[:len(a)], dst[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		d0, d1, d2, d3 := a[i]-b[i], a[i+1]-b[i+1], a[i+2]-b[i+2], a[i+3]-b[i+3]
+		dst[i] += t * d0
+		dst[i+1] += t * d1
+		dst[i+2] += t * d2
+		dst[i+3] += t * d3
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(a); i++ {
+		d := a[i] - b[i]
+		dst[i] += t * d
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
 
 // psi1Grad is written out for a certain input, the case of an input layer
 // that sees the data (ψ1[m] = k(x, z_m)); an uncertain input goes through
@@ -116,15 +179,9 @@ func (k *RBFIso) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dP
 		}
 		sv += c
 		zm := z[m*q : (m+1)*q]
-		dzm := dZ[m*q : (m+1)*q]
-		var d2 float64
-		for r, x := range mu {
-			d := x - zm[r]
-			d2 += d * d
-			dzm[r] += c * d * il2
-			if dMu != nil {
-				dMu[r] -= c * d * il2
-			}
+		d2 := addScaledDiff(dZ[m*q:(m+1)*q], c*il2, mu, zm)
+		if dMu != nil {
+			addScaledDiff(dMu, -c*il2, mu, zm)
 		}
 		sl += c * d2
 	}

@@ -59,7 +59,11 @@ func NewLayer(l *engine.Layer, jitter float64) (*Layer, error) {
 	}
 	m, q, d := l.Dims()
 	ly := &Layer{m: m, q: q, d: d, kernel: l.Kernel.Clone(), noise: l.NoiseVariance}
-	switch k := ly.kernel.(type) {
+	kern := ly.kernel
+	if iso, ok := kern.(*engine.RBFIso); ok {
+		kern = iso.ARD() // the same kernel with Q equal lengthscales
+	}
+	switch k := kern.(type) {
 	case *engine.RBF:
 		ly.kind, ly.rbfVar = kindRBF, k.Variance
 		for _, ls := range k.Lengthscales {

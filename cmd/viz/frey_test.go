@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dgpviz/internal/dataset"
+)
+
+// TestFreyFitPredict fits the paper's autoencoder shape to the generated
+// Frey fixture (`viz fit -data frey:PATH -hidden 2`, a few iterations) and
+// predicts faces from a CSV, one face per row: the first layer's message is
+// a 2-D latent position with positive variance and the last is the
+// reconstruction in grey levels. The faces are new (each the average of two
+// consecutive frames), so held-out faces work.
+func TestFreyFitPredict(t *testing.T) {
+	const fixture = "../../internal/dataset/testdata/frey_small.mat"
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.json")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"fit", "-data", "frey:" + fixture, "-hidden", "2", "-inducing", "15", "-iters", "60", "-quiet", "-out", model}, &stdout, &stderr); err != nil {
+		t.Fatalf("viz fit: %v\n%s", err, stderr.String())
+	}
+	raw, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"input_kernel": "rbfiso"`) || !strings.Contains(string(raw), `"type": "rbfiso"`) {
+		t.Error("the frey model's input layer is not the isotropic RBF by default")
+	}
+	ds, err := dataset.LoadFrey(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csv strings.Builder
+	faces := []int{3, 31}
+	for _, f := range faces {
+		for k := range dataset.FreyPixels {
+			v := math.Round((ds.Y.At(f, k) + ds.Y.At(f+1, k)) / 2) // between two frames: not a training frame
+			if k > 0 {
+				csv.WriteByte(',')
+			}
+			fmt.Fprint(&csv, v)
+		}
+		csv.WriteByte('\n')
+	}
+	in := filepath.Join(dir, "faces.csv")
+	if err := os.WriteFile(in, []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	if err := run(context.Background(), []string{"predict", "-model", model, "-in", in}, &stdout, &stderr); err != nil {
+		t.Fatalf("viz predict: %v\n%s", err, stderr.String())
+	}
+	var out predictJSON
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Layers) != 2 || len(out.X) != len(faces) {
+		t.Fatalf("%d layers, %d faces; want 2, %d", len(out.Layers), len(out.X), len(faces))
+	}
+	for i := range faces {
+		lat := out.Layers[0]
+		if len(lat.Mean[i]) != 2 || !(lat.Var[i][0] > 0) || !(lat.Var[i][1] > 0) {
+			t.Errorf("face %d: latent mean %v var %v, want 2-D with positive variance", i, lat.Mean[i], lat.Var[i])
+		}
+		rec := out.Layers[1].Mean[i]
+		if len(rec) != dataset.FreyPixels {
+			t.Fatalf("face %d: %d reconstructed pixels", i, len(rec))
+		}
+		var sq float64
+		for k, v := range rec {
+			d := v - ds.Y.At(faces[i], k)
+			sq += d * d
+		}
+		// Grey levels: the fixture spans 8–238; a reconstruction in
+		// normalised units would be off by ~100 RMS.
+		if rms := math.Sqrt(sq / dataset.FreyPixels); rms > 30 {
+			t.Errorf("face %d: reconstruction %.1f grey levels RMS from its frame: not in grey levels?", i, rms)
+		}
+	}
+}
+
+// TestServeFreyRefused checks that `viz serve -data frey:PATH` says clearly
+// that the Frey faces have no live view yet instead of streaming frames of
+// 1965 × 560 messages.
+func TestServeFreyRefused(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"serve", "-addr", "127.0.0.1:0", "-data", "frey:../../internal/dataset/testdata/frey_small.mat"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "no live view yet") {
+		t.Errorf("err = %v, want the Frey refusal", err)
+	}
+}
+
+// TestFigureFrey draws the Frey figure of a quick fixture fit in all three
+// formats and refuses a model that is not a Frey autoencoder.
+func TestFigureFrey(t *testing.T) {
+	const fixture = "../../internal/dataset/testdata/frey_small.mat"
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.json")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"fit", "-data", "frey:" + fixture, "-hidden", "2", "-iters", "10", "-quiet", "-out", model}, &stdout, &stderr); err != nil {
+		t.Fatalf("viz fit: %v\n%s", err, stderr.String())
+	}
+	for _, ext := range []string{"png", "svg", "pdf"} {
+		out := filepath.Join(dir, "frey."+ext)
+		if err := run(context.Background(), []string{"figure", "frey", "-model", model, "-grid", "3", "-o", out}, &stdout, &stderr); err != nil {
+			t.Fatalf("viz figure frey %s: %v\n%s", ext, err, stderr.String())
+		}
+		if fi, err := os.Stat(out); err != nil || fi.Size() < 1000 {
+			t.Errorf("%s: %v, %v", out, fi, err)
+		}
+	}
+	step := filepath.Join(dir, "step.json")
+	fitStep(t, dir, "step.json")
+	err := run(context.Background(), []string{"figure", "frey", "-model", step, "-o", filepath.Join(dir, "x.png")}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "not a Frey faces autoencoder") {
+		t.Errorf("step model: err = %v", err)
+	}
+}

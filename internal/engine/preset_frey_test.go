@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"dgpviz/internal/dataset"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// freyQuality is what a held-out reconstruction of Frey faces measured.
+type freyQuality struct {
+	dgp, pca2, meanFace float64 // held-out RMSE in grey levels
+	bound               float64
+	iters               int
+	elapsed             time.Duration
+	// consecutive and random are the median latent distances of
+	// consecutive training frames and of random pairs of training frames.
+	consecutive, random float64
+}
+
+// freyHeldOut fits the Frey preset on the frames whose index is not a
+// multiple of 10 (90 %) for at most iters iterations per restart and
+// reconstructs the others, against 2-component PCA and the mean face
+// fitted on the same frames.
+func freyHeldOut(t *testing.T, ds *dataset.Dataset, iters int) freyQuality {
+	t.Helper()
+	n, d := ds.Y.Dims()
+	var train, test []int
+	for i := range n {
+		if i%10 == 5 {
+			test = append(test, i)
+		} else {
+			train = append(train, i)
+		}
+	}
+	rows := func(idx []int) *mat.Dense {
+		out := mat.NewDense(len(idx), d, nil)
+		for r, i := range idx {
+			out.SetRow(r, ds.Y.RawRowView(i))
+		}
+		return out
+	}
+	ytr, yte := rows(train), rows(test)
+	norm := dataset.FitNormalizer(ytr)
+	xn := norm.Apply(ytr)
+	p := FreyPreset(1)
+	start := time.Now()
+	m, _, reps, err := FitRestarts(context.Background(), xn, mat.DenseCopyOf(xn), p.Init, TrainerConfig{}, FitOptions{MaxIters: iters}, p.Restarts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q freyQuality
+	q.elapsed = time.Since(start)
+	for _, r := range reps {
+		if r.Err == nil && (q.iters == 0 || r.Report.Bound > q.bound) {
+			q.bound, q.iters = r.Report.Bound, r.Report.Iters
+		}
+	}
+	var e Evaluator
+	msgs, err := e.Predict(m, norm.Apply(yte))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := norm.UndoMean(msgs[len(msgs)-1].Mean)
+	q.dgp = rmse(rec, yte)
+
+	// PCA with 2 components and the mean face, on the training frames.
+	mean := make([]float64, d)
+	for _, i := range train {
+		for j := range d {
+			mean[j] += ds.Y.At(i, j) / float64(len(train))
+		}
+	}
+	centred := mat.NewDense(len(train), d, nil)
+	for r := range train {
+		for j := range d {
+			centred.Set(r, j, ytr.At(r, j)-mean[j])
+		}
+	}
+	var svd mat.SVD
+	if !svd.Factorize(centred, mat.SVDThin) {
+		t.Fatal("SVD failed")
+	}
+	var v mat.Dense
+	svd.VTo(&v)
+	v2 := v.Slice(0, d, 0, 2)
+	ct := mat.NewDense(len(test), d, nil)
+	mf := mat.NewDense(len(test), d, nil)
+	for r := range test {
+		for j := range d {
+			ct.Set(r, j, yte.At(r, j)-mean[j])
+			mf.Set(r, j, mean[j])
+		}
+	}
+	var proj, back mat.Dense
+	proj.Mul(ct, v2)
+	back.Mul(&proj, v2.T())
+	back.Add(&back, mf)
+	q.pca2 = rmse(&back, yte)
+	q.meanFace = rmse(mf, yte)
+
+	// Latent ordering: training frames' latent means.
+	lat := msgs[0].Mean
+	if tr, err := e.PredictLayers(m, xn, 1); err == nil {
+		lat = tr[0].Mean
+	} else {
+		t.Fatal(err)
+	}
+	dist := func(a, b int) float64 {
+		return math.Hypot(lat.At(a, 0)-lat.At(b, 0), lat.At(a, 1)-lat.At(b, 1))
+	}
+	var cons, rnd []float64
+	for r := 1; r < len(train); r++ {
+		if train[r] == train[r-1]+1 {
+			cons = append(cons, dist(r, r-1))
+		}
+		rnd = append(rnd, dist(r, (r*7919+13)%len(train))) // a fixed pseudo-random partner
+	}
+	q.consecutive, q.random = median(cons), median(rnd)
+	return q
+}
+
+func rmse(a, b *mat.Dense) float64 {
+	r, c := a.Dims()
+	var s float64
+	for i := range r {
+		for j := range c {
+			d := a.At(i, j) - b.At(i, j)
+			s += d * d
+		}
+	}
+	return math.Sqrt(s / float64(r*c))
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// TestFreyHeldOutFixture fits the preset on the generated Frey fixture (60
+// synthetic frames varying along two smooth directions) and checks that the
+// 2-D deep GP reconstructs held-out frames better than 2-component PCA and
+// the mean face, and that consecutive frames land closer in the latent than
+// random pairs.
+func TestFreyHeldOutFixture(t *testing.T) {
+	ds, err := dataset.LoadFrey("../dataset/testdata/frey_small.mat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := freyHeldOut(t, ds, 60)
+	t.Logf("held-out RMSE: deep GP %.2f, PCA-2 %.2f, mean face %.2f grey levels; bound %.6g after %d iterations in %v; latent distance consecutive %.3g vs random %.3g",
+		q.dgp, q.pca2, q.meanFace, q.bound, q.iters, q.elapsed, q.consecutive, q.random)
+	if !(q.dgp < q.pca2 && q.pca2 < q.meanFace) {
+		t.Errorf("held-out RMSE: deep GP %.3f, PCA-2 %.3f, mean face %.3f: want deep GP < PCA-2 < mean face", q.dgp, q.pca2, q.meanFace)
+	}
+	if !(q.consecutive < q.random) {
+		t.Errorf("median latent distance of consecutive frames %.3g, of random pairs %.3g: want consecutive < random", q.consecutive, q.random)
+	}
+}
+
+// TestFreyHeldOutReal measures the same on the paper's 1965 frames; it takes
+// minutes, so it runs only with DGPVIZ_FREY_FULL=1 (the numbers in README).
+func TestFreyHeldOutReal(t *testing.T) {
+	if os.Getenv("DGPVIZ_FREY_FULL") == "" {
+		t.Skip("set DGPVIZ_FREY_FULL=1 to fit the real Frey faces (minutes)")
+	}
+	path := "../../../shared/data/frey_faces/frey_rawface.mat"
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("shared data not found at %s: skipping", path)
+	}
+	ds, err := dataset.LoadFrey(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := freyHeldOut(t, ds, 2000)
+	t.Logf("held-out RMSE: deep GP %.2f, PCA-2 %.2f, mean face %.2f grey levels; bound %.6g after %d iterations in %v; latent distance consecutive %.3g vs random %.3g",
+		q.dgp, q.pca2, q.meanFace, q.bound, q.iters, q.elapsed, q.consecutive, q.random)
+	if !(q.dgp < q.pca2) {
+		t.Errorf("held-out RMSE: deep GP %.3f, PCA-2 %.3f: want deep GP < PCA-2", q.dgp, q.pca2)
+	}
+}
+
+// TestFreyIsoVsARD compares, on the real frames and from the same start,
+// the isotropic RBF on the pixels with the ARD RBF (560 lengthscales, all
+// starting at the isotropic one): bound, held-out RMSE and time after the
+// same number of iterations, and after the same time. Only with DGPVIZ_FREY_FULL=1 (minutes).
+func TestFreyIsoVsARD(t *testing.T) {
+	if os.Getenv("DGPVIZ_FREY_FULL") == "" {
+		t.Skip("set DGPVIZ_FREY_FULL=1 to fit the real Frey faces (minutes)")
+	}
+	path := "../../../shared/data/frey_faces/frey_rawface.mat"
+	ds, err := dataset.LoadFrey(path)
+	if err != nil {
+		t.Skipf("shared data not usable at %s (%v): skipping", path, err)
+	}
+	n, d := ds.Y.Dims()
+	var train, test []int
+	for i := range n {
+		if i%10 == 5 {
+			test = append(test, i)
+		} else {
+			train = append(train, i)
+		}
+	}
+	rows := func(idx []int) *mat.Dense {
+		out := mat.NewDense(len(idx), d, nil)
+		for r, i := range idx {
+			out.SetRow(r, ds.Y.RawRowView(i))
+		}
+		return out
+	}
+	ytr, yte := rows(train), rows(test)
+	norm := dataset.FitNormalizer(ytr)
+	xn := norm.Apply(ytr)
+	p := FreyPreset(1)
+	// rbfiso for 550 iterations takes about the time of ARD's 300.
+	for _, run := range []struct {
+		kind  string
+		iters int
+	}{{"rbfiso", 300}, {"ard", 300}, {"rbfiso", 550}} {
+		kind := run.kind
+		m, err := Initialize(xn, mat.DenseCopyOf(xn), p.Init)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kind == "ard" {
+			m.Layers[0].Kernel = m.Layers[0].Kernel.(*RBFIso).ARD()
+		}
+		start := time.Now()
+		fm, rep, err := Fit(context.Background(), m, TrainerConfig{}, FitOptions{MaxIters: run.iters})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e Evaluator
+		msgs, err := e.Predict(fm, norm.Apply(yte))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: bound %.7g after %d iterations in %v (%.1f it/s); held-out RMSE %.2f grey levels",
+			kind, rep.Bound, rep.Iters, time.Since(start).Round(time.Millisecond), float64(rep.Iters)/time.Since(start).Seconds(),
+			rmse(norm.UndoMean(msgs[len(msgs)-1].Mean), yte))
+	}
+}
