@@ -105,6 +105,32 @@ func TestBrowserRobot(t *testing.T) {
 	if h1 == h0 || h2 != h0 {
 		t.Errorf("toggling the held-out scans: canvas %v → %v → %v, want a change and back", h0, h1, h2)
 	}
+	// Revisit links: toggling them changes the path view; hovering a scan
+	// with revisits lights it and its partners in every view.
+	p0, _ := e.canvas(`[data-testid="robot-path-canvas"]`)
+	e.run(chromedp.Click(`[data-testid="robot-show-revisits"]`))
+	e.settle()
+	p1, _ := e.canvas(`[data-testid="robot-path-canvas"]`)
+	e.run(chromedp.Click(`[data-testid="robot-show-revisits"]`))
+	e.settle()
+	if nRev := evalAs[float64](e, `window.dgpviz.state.setup.robot.revisits`); nRev > 0 {
+		if p1 == p0 {
+			t.Error("hiding the revisit links did not change the path view")
+		}
+		scan := int(evalAs[float64](e, `(() => { const r = window.dgpviz.panels.robot; for (let i = 0; i < window.dgpviz.state.setup.n; i++) if (r.revisitsOf(i).length) return i; return -1; })()`))
+		partners := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.revisitsOf(%d)`, scan))
+		e.eval(fmt.Sprintf(`window.dgpviz.panels.robot.hover(%d), true`, scan), nil)
+		e.settle()
+		lit := evalAs[map[string]string](e, `Object.fromEntries([...document.querySelectorAll('[data-testid^="robot-"][data-testid$="-canvas"]')].map(c => [c.dataset.testid, c.dataset.highlighted]))`)
+		for _, id := range []string{"robot-latent-0-canvas", "robot-path-canvas"} {
+			if lit[id] != fmt.Sprint(len(partners)+1) {
+				t.Errorf("hovering scan %d (revisits %v): %s highlights %s scans, want %d", scan, partners, id, lit[id], len(partners)+1)
+			}
+		}
+		e.eval(`window.dgpviz.panels.robot.hover(-1), true`, nil)
+	} else {
+		t.Log("the path has no revisits (the small fixture): revisit links not checked")
+	}
 	e.eval(`window.dgpviz.send({op: "play"}), true`, nil)
 
 	// The latent CSV (the page's export and /figure/latent.csv are one
@@ -153,6 +179,12 @@ func TestBrowserRobot(t *testing.T) {
 		}
 	}
 	e.screenshot("robot-brushed.png", "")
+	if n := evalAs[float64](e, `(() => { const r = window.dgpviz.panels.robot; for (let i = 0; i < window.dgpviz.state.setup.n; i++) if (r.revisitsOf(i).length) return i; return -1; })()`); n >= 0 {
+		e.eval(fmt.Sprintf(`window.dgpviz.panels.robot.clear(), window.dgpviz.panels.robot.hover(%v), true`, n), nil)
+		e.settle()
+		e.screenshot("robot-revisits.png", "")
+		e.eval(`window.dgpviz.panels.robot.hover(-1), true`, nil)
+	}
 
 	// Drawing time per frame while the optimizer streams.
 	e.eval(`window.dgpviz.panels.robot.clear(); performance.clearMeasures("robot-draw"); true`, nil)

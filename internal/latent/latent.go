@@ -50,7 +50,6 @@ func LoopClosure(latent, positions mat.Matrix, minLag int, radius float64) (Scor
 		return Score{}, fmt.Errorf("latent: minLag %d and radius %v must be positive", minLag, radius)
 	}
 	var far []float64
-	var revisit []float64
 	for i := 0; i < n; i++ {
 		for j := i + minLag; j < n; j++ {
 			dl := distance(latent, i, j)
@@ -58,10 +57,11 @@ func LoopClosure(latent, positions mat.Matrix, minLag int, radius float64) (Scor
 				return Score{}, fmt.Errorf("latent: point %d or %d is not finite", i, j)
 			}
 			far = append(far, dl)
-			if distance(positions, i, j) <= radius {
-				revisit = append(revisit, dl)
-			}
 		}
+	}
+	var revisit []float64
+	for _, p := range Revisits(positions, minLag, radius) {
+		revisit = append(revisit, distance(latent, p[0], p[1]))
 	}
 	if len(revisit) == 0 {
 		return Score{FarPairs: len(far)}, fmt.Errorf("latent: no revisits (pairs ≥ %d steps apart within %v of each other)", minLag, radius)
@@ -75,6 +75,22 @@ func LoopClosure(latent, positions mat.Matrix, minLag int, radius float64) (Scor
 		total += (float64(len(far)-hi) + 0.5*float64(hi-lo)) / float64(len(far))
 	}
 	return Score{Value: total / float64(len(revisit)), Revisits: len(revisit), FarPairs: len(far)}, nil
+}
+
+// Revisits returns the pairs (i, j), i < j, of points of a trajectory at
+// least minLag steps apart in time but within radius of each other on the
+// true path (positions, N × P): the pairs LoopClosure scores.
+func Revisits(positions mat.Matrix, minLag int, radius float64) [][2]int {
+	n, _ := positions.Dims()
+	var out [][2]int
+	for i := 0; i < n; i++ {
+		for j := i + minLag; j < n; j++ {
+			if distance(positions, i, j) <= radius {
+				out = append(out, [2]int{i, j})
+			}
+		}
+	}
+	return out
 }
 
 func distance(a mat.Matrix, i, j int) float64 {

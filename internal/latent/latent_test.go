@@ -97,3 +97,31 @@ func TestWriteCSV(t *testing.T) {
 		t.Error("name count mismatch accepted")
 	}
 }
+
+// TestRevisits checks the revisit pairs against their definition, computed
+// here independently, and that they are the pairs LoopClosure averages.
+func TestRevisits(t *testing.T) {
+	path := loopPath(200)
+	got := Revisits(path, DefaultMinLag, DefaultRadius)
+	var want [][2]int
+	for i := 0; i < 200; i++ {
+		for j := 0; j < 200; j++ {
+			dx, dy := path.At(i, 0)-path.At(j, 0), path.At(i, 1)-path.At(j, 1)
+			if j-i >= DefaultMinLag && math.Hypot(dx, dy) <= DefaultRadius {
+				want = append(want, [2]int{i, j})
+			}
+		}
+	}
+	if len(got) != len(want) || len(got) == 0 {
+		t.Fatalf("%d revisits, want %d (> 0)", len(got), len(want))
+	}
+	for k := range want {
+		if got[k] != want[k] {
+			t.Fatalf("revisit %d: %v, want %v", k, got[k], want[k])
+		}
+	}
+	s, err := LoopClosure(path, path, DefaultMinLag, DefaultRadius)
+	if err != nil || s.Revisits != len(got) {
+		t.Errorf("LoopClosure counts %d revisits (%v), Revisits %d", s.Revisits, err, len(got))
+	}
+}

@@ -209,6 +209,10 @@ type robotSet struct {
 	Radius     num    `json:"radius"`
 	Revisits   int    `json:"revisits"`
 	FarPairs   int    `json:"far_pairs"`
+	// RevisitPairs are the revisits themselves among the training scans
+	// (latent.Revisits: the pairs the geometry score uses), flattened
+	// i0, j0, i1, j1, …
+	RevisitPairs Ref `json:"revisit_pairs"`
 }
 
 func (r *robotInfo) setup(e *encoder, ny dataset.Normalizer) *robotSet {
@@ -220,6 +224,11 @@ func (r *robotInfo) setup(e *encoder, ny dataset.Normalizer) *robotSet {
 		TimeScore: num(r.timeScore.Value), MinLag: latent.DefaultMinLag, Radius: latent.DefaultRadius,
 		Revisits: r.timeScore.Revisits, FarPairs: r.timeScore.FarPairs,
 	}
+	var pairs []float64
+	for _, p := range latent.Revisits(r.pos, latent.DefaultMinLag, latent.DefaultRadius) {
+		pairs = append(pairs, float64(p[0]), float64(p[1]))
+	}
+	s.RevisitPairs = e.arr(pairs)
 	if r.xTest != nil {
 		xt, yt := e.arr(denseData(r.xTest)), e.arr(denseData(ny.Apply(r.ds.YTest)))
 		s.XTest, s.YTest = &xt, &yt

@@ -91,7 +91,10 @@ register("robot", (root, app) => {
     out: null, outVar: null, test: null, testVar: null, // cached output-layer arrays (sent once per analysis)
     drag: null, lastSend: 0, stats: { draws: 0 },
     testH: null, showTest: true, // hidden layers' messages at the held-out scans
+    showRevisits: true, // links between the revisit pairs
   };
+  const showRev = root.querySelector('[data-testid="robot-show-revisits"]');
+  showRev?.addEventListener("change", () => { st.showRevisits = showRev.checked; app.redraw(); });
   const showTest = root.querySelector('[data-testid="robot-show-test"]');
   showTest?.addEventListener("change", () => { st.showTest = showTest.checked; app.redraw(); });
   const views = {};
@@ -146,7 +149,33 @@ register("robot", (root, app) => {
   const dbm = (j, v) => { const s = S(), r = R(); return (v * s.norm_y.scale[j] + s.norm_y.mean[j]) * r.dbm_scale + r.dbm_offset; };
   const sdDbm = (j, vr) => { const s = S(), r = R(); return Math.sqrt(Math.max(0, vr)) * s.norm_y.scale[j] * Math.abs(r.dbm_scale); };
   const active = () => st.sel.lo >= 0 && st.sel.hi >= st.sel.lo;
-  const lit = (i) => (active() && i >= st.sel.lo && i <= st.sel.hi) || i === st.hover;
+  // revisits: per training scan, the scans it revisits (latent.Revisits,
+  // the geometry score's pairs), from the setup.
+  function partners() {
+    const s = S(), r = R();
+    if (st._pp && st._ppFor === s) return st._pp;
+    const pp = Array.from({ length: s.n }, () => []), rp = r.revisit_pairs || [];
+    for (let k = 0; k + 1 < rp.length; k += 2) { pp[rp[k]].push(rp[k + 1]); pp[rp[k + 1]].push(rp[k]); }
+    st._pp = pp; st._ppFor = s;
+    return pp;
+  }
+  // A hovered scan lights up with the scans it revisits, everywhere.
+  const lit = (i) => (active() && i >= st.sel.lo && i <= st.sel.hi) || i === st.hover ||
+    (st.showRevisits && st.hover >= 0 && st.hover < S().n && partners()[st.hover].includes(i));
+  // drawRevisits draws the revisit pairs as faint links between the points
+  // at (x(i), y(i)) (the hovered scan's, strong).
+  function drawRevisits(ctx, x, y) {
+    if (!st.showRevisits) return;
+    const rp = R().revisit_pairs || [];
+    ctx.beginPath();
+    for (let k = 0; k + 1 < rp.length; k += 2) { ctx.moveTo(x(rp[k]), y(rp[k])); ctx.lineTo(x(rp[k + 1]), y(rp[k + 1])); }
+    ctx.strokeStyle = "rgba(220,38,38,0.10)"; ctx.lineWidth = 1; ctx.stroke();
+    if (st.hover >= 0 && st.hover < S().n) {
+      ctx.beginPath();
+      for (const j of partners()[st.hover]) { ctx.moveTo(x(st.hover), y(st.hover)); ctx.lineTo(x(j), y(j)); }
+      ctx.strokeStyle = "rgba(220,38,38,0.85)"; ctx.lineWidth = 1.5; ctx.stroke();
+    }
+  }
   const anyLit = () => active() || st.hover >= 0;
   function nearestTime(t) {
     const ts = times();
@@ -253,6 +282,7 @@ register("robot", (root, app) => {
       ctx.beginPath();
       for (let i = 0; i < n; i++) ctx.lineTo(s.sx(L.mean[i * D + a]), s.sy(L.mean[i * D + b]));
       ctx.stroke();
+      drawRevisits(ctx, (i) => s.sx(L.mean[i * D + a]), (i) => s.sy(L.mean[i * D + b]));
       for (let k = 0; k < bins; k++) {
         ctx.beginPath();
         for (const i of bb[k]) {
@@ -347,6 +377,7 @@ register("robot", (root, app) => {
     ctx.strokeStyle = "rgba(60,60,60,0.2)"; ctx.beginPath();
     for (let i = 0; i < nAll; i++) ctx.lineTo(s.sx(P[2 * i]), s.sy(P[2 * i + 1]));
     ctx.stroke();
+    drawRevisits(ctx, (i) => s.sx(P[2 * i]), (i) => s.sy(P[2 * i + 1]));
     const pp = palette(NB, 0.95), bb = byBin();
     for (let k = 0; k < NB; k++) {
       const fillP = new Path2D(), ringP = new Path2D();
@@ -571,6 +602,8 @@ register("robot", (root, app) => {
     select(lo, hi) { st.sel = { lo, hi }; app.redraw(); },
     clear() { st.sel = { lo: -1, hi: -1 }; st.hover = -1; app.redraw(); },
     get sel() { return { ...st.sel, hover: st.hover }; },
+    hover(i) { st.hover = i; app.redraw(); },
+    revisitsOf: (i) => partners()[i]?.slice() ?? [],
     stats: st.stats,
     draw(state) {
       const r = state.setup?.robot;
