@@ -10,6 +10,7 @@ import { niceTicks, fmt } from "../plot.js";
 import { palette, colorBar } from "../colormap.js";
 
 const PAD = { l: 42, r: 10, t: 18, b: 30 };
+const CB = 24; // px under a latent view's projections for its colour bar
 // Colour bins for batched drawing. Every view colours a scan by its time on
 // one scale, 0 to the last (test) scan, so a colour means the same time in
 // the latent views, on the path and on the colour bars.
@@ -250,7 +251,7 @@ register("robot", (root, app) => {
     v.hit = { proj: [], handle: null, point: null };
     pairs.forEach(([a, b], pi) => {
       const x0p = pi * (pw + gap);
-      const box = { l: x0p + PAD.l, r: x0p + pw - 4, t: PAD.t, b: h - PAD.b };
+      const box = { l: x0p + PAD.l, r: x0p + pw - 4, t: PAD.t, b: h - PAD.b - CB };
       let xa = Infinity, xb = -Infinity, ya = Infinity, yb = -Infinity;
       const T = st.showTest ? st.testH?.[li] : null; // held-out scans: predicted from time alone
       for (let i = 0; i < n + (T && T.d === D ? T.n : 0); i++) {
@@ -333,6 +334,9 @@ register("robot", (root, app) => {
       }
       ctx.restore();
     });
+    // The shared time scale's colour bar, under the projections.
+    const tmax = times()[R().n_all - 1];
+    colorBar(ctx, PAD.l, h - CB + 2, w - PAD.l - PAD.r, 7, "0 s", `${fmt(tmax)} s`, "time (● training, ○ held-out scans)");
     v.hit.handle = (px, py) => {
       if (!next || next.q !== D) return null;
       for (let p = 0; p < v.hit.proj.length; p++) {
