@@ -38,12 +38,16 @@ func latentExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q 
 	if format == "csv" {
 		return latentCSV(buf, fs, &ev)
 	}
-	f := &latent.Figure{Times: make([]float64, n)}
+	f := &latent.Figure{Times: make([]float64, n), TimeLabel: fs.Data.InputNames[0]}
 	for i := range f.Times {
 		f.Times[i] = fs.Data.X.At(i, 0)
 	}
 	if p := fs.Data.Positions; p != nil {
 		f.Positions = mat.DenseCopyOf(p.Slice(0, n, 0, 2))
+	}
+	if xt := fs.Data.XTest; xt != nil { // one time scale with the page: up to the last held-out scan
+		nt, _ := xt.Dims()
+		f.TimeRange = [2]float64{min(f.Times[0], xt.At(0, 0)), max(f.Times[n-1], xt.At(nt-1, 0))}
 	}
 	for i, msg := range msgs[:len(msgs)-1] {
 		if _, q := msg.Mean.Dims(); q < 2 {

@@ -20,7 +20,11 @@ import (
 // message means as pairwise projections coloured by time, and the true path
 // in the same colours.
 type Figure struct {
-	Times     []float64  // N, for the colours (any monotone time axis)
+	Times     []float64 // N, for the colours (any monotone time axis)
+	TimeLabel string    // the colour bar's title, e.g. "time (s)" ("" : "time")
+	// TimeRange, when not zero, is the colour scale's [lo, hi] (e.g. up to
+	// the last held-out scan, as in the page); else Times' range.
+	TimeRange [2]float64
 	Layers    []Layer    // hidden layers with at least 2 dimensions
 	Scores    []float64  // per layer geometry score (NaN: unknown)
 	Positions *mat.Dense // N × 2 true positions, or nil
@@ -84,6 +88,9 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 	for _, t := range f.Times {
 		lo, hi = math.Min(lo, t), math.Max(hi, t)
 	}
+	if f.TimeRange[1] > f.TimeRange[0] {
+		lo, hi = f.TimeRange[0], f.TimeRange[1]
+	}
 	colour := func(i int) color.Color {
 		if hi == lo {
 			return Viridis(0.5)
@@ -92,7 +99,8 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 	}
 
 	const cell = 2.6 * vg.Inch
-	width, height := vg.Length(cols)*cell, vg.Length(len(f.Layers))*cell
+	const barH = 0.55 * vg.Inch // the colour bar's strip at the bottom
+	width, height := vg.Length(cols)*cell, vg.Length(len(f.Layers))*cell+barH
 	var c vg.CanvasWriterTo
 	switch format {
 	case "svg":
@@ -104,7 +112,9 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 	default:
 		return fmt.Errorf("latent: unknown format %q (want svg, png or pdf)", format)
 	}
-	dc := draw.New(c)
+	full := draw.New(c)
+	dc := draw.Crop(full, 0, 0, barH, 0)
+	colorBar(full, barH, lo, hi, f.TimeLabel)
 	tiles := draw.Tiles{Rows: len(f.Layers), Cols: cols, PadX: vg.Millimeter * 2, PadY: vg.Millimeter * 2,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
 	for li, l := range f.Layers {
@@ -136,6 +146,32 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 	}
 	_, err := c.WriteTo(w)
 	return err
+}
+
+// colorBar draws the time colour scale across the bottom strip (height
+// barH) of c, with its ends and title labelled.
+func colorBar(c draw.Canvas, barH vg.Length, lo, hi float64, title string) {
+	if title == "" {
+		title = "time"
+	}
+	x0, x1 := c.Min.X+0.6*vg.Inch, c.Max.X-0.6*vg.Inch
+	y0, h := c.Min.Y+barH*0.5, barH*0.22
+	const steps = 96
+	for k := 0; k < steps; k++ {
+		a := x0 + (x1-x0)*vg.Length(k)/steps
+		b := x0 + (x1-x0)*vg.Length(k+1)/steps + 0.3 // overlap: no seams
+		c.FillPolygon(Viridis((float64(k)+0.5)/steps), []vg.Point{{X: a, Y: y0}, {X: b, Y: y0}, {X: b, Y: y0 + h}, {X: a, Y: y0 + h}})
+	}
+	sty := plot.New().X.Tick.Label
+	sty.Font.Size = vg.Points(7)
+	sty.YAlign = draw.YTop
+	below := y0 - 2
+	sty.XAlign = draw.XLeft
+	c.FillText(sty, vg.Point{X: x0, Y: below}, fmt.Sprintf("%.4g", lo))
+	sty.XAlign = draw.XRight
+	c.FillText(sty, vg.Point{X: x1, Y: below}, fmt.Sprintf("%.4g", hi))
+	sty.XAlign = draw.XCenter
+	c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: below}, "colour: "+title)
 }
 
 // scatter draws n points joined in time order (a faint line, so that the

@@ -46,12 +46,23 @@ func TestRenderFigure(t *testing.T) {
 			if err != nil {
 				t.Fatalf("png: %v", err)
 			}
-			// 4 columns (3 projections + the path) × 2 rows of 2.6 in at 120 dpi.
-			if b := img.Bounds(); b.Dx() != 1248 || b.Dy() != 624 {
+			// 4 columns (3 projections + the path) × 2 rows of 2.6 in, and
+			// the colour bar's 0.55 in strip, at 120 dpi.
+			if b := img.Bounds(); b.Dx() != 1248 || b.Dy() != 624+66 {
 				t.Errorf("png is %v", b)
 			}
+			// The colour bar: the first and last colours of the map, in a
+			// row near the bottom (the strip's middle band).
+			y := img.Bounds().Dy() - 66 + 66/2 - 8
+			left, right := img.At(1248/2-600+80, y), img.At(1248/2+600-80, y)
+			if r, g, b, _ := left.RGBA(); !(r>>8 < 110 && b>>8 > 70 && g>>8 < 120) {
+				t.Errorf("colour bar's left end %v is not viridis' dark purple", left)
+			}
+			if r, g, _, _ := right.RGBA(); !(r>>8 > 200 && g>>8 > 200) {
+				t.Errorf("colour bar's right end %v is not viridis' yellow", right)
+			}
 		case "svg":
-			if !strings.Contains(buf.String(), "<svg") || !strings.Contains(buf.String(), "geometry 0.900") {
+			if !strings.Contains(buf.String(), "<svg") || !strings.Contains(buf.String(), "geometry 0.900") || !strings.Contains(buf.String(), "colour: time") {
 				t.Error("svg lacks the figure or the score")
 			}
 		case "pdf":
