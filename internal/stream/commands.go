@@ -199,8 +199,14 @@ func (s *session) cmdDataset(c Command) (string, error) {
 	}
 	cfg := s.cfg
 	cfg.Dataset = *c.Dataset
-	if IsRobot(s.srv.cat.Get(cfg.Dataset)) && (s.data == nil || !IsRobot(s.data.ds)) {
+	wasRobot := s.data != nil && IsRobot(s.data.ds)
+	switch isRobot := IsRobot(s.srv.cat.Get(cfg.Dataset)); {
+	case isRobot && !wasRobot:
 		cfg = RobotConfig(cfg, s.srv.limits) // switching to robot data: the paper's preset
+	case !isRobot && wasRobot:
+		// Leaving the robot preset: the demo's architecture, not 3,3 and 20.
+		def := DefaultConfig()
+		cfg.Hidden, cfg.Inducing = def.Hidden, def.Inducing
 	}
 	if err := s.build(cfg, false); err != nil {
 		return "", err

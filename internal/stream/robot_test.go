@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -227,5 +228,27 @@ func TestShutdownStopsBaselines(t *testing.T) {
 	}
 	if b2 := newRobotInfo(ds, nx, ny, srv2.baselines).baselines(); b2 == b {
 		t.Error("a second server shares the first one's baselines")
+	}
+}
+
+// TestDatasetSwitchResetsArchitecture: switching from the robot data
+// (preset 3,3 with 20 inducing points) to the step data gives the step
+// demo's architecture, and back gives the robot preset again.
+func TestDatasetSwitchResetsArchitecture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the robot preset's restarts: not in the short tier")
+	}
+	ds := robotTestData(t)
+	e := newEnv(t, func(o *Options) { o.Catalog.Add(ds, o.Limits) })
+	c := e.dial(t, paused+"&data=robot&hidden=3,3&m=20")
+	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	r := c.reply(c.send(map[string]any{"op": "dataset", "dataset": "step"}))
+	def := DefaultConfig()
+	if h := get(r, "config", "hidden"); fmt.Sprint(h) != fmt.Sprint([]any{1.0, 1.0}) || num64(get(r, "config", "inducing")) != float64(def.Inducing) {
+		t.Errorf("after switching to step: hidden %v inducing %v, want %v %d", h, get(r, "config", "inducing"), def.Hidden, def.Inducing)
+	}
+	r = c.reply(c.send(map[string]any{"op": "dataset", "dataset": "robot"}))
+	if h := get(r, "config", "hidden"); fmt.Sprint(h) != fmt.Sprint([]any{3.0, 3.0}) {
+		t.Errorf("back to robot: hidden %v, want the preset's [3 3]", h)
 	}
 }
