@@ -106,7 +106,9 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 	case "svg":
 		c = vgsvg.New(width, height)
 	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(120))}
+		// At least 1600 pixels wide: slide resolution.
+		dpi := max(120, int(math.Ceil(1600/float64(width/vg.Inch))))
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(dpi))}
 	case "pdf":
 		c = vgpdf.New(width, height)
 	default:

@@ -47,14 +47,17 @@ func TestRenderFigure(t *testing.T) {
 				t.Fatalf("png: %v", err)
 			}
 			// 4 columns (3 projections + the path) × 2 rows of 2.6 in, and
-			// the colour bar's 0.55 in strip, at 120 dpi.
-			if b := img.Bounds(); b.Dx() != 1248 || b.Dy() != 624+66 {
+			// the colour bar's 0.55 in strip, at 154 dpi: 1600 pixels wide
+			// (slide resolution).
+			const dpi = 154
+			if b := img.Bounds(); b.Dx() != int(math.Round(4*2.6*dpi)) || b.Dx() < 1600 || b.Dy() != int(math.Round((2*2.6+0.55)*dpi)) {
 				t.Errorf("png is %v", b)
 			}
 			// The colour bar: the first and last colours of the map, in a
 			// row near the bottom (the strip's middle band).
-			y := img.Bounds().Dy() - 66 + 66/2 - 8
-			left, right := img.At(1248/2-600+80, y), img.At(1248/2+600-80, y)
+			w := img.Bounds().Dx()
+			y := img.Bounds().Dy() - 55*dpi/100 + 55*dpi/200 - 10
+			left, right := img.At(dpi*6/10+20, y), img.At(w-dpi*6/10-20, y)
 			if r, g, b, _ := left.RGBA(); !(r>>8 < 110 && b>>8 > 70 && g>>8 < 120) {
 				t.Errorf("colour bar's left end %v is not viridis' dark purple", left)
 			}

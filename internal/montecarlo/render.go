@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // FigureFormats are the formats RenderMessageFigure and RenderFit write.
@@ -40,7 +41,15 @@ var (
 	InducingColor = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
 )
 
+// SlidePixels is the least width in pixels of a PNG figure: enough for a
+// slide on a 1920-pixel projector without blurring.
+const SlidePixels = 1600
+
 func newCanvas(format string, w, h vg.Length) (vg.CanvasWriterTo, error) {
+	if format == "png" {
+		dpi := max(96, int(math.Ceil(SlidePixels/float64(w/vg.Inch))))
+		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))}, nil
+	}
 	for _, f := range FigureFormats {
 		if f == format {
 			return draw.NewFormattedCanvas(w, h, format)
