@@ -186,7 +186,8 @@ func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg Tra
 			if base.Hidden[0] != q {
 				c.HiddenInit = "linear"
 			}
-			c.Perturb = 0
+			// Perturbed like the others, so that the seed matters for
+			// every restart but the canonical first.
 		}
 		reps[r] = RestartReport{Restart: r, Init: c}
 		wg.Add(1)
