@@ -389,12 +389,17 @@ func (s *session) dataIndex(c Command, n int) (int, error) {
 	return *c.Index, nil
 }
 
-func (s *session) cmdRemoveData(c Command) (string, error) {
-	x, y, err := s.editableData(c.Op)
-	if err != nil {
-		return "", err
+// dataPoint returns the editable data and the index of the command's point.
+func (s *session) dataPoint(c Command) (x, y []float64, i int, err error) {
+	if x, y, err = s.editableData(c.Op); err != nil {
+		return nil, nil, 0, err
 	}
-	i, err := s.dataIndex(c, len(x))
+	i, err = s.dataIndex(c, len(x))
+	return x, y, i, err
+}
+
+func (s *session) cmdRemoveData(c Command) (string, error) {
+	x, y, i, err := s.dataPoint(c)
 	if err != nil {
 		return "", err
 	}
@@ -408,11 +413,7 @@ func (s *session) cmdRemoveData(c Command) (string, error) {
 }
 
 func (s *session) cmdMoveData(c Command) (string, error) {
-	x, y, err := s.editableData(c.Op)
-	if err != nil {
-		return "", err
-	}
-	i, err := s.dataIndex(c, len(x))
+	x, y, i, err := s.dataPoint(c)
 	if err != nil {
 		return "", err
 	}
