@@ -215,14 +215,21 @@ func (ss *session) writer(conn *websocket.Conn) {
 // so that streaming costs the optimizer at most about this share of a CPU.
 const frameCostShare = 0.08
 
+// MinFrameRate is the frame rate every session gets however expensive its
+// frames look: a frame's cost is measured in wall time, which on a busy
+// machine includes the wait for a CPU, and 16 sessions flat out once
+// throttled each other to 2.7 frames per second that way.
+const MinFrameRate = 10
+
 // frameGap returns the time from the start of one frame to the next: at
 // least FrameInterval (60 per second), longer when frames are expensive
-// (large data sets). The cost is smoothed over recent frames.
+// (large data sets), at most 1/MinFrameRate. The cost is smoothed over
+// recent frames.
 func frameGap(cost time.Duration, f *framer) time.Duration {
 	if f.cost == 0 {
 		f.cost = cost
 	} else {
 		f.cost = (3*f.cost + cost) / 4
 	}
-	return max(FrameInterval, time.Duration(float64(f.cost)/frameCostShare))
+	return min(time.Second/MinFrameRate, max(FrameInterval, time.Duration(float64(f.cost)/frameCostShare)))
 }
