@@ -200,7 +200,9 @@ function showRunning() {
   const b = $("play");
   b.textContent = state.running ? "❚❚ Pause" : "▶ Play";
   b.setAttribute("aria-pressed", String(state.running));
-  $("status").textContent = !state.connected ? "disconnected" : state.running ? "optimising" : state.frame?.optimizer?.converged ? "converged" : "paused";
+  const opt = state.frame?.optimizer;
+  $("status").textContent = !state.connected ? "disconnected" : state.running ? "optimising"
+    : opt?.converged ? `converged (${opt.status})` : opt?.status === "failure" ? "stopped: the model cannot be evaluated" : "paused";
 }
 
 let toastTimer = 0;

@@ -13,6 +13,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 )
 
 func init() {
@@ -21,11 +22,12 @@ func init() {
 
 // fitFlags are the parsed flags of viz fit.
 type fitFlags struct {
-	data, hidden, kernel, optimizer, out, freeze, hiddenInit, inputKernel string
-	inducing, iters, restarts, batch, workers                             int
-	seed                                                                  uint64
-	lr, tol, hiddenNoise, outputNoise                                     float64
-	quiet                                                                 bool
+	data, hidden, kernel, out, freeze, hiddenInit, inputKernel string
+	optimizer                                                  train.Method
+	inducing, iters, restarts, batch, workers                  int
+	seed                                                       uint64
+	lr, tol, hiddenNoise, outputNoise                          float64
+	quiet                                                      bool
 }
 
 type datasetJSON struct {
@@ -37,7 +39,7 @@ type datasetJSON struct {
 }
 
 type initJSON struct {
-	engine.InitConfig
+	train.InitConfig
 	Method        string     `json:"method"`
 	Restarts      int        `json:"restarts"`
 	Chosen        int        `json:"chosen_restart"`
@@ -45,16 +47,17 @@ type initJSON struct {
 }
 
 type fitJSON struct {
-	Optimizer    string   `json:"optimizer"`
-	LearningRate float64  `json:"learning_rate,omitempty"`
-	BatchSize    int      `json:"batch_size,omitempty"`
-	Frozen       []string `json:"frozen"`
-	MaxIters     int      `json:"max_iters"`
-	Tol          float64  `json:"tol"`
-	Iters        int      `json:"iters"`
-	Bound        float64  `json:"bound"`
-	Converged    bool     `json:"converged"`
-	Events       []string `json:"events"`
+	Optimizer    train.Method `json:"optimizer"`
+	LearningRate float64      `json:"learning_rate,omitempty"`
+	BatchSize    int          `json:"batch_size,omitempty"`
+	Frozen       []string     `json:"frozen"`
+	MaxIters     int          `json:"max_iters"`
+	Tol          float64      `json:"tol"`
+	Iters        int          `json:"iters"`
+	Bound        float64      `json:"bound"`
+	Converged    bool         `json:"converged"`
+	Status       train.Status `json:"status"` // why the fit stopped, in words
+	Events       []string     `json:"events"`
 }
 
 const initMethod = "per layer: inducing inputs at the quantiles (1-D) or k-means centres of the layer's input messages; " +
@@ -67,21 +70,21 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var f fitFlags
 	fs.StringVar(&f.data, "data", "step", `data set: "step", "robot:PATH", "csv:PATH" (a header row; columns named x… are inputs, y… outputs) or "frey:PATH"`)
 	fs.StringVar(&f.hidden, "hidden", "", "hidden-layer widths, comma-separated (empty: a one-layer GP)")
-	fs.IntVar(&f.inducing, "inducing", engine.DefaultInducing, "inducing points per layer")
+	fs.IntVar(&f.inducing, "inducing", train.DefaultInducing, "inducing points per layer")
 	fs.StringVar(&f.kernel, "kernel", "rbf", "kernel of every layer: rbf, rbfiso (one shared lengthscale) or linear")
 	fs.StringVar(&f.inputKernel, "input-kernel", "", "first layer's kernel if not -kernel (empty: rbfiso for frey data, else -kernel)")
 	fs.IntVar(&f.iters, "iters", 2000, "maximum optimizer iterations per restart")
-	fs.StringVar(&f.optimizer, "optimizer", "lbfgs", "lbfgs or adam")
-	fs.Float64Var(&f.lr, "lr", engine.DefaultLearningRate, "adam learning rate")
+	fs.TextVar(&f.optimizer, "optimizer", train.LBFGS, "lbfgs or adam")
+	fs.Float64Var(&f.lr, "lr", train.DefaultLearningRate, "adam learning rate")
 	fs.IntVar(&f.batch, "batch", 0, "adam minibatch size (0: full batch)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (initialisation, restarts, minibatches)")
 	fs.IntVar(&f.restarts, "restarts", 1, "seeded initialisations to fit; the best bound is kept")
 	fs.StringVar(&f.out, "out", "", "output model file (empty or -: standard output)")
 	fs.StringVar(&f.freeze, "freeze", "", "parameter groups to keep fixed, comma-separated: kernel, noise, inducing, q_mu, q_sqrt")
-	fs.Float64Var(&f.tol, "tol", engine.DefaultTol, "stop when the bound improves by less than tol·|bound| for 10 iterations")
+	fs.Float64Var(&f.tol, "tol", train.DefaultTol, "stop when the bound improves by less than tol·|bound| for 10 iterations")
 	fs.StringVar(&f.hiddenInit, "hidden-init", "auto", "first hidden layer's start: auto, pca or linear")
-	fs.Float64Var(&f.hiddenNoise, "hidden-noise", engine.DefaultHiddenNoise, "hidden layers' initial noise variance relative to their output variance")
-	fs.Float64Var(&f.outputNoise, "output-noise", engine.DefaultOutputNoise, "initial likelihood noise variance relative to var(Y)")
+	fs.Float64Var(&f.hiddenNoise, "hidden-noise", train.DefaultHiddenNoise, "hidden layers' initial noise variance relative to their output variance")
+	fs.Float64Var(&f.outputNoise, "output-noise", train.DefaultOutputNoise, "initial likelihood noise variance relative to var(Y)")
 	fs.IntVar(&f.workers, "workers", 0, "goroutines per evaluation (0: share the CPUs between restarts)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	if err := parseFlags(fs, args); err != nil {
@@ -120,22 +123,22 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.inputKernel == "" && ds.Name == "frey" {
 		f.inputKernel = "rbfiso" // 560 pixels: one shared lengthscale (see README, Frey faces)
 	}
-	icfg := engine.InitConfig{Hidden: hidden, Inducing: f.inducing, Kernel: f.kernel, InputKernel: f.inputKernel, Seed: f.seed,
+	icfg := train.InitConfig{Hidden: hidden, Inducing: f.inducing, Kernel: f.kernel, InputKernel: f.inputKernel, Seed: f.seed,
 		HiddenNoise: f.hiddenNoise, OutputNoise: f.outputNoise, HiddenInit: f.hiddenInit}
 	if _, err := icfg.Defaults(); err != nil {
 		return badInput("viz fit: %v", err)
 	}
-	tcfg := engine.TrainerConfig{Method: f.optimizer, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: f.workers}
+	tcfg := train.TrainerConfig{Method: f.optimizer, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: f.workers}
 	if err := tcfg.Check(); err != nil {
 		return badInput("viz fit: %v", err)
 	}
 	if !(f.tol >= 0) || math.IsInf(f.tol, 0) {
 		return badInput("viz fit: -tol %v: want a finite value ≥ 0", f.tol)
 	}
-	opt := engine.FitOptions{MaxIters: f.iters, Tol: f.tol}
+	opt := train.FitOptions{MaxIters: f.iters, Tol: f.tol}
 
 	var prog *progress
-	var onStep func(int, engine.StepInfo)
+	var onStep func(int, train.StepInfo)
 	if !f.quiet {
 		prog = newProgress(stderr, f.restarts, f.iters)
 		onStep = prog.step
@@ -144,9 +147,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var (
 		model *engine.Model
 		best  int
-		reps  []engine.RestartReport
+		reps  []train.RestartReport
 	)
-	model, best, reps, err = engine.FitRestarts(ctx, x, y, icfg, tcfg, opt, f.restarts, onStep)
+	model, best, reps, err = train.FitRestarts(ctx, x, y, icfg, tcfg, opt, f.restarts, onStep)
 	if prog != nil {
 		prog.finish()
 	}
@@ -182,7 +185,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"normalization": engine.NormalizationJSON(nx, ny),
 		"init":          initJSON{InitConfig: reps[best].Init, Method: initMethod, Restarts: f.restarts, Chosen: best, RestartBounds: bounds},
 		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: f.batch, Frozen: frozenNames,
-			MaxIters: f.iters, Tol: f.tol, Iters: final.Iters, Bound: final.Bound, Converged: final.Converged, Events: nonNil(final.Events)},
+			MaxIters: f.iters, Tol: f.tol, Iters: final.Iters, Bound: final.Bound, Converged: final.Status.Converged(), Status: final.Status, Events: nonNil(final.Events)},
 	}
 	raw := make(map[string]json.RawMessage, len(extra))
 	for k, v := range extra {
@@ -210,8 +213,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-func adamOnly(method string, lr float64) float64 {
-	if method == "adam" {
+func adamOnly(method train.Method, lr float64) float64 {
+	if method == train.Adam {
 		return lr
 	}
 	return 0
@@ -281,7 +284,7 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func (p *progress) step(restart int, s engine.StepInfo) {
+func (p *progress) step(restart int, s train.StepInfo) {
 	p.iters[restart] = s.Iter
 	p.bounds[restart] = s.Bound
 	if s.Event != "" {
@@ -289,7 +292,7 @@ func (p *progress) step(restart int, s engine.StepInfo) {
 		fmt.Fprintf(p.w, "restart %d iteration %d: %s\n", restart, s.Iter, s.Event)
 	}
 	now := time.Now()
-	if now.Sub(p.last) < p.interval && !s.Converged {
+	if now.Sub(p.last) < p.interval && !s.Status.Converged() {
 		return
 	}
 	p.last = now

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 )
 
 // fitStep runs `viz fit` on the step data with small settings (a quick fit,
@@ -166,7 +167,7 @@ func TestFitAdamStdout(t *testing.T) {
 	if err := json.Unmarshal(mf.Extra["fit"], &fit); err != nil {
 		t.Fatal(err)
 	}
-	if fit.Optimizer != "adam" || fit.BatchSize != 10 || fit.Iters != 50 {
+	if fit.Optimizer != train.Adam || fit.BatchSize != 10 || fit.Iters != 50 {
 		t.Errorf("fit record %+v", fit)
 	}
 }

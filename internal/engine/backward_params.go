@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"dgpviz/internal/linalg"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
@@ -69,7 +70,7 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 
 	// Ssum = Σ_d L_d L_dᵀ: dL_d += 2·dSsum·L_d, all D in one product with
 	// Lcat (each L_d is stored with zeros above its diagonal).
-	symmetrize(dSsum, m)
+	linalg.Symmetrize(dSsum, m)
 	e.mmRows(dLcat, m, m*d, m, dSsum, w.lcat, false, 2, 1)
 	dKuu := sc.take(mm2)
 	var kuuDone sync.WaitGroup

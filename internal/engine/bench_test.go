@@ -21,7 +21,7 @@ var benchConfigs = []struct {
 func BenchmarkBoundGradient(b *testing.B) {
 	for _, c := range benchConfigs {
 		rng := rand.New(rand.NewPCG(1, 1))
-		m := randomModel(rng, c.n, c.widths, []string{"rbf", "rbf", "rbf"}, c.m)
+		m := RandomModel(rng, c.n, c.widths, []string{"rbf", "rbf", "rbf"}, c.m)
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/workers=%d", c.name, workers), func(b *testing.B) {
 				e := Evaluator{Workers: workers}
@@ -43,7 +43,7 @@ func BenchmarkBoundGradient(b *testing.B) {
 func BenchmarkBound(b *testing.B) {
 	for _, c := range benchConfigs {
 		rng := rand.New(rand.NewPCG(1, 1))
-		m := randomModel(rng, c.n, c.widths, []string{"rbf", "rbf", "rbf"}, c.m)
+		m := RandomModel(rng, c.n, c.widths, []string{"rbf", "rbf", "rbf"}, c.m)
 		b.Run(c.name, func(b *testing.B) {
 			var e Evaluator
 			b.ReportAllocs()
@@ -61,7 +61,7 @@ func BenchmarkBound(b *testing.B) {
 func BenchmarkScalingN(b *testing.B) {
 	for _, n := range []int{250, 500, 1000, 2000} {
 		rng := rand.New(rand.NewPCG(1, 1))
-		m := randomModel(rng, n, []int{1, 3, 3, 30}, []string{"rbf", "rbf", "rbf"}, 30)
+		m := RandomModel(rng, n, []int{1, 3, 3, 30}, []string{"rbf", "rbf", "rbf"}, 30)
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			e := Evaluator{Workers: 1}
 			for range b.N {
@@ -78,7 +78,7 @@ func BenchmarkScalingN(b *testing.B) {
 // on the critical path of a parallel evaluation.
 func BenchmarkPrepare(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	m := randomModel(rng, 215, []int{1, 3, 3, 30}, []string{"rbf", "rbf", "rbf"}, 30)
+	m := RandomModel(rng, 215, []int{1, 3, 3, 30}, []string{"rbf", "rbf", "rbf"}, 30)
 	for i, l := range m.Layers {
 		b.Run(fmt.Sprintf("robot/layer=%d", i), func(b *testing.B) {
 			var w layerWork

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"dgpviz/internal/linalg"
 	"errors"
 	"fmt"
 	"math"
@@ -72,11 +73,11 @@ func project(l *Layer, jitter float64, z *mat.Dense, origin []int) (*Layer, erro
 	if m2 < 1 || m2 > MaxInducing {
 		return nil, fmt.Errorf("%w: %d inducing points, want 1…%d", ErrEdit, m2, MaxInducing)
 	}
-	if err := finiteMatrix(z, "inducing_inputs"); err != nil {
+	if err := CheckFinite(z, "inducing_inputs"); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrEdit, err)
 	}
-	zOld := rawCopy(nil, l.InducingInputs)
-	zNew := rawCopy(nil, z)
+	zOld := linalg.Flatten(nil, l.InducingInputs)
+	zNew := linalg.Flatten(nil, z)
 
 	kuu := make([]float64, m*m)
 	Cov(l.Kernel, kuu, zOld, zOld)
@@ -84,7 +85,7 @@ func project(l *Layer, jitter float64, z *mat.Dense, origin []int) (*Layer, erro
 		kuu[i*m+i] += jitter
 	}
 	lk := make([]float64, m*m)
-	if !cholesky(lk, kuu, m) {
+	if !linalg.Cholesky(lk, kuu, m) {
 		return nil, fmt.Errorf("%w with jitter %g", ErrNotPositiveDefinite, jitter)
 	}
 
@@ -135,8 +136,7 @@ func project(l *Layer, jitter float64, z *mat.Dense, origin []int) (*Layer, erro
 			continue
 		}
 		copy(row, kx[i*m:(i+1)*m])
-		forwardSolve(lk, m, row)
-		backSolveT(lk, m, row)
+		linalg.CholSolve(lk, m, row)
 	}
 
 	// C = K_{Z′Z′} − W K_{ZZ′}: zero wherever either point is an old one
@@ -153,7 +153,7 @@ func project(l *Layer, jitter float64, z *mat.Dense, origin []int) (*Layer, erro
 				if match[b] >= 0 {
 					continue
 				}
-				v := kpp[a*m2+b] - dot(w[a*m:(a+1)*m], kx[b*m:(b+1)*m])
+				v := kpp[a*m2+b] - linalg.Dot(w[a*m:(a+1)*m], kx[b*m:(b+1)*m])
 				switch {
 				case a == b:
 					v += jitter
@@ -192,7 +192,7 @@ func project(l *Layer, jitter float64, z *mat.Dense, origin []int) (*Layer, erro
 	cov := make([]float64, m2*m2)
 	lNew := make([]float64, m2*m2)
 	for k := 0; k < d; k++ {
-		lOld := rawCopy(nil, l.QSqrt[k])
+		lOld := linalg.Flatten(nil, l.QSqrt[k])
 		for i := 0; i < m; i++ { // only the lower triangle is the factor
 			clear(lOld[i*m+i+1 : (i+1)*m])
 		}
@@ -214,7 +214,7 @@ func project(l *Layer, jitter float64, z *mat.Dense, origin []int) (*Layer, erro
 		// S′ = C + (W L_d)(W L_d)ᵀ, lower triangle.
 		for a := 0; a < m2; a++ {
 			for b := 0; b <= a; b++ {
-				cov[a*m2+b] = c[a*m2+b] + dot(wl[a*m:(a+1)*m], wl[b*m:(b+1)*m])
+				cov[a*m2+b] = c[a*m2+b] + linalg.Dot(wl[a*m:(a+1)*m], wl[b*m:(b+1)*m])
 			}
 		}
 		clear(lNew)
@@ -282,7 +282,7 @@ func loadedCholesky(l, a []float64, m, p int) error {
 				work[i*m+i] += load
 			}
 		}
-		if choleskyFrom(l, work, m, p) {
+		if linalg.CholeskyFrom(l, work, m, p) {
 			return nil
 		}
 		switch {
@@ -360,7 +360,7 @@ func PullInducing(m *Model, li, j int, mu []float64) (*Model, error) {
 			return nil, fmt.Errorf("%w: mu %v is not finite", ErrEdit, v)
 		}
 	}
-	z := rawCopy(nil, l.InducingInputs)
+	z := linalg.Flatten(nil, l.InducingInputs)
 	zj := z[j*q : (j+1)*q]
 	col := make([]float64, mz)
 	Cov(l.Kernel, col, z, zj)

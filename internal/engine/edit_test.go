@@ -98,7 +98,7 @@ func maxRelDiff(a, b []float64) float64 {
 // variance from q(u) plus the conditional variance plus the jitter.
 func TestProjectInducingMatchesPosterior(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	model := randomModel(rng, 20, []int{2, 2, 1}, []string{"rbf", "rbf"}, 6)
+	model := RandomModel(rng, 20, []int{2, 2, 1}, []string{"rbf", "rbf"}, 6)
 	for li, l := range model.Layers {
 		mz, q, d := l.Dims()
 		// Entirely new inducing inputs, more of them than before.
@@ -271,9 +271,12 @@ func TestAddRemoveInducing(t *testing.T) {
 		ba := boundOf(t, added)
 		// The augmented q(u) keeps the KL term (its conditional is the
 		// prior's) and can only tighten the compression: the bound does not
-		// fall (the 1e-9 allows rounding).
+		// fall. 1e-6 allows rounding: on this fitted model (cond(Kuu) ≈ 1e7)
+		// the bound is accurate to a few 1e-7 nats — layer 3's Δ is +2.35e-7
+		// with sequential sums in the projection's triangular solves and
+		// −2.34e-7 with linalg's four partial sums, the same mathematics.
 		t.Logf("layer %d: add at the posterior: Δbound %+.4g nats", li+1, ba-b0)
-		if ba < b0-1e-9 {
+		if ba < b0-1e-6 {
 			t.Errorf("layer %d: adding a point at the posterior lowered the bound by %.3g nats", li+1, b0-ba)
 		}
 		removed, err := RemoveInducing(added, li, mz)
@@ -461,8 +464,8 @@ func TestMoveInducingIsContinuous(t *testing.T) {
 func BenchmarkMoveInducing(b *testing.B) {
 	step := fittedStep3(b)
 	rng := rand.New(rand.NewPCG(5, 6))
-	robot := randomModel(rng, 50, []int{1, 3, 30}, []string{"rbf", "rbf"}, 30)
-	limit := randomModel(rng, 50, []int{1, 3, 30}, []string{"rbf", "rbf"}, 64)
+	robot := RandomModel(rng, 50, []int{1, 3, 30}, []string{"rbf", "rbf"}, 30)
+	limit := RandomModel(rng, 50, []int{1, 3, 30}, []string{"rbf", "rbf"}, 64)
 	for _, c := range []struct {
 		name  string
 		m     *Model
@@ -482,76 +485,13 @@ func BenchmarkMoveInducing(b *testing.B) {
 	}
 }
 
-// TestTrainerAfterEdit checks that the optimizer carries on after an edit:
-// it does not report convergence on the strength of the edited state, and
-// a small edit of a converged model is repaired (the bound gets back to
-// within 1 nat of where it was, not into a poor optimum).
-func TestTrainerAfterEdit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow (fits or Monte Carlo to convergence): not in the short tier")
-	}
-	m := fittedStep3(t)
-	b0 := boundOf(t, m)
-	// Run the fitted model to the optimizer's own convergence.
-	tr, err := NewTrainer(m.Clone(), TrainerConfig{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var info StepInfo
-	for k := 0; k < 20000 && !info.Converged; k++ {
-		if info, err = tr.Step(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !info.Converged {
-		t.Fatal("the fitted model did not converge in 20000 iterations")
-	}
-	conv := tr.Model().Clone()
-	// The converged state handed back as if edited: the first steps must
-	// optimise, not declare convergence at once.
-	if err := tr.SetModel(conv.Clone()); err != nil {
-		t.Fatal(err)
-	}
-	for k := 0; k < 4; k++ { // 4 < freshIters
-		if info, err = tr.Step(); err != nil {
-			t.Fatal(err)
-		}
-		if info.Converged && info.Event == "" {
-			t.Fatalf("converged %d step(s) after SetModel of a converged model", k+1)
-		}
-	}
-	// A real edit: a move by 0.3 of layer 1's point 6 is repaired.
-	z := conv.Layers[0].InducingInputs.At(5, 0)
-	edited, err := MoveInducing(conv, 0, 5, []float64{z + 0.3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	be := boundOf(t, edited)
-	if err := tr.SetModel(edited); err != nil {
-		t.Fatal(err)
-	}
-	start := tr.Iter()
-	for k := 0; k < 3000; k++ {
-		if info, err = tr.Step(); err != nil {
-			t.Fatal(err)
-		}
-		if info.Converged {
-			break
-		}
-	}
-	t.Logf("fitted %.4f; edited %.4f → %.4f after %d iterations", b0, be, info.Bound, tr.Iter()-start)
-	if info.Bound < b0-1 {
-		t.Errorf("after the edit the optimizer reached %.4f, more than 1 nat below %.4f", info.Bound, b0)
-	}
-}
-
 // TestFunctionOnMatchesPosterior checks the layer's function at many
 // inputs at once (what frames draw) against the textbook posterior
 // computed with gonum's dense inverse: the mean, and the variance from
 // q(u) plus the conditional variance (posteriorAt adds the jitter).
 func TestFunctionOnMatchesPosterior(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	model := randomModel(rng, 20, []int{2, 1, 3}, []string{"rbf", "rbf"}, 7)
+	model := RandomModel(rng, 20, []int{2, 1, 3}, []string{"rbf", "rbf"}, 7)
 	for li, l := range model.Layers {
 		_, q, d := l.Dims()
 		const g = 9

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"dgpviz/internal/linalg"
 	"errors"
 	"fmt"
 	"math"
@@ -225,7 +226,7 @@ func gatherRows(dst []float64, a *mat.Dense, rows []int) []float64 {
 	if rows != nil {
 		n = len(rows)
 	}
-	dst = resize(dst, n*c)
+	dst = linalg.Resize(dst, n*c)
 	raw := a.RawMatrix()
 	for k := 0; k < n; k++ {
 		r := k

@@ -36,7 +36,7 @@ func testGradientFiniteDifferences(t *testing.T) {
 	for ci, tc := range cases {
 		t.Run(fmt.Sprint(tc.widths, tc.kernels), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(ci), 7))
-			m := randomModel(rng, 9, tc.widths, tc.kernels, tc.m)
+			m := RandomModel(rng, 9, tc.widths, tc.kernels, tc.m)
 			_, g := mustEval(t, m, Options{Gradient: true})
 			analytic := g.Flatten(nil)
 			p := m.Params(nil)

@@ -4,96 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"gonum.org/v1/gonum/mat"
 )
-
-// randomModel builds a model with widths[0] = Q(0), widths[L] = D(L), the
-// given kernels per layer ("rbf" or "linear") and m inducing points per
-// layer, with random but well-conditioned parameters.
-func randomModel(rng *rand.Rand, n int, widths []int, kernels []string, m int) *Model {
-	x := mat.NewDense(n, widths[0], nil)
-	for i := 0; i < n; i++ {
-		for j := 0; j < widths[0]; j++ {
-			x.Set(i, j, rng.Float64()*2-1)
-		}
-	}
-	y := mat.NewDense(n, widths[len(widths)-1], nil)
-	for i := 0; i < n; i++ {
-		for j := 0; j < widths[len(widths)-1]; j++ {
-			y.Set(i, j, math.Sin(3*x.At(i, 0))+0.1*rng.NormFloat64())
-		}
-	}
-	model := &Model{Jitter: 1e-4, X: x, Y: y}
-	for i := 0; i+1 < len(widths); i++ {
-		q, d := widths[i], widths[i+1]
-		var k Kernel
-		switch kernels[i] {
-		case "rbf":
-			ls := make([]float64, q)
-			for j := range ls {
-				ls[j] = 0.5 + 0.5*rng.Float64()
-			}
-			k = NewRBF(0.5+rng.Float64(), ls)
-		case "rbfiso":
-			k = NewRBFIso(0.5+rng.Float64(), 0.5+0.5*rng.Float64(), q)
-		case "linear":
-			vs := make([]float64, q)
-			for j := range vs {
-				vs[j] = 0.5 + rng.Float64()
-			}
-			k = NewLinear(vs)
-		}
-		mi := m
-		if kernels[i] == "linear" {
-			// A linear Kuu has rank Q: more inducing points than that would
-			// leave it singular but for the jitter.
-			mi = min(m, q)
-		}
-		m := mi
-		z := mat.NewDense(m, q, nil)
-		for r := 0; r < m; r++ {
-			// Inducing inputs at least 0.5 apart keep Kuu well conditioned,
-			// so that finite differences are accurate.
-			for try := 0; try < 1000; try++ {
-				for c := 0; c < q; c++ {
-					z.Set(r, c, rng.Float64()*3-1.5)
-				}
-				if minDistance(z, r) >= 0.5 {
-					break
-				}
-			}
-			for c := 0; c < q; c++ {
-				if kernels[i] == "linear" {
-					// Near-orthogonal rows keep the rank-Q Kuu well conditioned.
-					z.Set(r, c, 0.3*z.At(r, c))
-					if r == c {
-						z.Set(r, c, z.At(r, c)+1)
-					}
-				}
-			}
-		}
-		qmu := mat.NewDense(m, d, nil)
-		for r := 0; r < m; r++ {
-			for c := 0; c < d; c++ {
-				qmu.Set(r, c, 0.5*rng.NormFloat64())
-			}
-		}
-		var qs []*mat.Dense
-		for range d {
-			s := mat.NewDense(m, m, nil)
-			for r := 0; r < m; r++ {
-				for c := 0; c < r; c++ {
-					s.Set(r, c, 0.1*rng.NormFloat64())
-				}
-				s.Set(r, r, 0.2+0.3*rng.Float64())
-			}
-			qs = append(qs, s)
-		}
-		model.Layers = append(model.Layers, &Layer{Kernel: k, NoiseVariance: 0.05 + 0.1*rng.Float64(), InducingInputs: z, QMu: qmu, QSqrt: qs})
-	}
-	return model
-}
 
 func mustEval(t testing.TB, m *Model, opt Options) (*Result, *Gradient) {
 	t.Helper()
@@ -102,21 +13,6 @@ func mustEval(t testing.TB, m *Model, opt Options) (*Result, *Gradient) {
 		t.Fatalf("Evaluate: %v", err)
 	}
 	return r, g
-}
-
-// minDistance returns the smallest distance from row r of z to rows 0…r−1.
-func minDistance(z *mat.Dense, r int) float64 {
-	best := math.Inf(1)
-	_, q := z.Dims()
-	for i := 0; i < r; i++ {
-		var d2 float64
-		for c := 0; c < q; c++ {
-			d := z.At(i, c) - z.At(r, c)
-			d2 += d * d
-		}
-		best = math.Min(best, math.Sqrt(d2))
-	}
-	return best
 }
 
 // TestMatMulSmallMatchesBLAS checks mm against the definition for every
@@ -251,87 +147,5 @@ func TestQuad(t *testing.T) {
 				t.Errorf("m=%d: quadRows row %d = %v, want %v", m, i, got[i], f*want)
 			}
 		}
-	}
-}
-
-// TestCholesky: the factor reproduces A, the inverse times A is the
-// identity, and matrices that are not positive definite are refused.
-func TestCholesky(t *testing.T) {
-	rng := rand.New(rand.NewPCG(14, 15))
-	for _, m := range []int{1, 2, 5, 30, 47} {
-		// A = B·Bᵀ + m·I: positive definite, condition number modest.
-		b := make([]float64, m*m)
-		for i := range b {
-			b[i] = rng.NormFloat64()
-		}
-		a := make([]float64, m*m)
-		for i := 0; i < m; i++ {
-			for j := 0; j < m; j++ {
-				a[i*m+j] = dot(b[i*m:(i+1)*m], b[j*m:(j+1)*m])
-			}
-			a[i*m+i] += float64(m)
-		}
-		l := make([]float64, m*m)
-		if !cholesky(l, a, m) {
-			t.Fatalf("m=%d: positive definite matrix refused", m)
-		}
-		inv := make([]float64, m*m)
-		cholInverse(inv, l, m)
-		for i := 0; i < m; i++ {
-			for j := 0; j < m; j++ {
-				if j > i && l[i*m+j] != 0 {
-					t.Fatalf("m=%d: factor not lower triangular at (%d,%d)", m, i, j)
-				}
-				var llt, ia float64
-				for k := 0; k < m; k++ {
-					llt += l[i*m+k] * l[j*m+k]
-					ia += inv[i*m+k] * a[k*m+j]
-				}
-				if math.Abs(llt-a[i*m+j]) > 1e-12*float64(m)*(1+math.Abs(a[i*m+j])) {
-					t.Fatalf("m=%d: (L·Lᵀ)[%d][%d] = %v, want %v", m, i, j, llt, a[i*m+j])
-				}
-				want := 0.0
-				if i == j {
-					want = 1
-				}
-				if math.Abs(ia-want) > 1e-12*float64(m) {
-					t.Fatalf("m=%d: (A⁻¹·A)[%d][%d] = %v, want %v", m, i, j, ia, want)
-				}
-				if inv[i*m+j] != inv[j*m+i] {
-					t.Fatalf("m=%d: inverse not symmetric at (%d,%d)", m, i, j)
-				}
-			}
-		}
-		// Σ log L_jj as one log of a product.
-		var want float64
-		for j := 0; j < m; j++ {
-			want += math.Log(l[j*m+j])
-		}
-		if got := logAbsDiag(l, m); math.Abs(got-want) > 1e-13*(1+math.Abs(want)) {
-			t.Errorf("m=%d: logAbsDiag %v, Σ log %v", m, got, want)
-		}
-	}
-	// Not positive definite: an indefinite matrix, a singular one, NaN.
-	for _, a := range [][]float64{
-		{1, 2, 2, 1},
-		{1, 1, 1, 1},
-		{math.NaN(), 0, 0, 1},
-		{1, 0, 0, math.Inf(1)},
-	} {
-		if cholesky(make([]float64, 4), a, 2) {
-			t.Errorf("%v: accepted as positive definite", a)
-		}
-	}
-	// logAbsDiag over a long diagonal of tiny and huge entries, where a
-	// plain product would underflow or overflow.
-	m := 200
-	d := make([]float64, m*m)
-	var want float64
-	for j := 0; j < m; j++ {
-		d[j*m+j] = math.Pow(10, float64(j%7)*40-120) * (1 + rng.Float64())
-		want += math.Log(d[j*m+j])
-	}
-	if got := logAbsDiag(d, m); math.Abs(got-want) > 1e-12*math.Abs(want) {
-		t.Errorf("long diagonal: logAbsDiag %v, Σ log %v", got, want)
 	}
 }

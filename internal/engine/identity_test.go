@@ -26,7 +26,7 @@ func TestMessageIdentityMonteCarlo(t *testing.T) {
 		}
 		t.Run(fmt.Sprint(widths), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(ci), 3))
-			m := randomModel(rng, 3, widths, kernels, 5)
+			m := RandomModel(rng, 3, widths, kernels, 5)
 			res, _ := mustEval(t, m, Options{OutputVariance: true})
 			for li := 1; li < len(m.Layers); li++ {
 				l := m.Layers[li]

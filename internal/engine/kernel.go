@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"dgpviz/internal/linalg"
 	"fmt"
 	"math"
 )
@@ -78,7 +79,7 @@ type psi2Acc struct {
 
 // scratch returns the accumulator's per-datum scratch with length n.
 func (a *psi2Acc) scratch(n int) []float64 {
-	a.tmp = resize(a.tmp, n)
+	a.tmp = linalg.Resize(a.tmp, n)
 	return a.tmp
 }
 
@@ -119,6 +120,15 @@ func ones(n int) []float64 {
 		v[i] = 1
 	}
 	return v
+}
+
+// CovGrad accumulates into dZ (M×Q, row-major) and dParams (in the order of
+// k.Params) the gradient of Σ_{m,m'} G[m,m'] K[m,m'], K = k(Z, Z) without
+// jitter, for the M points z (row-major) and their covariance kuu = k(Z, Z).
+// It is how a quantity defined through Kuu — the optimizer's whitened
+// parametrisation, say — passes its gradient back to Z and the kernel.
+func CovGrad(k Kernel, z []float64, m int, kuu, g []float64, dZ, dParams []float64) {
+	k.covGrad(z, m, kuu, g, dZ, dParams)
 }
 
 // Cov fills dst (len(a)/Q × len(b)/Q, row-major) with k(a_i, b_j), where a

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"dgpviz/internal/linalg"
 	"fmt"
 	"math"
 )
@@ -50,9 +51,9 @@ type layerWork struct {
 func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	m, q, d := l.Dims()
 	w.kernel, w.m, w.q, w.d, w.s2, w.scale = l.Kernel, m, q, d, l.NoiseVariance, scale
-	w.z = rawCopy(w.z, l.InducingInputs)
-	w.qmu = rawCopy(w.qmu, l.QMu)
-	w.lcat = resize(w.lcat, m*m*d)
+	w.z = linalg.Flatten(w.z, l.InducingInputs)
+	w.qmu = linalg.Flatten(w.qmu, l.QMu)
+	w.lcat = linalg.Resize(w.lcat, m*m*d)
 	for k, lk := range l.QSqrt {
 		raw := lk.RawMatrix()
 		for i := 0; i < m; i++ {
@@ -62,29 +63,29 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 		}
 	}
 	mm2 := m * m
-	w.kff = resize(w.kff, mm2)
+	w.kff = linalg.Resize(w.kff, mm2)
 	Cov(l.Kernel, w.kff, w.z, w.z)
-	w.kuu = resize(w.kuu, mm2)
+	w.kuu = linalg.Resize(w.kuu, mm2)
 	copy(w.kuu, w.kff)
 	for i := 0; i < m; i++ {
 		w.kuu[i*m+i] += jitter
 	}
-	w.chol = resize(w.chol, mm2)
-	w.kinv = resize(w.kinv, mm2)
-	if !cholesky(w.chol, w.kuu, m) {
+	w.chol = linalg.Resize(w.chol, mm2)
+	w.kinv = linalg.Resize(w.kinv, mm2)
+	if !linalg.Cholesky(w.chol, w.kuu, m) {
 		return fmt.Errorf("inducing_inputs: %w with jitter %g (are two inducing inputs too close?)", ErrNotPositiveDefinite, jitter)
 	}
-	w.logdet = 2 * logAbsDiag(w.chol, m)
-	cholInverse(w.kinv, w.chol, m)
+	w.logdet = 2 * linalg.LogAbsDiag(w.chol, m)
+	linalg.CholInverse(w.kinv, w.chol, m)
 
-	w.a = resize(w.a, m*d)
+	w.a = linalg.Resize(w.a, m*d)
 	mm(w.a, m, d, m, w.kinv, false, w.qmu, false, 1, 0)
-	w.aT = resize(w.aT, m*d)
+	w.aT = linalg.Resize(w.aT, m*d)
 	transpose(w.aT, w.a, m, d, d)
-	w.ssum = resize(w.ssum, mm2)
+	w.ssum = linalg.Resize(w.ssum, mm2)
 	// Lcatᵀ = [L_1ᵀ; …; L_Dᵀ], block by block from q_sqrt (the blocks fit
 	// in the cache, where transposing Lcat as a whole does not).
-	w.lcatT = resize(w.lcatT, m*m*d)
+	w.lcatT = linalg.Resize(w.lcatT, m*m*d)
 	logdetS := 0.0
 	for k, lk := range l.QSqrt {
 		raw := lk.RawMatrix()
@@ -96,27 +97,27 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 				row[i] = raw.Data[i*raw.Stride+j]
 			}
 		}
-		logdetS += 2 * logAbsDiag(blk, m)
+		logdetS += 2 * linalg.LogAbsDiag(blk, m)
 	}
 	// Ssum = Σ_d L_d L_dᵀ = Lcat·Lcatᵀ. (A triangular loop does a third
 	// of the multiply-adds, but in scalar dot products that were slower.)
 	mm(w.ssum, m, m, m*d, w.lcat, false, w.lcatT, false, 1, 0)
-	symmetrize(w.ssum, m)
-	w.ks = resize(w.ks, mm2)
+	linalg.Symmetrize(w.ssum, m)
+	w.ks = linalg.Resize(w.ks, mm2)
 	mm(w.ks, m, m, m, w.kinv, false, w.ssum, false, 1, 0)
-	w.bsum = resize(w.bsum, mm2)
+	w.bsum = linalg.Resize(w.bsum, mm2)
 	mm(w.bsum, m, m, m, w.ks, false, w.kinv, false, 1, 0)
-	symmetrize(w.bsum, m)
-	w.c = resize(w.c, mm2)
+	linalg.Symmetrize(w.bsum, m)
+	w.c = linalg.Resize(w.c, mm2)
 	copy(w.c, w.bsum)
 	mm(w.c, m, m, d, w.a, false, w.a, true, 1, 1)
-	w.g2 = resize(w.g2, mm2)
+	w.g2 = linalg.Resize(w.g2, mm2)
 	for i := range w.g2 {
 		w.g2[i] = scale * (float64(d)*w.kinv[i] - w.c[i]) / (2 * w.s2)
 	}
 
 	// KL = ½[tr(Kinv Σ S_d) + Σ_d m_dᵀ Kinv m_d − D·M + D·log|Kuu| − Σ_d log|S_d|].
-	w.kl = 0.5 * (dot(w.kinv, w.ssum) + dot(w.qmu, w.a) - float64(d*m) + float64(d)*w.logdet - logdetS)
+	w.kl = 0.5 * (linalg.Dot(w.kinv, w.ssum) + linalg.Dot(w.qmu, w.a) - float64(d*m) + float64(d)*w.logdet - logdetS)
 	w.psi2 = l.Kernel.newPsi2(w.z, m, w.psi2)
 	return nil
 }
@@ -128,13 +129,13 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar, messagesOnly bool, side ...func()) {
 	m, q, d := w.m, w.q, w.d
 	w.in, w.inVar = in, inVar
-	w.psi1 = resize(w.psi1, n*m)
-	w.comp = resize(w.comp, n)
-	w.prop = resize(w.prop, n)
-	w.dIn = resize(w.dIn, n*q)
+	w.psi1 = linalg.Resize(w.psi1, n*m)
+	w.comp = linalg.Resize(w.comp, n)
+	w.prop = linalg.Resize(w.prop, n)
+	w.dIn = linalg.Resize(w.dIn, n*q)
 	clear(w.dIn)
 	if inVar != nil {
-		w.dInVar = resize(w.dInVar, n*q)
+		w.dInVar = linalg.Resize(w.dInVar, n*q)
 		clear(w.dInVar)
 	} else {
 		w.dInVar = nil
@@ -158,16 +159,16 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 			}
 		}
 	}
-	w.mean = resize(w.mean, n*d)
+	w.mean = linalg.Resize(w.mean, n*d)
 	if !needVar {
 		w.vr = nil
 	} else {
-		w.vr = resize(w.vr, n*d)
-		w.u = resize(w.u, n*m*d)
+		w.vr = linalg.Resize(w.vr, n*d)
+		w.u = linalg.Resize(w.u, n*m*d)
 		// U = Ψ1·Kinv·Lcat, all U_d = Ψ1·Kinv·L_d in one product.
-		w.kLcat = resize(w.kLcat, m*m*d)
+		w.kLcat = linalg.Resize(w.kLcat, m*m*d)
 		mm(w.kLcat, m, m*d, m, w.kinv, false, w.lcat, false, 1, 0)
-		w.kLcatT = resize(w.kLcatT, m*m*d)
+		w.kLcatT = linalg.Resize(w.kLcatT, m*m*d)
 		transpose(w.kLcatT, w.kLcat, m, m*d, m*d)
 	}
 	e.parallel(n, func(chunk, lo, hi int) {
@@ -185,11 +186,11 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 	}, side...)
 	if inVar != nil && !messagesOnly {
 		e.reduce(w.accs[:chunks])
-		w.sumPsi2 = resize(w.sumPsi2, m*m)
+		w.sumPsi2 = linalg.Resize(w.sumPsi2, m*m)
 		w.psi2.sum(w.accs[0], w.sumPsi2)
 	}
 	if !messagesOnly {
-		w.p11 = resize(w.p11, m*m)
+		w.p11 = linalg.Resize(w.p11, m*m)
 		e.productsTN(m, n, tnProduct{c: w.p11, cols: m, a: w.psi1, b: w.psi1, alpha: 1, sym: true})
 	}
 }
@@ -207,7 +208,7 @@ func (w *layerWork) messageRows(lo, hi int) {
 	mm(w.u[lo*m*d:hi*m*d], r, m*d, m, p1, false, w.kLcat, false, 1, 0)
 	for i := lo * d; i < hi*d; i++ {
 		row := w.u[i*m : (i+1)*m]
-		w.vr[i] = w.s2 + dot(row, row)
+		w.vr[i] = w.s2 + linalg.Dot(row, row)
 	}
 }
 
@@ -248,7 +249,7 @@ func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (flo
 	var sq float64
 	var gMean []float64
 	if grad {
-		w.gMean = resize(w.gMean, n*d)
+		w.gMean = linalg.Resize(w.gMean, n*d)
 		gMean = w.gMean
 	}
 	for i := 0; i < n*d; i++ {
@@ -259,7 +260,7 @@ func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (flo
 		}
 	}
 	// Σ_n Σ_d ψ1_n B_d ψ1_nᵀ = tr(Bsum Ψ1ᵀΨ1).
-	tr := dot(w.bsum, w.p11)
+	tr := linalg.Dot(w.bsum, w.p11)
 	lik := -0.5*float64(n*d)*math.Log(2*math.Pi*w.s2) - sq/(2*w.s2) - tr/(2*w.s2)
 	w.likSq, w.likTr = sq, tr
 	return scale * lik, gMean

@@ -1,12 +1,11 @@
 package engine
 
 import (
-	"math"
+	"dgpviz/internal/linalg"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/mat"
 )
 
 // mm computes c (m×n) = alpha·op(a)·op(b) + beta·c for row-major slices,
@@ -262,7 +261,7 @@ func rowTimesT(crow, x, b []float64, alpha float64) {
 		cc[3] += alpha * s3
 	}
 	for ; j < n; j++ {
-		crow[j] += alpha * dot(x, b[j*k:(j+1)*k])
+		crow[j] += alpha * linalg.Dot(x, b[j*k:(j+1)*k])
 	}
 }
 
@@ -277,82 +276,9 @@ func quad(x, w []float64) float64 {
 	m := len(x)
 	var t float64
 	for i, xi := range x {
-		t += xi * (w[i*m+i]*xi + 2*dot(x[i+1:], w[i*m+i+1:(i+1)*m]))
+		t += xi * (w[i*m+i]*xi + 2*linalg.Dot(x[i+1:], w[i*m+i+1:(i+1)*m]))
 	}
 	return t
-}
-
-// cholesky sets l (m×m, row-major) to the lower triangular Cholesky
-// factor of the symmetric a, reading a's lower triangle, and reports false
-// when a is not positive definite (a pivot ≤ 0, or not finite). For the
-// small matrices here, plain loops beat LAPACK's blocking, and gonum's
-// factorisation also estimates a condition number that is not needed.
-func cholesky(l, a []float64, m int) bool { return choleskyFrom(l, a, m, 0) }
-
-// choleskyFrom is cholesky with the first p rows of l given (the factor of
-// a's leading p×p block): it computes only the rows after them.
-func choleskyFrom(l, a []float64, m, p int) bool {
-	l = l[:m*m]
-	for j := 0; j < m; j++ {
-		lj := l[j*m : j*m+j]
-		if j >= p {
-			d := a[j*m+j] - dot(lj, lj)
-			if !(d > 0) || math.IsInf(d, 0) {
-				return false
-			}
-			l[j*m+j] = math.Sqrt(d)
-			clear(l[j*m+j+1 : (j+1)*m])
-		}
-		piv := l[j*m+j]
-		for i := max(j+1, p); i < m; i++ {
-			l[i*m+j] = (a[i*m+j] - dot(l[i*m:i*m+j], lj)) / piv
-		}
-	}
-	return true
-}
-
-// cholInverse sets inv (m×m) to (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹ for a lower triangular
-// Cholesky factor l, exactly symmetric.
-func cholInverse(inv, l []float64, m int) {
-	// w = L⁻¹, column by column by forward substitution, stored
-	// transposed (row c of wt is column c of L⁻¹) so that both loops
-	// below run along rows.
-	buf := getScratch(m * m)
-	defer putScratch(buf)
-	wt := *buf
-	clear(wt)
-	for c := 0; c < m; c++ {
-		col := wt[c*m : (c+1)*m]
-		col[c] = 1 / l[c*m+c]
-		for i := c + 1; i < m; i++ {
-			col[i] = -dot(l[i*m+c:i*m+i], col[c:i]) / l[i*m+i]
-		}
-	}
-	// inv_ij = Σ_k w_ki w_kj over k ≥ max(i, j).
-	for i := 0; i < m; i++ {
-		for j := 0; j <= i; j++ {
-			s := dot(wt[i*m+i:(i+1)*m], wt[j*m+i:(j+1)*m])
-			inv[i*m+j], inv[j*m+i] = s, s
-		}
-	}
-}
-
-// logAbsDiag returns Σ_j log|a_jj| for the m×m a: the log of the product
-// of the diagonal's mantissas plus the sum of its exponents, one log
-// rather than m.
-func logAbsDiag(a []float64, m int) float64 {
-	p, e := 1.0, 0
-	for j := 0; j < m; j++ {
-		f, x := math.Frexp(math.Abs(a[j*m+j]))
-		p *= f
-		e += x
-		if j%32 == 31 {
-			// p ≥ 2⁻³² so far: renormalise before it could underflow.
-			f, x = math.Frexp(p)
-			p, e = f, e+x
-		}
-	}
-	return math.Log(p) + float64(e)*math.Ln2
 }
 
 // quadRows sets dst[i] = x_i W x_iᵀ for the r rows x_i of x (r×m) and an
@@ -363,57 +289,8 @@ func quadRows(dst, x []float64, r, m int, w []float64) {
 	t := *buf
 	mm(t, r, m, m, x, false, w, false, 1, 0)
 	for i := range r {
-		dst[i] = dot(t[i*m:(i+1)*m], x[i*m:(i+1)*m])
+		dst[i] = linalg.Dot(t[i*m:(i+1)*m], x[i*m:(i+1)*m])
 	}
-}
-
-// resize returns s with length n, reusing its storage when it can. The
-// contents are not cleared.
-func resize(s []float64, n int) []float64 {
-	if cap(s) >= n {
-		return s[:n]
-	}
-	return make([]float64, n)
-}
-
-// rawCopy copies a into dst as a contiguous row-major slice.
-func rawCopy(dst []float64, a mat.Matrix) []float64 {
-	r, c := a.Dims()
-	dst = resize(dst, r*c)
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			dst[i*c+j] = a.At(i, j)
-		}
-	}
-	return dst
-}
-
-// symmetrize sets w to (w + wᵀ)/2.
-func symmetrize(w []float64, m int) {
-	for i := 0; i < m; i++ {
-		for j := i + 1; j < m; j++ {
-			v := 0.5 * (w[i*m+j] + w[j*m+i])
-			w[i*m+j], w[j*m+i] = v, v
-		}
-	}
-}
-
-// dot returns Σ a_i b_i with four partial sums, so that the adds do not
-// wait on each other.
-func dot(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 type blas64General = blas64.General

@@ -90,10 +90,10 @@ func (m *Model) Validate() error {
 	if n > MaxData {
 		return fmt.Errorf("engine: data: %d rows exceed the limit %d", n, MaxData)
 	}
-	if err := finiteMatrix(m.X, "data.X"); err != nil {
+	if err := CheckFinite(m.X, "data.X"); err != nil {
 		return err
 	}
-	if err := finiteMatrix(m.Y, "data.Y"); err != nil {
+	if err := CheckFinite(m.Y, "data.Y"); err != nil {
 		return err
 	}
 	if len(m.Layers) == 0 {
@@ -150,10 +150,10 @@ func (l *Layer) validate(q int) error {
 	if len(l.QSqrt) != d {
 		return fmt.Errorf("q_sqrt: %d matrices, want one per output (%d)", len(l.QSqrt), d)
 	}
-	if err := finiteMatrix(l.InducingInputs, "inducing_inputs"); err != nil {
+	if err := CheckFinite(l.InducingInputs, "inducing_inputs"); err != nil {
 		return err
 	}
-	if err := finiteMatrix(l.QMu, "q_mu"); err != nil {
+	if err := CheckFinite(l.QMu, "q_mu"); err != nil {
 		return err
 	}
 	for k, s := range l.QSqrt {
@@ -177,7 +177,9 @@ func (l *Layer) validate(q int) error {
 	return nil
 }
 
-func finiteMatrix(a *mat.Dense, name string) error {
+// CheckFinite returns an error naming the first entry of a that is NaN or
+// infinite (name[i][j]), or nil.
+func CheckFinite(a *mat.Dense, name string) error {
 	raw := a.RawMatrix()
 	for i := 0; i < raw.Rows; i++ {
 		for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {

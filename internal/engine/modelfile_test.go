@@ -13,7 +13,7 @@ import (
 
 func TestModelFileRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	m := randomModel(rng, 7, []int{2, 3, 1}, []string{"linear", "rbf"}, 3)
+	m := RandomModel(rng, 7, []int{2, 3, 1}, []string{"linear", "rbf"}, 3)
 	extra := map[string]json.RawMessage{"dataset": json.RawMessage(`"step"`)}
 	var buf bytes.Buffer
 	if err := WriteModel(&buf, m, extra); err != nil {

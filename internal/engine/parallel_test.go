@@ -12,7 +12,7 @@ import (
 // number of workers gives the same bits.
 func TestParallelEqualsSerial(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
-	m := randomModel(rng, 300, []int{1, 3, 2, 4}, []string{"rbf", "rbf", "rbf"}, 12)
+	m := RandomModel(rng, 300, []int{1, 3, 2, 4}, []string{"rbf", "rbf", "rbf"}, 12)
 	var want []float64
 	var wantBound float64
 	for _, workers := range []int{1, 2, 3, 8} {
@@ -42,8 +42,8 @@ func TestParallelEqualsSerial(t *testing.T) {
 // shapes gives what a fresh one gives.
 func TestEvaluatorReuse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
-	a := randomModel(rng, 40, []int{1, 2, 1}, []string{"rbf", "rbf"}, 6)
-	b := randomModel(rng, 70, []int{2, 3, 2, 1}, []string{"rbf", "linear", "rbf"}, 4)
+	a := RandomModel(rng, 40, []int{1, 2, 1}, []string{"rbf", "rbf"}, 6)
+	b := RandomModel(rng, 70, []int{2, 3, 2, 1}, []string{"rbf", "linear", "rbf"}, 4)
 	var e Evaluator
 	for _, m := range []*Model{a, b, a, b} {
 		r1, g1, err := e.Evaluate(m, Options{Gradient: true})
@@ -67,7 +67,7 @@ func TestEvaluatorReuse(t *testing.T) {
 // N/|batch| minus the unscaled KL; the full index set gives the full bound.
 func TestMinibatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
-	m := randomModel(rng, 50, []int{1, 2, 1}, []string{"rbf", "rbf"}, 6)
+	m := RandomModel(rng, 50, []int{1, 2, 1}, []string{"rbf", "rbf"}, 6)
 	full, gFull := mustEval(t, m, Options{Gradient: true})
 	all := make([]int, 50)
 	for i := range all {
@@ -115,7 +115,7 @@ func TestMinibatch(t *testing.T) {
 // messages of Evaluate.
 func TestPredictMatchesEvaluate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	m := randomModel(rng, 20, []int{1, 2, 2}, []string{"rbf", "rbf"}, 5)
+	m := RandomModel(rng, 20, []int{1, 2, 2}, []string{"rbf", "rbf"}, 5)
 	res, _ := mustEval(t, m, Options{OutputVariance: true})
 	var e Evaluator
 	msgs, err := e.Predict(m, m.X)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"dgpviz/internal/linalg"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
@@ -12,7 +13,7 @@ type LayerPosterior struct {
 	Layer  *Layer
 	Jitter float64
 	Kuu    *mat.SymDense // k(Z,Z) + jitter·I
-	Chol   mat.Cholesky  // of Kuu
+	L      *mat.TriDense // lower Cholesky factor of Kuu
 	KInv   *mat.SymDense
 	A      *mat.Dense // Kuu⁻¹ m, M × D
 }
@@ -21,20 +22,20 @@ type LayerPosterior struct {
 // ErrNotPositiveDefinite when that fails.
 func NewLayerPosterior(l *Layer, jitter float64) (*LayerPosterior, error) {
 	m, _, _ := l.Dims()
-	z := rawCopy(nil, l.InducingInputs)
+	z := linalg.Flatten(nil, l.InducingInputs)
 	k := make([]float64, m*m)
 	Cov(l.Kernel, k, z, z)
 	for i := 0; i < m; i++ {
 		k[i*m+i] += jitter
 	}
-	p := &LayerPosterior{Layer: l, Jitter: jitter, Kuu: mat.NewSymDense(m, k)}
-	if !p.Chol.Factorize(p.Kuu) {
+	lk := make([]float64, m*m)
+	if !linalg.Cholesky(lk, k, m) {
 		return nil, fmt.Errorf("%w with jitter %g", ErrNotPositiveDefinite, jitter)
 	}
-	p.KInv = mat.NewSymDense(m, nil)
-	if err := p.Chol.InverseTo(p.KInv); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotPositiveDefinite, err)
-	}
+	inv := make([]float64, m*m)
+	linalg.CholInverse(inv, lk, m)
+	p := &LayerPosterior{Layer: l, Jitter: jitter, Kuu: mat.NewSymDense(m, k),
+		L: mat.NewTriDense(m, mat.Lower, lk), KInv: mat.NewSymDense(m, inv)}
 	p.A = mat.NewDense(m, l.QMu.RawMatrix().Cols, nil)
 	p.A.Mul(p.KInv, l.QMu)
 	return p, nil
@@ -83,9 +84,9 @@ func (p *LayerPosterior) FunctionOn(x, mean, varU, varCond []float64, sc *Functi
 	if sc == nil {
 		sc = &FunctionScratch{}
 	}
-	sc.k, sc.t = resize(sc.k, g*mz), resize(sc.t, g*mz)
+	sc.k, sc.t = linalg.Resize(sc.k, g*mz), linalg.Resize(sc.t, g*mz)
 	K, T := sc.k, sc.t
-	Cov(p.Layer.Kernel, K, x, rawCopy(nil, p.Layer.InducingInputs))
+	Cov(p.Layer.Kernel, K, x, linalg.Flatten(nil, p.Layer.InducingInputs))
 	kinv := p.KInv.RawSymmetric() // upper triangle, row-major
 	at := func(r, c int) float64 {
 		if r > c {
@@ -104,7 +105,7 @@ func (p *LayerPosterior) FunctionOn(x, mean, varU, varCond []float64, sc *Functi
 			tr[c] = v
 		}
 		xj := x[j*q : (j+1)*q]
-		varCond[j] = p.Layer.Kernel.Eval(xj, xj) - dot(kr, tr)
+		varCond[j] = p.Layer.Kernel.Eval(xj, xj) - linalg.Dot(kr, tr)
 		for k := range d {
 			var v float64
 			for r := range mz {
@@ -139,7 +140,7 @@ func (l *Layer) InducingMarginals() []float64 {
 		raw := s.RawMatrix()
 		for r := 0; r < mz; r++ {
 			row := raw.Data[r*raw.Stride : r*raw.Stride+r+1]
-			out[r*d+k] = dot(row, row)
+			out[r*d+k] = linalg.Dot(row, row)
 		}
 	}
 	return out
@@ -165,7 +166,7 @@ func (e *Evaluator) PredictLayers(m *Model, x *mat.Dense, layers int) ([]Message
 	if _, q0 := m.X.Dims(); q != q0 {
 		return nil, fmt.Errorf("engine: inputs have %d columns, the model expects %d", q, q0)
 	}
-	if err := finiteMatrix(x, "inputs"); err != nil {
+	if err := CheckFinite(x, "inputs"); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	for len(e.layers) < layers {

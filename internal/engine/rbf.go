@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"dgpviz/internal/linalg"
 	"fmt"
 	"math"
 )
@@ -229,7 +230,7 @@ func (k *RBF) newPsi2(z []float64, m int, old psi2Kernel) psi2Kernel {
 		p = new(rbfPsi2)
 	}
 	*p = rbfPsi2{k: k, m: m, q: q, np: np, blocks: nb, z: z,
-		pi: p.pi[:0], pj: p.pj[:0], tab: resize(p.tab, nb*4*(rowZbar+q))}
+		pi: p.pi[:0], pj: p.pj[:0], tab: linalg.Resize(p.tab, nb*4*(rowZbar+q))}
 	clear(p.tab)
 	for i := 0; i < m; i++ {
 		for j := i; j < m; j++ {

@@ -209,20 +209,6 @@ func (p *isoPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 	foldIso(dParams, tmp)
 }
 
-// isoLengthscale is the initial lengthscale of an isotropic RBF on inputs
-// with per-dimension standard deviations sd: √(Σ sd²), so that two inputs
-// at the typical squared distance 2·Σ sd² have a correlation of e⁻¹.
-func isoLengthscale(sd []float64) float64 {
-	var s float64
-	for _, v := range sd {
-		s += v * v
-	}
-	if !(s > 0) || math.IsInf(s, 0) {
-		return 1
-	}
-	return math.Sqrt(s)
-}
-
 func (k *RBFIso) String() string {
 	return fmt.Sprintf("rbfiso(variance %g, lengthscale %g, Q %d)", k.Variance(), k.Lengthscale(), k.InputDim())
 }

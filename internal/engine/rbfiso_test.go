@@ -18,7 +18,7 @@ func TestRBFIsoMatchesARD(t *testing.T) {
 		for i := range kernels {
 			kernels[i] = "rbfiso"
 		}
-		iso := randomModel(rng, 12, widths, kernels, 4)
+		iso := RandomModel(rng, 12, widths, kernels, 4)
 		ard := iso.Clone()
 		for _, l := range ard.Layers {
 			l.Kernel = l.Kernel.(*RBFIso).ARD()
@@ -72,7 +72,7 @@ func TestRBFIsoEvalAndParams(t *testing.T) {
 // is refused.
 func TestRBFIsoModelFile(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	m := randomModel(rng, 8, []int{4, 2, 4}, []string{"rbfiso", "rbf"}, 3)
+	m := RandomModel(rng, 8, []int{4, 2, 4}, []string{"rbfiso", "rbf"}, 3)
 	var buf bytes.Buffer
 	if err := WriteModel(&buf, m, nil); err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func TestSIMDMatchesGo(t *testing.T) {
 			for i := range kernels {
 				kernels[i] = "rbf"
 			}
-			m := randomModel(rng, 70, tc.widths, kernels, tc.m)
+			m := RandomModel(rng, 70, tc.widths, kernels, tc.m)
 			eval := func(simd bool) ([]float64, []float64) {
 				old := useSIMD
 				useSIMD = simd
@@ -105,7 +105,7 @@ func TestSIMDMatchesGo(t *testing.T) {
 func TestPredictionIndependentOfBatch(t *testing.T) {
 	forEachKernelPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(16, 17))
-		m := randomModel(rng, 37, []int{1, 3, 2}, []string{"rbf", "rbf"}, 9)
+		m := RandomModel(rng, 37, []int{1, 3, 2}, []string{"rbf", "rbf"}, 9)
 		var e Evaluator
 		all, err := e.Predict(m, m.X)
 		if err != nil {

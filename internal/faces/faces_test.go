@@ -10,6 +10,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -28,7 +29,7 @@ func autoencoder(t *testing.T) (*engine.Model, dataset.Normalizer) {
 	}
 	ny := dataset.FitNormalizer(y)
 	yn := ny.Apply(y)
-	m, err := engine.Initialize(yn, mat.DenseCopyOf(yn), engine.InitConfig{Hidden: []int{2}, Inducing: 8, InputKernel: "rbfiso", HiddenInit: "pca"})
+	m, err := train.Initialize(yn, mat.DenseCopyOf(yn), train.InitConfig{Hidden: []int{2}, Inducing: 8, InputKernel: "rbfiso", HiddenInit: "pca"})
 	if err != nil {
 		t.Fatal(err)
 	}

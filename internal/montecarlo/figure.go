@@ -11,6 +11,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/linalg"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -312,14 +313,14 @@ func Presets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
 	// The data inputs of the layer.
 	var xs []float64
 	if layer == 0 {
-		xs = flat(m.X)
+		xs = linalg.Flatten(nil, m.X)
 	} else {
 		var ev engine.Evaluator
 		msgs, err := ev.Predict(m, m.X)
 		if err != nil {
 			return nil, fmt.Errorf("montecarlo: %w", err)
 		}
-		xs = flat(msgs[layer-1].Mean)
+		xs = linalg.Flatten(nil, msgs[layer-1].Mean)
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range xs {
@@ -435,7 +436,9 @@ func Presets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
 		return outer, cmax
 	}
 	outer, cmax := side(true)
-	if lOuter, lmax := side(false); len(outer) == 0 || (len(lOuter) > 0 && lmax > cmax) {
+	// Ties (to 6 digits, as above) go to the right: on a symmetric fit the
+	// two sides' maxima differ only by rounding.
+	if lOuter, lmax := side(false); len(outer) == 0 || (len(lOuter) > 0 && round6(lmax) > round6(cmax)) {
 		outer, cmax = lOuter, lmax
 	}
 	far := []GaussianInput{wellIn[0]}
@@ -534,7 +537,7 @@ func FitFigure(m *engine.Model, nx, ny dataset.Normalizer, points int) (*FitData
 		}
 		xm, xsc, ym, ysc = nx.Mean[0], nx.Scale[0], ny.Mean[0], ny.Scale[0]
 	}
-	xs := flat(m.X)
+	xs := linalg.Flatten(nil, m.X)
 	lo, hi := slices.Min(xs), slices.Max(xs)
 	r := pad(lo, hi)
 	grid := mat.NewDense(points, 1, nil)

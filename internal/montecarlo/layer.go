@@ -5,8 +5,7 @@ import (
 	"math"
 
 	"dgpviz/internal/engine"
-
-	"gonum.org/v1/gonum/mat"
+	"dgpviz/internal/linalg"
 )
 
 // Layer is one GP layer prepared for sampling its true response and for
@@ -72,17 +71,15 @@ func NewLayer(l *engine.Layer, jitter float64) (*Layer, error) {
 	case *engine.Linear:
 		ly.kind, ly.linV = kindLinear, append([]float64(nil), k.Variances...)
 	}
-	ly.z = flat(l.InducingInputs)
+	ly.z = linalg.Flatten(nil, l.InducingInputs)
 
-	var lt mat.TriDense
-	post.Chol.LTo(&lt)
 	ly.lk = make([]float64, m*m)
 	for i := 0; i < m; i++ {
 		for j := 0; j <= i; j++ {
-			ly.lk[i*m+j] = lt.At(i, j)
+			ly.lk[i*m+j] = post.L.At(i, j)
 		}
 	}
-	ly.kinv = flat(post.KInv)
+	ly.kinv = linalg.Flatten(nil, post.KInv)
 
 	for k := 0; k < d; k++ {
 		mk := make([]float64, m)
@@ -305,16 +302,4 @@ func forwardSolve(l, b []float64, m int) {
 		}
 		b[i] = s / l[i*m+i]
 	}
-}
-
-// flat copies a matrix into a row-major slice.
-func flat(a mat.Matrix) []float64 {
-	r, c := a.Dims()
-	out := make([]float64, r*c)
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			out[i*c+j] = a.At(i, j)
-		}
-	}
-	return out
 }

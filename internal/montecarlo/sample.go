@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/linalg"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -324,7 +325,7 @@ func inputs(mu, s *mat.Dense, q int) (m, v []float64, n int, err error) {
 	if c != q {
 		return nil, nil, 0, fmt.Errorf("montecarlo: inputs have %d columns, the layer expects %d", c, q)
 	}
-	m = flat(mu)
+	m = linalg.Flatten(nil, mu)
 	for i, x := range m {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, nil, 0, fmt.Errorf("montecarlo: input mean[%d][%d] = %v is not finite", i/q, i%q, x)
@@ -334,7 +335,7 @@ func inputs(mu, s *mat.Dense, q int) (m, v []float64, n int, err error) {
 		if r, c := s.Dims(); r != n || c != q {
 			return nil, nil, 0, fmt.Errorf("montecarlo: input variances are %d×%d, want %d×%d", r, c, n, q)
 		}
-		v = flat(s)
+		v = linalg.Flatten(nil, s)
 		for i, x := range v {
 			if !(x >= 0) || math.IsInf(x, 0) {
 				return nil, nil, 0, fmt.Errorf("montecarlo: input variance[%d][%d] = %v must be finite and ≥ 0", i/q, i%q, x)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 )
 
 // robotData returns the robot WiFi training data (215 scans × 30 access
@@ -41,11 +41,11 @@ type InitLike struct {
 func snapshotFor(t testing.TB, ds *dataset.Dataset, c InitLike, iters int) *snapshot {
 	t.Helper()
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
-	m, err := engine.Initialize(nx.Apply(ds.X), ny.Apply(ds.Y), engine.InitConfig{Hidden: c.Hidden, Inducing: c.Inducing, Seed: 1})
+	m, err := train.Initialize(nx.Apply(ds.X), ny.Apply(ds.Y), train.InitConfig{Hidden: c.Hidden, Inducing: c.Inducing, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := engine.NewTrainer(m, engine.TrainerConfig{Method: "lbfgs", Workers: 1})
+	tr, err := train.NewTrainer(m, train.TrainerConfig{Method: train.LBFGS, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,8 +152,8 @@ func BenchmarkThroughput(b *testing.B) {
 	ds := dataset.Step()
 	b.Run("bare", func(b *testing.B) {
 		nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
-		m, _ := engine.Initialize(nx.Apply(ds.X), ny.Apply(ds.Y), engine.InitConfig{Hidden: []int{1, 1}, Inducing: 12, Seed: 1, Perturb: initPerturb})
-		tr, err := engine.NewTrainer(m, engine.TrainerConfig{Method: "adam", Workers: 1})
+		m, _ := train.Initialize(nx.Apply(ds.X), ny.Apply(ds.Y), train.InitConfig{Hidden: []int{1, 1}, Inducing: 12, Seed: 1, Perturb: initPerturb})
+		tr, err := train.NewTrainer(m, train.TrainerConfig{Method: train.Adam, Workers: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 )
 
 // A command handler applies one parsed command on the session's optimizer
@@ -69,7 +70,7 @@ func (s *session) apply(c Command) (string, error) {
 
 func (s *session) cmdPlay(Command) (string, error) {
 	s.running, s.cfg.Play = true, true
-	s.converged = false
+	s.status = train.NotTerminated
 	return "playing", nil
 }
 
@@ -107,7 +108,7 @@ func (s *session) cmdStep(c Command) (string, error) {
 	// iteration is the first to report this command as applied.
 	s.running, s.cfg.Play = false, false
 	s.steps, s.stepID = n, c.ID
-	s.converged = false
+	s.status = train.NotTerminated
 	return fmt.Sprintf("stepping %d iteration(s) from %d", n, s.tr.Iter()), nil
 }
 
@@ -125,7 +126,11 @@ func (s *session) cmdReset(c Command) (string, error) {
 func (s *session) cmdOptimizer(c Command) (string, error) {
 	cfg := s.cfg
 	if c.Method != nil {
-		cfg.Method = *c.Method
+		m, err := train.ParseMethod(*c.Method)
+		if err != nil {
+			return "", errorf("optimizer: method %q, want \"lbfgs\" or \"adam\"", *c.Method)
+		}
+		cfg.Method = m
 	}
 	if c.LearningRate != nil {
 		cfg.LearningRate = *c.LearningRate

@@ -10,6 +10,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 )
 
 // MaxSpeed is the largest iterations-per-second cap a client may set.
@@ -20,20 +21,20 @@ const MaxSpeed = 100000
 //
 //	?data=step&hidden=1,1&m=12&opt=lbfgs&lr=0.01&seed=1&frozen=kernel,noise&play=1&speed=60
 type Config struct {
-	Dataset      string   `json:"dataset"`       // a name from the server's catalogue
-	Hidden       []int    `json:"hidden"`        // widths of the hidden layers; layers = len(Hidden)+1
-	Inducing     int      `json:"inducing"`      // inducing points per layer
-	Method       string   `json:"method"`        // "lbfgs" or "adam"
-	LearningRate float64  `json:"learning_rate"` // adam's step size (ignored by lbfgs)
-	Seed         uint64   `json:"seed"`          // initialisation and minibatch seed
-	Frozen       []string `json:"frozen"`        // frozen parameter groups (engine.Group names)
-	Play         bool     `json:"play"`          // optimise from the start (and: is optimising)
-	Speed        int      `json:"speed"`         // at most this many iterations per second; 0: as fast as possible
+	Dataset      string       `json:"dataset"`       // a name from the server's catalogue
+	Hidden       []int        `json:"hidden"`        // widths of the hidden layers; layers = len(Hidden)+1
+	Inducing     int          `json:"inducing"`      // inducing points per layer
+	Method       train.Method `json:"method"`        // "lbfgs" or "adam" on the wire
+	LearningRate float64      `json:"learning_rate"` // adam's step size (ignored by lbfgs)
+	Seed         uint64       `json:"seed"`          // initialisation and minibatch seed
+	Frozen       []string     `json:"frozen"`        // frozen parameter groups (engine.Group names)
+	Play         bool         `json:"play"`          // optimise from the start (and: is optimising)
+	Speed        int          `json:"speed"`         // at most this many iterations per second; 0: as fast as possible
 }
 
 // DefaultConfig is the demo: a 3-layer deep GP on the step function.
 func DefaultConfig() Config {
-	return Config{Dataset: "step", Hidden: []int{1, 1}, Inducing: engine.DefaultInducing, Method: "lbfgs", LearningRate: 0.01, Seed: 1, Frozen: []string{}, Play: true, Speed: 60}
+	return Config{Dataset: "step", Hidden: []int{1, 1}, Inducing: train.DefaultInducing, Method: train.LBFGS, LearningRate: 0.01, Seed: 1, Frozen: []string{}, Play: true, Speed: 60}
 }
 
 // Limits bound what one session and the server may use. A command or
@@ -74,8 +75,8 @@ func (c Config) Validate(l Limits, cat *Catalog) error {
 	if c.Inducing < 1 || c.Inducing > l.MaxInducing {
 		return errorf("inducing: %d out of range 1…%d", c.Inducing, l.MaxInducing)
 	}
-	if c.Method != "lbfgs" && c.Method != "adam" {
-		return errorf("method: %q, want \"lbfgs\" or \"adam\"", c.Method)
+	if _, err := c.Method.MarshalText(); err != nil {
+		return errorf("method: %v, want \"lbfgs\" or \"adam\"", c.Method)
 	}
 	if !(c.LearningRate > 0) || c.LearningRate > 10 || math.IsInf(c.LearningRate, 0) {
 		return errorf("learning_rate: %v, want a number in (0, 10]", c.LearningRate)
@@ -101,7 +102,7 @@ func (c Config) Query() url.Values {
 	}
 	v.Set("hidden", strings.Join(hs, ","))
 	v.Set("m", strconv.Itoa(c.Inducing))
-	v.Set("opt", c.Method)
+	v.Set("opt", c.Method.String())
 	v.Set("lr", strconv.FormatFloat(c.LearningRate, 'g', -1, 64))
 	v.Set("seed", strconv.FormatUint(c.Seed, 10))
 	if len(c.Frozen) > 0 {
@@ -136,7 +137,11 @@ func ParseQuery(q url.Values, def Config) (Config, error) {
 		c.Inducing = m
 	}
 	if q.Has("opt") {
-		c.Method = q.Get("opt")
+		m, err := train.ParseMethod(q.Get("opt"))
+		if err != nil {
+			return def, errorf("opt: %q, want \"lbfgs\" or \"adam\"", q.Get("opt"))
+		}
+		c.Method = m
 	}
 	if q.Has("lr") {
 		lr, err := strconv.ParseFloat(q.Get("lr"), 64)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -107,7 +108,7 @@ func (s *session) applyModel(m *engine.Model) error {
 	if err := s.tr.SetModel(m); err != nil {
 		return err
 	}
-	s.converged = false
+	s.status = train.NotTerminated
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -22,18 +23,18 @@ const GridPoints = 64
 // a private copy of the model and the optimizer's state. The writer turns it
 // into a frame, so the optimizer only pays for the copy.
 type snapshot struct {
-	model     *engine.Model
-	iter      int
-	event     string
-	converged bool
-	running   bool
-	ips       float64
-	method    string
-	lr        float64
-	frozen    []string
-	dataID    int
-	applied   int64      // id of the last command applied
-	robot     *robotInfo // robot WiFi data: frames are built by robotFrame
+	model   *engine.Model
+	iter    int
+	event   string
+	status  train.Status
+	running bool
+	ips     float64
+	method  string
+	lr      float64
+	frozen  []string
+	dataID  int
+	applied int64      // id of the last command applied
+	robot   *robotInfo // robot WiFi data: frames are built by robotFrame
 }
 
 type optState struct {
@@ -42,6 +43,7 @@ type optState struct {
 	Frozen       []string `json:"frozen"`
 	Event        string   `json:"event"`
 	Converged    bool     `json:"converged"`
+	Status       string   `json:"status"` // train.Status in words: "not terminated", "gradient threshold", …
 }
 
 type kernelFrame struct {
@@ -302,7 +304,7 @@ func (f *framer) header(s *snapshot) *frameHeader {
 	h := &frameHeader{
 		V: ProtocolVersion, Type: "frame", Seq: f.seq, Applied: s.applied, DataID: s.dataID,
 		Iter: s.iter, Running: s.running, IPS: num(s.ips), N: n,
-		Optimizer: optState{Method: s.method, LearningRate: num(s.lr), Frozen: s.frozen, Event: s.event, Converged: s.converged},
+		Optimizer: optState{Method: s.method, LearningRate: num(s.lr), Frozen: s.frozen, Event: s.event, Converged: s.status.Converged(), Status: s.status.String()},
 	}
 	if h.Optimizer.Frozen == nil {
 		h.Optimizer.Frozen = []string{}

@@ -9,13 +9,14 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/latent"
+	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
 )
 
 // The robot WiFi view. A data set with true positions (dataset.Positions,
 // the robot loader's) gets:
-//   - the preset "robot WiFi (paper)" (engine.RobotPreset): time → 3 → 3 →
+//   - the preset "robot WiFi (paper)" (train.RobotPreset): time → 3 → 3 →
 //     30, selected by the bound among short restarts when a model is built;
 //   - a "robot" section in the setup (true path, test scans, fill-ins);
 //   - frames built by robotFrame: the hidden layers' messages every frame
@@ -38,10 +39,10 @@ func IsRobot(ds *dataset.Dataset) bool {
 }
 
 // RobotConfig returns c with the robot preset's architecture: hidden 3,3
-// and engine.RobotInducing inducing points per layer (capped by limits).
+// and train.RobotInducing inducing points per layer (capped by limits).
 func RobotConfig(c Config, l Limits) Config {
-	c.Hidden = slices.Clone(engine.RobotPreset(c.Seed).Init.Hidden)
-	c.Inducing = engine.RobotInducing
+	c.Hidden = slices.Clone(train.RobotPreset(c.Seed).Init.Hidden)
+	c.Inducing = train.RobotInducing
 	if l.MaxInducing > 0 {
 		c.Inducing = min(c.Inducing, l.MaxInducing)
 	}
@@ -84,12 +85,12 @@ func newRobotInfo(ds *dataset.Dataset, nx, ny dataset.Normalizer, cache *baselin
 // initModel builds the session's model for robot data: the preset's
 // restart selection with cfg's architecture and seed.
 func (r *robotInfo) initModel(ctx context.Context, x, y *mat.Dense, cfg Config, workers int) (*engine.Model, error) {
-	p := engine.RobotPreset(cfg.Seed)
+	p := train.RobotPreset(cfg.Seed)
 	p.Init.Hidden, p.Init.Inducing = slices.Clone(cfg.Hidden), cfg.Inducing
 	if len(cfg.Hidden) == 0 {
 		p.Restarts = 1
 	}
-	m, _, err := p.Start(ctx, x, y, engine.TrainerConfig{Method: "lbfgs", Seed: cfg.Seed, Workers: max(workers, 1)}, nil)
+	m, _, err := p.Start(ctx, x, y, train.TrainerConfig{Method: train.LBFGS, Seed: cfg.Seed, Workers: max(workers, 1)}, nil)
 	return m, err
 }
 
@@ -176,11 +177,11 @@ func (r *robotInfo) computeBaselines(b *robotBaselines) {
 	}
 	x, y := dataset.FitNormalizer(r.ds.X), r.normalizeY
 	xn, yn := x.Apply(r.ds.X), y.Apply(r.ds.Y)
-	m, err := engine.Initialize(xn, yn, engine.InitConfig{Inducing: engine.RobotInducing, Seed: 1})
+	m, err := train.Initialize(xn, yn, train.InitConfig{Inducing: train.RobotInducing, Seed: 1})
 	if err != nil {
 		return
 	}
-	fm, _, err := engine.Fit(r.cache.ctx, m, engine.TrainerConfig{Workers: 1}, engine.FitOptions{MaxIters: r.cache.iters})
+	fm, _, err := train.Fit(r.cache.ctx, m, train.TrainerConfig{Workers: 1}, train.FitOptions{MaxIters: r.cache.iters})
 	if err != nil {
 		return
 	}

@@ -12,12 +12,13 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 
 	"github.com/gorilla/websocket"
 )
 
 // initPerturb randomises the initial model by the seed (see
-// engine.InitConfig.Perturb), so that "reset with seed" shows different
+// train.InitConfig.Perturb), so that "reset with seed" shows different
 // starts.
 const initPerturb = 0.5
 
@@ -58,24 +59,24 @@ type session struct {
 	closeText  string
 
 	// owned by run
-	cfg       Config
-	data      *data
-	tr        *engine.Trainer
-	running   bool
-	event     string
-	converged bool
-	applied   int64
-	lastPub   time.Time
-	lastStep  time.Time
-	dataSeq   int         // the last data version's id (nextDataID)
-	undo      []editState // edits.go
-	redo      []editState
-	drag      *dragBase
-	steps     int   // iterations a "step" command still has to run
-	stepID    int64 // that command's id
-	ipsT      time.Time
-	ipsIter   int
-	ips       float64
+	cfg      Config
+	data     *data
+	tr       *train.Trainer
+	running  bool
+	event    string
+	status   train.Status // the last step's: why stepping again cannot help, if it cannot
+	applied  int64
+	lastPub  time.Time
+	lastStep time.Time
+	dataSeq  int         // the last data version's id (nextDataID)
+	undo     []editState // edits.go
+	redo     []editState
+	drag     *dragBase
+	steps    int   // iterations a "step" command still has to run
+	stepID   int64 // that command's id
+	ipsT     time.Time
+	ipsIter  int
+	ips      float64
 
 	iterations, published, dropped, written atomic.Int64
 }
@@ -165,18 +166,18 @@ func (s *session) build(cfg Config, newData bool) error {
 		m, err = d.robot.initModel(s.ctx, d.x, d.y, cfg, s.srv.workers)
 	} else {
 		// A reset or a new architecture keeps edited data points.
-		m, err = engine.Initialize(d.x, d.y, engine.InitConfig{Hidden: cfg.Hidden, Inducing: cfg.Inducing, Seed: cfg.Seed, Perturb: initPerturb})
+		m, err = train.Initialize(d.x, d.y, train.InitConfig{Hidden: cfg.Hidden, Inducing: cfg.Inducing, Seed: cfg.Seed, Perturb: initPerturb})
 	}
 	if err != nil {
 		return errorf("initialising the model: %w", err)
 	}
-	tr, err := engine.NewTrainer(m, s.trainerConfig(cfg))
+	tr, err := train.NewTrainer(m, s.trainerConfig(cfg))
 	if err != nil {
 		return errorf("starting the optimizer: %w", err)
 	}
 	dataChanged := s.data == nil || d.id != s.data.id
 	s.cfg, s.tr, s.data = cfg, tr, d
-	s.converged, s.event = false, ""
+	s.status, s.event = train.NotTerminated, ""
 	s.clearHistory()
 	s.ipsT, s.ipsIter, s.ips = time.Now(), 0, 0
 	if dataChanged {
@@ -185,14 +186,14 @@ func (s *session) build(cfg Config, newData bool) error {
 	return nil
 }
 
-func (s *session) trainerConfig(cfg Config) engine.TrainerConfig {
+func (s *session) trainerConfig(cfg Config) train.TrainerConfig {
 	fr := map[engine.Group]bool{}
 	for _, g := range cfg.Frozen {
 		if gg, ok := engine.ParseGroup(g); ok {
 			fr[gg] = true
 		}
 	}
-	return engine.TrainerConfig{Method: cfg.Method, LearningRate: cfg.LearningRate, Frozen: fr, Seed: cfg.Seed, Workers: s.srv.workers}
+	return train.TrainerConfig{Method: cfg.Method, LearningRate: cfg.LearningRate, Frozen: fr, Seed: cfg.Seed, Workers: s.srv.workers}
 }
 
 // publish hands a snapshot of the model to the writer.
@@ -209,8 +210,8 @@ func (s *session) publish() {
 		s.ipsT, s.ipsIter = now, it
 	}
 	snap := &snapshot{
-		model: s.tr.Model().Clone(), iter: it, event: s.event, converged: s.converged,
-		running: s.running, ips: s.ips, method: s.cfg.Method, lr: s.cfg.LearningRate,
+		model: s.tr.Model().Clone(), iter: it, event: s.event, status: s.status,
+		running: s.running, ips: s.ips, method: s.cfg.Method.String(), lr: s.cfg.LearningRate,
 		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied, robot: s.data.robot,
 	}
 	s.published.Add(1)
@@ -228,7 +229,7 @@ func (s *session) step() error {
 	if info.Event != "" {
 		s.event = info.Event
 	}
-	s.converged = info.Converged
+	s.status = info.Status
 	if err != nil {
 		return errorf("optimizer: %w", err)
 	}
@@ -286,7 +287,7 @@ func (s *session) run() {
 					continue
 				}
 			}
-			if s.converged {
+			if s.status.Terminated() {
 				s.running, s.cfg.Play = false, false
 				s.finishSteps()
 				s.publish()

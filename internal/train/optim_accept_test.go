@@ -1,4 +1,4 @@
-package engine
+package train
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 )
 
 // TestStepAcceptance fits the paper's step data (Hensman & Lawrence, 2014,
@@ -51,7 +52,7 @@ func TestStepAcceptance(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d layers: %v", len(c.hidden)+1, err)
 		}
-		r, _ := mustEval(t, m, Options{})
+		r, _ := mustEval(t, m, engine.Options{})
 		rise, over := riseOvershoot(t, m, nx, ny)
 		fits[i] = fit{r.Bound, rise, over}
 		t.Logf("%d layers: bound %.4f (restart %d), rise width %.4f, overshoot %.4f, fit %v", len(c.hidden)+1, r.Bound, best, rise, over, time.Since(start).Round(time.Millisecond))
@@ -124,7 +125,7 @@ func TestRobotAcceptance(t *testing.T) {
 				t.Errorf("%s: divergence: %s", name, e)
 			}
 		}
-		r, _ := mustEval(t, fm, Options{})
+		r, _ := mustEval(t, fm, engine.Options{})
 		if math.IsNaN(r.Bound) || math.IsInf(r.Bound, 0) {
 			t.Fatalf("%s: bound %v", name, r.Bound)
 		}

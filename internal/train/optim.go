@@ -1,6 +1,8 @@
-package engine
+package train
 
 import (
+	"dgpviz/internal/engine"
+	"dgpviz/internal/linalg"
 	"errors"
 	"fmt"
 	"math"
@@ -42,12 +44,12 @@ const (
 
 // TrainerConfig configures a Trainer.
 type TrainerConfig struct {
-	Method       string         // "lbfgs" (default) | "adam"
-	LearningRate float64        // adam step size (default 0.01)
-	BatchSize    int            // adam minibatch size; 0 = full batch
-	Frozen       map[Group]bool // frozen parameter groups
-	Seed         uint64         // minibatch sampling
-	Workers      int            // Evaluator workers (0 = GOMAXPROCS)
+	Method       Method                // LBFGS (the zero value) or Adam
+	LearningRate float64               // adam step size (default 0.01)
+	BatchSize    int                   // adam minibatch size; 0 = full batch
+	Frozen       map[engine.Group]bool // frozen parameter groups
+	Seed         uint64                // minibatch sampling
+	Workers      int                   // engine.Evaluator workers (0 = GOMAXPROCS)
 }
 
 // StepInfo reports one optimizer iteration.
@@ -60,9 +62,9 @@ type StepInfo struct {
 	Estimate bool
 	// Event is "" or a human message about divergence handling, e.g.
 	// "diverged (NaN bound): reverted, jitter raised to 1e-05".
-	Event     string
-	Converged bool
-	Evals     int // bound evaluations this step took
+	Event  string
+	Status Status // NotTerminated, or why stepping again cannot help
+	Evals  int    // bound evaluations this step took
 }
 
 // Trainer optimises a model's parameters one iteration at a time, so that
@@ -81,10 +83,10 @@ type StepInfo struct {
 // A Trainer is not safe for concurrent use.
 type Trainer struct {
 	cfg TrainerConfig
-	m   *Model
-	ev  Evaluator
+	m   *engine.Model
+	ev  engine.Evaluator
 
-	layout []ParamInfo
+	layout []engine.ParamInfo
 	nat    []float64 // natural parameters of m, all of them
 	w      []float64 // the optimizer's coordinates (see optim_whiten.go), all of them
 	white  []whiteLayer
@@ -129,7 +131,7 @@ type adamState struct {
 }
 
 // NewTrainer returns a trainer for m, which it takes ownership of.
-func NewTrainer(m *Model, cfg TrainerConfig) (*Trainer, error) {
+func NewTrainer(m *engine.Model, cfg TrainerConfig) (*Trainer, error) {
 	if err := checkConfig(&cfg); err != nil {
 		return nil, err
 	}
@@ -145,29 +147,25 @@ func NewTrainer(m *Model, cfg TrainerConfig) (*Trainer, error) {
 func (c TrainerConfig) Check() error { return checkConfig(&c) }
 
 func checkConfig(cfg *TrainerConfig) error {
-	switch cfg.Method {
-	case "":
-		cfg.Method = "lbfgs"
-	case "lbfgs", "adam":
-	default:
-		return fmt.Errorf("engine: optimizer %q: want lbfgs or adam", cfg.Method)
+	if _, err := cfg.Method.MarshalText(); err != nil {
+		return err
 	}
 	if cfg.LearningRate == 0 {
 		cfg.LearningRate = DefaultLearningRate
 	}
 	if !finitePositive(cfg.LearningRate) {
-		return fmt.Errorf("engine: learning rate %v must be finite and > 0", cfg.LearningRate)
+		return fmt.Errorf("train: learning rate %v must be finite and > 0", cfg.LearningRate)
 	}
 	if cfg.BatchSize < 0 {
-		return fmt.Errorf("engine: batch size %d must be ≥ 0", cfg.BatchSize)
+		return fmt.Errorf("train: batch size %d must be ≥ 0", cfg.BatchSize)
 	}
 	if cfg.Workers < 0 {
-		return fmt.Errorf("engine: workers %d must be ≥ 0", cfg.Workers)
+		return fmt.Errorf("train: workers %d must be ≥ 0", cfg.Workers)
 	}
-	frozen := make(map[Group]bool, len(cfg.Frozen))
+	frozen := make(map[engine.Group]bool, len(cfg.Frozen))
 	for g, v := range cfg.Frozen {
-		if g < GroupKernel || g > GroupQSqrt {
-			return fmt.Errorf("engine: unknown parameter group %d", int(g))
+		if g < engine.GroupKernel || g > engine.GroupQSqrt {
+			return fmt.Errorf("train: unknown parameter group %d", int(g))
 		}
 		if v {
 			frozen[g] = true
@@ -180,7 +178,7 @@ func checkConfig(cfg *TrainerConfig) error {
 // Config returns the trainer's configuration, with defaults filled in.
 func (t *Trainer) Config() TrainerConfig {
 	c := t.cfg
-	c.Frozen = make(map[Group]bool, len(t.cfg.Frozen))
+	c.Frozen = make(map[engine.Group]bool, len(t.cfg.Frozen))
 	for g, v := range t.cfg.Frozen {
 		c.Frozen[g] = v
 	}
@@ -189,7 +187,7 @@ func (t *Trainer) Config() TrainerConfig {
 
 // Model returns the current model. It is live: the caller must not use it
 // concurrently with Step, and should Clone it to keep a snapshot.
-func (t *Trainer) Model() *Model { return t.m }
+func (t *Trainer) Model() *engine.Model { return t.m }
 
 // Iter returns the number of iterations done so far.
 func (t *Trainer) Iter() int { return t.iter }
@@ -220,7 +218,7 @@ func (t *Trainer) SetConfig(cfg TrainerConfig) error {
 	return nil
 }
 
-func sameFrozen(a, b map[Group]bool) bool {
+func sameFrozen(a, b map[engine.Group]bool) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -234,9 +232,9 @@ func sameFrozen(a, b map[Group]bool) bool {
 
 // SetModel replaces the model (new parameters or a new architecture) and
 // resets the optimizer's memory. The trainer takes ownership of m.
-func (t *Trainer) SetModel(m *Model) error {
+func (t *Trainer) SetModel(m *engine.Model) error {
 	if m == nil {
-		return errors.New("engine: nil model")
+		return errors.New("train: nil model")
 	}
 	if err := m.Validate(); err != nil {
 		return err
@@ -253,7 +251,7 @@ func (t *Trainer) SetModel(m *Model) error {
 
 // canonicalQSqrt makes the diagonals of the q_sqrt factors positive by
 // negating columns, which leaves S = L Lᵀ and so the bound unchanged.
-func canonicalQSqrt(m *Model) {
+func canonicalQSqrt(m *engine.Model) {
 	for _, l := range m.Layers {
 		for _, s := range l.QSqrt {
 			r, _ := s.Dims()
@@ -272,7 +270,7 @@ func canonicalQSqrt(m *Model) {
 // clears all optimizer memory; the next Step starts afresh.
 func (t *Trainer) rebuild() {
 	t.nat = t.m.Params(t.nat[:0])
-	t.w = resize(t.w, len(t.nat))
+	t.w = linalg.Resize(t.w, len(t.nat))
 	t.free = t.free[:0]
 	for i, info := range t.layout {
 		if !t.cfg.Frozen[info.Group] {
@@ -281,14 +279,14 @@ func (t *Trainer) rebuild() {
 	}
 	t.buildWhite()
 	n := len(t.free)
-	t.u = resize(t.u, n)
-	t.g = resize(t.g, n)
-	t.ut = resize(t.ut, n)
-	t.gt = resize(t.gt, n)
-	t.ulo = resize(t.ulo, n)
-	t.glo = resize(t.glo, n)
-	t.dir = resize(t.dir, n)
-	t.uPrev = resize(t.uPrev, n)
+	t.u = linalg.Resize(t.u, n)
+	t.g = linalg.Resize(t.g, n)
+	t.ut = linalg.Resize(t.ut, n)
+	t.gt = linalg.Resize(t.gt, n)
+	t.ulo = linalg.Resize(t.ulo, n)
+	t.glo = linalg.Resize(t.glo, n)
+	t.dir = linalg.Resize(t.dir, n)
+	t.uPrev = linalg.Resize(t.uPrev, n)
 	t.unchecked = false
 	t.have = false
 	t.fresh, t.stuck = 0, 0
@@ -309,15 +307,15 @@ func (t *Trainer) resetMemory() {
 		lb.alpha = make([]float64, lbfgsMemory)
 	}
 	lb.n, lb.top = 0, 0
-	t.adam.m = resize(t.adam.m, n)
-	t.adam.v = resize(t.adam.v, n)
+	t.adam.m = linalg.Resize(t.adam.m, n)
+	t.adam.v = linalg.Resize(t.adam.v, n)
 	clear(t.adam.m)
 	clear(t.adam.v)
 	t.adam.t = 0
 }
 
 // toU maps a natural parameter to the optimised one.
-func toU(p float64, info ParamInfo) float64 {
+func toU(p float64, info engine.ParamInfo) float64 {
 	if info.Positive || info.Diagonal {
 		return math.Log(math.Abs(p))
 	}
@@ -325,7 +323,7 @@ func toU(p float64, info ParamInfo) float64 {
 }
 
 // fromU maps an optimised parameter to the natural one and returns dp/du.
-func fromU(u float64, info ParamInfo) (p, dp float64) {
+func fromU(u float64, info engine.ParamInfo) (p, dp float64) {
 	if info.Positive || info.Diagonal {
 		p = math.Exp(u)
 		return p, p
@@ -347,12 +345,12 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 	if err := t.setU(u); err != nil {
 		return math.Inf(1), err
 	}
-	res, gr, err := t.ev.Evaluate(t.m, Options{Rows: rows, Gradient: grad})
+	res, gr, err := t.ev.Evaluate(t.m, engine.Options{Rows: rows, Gradient: grad})
 	if err != nil {
 		return math.Inf(1), err
 	}
 	if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
-		return math.Inf(1), notFiniteError{"the bound", res.Bound}
+		return math.Inf(1), fmt.Errorf("train: the bound is not finite (%v): %w", res.Bound, engine.ErrNotFinite)
 	}
 	if !grad {
 		return -res.Bound, nil
@@ -363,7 +361,7 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 		_, dp := fromU(u[k], t.layout[i])
 		g[k] = -t.gfull[i] * dp
 		if math.IsNaN(g[k]) || math.IsInf(g[k], 0) {
-			return math.Inf(1), notFiniteError{"the gradient", g[k]}
+			return math.Inf(1), fmt.Errorf("train: the gradient is not finite (%v): %w", g[k], engine.ErrNotFinite)
 		}
 	}
 	return -res.Bound, nil
@@ -372,9 +370,9 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 // failureKind names an evaluation failure for progress messages.
 func failureKind(err error) string {
 	switch {
-	case errors.Is(err, ErrNotPositiveDefinite):
+	case errors.Is(err, engine.ErrNotPositiveDefinite):
 		return "Kuu not positive definite"
-	case errors.Is(err, ErrNotFinite):
+	case errors.Is(err, engine.ErrNotFinite):
 		return "NaN bound"
 	default:
 		return err.Error()
@@ -402,8 +400,8 @@ func (t *Trainer) start() (string, int, error) {
 			}
 			t.m.SetParams(t.nat) // as it was
 		}
-		if !errors.Is(err, ErrNotPositiveDefinite) || t.m.Jitter >= MaxJitter {
-			return strings.Join(events, "; "), evals, fmt.Errorf("engine: cannot evaluate the model: %w", err)
+		if !errors.Is(err, engine.ErrNotPositiveDefinite) || t.m.Jitter >= MaxJitter {
+			return strings.Join(events, "; "), evals, fmt.Errorf("train: cannot evaluate the model: %w", err)
 		}
 		t.m.Jitter = raiseJitter(t.m.Jitter)
 		events = append(events, fmt.Sprintf("Kuu not positive definite: jitter raised to %.3g", t.m.Jitter))
@@ -421,7 +419,7 @@ func raiseJitter(j float64) float64 {
 func (t *Trainer) Step() (info StepInfo, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("engine: optimizer step: %v", r)
+			err = fmt.Errorf("train: optimizer step: %v", r)
 		}
 	}()
 	var ev string
@@ -436,9 +434,9 @@ func (t *Trainer) Step() (info StepInfo, err error) {
 		ev = e
 	}
 	if len(t.free) == 0 {
-		return StepInfo{Iter: t.iter, Bound: -t.f, Event: joinEvents(ev, "all parameters frozen"), Converged: true, Evals: evals}, nil
+		return StepInfo{Iter: t.iter, Bound: -t.f, Event: joinEvents(ev, "all parameters frozen"), Status: AllFrozen, Evals: evals}, nil
 	}
-	if t.cfg.Method == "adam" {
+	if t.cfg.Method == Adam {
 		info = t.adamStep()
 	} else {
 		info = t.lbfgsStep()
@@ -467,11 +465,11 @@ func (t *Trainer) lbfgsStep() StepInfo {
 	n := len(t.free)
 	d := t.dir
 	t.direction(d)
-	gd := dot(t.g, d)
+	gd := linalg.Dot(t.g, d)
 	if !(gd < 0) {
 		t.resetMemory()
 		t.direction(d)
-		gd = dot(t.g, d)
+		gd = linalg.Dot(t.g, d)
 	}
 	step := 1.0
 	if t.lb.n == 0 {
@@ -499,7 +497,7 @@ func (t *Trainer) lbfgsStep() StepInfo {
 		switch {
 		case err != nil || ft > t.f+armijoC1*step*gd:
 			hi = step
-		case dot(t.gt, d) < wolfeC2*gd:
+		case linalg.Dot(t.gt, d) < wolfeC2*gd:
 			lo, flo = step, ft
 			copy(t.ulo, t.ut)
 			copy(t.glo, t.gt)
@@ -533,9 +531,9 @@ func (t *Trainer) lbfgsStep() StepInfo {
 		if lastErr != nil {
 			kind = failureKind(lastErr)
 		}
-		converged := false
+		status := NotTerminated
 		switch {
-		case errors.Is(lastErr, ErrNotPositiveDefinite) && t.m.Jitter < MaxJitter:
+		case errors.Is(lastErr, engine.ErrNotPositiveDefinite) && t.m.Jitter < MaxJitter:
 			t.m.Jitter = raiseJitter(t.m.Jitter)
 			event = fmt.Sprintf("diverged (%s): reverted, jitter raised to %.3g", kind, t.m.Jitter)
 			t.resetMemory()
@@ -544,7 +542,7 @@ func (t *Trainer) lbfgsStep() StepInfo {
 			event = joinEvents(event, e)
 			if err != nil {
 				event = joinEvents(event, err.Error())
-				converged = true
+				status = Failure
 			}
 		case t.lb.n > 0:
 			// Without failed evaluations this is a poor quasi-Newton
@@ -558,12 +556,14 @@ func (t *Trainer) lbfgsStep() StepInfo {
 			// Steepest descent made no progress: a (numerical) optimum,
 			// if it is so twice or after a few accepted steps.
 			t.stuck++
-			converged = t.stuck >= 2 || t.fresh >= freshIters
+			if t.stuck >= 2 || t.fresh >= freshIters {
+				status = Stationary
+			}
 			if lastErr != nil {
 				event = fmt.Sprintf("line search failed (%s): stopped at the last good parameters", kind)
 			}
 		}
-		return StepInfo{Iter: t.iter, Bound: -t.f, Event: event, Converged: converged, Evals: evals}
+		return StepInfo{Iter: t.iter, Bound: -t.f, Event: event, Status: status, Evals: evals}
 	}
 	if failures > 0 {
 		event = fmt.Sprintf("step shrunk after %d failed trial(s) (%s)", failures, failureKind(lastErr))
@@ -591,8 +591,11 @@ func (t *Trainer) lbfgsStep() StepInfo {
 	t.iter++
 	t.fresh++
 	t.stuck = 0
-	converged := (normInf(t.g) < gradTol || fprev-t.f <= 0) && t.fresh >= freshIters
-	return StepInfo{Iter: t.iter, Bound: -t.f, Event: event, Converged: converged, Evals: evals}
+	status := NotTerminated
+	if (normInf(t.g) < gradTol || fprev-t.f <= 0) && t.fresh >= freshIters {
+		status = GradientThreshold
+	}
+	return StepInfo{Iter: t.iter, Bound: -t.f, Event: event, Status: status, Evals: evals}
 }
 
 // direction writes the L-BFGS search direction −H·g into d by the two-loop
@@ -602,19 +605,19 @@ func (t *Trainer) direction(d []float64) {
 	copy(d, t.g)
 	for i := 0; i < lb.n; i++ {
 		k := (lb.top - 1 - i + lbfgsMemory) % lbfgsMemory
-		lb.alpha[k] = lb.rho[k] * dot(lb.s[k], d)
+		lb.alpha[k] = lb.rho[k] * linalg.Dot(lb.s[k], d)
 		axpy(-lb.alpha[k], lb.y[k], d)
 	}
 	if lb.n > 0 {
 		k := (lb.top - 1 + lbfgsMemory) % lbfgsMemory
-		gamma := 1 / (lb.rho[k] * dot(lb.y[k], lb.y[k]))
+		gamma := 1 / (lb.rho[k] * linalg.Dot(lb.y[k], lb.y[k]))
 		for i := range d {
 			d[i] *= gamma
 		}
 	}
 	for i := lb.n - 1; i >= 0; i-- {
 		k := (lb.top - 1 - i + lbfgsMemory) % lbfgsMemory
-		beta := lb.rho[k] * dot(lb.y[k], d)
+		beta := lb.rho[k] * linalg.Dot(lb.y[k], d)
 		axpy(lb.alpha[k]-beta, lb.s[k], d)
 	}
 	for i := range d {
@@ -729,7 +732,7 @@ func axpy(a float64, x, y []float64) {
 	}
 }
 
-func norm2(x []float64) float64 { return math.Sqrt(dot(x, x)) }
+func norm2(x []float64) float64 { return math.Sqrt(linalg.Dot(x, x)) }
 
 func normInf(x []float64) float64 {
 	var m float64

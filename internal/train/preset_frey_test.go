@@ -1,4 +1,4 @@
-package engine
+package train
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -62,7 +63,7 @@ func freyHeldOut(t *testing.T, ds *dataset.Dataset, iters int) freyQuality {
 			q.bound, q.iters = r.Report.Bound, r.Report.Iters
 		}
 	}
-	var e Evaluator
+	var e engine.Evaluator
 	msgs, err := e.Predict(m, norm.Apply(yte))
 	if err != nil {
 		t.Fatal(err)
@@ -231,14 +232,14 @@ func TestFreyIsoVsARD(t *testing.T) {
 			t.Fatal(err)
 		}
 		if kind == "ard" {
-			m.Layers[0].Kernel = m.Layers[0].Kernel.(*RBFIso).ARD()
+			m.Layers[0].Kernel = m.Layers[0].Kernel.(*engine.RBFIso).ARD()
 		}
 		start := time.Now()
 		fm, rep, err := Fit(context.Background(), m, TrainerConfig{}, FitOptions{MaxIters: run.iters})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var e Evaluator
+		var e engine.Evaluator
 		msgs, err := e.Predict(fm, norm.Apply(yte))
 		if err != nil {
 			t.Fatal(err)

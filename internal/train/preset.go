@@ -1,7 +1,8 @@
-package engine
+package train
 
 import (
 	"context"
+	"dgpviz/internal/engine"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
@@ -47,14 +48,14 @@ func RobotPreset(seed uint64) Preset {
 // Restarts ≤ 1 or RestartIters 0, simply Initialize). tcfg configures the
 // restarts' trainers. progress, if not nil, is called after every
 // iteration of every restart, never concurrently.
-func (p Preset) Start(ctx context.Context, x, y *mat.Dense, tcfg TrainerConfig, progress func(restart int, s StepInfo)) (*Model, []RestartReport, error) {
+func (p Preset) Start(ctx context.Context, x, y *mat.Dense, tcfg TrainerConfig, progress func(restart int, s StepInfo)) (*engine.Model, []RestartReport, error) {
 	if p.Restarts <= 1 || p.RestartIters <= 0 {
 		m, err := Initialize(x, y, p.Init)
 		return m, nil, err
 	}
 	m, best, reps, err := FitRestarts(ctx, x, y, p.Init, tcfg, FitOptions{MaxIters: p.RestartIters}, p.Restarts, progress)
 	if err != nil {
-		return m, reps, fmt.Errorf("engine: preset %s: %w", p.Name, err)
+		return m, reps, fmt.Errorf("train: preset %s: %w", p.Name, err)
 	}
 	_ = best
 	return m, reps, nil

@@ -1,10 +1,11 @@
-package engine
+package train
 
 import (
 	"math"
 	"testing"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -13,14 +14,14 @@ import (
 // (original units) and returns the 10 %–90 % rise width of the predictive
 // mean (the x distance between its first crossings of 0.1 and 0.9) and its
 // overshoot, max(mean) − 1 (the step's top level).
-func riseOvershoot(t testing.TB, m *Model, nx, ny dataset.Normalizer) (width, overshoot float64) {
+func riseOvershoot(t testing.TB, m *engine.Model, nx, ny dataset.Normalizer) (width, overshoot float64) {
 	t.Helper()
 	const n = 1001
 	xs := mat.NewDense(n, 1, nil)
 	for i := range n {
 		xs.Set(i, 0, float64(i)/(n-1))
 	}
-	var ev Evaluator
+	var ev engine.Evaluator
 	msgs, err := ev.Predict(m, nx.Apply(xs))
 	if err != nil {
 		t.Fatalf("Predict: %v", err)

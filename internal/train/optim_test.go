@@ -1,4 +1,4 @@
-package engine
+package train
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -23,18 +24,18 @@ func TestTrainerGradient(t *testing.T) {
 		widths  []int
 		kernels []string
 		m       int
-		frozen  map[Group]bool
+		frozen  map[engine.Group]bool
 	}{
 		{[]int{1, 1}, []string{"rbf"}, 4, nil},
 		{[]int{1, 2, 1}, []string{"rbf", "rbf"}, 4, nil},
 		{[]int{2, 2, 3}, []string{"linear", "rbf"}, 3, nil},
-		{[]int{1, 2, 1}, []string{"rbf", "rbf"}, 4, map[Group]bool{GroupQMu: true}},
-		{[]int{1, 2, 1}, []string{"rbf", "rbf"}, 4, map[Group]bool{GroupQSqrt: true, GroupInducing: true}},
+		{[]int{1, 2, 1}, []string{"rbf", "rbf"}, 4, map[engine.Group]bool{engine.GroupQMu: true}},
+		{[]int{1, 2, 1}, []string{"rbf", "rbf"}, 4, map[engine.Group]bool{engine.GroupQSqrt: true, engine.GroupInducing: true}},
 	}
 	for ci, tc := range cases {
 		t.Run(fmt.Sprint(tc.widths, tc.kernels, tc.frozen), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(ci), 11))
-			m := randomModel(rng, 9, tc.widths, tc.kernels, tc.m)
+			m := engine.RandomModel(rng, 9, tc.widths, tc.kernels, tc.m)
 			tr, err := NewTrainer(m, TrainerConfig{Frozen: tc.frozen})
 			if err != nil {
 				t.Fatal(err)
@@ -84,8 +85,8 @@ func TestTrainerLBFGSMonotone(t *testing.T) {
 		t.Run(fmt.Sprint(widths), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(5, 5))
 			kernels := []string{"rbf", "rbf", "rbf"}
-			m := randomModel(rng, 20, widths, kernels, 5)
-			r0, _ := mustEval(t, m, Options{})
+			m := engine.RandomModel(rng, 20, widths, kernels, 5)
+			r0, _ := mustEval(t, m, engine.Options{})
 			tr, err := NewTrainer(m, TrainerConfig{})
 			if err != nil {
 				t.Fatal(err)
@@ -96,7 +97,7 @@ func TestTrainerLBFGSMonotone(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if s.Converged {
+				if s.Status.Converged() {
 					break
 				}
 				if s.Event == "" && !(s.Bound > prev) {
@@ -104,7 +105,7 @@ func TestTrainerLBFGSMonotone(t *testing.T) {
 				}
 				prev = s.Bound
 			}
-			r, _ := mustEval(t, tr.Model(), Options{})
+			r, _ := mustEval(t, tr.Model(), engine.Options{})
 			if r.Bound != prev {
 				t.Errorf("reported bound %v, model's bound %v", prev, r.Bound)
 			}
@@ -120,15 +121,15 @@ func TestTrainerLBFGSMonotone(t *testing.T) {
 // TestTrainerFrozen checks that frozen groups keep their exact values
 // while the rest moves.
 func TestTrainerFrozen(t *testing.T) {
-	for _, frozen := range []map[Group]bool{
-		{GroupInducing: true},
-		{GroupKernel: true, GroupNoise: true},
-		{GroupQMu: true, GroupQSqrt: true},
-		{GroupInducing: true, GroupKernel: true, GroupNoise: true},
+	for _, frozen := range []map[engine.Group]bool{
+		{engine.GroupInducing: true},
+		{engine.GroupKernel: true, engine.GroupNoise: true},
+		{engine.GroupQMu: true, engine.GroupQSqrt: true},
+		{engine.GroupInducing: true, engine.GroupKernel: true, engine.GroupNoise: true},
 	} {
 		t.Run(fmt.Sprint(frozen), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(9, 9))
-			m := randomModel(rng, 15, []int{1, 2, 1}, []string{"rbf", "rbf"}, 4)
+			m := engine.RandomModel(rng, 15, []int{1, 2, 1}, []string{"rbf", "rbf"}, 4)
 			before := m.Params(nil)
 			layout := m.ParamLayout()
 			tr, err := NewTrainer(m, TrainerConfig{Frozen: frozen})
@@ -163,9 +164,9 @@ func TestTrainerAdam(t *testing.T) {
 	for _, batch := range []int{0, 8} {
 		t.Run(fmt.Sprint("batch", batch), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 3))
-			m := randomModel(rng, 40, []int{1, 2, 1}, []string{"rbf", "rbf"}, 5)
-			r0, _ := mustEval(t, m, Options{})
-			tr, err := NewTrainer(m, TrainerConfig{Method: "adam", LearningRate: 0.02, BatchSize: batch, Seed: 1})
+			m := engine.RandomModel(rng, 40, []int{1, 2, 1}, []string{"rbf", "rbf"}, 5)
+			r0, _ := mustEval(t, m, engine.Options{})
+			tr, err := NewTrainer(m, TrainerConfig{Method: Adam, LearningRate: 0.02, BatchSize: batch, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +179,7 @@ func TestTrainerAdam(t *testing.T) {
 					t.Fatal("bound is an estimate for 40 data (≤ FullBoundRows)")
 				}
 			}
-			r, _ := mustEval(t, tr.Model(), Options{})
+			r, _ := mustEval(t, tr.Model(), engine.Options{})
 			if r.Bound != s.Bound {
 				t.Errorf("reported bound %v, model's bound %v", s.Bound, r.Bound)
 			}
@@ -197,7 +198,7 @@ func TestTrainerAdam(t *testing.T) {
 func TestTrainerDivergence(t *testing.T) {
 	t.Run("singular Kuu", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
-		m := randomModel(rng, 15, []int{1, 1}, []string{"rbf"}, 4)
+		m := engine.RandomModel(rng, 15, []int{1, 1}, []string{"rbf"}, 4)
 		m.Jitter = 0
 		z := m.Layers[0].InducingInputs
 		z.Set(1, 0, z.At(0, 0)) // two equal rows: Kuu singular
@@ -218,9 +219,9 @@ func TestTrainerDivergence(t *testing.T) {
 	})
 	t.Run("exploding adam", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 3))
-		m := randomModel(rng, 15, []int{1, 2, 1}, []string{"rbf", "rbf"}, 4)
+		m := engine.RandomModel(rng, 15, []int{1, 2, 1}, []string{"rbf", "rbf"}, 4)
 		// A step of 1e3 in log-parameters overflows exp: certain failure.
-		tr, err := NewTrainer(m, TrainerConfig{Method: "adam", LearningRate: 1e3})
+		tr, err := NewTrainer(m, TrainerConfig{Method: Adam, LearningRate: 1e3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +247,7 @@ func TestTrainerDivergence(t *testing.T) {
 	})
 	t.Run("unrecoverable", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 4))
-		m := randomModel(rng, 15, []int{1, 1}, []string{"rbf"}, 4)
+		m := engine.RandomModel(rng, 15, []int{1, 1}, []string{"rbf"}, 4)
 		m.Layers[0].Kernel.SetParams([]float64{1e300, 1e-300}) // Kuu = 1e300·I ⊗ overflow in the bound
 		tr, err := NewTrainer(m, TrainerConfig{})
 		if err != nil {
@@ -263,7 +264,7 @@ func TestTrainerDivergence(t *testing.T) {
 // one of another architecture.
 func TestTrainerSetConfigSetModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
-	m := randomModel(rng, 20, []int{1, 1}, []string{"rbf"}, 4)
+	m := engine.RandomModel(rng, 20, []int{1, 1}, []string{"rbf"}, 4)
 	tr, err := NewTrainer(m, TrainerConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -278,10 +279,10 @@ func TestTrainerSetConfigSetModel(t *testing.T) {
 		return s
 	}
 	s1 := step(5)
-	if err := tr.SetConfig(TrainerConfig{Method: "adam", LearningRate: 0.005, Frozen: map[Group]bool{GroupInducing: true}}); err != nil {
+	if err := tr.SetConfig(TrainerConfig{Method: Adam, LearningRate: 0.005, Frozen: map[engine.Group]bool{engine.GroupInducing: true}}); err != nil {
 		t.Fatal(err)
 	}
-	if c := tr.Config(); c.Method != "adam" || c.LearningRate != 0.005 || !c.Frozen[GroupInducing] {
+	if c := tr.Config(); c.Method != Adam || c.LearningRate != 0.005 || !c.Frozen[engine.GroupInducing] {
 		t.Errorf("config %+v not applied", c)
 	}
 	z := mat.DenseCopyOf(tr.Model().Layers[0].InducingInputs)
@@ -292,12 +293,12 @@ func TestTrainerSetConfigSetModel(t *testing.T) {
 	if !mat.Equal(z, tr.Model().Layers[0].InducingInputs) {
 		t.Error("frozen inducing inputs moved under adam")
 	}
-	for _, bad := range []TrainerConfig{{Method: "sgd"}, {LearningRate: -1}, {BatchSize: -2}} {
+	for _, bad := range []TrainerConfig{{Method: Method(7)}, {LearningRate: -1}, {BatchSize: -2}} {
 		if err := tr.SetConfig(bad); err == nil {
 			t.Errorf("SetConfig(%+v) succeeded", bad)
 		}
 	}
-	m2 := randomModel(rng, 20, []int{1, 2, 1}, []string{"rbf", "rbf"}, 3)
+	m2 := engine.RandomModel(rng, 20, []int{1, 2, 1}, []string{"rbf", "rbf"}, 3)
 	if err := tr.SetModel(m2); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +306,7 @@ func TestTrainerSetConfigSetModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	s3 := step(3)
-	r, _ := mustEval(t, tr.Model(), Options{})
+	r, _ := mustEval(t, tr.Model(), engine.Options{})
 	if len(tr.Model().Layers) != 2 || r.Bound != s3.Bound {
 		t.Errorf("after SetModel: %d layers, bound %v vs reported %v", len(tr.Model().Layers), r.Bound, s3.Bound)
 	}

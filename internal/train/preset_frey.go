@@ -1,4 +1,4 @@
-package engine
+package train
 
 // Frey faces preset sizes: the paper's autoencoder 560 pixels → 2 → 560.
 const (

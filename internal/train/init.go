@@ -1,6 +1,8 @@
-package engine
+package train
 
 import (
+	"dgpviz/internal/engine"
+	"dgpviz/internal/linalg"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -81,31 +83,31 @@ func (c InitConfig) withDefaults() (InitConfig, error) {
 		c.HiddenInit = "auto"
 	}
 	if c.Jitter == 0 {
-		c.Jitter = DefaultJitter
+		c.Jitter = engine.DefaultJitter
 	}
 	switch {
-	case c.Inducing < 1 || c.Inducing > MaxInducing:
-		return c, fmt.Errorf("engine: %d inducing points, want 1…%d", c.Inducing, MaxInducing)
+	case c.Inducing < 1 || c.Inducing > engine.MaxInducing:
+		return c, fmt.Errorf("train: %d inducing points, want 1…%d", c.Inducing, engine.MaxInducing)
 	case !validKernel(c.Kernel):
-		return c, fmt.Errorf("engine: kernel %q: want rbf, rbfiso or linear", c.Kernel)
+		return c, fmt.Errorf("train: kernel %q: want rbf, rbfiso or linear", c.Kernel)
 	case c.InputKernel != "" && !validKernel(c.InputKernel):
-		return c, fmt.Errorf("engine: input kernel %q: want rbf, rbfiso or linear", c.InputKernel)
+		return c, fmt.Errorf("train: input kernel %q: want rbf, rbfiso or linear", c.InputKernel)
 	case !finitePositive(c.HiddenNoise):
-		return c, fmt.Errorf("engine: hidden noise %v must be finite and > 0", c.HiddenNoise)
+		return c, fmt.Errorf("train: hidden noise %v must be finite and > 0", c.HiddenNoise)
 	case !finitePositive(c.OutputNoise):
-		return c, fmt.Errorf("engine: output noise %v must be finite and > 0", c.OutputNoise)
+		return c, fmt.Errorf("train: output noise %v must be finite and > 0", c.OutputNoise)
 	case c.HiddenInit != "auto" && c.HiddenInit != "pca" && c.HiddenInit != "linear":
-		return c, fmt.Errorf("engine: hidden init %q: want auto, pca or linear", c.HiddenInit)
+		return c, fmt.Errorf("train: hidden init %q: want auto, pca or linear", c.HiddenInit)
 	case !finitePositive(c.Jitter):
-		return c, fmt.Errorf("engine: jitter %v must be finite and > 0", c.Jitter)
+		return c, fmt.Errorf("train: jitter %v must be finite and > 0", c.Jitter)
 	case !(c.Perturb >= 0) || math.IsInf(c.Perturb, 0):
-		return c, fmt.Errorf("engine: perturbation %v must be finite and ≥ 0", c.Perturb)
-	case len(c.Hidden)+1 > MaxLayers:
-		return c, fmt.Errorf("engine: %d layers exceed the limit %d", len(c.Hidden)+1, MaxLayers)
+		return c, fmt.Errorf("train: perturbation %v must be finite and ≥ 0", c.Perturb)
+	case len(c.Hidden)+1 > engine.MaxLayers:
+		return c, fmt.Errorf("train: %d layers exceed the limit %d", len(c.Hidden)+1, engine.MaxLayers)
 	}
 	for i, w := range c.Hidden {
-		if w < 1 || w > MaxDim {
-			return c, fmt.Errorf("engine: hidden layer %d: width %d, want 1…%d", i, w, MaxDim)
+		if w < 1 || w > engine.MaxDim {
+			return c, fmt.Errorf("train: hidden layer %d: width %d, want 1…%d", i, w, engine.MaxDim)
 		}
 	}
 	return c, nil
@@ -133,33 +135,33 @@ func (c InitConfig) Defaults() (InitConfig, error) { return c.withDefaults() }
 //     r·Kuu, r the layer's relative noise (a confident q(u));
 //   - propagates the input means through the layer's initial mean function,
 //     giving the next layer's inputs.
-func Initialize(x, y *mat.Dense, cfg InitConfig) (*Model, error) {
+func Initialize(x, y *mat.Dense, cfg InitConfig) (*engine.Model, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	if x == nil || y == nil {
-		return nil, fmt.Errorf("engine: initialize: x and y are required")
+		return nil, fmt.Errorf("train: initialize: x and y are required")
 	}
 	n, q := x.Dims()
 	ny, dy := y.Dims()
 	if n != ny {
-		return nil, fmt.Errorf("engine: initialize: x has %d rows but y has %d", n, ny)
+		return nil, fmt.Errorf("train: initialize: x has %d rows but y has %d", n, ny)
 	}
-	if err := finiteMatrix(x, "x"); err != nil {
-		return nil, fmt.Errorf("engine: initialize: %w", err)
+	if err := engine.CheckFinite(x, "x"); err != nil {
+		return nil, fmt.Errorf("train: initialize: %w", err)
 	}
-	if err := finiteMatrix(y, "y"); err != nil {
-		return nil, fmt.Errorf("engine: initialize: %w", err)
+	if err := engine.CheckFinite(y, "y"); err != nil {
+		return nil, fmt.Errorf("train: initialize: %w", err)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5851f42d4c957f2d))
 	widths := append(append([]int{q}, cfg.Hidden...), dy)
 	nl := len(widths) - 1
 
-	m := &Model{Jitter: cfg.Jitter, X: mat.DenseCopyOf(x), Y: mat.DenseCopyOf(y)}
-	in := rawCopy(nil, x) // the layer's input means, N×Q(i)
-	xs := rawCopy(nil, x)
-	ys := rawCopy(nil, y)
+	m := &engine.Model{Jitter: cfg.Jitter, X: mat.DenseCopyOf(x), Y: mat.DenseCopyOf(y)}
+	in := linalg.Flatten(nil, x) // the layer's input means, N×Q(i)
+	xs := linalg.Flatten(nil, x)
+	ys := linalg.Flatten(nil, y)
 	for i := range nl {
 		qi, di := widths[i], widths[i+1]
 		last := i == nl-1
@@ -192,31 +194,31 @@ func Initialize(x, y *mat.Dense, cfg InitConfig) (*Model, error) {
 		}
 		l, err := initLayer(in, target, n, qi, di, lcfg, ratio, rng)
 		if err != nil {
-			return nil, fmt.Errorf("engine: initialize layer %d: %w", i, err)
+			return nil, fmt.Errorf("train: initialize layer %d: %w", i, err)
 		}
 		m.Layers = append(m.Layers, l)
 		if !last {
 			in, err = layerMean(l, cfg.Jitter, in, n)
 			if err != nil {
-				return nil, fmt.Errorf("engine: initialize layer %d: %w", i, err)
+				return nil, fmt.Errorf("train: initialize layer %d: %w", i, err)
 			}
 		}
 	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("engine: initialize: %w", err)
+		return nil, fmt.Errorf("train: initialize: %w", err)
 	}
 	return m, nil
 }
 
 // initLayer builds one layer mapping inputs in (N×Q) to targets (N×D).
-func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64, rng *rand.Rand) (*Layer, error) {
+func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64, rng *rand.Rand) (*engine.Layer, error) {
 	sd := colStd(in, n, q)
 	tv := meanColVar(target, n, d)
 	if !(tv > 0) {
 		tv = 1
 	}
 	mz := min(cfg.Inducing, n)
-	var k Kernel
+	var k engine.Kernel
 	switch cfg.Kernel {
 	case "linear":
 		mz = min(mz, q)
@@ -230,13 +232,13 @@ func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64,
 			ms /= float64(n)
 			vs[j] = tv / (float64(q) * math.Max(ms, 1e-12))
 		}
-		k = NewLinear(vs)
+		k = engine.NewLinear(vs)
 	case "rbfiso":
 		ls := isoLengthscale(sd)
 		if cfg.Perturb > 0 {
 			ls *= math.Exp(0.5 * cfg.Perturb * rng.NormFloat64())
 		}
-		k = NewRBFIso(tv, ls, q)
+		k = engine.NewRBFIso(tv, ls, q)
 	default:
 		ls := make([]float64, q)
 		for j := range ls {
@@ -245,7 +247,7 @@ func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64,
 				ls[j] *= math.Exp(0.5 * cfg.Perturb * rng.NormFloat64())
 			}
 		}
-		k = NewRBF(tv, ls)
+		k = engine.NewRBF(tv, ls)
 	}
 	var z []float64
 	if q == 1 {
@@ -262,7 +264,7 @@ func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64,
 	}
 	noise := ratio * tv
 	kuu := make([]float64, mz*mz)
-	Cov(k, kuu, z, z)
+	engine.Cov(k, kuu, z, z)
 	for i := 0; i < mz; i++ {
 		kuu[i*mz+i] += cfg.Jitter * math.Max(1, tv)
 	}
@@ -272,18 +274,16 @@ func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64,
 	}
 	// q_sqrt = chol(ratio·Kuu): a q(u) as confident, relative to the prior,
 	// as the noise is small relative to the signal.
-	var chol mat.Cholesky
-	if !chol.Factorize(mat.NewSymDense(mz, slices.Clone(kuu))) {
-		return nil, fmt.Errorf("%w for the initial inducing inputs", ErrNotPositiveDefinite)
+	lk := make([]float64, mz*mz)
+	if !linalg.Cholesky(lk, kuu, mz) {
+		return nil, fmt.Errorf("%w for the initial inducing inputs", engine.ErrNotPositiveDefinite)
 	}
-	var lt mat.TriDense
-	chol.LTo(&lt)
-	l := &Layer{Kernel: k, NoiseVariance: noise, InducingInputs: mat.NewDense(mz, q, z), QMu: mat.NewDense(mz, d, qmu)}
+	l := &engine.Layer{Kernel: k, NoiseVariance: noise, InducingInputs: mat.NewDense(mz, q, z), QMu: mat.NewDense(mz, d, qmu)}
 	for range d {
 		s := mat.NewDense(mz, mz, nil)
 		for r := 0; r < mz; r++ {
 			for c := 0; c <= r; c++ {
-				s.Set(r, c, math.Sqrt(ratio)*lt.At(r, c))
+				s.Set(r, c, math.Sqrt(ratio)*lk[r*mz+c])
 			}
 		}
 		l.QSqrt = append(l.QSqrt, s)
@@ -294,44 +294,46 @@ func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64,
 // dtcMean returns the mean of u = f(Z) under the sparse (DTC) posterior of a
 // GP regression of targets t (N×D) on inputs x with noise variance s2:
 // Kuu (s2·Kuu + Kuf Kfu)⁻¹ Kuf t.
-func dtcMean(k Kernel, kuu, x, t, z []float64, n, q, d, m int, s2 float64) ([]float64, error) {
-	kuf := make([]float64, m*n)
-	Cov(k, kuf, z, x)
-	a := make([]float64, m*m)
-	mm(a, m, m, n, kuf, false, kuf, true, 1, 0)
-	for i := range a {
-		a[i] += s2 * kuu[i]
+func dtcMean(k engine.Kernel, kuu, x, t, z []float64, n, q, d, m int, s2 float64) ([]float64, error) {
+	kuf := mat.NewDense(m, n, nil)
+	engine.Cov(k, kuf.RawMatrix().Data, z, x)
+	var a mat.Dense
+	a.Mul(kuf, kuf.T())
+	av := a.RawMatrix().Data
+	for i := range av {
+		av[i] += s2 * kuu[i]
 	}
-	symmetrize(a, m)
-	var chol mat.Cholesky
-	if !chol.Factorize(mat.NewSymDense(m, a)) {
-		return nil, fmt.Errorf("%w in the initial regression", ErrNotPositiveDefinite)
+	l := make([]float64, m*m)
+	if !linalg.Cholesky(l, av, m) {
+		return nil, fmt.Errorf("%w in the initial regression", engine.ErrNotPositiveDefinite)
 	}
-	b := make([]float64, m*d)
-	mm(b, m, d, n, kuf, false, t, false, 1, 0)
-	var sol mat.Dense
-	if err := chol.SolveTo(&sol, mat.NewDense(m, d, b)); err != nil {
-		return nil, fmt.Errorf("%w in the initial regression: %v", ErrNotPositiveDefinite, err)
+	var b mat.Dense
+	b.Mul(kuf, mat.NewDense(n, d, t))
+	sol := mat.NewDense(m, d, nil)
+	col := make([]float64, m)
+	for c := 0; c < d; c++ {
+		mat.Col(col, c, &b)
+		linalg.CholSolve(l, m, col)
+		sol.SetCol(c, col)
 	}
-	out := make([]float64, m*d)
-	mm(out, m, d, m, kuu, false, rawCopy(nil, &sol), false, 1, 0)
-	return out, nil
+	var out mat.Dense
+	out.Mul(mat.NewDense(m, m, kuu), sol)
+	return out.RawMatrix().Data, nil
 }
 
 // layerMean returns the layer's mean function at the inputs x (N×Q):
 // k(x, Z) Kuu⁻¹ q_mu.
-func layerMean(l *Layer, jitter float64, x []float64, n int) ([]float64, error) {
-	p, err := NewLayerPosterior(l, jitter)
+func layerMean(l *engine.Layer, jitter float64, x []float64, n int) ([]float64, error) {
+	p, err := engine.NewLayerPosterior(l, jitter)
 	if err != nil {
 		return nil, err
 	}
-	mz, q, d := l.Dims()
-	kx := make([]float64, n*mz)
-	Cov(l.Kernel, kx, x, rawCopy(nil, l.InducingInputs))
-	out := make([]float64, n*d)
-	mm(out, n, d, mz, kx, false, rawCopy(nil, p.A), false, 1, 0)
-	_ = q
-	return out, nil
+	mz, _, _ := l.Dims()
+	kx := mat.NewDense(n, mz, nil)
+	engine.Cov(l.Kernel, kx.RawMatrix().Data, x, linalg.Flatten(nil, l.InducingInputs))
+	var out mat.Dense
+	out.Mul(kx, p.A)
+	return out.RawMatrix().Data, nil
 }
 
 // pickColumns returns the N×D matrix whose column j is column j mod Q of a
@@ -552,3 +554,20 @@ func sqDist(a, b []float64) float64 {
 
 // validKernel reports whether name is a kernel Initialize can build.
 func validKernel(name string) bool { return name == "rbf" || name == "rbfiso" || name == "linear" }
+
+// isoLengthscale is the initial lengthscale of an isotropic RBF on inputs
+// with per-dimension standard deviations sd: √(Σ sd²), so that two inputs
+// at the typical squared distance 2·Σ sd² have a correlation of e⁻¹.
+func isoLengthscale(sd []float64) float64 {
+	var s float64
+	for _, v := range sd {
+		s += v * v
+	}
+	if !(s > 0) || math.IsInf(s, 0) {
+		return 1
+	}
+	return math.Sqrt(s)
+}
+
+// finitePositive reports whether v is a positive finite number.
+func finitePositive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }

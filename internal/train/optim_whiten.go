@@ -1,8 +1,9 @@
-package engine
+package train
 
 import (
+	"dgpviz/internal/engine"
+	"dgpviz/internal/linalg"
 	"fmt"
-	"math"
 )
 
 // The trainer optimises each layer's variational parameters in whitened
@@ -37,7 +38,7 @@ func (t *Trainer) buildWhite() {
 	for _, l := range t.m.Layers {
 		mz, q, d := l.Dims()
 		wl := whiteLayer{off: off, np: l.Kernel.NumParams(), mz: mz, q: q, d: d,
-			mu: !t.cfg.Frozen[GroupQMu], s: !t.cfg.Frozen[GroupQSqrt]}
+			mu: !t.cfg.Frozen[engine.GroupQMu], s: !t.cfg.Frozen[engine.GroupQSqrt]}
 		mm2 := mz * mz
 		wl.kff = make([]float64, mm2)
 		wl.lk = make([]float64, mm2)
@@ -62,15 +63,15 @@ func (t *Trainer) factor(i int) error {
 	if z.Stride == wl.q {
 		zs = z.Data[:wl.mz*wl.q]
 	} else {
-		zs = rawCopy(nil, l.InducingInputs)
+		zs = linalg.Flatten(nil, l.InducingInputs)
 	}
-	Cov(l.Kernel, wl.kff, zs, zs)
+	engine.Cov(l.Kernel, wl.kff, zs, zs)
 	copy(wl.lk, wl.kff)
 	for k := 0; k < wl.mz; k++ {
 		wl.lk[k*wl.mz+k] += t.m.Jitter
 	}
-	if !cholLower(wl.lk, wl.mz) {
-		return fmt.Errorf("%w with jitter %g (layer %d)", ErrNotPositiveDefinite, t.m.Jitter, i)
+	if !linalg.Cholesky(wl.lk, wl.lk, wl.mz) {
+		return fmt.Errorf("%w with jitter %g (layer %d)", engine.ErrNotPositiveDefinite, t.m.Jitter, i)
 	}
 	return nil
 }
@@ -237,7 +238,7 @@ func (t *Trainer) whiteGrad(w, g []float64) {
 			for r := 0; r < m; r++ {
 				wl.e[r] = p[r*m+c]
 			}
-			backSolveT(wl.lk, m, wl.e[:m])
+			linalg.BackSolveT(wl.lk, m, wl.e[:m])
 			for r := 0; r < m; r++ {
 				wl.b[c*m+r] = wl.e[r] // b = Xᵀ
 			}
@@ -246,17 +247,17 @@ func (t *Trainer) whiteGrad(w, g []float64) {
 			for r := 0; r < m; r++ {
 				wl.e[r] = wl.b[r*m+c]
 			}
-			backSolveT(wl.lk, m, wl.e[:m])
+			linalg.BackSolveT(wl.lk, m, wl.e[:m])
 			for r := 0; r < m; r++ {
 				p[c*m+r] = wl.e[r] // p = Ā (Ā is symmetric)
 			}
 		}
-		symmetrize(p, m)
+		linalg.Symmetrize(p, m)
 		clear(wl.gz)
 		clear(wl.gk)
 		l := t.m.Layers[i]
-		zs := appendDense(wl.b[:0], l.InducingInputs.RawMatrix())
-		l.Kernel.covGrad(zs, m, wl.kff, p, wl.gz, wl.gk)
+		zs := linalg.Flatten(wl.b, l.InducingInputs)
+		engine.CovGrad(l.Kernel, zs, m, wl.kff, p, wl.gz, wl.gk)
 		for j, v := range wl.gk {
 			g[wl.off+j] += v
 		}
@@ -267,34 +268,6 @@ func (t *Trainer) whiteGrad(w, g []float64) {
 	}
 }
 
-// cholLower overwrites the symmetric M×M matrix a (row-major) with its
-// lower Cholesky factor (zero above the diagonal). It reports false if a
-// is not numerically positive definite.
-func cholLower(a []float64, m int) bool {
-	for j := 0; j < m; j++ {
-		s := a[j*m+j]
-		for k := 0; k < j; k++ {
-			s -= a[j*m+k] * a[j*m+k]
-		}
-		if !(s > 0) || math.IsInf(s, 0) {
-			return false
-		}
-		d := math.Sqrt(s)
-		a[j*m+j] = d
-		for i := j + 1; i < m; i++ {
-			v := a[i*m+j]
-			for k := 0; k < j; k++ {
-				v -= a[i*m+k] * a[j*m+k]
-			}
-			a[i*m+j] = v / d
-		}
-		for i := 0; i < j; i++ {
-			a[i*m+j] = 0
-		}
-	}
-	return true
-}
-
 // solveColumns sets dst to L⁻¹·src for the row-major m×cols src and dst
 // (they may be the same) and L lower triangular, column by column through
 // tmp (length ≥ m).
@@ -303,32 +276,10 @@ func solveColumns(l []float64, m, cols int, dst, src, tmp []float64) {
 		for r := 0; r < m; r++ {
 			tmp[r] = src[r*cols+c]
 		}
-		forwardSolve(l, m, tmp[:m])
+		linalg.ForwardSolve(l, m, tmp[:m])
 		for r := 0; r < m; r++ {
 			dst[r*cols+c] = tmp[r]
 		}
-	}
-}
-
-// forwardSolve overwrites x with L⁻¹x (L lower triangular, row-major).
-func forwardSolve(l []float64, m int, x []float64) {
-	for i := 0; i < m; i++ {
-		s := x[i]
-		for k := 0; k < i; k++ {
-			s -= l[i*m+k] * x[k]
-		}
-		x[i] = s / l[i*m+i]
-	}
-}
-
-// backSolveT overwrites x with L⁻ᵀx (L lower triangular, row-major).
-func backSolveT(l []float64, m int, x []float64) {
-	for i := m - 1; i >= 0; i-- {
-		s := x[i]
-		for k := i + 1; k < m; k++ {
-			s -= l[k*m+i] * x[k]
-		}
-		x[i] = s / l[i*m+i]
 	}
 }
 

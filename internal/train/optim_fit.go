@@ -1,7 +1,8 @@
-package engine
+package train
 
 import (
 	"context"
+	"dgpviz/internal/engine"
 	"errors"
 	"fmt"
 	"math"
@@ -34,11 +35,11 @@ type FitOptions struct {
 
 // FitReport summarises a fit.
 type FitReport struct {
-	Iters     int
-	Bound     float64
-	Converged bool     // stopped by the tolerance or the optimizer, not by MaxIters
-	Events    []string // the divergence events, in order
-	Evals     int      // bound evaluations
+	Iters  int
+	Bound  float64
+	Status Status   // why the fit stopped (Converged() when not by MaxIters or failure)
+	Events []string // the divergence events, in order
+	Evals  int      // bound evaluations
 }
 
 func (o FitOptions) withDefaults() (FitOptions, error) {
@@ -53,11 +54,11 @@ func (o FitOptions) withDefaults() (FitOptions, error) {
 	}
 	switch {
 	case o.MaxIters < 0:
-		return o, fmt.Errorf("engine: %d iterations, want ≥ 0", o.MaxIters)
+		return o, fmt.Errorf("train: %d iterations, want ≥ 0", o.MaxIters)
 	case !(o.Tol >= 0) || math.IsInf(o.Tol, 0):
-		return o, fmt.Errorf("engine: tolerance %v must be finite and ≥ 0", o.Tol)
+		return o, fmt.Errorf("train: tolerance %v must be finite and ≥ 0", o.Tol)
 	case o.Patience < 0:
-		return o, fmt.Errorf("engine: patience %d, want ≥ 0", o.Patience)
+		return o, fmt.Errorf("train: patience %d, want ≥ 0", o.Patience)
 	}
 	return o, nil
 }
@@ -66,7 +67,7 @@ func (o FitOptions) withDefaults() (FitOptions, error) {
 // iteration limit or the context's cancellation, and returns the fitted
 // model. On cancellation it returns the model so far with the context's
 // error.
-func Fit(ctx context.Context, m *Model, cfg TrainerConfig, opt FitOptions) (*Model, FitReport, error) {
+func Fit(ctx context.Context, m *engine.Model, cfg TrainerConfig, opt FitOptions) (*engine.Model, FitReport, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return nil, FitReport{}, err
@@ -80,7 +81,7 @@ func Fit(ctx context.Context, m *Model, cfg TrainerConfig, opt FitOptions) (*Mod
 
 // Run steps the trainer until convergence, opt.MaxIters further iterations
 // or the context's cancellation (see Fit).
-func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*Model, FitReport, error) {
+func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitReport, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return nil, FitReport{}, err
@@ -105,8 +106,8 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*Model, FitReport, e
 		if err != nil {
 			return t.m, rep, err
 		}
-		if info.Converged {
-			rep.Converged = true
+		if info.Status.Terminated() {
+			rep.Status = info.Status
 			break
 		}
 		if info.Event != "" {
@@ -120,9 +121,12 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*Model, FitReport, e
 		}
 		best = math.Max(best, info.Bound)
 		if calm >= opt.Patience {
-			rep.Converged = true
+			rep.Status = FunctionConvergence
 			break
 		}
+	}
+	if rep.Status == NotTerminated {
+		rep.Status = IterationLimit
 	}
 	if !t.have {
 		// MaxIters 0: report the starting bound.
@@ -154,9 +158,9 @@ type RestartReport struct {
 // an error that wraps ctx.Err().
 // progress, if not nil, is called after each iteration of each restart,
 // never concurrently.
-func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg TrainerConfig, opt FitOptions, restarts int, progress func(restart int, s StepInfo)) (*Model, int, []RestartReport, error) {
+func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg TrainerConfig, opt FitOptions, restarts int, progress func(restart int, s StepInfo)) (*engine.Model, int, []RestartReport, error) {
 	if restarts < 1 {
-		return nil, -1, nil, fmt.Errorf("engine: %d restarts, want ≥ 1", restarts)
+		return nil, -1, nil, fmt.Errorf("train: %d restarts, want ≥ 1", restarts)
 	}
 	base, err := icfg.withDefaults()
 	if err != nil {
@@ -169,7 +173,7 @@ func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg Tra
 		return nil, -1, nil, err
 	}
 	reps := make([]RestartReport, restarts)
-	models := make([]*Model, restarts)
+	models := make([]*engine.Model, restarts)
 	var mu sync.Mutex
 	par := min(restarts, runtime.GOMAXPROCS(0))
 	sem := make(chan struct{}, par)
@@ -239,10 +243,10 @@ func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg Tra
 		if best < 0 {
 			return nil, -1, reps, err
 		}
-		return models[best], best, reps, fmt.Errorf("engine: fit interrupted: %w", err)
+		return models[best], best, reps, fmt.Errorf("train: fit interrupted: %w", err)
 	}
 	if best < 0 {
-		return nil, -1, reps, fmt.Errorf("engine: every restart failed: %w", errors.Join(errs...))
+		return nil, -1, reps, fmt.Errorf("train: every restart failed: %w", errors.Join(errs...))
 	}
 	return models[best], best, reps, nil
 }

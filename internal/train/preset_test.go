@@ -1,4 +1,4 @@
-package engine
+package train
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 	"dgpviz/internal/latent"
 
 	"gonum.org/v1/gonum/mat"
@@ -42,7 +43,7 @@ func TestRobotPresetClosesTheLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _, err := Evaluate(fm, Options{})
+	res, _, err := engine.Evaluate(fm, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,20 @@
+// Package train fits dgpviz's deep GPs: it initialises models from data
+// (Initialize, the robot and Frey presets), optimises their bound one
+// iteration at a time (Trainer) or to convergence (Fit, FitRestarts), and
+// recovers from evaluations that fail along the way.
+//
+// As in gonum/optimize, the method is separate from the problem. The
+// problem is the engine's bound in the Trainer's coordinates: logarithms of
+// positive parameters, and the variational parameters whitened by Kuu's
+// Cholesky factor (optim_whiten.go), where the bound is far better
+// conditioned. The Method (LBFGS or Adam) chooses the steps; each step
+// reports a typed Status (NotTerminated, GradientThreshold, …), and a fit
+// reports why it stopped.
+//
+// A trial point whose evaluation fails (Kuu not positive definite, a bound
+// or gradient that is not finite: engine.ErrNotPositiveDefinite,
+// engine.ErrNotFinite) counts as infinitely bad; when no step succeeds the
+// trainer reverts to the last good parameters, resets its memory and, for
+// Cholesky failures, raises the jitter. Those events are reported in words
+// in StepInfo.Event.
+package train

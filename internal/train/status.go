@@ -1,0 +1,133 @@
+package train
+
+import "fmt"
+
+// Method is an optimisation method, as gonum/optimize separates the method
+// from the problem: the Trainer is the problem's side (the model's bound,
+// its parametrisation and recovery from failed evaluations), a Method
+// chooses the steps.
+type Method int
+
+const (
+	// LBFGS is limited-memory BFGS on the full data (Nocedal & Wright,
+	// 2006, Algorithm 7.4) with a weak-Wolfe line search. The default.
+	LBFGS Method = iota
+	// Adam is Adam (Kingma & Ba, 2015), on minibatches when
+	// TrainerConfig.BatchSize is set.
+	Adam
+)
+
+var methodNames = [...]string{LBFGS: "lbfgs", Adam: "adam"}
+
+// String returns the method's name as the command line and the protocol
+// spell it: "lbfgs" or "adam".
+func (m Method) String() string {
+	if m < 0 || int(m) >= len(methodNames) {
+		return fmt.Sprintf("Method(%d)", int(m))
+	}
+	return methodNames[m]
+}
+
+// ParseMethod returns the method named s ("lbfgs" or "adam"; "" is the
+// default, LBFGS).
+func ParseMethod(s string) (Method, error) {
+	if s == "" {
+		return LBFGS, nil
+	}
+	for m, name := range methodNames {
+		if s == name {
+			return Method(m), nil
+		}
+	}
+	return 0, fmt.Errorf("train: optimizer %q: want lbfgs or adam", s)
+}
+
+// MarshalText writes the method's name (for JSON reports).
+func (m Method) MarshalText() ([]byte, error) {
+	if m < 0 || int(m) >= len(methodNames) {
+		return nil, fmt.Errorf("train: unknown method %d", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText reads a method's name.
+func (m *Method) UnmarshalText(b []byte) error {
+	v, err := ParseMethod(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// Status says why an optimisation stopped, or that it has not.
+type Status int
+
+const (
+	// NotTerminated: the optimiser can make progress; step again.
+	NotTerminated Status = iota
+	// GradientThreshold: L-BFGS's step left the gradient's ∞-norm below
+	// its tolerance (or did not decrease the objective), after at least
+	// the fresh-start iterations.
+	GradientThreshold
+	// Stationary: steepest descent found no decrease, twice in a row or
+	// after the fresh-start iterations: a numerical optimum.
+	Stationary
+	// AllFrozen: every parameter group is frozen, there is nothing to
+	// optimise.
+	AllFrozen
+	// FunctionConvergence: Run saw the bound improve by less than its
+	// tolerance in Patience consecutive iterations.
+	FunctionConvergence
+	// IterationLimit: Run made MaxIters iterations.
+	IterationLimit
+	// Failure: the model could not be evaluated even at the largest
+	// jitter; the parameters are the last good ones.
+	Failure
+)
+
+var statusNames = [...]string{
+	NotTerminated:       "not terminated",
+	GradientThreshold:   "gradient threshold",
+	Stationary:          "stationary",
+	AllFrozen:           "all parameters frozen",
+	FunctionConvergence: "function convergence",
+	IterationLimit:      "iteration limit",
+	Failure:             "failure",
+}
+
+// String describes the status in words, for reports.
+func (s Status) String() string {
+	if s < 0 || int(s) >= len(statusNames) {
+		return fmt.Sprintf("Status(%d)", int(s))
+	}
+	return statusNames[s]
+}
+
+// Converged reports whether the status is an optimum of some kind
+// (gradient threshold, stationary point, function convergence, or nothing
+// left to optimise), as opposed to running, a limit or a failure.
+func (s Status) Converged() bool {
+	switch s {
+	case GradientThreshold, Stationary, AllFrozen, FunctionConvergence:
+		return true
+	}
+	return false
+}
+
+// Terminated reports whether stepping again cannot make progress.
+func (s Status) Terminated() bool { return s != NotTerminated }
+
+// MarshalText writes the status in words (for JSON reports).
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a status written by MarshalText.
+func (s *Status) UnmarshalText(b []byte) error {
+	for v, name := range statusNames {
+		if string(b) == name {
+			*s = Status(v)
+			return nil
+		}
+	}
+	return fmt.Errorf("train: unknown status %q", b)
+}
