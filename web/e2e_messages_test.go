@@ -16,7 +16,7 @@ import (
 func TestBrowserMessageFigure(t *testing.T) {
 	e := newE2E(t)
 	e.run(chromedp.Navigate(e.base + "/?play=1&speed=60"))
-	e.waitFor("a trained model", `Number(document.getElementById("iteration").textContent) >= 80 || document.getElementById("status").textContent === "converged"`)
+	e.waitFor("a trained model", `Number(document.getElementById("iteration").textContent) >= 80 || document.getElementById("status").textContent.startsWith("converged")`)
 	e.run(chromedp.Click(`[data-testid="play"]`))
 	e.waitFor("paused", `document.querySelector('[data-testid="play"]').getAttribute("aria-pressed") === "false"`)
 

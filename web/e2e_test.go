@@ -392,7 +392,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("screenshot", func(t *testing.T) {
 		e.t = t
 		e.run(chromedp.Navigate(e.base + "/?play=1&speed=60"))
-		e.waitFor("a trained model", `Number(document.getElementById("iteration").textContent) >= 120 || document.getElementById("status").textContent === "converged"`)
+		e.waitFor("a trained model", `Number(document.getElementById("iteration").textContent) >= 120 || document.getElementById("status").textContent.startsWith("converged")`)
 		e.run(chromedp.Click(`[data-testid="play"]`))
 		e.waitFor("paused", `document.querySelector('[data-testid="play"]').getAttribute("aria-pressed") === "false"`)
 		e.eval(`document.querySelectorAll("details.explain")[1].open = true`, nil)

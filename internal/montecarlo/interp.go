@@ -1,6 +1,7 @@
 package montecarlo
 
 import (
+	"dgpviz/internal/linalg"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -142,8 +143,8 @@ func (t *hermite) fill(l *Layer, from, to int) {
 		}
 		copy(v, kx)
 		copy(dv, dk)
-		forwardSolve(l.lk, v, m)
-		forwardSolve(l.lk, dv, m)
+		linalg.ForwardSolve(l.lk, m, v)
+		linalg.ForwardSolve(l.lk, m, dv)
 		var mean, dmean, vv, dvv float64
 		for j := 0; j < m; j++ {
 			mean += v[j] * c[j]

@@ -100,7 +100,7 @@ func NewLayer(l *engine.Layer, jitter float64) (*Layer, error) {
 		// c_d = Lk⁻¹ m_d.
 		c := make([]float64, m)
 		copy(c, mk)
-		forwardSolve(ly.lk, c, m)
+		linalg.ForwardSolve(ly.lk, m, c)
 		ly.c = append(ly.c, c)
 
 		// P_d = Lk⁻¹ L_d is lower triangular; store its transpose.
@@ -110,7 +110,7 @@ func NewLayer(l *engine.Layer, jitter float64) (*Layer, error) {
 			for i := range col {
 				col[i] = lower[i*m+j]
 			}
-			forwardSolve(ly.lk, col, m)
+			linalg.ForwardSolve(ly.lk, m, col)
 			for i := j; i < m; i++ {
 				p[j*m+i] = col[i]
 			}
@@ -246,7 +246,7 @@ func (l *Layer) conditional(x, kx, v, mean, varU []float64, wantU bool) (varCond
 	m := l.m
 	kxx := l.crossCov(kx, x)
 	copy(v, kx)
-	forwardSolve(l.lk, v, m) // v = Lk⁻¹ k(Z,x)
+	linalg.ForwardSolve(l.lk, m, v) // v = Lk⁻¹ k(Z,x)
 	var vv float64
 	for _, t := range v {
 		vv += t * t
@@ -290,16 +290,4 @@ func (l *Layer) FunctionAt(x, mean, varU []float64) (varCond float64, err error)
 	kx := make([]float64, l.m)
 	v := make([]float64, l.m)
 	return l.conditional(x, kx, v, mean, varU, true), nil
-}
-
-// forwardSolve overwrites b with L⁻¹b for the lower triangular M×M l.
-func forwardSolve(l, b []float64, m int) {
-	for i := 0; i < m; i++ {
-		row := l[i*m : i*m+i]
-		s := b[i]
-		for j, v := range row {
-			s -= v * b[j]
-		}
-		b[i] = s / l[i*m+i]
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/linalg"
 )
 
 // Terms are the analytic quantities of one layer under one Gaussian input
@@ -79,8 +80,8 @@ func (l *Layer) checkInput(mu, s []float64) error {
 // terms fills t (whose slices have length D) for the input N(mu, diag s).
 func (l *Layer) terms(t *Terms, mu, s []float64, w *termsWork) error {
 	m, d := l.m, l.d
-	w.psi1 = grow(w.psi1, m)
-	w.psi2 = grow(w.psi2, m*m)
+	w.psi1 = linalg.Resize(w.psi1, m)
+	w.psi2 = linalg.Resize(w.psi2, m*m)
 	psi1, psi2 := w.psi1, w.psi2
 	psi0 := engine.PsiStats(l.kernel, l.z, mu, s, psi1, psi2)
 
@@ -89,20 +90,20 @@ func (l *Layer) terms(t *Terms, mu, s []float64, w *termsWork) error {
 		certain = certain && v == 0
 	}
 	half := 1 / (2 * l.noise)
-	t.Compression = float64(d) * half * (psi0 - dotSlice(l.kinv, psi2))
+	t.Compression = float64(d) * half * (psi0 - linalg.Dot(l.kinv, psi2))
 	t.Propagation = 0
 	// ψ1 B_d ψ1ᵀ = ‖P_dᵀ v‖² with v = Lk⁻¹ψ1ᵀ and P_d = Lk⁻¹L_d: triangular
 	// solves, accurate to about cond(Kuu)^½ ulp, where the explicit
 	// B_d = Kuu⁻¹ L_d L_dᵀ Kuu⁻¹ loses cond(Kuu)²: 2.5e-9 relative against
 	// 256-bit arithmetic on a model with cond(Kuu) = 3e4.
-	w.v = grow(w.v, m)
+	w.v = linalg.Resize(w.v, m)
 	copy(w.v, psi1)
-	forwardSolve(l.lk, w.v, m)
+	linalg.ForwardSolve(l.lk, m, w.v)
 	for k := 0; k < d; k++ {
-		t.Mean[k] = dotSlice(psi1, l.a[k])
+		t.Mean[k] = linalg.Dot(psi1, l.a[k])
 		var q float64
 		for j := 0; j < m; j++ {
-			u := dotSlice(l.pt[k][j*m+j:(j+1)*m], w.v[j:])
+			u := linalg.Dot(l.pt[k][j*m+j:(j+1)*m], w.v[j:])
 			q += u * u
 		}
 		t.Var[k] = l.noise + q
@@ -110,21 +111,13 @@ func (l *Layer) terms(t *Terms, mu, s []float64, w *termsWork) error {
 		// exactly rather than as a difference of rounded traces.
 		p := 0.0
 		if !certain {
-			p = half * (dotSlice(l.w[k], psi2) - quadForm(psi1, l.w[k], m))
+			p = half * (linalg.Dot(l.w[k], psi2) - quadForm(psi1, l.w[k], m))
 		}
 		t.PropagationPerOutput[k] = p
 		t.Propagation += p
 		t.TrueVar[k] = t.Var[k] + 2*l.noise*(t.Compression/float64(d)+p)
 	}
 	return nil
-}
-
-func dotSlice(a, b []float64) float64 {
-	var s float64
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
 }
 
 // quadForm returns xᵀWx for an M×M row-major w.
@@ -139,12 +132,4 @@ func quadForm(x, w []float64, m int) float64 {
 		t += xi * r
 	}
 	return t
-}
-
-// grow returns s with length n, reusing its storage when it can.
-func grow(s []float64, n int) []float64 {
-	if cap(s) >= n {
-		return s[:n]
-	}
-	return make([]float64, n)
 }
