@@ -7,7 +7,7 @@ import { create } from "./panels/registry.js";
 // chosen per frame; every other panel is mounted from its element's
 // data-panel attribute (mountPanels).
 import "./panels/layer.js";
-import "./panels/latent.js";
+import "./panels/layernd.js";
 import { fmt } from "./plot.js";
 
 const $ = (id) => document.getElementById(id);
@@ -47,7 +47,7 @@ const app = {
     return panels.layers[li]?.handleClient?.(k) ?? null;
   },
   // on subscribes fn to binary messages of a type other than frame and
-  // setup (e.g. the message figure's "mc"): each panel keeps its own.
+  // setup (e.g. the message figure's "message_figure"): each panel keeps its own.
   on(type, fn) {
     if (!listeners.has(type)) listeners.set(type, []);
     listeners.get(type).push(fn);
@@ -106,7 +106,7 @@ function onText(m) {
     case "ack":
       if (m.config) applyConfig(m.config);
       if (typeof m.running === "boolean") { state.running = m.running; showRunning(); }
-      if (!["move", "pause", "play", "step", "mc", "mc_off"].includes(m.op)) toast(m.message, "ok");
+      if (!["move", "pause", "play", "step", "message_figure", "message_figure_off"].includes(m.op)) toast(m.message, "ok");
       if (typeof m.undo === "number") showUndo(m);
       break;
     case "error":
@@ -117,7 +117,7 @@ function onText(m) {
 
 function onBinary(m) {
   if (m.v !== VERSION) return;
-  if (listeners.has(m.type)) { // e.g. the message figure's "mc" (panels/messages.js)
+  if (listeners.has(m.type)) { // e.g. the message figure's "message_figure" (panels/messages.js)
     if (state.setup && m.data_id === state.setup.data_id) for (const fn of listeners.get(m.type)) fn(m);
     app.redraw();
     return;
@@ -159,7 +159,7 @@ function onBinary(m) {
 
 function ensureLayerPanels(f) {
   const host = $("layer-panels");
-  const want = f.layers.map((l) => (l.q === 1 && l.d === 1 ? "layer1d" : "latent"));
+  const want = f.layers.map((l) => (l.q === 1 && l.d === 1 ? "layer1d" : "layernd"));
   const have = panels.layers.map((p) => p.kind);
   if (want.length === have.length && want.every((k, i) => k === have[i])) return;
   for (const p of panels.layers) p.destroy?.();

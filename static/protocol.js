@@ -2,7 +2,7 @@
 // commands. Binary messages: u32 LE header length, JSON header (arrays are
 // references {"$": k} to sections), then the sections (f32 or q16).
 
-export const VERSION = 1;
+export const VERSION = 2; // internal/stream.ProtocolVersion
 
 const utf8 = new TextDecoder();
 

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/fitfigure"
 	"dgpviz/internal/montecarlo"
+	"dgpviz/internal/plotkit"
 	"dgpviz/internal/stream"
 )
 
@@ -26,8 +28,8 @@ type FigureBackend interface {
 
 // Download limits.
 const (
-	figureMaxSamples = stream.MCMaxSamples
-	figureMinSamples = stream.MCMinSamples
+	figureMaxSamples = stream.FigureMaxSamples
+	figureMinSamples = stream.FigureMinSamples
 )
 
 // figureHandler serves
@@ -104,7 +106,7 @@ func (g *renderGate) put(k renderKey, b []byte) {
 func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("file")
 	kind, format, _ := strings.Cut(name, ".")
-	known := (kind == "messages" || kind == "fit" || kind == "latent") && slices.Contains(montecarlo.FigureFormats, format)
+	known := (kind == "messages" || kind == "fit" || kind == "latent") && slices.Contains(plotkit.Formats, format)
 	if !known && !(kind == "latent" && format == "csv") {
 		http.Error(w, fmt.Sprintf("unknown figure %q: want messages, fit or latent, as .svg, .png or .pdf (latent also .csv)", name), http.StatusNotFound)
 		return
@@ -191,7 +193,7 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 	m := fs.Model
 	layer, ins, samples := fs.Layer, fs.Inputs, fs.Samples
 	if !fs.HasFigureInput {
-		layer, samples = firstFigureLayer(m), stream.MCDefaultSamples
+		layer, samples = firstFigureLayer(m), stream.FigureDefaultSamples
 	}
 	if v := q.Get("layer"); v != "" {
 		l, err := strconv.Atoi(v)
@@ -260,11 +262,11 @@ func (h figureHandler) fit(buf *bytes.Buffer, format string, fs *stream.FigureSe
 			return bad("parameter %q does not apply to the fit figure", k)
 		}
 	}
-	fd, err := montecarlo.FitFigure(fs.Model, fs.NormX, fs.NormY, 0)
+	fd, err := fitfigure.FitFigure(fs.Model, fs.NormX, fs.NormY, 0)
 	if err != nil {
 		return bad("%v", err)
 	}
-	return montecarlo.RenderFit(buf, format, []*montecarlo.FitData{fd})
+	return fitfigure.RenderFit(buf, format, []*fitfigure.FitData{fd})
 }
 
 // parseInputs reads "mean:var,mean:var,…" (model units) within the

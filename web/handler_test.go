@@ -83,7 +83,7 @@ func TestStaticAssets(t *testing.T) {
 		"/static/panels/registry.js": "javascript",
 		"/static/panels/fit.js":      "javascript",
 		"/static/panels/layer.js":    "javascript",
-		"/static/panels/latent.js":   "javascript",
+		"/static/panels/layernd.js":  "javascript",
 		"/static/panels/bound.js":    "javascript",
 		"/static/style.css":          "text/css",
 	} {

@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/fitfigure"
 	"dgpviz/internal/montecarlo"
+	"dgpviz/internal/plotkit"
 )
 
 func init() {
@@ -48,7 +50,7 @@ func figureFormat(out, format string) (string, error) {
 	if format == "" {
 		format = strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), ".")
 	}
-	for _, f := range montecarlo.FigureFormats {
+	for _, f := range plotkit.Formats {
 		if f == format {
 			return format, nil
 		}
@@ -133,17 +135,17 @@ func runFigureFit(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var fits []*montecarlo.FitData
+	var fits []*fitfigure.FitData
 	for _, p := range paths {
 		mf, err := engine.ReadModelFile(p)
 		if err != nil {
 			return usageError{err}
 		}
-		fd, err := montecarlo.FitFigure(mf.Model, mf.NormX, mf.NormY, *points)
+		fd, err := fitfigure.FitFigure(mf.Model, mf.NormX, mf.NormY, *points)
 		if err != nil {
 			return usageError{fmt.Errorf("%s: %w", p, err)}
 		}
 		fits = append(fits, fd)
 	}
-	return writeFigure(*out, stdout, func(w io.Writer) error { return montecarlo.RenderFit(w, f, fits) })
+	return writeFigure(*out, stdout, func(w io.Writer) error { return fitfigure.RenderFit(w, f, fits) })
 }

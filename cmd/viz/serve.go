@@ -100,7 +100,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(o.data) > 0 {
 		o.cfg.Dataset = cat.NameOf(o.data[0])
 	}
-	o.cfg = robotDefaults(o, cat) // latent_serve.go
+	o.cfg = robotDefaults(o, cat) // robot_serve.go
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: o.limits, Defaults: o.cfg, AllowedOrigins: o.origins, Workers: o.workers, Logger: log})
 	if err != nil {
 		return usageError{err}

@@ -56,15 +56,25 @@ func RandomModel(rng *rand.Rand, n int, widths []int, kernels []string, m int) *
 		z := mat.NewDense(m, q, nil)
 		for r := 0; r < m; r++ {
 			// Inducing inputs at least 0.5 apart keep Kuu well conditioned,
-			// so that finite differences are accurate.
+			// so that finite differences are accurate. Where earlier points
+			// leave no such room (six in 1-D, say), keep the candidate
+			// farthest from the others: a last random try could land 0.08
+			// from a neighbour and leave cond(Kuu) at 4e4.
+			best, bestD := make([]float64, q), -1.0
 			for try := 0; try < 1000; try++ {
 				for c := 0; c < q; c++ {
 					z.Set(r, c, rng.Float64()*3-1.5)
 				}
-				if minDistance(z, r) >= 0.5 {
+				d := minDistance(z, r)
+				if d > bestD {
+					bestD = d
+					mat.Row(best, r, z)
+				}
+				if d >= 0.5 {
 					break
 				}
 			}
+			z.SetRow(r, best)
 			for c := 0; c < q; c++ {
 				if kernels[i] == "linear" {
 					// Near-orthogonal rows keep the rank-Q Kuu well conditioned.

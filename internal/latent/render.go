@@ -1,6 +1,7 @@
 package latent
 
 import (
+	"dgpviz/internal/plotkit"
 	"fmt"
 	"image/color"
 	"io"
@@ -11,9 +12,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Figure is what the latent-space figure draws: every hidden layer's
@@ -29,9 +27,6 @@ type Figure struct {
 	Scores    []float64  // per layer geometry score (NaN: unknown)
 	Positions *mat.Dense // N × 2 true positions, or nil
 }
-
-// FigureFormats are the formats RenderFigure writes.
-var FigureFormats = []string{"svg", "png", "pdf"}
 
 // viridis is matplotlib's perceptual colour map at 16 stops (the page's
 // static/colormap.js uses the same table).
@@ -101,18 +96,9 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 	const cell = 2.6 * vg.Inch
 	const barH = 0.55 * vg.Inch // the colour bar's strip at the bottom
 	width, height := vg.Length(cols)*cell, vg.Length(len(f.Layers))*cell+barH
-	var c vg.CanvasWriterTo
-	switch format {
-	case "svg":
-		c = vgsvg.New(width, height)
-	case "png":
-		// At least 1600 pixels wide: slide resolution.
-		dpi := max(120, int(math.Ceil(1600/float64(width/vg.Inch))))
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(dpi))}
-	case "pdf":
-		c = vgpdf.New(width, height)
-	default:
-		return fmt.Errorf("latent: unknown format %q (want svg, png or pdf)", format)
+	c, err := plotkit.NewCanvas(format, width, height)
+	if err != nil {
+		return fmt.Errorf("latent: %w", err)
 	}
 	full := draw.New(c)
 	dc := draw.Crop(full, 0, 0, barH, 0)
@@ -146,7 +132,7 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 			p.Draw(tiles.At(dc, cols-1, 0))
 		}
 	}
-	_, err := c.WriteTo(w)
+	_, err = c.WriteTo(w)
 	return err
 }
 

@@ -2,6 +2,7 @@ package latent
 
 import (
 	"bytes"
+	"dgpviz/internal/plotkit"
 	"image/png"
 	"math"
 	"strings"
@@ -35,7 +36,7 @@ func TestRenderFigure(t *testing.T) {
 		lat.Set(i, 2, float64(i))
 	}
 	f := &Figure{Times: times, Layers: []Layer{{Name: "h1", Mean: lat}, {Name: "h2", Mean: lat}}, Scores: []float64{0.9, math.NaN()}, Positions: path}
-	for _, format := range FigureFormats {
+	for _, format := range plotkit.Formats {
 		var buf bytes.Buffer
 		if err := RenderFigure(&buf, format, f); err != nil {
 			t.Fatalf("%s: %v", format, err)

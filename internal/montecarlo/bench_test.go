@@ -1,6 +1,7 @@
 package montecarlo
 
 import (
+	"dgpviz/internal/engine"
 	"math/rand/v2"
 	"testing"
 
@@ -24,7 +25,7 @@ func BenchmarkLayerSample(b *testing.B) {
 // BenchmarkChain3 samples whole chains through a 3-layer model (widths
 // 1-2-2-1, M = 20 per layer); it reports chains per second.
 func BenchmarkChain3(b *testing.B) {
-	m := randomModel(rand.New(rand.NewPCG(1, 1)), 4, []int{1, 2, 2, 1}, []string{"rbf", "rbf", "rbf"}, 20)
+	m := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 4, []int{1, 2, 2, 1}, []string{"rbf", "rbf", "rbf"}, 20)
 	x := mat.NewDense(1, 1, []float64{0.3})
 	const n = 50000
 	b.ReportAllocs()

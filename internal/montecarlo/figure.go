@@ -9,11 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/linalg"
-
-	"gonum.org/v1/gonum/mat"
+	"dgpviz/internal/plotkit"
 )
 
 // GaussianInput is a Gaussian input N(Mean, Var) to a layer with a 1-D
@@ -41,19 +39,12 @@ type FigureData struct {
 	// GP is the layer's latent function on a grid of input positions: the
 	// mean under q(u) and the standard deviation from both q(u) and the
 	// conditional of f given u (top right of the figure).
-	GP GPCurve `json:"gp"`
+	GP plotkit.Curve `json:"gp"`
 	// Inducing are the inducing variables: at each inducing input, the
 	// mean and standard deviation of q(u_m) (the vertical bars).
 	Inducing []InducingBar `json:"inducing"`
 	// Inputs holds each input's response, in the order given.
 	Inputs []InputResponse `json:"inputs"`
-}
-
-// GPCurve is a 1-D function's mean and standard deviation on a grid.
-type GPCurve struct {
-	X    []float64 `json:"x"`
-	Mean []float64 `json:"mean"`
-	SD   []float64 `json:"sd"`
 }
 
 // InducingBar is one inducing variable u_m ~ N(Mean, SD²) at input Z.
@@ -222,8 +213,8 @@ func (l *Layer) inducing() []InducingBar {
 
 // curve returns output 0 of the latent function on `points` positions of
 // [lo, hi] for a layer with a 1-D input.
-func (l *Layer) curve(r [2]float64, points int) GPCurve {
-	c := GPCurve{X: make([]float64, points), Mean: make([]float64, points), SD: make([]float64, points)}
+func (l *Layer) curve(r [2]float64, points int) plotkit.Curve {
+	c := plotkit.Curve{X: make([]float64, points), Mean: make([]float64, points), SD: make([]float64, points)}
 	kx, v := make([]float64, l.m), make([]float64, l.m)
 	mean, varU := make([]float64, l.d), make([]float64, l.d)
 	x := make([]float64, 1)
@@ -246,16 +237,7 @@ func figureRange(l *Layer, inputs []GaussianInput) [2]float64 {
 		sd := math.Sqrt(in.Var)
 		lo, hi = math.Min(lo, in.Mean-3*sd), math.Max(hi, in.Mean+3*sd)
 	}
-	return pad(lo, hi)
-}
-
-func pad(lo, hi float64) [2]float64 {
-	w := hi - lo
-	if !(w > 0) {
-		w = math.Max(1, math.Abs(lo))
-		return [2]float64{lo - w/2, hi + w/2}
-	}
-	return [2]float64{lo - 0.05*w, hi + 0.05*w}
+	return plotkit.Pad(lo, hi)
 }
 
 // Names of the teaching presets, in the order a page should list them.
@@ -496,76 +478,6 @@ func fill(ins *[]GaussianInput, k int, sd float64) {
 	for f := 2.0; len(*ins) < k; f++ {
 		*ins = append(*ins, GaussianInput{Mean: (*ins)[0].Mean, Var: sd * sd * f * f})
 	}
-}
-
-// FitData is the fit panel of a model with a 1-D input and output, in the
-// data's original units: the data, and the predictive mean ± 2 sd of the
-// Gaussian messages (noise included) on a grid.
-type FitData struct {
-	Layers int       `json:"layers"`
-	Bound  float64   `json:"bound"` // the model's bound (nats), for the title
-	X      []float64 `json:"x"`
-	Y      []float64 `json:"y"`
-	Grid   GPCurve   `json:"grid"`
-}
-
-// FitFigure predicts the model on `points` inputs (0: GPGridPoints)
-// spanning its data's inputs padded by 5%, and undoes the normalisation
-// nx, ny of its data (the zero Normalizer: the identity).
-func FitFigure(m *engine.Model, nx, ny dataset.Normalizer, points int) (*FitData, error) {
-	if m == nil {
-		return nil, fmt.Errorf("montecarlo: nil model")
-	}
-	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("montecarlo: %w", err)
-	}
-	n, q := m.X.Dims()
-	_, d := m.Y.Dims()
-	if q != 1 || d != 1 {
-		return nil, fmt.Errorf("montecarlo: the fit figure needs 1-D inputs and outputs, the model has %d and %d", q, d)
-	}
-	if points == 0 {
-		points = GPGridPoints
-	}
-	if points < 2 || points > MaxGridPoints {
-		return nil, fmt.Errorf("montecarlo: %d grid points, want 2…%d", points, MaxGridPoints)
-	}
-	xm, xsc, ym, ysc := 0.0, 1.0, 0.0, 1.0
-	if nx.Mean != nil || ny.Mean != nil {
-		if len(nx.Mean) != 1 || len(nx.Scale) != 1 || len(ny.Mean) != 1 || len(ny.Scale) != 1 {
-			return nil, fmt.Errorf("montecarlo: the normalisation must have one column for a 1-D model")
-		}
-		xm, xsc, ym, ysc = nx.Mean[0], nx.Scale[0], ny.Mean[0], ny.Scale[0]
-	}
-	xs := linalg.Flatten(nil, m.X)
-	lo, hi := slices.Min(xs), slices.Max(xs)
-	r := pad(lo, hi)
-	grid := mat.NewDense(points, 1, nil)
-	for i := 0; i < points; i++ {
-		grid.Set(i, 0, r[0]+(r[1]-r[0])*float64(i)/float64(points-1))
-	}
-	var ev engine.Evaluator
-	msgs, err := ev.Predict(m, grid)
-	if err != nil {
-		return nil, fmt.Errorf("montecarlo: %w", err)
-	}
-	last := msgs[len(msgs)-1]
-	res, _, err := ev.Evaluate(m, engine.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("montecarlo: %w", err)
-	}
-	fd := &FitData{Layers: len(m.Layers), Bound: res.Bound, X: make([]float64, n), Y: make([]float64, n),
-		Grid: GPCurve{X: make([]float64, points), Mean: make([]float64, points), SD: make([]float64, points)}}
-	for i := 0; i < n; i++ {
-		fd.X[i] = m.X.At(i, 0)*xsc + xm
-		fd.Y[i] = m.Y.At(i, 0)*ysc + ym
-	}
-	for i := 0; i < points; i++ {
-		fd.Grid.X[i] = grid.At(i, 0)*xsc + xm
-		fd.Grid.Mean[i] = last.Mean.At(i, 0)*ysc + ym
-		fd.Grid.SD[i] = math.Sqrt(last.Var.At(i, 0)) * ysc
-	}
-	return fd, nil
 }
 
 // round6 rounds v to 6 significant digits.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/plotkit"
 
 	"gonum.org/v1/plot/cmpimg"
 )
@@ -69,7 +69,7 @@ func TestMessageFigure(t *testing.T) {
 // model against the engine's message at a Gaussian input equal to layer
 // 0's message for one datum.
 func TestMessageFigureDeepLayer(t *testing.T) {
-	m := randomModel(rand.New(rand.NewPCG(4, 4)), 5, []int{1, 1, 1}, []string{"rbf", "rbf"}, 8)
+	m := engine.RandomModel(rand.New(rand.NewPCG(4, 4)), 5, []int{1, 1, 1}, []string{"rbf", "rbf"}, 8)
 	res, _, err := engine.Evaluate(m, engine.Options{OutputVariance: true})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestMessageFigureDeepLayer(t *testing.T) {
 // TestBadFigureRequests checks that bad requests get clear errors.
 func TestBadFigureRequests(t *testing.T) {
 	m := stepModel(6)
-	multi := randomModel(rand.New(rand.NewPCG(1, 1)), 4, []int{1, 2, 1}, []string{"rbf", "rbf"}, 4)
+	multi := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 4, []int{1, 2, 1}, []string{"rbf", "rbf"}, 4)
 	ok := []GaussianInput{{0, 0.1}}
 	for _, tc := range []struct {
 		name string
@@ -120,17 +120,9 @@ func TestBadFigureRequests(t *testing.T) {
 		{"presets multi-D", func() error { _, err := Presets(multi, 1); return err }, "needs 1 and 1"},
 		{"presets range", func() error { _, err := Presets(m, 3); return err }, "out of range"},
 		{"render format", func() error {
-			return RenderMessageFigure(new(bytes.Buffer), "gif", &FigureData{Inputs: make([]InputResponse, 1), GP: GPCurve{X: []float64{0, 1}}})
+			return RenderMessageFigure(new(bytes.Buffer), "gif", &FigureData{Inputs: make([]InputResponse, 1), GP: plotkit.Curve{X: []float64{0, 1}}})
 		}, "format"},
 		{"render nil", func() error { return RenderMessageFigure(new(bytes.Buffer), "png", nil) }, "needs"},
-		{"fit multi-D", func() error {
-			_, err := FitFigure(randomModel(rand.New(rand.NewPCG(1, 1)), 4, []int{2, 1}, []string{"rbf"}, 4), dataset.Normalizer{}, dataset.Normalizer{}, 0)
-			return err
-		}, "1-D"},
-		{"normalization columns", func() error {
-			_, err := FitFigure(stepModel(8), dataset.Normalizer{Mean: []float64{0, 0}, Scale: []float64{1, 1}}, dataset.Normalizer{Mean: []float64{0}, Scale: []float64{1}}, 0)
-			return err
-		}, "one column"},
 	} {
 		err := tc.run()
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "montecarlo: ") {
@@ -194,30 +186,6 @@ func TestPresets(t *testing.T) {
 	}
 }
 
-// TestNormalization checks that the fit figure undoes the normalisation.
-func TestNormalization(t *testing.T) {
-	m := stepModel(8)
-	raw, err := FitFigure(m, dataset.Normalizer{}, dataset.Normalizer{}, 50)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fit, err := FitFigure(m, dataset.Normalizer{Mean: []float64{10}, Scale: []float64{2}}, dataset.Normalizer{Mean: []float64{-1}, Scale: []float64{3}}, 50)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range raw.X {
-		if fit.X[i] != raw.X[i]*2+10 || fit.Y[i] != raw.Y[i]*3-1 {
-			t.Fatalf("datum %d: (%v, %v) from (%v, %v)", i, fit.X[i], fit.Y[i], raw.X[i], raw.Y[i])
-		}
-	}
-	for i := range raw.Grid.X {
-		// 1e-12: one multiply-add.
-		if math.Abs(fit.Grid.Mean[i]-(raw.Grid.Mean[i]*3-1)) > 1e-12 || math.Abs(fit.Grid.SD[i]-raw.Grid.SD[i]*3) > 1e-12 {
-			t.Fatalf("grid %d: mean %v sd %v from %v %v", i, fit.Grid.Mean[i], fit.Grid.SD[i], raw.Grid.Mean[i], raw.Grid.SD[i])
-		}
-	}
-}
-
 // checkGolden compares got with testdata/name, or rewrites it with -regen
 // (cmpimg's flag). PNGs are compared with cmpimg.EqualApprox's tolerance
 // 0.05, so that small rasterisation and rounding differences between
@@ -246,9 +214,8 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// TestRenderGolden renders the message figure of the step model and the
-// fit figure of 1- and 2-layer step models, and compares them with
-// golden PNGs. SVG and PDF are checked for their headers only, since
+// TestRenderGolden renders the message figure of the step model and
+// compares it with a golden PNG. SVG and PDF are checked for their headers only, since
 // they embed fonts and are compared byte for byte by cmpimg.
 func TestRenderGolden(t *testing.T) {
 	m := stepModel(12)
@@ -273,19 +240,4 @@ func TestRenderGolden(t *testing.T) {
 		}
 	}
 
-	two := randomModel(rand.New(rand.NewPCG(2, 2)), 40, []int{1, 1, 1}, []string{"rbf", "rbf"}, 8)
-	two.X, two.Y = m.X, m.Y
-	var fits []*FitData
-	for _, mm := range []*engine.Model{m, two} {
-		f, err := FitFigure(mm, dataset.Normalizer{}, dataset.Normalizer{}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fits = append(fits, f)
-	}
-	var buf bytes.Buffer
-	if err := RenderFit(&buf, "png", fits); err != nil {
-		t.Fatal(err)
-	}
-	checkGolden(t, "fit_golden.png", buf.Bytes())
 }

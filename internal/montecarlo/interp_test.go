@@ -1,6 +1,7 @@
 package montecarlo
 
 import (
+	"dgpviz/internal/engine"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -19,7 +20,7 @@ func TestHermiteMatchesExact(t *testing.T) {
 		{"step20", mustLayer(t, stepModel(20).Layers[0], 1e-6)},
 	}
 	for s := uint64(1); s <= 3; s++ {
-		m := randomModel(rand.New(rand.NewPCG(s, 9)), 10, []int{1, 1}, []string{"rbf"}, 15)
+		m := engine.RandomModel(rand.New(rand.NewPCG(s, 9)), 10, []int{1, 1}, []string{"rbf"}, 15)
 		cases = append(cases, struct {
 			name string
 			l    *Layer

@@ -65,7 +65,7 @@ func TestMomentsMatchMessages(t *testing.T) {
 		{[]int{2, 3, 1}, []string{"rbf", "linear"}},
 	} {
 		for seed := uint64(1); seed <= 4; seed++ {
-			m := randomModel(rand.New(rand.NewPCG(seed, 11)), n, tc.widths, tc.kernels, 10)
+			m := engine.RandomModel(rand.New(rand.NewPCG(seed, 11)), n, tc.widths, tc.kernels, 10)
 			res, _, err := engine.Evaluate(m, engine.Options{OutputVariance: true})
 			if err != nil {
 				t.Fatal(err)
@@ -115,7 +115,7 @@ func TestChainMoments(t *testing.T) {
 	z := &zScores{t: t}
 	const n = 6
 	for seed := uint64(1); seed <= 4; seed++ {
-		m := randomModel(rand.New(rand.NewPCG(seed, 13)), n, []int{1, 2, 1}, []string{"rbf", "rbf"}, 8)
+		m := engine.RandomModel(rand.New(rand.NewPCG(seed, 13)), n, []int{1, 2, 1}, []string{"rbf", "rbf"}, 8)
 		res, _, err := engine.Evaluate(m, engine.Options{OutputVariance: true})
 		if err != nil {
 			t.Fatal(err)
@@ -148,7 +148,7 @@ func TestChainMoments(t *testing.T) {
 // TestSampleChainShapes checks SampleChain's shapes and that its layer-0
 // samples agree with ChainMoments' mean for the same input.
 func TestSampleChainShapes(t *testing.T) {
-	m := randomModel(rand.New(rand.NewPCG(5, 5)), 3, []int{1, 2, 2, 1}, []string{"rbf", "rbf", "rbf"}, 6)
+	m := engine.RandomModel(rand.New(rand.NewPCG(5, 5)), 3, []int{1, 2, 2, 1}, []string{"rbf", "rbf", "rbf"}, 6)
 	got, err := SampleChain(m, []float64{0.2}, Options{Samples: 5000, Seed: 9})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestSampleChainShapes(t *testing.T) {
 // engine.LayerPosterior.FunctionAt (an independent implementation), and,
 // with the conditional and noise left out too, the mean itself.
 func TestPointMass(t *testing.T) {
-	m := randomModel(rand.New(rand.NewPCG(21, 1)), 4, []int{2, 2}, []string{"rbf"}, 7)
+	m := engine.RandomModel(rand.New(rand.NewPCG(21, 1)), 4, []int{2, 2}, []string{"rbf"}, 7)
 	el := m.Layers[0]
 	l := mustLayer(t, el, m.Jitter)
 	post, err := engine.NewLayerPosterior(el, m.Jitter)
@@ -330,7 +330,7 @@ func TestMatchesLiteralSampler(t *testing.T) {
 // TestReproducible checks that samples depend on the seed only, not on
 // the number of goroutines.
 func TestReproducible(t *testing.T) {
-	m := randomModel(rand.New(rand.NewPCG(8, 8)), 5, []int{1, 2, 1}, []string{"rbf", "rbf"}, 6)
+	m := engine.RandomModel(rand.New(rand.NewPCG(8, 8)), 5, []int{1, 2, 1}, []string{"rbf", "rbf"}, 6)
 	l := mustLayer(t, m.Layers[0], m.Jitter)
 	var prev *mat.Dense
 	for _, w := range []int{1, 2, 3, 7} {
@@ -409,7 +409,7 @@ func TestAccum(t *testing.T) {
 
 // TestBadSamplingRequests checks that bad requests get errors, not panics.
 func TestBadSamplingRequests(t *testing.T) {
-	m := randomModel(rand.New(rand.NewPCG(1, 1)), 4, []int{1, 2}, []string{"rbf"}, 4)
+	m := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 4, []int{1, 2}, []string{"rbf"}, 4)
 	l := mustLayer(t, m.Layers[0], m.Jitter)
 	bad := m.Clone()
 	bad.Layers[0].NoiseVariance = -1

@@ -25,7 +25,7 @@ func TestTermsMatchEngine(t *testing.T) {
 	} {
 		for seed := uint64(1); seed <= 3; seed++ {
 			name := fmt.Sprintf("%v/%v/seed%d", tc.widths, tc.kernels, seed)
-			m := randomModel(rand.New(rand.NewPCG(seed, 7)), 12, tc.widths, tc.kernels, 6)
+			m := engine.RandomModel(rand.New(rand.NewPCG(seed, 7)), 12, tc.widths, tc.kernels, 6)
 			res, _, err := engine.Evaluate(m, engine.Options{OutputVariance: true})
 			if err != nil {
 				t.Fatalf("%s: Evaluate: %v", name, err)
@@ -76,7 +76,7 @@ func TestTermsMatchEngine(t *testing.T) {
 // TestTermsCertainInput checks that a zero input variance is the same as
 // a certain input, with no propagation term.
 func TestTermsCertainInput(t *testing.T) {
-	m := randomModel(rand.New(rand.NewPCG(3, 3)), 5, []int{2, 2}, []string{"rbf"}, 5)
+	m := engine.RandomModel(rand.New(rand.NewPCG(3, 3)), 5, []int{2, 2}, []string{"rbf"}, 5)
 	l := mustLayer(t, m.Layers[0], m.Jitter)
 	a, err := l.Terms([]float64{0.3, -0.2}, nil)
 	if err != nil {

@@ -37,9 +37,9 @@ var commands = []struct {
 	{"architecture", (*session).cmdArchitecture},
 	{"dataset", (*session).cmdDataset},
 	{"speed", (*session).cmdSpeed},
-	{"mc", (*session).mcCommand},
-	{"mc_preset", (*session).mcCommand},
-	{"mc_off", (*session).mcCommand},
+	{"message_figure", (*session).figureCommand},
+	{"message_figure_preset", (*session).figureCommand},
+	{"message_figure_off", (*session).figureCommand},
 }
 
 // Ops returns the names of the commands, for documentation and errors.

@@ -18,7 +18,7 @@
 //     setups, frames built from the latest snapshot at most 60 times a
 //     second, message-figure messages, and pings;
 //   - while the message figure is open, its Monte Carlo worker
-//     (mcfigure.go, mcRun), which hands encoded messages to the writer
+//     (messagefigure.go, runFigure), which hands encoded messages to the writer
 //     through a mailbox of its own;
 //   - for robot data, the frame's analysis (geometry scores, test error)
 //     runs on a short-lived goroutine of the writer's at most 5 times a

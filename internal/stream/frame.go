@@ -14,7 +14,7 @@ import (
 // ProtocolVersion is the version of the websocket protocol in
 // docs/protocol.md. It is sent in every message as "v"; a client that sees
 // a different major version should not interpret the message.
-const ProtocolVersion = 1
+const ProtocolVersion = 2 // 2: the message figure's ops and message are "message_figure…" (were "mc…")
 
 // GridPoints is the number of points of every function grid in a frame.
 const GridPoints = 64

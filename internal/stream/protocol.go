@@ -20,28 +20,28 @@ const MaxCoordinate = 1000
 // command; the other fields are its arguments, absent when not used. ID, if
 // given, is echoed in the reply and in the "applied" field of later frames.
 type Command struct {
-	ID           int64     `json:"id"`
-	Op           string    `json:"op"`
-	N            *int      `json:"n,omitempty"`             // step
-	Seed         *uint64   `json:"seed,omitempty"`          // reset
-	Method       *string   `json:"method,omitempty"`        // optimizer
-	LearningRate *float64  `json:"learning_rate,omitempty"` // optimizer
-	Group        *string   `json:"group,omitempty"`         // freeze
-	Frozen       *bool     `json:"frozen,omitempty"`        // freeze
-	Layer        *int      `json:"layer,omitempty"`         // move, add, remove
-	Index        *int      `json:"index,omitempty"`         // move, remove; move_data, remove_data
-	Z            []float64 `json:"z,omitempty"`             // move, add
-	Mu           []float64 `json:"mu,omitempty"`            // move (pull), add
-	KeepU        *bool     `json:"keep_u,omitempty"`        // move: keep q(u) instead of projecting it
-	X            []float64 `json:"x,omitempty"`             // add_data, move_data
-	Y            []float64 `json:"y,omitempty"`             // add_data, move_data
-	Hidden       []int     `json:"hidden,omitempty"`        // architecture
-	Inducing     *int      `json:"inducing,omitempty"`      // architecture
-	Dataset      *string   `json:"dataset,omitempty"`       // dataset
-	Speed        *int      `json:"speed,omitempty"`         // speed
-	Inputs       []MCInput `json:"inputs,omitempty"`        // mc (mcfigure.go)
-	Samples      *int      `json:"samples,omitempty"`       // mc
-	Name         *string   `json:"name,omitempty"`          // mc_preset
+	ID           int64         `json:"id"`
+	Op           string        `json:"op"`
+	N            *int          `json:"n,omitempty"`             // step
+	Seed         *uint64       `json:"seed,omitempty"`          // reset
+	Method       *string       `json:"method,omitempty"`        // optimizer
+	LearningRate *float64      `json:"learning_rate,omitempty"` // optimizer
+	Group        *string       `json:"group,omitempty"`         // freeze
+	Frozen       *bool         `json:"frozen,omitempty"`        // freeze
+	Layer        *int          `json:"layer,omitempty"`         // move, add, remove
+	Index        *int          `json:"index,omitempty"`         // move, remove; move_data, remove_data
+	Z            []float64     `json:"z,omitempty"`             // move, add
+	Mu           []float64     `json:"mu,omitempty"`            // move (pull), add
+	KeepU        *bool         `json:"keep_u,omitempty"`        // move: keep q(u) instead of projecting it
+	X            []float64     `json:"x,omitempty"`             // add_data, move_data
+	Y            []float64     `json:"y,omitempty"`             // add_data, move_data
+	Hidden       []int         `json:"hidden,omitempty"`        // architecture
+	Inducing     *int          `json:"inducing,omitempty"`      // architecture
+	Dataset      *string       `json:"dataset,omitempty"`       // dataset
+	Speed        *int          `json:"speed,omitempty"`         // speed
+	Inputs       []FigureInput `json:"inputs,omitempty"`        // mc (messagefigure.go)
+	Samples      *int          `json:"samples,omitempty"`       // mc
+	Name         *string       `json:"name,omitempty"`          // mc_preset
 }
 
 // ParseCommand decodes one command. Its errors say what was wrong.
@@ -117,7 +117,7 @@ type reply struct {
 	Redo      *int   `json:"redo,omitempty"`
 	UndoLabel string `json:"undo_label,omitempty"`
 	RedoLabel string `json:"redo_label,omitempty"`
-	// FigureKey (hello) names the session in figure downloads (mcfigure.go).
+	// FigureKey (hello) names the session in figure downloads (messagefigure.go).
 	FigureKey string `json:"figure_key,omitempty"`
 	// InputColors (hello) are the message figure's input colours, so that
 	// the live panel and the downloads agree.
@@ -125,13 +125,26 @@ type reply struct {
 }
 
 // packagePrefix matches the package prefixes of this program's errors
-// ("stream: ", "engine: "…): useful in logs, noise in the page.
-var packagePrefix = regexp.MustCompile(`\b(stream|engine|montecarlo|dataset|latent|train|figure): `)
+// ("stream: ", "engine: "…), at the start or after another prefix: useful
+// in logs, noise in the page. forPeople removes them.
+var packagePrefix = regexp.MustCompile(`(^|: )(?:stream|engine|train|linalg|montecarlo|dataset|latent|faces): `)
+
+// forPeople returns an error text without the package prefixes (but with
+// words such as "message figure: " that say what failed).
+func forPeople(s string) string {
+	for { // "stream: engine: …": matches cannot overlap, so repeat
+		t := packagePrefix.ReplaceAllString(s, "$1")
+		if t == s {
+			return s
+		}
+		s = t
+	}
+}
 
 func (r reply) bytes() []byte {
 	r.V = ProtocolVersion
 	// Error texts are for people: the page shows them as they are.
-	r.Error = packagePrefix.ReplaceAllString(r.Error, "")
+	r.Error = forPeople(r.Error)
 	b, err := json.Marshal(r)
 	if err != nil { // cannot happen: every field marshals
 		b = fmt.Appendf(nil, `{"v":%d,"type":"error","error":"stream: encoding reply"}`, ProtocolVersion)

@@ -193,8 +193,8 @@ func (ss *session) writer(conn *websocket.Conn) {
 				conn.Close()
 				return
 			}
-		case <-ss.mc.out.notify: // message figure (mcfigure.go), latest wins
-			if b, ok := ss.mc.out.take(); ok {
+		case <-ss.figure.out.notify: // message figure (messagefigure.go), latest wins
+			if b, ok := ss.figure.out.take(); ok {
 				if !write(outMsg{binary: true, data: b}) {
 					conn.Close()
 					return

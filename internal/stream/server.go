@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"dgpviz/internal/engine"
-	"dgpviz/internal/montecarlo"
+	"dgpviz/internal/plotkit"
 
 	"github.com/gorilla/websocket"
 )
@@ -174,7 +174,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel,
-		cmds: make(chan Command, cmdQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), mc: newMCState(),
+		cmds: make(chan Command, cmdQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(),
 	}
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
@@ -210,8 +210,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = cfg.Validate(s.limits, s.cat)
 	}
 	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames()}
-	hello.FigureKey = ss.mc.key // downloads of this session's figures (mcfigure.go)
-	hello.InputColors = montecarlo.InputColorsHex()
+	hello.FigureKey = ss.figure.key // downloads of this session's figures (messagefigure.go)
+	hello.InputColors = plotkit.PaletteHex()
 	if err != nil {
 		ss.send(outMsg{data: hello.bytes()})
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})

@@ -52,7 +52,7 @@ type session struct {
 	cmds       chan Command        // reader → optimizer
 	out        chan outMsg         // → writer (replies, setups); bounded
 	frames     *mailbox[*snapshot] // optimizer → writer, latest wins (mailbox.go)
-	mc         *mcState            // message figure (mcfigure.go)
+	figure     *figureState        // message figure (messagefigure.go)
 	readerDone chan struct{}
 	closeMu    sync.Mutex
 	closeCode  int

@@ -5,7 +5,7 @@
 // the ring handle or turn the wheel). Left: for each input, the true
 // response density (Monte Carlo, black) and the Gaussian message (in the
 // input's colour), with the two penalty terms and W₁ beneath. The server
-// computes it (op "mc", message type "mc", docs/protocol.md) in its own
+// computes it (op "message_figure", message type "message_figure", docs/protocol.md) in its own
 // goroutine; this panel only draws and sends commands.
 import { register, layerUnits } from "./registry.js";
 import { Plot, C, fmt } from "../plot.js";
@@ -22,8 +22,8 @@ const rgba = (hex, a) => {
 };
 
 register("messages", (el, app) => {
-  let fig = null; // the latest "mc" message: this panel's own state
-  app.on("mc", (m) => { fig = m; });
+  let fig = null; // the latest "message_figure" message: this panel's own state
+  app.on("message_figure", (m) => { fig = m; });
   const color = (k) => { const c = app.state.inputColors || ["#1f77b4"]; return c[k % c.length]; };
   const canvas = el.querySelector("canvas");
   const plot = new Plot(canvas, { l: 10, r: 10, t: 10, b: 10 });
@@ -51,14 +51,14 @@ register("messages", (el, app) => {
     sendQueued = false;
     if (!pending || !open || !inputs) return;
     pending = false;
-    lastSentId = app.send({ op: "mc", layer, inputs: inputs.map((g) => ({ mean: g.mean, var: g.var })), samples: Number(samplesSel.value) });
+    lastSentId = app.send({ op: "message_figure", layer, inputs: inputs.map((g) => ({ mean: g.mean, var: g.var })), samples: Number(samplesSel.value) });
   }
   function scheduleSend() {
     pending = true;
     if (!sendQueued) { sendQueued = true; requestAnimationFrame(sendInputs); }
   }
   function start() {
-    const cmd = { op: "mc", layer, samples: Number(samplesSel.value) };
+    const cmd = { op: "message_figure", layer, samples: Number(samplesSel.value) };
     if (inputs) cmd.inputs = inputs.map((g) => ({ mean: g.mean, var: g.var }));
     lastSentId = app.send(cmd);
   }
@@ -68,14 +68,14 @@ register("messages", (el, app) => {
     toggle.setAttribute("aria-pressed", String(v));
     body.hidden = !v;
     for (const b of el.querySelectorAll("button:not([data-testid=mc-toggle]), select")) b.disabled = !v;
-    if (v) { session = app.state.session; start(); } else app.send({ op: "mc_off" });
+    if (v) { session = app.state.session; start(); } else app.send({ op: "message_figure_off" });
     app.redraw();
   }
   toggle.addEventListener("click", () => setOpen(!open));
   layerSel.addEventListener("change", () => { layer = Number(layerSel.value); inputs = null; fig = null; start(); });
   samplesSel.addEventListener("change", () => start());
   for (const b of el.querySelectorAll("[data-preset]")) {
-    b.addEventListener("click", () => { lastSentId = app.send({ op: "mc_preset", layer, name: b.dataset.preset, samples: Number(samplesSel.value) }); inputs = null; });
+    b.addEventListener("click", () => { lastSentId = app.send({ op: "message_figure_preset", layer, name: b.dataset.preset, samples: Number(samplesSel.value) }); inputs = null; });
   }
   el.querySelector("[data-testid=mc-add]").addEventListener("click", () => {
     if (!inputs || inputs.length >= MAX_INPUTS) return;

@@ -13,7 +13,7 @@ import (
 func (c *client) mcAfter(id int64) Decoded {
 	c.t.Helper()
 	return c.until("mc message", 10*time.Second, func(m msg) bool {
-		if m.frame == nil || m.typ() != "mc" {
+		if m.frame == nil || m.typ() != "message_figure" {
 			return false
 		}
 		a, _ := m.frame["applied"].(float64)
@@ -39,7 +39,7 @@ func TestMCMatchesMessageFigure(t *testing.T) {
 	key := helloKey(t, c)
 	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 5})) // steps run after the ack
 	ins := []map[string]any{{"mean": -0.8, "var": 0.01}, {"mean": 0.1, "var": 0.04}, {"mean": 2.5, "var": 0.01}, {"mean": 0.0, "var": 0.5}}
-	id := c.ack(map[string]any{"op": "mc", "layer": 1, "inputs": ins, "samples": 5000})
+	id := c.ack(map[string]any{"op": "message_figure", "layer": 1, "inputs": ins, "samples": 5000})
 	got := c.mcAfter(id)
 	if got["error"] != nil {
 		t.Fatalf("mc error: %v", got["error"])
@@ -124,7 +124,7 @@ func TestMCPresetsAndLive(t *testing.T) {
 	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 20}))
 	comp := map[string]float64{}
 	for _, name := range montecarlo.PresetNames() {
-		id := c.ack(map[string]any{"op": "mc_preset", "layer": 0, "name": name, "samples": 2000})
+		id := c.ack(map[string]any{"op": "message_figure_preset", "layer": 0, "name": name, "samples": 2000})
 		m := c.mcAfter(id)
 		if m["preset"] != name || len(get(m, "inputs").([]any)) != 4 {
 			t.Fatalf("preset %q: got preset %v with %v", name, m["preset"], get(m, "inputs"))
@@ -136,11 +136,11 @@ func TestMCPresetsAndLive(t *testing.T) {
 	if !(comp[montecarlo.PresetFar] > comp[montecarlo.PresetWell]) {
 		t.Errorf("compression: far %v, well represented %v", comp[montecarlo.PresetFar], comp[montecarlo.PresetWell])
 	}
-	// "mc" without inputs keeps the preset's; the figure follows the model.
+	// "message_figure" without inputs keeps the preset's; the figure follows the model.
 	c.ack(map[string]any{"op": "play"})
 	it0 := -1.0
 	c.until("mc messages of new iterations", 10*time.Second, func(m msg) bool {
-		if m.typ() != "mc" {
+		if m.typ() != "message_figure" {
 			return false
 		}
 		it := num64(m.frame["iter"])
@@ -150,7 +150,7 @@ func TestMCPresetsAndLive(t *testing.T) {
 		return it > it0
 	})
 	c.ack(map[string]any{"op": "pause"})
-	c.ack(map[string]any{"op": "mc_off"})
+	c.ack(map[string]any{"op": "message_figure_off"})
 	// After mc_off (and whatever was in flight), no more mc messages.
 	time.Sleep(200 * time.Millisecond)
 	c.ack(map[string]any{"op": "step"})
@@ -160,15 +160,15 @@ func TestMCPresetsAndLive(t *testing.T) {
 		if err != nil {
 			break
 		}
-		if m.typ() == "mc" {
+		if m.typ() == "message_figure" {
 			t.Fatalf("mc message after mc_off: seq %v", m.frame["seq"])
 		}
 	}
 }
 
-// TestBadMCCommands: every bad mc command gets an error naming the field;
+// TestBadFigureCommands: every bad message_figure command gets an error naming the field;
 // the session survives.
-func TestBadMCCommands(t *testing.T) {
+func TestBadFigureCommands(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, paused)
 	helloKey(t, c)
@@ -180,20 +180,20 @@ func TestBadMCCommands(t *testing.T) {
 		cmd  map[string]any
 		want string
 	}{
-		{map[string]any{"op": "mc", "layer": 7}, "there is no layer 8"},
-		{map[string]any{"op": "mc", "layer": -1}, "there is no layer 0"},
-		{map[string]any{"op": "mc", "layer": 0, "inputs": []any{}}, "inputs has 0 entries"},
-		{map[string]any{"op": "mc", "layer": 0, "inputs": nine}, "inputs has 9 entries, want 1…8"},
-		{map[string]any{"op": "mc", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 0}}}, "inputs[0].var = 0"},
-		{map[string]any{"op": "mc", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 1}, {"mean": 0, "var": -2}}}, "inputs[1].var = -2"},
-		{map[string]any{"op": "mc", "layer": 0, "inputs": []map[string]any{{"mean": 1e9, "var": 1}}}, "inputs[0].mean"},
-		{map[string]any{"op": "mc", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 1e9}}}, "inputs[0].var"},
-		{map[string]any{"op": "mc", "layer": 0, "samples": 10}, "samples = 10 out of range"},
-		{map[string]any{"op": "mc", "layer": 0, "samples": 1 << 30}, "samples"},
-		{map[string]any{"op": "mc", "layer": 0, "name": "x"}, "use mc_preset"},
-		{map[string]any{"op": "mc_preset", "layer": 0}, "missing \"name\""},
-		{map[string]any{"op": "mc_preset", "layer": 0, "name": "everything"}, "unknown name"},
-		{map[string]any{"op": "mc_preset", "layer": 5, "name": montecarlo.PresetFar}, "there is no layer 6"},
+		{map[string]any{"op": "message_figure", "layer": 7}, "there is no layer 8"},
+		{map[string]any{"op": "message_figure", "layer": -1}, "there is no layer 0"},
+		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []any{}}, "inputs has 0 entries"},
+		{map[string]any{"op": "message_figure", "layer": 0, "inputs": nine}, "inputs has 9 entries, want 1…8"},
+		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 0}}}, "inputs[0].var = 0"},
+		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 1}, {"mean": 0, "var": -2}}}, "inputs[1].var = -2"},
+		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 1e9, "var": 1}}}, "inputs[0].mean"},
+		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 1e9}}}, "inputs[0].var"},
+		{map[string]any{"op": "message_figure", "layer": 0, "samples": 10}, "samples = 10 out of range"},
+		{map[string]any{"op": "message_figure", "layer": 0, "samples": 1 << 30}, "samples"},
+		{map[string]any{"op": "message_figure", "layer": 0, "name": "x"}, "use message_figure_preset"},
+		{map[string]any{"op": "message_figure_preset", "layer": 0}, "missing \"name\""},
+		{map[string]any{"op": "message_figure_preset", "layer": 0, "name": "everything"}, "unknown name"},
+		{map[string]any{"op": "message_figure_preset", "layer": 5, "name": montecarlo.PresetFar}, "there is no layer 6"},
 	}
 	for _, tc := range cases {
 		id := c.send(tc.cmd)
@@ -202,16 +202,16 @@ func TestBadMCCommands(t *testing.T) {
 			t.Errorf("%v: want error, got %v", tc.cmd, r)
 			continue
 		}
-		if s, _ := r["error"].(string); !strings.Contains(s, tc.want) || strings.Contains(s, "stream: ") || strings.HasPrefix(s, "mc") {
+		if s, _ := r["error"].(string); !strings.Contains(s, tc.want) || strings.Contains(s, "stream: ") || strings.HasPrefix(s, "message_figure") {
 			t.Errorf("%v: error %q does not contain %q", tc.cmd, s, tc.want)
 		}
 	}
 	// Raw hostile forms.
 	for _, raw := range []string{
-		`{"op":"mc","layer":0,"inputs":[{"mean":"a","var":1}]}`,
-		`{"op":"mc","layer":0,"inputs":[{"mean":0,"var":1,"sd":2}]}`,
-		`{"op":"mc","layer":0,"inputs":{"mean":0}}`,
-		`{"op":"mc","layer":0,"inputs":[{"mean":1e400,"var":1}]}`,
+		`{"op":"message_figure","layer":0,"inputs":[{"mean":"a","var":1}]}`,
+		`{"op":"message_figure","layer":0,"inputs":[{"mean":0,"var":1,"sd":2}]}`,
+		`{"op":"message_figure","layer":0,"inputs":{"mean":0}}`,
+		`{"op":"message_figure","layer":0,"inputs":[{"mean":1e400,"var":1}]}`,
 	} {
 		if err := c.c.WriteMessage(1, []byte(raw)); err != nil {
 			t.Fatal(err)
@@ -223,13 +223,13 @@ func TestBadMCCommands(t *testing.T) {
 	}
 	// A 2-D layer is refused with the reason.
 	c.ack(map[string]any{"op": "architecture", "hidden": []int{2}})
-	r := c.reply(c.send(map[string]any{"op": "mc", "layer": 0}))
+	r := c.reply(c.send(map[string]any{"op": "message_figure", "layer": 0}))
 	if s, _ := r["error"].(string); !strings.Contains(s, "output dimension 2") {
 		t.Errorf("2-D layer: %v", r)
 	}
 	c.ack(map[string]any{"op": "architecture", "hidden": []int{1}})
 	// The session is alive and the figure works.
-	id := c.ack(map[string]any{"op": "mc", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 0.1}}, "samples": 1000})
+	id := c.ack(map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 0.1}}, "samples": 1000})
 	if m := c.mcAfter(id); m["error"] != nil || len(get(m, "inputs").([]any)) != 1 {
 		t.Fatalf("mc after errors: %v", m)
 	}
@@ -241,12 +241,12 @@ func TestMCLayerGoneReportsError(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, paused)
 	helloKey(t, c)
-	id := c.ack(map[string]any{"op": "mc", "layer": 2, "samples": 1000})
+	id := c.ack(map[string]any{"op": "message_figure", "layer": 2, "samples": 1000})
 	if m := c.mcAfter(id); m["error"] != nil {
 		t.Fatalf("mc: %v", m["error"])
 	}
 	c.ack(map[string]any{"op": "architecture", "hidden": []int{1}})
-	m := c.until("mc error", 10*time.Second, func(m msg) bool { return m.typ() == "mc" && m.frame["error"] != nil })
+	m := c.until("mc error", 10*time.Second, func(m msg) bool { return m.typ() == "message_figure" && m.frame["error"] != nil })
 	if s, _ := m.frame["error"].(string); !strings.Contains(s, "there is no layer 3") || strings.Contains(s, "stream: ") {
 		t.Fatalf("error %q", s)
 	}
@@ -264,10 +264,10 @@ func BenchmarkMCMessage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := &mcRequest{layer: 1, inputs: ps[montecarlo.PresetPaper], samples: MCDefaultSamples}
+	req := &figureRequest{layer: 1, inputs: ps[montecarlo.PresetPaper], samples: FigureDefaultSamples}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := mcMessage(fs.Model, nil, 0, req, 1); err != nil {
+		if _, err := figureMessage(fs.Model, nil, 0, req, 1); err != nil {
 			b.Fatal(err)
 		}
 	}

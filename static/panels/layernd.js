@@ -1,10 +1,11 @@
-// Latent panel for a layer that is not 1-D → 1-D: the outgoing message
+// Layer panel for a layer that is not 1-D → 1-D ("layernd"; "latent" names only
+// the robot latent-space analysis): the outgoing message
 // means as a scatter coloured by datum order (time), ±2 sd as ellipses,
 // with the inducing outputs as diamonds; choose the dimensions shown.
 import { register, dimSelect, layerUnits } from "./registry.js";
 import { Plot, C, StickyRange, colormap, legend, fmt } from "../plot.js";
 
-register("latent", (el, app) => {
+register("layernd", (el, app) => {
   const li = Number(el.dataset.layer);
   const plot = new Plot(el.querySelector("canvas"));
   const tools = el.querySelector(".panel-tools");

@@ -17,32 +17,32 @@ import (
 // The live message figure (issue 5): a per-session Monte Carlo worker
 // that recomputes montecarlo.MessageFigure for one layer and a few
 // Gaussian inputs whenever the model or the inputs change, at most
-// MCRate times a second, and hands the result to the connection's writer
+// FigureRate times a second, and hands the result to the connection's writer
 // through a latest-wins mailbox, like frames. It runs in its own
-// goroutine, started by the first "mc" command and idle after "mc_off",
+// goroutine, started by the first "message_figure" command and idle after "message_figure_off",
 // so it never slows the optimizer beyond the model copy publish already
 // makes. See docs/protocol.md, "Message figure".
 
 // Limits of the mc commands.
 const (
-	MCMaxInputs      = 8      // Gaussian inputs of one figure
-	MCMinSamples     = 100    // samples per input
-	MCMaxSamples     = 100000 // samples per input
-	MCDefaultSamples = 20000
-	MCMaxVariance    = 1e4 // largest input variance (normalised units²)
-	MCRate           = 20  // at most this many mc messages per second
-	mcSeed           = 1   // fixed: the Monte Carlo noise does not flicker between updates
+	FigureMaxInputs      = 8      // Gaussian inputs of one figure
+	FigureMinSamples     = 100    // samples per input
+	FigureMaxSamples     = 100000 // samples per input
+	FigureDefaultSamples = 20000
+	FigureMaxVariance    = 1e4 // largest input variance (normalised units²)
+	FigureRate           = 20  // at most this many mc messages per second
+	mcSeed               = 1   // fixed: the Monte Carlo noise does not flicker between updates
 )
 
-// MCInput is one Gaussian input N(mean, var) of the message figure, in the
+// FigureInput is one Gaussian input N(mean, var) of the message figure, in the
 // layer's input units (normalised for layer 0).
-type MCInput struct {
+type FigureInput struct {
 	Mean float64 `json:"mean"`
 	Var  float64 `json:"var"`
 }
 
-// mcRequest is what the worker computes.
-type mcRequest struct {
+// figureRequest is what the worker computes.
+type figureRequest struct {
 	layer   int
 	inputs  []montecarlo.GaussianInput
 	samples int
@@ -50,10 +50,10 @@ type mcRequest struct {
 	applied int64  // id of the mc command that set this request
 }
 
-// mcState is a session's message-figure state, shared by the optimizer
+// figureState is a session's message-figure state, shared by the optimizer
 // goroutine (commands, published models), the mc worker and HTTP
 // downloads; mu guards every field but key and out.
-type mcState struct {
+type figureState struct {
 	key string           // unguessable session key for downloads (hello's "figure_key")
 	out *mailbox[[]byte] // encoded mc messages → the writer
 
@@ -62,19 +62,19 @@ type mcState struct {
 	data     *data
 	iter     int
 	modelSeq uint64
-	req      *mcRequest // nil: off
+	req      *figureRequest // nil: off
 	reqSeq   uint64
 	started  bool
 	notify   chan struct{} // capacity 1: something changed
 }
 
-func newMCState() *mcState {
+func newFigureState() *figureState {
 	var b [16]byte
 	rand.Read(b[:])
-	return &mcState{key: hex.EncodeToString(b[:]), out: newMailbox[[]byte](), notify: make(chan struct{}, 1)}
+	return &figureState{key: hex.EncodeToString(b[:]), out: newMailbox[[]byte](), notify: make(chan struct{}, 1)}
 }
 
-func (st *mcState) poke() {
+func (st *figureState) poke() {
 	select {
 	case st.notify <- struct{}{}:
 	default:
@@ -84,7 +84,7 @@ func (st *mcState) poke() {
 // mcPublished records a newly published model for the worker and for
 // downloads. Called by publish on the optimizer goroutine.
 func (s *session) mcPublished(snap *snapshot) {
-	st := s.mc
+	st := s.figure
 	if st == nil {
 		return
 	}
@@ -98,10 +98,10 @@ func (s *session) mcPublished(snap *snapshot) {
 	}
 }
 
-// mcCommand applies mc, mc_preset and mc_off on the optimizer goroutine.
-func (s *session) mcCommand(c Command) (string, error) {
-	st := s.mc
-	if c.Op == "mc_off" {
+// figureCommand applies mc, mc_preset and mc_off on the optimizer goroutine.
+func (s *session) figureCommand(c Command) (string, error) {
+	st := s.figure
+	if c.Op == "message_figure_off" {
 		st.mu.Lock()
 		st.req = nil
 		st.reqSeq++
@@ -112,7 +112,7 @@ func (s *session) mcCommand(c Command) (string, error) {
 	st.mu.Lock()
 	cur := st.req
 	st.mu.Unlock()
-	req := &mcRequest{samples: MCDefaultSamples, applied: c.ID}
+	req := &figureRequest{samples: FigureDefaultSamples, applied: c.ID}
 	if cur != nil {
 		req.layer, req.samples = cur.layer, cur.samples
 	} else {
@@ -122,8 +122,8 @@ func (s *session) mcCommand(c Command) (string, error) {
 		req.layer = *c.Layer
 	}
 	if c.Samples != nil {
-		if *c.Samples < MCMinSamples || *c.Samples > MCMaxSamples {
-			return "", errorf("message figure: samples = %d out of range %d…%d", *c.Samples, MCMinSamples, MCMaxSamples)
+		if *c.Samples < FigureMinSamples || *c.Samples > FigureMaxSamples {
+			return "", errorf("message figure: samples = %d out of range %d…%d", *c.Samples, FigureMinSamples, FigureMaxSamples)
 		}
 		req.samples = *c.Samples
 	}
@@ -131,13 +131,13 @@ func (s *session) mcCommand(c Command) (string, error) {
 		return "", err
 	}
 	switch c.Op {
-	case "mc":
+	case "message_figure":
 		if c.Name != nil {
-			return "", errorf("message figure: unexpected \"name\" (use mc_preset)")
+			return "", errorf("message figure: unexpected \"name\" (use message_figure_preset)")
 		}
 		switch {
 		case c.Inputs != nil:
-			ins, err := checkMCInputs(c.Inputs)
+			ins, err := checkFigureInputs(c.Inputs)
 			if err != nil {
 				return "", err
 			}
@@ -151,9 +151,9 @@ func (s *session) mcCommand(c Command) (string, error) {
 			}
 			req.inputs, req.preset = ins, montecarlo.PresetPaper
 		}
-	case "mc_preset":
+	case "message_figure_preset":
 		if c.Inputs != nil {
-			return "", errorf("message figure preset: unexpected \"inputs\" (use mc)")
+			return "", errorf("message figure preset: unexpected \"inputs\" (use message_figure)")
 		}
 		if c.Name == nil {
 			return "", errorf("message figure preset: missing \"name\" (one of %q)", montecarlo.PresetNames())
@@ -174,7 +174,7 @@ func (s *session) mcCommand(c Command) (string, error) {
 	st.started = true
 	st.mu.Unlock()
 	if start {
-		go s.mcRun()
+		go s.runFigure()
 	}
 	st.poke()
 	what := fmt.Sprintf("%d inputs", len(req.inputs))
@@ -212,25 +212,25 @@ func checkFigureLayer(op string, m *engine.Model, layer int) error {
 // the figure's limits (count, mean range, variance): the live panel's
 // commands and the downloads' URLs alike.
 func CheckFigureInputs(in []montecarlo.GaussianInput) error {
-	mc := make([]MCInput, len(in))
+	mc := make([]FigureInput, len(in))
 	for i, g := range in {
-		mc[i] = MCInput{Mean: g.Mean, Var: g.Var}
+		mc[i] = FigureInput{Mean: g.Mean, Var: g.Var}
 	}
-	_, err := checkMCInputs(mc)
+	_, err := checkFigureInputs(mc)
 	return err
 }
 
-func checkMCInputs(in []MCInput) ([]montecarlo.GaussianInput, error) {
-	if len(in) < 1 || len(in) > MCMaxInputs {
-		return nil, errorf("message figure: inputs has %d entries, want 1…%d", len(in), MCMaxInputs)
+func checkFigureInputs(in []FigureInput) ([]montecarlo.GaussianInput, error) {
+	if len(in) < 1 || len(in) > FigureMaxInputs {
+		return nil, errorf("message figure: inputs has %d entries, want 1…%d", len(in), FigureMaxInputs)
 	}
 	out := make([]montecarlo.GaussianInput, len(in))
 	for i, g := range in {
 		if math.IsNaN(g.Mean) || math.Abs(g.Mean) > MaxCoordinate {
 			return nil, errorf("message figure: inputs[%d].mean = %v out of range [-%d, %d]", i, g.Mean, MaxCoordinate, MaxCoordinate)
 		}
-		if !(g.Var > 0) || g.Var > MCMaxVariance {
-			return nil, errorf("message figure: inputs[%d].var = %v must be > 0 and ≤ %g", i, g.Var, MCMaxVariance)
+		if !(g.Var > 0) || g.Var > FigureMaxVariance {
+			return nil, errorf("message figure: inputs[%d].var = %v must be > 0 and ≤ %g", i, g.Var, FigureMaxVariance)
 		}
 		out[i] = montecarlo.GaussianInput{Mean: g.Mean, Var: g.Var}
 	}
@@ -245,10 +245,10 @@ func presetInputs(m *engine.Model, layer int, name string) ([]montecarlo.Gaussia
 	return slices.Clone(ps[name]), nil
 }
 
-// mcRun is the session's Monte Carlo worker.
-func (s *session) mcRun() {
-	defer s.recoverPanic("mc")
-	st := s.mc
+// runFigure is the session's Monte Carlo worker.
+func (s *session) runFigure() {
+	defer s.recoverPanic("message_figure")
+	st := s.figure
 	var (
 		last         time.Time
 		doneM, doneR uint64
@@ -257,7 +257,7 @@ func (s *session) mcRun() {
 		timer        *time.Timer
 		lastErr      string // the error last reported, and for which request
 		lastErrReq   uint64
-		interval     = time.Second / MCRate
+		interval     = time.Second / FigureRate
 	)
 	for {
 		select {
@@ -286,17 +286,17 @@ func (s *session) mcRun() {
 		last = time.Now()
 		doneM, doneR, haveDone = mseq, rseq, true
 		seq++
-		b, err := mcMessage(model, d, iter, req, seq)
+		b, err := figureMessage(model, d, iter, req, seq)
 		// Expensive figures (100,000 samples, slow machines) are spaced
 		// out so that the worker uses at most a third of the wall time.
-		interval = max(time.Second/MCRate, 3*time.Since(last))
+		interval = max(time.Second/FigureRate, 3*time.Since(last))
 		if err != nil {
 			// Report a failure once per request, not at every model update.
 			if err.Error() == lastErr && rseq == lastErrReq {
 				continue
 			}
 			lastErr, lastErrReq = err.Error(), rseq
-			b = mcErrorMessage(d, iter, req, seq, err)
+			b = encodeFigureError(d, iter, req, seq, err)
 		} else {
 			lastErr = ""
 		}
@@ -304,8 +304,8 @@ func (s *session) mcRun() {
 	}
 }
 
-// mcHeader is the binary "mc" message (docs/protocol.md).
-type mcHeader struct {
+// figureHeader is the binary "message_figure" message (docs/protocol.md).
+type figureHeader struct {
 	V        int           `json:"v"`
 	Type     string        `json:"type"`
 	Seq      uint64        `json:"seq"`
@@ -325,7 +325,7 @@ type mcHeader struct {
 	Sections []section     `json:"sections"`
 }
 
-func (h *mcHeader) setSections(s []section) { h.Sections = s }
+func (h *figureHeader) setSections(s []section) { h.Sections = s }
 
 type mcGP struct {
 	G    int `json:"g"`
@@ -368,8 +368,8 @@ type mcDens struct {
 	P Ref `json:"p"`
 }
 
-func (r *mcRequest) header(d *data, iter int, seq uint64) *mcHeader {
-	h := &mcHeader{V: ProtocolVersion, Type: "mc", Seq: seq, Applied: r.applied, Iter: iter,
+func (r *figureRequest) header(d *data, iter int, seq uint64) *figureHeader {
+	h := &figureHeader{V: ProtocolVersion, Type: "message_figure", Seq: seq, Applied: r.applied, Iter: iter,
 		Layer: r.layer, Samples: r.samples, Seed: mcSeed, Preset: r.preset, Inputs: []mcInputResp{}}
 	if d != nil {
 		h.DataID = d.id
@@ -377,10 +377,10 @@ func (r *mcRequest) header(d *data, iter int, seq uint64) *mcHeader {
 	return h
 }
 
-// mcMessage computes the figure for req on model and encodes it.
-func mcMessage(model *engine.Model, d *data, iter int, req *mcRequest, seq uint64) ([]byte, error) {
+// figureMessage computes the figure for req on model and encodes it.
+func figureMessage(model *engine.Model, d *data, iter int, req *figureRequest, seq uint64) ([]byte, error) {
 	t0 := time.Now()
-	if err := checkFigureLayer("mc", model, req.layer); err != nil {
+	if err := checkFigureLayer("message_figure", model, req.layer); err != nil {
 		return nil, err
 	}
 	fd, err := montecarlo.MessageFigure(model, req.layer, req.inputs, req.samples, mcSeed)
@@ -395,7 +395,7 @@ func mcMessage(model *engine.Model, d *data, iter int, req *mcRequest, seq uint6
 }
 
 // encodeFigure fills h's figure fields from fd.
-func encodeFigure(e *encoder, h *mcHeader, fd *montecarlo.FigureData) {
+func encodeFigure(e *encoder, h *figureHeader, fd *montecarlo.FigureData) {
 	h.Noise = num(fd.NoiseVariance)
 	h.GP = &mcGP{G: len(fd.GP.X), X: e.arr(fd.GP.X), Mean: e.arr(fd.GP.Mean), SD: e.arr(fd.GP.SD)}
 	z, mean, sd := make([]float64, len(fd.Inducing)), make([]float64, len(fd.Inducing)), make([]float64, len(fd.Inducing))
@@ -415,9 +415,9 @@ func encodeFigure(e *encoder, h *mcHeader, fd *montecarlo.FigureData) {
 	}
 }
 
-func mcErrorMessage(d *data, iter int, req *mcRequest, seq uint64, err error) []byte {
+func encodeFigureError(d *data, iter int, req *figureRequest, seq uint64, err error) []byte {
 	h := req.header(d, iter, seq)
-	h.Error = packagePrefix.ReplaceAllString(err.Error(), "") // shown in the page
+	h.Error = forPeople(err.Error()) // shown in the page
 	var e encoder
 	b, ferr := e.finish(h)
 	if ferr != nil { // cannot happen: the header has no arrays
@@ -451,10 +451,10 @@ func (s *Server) FigureSession(key string) (fs *FigureSession, ok bool) {
 		return nil, false
 	}
 	s.mu.Lock()
-	var st *mcState
+	var st *figureState
 	for ss := range s.sessions {
-		if ss.mc != nil && ss.mc.key == key {
-			st = ss.mc
+		if ss.figure != nil && ss.figure.key == key {
+			st = ss.figure
 			break
 		}
 	}

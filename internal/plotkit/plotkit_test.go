@@ -1,0 +1,80 @@
+package plotkit
+
+import (
+	"bytes"
+	"image/png"
+	"testing"
+
+	"gonum.org/v1/plot/vg"
+)
+
+// TestNewCanvasSlideResolution: a PNG is at least SlidePixels wide however
+// small the figure, every format writes its own header, unknown formats are
+// refused.
+func TestNewCanvasSlideResolution(t *testing.T) {
+	for _, w := range []vg.Length{2 * vg.Inch, 16 * vg.Centimeter, 30 * vg.Inch} {
+		c, err := NewCanvas("png", w, 2*vg.Inch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, err := c.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := img.Bounds().Dx(); got < SlidePixels {
+			t.Errorf("width %v: %d pixels, want ≥ %d", w, got, SlidePixels)
+		}
+	}
+	for format, prefix := range map[string]string{"svg": "<?xml", "pdf": "%PDF"} {
+		c, err := NewCanvas(format, vg.Inch, vg.Inch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		c.WriteTo(&buf)
+		if !bytes.HasPrefix(buf.Bytes(), []byte(prefix)) {
+			t.Errorf("%s starts %q", format, buf.Bytes()[:min(8, buf.Len())])
+		}
+	}
+	if _, err := NewCanvas("gif", vg.Inch, vg.Inch); err == nil {
+		t.Error("gif accepted")
+	}
+}
+
+// TestPad: 5 % either side; an empty range gets a width of its own.
+func TestPad(t *testing.T) {
+	for _, tc := range []struct{ lo, hi, wlo, whi float64 }{
+		{0, 10, -0.5, 10.5},
+		{3, 3, 1.5, 4.5},  // width |3| = 3
+		{0, 0, -0.5, 0.5}, // width at least 1
+	} {
+		if got := Pad(tc.lo, tc.hi); got != [2]float64{tc.wlo, tc.whi} {
+			t.Errorf("Pad(%v, %v) = %v, want [%v %v]", tc.lo, tc.hi, got, tc.wlo, tc.whi)
+		}
+	}
+}
+
+// TestMeanBand: the band runs along mean + 2 sd and back along mean − 2 sd.
+func TestMeanBand(t *testing.T) {
+	poly, line, err := MeanBand(Curve{X: []float64{0, 1}, Mean: []float64{1, 2}, SD: []float64{0.5, 1}}, Palette[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := poly.XYs[0]
+	want := []float64{2, 4, 0, 0} // y: 1+1, 2+2, 2−2, 1−1
+	for i, y := range want {
+		if ring[i].Y != y {
+			t.Errorf("band point %d: y = %v, want %v", i, ring[i].Y, y)
+		}
+	}
+	if line.XYs[1].Y != 2 {
+		t.Errorf("mean line %v", line.XYs)
+	}
+	if len(PaletteHex()) != len(Palette) || PaletteHex()[0] != "#1f77b4" {
+		t.Errorf("PaletteHex %v", PaletteHex())
+	}
+}
