@@ -193,7 +193,7 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 	m := fs.Model
 	layer, ins, samples := fs.Layer, fs.Inputs, fs.Samples
 	if !fs.HasFigureInput {
-		layer, samples = firstFigureLayer(m), stream.FigureDefaultSamples
+		layer, samples = montecarlo.FirstFigureLayer(m), stream.FigureDefaultSamples
 	}
 	if v := q.Get("layer"); v != "" {
 		l, err := strconv.Atoi(v)
@@ -251,7 +251,7 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 		return bad("%v", err)
 	}
 	if units != "model" {
-		toOriginal(fd, fs, layer, len(m.Layers))
+		fd.ToOriginal(fs.NormX, fs.NormY, len(m.Layers))
 	}
 	return montecarlo.RenderMessageFigure(buf, format, fd)
 }
@@ -287,61 +287,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-func firstFigureLayer(m *engine.Model) int {
-	for i, l := range m.Layers {
-		if _, q, d := l.Dims(); q == 1 && d == 1 {
-			return i
-		}
-	}
-	return 0
-}
-
-// toOriginal converts the figure to the data's original units where they
-// apply: layer 0's input axis (norm_x) and the last layer's output axis
-// (norm_y); hidden layers have no units.
-func toOriginal(fd *montecarlo.FigureData, fs *stream.FigureSession, layer, layers int) {
-	if layer == 0 && len(fs.NormX.Scale) == 1 {
-		a, b := fs.NormX.Scale[0], fs.NormX.Mean[0]
-		for i := range fd.GP.X {
-			fd.GP.X[i] = fd.GP.X[i]*a + b
-		}
-		for i := range fd.Inducing {
-			fd.Inducing[i].Z = fd.Inducing[i].Z*a + b
-		}
-		for i := range fd.Inputs {
-			in := &fd.Inputs[i].Input
-			in.Mean, in.Var = in.Mean*a+b, in.Var*a*a
-		}
-	}
-	if layer == layers-1 && len(fs.NormY.Scale) == 1 {
-		a, b := fs.NormY.Scale[0], fs.NormY.Mean[0]
-		for i := range fd.GP.Mean {
-			fd.GP.Mean[i], fd.GP.SD[i] = fd.GP.Mean[i]*a+b, fd.GP.SD[i]*a
-		}
-		for i := range fd.Inducing {
-			fd.Inducing[i].Mean, fd.Inducing[i].SD = fd.Inducing[i].Mean*a+b, fd.Inducing[i].SD*a
-		}
-		fd.NoiseVariance *= a * a
-		for i := range fd.Inputs {
-			r := &fd.Inputs[i]
-			r.Message = montecarlo.Gaussian{Mean: r.Message.Mean*a + b, Var: r.Message.Var * a * a}
-			r.True = montecarlo.Gaussian{Mean: r.True.Mean*a + b, Var: r.True.Var * a * a}
-			r.MC.Mean, r.MC.MeanSE, r.MC.Var, r.MC.VarSE = r.MC.Mean*a+b, r.MC.MeanSE*a, r.MC.Var*a*a, r.MC.VarSE*a*a
-			for k := range r.Density.X {
-				r.Density.X[k], r.Density.P[k] = r.Density.X[k]*a+b, r.Density.P[k]/a
-			}
-			r.Density.Bandwidth *= a
-			for k := range r.Histogram.Edges {
-				r.Histogram.Edges[k] = r.Histogram.Edges[k]*a + b
-			}
-			for k := range r.Histogram.Density {
-				r.Histogram.Density[k] /= a
-			}
-			r.Distance.W1, r.Distance.W1SE = r.Distance.W1*a, r.Distance.W1SE*a
-			r.Distance.MeanError, r.Distance.MeanErrorSE = r.Distance.MeanError*a, r.Distance.MeanErrorSE*a
-			r.Distance.VarError, r.Distance.VarErrorSE = r.Distance.VarError*a*a, r.Distance.VarErrorSE*a*a
-		}
-	}
 }

@@ -11,7 +11,8 @@ import (
 //
 // Column j is transformed as (a - Mean[j]) / Scale[j]. Scale[j] is the
 // population standard deviation (divisor N) of column j, or 1 when the
-// column is constant, so constant columns are only centred.
+// column is constant, so constant columns are only centred. The zero
+// Normalizer is the identity (a copy).
 type Normalizer struct {
 	Mean, Scale []float64
 }
@@ -94,6 +95,9 @@ func (n Normalizer) each(a *mat.Dense, f func(v float64, j int) float64) *mat.De
 	}
 	if a.IsEmpty() {
 		return &mat.Dense{}
+	}
+	if n.Mean == nil && n.Scale == nil {
+		return mat.DenseCopyOf(a) // the zero Normalizer: the identity
 	}
 	r, c := a.Dims()
 	if c != len(n.Mean) || c != len(n.Scale) {

@@ -156,3 +156,14 @@ func TestNormalizerShapePanics(t *testing.T) {
 	}()
 	FitNormalizer(mat.NewDense(2, 1, []float64{1, 2})).Apply(mat.NewDense(2, 2, nil))
 }
+
+// TestZeroNormalizerIsIdentity: the zero Normalizer copies its input.
+func TestZeroNormalizerIsIdentity(t *testing.T) {
+	a := mat.NewDense(2, 2, []float64{1, 2, 3, 4})
+	var n Normalizer
+	for _, got := range []*mat.Dense{n.Apply(a), n.UndoMean(a), n.UndoVar(a)} {
+		if !mat.Equal(got, a) || got == a {
+			t.Errorf("zero Normalizer gave %v, want a copy of %v", mat.Formatted(got), mat.Formatted(a))
+		}
+	}
+}

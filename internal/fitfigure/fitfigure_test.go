@@ -16,7 +16,6 @@ import (
 	"gonum.org/v1/plot/cmpimg"
 )
 
-
 // stepModel returns a 1-D, one-layer RBF model with inducing inputs evenly
 // spread over [-1, 1] and a q(u) mean following a step.
 func stepModel(m int) *engine.Model {
@@ -84,7 +83,10 @@ func TestBadFitRequests(t *testing.T) {
 			_, err := FitFigure(stepModel(8), dataset.Normalizer{Mean: []float64{0, 0}, Scale: []float64{1, 1}}, dataset.Normalizer{Mean: []float64{0}, Scale: []float64{1}}, 0)
 			return err
 		}, "one column"},
-		{"grid points", func() error { _, err := FitFigure(stepModel(8), dataset.Normalizer{}, dataset.Normalizer{}, 1); return err }, "grid points"},
+		{"grid points", func() error {
+			_, err := FitFigure(stepModel(8), dataset.Normalizer{}, dataset.Normalizer{}, 1)
+			return err
+		}, "grid points"},
 		{"nil model", func() error { _, err := FitFigure(nil, dataset.Normalizer{}, dataset.Normalizer{}, 0); return err }, "nil model"},
 		{"no fits", func() error { return RenderFit(new(bytes.Buffer), "png", nil) }, "at least one"},
 		{"format", func() error {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/linalg"
 	"dgpviz/internal/plotkit"
@@ -521,4 +522,67 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// FirstFigureLayer returns the first layer of m with a 1-D input and
+// output, where the message figure can be drawn (0 if none: drawing it then
+// names the problem).
+func FirstFigureLayer(m *engine.Model) int {
+	for i, l := range m.Layers {
+		if _, q, d := l.Dims(); q == 1 && d == 1 {
+			return i
+		}
+	}
+	return 0
+}
+
+// ToOriginal converts the figure, in place, to the data's original units
+// where they apply: the first layer's input axis (by nx) and the last
+// layer's output axis (by ny) of a model with the given number of layers;
+// hidden layers have no units. A zero or multi-column Normalizer leaves its
+// axis as it is.
+func (fd *FigureData) ToOriginal(nx, ny dataset.Normalizer, layers int) {
+	layer := fd.Layer
+	if layer == 0 && len(nx.Scale) == 1 {
+		a, b := nx.Scale[0], nx.Mean[0]
+		for i := range fd.GP.X {
+			fd.GP.X[i] = fd.GP.X[i]*a + b
+		}
+		for i := range fd.Inducing {
+			fd.Inducing[i].Z = fd.Inducing[i].Z*a + b
+		}
+		for i := range fd.Inputs {
+			in := &fd.Inputs[i].Input
+			in.Mean, in.Var = in.Mean*a+b, in.Var*a*a
+		}
+	}
+	if layer == layers-1 && len(ny.Scale) == 1 {
+		a, b := ny.Scale[0], ny.Mean[0]
+		for i := range fd.GP.Mean {
+			fd.GP.Mean[i], fd.GP.SD[i] = fd.GP.Mean[i]*a+b, fd.GP.SD[i]*a
+		}
+		for i := range fd.Inducing {
+			fd.Inducing[i].Mean, fd.Inducing[i].SD = fd.Inducing[i].Mean*a+b, fd.Inducing[i].SD*a
+		}
+		fd.NoiseVariance *= a * a
+		for i := range fd.Inputs {
+			r := &fd.Inputs[i]
+			r.Message = Gaussian{Mean: r.Message.Mean*a + b, Var: r.Message.Var * a * a}
+			r.True = Gaussian{Mean: r.True.Mean*a + b, Var: r.True.Var * a * a}
+			r.MC.Mean, r.MC.MeanSE, r.MC.Var, r.MC.VarSE = r.MC.Mean*a+b, r.MC.MeanSE*a, r.MC.Var*a*a, r.MC.VarSE*a*a
+			for k := range r.Density.X {
+				r.Density.X[k], r.Density.P[k] = r.Density.X[k]*a+b, r.Density.P[k]/a
+			}
+			r.Density.Bandwidth *= a
+			for k := range r.Histogram.Edges {
+				r.Histogram.Edges[k] = r.Histogram.Edges[k]*a + b
+			}
+			for k := range r.Histogram.Density {
+				r.Histogram.Density[k] /= a
+			}
+			r.Distance.W1, r.Distance.W1SE = r.Distance.W1*a, r.Distance.W1SE*a
+			r.Distance.MeanError, r.Distance.MeanErrorSE = r.Distance.MeanError*a, r.Distance.MeanErrorSE*a
+			r.Distance.VarError, r.Distance.VarErrorSE = r.Distance.VarError*a*a, r.Distance.VarErrorSE*a*a
+		}
+	}
 }

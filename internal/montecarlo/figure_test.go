@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/plotkit"
 
@@ -240,4 +241,45 @@ func TestRenderGolden(t *testing.T) {
 		}
 	}
 
+}
+
+// TestToOriginal: on a one-layer model both axes go to original units — x
+// by norm_x, y by norm_y (affine maps; densities scale by 1/a so they still
+// integrate to 1) — and on a hidden layer of a deeper model neither does.
+func TestToOriginal(t *testing.T) {
+	m := stepModel(8)
+	nx := dataset.Normalizer{Mean: []float64{10}, Scale: []float64{2}}
+	ny := dataset.Normalizer{Mean: []float64{-1}, Scale: []float64{3}}
+	raw, err := MessageFigure(m, 0, []GaussianInput{{Mean: 0.2, Var: 0.01}}, 2000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, _ := MessageFigure(m, 0, []GaussianInput{{Mean: 0.2, Var: 0.01}}, 2000, 1)
+	fd.ToOriginal(nx, ny, 1)
+	for i := range raw.GP.X {
+		// 1e-12: one multiply-add.
+		if math.Abs(fd.GP.X[i]-(raw.GP.X[i]*2+10)) > 1e-12 || math.Abs(fd.GP.Mean[i]-(raw.GP.Mean[i]*3-1)) > 1e-12 || math.Abs(fd.GP.SD[i]-raw.GP.SD[i]*3) > 1e-12 {
+			t.Fatalf("grid %d: (%v, %v ± %v) from (%v, %v ± %v)", i, fd.GP.X[i], fd.GP.Mean[i], fd.GP.SD[i], raw.GP.X[i], raw.GP.Mean[i], raw.GP.SD[i])
+		}
+	}
+	r, r0 := fd.Inputs[0], raw.Inputs[0]
+	if math.Abs(r.Input.Mean-(0.2*2+10)) > 1e-12 || math.Abs(r.Input.Var-0.04) > 1e-12 {
+		t.Errorf("input %+v", r.Input)
+	}
+	if math.Abs(r.Message.Mean-(r0.Message.Mean*3-1)) > 1e-12 || math.Abs(r.Message.Var-r0.Message.Var*9) > 1e-12 {
+		t.Errorf("message %+v from %+v", r.Message, r0.Message)
+	}
+	var mass float64 // the density still integrates to 1 (trapezoid)
+	for k := 1; k < len(r.Density.X); k++ {
+		mass += (r.Density.X[k] - r.Density.X[k-1]) * (r.Density.P[k] + r.Density.P[k-1]) / 2
+	}
+	if math.Abs(mass-1) > 0.02 {
+		t.Errorf("density mass %v after the change of units", mass)
+	}
+	hidden, _ := MessageFigure(m, 0, []GaussianInput{{Mean: 0.2, Var: 0.01}}, 2000, 1)
+	hidden.Layer = 1 // as if the middle layer of three: no units either side
+	hidden.ToOriginal(nx, ny, 3)
+	if hidden.GP.X[0] != raw.GP.X[0] || hidden.GP.Mean[0] != raw.GP.Mean[0] {
+		t.Error("a hidden layer was converted")
+	}
 }

@@ -116,7 +116,7 @@ func (s *session) figureCommand(c Command) (string, error) {
 	if cur != nil {
 		req.layer, req.samples = cur.layer, cur.samples
 	} else {
-		req.layer = firstFigureLayer(m)
+		req.layer = montecarlo.FirstFigureLayer(m)
 	}
 	if c.Layer != nil {
 		req.layer = *c.Layer
@@ -182,17 +182,6 @@ func (s *session) figureCommand(c Command) (string, error) {
 		what = fmt.Sprintf("preset %q", req.preset)
 	}
 	return fmt.Sprintf("message figure: layer %d, %s, %d samples each", req.layer, what, req.samples), nil
-}
-
-// firstFigureLayer returns the first layer with 1-D input and output (0
-// if none: the command's check then names the problem).
-func firstFigureLayer(m *engine.Model) int {
-	for i, l := range m.Layers {
-		if _, q, d := l.Dims(); q == 1 && d == 1 {
-			return i
-		}
-	}
-	return 0
 }
 
 func checkFigureLayer(op string, m *engine.Model, layer int) error {

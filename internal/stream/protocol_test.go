@@ -583,8 +583,8 @@ func TestForPeople(t *testing.T) {
 		"stream: engine: Kuu is not positive definite": "Kuu is not positive definite",
 		"message figure: engine: layer 2 is not 1-D":   "message figure: layer 2 is not 1-D",
 		"optimizer: train: optimizer \"x\"":            "optimizer: optimizer \"x\"",
-		"upstream: timeout":                             "upstream: timeout",
-		"figure: kept":                                  "figure: kept",
+		"upstream: timeout":                            "upstream: timeout",
+		"figure: kept":                                 "figure: kept",
 	} {
 		if got := forPeople(in); got != want {
 			t.Errorf("forPeople(%q) = %q, want %q", in, got, want)
