@@ -222,15 +222,14 @@ func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64,
 	switch cfg.Kernel {
 	case "linear":
 		mz = min(mz, q)
+		// Σ_j v_j E[x_j²] = tv with equal shares. A column that is (almost)
+		// zero — a hidden layer's unused output, say — carries nothing to
+		// share out: it gets the variance of a unit column, not tv/1e-12
+		// (which once started a step model at a bound of −1.6e12).
+		rms := linearScales(in, n, q)
 		vs := make([]float64, q)
 		for j := range vs {
-			// Σ_j v_j E[x_j²] = tv with equal shares.
-			ms := 0.0
-			for r := 0; r < n; r++ {
-				ms += in[r*q+j] * in[r*q+j]
-			}
-			ms /= float64(n)
-			vs[j] = tv / (float64(q) * math.Max(ms, 1e-12))
+			vs[j] = tv / (float64(q) * rms[j] * rms[j])
 		}
 		k = engine.NewLinear(vs)
 	case "rbfiso":
@@ -250,9 +249,23 @@ func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64,
 		k = engine.NewRBF(tv, ls)
 	}
 	var z []float64
-	if q == 1 {
+	switch {
+	case cfg.Kernel == "linear":
+		// A linear kernel's functions f(x) = wᵀx form a Q-dimensional
+		// space, which any Q linearly independent inducing inputs
+		// represent exactly (the compression term is then zero). The
+		// coordinate axes at each input's RMS give a diagonal, well
+		// conditioned Kuu whatever the data: quantiles or k-means centres
+		// of standardised inputs sit near 0, where k(x, z) = 0, or on one
+		// line when the inputs are collinear, and leave Kuu singular.
+		rms := linearScales(in, n, q)
+		z = make([]float64, mz*q)
+		for r := 0; r < mz; r++ {
+			z[r*q+r] = rms[r]
+		}
+	case q == 1:
 		z = quantiles(in, mz)
-	} else {
+	default:
 		z = kmeans(in, n, q, mz, rng)
 	}
 	if cfg.Perturb > 0 {
@@ -571,3 +584,25 @@ func isoLengthscale(sd []float64) float64 {
 
 // finitePositive reports whether v is a positive finite number.
 func finitePositive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+
+// linearScales returns the root mean square of each of the Q columns of in
+// (N×Q), with (almost) zero columns — below 1e-6 of the largest, or all
+// zero — given 1: the scale at which a linear kernel sees each input.
+func linearScales(in []float64, n, q int) []float64 {
+	rms := make([]float64, q)
+	big := 0.0
+	for j := range rms {
+		var ms float64
+		for r := 0; r < n; r++ {
+			ms += in[r*q+j] * in[r*q+j]
+		}
+		rms[j] = math.Sqrt(ms / float64(max(n, 1)))
+		big = math.Max(big, rms[j])
+	}
+	for j, v := range rms {
+		if !(v > 1e-6*big) || math.IsInf(v, 0) {
+			rms[j] = 1
+		}
+	}
+	return rms
+}
