@@ -27,6 +27,7 @@ type fitFlags struct {
 	inducing, iters, restarts, batch, workers                  int
 	seed                                                       uint64
 	lr, tol, hiddenNoise, outputNoise                          float64
+	window                                                     int
 	quiet                                                      bool
 }
 
@@ -53,6 +54,7 @@ type fitJSON struct {
 	Frozen       []string     `json:"frozen"`
 	MaxIters     int          `json:"max_iters"`
 	Tol          float64      `json:"tol"`
+	Window       int          `json:"window"`
 	Iters        int          `json:"iters"`
 	Bound        float64      `json:"bound"`
 	Converged    bool         `json:"converged"`
@@ -73,7 +75,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.inducing, "inducing", train.DefaultInducing, "inducing points per layer")
 	fs.StringVar(&f.kernel, "kernel", "rbf", "kernel of every layer: rbf, rbfiso (one shared lengthscale) or linear")
 	fs.StringVar(&f.inputKernel, "input-kernel", "", "first layer's kernel if not -kernel (empty: rbfiso for frey data, else -kernel)")
-	fs.IntVar(&f.iters, "iters", 2000, "maximum optimizer iterations per restart")
+	fs.IntVar(&f.iters, "iters", train.DefaultMaxIters, "iteration cap per restart (the convergence test, -tol and -window, usually stops sooner)")
 	fs.TextVar(&f.optimizer, "optimizer", train.LBFGS, "lbfgs or adam")
 	fs.Float64Var(&f.lr, "lr", train.DefaultLearningRate, "adam learning rate")
 	fs.IntVar(&f.batch, "batch", 0, "adam minibatch size (0: full batch)")
@@ -81,7 +83,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.restarts, "restarts", 1, "seeded initialisations to fit; the best bound is kept")
 	fs.StringVar(&f.out, "out", "", "output model file (empty or -: standard output)")
 	fs.StringVar(&f.freeze, "freeze", "", "parameter groups to keep fixed, comma-separated: kernel, noise, inducing, q_mu, q_sqrt")
-	fs.Float64Var(&f.tol, "tol", train.DefaultTol, "stop when the bound improves by less than tol·|bound| for 10 iterations")
+	fs.Float64Var(&f.tol, "tol", train.DefaultTol, "converged when the best bound improved by less than tol·max(1, |bound|) over the last -window iterations")
+	fs.IntVar(&f.window, "window", train.DefaultWindow, "iterations over which -tol is measured")
 	fs.StringVar(&f.hiddenInit, "hidden-init", "auto", "first hidden layer's start: auto, pca or linear")
 	fs.Float64Var(&f.hiddenNoise, "hidden-noise", train.DefaultHiddenNoise, "hidden layers' initial noise variance relative to their output variance")
 	fs.Float64Var(&f.outputNoise, "output-noise", train.DefaultOutputNoise, "initial likelihood noise variance relative to var(Y)")
@@ -128,14 +131,11 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if _, err := icfg.Defaults(); err != nil {
 		return badInput("viz fit: %v", err)
 	}
-	tcfg := train.TrainerConfig{Method: f.optimizer, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: f.workers}
+	tcfg := train.TrainerConfig{Method: f.optimizer, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: f.workers, Tol: f.tol, Window: f.window}
 	if err := tcfg.Check(); err != nil {
 		return badInput("viz fit: %v", err)
 	}
-	if !(f.tol >= 0) || math.IsInf(f.tol, 0) {
-		return badInput("viz fit: -tol %v: want a finite value ≥ 0", f.tol)
-	}
-	opt := train.FitOptions{MaxIters: f.iters, Tol: f.tol}
+	opt := train.FitOptions{MaxIters: f.iters}
 
 	var prog *progress
 	var onStep func(int, train.StepInfo)
@@ -170,7 +170,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			fmt.Fprintf(stderr, "%s restart %d (seed %d, %s): %s\n", mark, r.Restart, r.Init.Seed, r.Init.HiddenInit, status)
 		}
-		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs\n", final.Bound, best, time.Since(start).Seconds())
+		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations\n", final.Bound, best, time.Since(start).Seconds(), final.Status, final.Iters)
 	}
 
 	bounds := make([]*float64, len(reps))
@@ -185,7 +185,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"normalization": engine.NormalizationJSON(nx, ny),
 		"init":          initJSON{InitConfig: reps[best].Init, Method: initMethod, Restarts: f.restarts, Chosen: best, RestartBounds: bounds},
 		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: f.batch, Frozen: frozenNames,
-			MaxIters: f.iters, Tol: f.tol, Iters: final.Iters, Bound: final.Bound, Converged: final.Status.Converged(), Status: final.Status, Events: nonNil(final.Events)},
+			MaxIters: f.iters, Tol: tcfg.Tol, Window: tcfg.Window, Iters: final.Iters, Bound: final.Bound, Converged: final.Status.Converged(), Status: final.Status, Events: nonNil(final.Events)},
 	}
 	raw := make(map[string]json.RawMessage, len(extra))
 	for k, v := range extra {

@@ -5,30 +5,22 @@ import (
 	"dgpviz/internal/engine"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
 )
 
-// Fit defaults.
-const (
-	DefaultMaxIters = 1000
-	DefaultTol      = 1e-9 // relative bound improvement per iteration
-	DefaultPatience = 10   // consecutive iterations below Tol
-)
+// DefaultMaxIters is Fit's iteration cap: generous, since the trainer's
+// convergence test (TrainerConfig.Tol, Window) decides when a fit is done.
+const DefaultMaxIters = 20000
 
 // FitOptions control Fit.
 type FitOptions struct {
-	// MaxIters is the iteration limit (default DefaultMaxIters).
+	// MaxIters is the iteration limit (default DefaultMaxIters). The
+	// trainer's convergence test (TrainerConfig.Tol and Window) stops a fit
+	// sooner.
 	MaxIters int
-	// Tol stops the fit once the bound improved by less than
-	// Tol·max(1, |bound|) in each of Patience consecutive iterations
-	// (defaults DefaultTol, DefaultPatience). For Adam, whose bound is not
-	// monotone, the improvement is measured against the best bound so far.
-	Tol      float64
-	Patience int
 	// Progress, if not nil, is called after every iteration.
 	Progress func(StepInfo)
 }
@@ -46,19 +38,9 @@ func (o FitOptions) withDefaults() (FitOptions, error) {
 	if o.MaxIters == 0 {
 		o.MaxIters = DefaultMaxIters
 	}
-	if o.Tol == 0 {
-		o.Tol = DefaultTol
-	}
-	if o.Patience == 0 {
-		o.Patience = DefaultPatience
-	}
 	switch {
 	case o.MaxIters < 0:
 		return o, fmt.Errorf("train: %d iterations, want ≥ 0", o.MaxIters)
-	case !(o.Tol >= 0) || math.IsInf(o.Tol, 0):
-		return o, fmt.Errorf("train: tolerance %v must be finite and ≥ 0", o.Tol)
-	case o.Patience < 0:
-		return o, fmt.Errorf("train: patience %d, want ≥ 0", o.Patience)
 	}
 	return o, nil
 }
@@ -87,8 +69,6 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitRe
 		return nil, FitReport{}, err
 	}
 	var rep FitReport
-	best := math.Inf(-1)
-	calm := 0
 	for k := 0; k < opt.MaxIters; k++ {
 		if err := ctx.Err(); err != nil {
 			return t.m, rep, err
@@ -108,20 +88,6 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitRe
 		}
 		if info.Status.Terminated() {
 			rep.Status = info.Status
-			break
-		}
-		if info.Event != "" {
-			calm = 0 // a reverted step is no evidence of convergence
-			continue
-		}
-		if info.Bound-best <= opt.Tol*math.Max(1, math.Abs(info.Bound)) {
-			calm++
-		} else {
-			calm = 0
-		}
-		best = math.Max(best, info.Bound)
-		if calm >= opt.Patience {
-			rep.Status = FunctionConvergence
 			break
 		}
 	}

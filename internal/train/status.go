@@ -76,8 +76,9 @@ const (
 	// AllFrozen: every parameter group is frozen, there is nothing to
 	// optimise.
 	AllFrozen
-	// FunctionConvergence: Run saw the bound improve by less than its
-	// tolerance in Patience consecutive iterations.
+	// FunctionConvergence: the best bound improved by less than
+	// TrainerConfig.Tol·max(1, |bound|) over the last Window accepted
+	// iterations.
 	FunctionConvergence
 	// IterationLimit: Run made MaxIters iterations.
 	IterationLimit

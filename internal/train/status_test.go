@@ -3,6 +3,7 @@ package train
 import (
 	"dgpviz/internal/engine"
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -82,5 +83,56 @@ func TestRunReportsWhyItStopped(t *testing.T) {
 	_, rep, err = Fit(t.Context(), m.Clone(), TrainerConfig{Workers: 1, Frozen: all}, FitOptions{MaxIters: 10})
 	if err != nil || rep.Status != AllFrozen || rep.Iters != 0 {
 		t.Errorf("all frozen: status %v after %d iterations, %v", rep.Status, rep.Iters, err)
+	}
+}
+
+// TestWindowConvergence: the convergence test fires once the best bound
+// improved by less than Tol·max(1, |bound|) over Window iterations — never
+// before Window accepted iterations, and never within Window iterations of
+// a new model (a person's edit) — and a negligible tolerance never fires.
+func TestWindowConvergence(t *testing.T) {
+	m := fittedStep3(t)
+	// Tol 1: any improvement of less than max(1, |bound|) nats over 10
+	// iterations counts, so the test fires at the 11th accepted iteration
+	// (the window holds 10 bests before it compares).
+	tr, err := NewTrainer(m.Clone(), TrainerConfig{Workers: 1, Tol: 1, Window: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stepUntil := func(limit int) (StepInfo, int) {
+		t.Helper()
+		var info StepInfo
+		for k := 1; k <= limit; k++ {
+			if info, err = tr.Step(); err != nil {
+				t.Fatal(err)
+			}
+			if info.Status.Terminated() {
+				return info, k
+			}
+		}
+		return info, limit
+	}
+	info, k := stepUntil(100)
+	if info.Status != FunctionConvergence || k != 11 {
+		t.Fatalf("status %v after %d steps, want function convergence after 11", info.Status, k)
+	}
+	// An edit starts the window afresh.
+	if err := tr.SetModel(m.Clone()); err != nil {
+		t.Fatal(err)
+	}
+	if info, k = stepUntil(100); info.Status != FunctionConvergence || k < 11 {
+		t.Fatalf("after SetModel: status %v after %d steps, want function convergence no sooner than 11", info.Status, k)
+	}
+	// A negligible tolerance: 200 iterations, and the test never fires
+	// (the optimizer's own tests may; they are not function convergence).
+	tr2, _ := NewTrainer(m.Clone(), TrainerConfig{Workers: 1, Tol: 1e-300, Window: 10})
+	tr = tr2
+	if info, _ = stepUntil(200); info.Status == FunctionConvergence {
+		t.Fatalf("a negligible tolerance fired: %v", info.Status)
+	}
+	for _, bad := range []TrainerConfig{{Tol: -1}, {Tol: math.Inf(1)}, {Window: -3}} {
+		if err := bad.Check(); err == nil {
+			t.Errorf("%+v passed Check", bad)
+		}
 	}
 }
