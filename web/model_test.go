@@ -20,25 +20,7 @@ func TestModelDownload(t *testing.T) {
 	hs := newSite(t)
 	key, c := liveSession(t, hs.URL, "play=0&speed=0")
 	c.WriteJSON(map[string]any{"id": 5, "op": "step", "n": 20})
-	var bound float64
-	deadline := time.Now().Add(20 * time.Second)
-	for bound == 0 {
-		c.SetReadDeadline(deadline)
-		mt, b, err := c.ReadMessage()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if mt != websocket.BinaryMessage {
-			continue
-		}
-		d, err := stream.Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d["type"] == "frame" && d["applied"] == 5.0 {
-			bound = d["bound"].(float64)
-		}
-	}
+	bound := waitApplied(t, c, 5)
 	resp, err := http.Get(hs.URL + "/model.json?session=" + key)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +83,7 @@ func TestFigureRenderingIsBounded(t *testing.T) {
 	}
 	// A step publishes a new model: the next figure is drawn anew, once.
 	c.WriteJSON(map[string]any{"id": 9, "op": "step"})
-	time.Sleep(300 * time.Millisecond)
+	waitApplied(t, c, 9) // the stepped model is published (the session is paused)
 	type res struct {
 		status int
 		cache  string
@@ -122,5 +104,29 @@ func TestFigureRenderingIsBounded(t *testing.T) {
 	}
 	if misses != 1 {
 		t.Errorf("8 parallel downloads of a new figure drew it %d times, want 1", misses)
+	}
+}
+
+// waitApplied reads the session's messages until a frame reports command
+// id applied, and returns that frame's bound.
+func waitApplied(t *testing.T, c *websocket.Conn, id float64) float64 {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c.SetReadDeadline(deadline)
+		mt, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mt != websocket.BinaryMessage {
+			continue
+		}
+		d, err := stream.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d["type"] == "frame" && d["applied"] == id {
+			return d["bound"].(float64)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,9 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.IntVar(&o.limits.MaxSessions, "max-sessions", o.limits.MaxSessions, "concurrent browser sessions")
 	fs.IntVar(&o.limits.MaxInducing, "max-inducing", o.limits.MaxInducing, "inducing points per layer a client may ask for")
 	fs.IntVar(&o.limits.MaxRows, "max-rows", o.limits.MaxRows, "training rows a data set may have")
+	fs.Func("session-memory", fmt.Sprintf("memory one session's model may be estimated to need, in MiB (0: no budget; default %d)", o.limits.SessionMemory>>20), mibFlag(&o.limits.SessionMemory))
+	fs.Func("server-memory", fmt.Sprintf("memory all sessions together may be estimated to need, in MiB (0: no budget; default %d)", o.limits.ServerMemory>>20), mibFlag(&o.limits.ServerMemory))
+	fs.DurationVar(&o.limits.MaxIterTime, "max-iter-time", o.limits.MaxIterTime, "longest estimated optimizer iteration a session's model may have (0: no limit)")
 	fs.IntVar(&o.workers, "workers", 1, "evaluator goroutines per session (0: one per CPU)")
 	fs.Func("allow-origin", "also accept websocket connections from pages at this host pattern (e.g. '*.example.org'); repeatable", func(s string) error {
 		o.origins = append(o.origins, strings.ToLower(s))
@@ -177,4 +181,16 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, srv *stream.Ser
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// mibFlag parses a size in MiB into *dst (bytes).
+func mibFlag(dst *int64) func(string) error {
+	return func(s string) error {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 0 || v > 1<<40 {
+			return fmt.Errorf("want a whole number of MiB ≥ 0")
+		}
+		*dst = v << 20
+		return nil
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
@@ -47,11 +48,17 @@ type Limits struct {
 	MaxInducing     int `json:"max_inducing"`      // inducing points per layer
 	MaxCommandBytes int `json:"max_command_bytes"` // size of one command message
 	MaxSteps        int `json:"max_steps"`         // iterations one "step" command may ask for
+	// Budgets (budget.go): a configuration whose estimated memory or
+	// iteration time exceeds them is refused; 0 means no budget.
+	SessionMemory int64         `json:"session_memory"` // bytes one session may use
+	ServerMemory  int64         `json:"server_memory"`  // bytes all sessions together
+	MaxIterTime   time.Duration `json:"max_iter_time"`  // one optimizer iteration (nanoseconds)
 }
 
 // DefaultLimits suit a lecture demo on a laptop.
 func DefaultLimits() Limits {
-	return Limits{MaxSessions: 16, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000}
+	return Limits{MaxSessions: 16, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000,
+		SessionMemory: DefaultSessionMemory, ServerMemory: DefaultServerMemory, MaxIterTime: DefaultMaxIterTime}
 }
 
 // hardReadLimit is the websocket read limit: a message larger than this
@@ -87,6 +94,14 @@ func (c Config) Validate(l Limits, cat *Catalog) error {
 	for _, g := range c.Frozen {
 		if _, ok := engine.ParseGroup(g); !ok {
 			return errorf("frozen: unknown parameter group %q (want kernel, noise, inducing, q_mu or q_sqrt)", g)
+		}
+	}
+	if cat != nil {
+		ds := cat.Get(c.Dataset)
+		n, q := ds.X.Dims()
+		_, d := ds.Y.Dims()
+		if err := checkBudget(c, l, n, q, d); err != nil {
+			return err
 		}
 	}
 	return nil

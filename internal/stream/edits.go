@@ -108,6 +108,7 @@ func (s *session) applyModel(m *engine.Model) error {
 	if err := s.tr.SetModel(m); err != nil {
 		return err
 	}
+	s.modelEdits++
 	s.status = train.NotTerminated
 	return nil
 }

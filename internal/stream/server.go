@@ -79,6 +79,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*session]struct{}
+	reserved map[*session]int64 // estimated bytes per session (budget.go)
 	closing  bool
 	wg       sync.WaitGroup
 	nextID   atomic.Uint64
@@ -108,7 +109,7 @@ func NewServer(o Options) (*Server, error) {
 	}
 	bg, cancel := context.WithCancel(context.Background())
 	s := &Server{cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselines: newBaselineCache(bg, o.BaselineIters),
-		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}}
+		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}}
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	return s, nil
 }
@@ -201,6 +202,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		s.mu.Lock()
 		delete(s.sessions, ss)
+		delete(s.reserved, ss)
 		s.mu.Unlock()
 		s.wg.Done()
 	}()

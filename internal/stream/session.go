@@ -74,9 +74,13 @@ type session struct {
 	drag     *dragBase
 	steps    int   // iterations a "step" command still has to run
 	stepID   int64 // that command's id
-	ipsT     time.Time
-	ipsIter  int
-	ips      float64
+	// the last published model and its version (publish)
+	modelEdits int64
+	pubModel   *engine.Model
+	pubVersion modelVersion
+	ipsT       time.Time
+	ipsIter    int
+	ips        float64
 
 	iterations, published, dropped, written atomic.Int64
 }
@@ -154,7 +158,17 @@ func (s *session) build(cfg Config, newData bool) error {
 		return err
 	}
 	d := s.data
-	if newData || d == nil || d.ds.Name != cfg.Dataset {
+	fresh := newData || d == nil || d.ds.Name != cfg.Dataset
+	x, y := s.srv.cat.Get(cfg.Dataset).X, s.srv.cat.Get(cfg.Dataset).Y
+	if !fresh {
+		x, y = d.x, d.y // a reset or a new architecture keeps edited data points
+	}
+	n, q := x.Dims()
+	_, dy := y.Dims()
+	if err := s.srv.reserve(s, EstimateConfig(cfg, n, q, dy).Bytes); err != nil {
+		return err
+	}
+	if fresh {
 		ds := s.srv.cat.Get(cfg.Dataset)
 		d = &data{id: s.nextDataID(), ds: ds, nx: dataset.FitNormalizer(ds.X), ny: dataset.FitNormalizer(ds.Y)}
 		d.x, d.y = d.nx.Apply(ds.X), d.ny.Apply(ds.Y)
@@ -196,6 +210,14 @@ func (s *session) trainerConfig(cfg Config) train.TrainerConfig {
 	return train.TrainerConfig{Method: cfg.Method, LearningRate: cfg.LearningRate, Frozen: fr, Seed: cfg.Seed, Workers: s.srv.workers}
 }
 
+// modelVersion identifies the trainer's model as it stands: a new trainer,
+// every optimizer step (which may change it even without an accepted
+// iteration, e.g. raising the jitter) and every edit make a new version.
+type modelVersion struct {
+	tr           *train.Trainer
+	steps, edits int64
+}
+
 // publish hands a snapshot of the model to the writer.
 func (s *session) publish() {
 	now := time.Now()
@@ -209,8 +231,17 @@ func (s *session) publish() {
 		}
 		s.ipsT, s.ipsIter = now, it
 	}
+	// The published model is cloned only when it may have changed (a step,
+	// an edit, a new model): a republication of the same model (an ack, the
+	// frame-rate floor while paused) shares the last clone, so that figure
+	// downloads keyed by it stay cached and a paused session allocates
+	// nothing per frame.
+	ver := modelVersion{tr: s.tr, steps: s.iterations.Load(), edits: s.modelEdits}
+	if s.pubModel == nil || ver != s.pubVersion {
+		s.pubModel, s.pubVersion = s.tr.Model().Clone(), ver
+	}
 	snap := &snapshot{
-		model: s.tr.Model().Clone(), iter: it, event: s.event, status: s.status,
+		model: s.pubModel, iter: it, event: s.event, status: s.status,
 		running: s.running, ips: s.ips, method: s.cfg.Method.String(), lr: s.cfg.LearningRate,
 		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied, robot: s.data.robot,
 	}

@@ -1,0 +1,78 @@
+package engine
+
+// Cost estimates what evaluating a model's bound and gradient takes, from
+// its shape alone, before the model is built: the server refuses a
+// configuration whose estimate exceeds its budgets (internal/stream).
+type Cost struct {
+	// Bytes is the working set of an Evaluator computing the bound and
+	// gradient (its per-layer buffers, results and gradient), not counting
+	// the data and the model themselves (see ModelBytes).
+	Bytes int64
+	// Flops is the floating-point work of one bound-and-gradient
+	// evaluation (multiply-adds count 2, an exp about 20).
+	Flops float64
+}
+
+// EstimateCost returns the cost of a model with widths[0] inputs,
+// widths[1:] outputs per layer (hidden widths, then the output dimension),
+// n data and m inducing points per layer (capped at n, and for the linear
+// kernel at the layer's input width, as initialisation does; pass the
+// capped values for a model at hand). It follows the engine's buffer sizes
+// (layerwork.go, backward.go) and operation counts (ψ statistics, the Ψ2
+// pair loop, the variance products); TestEstimateCostMatchesHeap checks the
+// bytes against the measured heap.
+func EstimateCost(n int, widths []int, m int) Cost {
+	m = max(min(m, n), 1)
+	var words, scratch, flops float64
+	chunks := float64(numChunks(n))
+	fn, fm := float64(n), float64(m)
+	for i := 0; i+1 < len(widths); i++ {
+		q, d := float64(widths[i]), float64(widths[i+1])
+		pairs := fm * (fm + 1) / 2
+		uncertain := i > 0          // a hidden layer's inputs are Gaussian messages
+		hidden := i+2 < len(widths) // its output variance feeds the next layer
+		// Forward, kept per layer: ψ1, penalties, messages, and for a
+		// hidden layer U = Ψ1·Kinv·L behind the output variance.
+		words += fn*fm + fn*(2+2*q+2*d) + fm*fm*(16+4*d) + 2*fm*d
+		flops += fn * fm * q * 30           // ψ1 (an exp per entry)
+		flops += 2 * fn * fm * d            // means
+		flops += 2 * fn * fm * fm           // Ψ1ᵀΨ1
+		flops += 3 * fm * fm * fm * (1 + d) // factorisations, inverse, KL
+		if hidden {
+			words += fn * fm * d
+			flops += 2 * fn * fm * fm * d       // U
+			flops += 2 * (2 * fn * fm * fm * d) // ∂U products
+		}
+		if uncertain {
+			words += chunks * pairs * (1 + q)
+			flops += fn * pairs * (30 + 8*q) // the Ψ2 pair loop with its gradient
+		}
+		// Backward, in a scratch arena that the layers take in turn: ∂Ψ1,
+		// ∂U and the parameter gradients; chunk accumulators per layer.
+		b := fn*fm + fm*fm*(8+3*d)
+		if hidden {
+			b += fn * fm * d
+		}
+		scratch = max(scratch, b)
+		words += chunks * fm * q
+		flops += fn * fm * q * 20 // ∂ψ1
+		// Results: the messages and per-datum terms kept in Result.
+		words += fn * (2*d + 2)
+	}
+	words += scratch
+	return Cost{Bytes: int64(8 * words), Flops: flops}
+}
+
+// ModelBytes is the size of a model's parameters and data: the inputs and
+// outputs (n rows) and per layer the inducing inputs, q(u)'s means and
+// Cholesky factors. A session keeps several (the live model, frames'
+// snapshots, undo states).
+func ModelBytes(n int, widths []int, m int) int64 {
+	m = max(min(m, n), 1)
+	words := float64(n) * float64(widths[0]+widths[len(widths)-1])
+	for i := 0; i+1 < len(widths); i++ {
+		q, d := float64(widths[i]), float64(widths[i+1])
+		words += float64(m)*(q+d) + d*float64(m)*float64(m)
+	}
+	return int64(8 * words)
+}

@@ -1,0 +1,79 @@
+package stream
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBudgets: the step demo and the robot preset are cheap and admitted;
+// the configuration that took 457 MB and ran at 3 iterations a second in
+// the hardening campaign (2,000 rows, hidden 8,8,8,8,8, 64 inducing
+// points) is refused by the default budgets with an error that says what
+// to reduce; sixteen step demos fit in the server's budget.
+func TestBudgets(t *testing.T) {
+	l := DefaultLimits()
+	step := EstimateConfig(Config{Hidden: []int{1, 1}, Inducing: 12}, 30, 1, 1)
+	robot := EstimateConfig(Config{Hidden: []int{3, 3}, Inducing: 20}, 215, 1, 30)
+	big := Config{Hidden: []int{8, 8, 8, 8, 8}, Inducing: 64}
+	bigE := EstimateConfig(big, 2000, 1, 1)
+	t.Logf("step demo %s, %v per iteration; robot preset %s, %v; the campaign's model %s, %v",
+		mib(step.Bytes), step.IterTime, mib(robot.Bytes), robot.IterTime, mib(bigE.Bytes), bigE.IterTime)
+	if step.Bytes > 16<<20 || step.IterTime > 10*time.Millisecond {
+		t.Errorf("the step demo is estimated at %s and %v per iteration", mib(step.Bytes), step.IterTime)
+	}
+	if robot.Bytes > 64<<20 || robot.IterTime > 50*time.Millisecond {
+		t.Errorf("the robot preset is estimated at %s and %v per iteration", mib(robot.Bytes), robot.IterTime)
+	}
+	if 16*step.Bytes > l.ServerMemory {
+		t.Errorf("16 step demos (%s) exceed the server budget %s", mib(16*step.Bytes), mib(l.ServerMemory))
+	}
+	// Measured 457 MB (RSS) and 0.33 s per iteration: the estimate must
+	// be of that order, and the defaults refuse it.
+	if bigE.Bytes < 200<<20 || bigE.IterTime < 100*time.Millisecond {
+		t.Errorf("the campaign's model is estimated at only %s and %v", mib(bigE.Bytes), bigE.IterTime)
+	}
+	err := checkBudget(big, l, 2000, 1, 1)
+	if err == nil || !strings.Contains(err.Error(), "fewer inducing points") {
+		t.Fatalf("the campaign's model: %v, want a refusal saying what to reduce", err)
+	}
+	if err := checkBudget(big, Limits{}, 2000, 1, 1); err != nil {
+		t.Errorf("zero budgets (none) refused: %v", err)
+	}
+}
+
+// TestServerBudgets: a configuration past the per-session budget is
+// refused at connect with an error saying so; the server-wide budget turns
+// away a session that would exceed it (an error naming memory, the socket
+// closed) and admits one again once another session closes.
+func TestServerBudgets(t *testing.T) {
+	step := EstimateConfig(Config{Hidden: []int{1, 1}, Inducing: 12}, 30, 1, 1).Bytes
+	e := newEnv(t, func(o *Options) {
+		o.Limits.SessionMemory = 64 << 20
+		o.Limits.ServerMemory = 2*step + step/2 // room for two step demos
+	})
+	tooBig := e.dial(t, paused+"&hidden=8,8,8,8,8&m=64")
+	m := tooBig.until("connect error", 10*time.Second, func(m msg) bool { return m.typ() == "error" })
+	if s, _ := m.text["error"].(string); !strings.Contains(s, "more than a session may use") {
+		t.Errorf("too big a model: %q, want an error about memory", s)
+	}
+	a := e.dial(t, paused)
+	a.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	b := e.dial(t, paused)
+	b.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c := e.dial(t, paused)
+	m = c.until("connect error", 10*time.Second, func(m msg) bool { return m.typ() == "error" })
+	if s, _ := m.text["error"].(string); !strings.Contains(s, "server is busy") {
+		t.Errorf("third session: %q, want the server's memory budget", s)
+	}
+	a.c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.srv.Sessions() > 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed session kept its place")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	d := e.dial(t, paused)
+	d.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+}
