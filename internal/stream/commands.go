@@ -35,6 +35,7 @@ var commands = []struct {
 	{"reset_data", (*session).cmdResetData},
 	{"architecture", (*session).cmdArchitecture},
 	{"dataset", (*session).cmdDataset},
+	{"restart", (*session).cmdRestart},
 	{"speed", (*session).cmdSpeed},
 	{"mc", (*session).mcCommand},
 	{"mc_preset", (*session).mcCommand},

@@ -34,6 +34,8 @@ type snapshot struct {
 	dataID    int
 	applied   int64      // id of the last command applied
 	robot     *robotInfo // robot WiFi data: frames are built by robotFrame
+	restarts  *restartSet
+	restart   int // the restart the model started from
 }
 
 type optState struct {

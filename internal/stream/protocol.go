@@ -38,6 +38,7 @@ type Command struct {
 	Hidden       []int     `json:"hidden,omitempty"`        // architecture
 	Inducing     *int      `json:"inducing,omitempty"`      // architecture
 	Dataset      *string   `json:"dataset,omitempty"`       // dataset
+	Restart      *int      `json:"restart,omitempty"`       // restart
 	Speed        *int      `json:"speed,omitempty"`         // speed
 	Inputs       []MCInput `json:"inputs,omitempty"`        // mc (mcfigure.go)
 	Samples      *int      `json:"samples,omitempty"`       // mc

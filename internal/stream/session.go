@@ -68,6 +68,8 @@ type session struct {
 	lastPub   time.Time
 	lastStep  time.Time
 	dataSeq   int         // the last data version's id (nextDataID)
+	restarts  *restartSet // the robot preset's restarts (robot_restarts.go), else nil
+	restart   int         // the restart the model started from (-1: none)
 	undo      []editState // edits.go
 	redo      []editState
 	drag      *dragBase
@@ -160,9 +162,10 @@ func (s *session) build(cfg Config, newData bool) error {
 		d.robot = newRobotInfo(ds, d.nx, d.ny, s.srv.baselines)
 	}
 	var m *engine.Model
+	var rs *restartSet
 	var err error
 	if d.robot != nil { // the robot preset's restart selection (robot.go)
-		m, err = d.robot.initModel(s.ctx, d.x, d.y, cfg, s.srv.workers)
+		m, rs, err = d.robot.initModel(s.ctx, d.x, d.y, cfg, s.srv.workers)
 	} else {
 		// A reset or a new architecture keeps edited data points.
 		m, err = engine.Initialize(d.x, d.y, engine.InitConfig{Hidden: cfg.Hidden, Inducing: cfg.Inducing, Seed: cfg.Seed, Perturb: initPerturb})
@@ -176,6 +179,10 @@ func (s *session) build(cfg Config, newData bool) error {
 	}
 	dataChanged := s.data == nil || d.id != s.data.id
 	s.cfg, s.tr, s.data = cfg, tr, d
+	s.restarts, s.restart = rs, -1
+	if rs != nil {
+		s.restart = rs.chosen
+	}
 	s.converged, s.event = false, ""
 	s.clearHistory()
 	s.ipsT, s.ipsIter, s.ips = time.Now(), 0, 0
@@ -212,6 +219,7 @@ func (s *session) publish() {
 		model: s.tr.Model().Clone(), iter: it, event: s.event, converged: s.converged,
 		running: s.running, ips: s.ips, method: s.cfg.Method, lr: s.cfg.LearningRate,
 		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied, robot: s.data.robot,
+		restarts: s.restarts, restart: s.restart,
 	}
 	s.published.Add(1)
 	if s.frames.put(snap) {
