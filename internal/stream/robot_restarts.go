@@ -29,6 +29,20 @@ type restartEntry struct {
 	report  float64       // the bound the restart reported (equal to bound: Fit is deterministic)
 	score   float64       // geometry score (latent.LoopClosure) of the first hidden layer; NaN: none
 	failure string        // why the restart has no model
+	start   string        // what the first hidden layer started from: "pca" or "linear"
+}
+
+// firstLayerStart resolves an initialisation's HiddenInit as
+// engine.InitConfig documents it: "auto" is linear when the first hidden
+// layer is as wide as the input (q), otherwise pca.
+func firstLayerStart(c engine.InitConfig, q int) string {
+	if c.HiddenInit != "auto" && c.HiddenInit != "" {
+		return c.HiddenInit
+	}
+	if len(c.Hidden) > 0 && c.Hidden[0] == q {
+		return "linear"
+	}
+	return "pca"
 }
 
 // restartSet is the preset's restarts for one model build, never changed
@@ -49,9 +63,11 @@ func buildRestarts(ctx context.Context, x, y *mat.Dense, best *engine.Model, rep
 		return nil
 	}
 	rs := &restartSet{list: make([]restartEntry, len(reps)), chosen: -1}
+	_, q := x.Dims()
 	for r, rep := range reps {
 		e := &rs.list[r]
 		e.init, e.iters, e.report, e.bound, e.score = rep.Init, rep.Report.Iters, rep.Report.Bound, math.NaN(), math.NaN()
+		e.start = firstLayerStart(rep.Init, q)
 		if rep.Err != nil {
 			e.failure = rep.Err.Error()
 			continue
@@ -137,7 +153,7 @@ func (rs *restartSet) frame(live int) *restartsFrame {
 	}
 	f := &restartsFrame{Chosen: rs.chosen, Live: live, List: make([]restartRow, len(rs.list))}
 	for r, e := range rs.list {
-		row := restartRow{Restart: r, Seed: e.init.Seed, Init: e.init.HiddenInit, Iters: e.iters, Failure: e.failure}
+		row := restartRow{Restart: r, Seed: e.init.Seed, Init: e.start, Iters: e.iters, Failure: e.failure}
 		if e.model != nil {
 			row.Bound = numPtr(e.bound)
 			if !math.IsNaN(e.score) {
