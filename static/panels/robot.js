@@ -123,6 +123,7 @@ register("robot", (root, app) => {
   function set3d(li, on) {
     st.v3[li].on = on;
     const v = views[`latent-${li}`];
+    v.root.classList.toggle("three", on);
     v.btn3d.setAttribute("aria-pressed", String(on));
     v.btnReset.hidden = !on;
     app.redraw();
@@ -392,25 +393,31 @@ register("robot", (root, app) => {
       const s = plot.area(xa - px, xb + px, ya - py, yb + py, box, { equal: true });
       v.hit.proj.push({ s, a, b });
       plot.axes({ xlabel: `h${li + 1}[${a}]`, ylabel: `h${li + 1}[${b}]`, xlabelAt: box.b + 30, ylabelAt: x0p + 13 });
-      const X = (i) => s.sx(M(i, a)), Y = (i) => s.sy(M(i, b));
+      // every scan's screen position in this projection, once
+      const nn = n + nT;
+      const buf = (v.buf ??= [])[pi] ??= { x: new Float32Array(0), y: new Float32Array(0) };
+      if (buf.x.length < nn) { buf.x = new Float32Array(nn); buf.y = new Float32Array(nn); }
+      const bx = buf.x, by = buf.y;
+      for (let i = 0; i < nn; i++) { bx[i] = s.sx(M(i, a)); by[i] = s.sy(M(i, b)); }
+      const X = (i) => bx[i], Y = (i) => by[i];
       ctx.save();
       ctx.beginPath(); ctx.rect(box.l, box.t, box.r - box.l, box.b - box.t); ctx.clip();
       // halos (±2 sd in each projected dimension), batched by colour bin
-      const c = colour(), hp = palette(NB, 0.1);
+      const c = colour(), hp = palette(NB, 0.1), kx = s.sx(1) - s.sx(0); // px per unit, both axes
       for (let k = 0; k < NB; k++) {
         ctx.beginPath();
         for (const i of c.bins[k]) {
           if (i >= n || (any && !lit(i))) continue;
-          const x = L.mean[i * D + a], y = L.mean[i * D + b], cx = s.sx(x), cy = s.sy(y);
-          const rx = Math.max(0.5, Math.abs(s.sx(x + 2 * Math.sqrt(Math.max(0, L.var[i * D + a]))) - cx));
-          const ry = Math.max(0.5, Math.abs(s.sy(y + 2 * Math.sqrt(Math.max(0, L.var[i * D + b]))) - cy));
+          const cx = bx[i], cy = by[i];
+          const rx = Math.max(0.5, kx * 2 * Math.sqrt(Math.max(0, L.var[i * D + a])));
+          const ry = Math.max(0.5, kx * 2 * Math.sqrt(Math.max(0, L.var[i * D + b])));
           ctx.moveTo(cx + rx, cy); ctx.ellipse(cx, cy, rx, ry, 0, 0, 6.2832);
         }
         ctx.fillStyle = hp[k]; ctx.fill();
       }
       ctx.strokeStyle = "rgba(60,60,60,0.18)"; ctx.lineWidth = 1;
       ctx.beginPath();
-      for (let i = 0; i < n; i++) ctx.lineTo(X(i), Y(i));
+      for (let i = 0; i < n; i++) ctx.lineTo(bx[i], by[i]);
       ctx.stroke();
       drawRevisits(ctx, X, Y);
       // inducing inputs of the next layer live in this space: draggable
@@ -448,7 +455,7 @@ register("robot", (root, app) => {
       const p = v.hit.proj.find((q) => q.s.box.l <= px && px <= q.s.box.r);
       return p ? nearest(n, (i) => p.s.sx(L.mean[i * D + p.a]), (i) => p.s.sy(L.mean[i * D + p.b]), px, py) : -1;
     };
-    v.screen = (i) => { const p = v.hit.proj[0]; return [p.s.sx(M(i, p.a)), p.s.sy(M(i, p.b))]; };
+    v.screen = (i) => [v.buf[0].x[i], v.buf[0].y[i]];
     v.cv.dataset.highlighted = String(count);
   }
 
@@ -467,7 +474,7 @@ register("robot", (root, app) => {
     const c = lo.map((l, a) => (l + hi[a]) / 2);
     const R = Math.max(1e-9, ...lo.map((l, a) => (hi[a] - l) / 2));
     const cy = Math.cos(o.yaw), sy = Math.sin(o.yaw), cp = Math.cos(o.pitch), sp = Math.sin(o.pitch);
-    const k = (o.zoom * Math.min(box.r - box.l, box.b - box.t)) / (2 * 1.8 * R);
+    const k = (o.zoom * Math.min(box.r - box.l, box.b - box.t)) / (2 * 1.7 * R);
     const mx = (box.l + box.r) / 2, my = (box.t + box.b) / 2;
     // world (data units) → screen
     const P = (x0, x1, x2) => {
@@ -489,13 +496,15 @@ register("robot", (root, app) => {
     ctx.beginPath();
     for (let m = 0; m < 8; m++) for (const bit of [1, 2, 4]) if (!(m & bit)) { const [a, b] = corner(m), [c2, d2] = corner(m | bit); ctx.moveTo(a, b); ctx.lineTo(c2, d2); }
     ctx.stroke();
+    // each axis's name and range beside the middle of one of its edges,
+    // pushed away from the middle of the view
     ctx.fillStyle = "#334155"; ctx.textAlign = "center"; ctx.textBaseline = "middle";
     for (const [a, bit] of [[0, 1], [1, 2], [2, 4]]) {
       const [x0, y0] = corner(0), [x1, y1] = corner(bit);
-      ctx.fillText(`h${li + 1}[${a}]`, (x0 + x1) / 2, (y0 + y1) / 2);
-      ctx.fillStyle = "#6b7785";
-      ctx.fillText(fmt(lo[a]), x0, y0 + 10); ctx.fillText(fmt(hi[a]), x1, y1 + 10);
-      ctx.fillStyle = "#334155";
+      let ex = (x0 + x1) / 2 - mx, ey = (y0 + y1) / 2 - my;
+      const len = Math.hypot(ex, ey) || 1;
+      ex = (x0 + x1) / 2 + (ex / len) * 26; ey = (y0 + y1) / 2 + (ey / len) * 16;
+      ctx.fillText(`h${li + 1}[${a}]: ${fmt(lo[a])} … ${fmt(hi[a])}`, ex, ey);
     }
     const any = anyLit();
     let count = 0;
@@ -844,15 +853,22 @@ register("robot", (root, app) => {
       }
       st.lastFrame = f;
       const n = state.setup.n, nh = f.layers.length - 1;
+      // each view's drawing time, as performance measures "robot-<view>"
+      let t = performance.now();
+      const lap = (name) => { const t1 = performance.now(); performance.measure(`robot-${name}`, { start: t, end: t1 }); t = t1; };
       for (let li = 0; li < 2; li++) {
         const v = views[`latent-${li}`];
         v.root.hidden = li >= nh || !f.layers[li].mean;
         v.btn3d.hidden = v.root.hidden || f.layers[li].d < 3;
         if (!v.root.hidden) drawLatent(li, v, f, n);
       }
+      lap("latent");
       drawPath(views.path);
+      lap("path");
       drawSignals(views.signals);
+      lap("signals");
       drawPenalties(views.penalties, f);
+      lap("penalties");
       readout(f);
       performance.measure("robot-draw", "robot-draw-start");
       st.stats.draws++;
