@@ -413,18 +413,19 @@ func TestBrowserRobotExplore(t *testing.T) {
 	// ---- screenshots at lecture-hall sizes ----
 	for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}} {
 		e.run(chromedp.EmulateViewport(sz[0], sz[1]))
-		e.run(chromedp.ScrollIntoView(`[data-testid="robot-restarts"]`))
-		e.eval(`new Promise(r => setTimeout(() => r(true), 300))`, nil)
-		e.settle()
-		png, err := chromedp.Run(e.ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
+		for _, at := range []string{"panel-robot", "robot-latent-0"} {
+			e.eval(fmt.Sprintf(`document.querySelector('[data-testid=%q]').scrollIntoView({block: "start"}); new Promise(r => setTimeout(() => r(true), 300))`, at), nil)
+			e.settle()
+			png, err := chromedp.Run(e.ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(artifactDir(t), fmt.Sprintf("robot-explore-%s-%dx%d.png", at, sz[0], sz[1]))
+			if err := os.WriteFile(path, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("screenshot: %s", path)
 		}
-		path := filepath.Join(artifactDir(t), fmt.Sprintf("robot-explore-%dx%d.png", sz[0], sz[1]))
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s", path)
 	}
 	e.noErrors()
 }

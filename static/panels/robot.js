@@ -249,7 +249,7 @@ register("robot", (root, app) => {
       ctx.moveTo(px + rad + 1.3, py); ctx.arc(px, py, rad + 1.3, 0, 6.2832);
       count++;
     }
-    ctx.strokeStyle = "#111"; ctx.lineWidth = 1; ctx.stroke();
+    ctx.strokeStyle = "rgba(17,17,17,0.6)"; ctx.lineWidth = 0.8; ctx.stroke();
     return count;
   }
   function nearestTime(t) {
@@ -472,9 +472,10 @@ register("robot", (root, app) => {
     const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
     for (let i = 0; i < n + nT; i++) for (let a = 0; a < 3; a++) { const x = M(i, a); if (x < lo[a]) lo[a] = x; if (x > hi[a]) hi[a] = x; }
     const c = lo.map((l, a) => (l + hi[a]) / 2);
-    const R = Math.max(1e-9, ...lo.map((l, a) => (hi[a] - l) / 2));
+    // the data box's half-diagonal: fits the view at every angle
+    const R = Math.max(1e-9, Math.hypot(...lo.map((l, a) => (hi[a] - l) / 2)));
     const cy = Math.cos(o.yaw), sy = Math.sin(o.yaw), cp = Math.cos(o.pitch), sp = Math.sin(o.pitch);
-    const k = (o.zoom * Math.min(box.r - box.l, box.b - box.t)) / (2 * 1.7 * R);
+    const k = (o.zoom * 0.96 * Math.min(box.r - box.l, box.b - box.t)) / (2 * R);
     const mx = (box.l + box.r) / 2, my = (box.t + box.b) / 2;
     // world (data units) → screen
     const P = (x0, x1, x2) => {
@@ -496,16 +497,18 @@ register("robot", (root, app) => {
     ctx.beginPath();
     for (let m = 0; m < 8; m++) for (const bit of [1, 2, 4]) if (!(m & bit)) { const [a, b] = corner(m), [c2, d2] = corner(m | bit); ctx.moveTo(a, b); ctx.lineTo(c2, d2); }
     ctx.stroke();
-    // each axis's name and range beside the middle of one of its edges,
-    // pushed away from the middle of the view
-    ctx.fillStyle = "#334155"; ctx.textAlign = "center"; ctx.textBaseline = "middle";
-    for (const [a, bit] of [[0, 1], [1, 2], [2, 4]]) {
-      const [x0, y0] = corner(0), [x1, y1] = corner(bit);
-      let ex = (x0 + x1) / 2 - mx, ey = (y0 + y1) / 2 - my;
-      const len = Math.hypot(ex, ey) || 1;
-      ex = (x0 + x1) / 2 + (ex / len) * 26; ey = (y0 + y1) / 2 + (ey / len) * 16;
-      ctx.fillText(`h${li + 1}[${a}]: ${fmt(lo[a])} … ${fmt(hi[a])}`, ex, ey);
+    // the axes: a turning triad in the corner, and the data box's ranges
+    const gx = box.l + 46, gy = box.b - 40, cols = ["#b91c1c", "#047857", "#1d4ed8"];
+    ctx.lineWidth = 2; ctx.textAlign = "center"; ctx.textBaseline = "middle";
+    for (let a = 0; a < 3; a++) {
+      const u = [0, 0, 0]; u[a] = 30 / k;
+      const [ex, ey] = P(c[0] + u[0], c[1] + u[1], c[2] + u[2]);
+      const dx = ex - mx, dy = ey - my, len = Math.hypot(dx, dy) || 1;
+      ctx.strokeStyle = cols[a]; ctx.beginPath(); ctx.moveTo(gx, gy); ctx.lineTo(gx + dx, gy + dy); ctx.stroke();
+      ctx.fillStyle = cols[a]; ctx.fillText(`h${li + 1}[${a}]`, gx + dx + (dx / len) * 14, gy + dy + (dy / len) * 9);
     }
+    ctx.textAlign = "left"; ctx.textBaseline = "top"; ctx.fillStyle = "#475569";
+    ctx.fillText([0, 1, 2].map((a) => `h${li + 1}[${a}] ${lo[a].toFixed(1)} … ${hi[a].toFixed(1)}`).join("   ").replaceAll("-", "−"), box.l + 4, box.t);
     const any = anyLit();
     let count = 0;
     ctx.strokeStyle = "rgba(60,60,60,0.18)"; ctx.lineWidth = 1;
@@ -535,10 +538,10 @@ register("robot", (root, app) => {
     const { w, h } = plot;
     let xa = Infinity, xb = -Infinity, ya = Infinity, yb = -Infinity;
     for (let i = 0; i < nAll; i++) { xa = Math.min(xa, P[2 * i]); xb = Math.max(xb, P[2 * i]); ya = Math.min(ya, P[2 * i + 1]); yb = Math.max(yb, P[2 * i + 1]); }
-    const s = plot.area(xa - 1, xb + 1, ya - 1, yb + 1, { l: plot.m.l, r: w - plot.m.r, t: plot.m.t, b: h - plot.m.b - 34 }, { equal: true });
+    const s = plot.area(xa - 1, xb + 1, ya - 1, yb + 1, { l: plot.m.l, r: w - plot.m.r, t: plot.m.t, b: h - 80 }, { equal: true });
     const X = (i) => s.sx(P[2 * i]), Y = (i) => s.sy(P[2 * i + 1]);
     const any = anyLit();
-    const cbY = h - 32;
+    const cbY = h - 44; // the colour bar, its labels and (when narrow) its title's own line
     // The static layer: axes, the path, the revisit links, every scan in
     // its colour (or grey under a highlight), the colour bar.
     cached(v, plot, `${st.colour}|${any}|${st.showRevisits}`, (ctx) => {
