@@ -269,7 +269,14 @@ func TestBrowserRobotExplore(t *testing.T) {
 	if rows := int(evalAs[float64](e, `document.querySelectorAll('[data-testid="robot-restarts"] tbody tr').length`)); rows != len(rs.List) {
 		t.Errorf("restart table: %d rows, %d restarts", rows, len(rs.List))
 	}
-	t.Logf("restarts: chosen %d, live %d, %+v", rs.Chosen, rs.Live, rs.List)
+	for _, r := range rs.List {
+		if r.Bound == nil || r.Score == nil {
+			t.Errorf("restart %d has no bound or geometry score: %+v", r.Restart, r)
+			continue
+		}
+		t.Logf("restart %d (%s start): bound %.2f, geometry score %.3f", r.Restart, r.Init, *r.Bound, *r.Score)
+	}
+	t.Logf("restarts: the preset chose %d, live %d", rs.Chosen, rs.Live)
 	other := -1
 	for _, r := range rs.List {
 		if r.Restart != rs.Live && r.Bound != nil {
@@ -362,6 +369,19 @@ func TestBrowserRobotExplore(t *testing.T) {
 		t.Errorf("reset: scan %d at %v, want back at %v", scan, p, p3a)
 	}
 
+	// The keyboard turns it too (the canvas takes focus in 3-D).
+	yaw0 := evalAs[float64](e, `window.dgpviz.panels.robot.view3d(0).yaw`)
+	e.eval(`(() => { const c = document.querySelector('[data-testid="robot-latent-0-canvas"]'); c.focus(); for (let k = 0; k < 3; k++) c.dispatchEvent(new KeyboardEvent("keydown", {key: "ArrowRight", bubbles: true, cancelable: true})); return document.activeElement === c; })()`, nil)
+	e.settle()
+	if yaw := evalAs[float64](e, `window.dgpviz.panels.robot.view3d(0).yaw`); math.Abs(yaw-yaw0-0.3) > 1e-9 {
+		t.Errorf("three ArrowRight presses: yaw %v → %v, want +0.3", yaw0, yaw)
+	}
+	if p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen("latent-0", %d)`, scan)); math.Hypot(p[0]-p3a[0], p[1]-p3a[1]) < 1 {
+		t.Errorf("turning by keys did not move scan %d (%v)", scan, p)
+	}
+	e.run(chromedp.Click(`[data-testid="robot-latent-0-reset"]`))
+	e.settle()
+
 	// ---- colour by ----
 	check := func(mode, label string) {
 		t.Helper()
@@ -390,8 +410,13 @@ func TestBrowserRobotExplore(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("colour by %s: scan %d has colour bin %v, RGB %v (3-D h1), %v (h2), %v (path)", mode, scan,
-			evalAs[float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.colourBin(%d)`, scan)), cols[0][:3], cols[1][:3], cols[2][:3])
+		// … and it is the colour map's colour for the scan's bin.
+		bin := evalAs[float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.colourBin(%d)`, scan))
+		want := evalAs[string](e, fmt.Sprintf(`import("/static/colormap.js").then(m => m.palette(24, 1)[%v])`, bin))
+		if got := fmt.Sprintf("rgba(%v,%v,%v,1)", cols[0][0], cols[0][1], cols[0][2]); got != want {
+			t.Errorf("colour by %s: scan %d (bin %v) drawn %s, the colour map has %s", mode, scan, bin, got, want)
+		}
+		t.Logf("colour by %s: scan %d has colour bin %v, RGB %v (3-D h1), %v (h2), %v (path)", mode, scan, bin, cols[0][:3], cols[1][:3], cols[2][:3])
 	}
 	check("time", "time")
 	check("x", "true x position (m)")

@@ -126,6 +126,8 @@ register("robot", (root, app) => {
     v.root.classList.toggle("three", on);
     v.btn3d.setAttribute("aria-pressed", String(on));
     v.btnReset.hidden = !on;
+    // focusable while in 3-D: arrow keys turn it, + and − zoom, 0 resets
+    if (on) v.cv.setAttribute("tabindex", "0"); else v.cv.removeAttribute("tabindex");
     app.redraw();
   }
 
@@ -336,6 +338,18 @@ register("robot", (root, app) => {
     cv.addEventListener("pointercancel", end);
     cv.addEventListener("pointerleave", () => { if (!st.drag && st.hover >= 0) { st.hover = -1; app.redraw(); } });
     if (li >= 0) {
+      cv.addEventListener("keydown", (e) => {
+        const o = st.v3[li];
+        if (!o.on) return;
+        const turn = { ArrowLeft: [-0.1, 0], ArrowRight: [0.1, 0], ArrowUp: [0, -0.1], ArrowDown: [0, 0.1] }[e.key];
+        if (turn) { o.yaw += turn[0]; o.pitch = Math.max(-1.55, Math.min(1.55, o.pitch + turn[1])); }
+        else if (e.key === "+" || e.key === "=") o.zoom = Math.min(10, o.zoom * 1.2);
+        else if (e.key === "-") o.zoom = Math.max(0.3, o.zoom / 1.2);
+        else if (e.key === "0") Object.assign(o, VIEW3D);
+        else return;
+        e.preventDefault(); e.stopPropagation(); // not the page's shortcuts
+        app.redraw();
+      });
       cv.addEventListener("wheel", (e) => {
         if (!st.v3[li].on) return;
         e.preventDefault();
@@ -353,8 +367,8 @@ register("robot", (root, app) => {
 
   // ---- latent views ----
   function latentTitle(li, v, f) {
-    const sc = f.robot?.scores?.[li], three = st.v3[li].on;
-    setText(v.title, `Hidden layer ${li + 1} (h${li + 1}): message means${three ? " in 3-D (drag to turn, wheel to zoom)" : ", halos ±2 sd"}` +
+    const sc = f.robot?.scores?.[li], three = st.v3[li].on && f.layers[li].d >= 3;
+    setText(v.title, `Hidden layer ${li + 1} (h${li + 1}): message means${three ? " in 3-D (drag or arrow keys to turn, wheel or +/− to zoom)" : ", halos ±2 sd"}` +
       `${st.showTest && st.testH ? ", ○ held-out scans (predicted from time alone)" : ""}, ◆ layer ${li + 2}'s inducing inputs${three ? "" : " (drag)"}` +
       (sc != null ? ` · geometry score ${sc.toFixed(3)}` : ""));
   }
@@ -863,6 +877,7 @@ register("robot", (root, app) => {
         const v = views[`latent-${li}`];
         v.root.hidden = li >= nh || !f.layers[li].mean;
         v.btn3d.hidden = v.root.hidden || f.layers[li].d < 3;
+        if (st.v3[li].on && f.layers[li].d < 3) set3d(li, false); // a new architecture without a 3-D layer
         if (!v.root.hidden) drawLatent(li, v, f, n);
       }
       lap("latent");
