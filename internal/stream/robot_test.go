@@ -367,7 +367,7 @@ func TestRobotRestartsReproduce(t *testing.T) {
 		if math.Abs(e.bound-e.report) > 1e-9*math.Abs(e.report) {
 			t.Errorf("restart %d: kept model's bound %v, the restart reported %v", k, e.bound, e.report)
 		}
-		t.Logf("restart %d (%s, seed %d): bound %.4f, geometry %.3f", k, e.init.HiddenInit, e.init.Seed, e.bound, e.score)
+		t.Logf("restart %d (%s start, seed %d): bound %.4f, geometry %.3f", k, e.start, e.init.Seed, e.bound, e.score)
 	}
 	ev := engine.Evaluator{Workers: 1}
 	res, _, err := ev.Evaluate(m, engine.Options{})

@@ -590,7 +590,7 @@ register("robot", (root, app) => {
     v.screen = (i) => [X(i), Y(i)];
     // the colour bar brushes a time range when it shows time
     const cb = { l: plot.m.l, r: w - plot.m.r, t: cbY, b: cbY + 9 };
-    v.timeScale = st.colour === "time" ? new Plot(v.cv).area(0, times()[nAll - 1], 0, 1, cb) : null;
+    v.timeScale = st.colour === "time" ? plot.area(0, times()[nAll - 1], 0, 1, cb) : null;
     v.cv.dataset.highlighted = String(count);
     v.cv.dataset.colourbar = colour().title;
   }
