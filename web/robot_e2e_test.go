@@ -423,6 +423,9 @@ func TestBrowserRobotExplore(t *testing.T) {
 	check("y", "true y position (m)")
 	ap := int(evalAs[float64](e, `window.dgpviz.state.setup.d`)) / 2 // an access point in the middle of the list
 	check(fmt.Sprintf("ap:%d", ap), fmt.Sprintf("signal of AP %d", ap+1))
+	e.eval(`window.dgpviz.panels.robot.clear(), true`, nil)
+	e.settle()
+	e.screenshot("robot-colour-ap.png", `[data-testid="robot-latent-1"]`)
 	// The colour bin follows the true x position, computed here from the setup.
 	e.eval(`window.dgpviz.panels.robot.colourBy("x"), true`, nil)
 	e.settle()
