@@ -14,7 +14,7 @@
 // the analysis (path, signals, penalties) keep their static layers in
 // offscreen canvases, so a brush or a hover redraws just its overlay.
 import { register } from "./registry.js";
-import { Plot, fmt } from "../plot.js";
+import { Plot, StickyRange, fmt } from "../plot.js";
 import { palette, colorBar } from "../colormap.js";
 
 const CB = 30; // px under a latent view's plots for its colour bar
@@ -76,6 +76,7 @@ register("robot", (root, app) => {
     testH: null, showTest: true, // hidden layers' messages at the held-out scans
     showRevisits: true, // links between the revisit pairs
     colour: "time", // colour by: time, x, y or ap:J
+    rng: [], // per hidden layer, its dimensions' ranges (latentRanges)
     v3: [{ on: false, ...VIEW3D }, { on: false, ...VIEW3D }], // per hidden layer
   };
   const showRev = root.querySelector('[data-testid="robot-show-revisits"]');
@@ -381,14 +382,36 @@ register("robot", (root, app) => {
     const T = st.showTest ? st.testH?.[li] : null; // held-out scans: predicted from time alone
     const nT = T && T.d === D ? T.n : 0;
     const M = (i, a) => (i < n ? L.mean[i * D + a] : T.mean[(i - n) * D + a]);
-    if (D >= 3 && st.v3[li].on) draw3d(li, v, L, next, n, nT, M);
-    else draw2d(li, v, L, next, n, nT, M);
+    const rng = latentRanges(li, f, D, n + nT, M);
+    if (D >= 3 && st.v3[li].on) draw3d(li, v, L, next, n, nT, M, rng);
+    else draw2d(li, v, L, next, n, nT, M, rng);
     drawColorBar(ctx, plot.m.l, h - CB + 4, w - plot.m.l - plot.m.r, 8);
     v.cv.dataset.colourbar = colour().title;
     latentTitle(li, v, f);
   }
 
-  function draw2d(li, v, L, next, n, nT, M) {
+  // latentRanges returns each dimension's range over the training and
+  // held-out scans, which every view of the layer shares. While the
+  // optimizer runs they grow at once and shrink slowly (StickyRange), so
+  // the axes do not jitter from frame to frame; a frame that shows a
+  // command's effect (a restart, an undo) or new data sets them afresh.
+  function latentRanges(li, f, D, nn, M) {
+    const key = `${st.dataId}|${D}|${nn}`;
+    let r = st.rng[li];
+    const fresh = !r || r.key !== key || r.applied !== f.applied;
+    if (fresh) { r = st.rng[li] = { key, applied: f.applied, frame: null, dims: Array.from({ length: D }, () => new StickyRange()) }; }
+    if (r.frame !== f) { // once per frame, not per redraw
+      r.frame = f;
+      for (let a = 0; a < D; a++) {
+        let lo = Infinity, hi = -Infinity;
+        for (let i = 0; i < nn; i++) { const x = M(i, a); if (x < lo) lo = x; if (x > hi) hi = x; }
+        r.dims[a].update(lo, hi);
+      }
+    }
+    return r.dims;
+  }
+
+  function draw2d(li, v, L, next, n, nT, M, rng) {
     const D = L.d, plot = v.plot, ctx = plot.ctx, w = plot.w, h = plot.h;
     const pairs = D >= 3 ? [[0, 1], [0, 2], [1, 2]] : D === 2 ? [[0, 1]] : [[0, 0]];
     const gap = 14, pw = (w - gap * (pairs.length - 1)) / pairs.length;
@@ -398,11 +421,7 @@ register("robot", (root, app) => {
     pairs.forEach(([a, b], pi) => {
       const x0p = pi * (pw + gap);
       const box = { l: x0p + plot.m.l, r: x0p + pw - 4, t: plot.m.t, b: h - plot.m.b - CB };
-      let xa = Infinity, xb = -Infinity, ya = Infinity, yb = -Infinity;
-      for (let i = 0; i < n + nT; i++) {
-        const x = M(i, a), y = M(i, b);
-        if (x < xa) xa = x; if (x > xb) xb = x; if (y < ya) ya = y; if (y > yb) yb = y;
-      }
+      const xa = rng[a].lo, xb = rng[a].hi, ya = rng[b].lo, yb = rng[b].hi;
       const px = 0.08 * (xb - xa || 1), py = 0.08 * (yb - ya || 1);
       const s = plot.area(xa - px, xb + px, ya - py, yb + py, box, { equal: true });
       v.hit.proj.push({ s, a, b });
@@ -480,11 +499,10 @@ register("robot", (root, app) => {
 
   // draw3d draws the layer's first three dimensions as one orthographic
   // view turned by yaw (about h[2]) and pitch, inside the box of the data.
-  function draw3d(li, v, L, next, n, nT, M) {
+  function draw3d(li, v, L, next, n, nT, M, rng) {
     const D = L.d, plot = v.plot, ctx = plot.ctx, w = plot.w, h = plot.h, o = st.v3[li];
     const box = { l: 8, r: w - 8, t: plot.m.t, b: h - plot.m.b - CB + 16 };
-    const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
-    for (let i = 0; i < n + nT; i++) for (let a = 0; a < 3; a++) { const x = M(i, a); if (x < lo[a]) lo[a] = x; if (x > hi[a]) hi[a] = x; }
+    const lo = [0, 1, 2].map((a) => rng[a].lo), hi = [0, 1, 2].map((a) => rng[a].hi);
     const c = lo.map((l, a) => (l + hi[a]) / 2);
     // the data box's half-diagonal: fits the view at every angle
     const R = Math.max(1e-9, Math.hypot(...lo.map((l, a) => (hi[a] - l) / 2)));
