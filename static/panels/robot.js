@@ -796,12 +796,14 @@ register("robot", (root, app) => {
     if (!rs || restartBody.dataset.key === key) return;
     restartBody.dataset.key = key;
     restartBody.replaceChildren(...rs.list.map((r) => {
-      const use = el("button", { type: "button", "data-testid": `robot-restart-use-${r.restart}`, title: `Continue from restart ${r.restart}'s model (undo goes back)` }, r.restart === rs.live ? "live" : "use");
+      const use = el("button", { type: "button", "data-testid": `robot-restart-use-${r.restart}`,
+        title: r.restart === rs.live ? "The live model started from this restart" : `Continue from restart ${r.restart}'s model (undo goes back)` }, r.restart === rs.live ? "live" : "use");
       if (r.restart === rs.live || r.bound == null) use.disabled = true;
       use.addEventListener("click", () => app.send({ op: "restart", restart: r.restart }));
       const tr = el("tr", { "data-testid": `robot-restart-${r.restart}`, class: r.restart === rs.live ? "live" : "" },
         el("td", { text: `${r.restart}${r.restart === rs.chosen ? " ★" : ""}` }),
         el("td", { text: r.init === "linear" ? "time" : r.init === "pca" ? "PCA of the signals" : r.init }),
+        el("td", { text: String(r.iters) }),
         el("td", { text: r.bound != null ? r.bound.toFixed(1) : r.failure || "failed" }),
         el("td", { text: r.score != null ? r.score.toFixed(3) : "–" }),
         el("td", {}, use));
