@@ -217,7 +217,8 @@ register("robot", (root, app) => {
   }
   // dots draws the scans i in [i0, i1) that keep(i) accepts as discs (or
   // rings) of radius rad at (x(i), y(i)), one path per colour bin.
-  function dots(ctx, x, y, rad, i0, i1, keep, { hollow = false, alpha = 1 } = {}) {
+  // With size, scan i's radius is rad·size[i] (the 3-D view's depth cue).
+  function dots(ctx, x, y, rad, i0, i1, keep, { hollow = false, alpha = 1, size = null } = {}) {
     const c = colour(), pal = palette(NB, alpha);
     if (hollow) ctx.lineWidth = 1.3;
     for (let k = 0; k < NB; k++) {
@@ -225,8 +226,8 @@ register("robot", (root, app) => {
       let any = false;
       for (const i of c.bins[k]) {
         if (i < i0 || i >= i1 || (keep && !keep(i))) continue;
-        const px = x(i), py = y(i);
-        ctx.moveTo(px + rad, py); ctx.arc(px, py, rad, 0, 6.2832);
+        const px = x(i), py = y(i), r = size ? rad * size[i] : rad;
+        ctx.moveTo(px + r, py); ctx.arc(px, py, r, 0, 6.2832);
         any = true;
       }
       if (!any) continue;
@@ -235,21 +236,22 @@ register("robot", (root, app) => {
   }
   // highlight draws the unlit scans grey and small, the lit ones in their
   // colours with a ring; it returns how many scans are lit.
-  function highlight(ctx, x, y, i0, i1, rad = 2.7) {
+  function highlight(ctx, x, y, i0, i1, rad = 2.7, size = null) {
+    const sz = (i) => (size ? size[i] : 1);
     ctx.beginPath();
     for (let i = i0; i < i1; i++) {
       if (lit(i)) continue;
-      const px = x(i), py = y(i);
-      ctx.moveTo(px + rad - 0.3, py); ctx.arc(px, py, rad - 0.3, 0, 6.2832);
+      const px = x(i), py = y(i), r = (rad - 0.3) * sz(i);
+      ctx.moveTo(px + r, py); ctx.arc(px, py, r, 0, 6.2832);
     }
     ctx.fillStyle = GREY; ctx.fill();
-    dots(ctx, x, y, rad + 0.5, i0, i1, lit);
+    dots(ctx, x, y, rad + 0.5, i0, i1, lit, { size });
     let count = 0;
     ctx.beginPath();
     for (let i = i0; i < i1; i++) {
       if (!lit(i)) continue;
-      const px = x(i), py = y(i);
-      ctx.moveTo(px + rad + 1.3, py); ctx.arc(px, py, rad + 1.3, 0, 6.2832);
+      const px = x(i), py = y(i), r = (rad + 0.5) * sz(i) + 0.8;
+      ctx.moveTo(px + r, py); ctx.arc(px, py, r, 0, 6.2832);
       count++;
     }
     ctx.strokeStyle = "rgba(17,17,17,0.6)"; ctx.lineWidth = 0.8; ctx.stroke();
@@ -515,11 +517,17 @@ register("robot", (root, app) => {
       const X = cy * u0 - sy * u1, Dp = sy * u0 + cy * u1;
       return [mx + k * X, my - k * (cp * u2 + sp * Dp)];
     };
-    // project every scan once
+    // project every scan once; nearer scans are drawn larger (depth cue)
     const nn = n + nT;
-    if (!v.px || v.px.length < nn) { v.px = new Float32Array(nn); v.py = new Float32Array(nn); }
-    const pxs = v.px, pys = v.py;
-    for (let i = 0; i < nn; i++) { const [a, b] = P(M(i, 0), M(i, 1), M(i, 2)); pxs[i] = a; pys[i] = b; }
+    if (!v.px || v.px.length < nn) { v.px = new Float32Array(nn); v.py = new Float32Array(nn); v.pz = new Float32Array(nn); }
+    const pxs = v.px, pys = v.py, size = v.pz;
+    for (let i = 0; i < nn; i++) {
+      const [a, b] = P(M(i, 0), M(i, 1), M(i, 2));
+      pxs[i] = a; pys[i] = b;
+      const u0 = M(i, 0) - c[0], u1 = M(i, 1) - c[1], u2 = M(i, 2) - c[2];
+      const toward = sp * u2 - cp * (sy * u0 + cy * u1); // along the direction to the viewer
+      size[i] = Math.max(0.6, Math.min(1.45, 1 + (0.4 * toward) / R));
+    }
     const X = (i) => pxs[i], Y = (i) => pys[i];
     ctx.save();
     ctx.beginPath(); ctx.rect(box.l, box.t, box.r - box.l, box.b - box.t); ctx.clip();
@@ -532,12 +540,17 @@ register("robot", (root, app) => {
     // the axes: a turning triad in the corner, and the data box's ranges
     const gx = box.l + 46, gy = box.b - 40, cols = ["#b91c1c", "#047857", "#1d4ed8"];
     ctx.lineWidth = 2; ctx.textAlign = "center"; ctx.textBaseline = "middle";
+    const tips = [];
     for (let a = 0; a < 3; a++) {
       const u = [0, 0, 0]; u[a] = 30 / k;
       const [ex, ey] = P(c[0] + u[0], c[1] + u[1], c[2] + u[2]);
       const dx = ex - mx, dy = ey - my, len = Math.hypot(dx, dy) || 1;
       ctx.strokeStyle = cols[a]; ctx.beginPath(); ctx.moveTo(gx, gy); ctx.lineTo(gx + dx, gy + dy); ctx.stroke();
-      ctx.fillStyle = cols[a]; ctx.fillText(`h${li + 1}[${a}]`, gx + dx + (dx / len) * 14, gy + dy + (dy / len) * 9);
+      let tx = gx + dx + (dx / len) * 14, ty = gy + dy + (dy / len) * 9;
+      // labels of axes seen nearly end-on would overlap: move them apart
+      while (tips.some(([px, py]) => Math.abs(px - tx) < 34 && Math.abs(py - ty) < 12)) ty += 12;
+      tips.push([tx, ty]);
+      ctx.fillStyle = cols[a]; ctx.fillText(`h${li + 1}[${a}]`, tx, ty);
     }
     ctx.textAlign = "left"; ctx.textBaseline = "top"; ctx.fillStyle = "#475569";
     ctx.fillText([0, 1, 2].map((a) => `h${li + 1}[${a}] ${lo[a].toFixed(1)} … ${hi[a].toFixed(1)}`).join("   ").replaceAll("-", "−"), box.l + 4, box.t);
@@ -551,8 +564,8 @@ register("robot", (root, app) => {
     const handles = () => {
       if (next && next.q === D) for (let j = 0; j < next.m; j++) { const [a, b] = P(next.z[j * D], next.z[j * D + 1], next.z[j * D + 2]); diamond(ctx, a, b, 4.5, false); }
     };
-    if (any) { handles(); count = highlight(ctx, X, Y, 0, n, 3); } else dots(ctx, X, Y, 3, 0, n);
-    if (nT) dots(ctx, X, Y, 2.8, n, nn, any ? lit : null, { hollow: true });
+    if (any) { handles(); count = highlight(ctx, X, Y, 0, n, 3, size); } else dots(ctx, X, Y, 3, 0, n, null, { size });
+    if (nT) dots(ctx, X, Y, 2.8, n, nn, any ? lit : null, { hollow: true, size });
     if (!any) handles();
     ctx.restore();
     v.hit = { proj: [], handle: () => null, point: (px, py) => nearest(n, X, Y, px, py) };
