@@ -29,7 +29,8 @@ export function palette(n, alpha = 1) {
 }
 
 // colorBar draws the map left→right in the box (x, y, w, h) with tick
-// labels lo and hi and a title.
+// labels lo and hi and a title (on a second line when the bar is too
+// narrow for the three side by side).
 export function colorBar(ctx, x, y, w, h, lo, hi, title) {
   const g = ctx.createLinearGradient(x, 0, x + w, 0);
   for (let k = 0; k < V.length; k++) g.addColorStop(k / (V.length - 1), `rgb(${V[k].join(",")})`);
@@ -42,5 +43,6 @@ export function colorBar(ctx, x, y, w, h, lo, hi, title) {
   ctx.textBaseline = "top";
   ctx.textAlign = "left"; ctx.fillText(lo, x, y + h + 2);
   ctx.textAlign = "right"; ctx.fillText(hi, x + w, y + h + 2);
-  ctx.textAlign = "center"; ctx.fillText(title, x + w / 2, y + h + 2);
+  const room = w - 2 * Math.max(ctx.measureText(lo).width, ctx.measureText(hi).width) - 16;
+  ctx.textAlign = "center"; ctx.fillText(title, x + w / 2, y + h + 2 + (ctx.measureText(title).width > room ? 13 : 0));
 }

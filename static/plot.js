@@ -108,20 +108,39 @@ export class Plot {
     return r.width > 0 && r.height > 0;
   }
 
-  // area sets the data ranges and the pixel box (defaults: margins).
-  area(x0, x1, y0, y1, box) {
+  // area sets the data ranges and the pixel box (defaults: margins). With
+  // equal, a unit is as long on both axes: the ranges grow about their
+  // centres to fill the box. It returns the scale {box, x0, x1, y0, y1,
+  // sx, sy, ix, iy}, which stays valid after a later area() on the same
+  // canvas (one canvas can hold several plots side by side).
+  area(x0, x1, y0, y1, box, { equal = false } = {}) {
     const b = box || { l: this.m.l, r: this.w - this.m.r, t: this.m.t, b: this.h - this.m.b };
-    this.box = b; this.x0 = x0; this.x1 = x1; this.y0 = y0; this.y1 = y1;
-    const kx = (b.r - b.l) / (x1 - x0 || 1), ky = (b.b - b.t) / (y1 - y0 || 1);
-    this.sx = (x) => b.l + (x - x0) * kx;
-    this.sy = (y) => b.b - (y - y0) * ky;
-    this.ix = (px) => x0 + (px - b.l) / kx;
-    this.iy = (py) => y0 + (b.b - py) / ky;
+    if (x1 === x0) { x0 -= 0.5; x1 += 0.5; }
+    if (y1 === y0) { y0 -= 0.5; y1 += 0.5; }
+    let kx = (b.r - b.l) / (x1 - x0), ky = (b.b - b.t) / (y1 - y0);
+    if (equal) {
+      const k = Math.min(kx, ky), cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+      kx = ky = k;
+      x0 = cx - (b.r - b.l) / (2 * k); x1 = cx + (b.r - b.l) / (2 * k);
+      y0 = cy - (b.b - b.t) / (2 * k); y1 = cy + (b.b - b.t) / (2 * k);
+    }
+    const s = {
+      box: b, x0, x1, y0, y1,
+      sx: (x) => b.l + (x - x0) * kx,
+      sy: (y) => b.b - (y - y0) * ky,
+      ix: (px) => x0 + (px - b.l) / kx,
+      iy: (py) => y0 + (b.b - py) / ky,
+    };
+    Object.assign(this, s);
+    return s;
   }
 
   // axes draws grid lines, ticks and labels. ux/uy convert model units to
-  // the units shown (identity or unitsOf).
-  axes({ xlabel = "", ylabel = "", ux = identity, uy = identity, xgrid = true, ygrid = true, bottom } = {}) {
+  // the units shown (identity or unitsOf). The axis titles go at the
+  // canvas's bottom and left edges unless xlabelAt (the x title's
+  // baseline) or ylabelAt (the y title's centre) place them, as when one
+  // canvas holds several plots.
+  axes({ xlabel = "", ylabel = "", ux = identity, uy = identity, xgrid = true, ygrid = true, bottom, xlabelAt, ylabelAt } = {}) {
     const { ctx, box } = this;
     const yb = bottom ?? box.b;
     ctx.save();
@@ -159,9 +178,9 @@ export class Plot {
     ctx.stroke();
     ctx.fillStyle = C.ink;
     ctx.textAlign = "center"; ctx.textBaseline = "bottom";
-    if (xlabel) ctx.fillText(xlabel, (box.l + box.r) / 2, this.h - 3);
+    if (xlabel) ctx.fillText(xlabel, (box.l + box.r) / 2, xlabelAt ?? this.h - 3);
     if (ylabel) {
-      ctx.translate(13, (box.t + box.b) / 2);
+      ctx.translate(ylabelAt ?? 13, (box.t + box.b) / 2);
       ctx.rotate(-Math.PI / 2);
       ctx.textBaseline = "middle";
       ctx.fillText(ylabel, 0, 0);

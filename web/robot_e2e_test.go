@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -186,29 +188,289 @@ func TestBrowserRobot(t *testing.T) {
 		e.eval(`window.dgpviz.panels.robot.hover(-1), true`, nil)
 	}
 
-	// Drawing time per frame while the optimizer streams.
-	e.eval(`window.dgpviz.panels.robot.clear(); performance.clearMeasures("robot-draw"); true`, nil)
+	// Drawing time per frame while the optimizer streams, and whether the
+	// panel draws every frame it receives (frames carry consecutive seq
+	// numbers; the panel counts the ones it never drew).
+	e.eval(`window.dgpviz.panels.robot.clear(); performance.clearMeasures(); true`, nil)
+	st0 := evalAs[map[string]float64](e, `({...window.dgpviz.panels.robot.stats})`)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 3000))`, nil)
 	e.eval(`window.dgpviz.panels.robot.select(40, 90); true`, nil)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 1500))`, nil)
+	st1 := evalAs[map[string]float64](e, `({...window.dgpviz.panels.robot.stats})`)
 	d := evalAs[[]float64](e, `performance.getEntriesByName("robot-draw").map(m => m.duration)`)
 	if len(d) == 0 {
 		t.Fatalf("no robot draws in 4.5 s of streaming")
 	}
 	slices.Sort(d)
-	t.Logf("while streaming (optimizer on the same 2 cores): %d draws in 4.5 s; drawing time p50 %.2f ms, p95 %.2f ms, max %.2f ms", len(d), d[len(d)/2], d[len(d)*95/100], d[len(d)-1])
+	drawn, missed := st1["frames"]-st0["frames"], st1["missed"]-st0["missed"]
+	t.Logf("while streaming (optimizer on the same 2 cores): %d draws in 4.5 s; %.0f frames received and drawn (%.1f/s), %.0f received but not drawn; drawing time p50 %.2f ms, p95 %.2f ms, max %.2f ms; by view %s",
+		len(d), drawn, drawn/4.5, missed, d[len(d)/2], d[len(d)*95/100], d[len(d)-1], viewTimes(e))
 	// The page's own drawing time, with the optimizer paused (it otherwise
 	// competes for this machine's 2 cores): 120 redraws with a moving
 	// brush. Logged, not asserted: a shared machine preempts the browser
 	// at any moment (BenchmarkRobotDraw-style budgets belong in a
 	// measurement, not in a correctness test).
 	e.eval(`window.dgpviz.send({op: "pause"}); new Promise(r => setTimeout(() => r(true), 700))`, nil)
-	e.eval(`(async () => { performance.clearMeasures("robot-draw"); for (let k = 0; k < 120; k++) { window.dgpviz.panels.robot.select(k, k + 60); await new Promise(r => requestAnimationFrame(() => r())); } return true; })()`, nil)
+	e.eval(`(async () => { performance.clearMeasures(); for (let k = 0; k < 120; k++) { window.dgpviz.panels.robot.select(k, k + 60); await new Promise(r => requestAnimationFrame(() => r())); } return true; })()`, nil)
 	d = evalAs[[]float64](e, `performance.getEntriesByName("robot-draw").map(m => m.duration)`)
 	if len(d) < 100 {
 		t.Fatalf("only %d robot draws for 120 brush moves", len(d))
 	}
 	slices.Sort(d)
-	t.Logf("robot views (%d scans × 2 hidden layers, path, signals, penalties), paused: %d draws; p50 %.2f ms, p95 %.2f ms, max %.2f ms (a 60 Hz frame is 16.7 ms)", n, len(d), d[len(d)/2], d[len(d)*95/100], d[len(d)-1])
+	t.Logf("robot views (%d + %d scans × 2 hidden layers, path, signals, penalties), paused, a moving brush: %d draws; p50 %.2f ms, p95 %.2f ms, max %.2f ms (a 60 Hz frame is 16.7 ms); by view %s",
+		n, nAll-n, len(d), d[len(d)/2], d[len(d)*95/100], d[len(d)-1], viewTimes(e))
+	// The same with the 3-D views of both layers, turning one.
+	e.eval(`window.dgpviz.panels.robot.view3d(0, true), window.dgpviz.panels.robot.view3d(1, true), true`, nil)
+	e.settle()
+	e.eval(`(async () => { performance.clearMeasures(); for (let k = 0; k < 120; k++) { window.dgpviz.panels.robot.turn3d(0, -0.65 + 0.02 * k, 0.5, 1); window.dgpviz.panels.robot.select(k, k + 60); await new Promise(r => requestAnimationFrame(() => r())); } return true; })()`, nil)
+	d = evalAs[[]float64](e, `performance.getEntriesByName("robot-draw").map(m => m.duration)`)
+	if len(d) < 100 {
+		t.Fatalf("only %d robot draws for 120 turns of the 3-D view", len(d))
+	}
+	slices.Sort(d)
+	t.Logf("the same with both 3-D views, one turning: %d draws; p50 %.2f ms, p95 %.2f ms, max %.2f ms; by view %s", len(d), d[len(d)/2], d[len(d)*95/100], d[len(d)-1], viewTimes(e))
 	e.noErrors()
+}
+
+// pixelAt is the RGB of the canvas sel at (x, y) CSS pixels.
+const pixelAt = `(() => {
+  const c = document.querySelector(%q), k = c.width / c.getBoundingClientRect().width;
+  const d = c.getContext("2d").getImageData(Math.round(%v * k), Math.round(%v * k), 1, 1).data;
+  return [d[0], d[1], d[2], d[3]];
+})()`
+
+// TestBrowserRobotExplore: the 3-D view (dragging turns it, the wheel
+// zooms, reset; the brushed scans stay highlighted), colour by (the colour
+// bars' labels follow; a brushed scan has one colour in the pairwise view,
+// the 3-D view and on the path) and the restart table (switching the live
+// model gives that restart's bound). Screenshots at 1280×720 and 1920×1080.
+func TestBrowserRobotExplore(t *testing.T) {
+	e := newRobotE2E(t)
+	e.run(chromedp.Navigate(e.base + "/"))
+	e.waitFor("the robot view", `window.dgpviz && window.dgpviz.panels.robot && window.dgpviz.panels.robot.stats.draws > 3 && !document.getElementById("panel-robot").hidden`)
+	e.waitFor("the restart table", `document.querySelectorAll('[data-testid="robot-restarts"] tbody tr').length >= 2 && !document.querySelector('[data-testid="robot-restarts"]').hidden`)
+	e.eval(`window.dgpviz.send({op: "pause"}), true`, nil)
+	e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
+	e.eval(`new Promise(r => setTimeout(() => r(true), 500))`, nil)
+	e.settle()
+
+	// ---- restarts ----
+	type row struct {
+		Restart int      `json:"restart"`
+		Bound   *float64 `json:"bound"`
+		Score   *float64 `json:"score"`
+		Init    string   `json:"init"`
+	}
+	type restarts struct {
+		Chosen, Live int
+		List         []row
+	}
+	rs := evalAs[restarts](e, `window.dgpviz.state.frame.robot.restarts`)
+	if rows := int(evalAs[float64](e, `document.querySelectorAll('[data-testid="robot-restarts"] tbody tr').length`)); rows != len(rs.List) {
+		t.Errorf("restart table: %d rows, %d restarts", rows, len(rs.List))
+	}
+	for _, r := range rs.List {
+		if r.Bound == nil || r.Score == nil {
+			t.Errorf("restart %d has no bound or geometry score: %+v", r.Restart, r)
+			continue
+		}
+		t.Logf("restart %d (%s start): bound %.2f, geometry score %.3f", r.Restart, r.Init, *r.Bound, *r.Score)
+	}
+	t.Logf("restarts: the preset chose %d, live %d", rs.Chosen, rs.Live)
+	other := -1
+	for _, r := range rs.List {
+		if r.Restart != rs.Live && r.Bound != nil {
+			other = r.Restart
+			break
+		}
+	}
+	if other < 0 {
+		t.Fatal("no other restart with a model to switch to")
+	}
+	if txt := e.text(fmt.Sprintf(`[data-testid="robot-restart-%d"]`, other)); !strings.Contains(txt, fmt.Sprintf("%.1f", *rs.List[other].Bound)) {
+		t.Errorf("restart %d's row %q lacks its bound %.1f", other, txt, *rs.List[other].Bound)
+	}
+	before := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
+	e.run(chromedp.Click(fmt.Sprintf(`[data-testid="robot-restart-use-%d"]`, other)))
+	e.waitFor("the switch", fmt.Sprintf(`window.dgpviz.state.frame.robot.restarts.live === %d && window.dgpviz.state.frame.robot.new_output !== undefined`, other))
+	e.settle()
+	after := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
+	if want := *rs.List[other].Bound; math.Abs(after-want) > 1e-6*math.Abs(want) {
+		t.Errorf("after switching to restart %d: bound %v, want its %v (was %v)", other, after, want, before)
+	}
+	if cls := evalAs[string](e, fmt.Sprintf(`document.querySelector('[data-testid="robot-restart-%d"]').className`, other)); cls != "live" {
+		t.Errorf("restart %d's row is %q after the switch, want live", other, cls)
+	}
+	t.Logf("switched from restart %d (bound %.2f) to %d: bound %.2f", rs.Live, before, other, after)
+	e.screenshot("robot-restarts.png", `[data-testid="robot-restarts"]`)
+	// Undo goes back to the chosen restart's model.
+	e.run(chromedp.Click(`[data-testid="undo"]`))
+	e.waitFor("the undo", fmt.Sprintf(`window.dgpviz.state.frame.robot.restarts.live === %d`, rs.Live))
+	if b := evalAs[float64](e, `window.dgpviz.state.frame.bound`); math.Abs(b-before) > 1e-6*math.Abs(before) {
+		t.Errorf("after undo: bound %v, want %v", b, before)
+	}
+
+	// ---- 3-D view ----
+	lo, hi := 40, 90
+	e.eval(fmt.Sprintf(`window.dgpviz.panels.robot.select(%d, %d), true`, lo, hi), nil)
+	e.run(chromedp.MouseEvent(chromedp.MouseMoved, 2, 2))
+	e.settle()
+	want := fmt.Sprint(hi - lo + 1)
+	lit := func() map[string]string {
+		return evalAs[map[string]string](e, `Object.fromEntries([...document.querySelectorAll('[data-testid^="robot-"][data-testid$="-canvas"]')].map(c => [c.dataset.testid, c.dataset.highlighted]))`)
+	}
+	if c := lit(); c["robot-latent-0-canvas"] != want {
+		t.Fatalf("brushed %d…%d: highlighted %v", lo, hi, c)
+	}
+	scan := 60
+	p2d := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen("latent-0", %d)`, scan))
+	e.run(chromedp.Click(`[data-testid="robot-latent-0-3d"]`))
+	e.settle()
+	if on := evalAs[bool](e, `window.dgpviz.panels.robot.view3d(0).on`); !on {
+		t.Fatal("the 3-D button did not turn the 3-D view on")
+	}
+	e.run(chromedp.ScrollIntoView(`[data-testid="robot-latent-0-canvas"]`))
+	e.settle()
+	p3a := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen("latent-0", %d)`, scan))
+	hashA, _ := e.canvas(`[data-testid="robot-latent-0-canvas"]`)
+	if c := lit(); c["robot-latent-0-canvas"] != want || c["robot-path-canvas"] != want {
+		t.Errorf("3-D view: highlighted %v, want %s in the 3-D view and on the path", c, want)
+	}
+	// Drag across the 3-D view to turn it.
+	box := evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="robot-latent-0-canvas"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	x0, y0 := box[0]+0.5*box[2], box[1]+0.5*box[3]
+	e.run(chromedp.MouseEvent(chromedp.MouseMoved, x0, y0), chromedp.MouseEvent(chromedp.MousePressed, x0, y0, chromedp.ButtonLeft))
+	for k := 1; k <= 10; k++ {
+		e.run(chromedp.MouseEvent(chromedp.MouseMoved, x0+12*float64(k), y0+4*float64(k), chromedp.ButtonLeft))
+	}
+	e.run(chromedp.MouseEvent(chromedp.MouseReleased, x0+120, y0+40, chromedp.ButtonLeft))
+	e.run(chromedp.MouseEvent(chromedp.MouseMoved, 2, 2))
+	e.settle()
+	p3b := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen("latent-0", %d)`, scan))
+	hashB, _ := e.canvas(`[data-testid="robot-latent-0-canvas"]`)
+	v3 := evalAs[map[string]any](e, `window.dgpviz.panels.robot.view3d(0)`)
+	if math.Hypot(p3b[0]-p3a[0], p3b[1]-p3a[1]) < 3 || hashA == hashB {
+		t.Errorf("dragging the 3-D view: scan %d stayed at %v (was %v), view %v", scan, p3b, p3a, v3)
+	}
+	if c := lit(); c["robot-latent-0-canvas"] != want || c["robot-latent-1-canvas"] != want || c["robot-path-canvas"] != want {
+		t.Errorf("after turning the 3-D view: highlighted %v, want %s", c, want)
+	}
+	t.Logf("scan %d: pairwise view %v; 3-D %v → %v after a drag; view %v", scan, p2d, p3a, p3b, v3)
+	// The wheel zooms about the centre; reset restores the view.
+	e.eval(fmt.Sprintf(`document.querySelector('[data-testid="robot-latent-0-canvas"]').dispatchEvent(new WheelEvent("wheel", {deltaY: -300, clientX: %v, clientY: %v, cancelable: true, bubbles: true})), true`, x0, y0), nil)
+	e.settle()
+	if z := evalAs[float64](e, `window.dgpviz.panels.robot.view3d(0).zoom`); !(z > 1.2) {
+		t.Errorf("wheel up: zoom %v, want > 1.2", z)
+	}
+	e.screenshot("robot-3d.png", `[data-testid="robot-latent-0"]`)
+	e.run(chromedp.Click(`[data-testid="robot-latent-0-reset"]`))
+	e.settle()
+	if p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen("latent-0", %d)`, scan)); math.Hypot(p[0]-p3a[0], p[1]-p3a[1]) > 0.01 {
+		t.Errorf("reset: scan %d at %v, want back at %v", scan, p, p3a)
+	}
+
+	// The keyboard turns it too (the canvas takes focus in 3-D).
+	yaw0 := evalAs[float64](e, `window.dgpviz.panels.robot.view3d(0).yaw`)
+	e.eval(`(() => { const c = document.querySelector('[data-testid="robot-latent-0-canvas"]'); c.focus(); for (let k = 0; k < 3; k++) c.dispatchEvent(new KeyboardEvent("keydown", {key: "ArrowRight", bubbles: true, cancelable: true})); return document.activeElement === c; })()`, nil)
+	e.settle()
+	if yaw := evalAs[float64](e, `window.dgpviz.panels.robot.view3d(0).yaw`); math.Abs(yaw-yaw0-0.3) > 1e-9 {
+		t.Errorf("three ArrowRight presses: yaw %v → %v, want +0.3", yaw0, yaw)
+	}
+	if p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen("latent-0", %d)`, scan)); math.Hypot(p[0]-p3a[0], p[1]-p3a[1]) < 1 {
+		t.Errorf("turning by keys did not move scan %d (%v)", scan, p)
+	}
+	e.run(chromedp.Click(`[data-testid="robot-latent-0-reset"]`))
+	e.settle()
+
+	// ---- colour by ----
+	check := func(mode, label string) {
+		t.Helper()
+		e.eval(fmt.Sprintf(`(() => { const s = document.querySelector('[data-testid="robot-colour"]'); s.value = %q; s.dispatchEvent(new Event("change")); return true; })()`, mode), nil)
+		e.settle()
+		bars := evalAs[[]string](e, `["latent-0", "latent-1", "path"].map(k => document.querySelector('[data-testid="robot-' + k + '-canvas"]').dataset.colourbar)`)
+		for k, b := range bars {
+			if !strings.Contains(b, label) {
+				t.Errorf("colour by %s: view %d's colour bar reads %q, want %q", mode, k, b, label)
+			}
+		}
+		// One brushed scan: its colour in the 3-D view (layer 1), the
+		// pairwise view (layer 2) and on the path.
+		e.eval(fmt.Sprintf(`window.dgpviz.panels.robot.select(%d, %d), true`, scan, scan), nil)
+		e.settle()
+		var cols [][]float64
+		for _, v := range []string{"latent-0", "latent-1", "path"} {
+			p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen(%q, %d)`, v, scan))
+			cols = append(cols, evalAs[[]float64](e, fmt.Sprintf(pixelAt, `[data-testid="robot-`+v+`-canvas"]`, p[0], p[1])))
+		}
+		for k := 1; k < len(cols); k++ {
+			for c := 0; c < 3; c++ {
+				if math.Abs(cols[k][c]-cols[0][c]) > 3 {
+					t.Errorf("colour by %s: scan %d is %v in the 3-D view of layer 1, %v in view %d", mode, scan, cols[0][:3], cols[k][:3], k)
+					break
+				}
+			}
+		}
+		// … and it is the colour map's colour for the scan's bin.
+		bin := evalAs[float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.colourBin(%d)`, scan))
+		want := evalAs[string](e, fmt.Sprintf(`import("/static/colormap.js").then(m => m.palette(24, 1)[%v])`, bin))
+		if got := fmt.Sprintf("rgba(%v,%v,%v,1)", cols[0][0], cols[0][1], cols[0][2]); got != want {
+			t.Errorf("colour by %s: scan %d (bin %v) drawn %s, the colour map has %s", mode, scan, bin, got, want)
+		}
+		t.Logf("colour by %s: scan %d has colour bin %v, RGB %v (3-D h1), %v (h2), %v (path)", mode, scan, bin, cols[0][:3], cols[1][:3], cols[2][:3])
+	}
+	check("time", "time")
+	check("x", "true x position (m)")
+	check("y", "true y position (m)")
+	ap := int(evalAs[float64](e, `window.dgpviz.state.setup.d`)) / 2 // an access point in the middle of the list
+	check(fmt.Sprintf("ap:%d", ap), fmt.Sprintf("signal of AP %d", ap+1))
+	e.eval(`window.dgpviz.panels.robot.clear(), true`, nil)
+	e.settle()
+	e.screenshot("robot-colour-ap.png", `[data-testid="robot-latent-1"]`)
+	// The colour bin follows the true x position, computed here from the setup.
+	e.eval(`window.dgpviz.panels.robot.colourBy("x"), true`, nil)
+	e.settle()
+	if ok := evalAs[bool](e, `(() => { const r = window.dgpviz.state.setup.robot, P = r.positions; let lo = Infinity, hi = -Infinity;
+		for (let i = 0; i < r.n_all; i++) { lo = Math.min(lo, P[2*i]); hi = Math.max(hi, P[2*i]); }
+		for (let i = 0; i < r.n_all; i++) if (window.dgpviz.panels.robot.colourBin(i) !== Math.min(23, Math.floor((P[2*i] - lo) / (hi - lo) * 24))) return false;
+		return true; })()`); !ok {
+		t.Error("colour by true x: the colour bins do not follow the true x positions")
+	}
+	e.eval(fmt.Sprintf(`window.dgpviz.panels.robot.select(%d, %d), true`, lo, hi), nil)
+	e.settle()
+
+	// ---- screenshots at lecture-hall sizes ----
+	for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}} {
+		e.run(chromedp.EmulateViewport(sz[0], sz[1]))
+		for _, at := range []string{"panel-robot", "robot-latent-0"} {
+			e.eval(fmt.Sprintf(`document.querySelector('[data-testid=%q]').scrollIntoView({block: "start"}); new Promise(r => setTimeout(() => r(true), 300))`, at), nil)
+			e.settle()
+			png, err := chromedp.Run(e.ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(artifactDir(t), fmt.Sprintf("robot-explore-%s-%dx%d.png", at, sz[0], sz[1]))
+			if err := os.WriteFile(path, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("screenshot: %s", path)
+		}
+	}
+	e.noErrors()
+}
+
+// viewTimes summarises the robot views' drawing times (performance
+// measures "robot-latent", "robot-path", …): the median and 95th
+// percentile of each.
+func viewTimes(e *e2e) string {
+	m := evalAs[map[string][]float64](e, `Object.fromEntries(["latent", "path", "signals", "penalties"].map(k => [k, performance.getEntriesByName("robot-" + k).map(m => m.duration)]))`)
+	var out []string
+	for _, k := range []string{"latent", "path", "signals", "penalties"} {
+		d := m[k]
+		if len(d) == 0 {
+			continue
+		}
+		slices.Sort(d)
+		out = append(out, fmt.Sprintf("%s p50 %.2f / p95 %.2f ms", k, d[len(d)/2], d[len(d)*95/100]))
+	}
+	return strings.Join(out, ", ")
 }

@@ -36,6 +36,7 @@ var commands = []struct {
 	{"reset_data", (*session).cmdResetData},
 	{"architecture", (*session).cmdArchitecture},
 	{"dataset", (*session).cmdDataset},
+	{"restart", (*session).cmdRestart},
 	{"speed", (*session).cmdSpeed},
 	{"message_figure", (*session).figureCommand},
 	{"message_figure_preset", (*session).figureCommand},

@@ -34,6 +34,8 @@ type editState struct {
 	model  *engine.Model
 	frozen []string
 	data   *data
+	// restart is the restart the model started from (the "restart" op).
+	restart int
 }
 
 // bytes estimates the memory the state holds: its parameters (inducing
@@ -63,7 +65,7 @@ type dragBase struct {
 
 // editState captures the session's current state under a label.
 func (s *session) editState(label string) editState {
-	return editState{label: label, model: s.tr.Model().CloneParams(), frozen: slices.Clone(s.cfg.Frozen), data: s.data}
+	return editState{label: label, model: s.tr.Model().CloneParams(), frozen: slices.Clone(s.cfg.Frozen), data: s.data, restart: s.restart}
 }
 
 // pushHistory records the state before an edit; a new edit clears redo.
@@ -290,6 +292,7 @@ func (s *session) restore(e editState) error {
 	if err := s.applyModel(e.model.CloneParams()); err != nil {
 		return err
 	}
+	s.restart = e.restart
 	if e.data != s.data {
 		s.data = e.data
 		if err := s.sendSetup(); err != nil {

@@ -38,6 +38,7 @@ type Command struct {
 	Hidden       []int         `json:"hidden,omitempty"`        // architecture
 	Inducing     *int          `json:"inducing,omitempty"`      // architecture
 	Dataset      *string       `json:"dataset,omitempty"`       // dataset
+	Restart      *int          `json:"restart,omitempty"`       // restart
 	Speed        *int          `json:"speed,omitempty"`         // speed
 	Inputs       []FigureInput `json:"inputs,omitempty"`        // mc (messagefigure.go)
 	Samples      *int          `json:"samples,omitempty"`       // mc

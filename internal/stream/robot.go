@@ -83,15 +83,20 @@ func newRobotInfo(ds *dataset.Dataset, nx, ny dataset.Normalizer, cache *baselin
 }
 
 // initModel builds the session's model for robot data: the preset's
-// restart selection with cfg's architecture and seed.
-func (r *robotInfo) initModel(ctx context.Context, x, y *mat.Dense, cfg Config, workers int) (*engine.Model, error) {
+// restart selection with cfg's architecture and seed. It also returns
+// every restart (robot_restarts.go; nil for a single start).
+func (r *robotInfo) initModel(ctx context.Context, x, y *mat.Dense, cfg Config, workers int) (*engine.Model, *restartSet, error) {
 	p := train.RobotPreset(cfg.Seed)
 	p.Init.Hidden, p.Init.Inducing = slices.Clone(cfg.Hidden), cfg.Inducing
 	if len(cfg.Hidden) == 0 {
 		p.Restarts = 1
 	}
-	m, _, err := p.Start(ctx, x, y, train.TrainerConfig{Method: train.LBFGS, Seed: cfg.Seed, Workers: max(workers, 1)}, nil)
-	return m, err
+	tcfg := train.TrainerConfig{Method: train.LBFGS, Seed: cfg.Seed, Workers: max(workers, 1)}
+	m, reps, err := p.Start(ctx, x, y, tcfg, nil)
+	if err != nil {
+		return m, nil, err
+	}
+	return m, buildRestarts(ctx, x, y, m, reps, p.RestartIters, tcfg, r.pos), nil
 }
 
 // rmseDBm is the root mean squared error, in dBm, of predictions mean

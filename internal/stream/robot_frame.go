@@ -139,6 +139,8 @@ type robotFrame struct {
 	// with Test): where the model puts scans it never saw, from time alone.
 	TestHidden []testSec `json:"test_hidden,omitempty"`
 	NewOutput  bool      `json:"new_output"` // this frame carries the output layer's mean/var
+	// Restarts are the preset's restarts (absent for a single start).
+	Restarts *restartsFrame `json:"restarts,omitempty"`
 }
 
 type testSec struct {
@@ -196,7 +198,7 @@ func (f *framer) robotFrame(s *snapshot) ([]byte, error) {
 		}
 		h.Layers = append(h.Layers, lf)
 	}
-	rfr := &robotFrame{EvalIter: a.iter, TimeScore: num(s.robot.timeScore.Value), NewOutput: newOut && res != nil}
+	rfr := &robotFrame{EvalIter: a.iter, TimeScore: num(s.robot.timeScore.Value), NewOutput: newOut && res != nil, Restarts: s.restarts.frame(s.restart)}
 	for _, sc := range a.scores {
 		rfr.Revisits = sc.Revisits
 		if math.IsNaN(sc.Value) {

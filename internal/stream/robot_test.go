@@ -3,12 +3,15 @@ package stream
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 )
 
 // robotTestData returns the real robot data when present, else the 60-scan
@@ -250,5 +253,128 @@ func TestDatasetSwitchResetsArchitecture(t *testing.T) {
 	r = c.reply(c.send(map[string]any{"op": "dataset", "dataset": "robot"}))
 	if h := get(r, "config", "hidden"); fmt.Sprint(h) != fmt.Sprint([]any{3.0, 3.0}) {
 		t.Errorf("back to robot: hidden %v, want the preset's [3 3]", h)
+	}
+}
+
+// TestRobotRestartOp lists the preset's restarts in the frames and switches
+// the live model to another restart: the bound becomes that restart's, the
+// frames say which restart is live, undo gives the preset's model back, and
+// bad input gets a clear error.
+func TestRobotRestartOp(t *testing.T) {
+	e := robotEnv(t)
+	c := e.dial(t, "data=robot&hidden=3,3&m=10&speed=0&play=0")
+	f := c.frameAfter(c.ack(map[string]any{"op": "pause"}))
+	if get(f, "iter") != 0.0 {
+		t.Fatalf("paused at iteration %v, want 0", get(f, "iter"))
+	}
+	list, _ := get(f, "robot", "restarts", "list").([]any)
+	if len(list) < 2 {
+		t.Fatalf("restarts: %v, want the preset's %d", get(f, "robot", "restarts"), 3)
+	}
+	chosen := int(num64(get(f, "robot", "restarts", "chosen")))
+	if live := int(num64(get(f, "robot", "restarts", "live"))); live != chosen {
+		t.Fatalf("live restart %d, want the chosen %d", live, chosen)
+	}
+	bounds := make([]float64, len(list))
+	for r := range list {
+		bounds[r] = num64(get(f, "robot", "restarts", "list", r, "bound"))
+		if s := num64(get(f, "robot", "restarts", "list", r, "score")); !(s >= 0 && s <= 1) {
+			t.Errorf("restart %d: geometry score %v", r, s)
+		}
+		if in := get(f, "robot", "restarts", "list", r, "init"); in != "pca" && in != "linear" {
+			t.Errorf("restart %d: init %v, want pca or linear", r, in)
+		}
+	}
+	for r := range bounds {
+		if bounds[r] > bounds[chosen] {
+			t.Errorf("restart %d has bound %v above the chosen restart %d's %v", r, bounds[r], chosen, bounds[chosen])
+		}
+	}
+	// The frames' bound of the untouched model is the chosen restart's.
+	if b := num64(get(f, "bound")); math.Abs(b-bounds[chosen]) > 1e-6*math.Abs(b) {
+		t.Errorf("frame bound %v, chosen restart's %v", b, bounds[chosen])
+	}
+	other := (chosen + 1) % len(list)
+	id := c.ack(map[string]any{"op": "restart", "restart": other})
+	f = c.frameAfter(id)
+	if b := num64(get(f, "bound")); math.Abs(b-bounds[other]) > 1e-6*math.Abs(b) {
+		t.Errorf("after switching to restart %d: bound %v, want its %v", other, b, bounds[other])
+	}
+	if live := int(num64(get(f, "robot", "restarts", "live"))); live != other {
+		t.Errorf("live restart %d after switching to %d", live, other)
+	}
+	id = c.send(map[string]any{"op": "undo"})
+	if r := c.reply(id); r["type"] != "ack" || !strings.Contains(r["message"].(string), "switch to restart") {
+		t.Fatalf("undo: %v", r)
+	}
+	f = c.frameAfter(id)
+	if b := num64(get(f, "bound")); math.Abs(b-bounds[chosen]) > 1e-6*math.Abs(b) {
+		t.Errorf("after undo: bound %v, want the chosen restart's %v", b, bounds[chosen])
+	}
+	if live := int(num64(get(f, "robot", "restarts", "live"))); live != chosen {
+		t.Errorf("live restart %d after undo, want %d", live, chosen)
+	}
+	for _, tc := range []struct {
+		cmd  map[string]any
+		want string
+	}{
+		{map[string]any{"op": "restart"}, `missing "restart"`},
+		{map[string]any{"op": "restart", "restart": -1}, "there is no restart -1"},
+		{map[string]any{"op": "restart", "restart": 99}, "there is no restart 99 (the preset ran restarts 0…"},
+		{map[string]any{"op": "restart", "restart": "one"}, `field "restart"`},
+		{map[string]any{"op": "restart", "restart": 1.5}, `field "restart"`},
+	} {
+		r := c.reply(c.send(tc.cmd))
+		if r["type"] != "error" || !strings.Contains(fmt.Sprint(r["error"]), tc.want) {
+			t.Errorf("%v: got %v, want an error containing %q", tc.cmd, r, tc.want)
+		}
+	}
+	// The session carries on.
+	c.ack(map[string]any{"op": "step", "n": 1})
+}
+
+// TestRestartOpWithoutRestarts: outside the robot preset there is nothing
+// to switch to.
+func TestRestartOpWithoutRestarts(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, "")
+	r := c.reply(c.send(map[string]any{"op": "restart", "restart": 0}))
+	if r["type"] != "error" || !strings.Contains(fmt.Sprint(r["error"]), "not chosen among restarts") {
+		t.Fatalf("restart on the step data: %v", r)
+	}
+}
+
+// TestRobotRestartsReproduce: every restart's kept model is the one the
+// restart ended with — its bound is the bound the restart reported, so the
+// table's numbers are what switching gives.
+func TestRobotRestartsReproduce(t *testing.T) {
+	ds := robotTestData(t)
+	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
+	r := newRobotInfo(ds, nx, ny, newBaselineCache(context.Background(), 10))
+	cfg := DefaultConfig()
+	cfg.Hidden, cfg.Inducing = []int{3, 3}, 10
+	m, rs, err := r.initModel(context.Background(), nx.Apply(ds.X), ny.Apply(ds.Y), cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs == nil || len(rs.list) < 2 {
+		t.Fatalf("restarts %v", rs)
+	}
+	for k, e := range rs.list {
+		if e.model == nil {
+			t.Fatalf("restart %d: no model (%s)", k, e.failure)
+		}
+		if math.Abs(e.bound-e.report) > 1e-9*math.Abs(e.report) {
+			t.Errorf("restart %d: kept model's bound %v, the restart reported %v", k, e.bound, e.report)
+		}
+		t.Logf("restart %d (%s start, seed %d): bound %.4f, geometry %.3f", k, e.start, e.init.Seed, e.bound, e.score)
+	}
+	ev := engine.Evaluator{Workers: 1}
+	res, _, err := ev.Evaluate(m, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Bound != rs.list[rs.chosen].bound {
+		t.Errorf("the preset's model has bound %v, its restart %d in the table %v", res.Bound, rs.chosen, rs.list[rs.chosen].bound)
 	}
 }

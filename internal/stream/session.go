@@ -69,6 +69,8 @@ type session struct {
 	lastPub  time.Time
 	lastStep time.Time
 	dataSeq  int         // the last data version's id (nextDataID)
+	restarts *restartSet // the robot preset's restarts (robot_restarts.go), else nil
+	restart  int         // the restart the model started from (-1: none)
 	undo     []editState // edits.go
 	redo     []editState
 	drag     *dragBase
@@ -175,9 +177,10 @@ func (s *session) build(cfg Config, newData bool) error {
 		d.robot = newRobotInfo(ds, d.nx, d.ny, s.srv.baselines)
 	}
 	var m *engine.Model
+	var rs *restartSet
 	var err error
 	if d.robot != nil { // the robot preset's restart selection (robot.go)
-		m, err = d.robot.initModel(s.ctx, d.x, d.y, cfg, s.srv.workers)
+		m, rs, err = d.robot.initModel(s.ctx, d.x, d.y, cfg, s.srv.workers)
 	} else {
 		// A reset or a new architecture keeps edited data points.
 		m, err = train.Initialize(d.x, d.y, train.InitConfig{Hidden: cfg.Hidden, Inducing: cfg.Inducing, Seed: cfg.Seed, Perturb: initPerturb})
@@ -191,6 +194,10 @@ func (s *session) build(cfg Config, newData bool) error {
 	}
 	dataChanged := s.data == nil || d.id != s.data.id
 	s.cfg, s.tr, s.data = cfg, tr, d
+	s.restarts, s.restart = rs, -1
+	if rs != nil {
+		s.restart = rs.chosen
+	}
 	s.status, s.event = train.NotTerminated, ""
 	s.clearHistory()
 	s.ipsT, s.ipsIter, s.ips = time.Now(), 0, 0
@@ -244,6 +251,7 @@ func (s *session) publish() {
 		model: s.pubModel, iter: it, event: s.event, status: s.status,
 		running: s.running, ips: s.ips, method: s.cfg.Method.String(), lr: s.cfg.LearningRate,
 		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied, robot: s.data.robot,
+		restarts: s.restarts, restart: s.restart,
 	}
 	s.published.Add(1)
 	if s.frames.put(snap) {

@@ -1,77 +1,30 @@
-// Robot WiFi latent-space explorer (issue 6). Shown when the setup carries a
-// "robot" section: the hidden layers' message means as three pairwise
-// projections coloured by time (halos: ±2 sd), the true path, one access
-// point's signal with the model's fit, and the penalties per scan. Views are
-// linked: hovering a scan or brushing a time range (drag along the time axis
-// of the signals or penalties view, or along a colour bar) highlights the
-// same scans everywhere.
+// Robot WiFi latent-space explorer (issues 6 and 14). Shown when the setup
+// carries a "robot" section: the hidden layers' message means as three
+// pairwise projections or a rotatable 3-D view, coloured by time, true x,
+// true y or an access point's signal (one colour scale for every view;
+// halos: ±2 sd), the true path, one access point's signal with the model's
+// fit, the penalties per scan and the preset's restarts. Views are linked:
+// hovering a scan or brushing a time range (drag along the time axis of the
+// signals or penalties view, or along the path's time colour bar)
+// highlights the same scans everywhere.
+//
+// Drawing: the app draws at most once per animation frame; every view
+// skips its drawing when nothing it shows changed (only the latent views
+// change with every frame), and the views whose content changes only with
+// the analysis (path, signals, penalties) keep their static layers in
+// offscreen canvases, so a brush or a hover redraws just its overlay.
 import { register } from "./registry.js";
-import { niceTicks, fmt } from "../plot.js";
+import { Plot, StickyRange, fmt } from "../plot.js";
 import { palette, colorBar } from "../colormap.js";
 
-const PAD = { l: 42, r: 10, t: 18, b: 30 };
-const CB = 24; // px under a latent view's projections for its colour bar
-// Colour bins for batched drawing. Every view colours a scan by its time on
-// one scale, 0 to the last (test) scan, so a colour means the same time in
-// the latent views, on the path and on the colour bars.
+const CB = 30; // px under a latent view's plots for its colour bar
+// Colour bins for batched drawing: every view colours a scan by the same
+// value on one scale (colour()), so a colour means the same in the latent
+// views, on the path and on the colour bars.
 const NB = 24;
 const LAYER_COL = ["#0284c7", "#7c3aed", "#d97706", "#059669", "#db2777", "#4b5563"];
-
-// A box with linear scales; eq: equal aspect.
-function scale(box, x0, x1, y0, y1, eq = false) {
-  if (!(x1 > x0)) { x0 -= 0.5; x1 += 0.5; }
-  if (!(y1 > y0)) { y0 -= 0.5; y1 += 0.5; }
-  let kx = (box.r - box.l) / (x1 - x0), ky = (box.b - box.t) / (y1 - y0);
-  let ox = 0, oy = 0;
-  if (eq) {
-    const k = Math.min(kx, ky);
-    ox = ((box.r - box.l) - k * (x1 - x0)) / 2; oy = ((box.b - box.t) - k * (y1 - y0)) / 2;
-    kx = ky = k;
-  }
-  return {
-    box, x0, x1, y0, y1,
-    sx: (x) => box.l + ox + (x - x0) * kx, sy: (y) => box.b - oy - (y - y0) * ky,
-    ix: (px) => x0 + (px - box.l - ox) / kx, iy: (py) => y0 + (box.b - oy - py) / ky,
-  };
-}
-
-function sizeCanvas(cv) {
-  const r = cv.getBoundingClientRect();
-  const dpr = window.devicePixelRatio || 1;
-  const W = Math.max(1, Math.round(r.width * dpr)), H = Math.max(1, Math.round(r.height * dpr));
-  if (cv.width !== W || cv.height !== H) { cv.width = W; cv.height = H; }
-  const ctx = cv.getContext("2d");
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.clearRect(0, 0, r.width, r.height);
-  ctx.font = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
-  return { ctx, w: r.width, h: r.height };
-}
-
-function axes(ctx, s, xlabel, ylabel, { xt = 4, yt = 4 } = {}) {
-  const b = s.box;
-  ctx.save();
-  ctx.strokeStyle = "#e6e9ee"; ctx.fillStyle = "#6b7785"; ctx.lineWidth = 1;
-  ctx.textAlign = "center"; ctx.textBaseline = "top";
-  for (const t of niceTicks(s.x0, s.x1, xt)) {
-    const px = Math.round(s.sx(t)) + 0.5;
-    if (px < b.l - 1 || px > b.r + 1) continue;
-    ctx.beginPath(); ctx.moveTo(px, b.t); ctx.lineTo(px, b.b); ctx.stroke();
-    ctx.fillText(fmt(t), px, b.b + 3);
-  }
-  ctx.textAlign = "right"; ctx.textBaseline = "middle";
-  for (const t of niceTicks(s.y0, s.y1, yt)) {
-    const py = Math.round(s.sy(t)) + 0.5;
-    if (py < b.t - 1 || py > b.b + 1) continue;
-    ctx.beginPath(); ctx.moveTo(b.l, py); ctx.lineTo(b.r, py); ctx.stroke();
-    ctx.fillText(fmt(t), b.l - 4, py);
-  }
-  ctx.strokeStyle = "#9aa5b1";
-  ctx.strokeRect(b.l + 0.5, b.t + 0.5, b.r - b.l, b.b - b.t);
-  ctx.fillStyle = "#1f2933"; ctx.textAlign = "center"; ctx.textBaseline = "bottom";
-  if (xlabel) ctx.fillText(xlabel, (b.l + b.r) / 2, b.b + 28);
-  if (ylabel) { ctx.translate(b.l - 30, (b.t + b.b) / 2); ctx.rotate(-Math.PI / 2); ctx.textBaseline = "middle"; ctx.fillText(ylabel, 0, 0); }
-  ctx.restore();
-}
+const GREY = "rgba(160,170,180,0.35)";
+const VIEW3D = { yaw: -0.65, pitch: 0.5, zoom: 1 }; // the 3-D view's reset
 
 // setText changes an element's text only when it differs (no layout otherwise).
 function setText(e, t) { if (e.textContent !== t) e.textContent = t; }
@@ -85,19 +38,54 @@ function el(tag, attrs = {}, ...kids) {
   return e;
 }
 
+// blit copies an offscreen canvas (device pixels) onto a plot's canvas.
+function blit(plot, off) {
+  const c = plot.ctx;
+  c.save(); c.setTransform(1, 0, 0, 1, 0, 0); c.drawImage(off, 0, 0); c.restore();
+}
+
+// cached paints a view's static layer into its offscreen canvas when key
+// (or the canvas size) changed, and copies it onto the view. paint draws
+// with plot as usual: its context is the offscreen one meanwhile.
+function cached(v, plot, key, paint) {
+  const W = v.cv.width, H = v.cv.height;
+  let c = v.cache;
+  if (!c || c.key !== key || c.cv.width !== W || c.cv.height !== H) {
+    const off = c?.cv ?? document.createElement("canvas");
+    if (off.width !== W || off.height !== H) { off.width = W; off.height = H; } else off.getContext("2d").clearRect(0, 0, W, H);
+    const octx = off.getContext("2d"), main = plot.ctx;
+    octx.setTransform(W / plot.w, 0, 0, H / plot.h, 0, 0);
+    octx.font = main.font;
+    plot.ctx = octx;
+    try { paint(octx); } finally { plot.ctx = main; }
+    v.cache = c = { key, cv: off };
+  }
+  blit(plot, c.cv);
+}
+
+// sizeKey says when a canvas must be drawn again for its size alone.
+const sizeKey = (cv) => { const r = cv.getBoundingClientRect(); return `${r.width}x${r.height}@${window.devicePixelRatio || 1}`; };
+
 register("robot", (root, app) => {
   const body = root.querySelector(".robot-body");
   const st = {
     sel: { lo: -1, hi: -1 }, hover: -1, ap: -1, dataId: -1,
     out: null, outVar: null, test: null, testVar: null, // cached output-layer arrays (sent once per analysis)
-    drag: null, lastSend: 0, stats: { draws: 0 },
+    analysis: 0, // counts analyses received (frames with new_output)
+    drag: null, lastSend: 0, stats: { draws: 0, frames: 0, missed: 0, lastSeq: -1 },
     testH: null, showTest: true, // hidden layers' messages at the held-out scans
     showRevisits: true, // links between the revisit pairs
+    colour: "time", // colour by: time, x, y or ap:J
+    rng: [], // per hidden layer, its dimensions' ranges (latentRanges)
+    v3: [{ on: false, ...VIEW3D }, { on: false, ...VIEW3D }], // per hidden layer
   };
   const showRev = root.querySelector('[data-testid="robot-show-revisits"]');
   showRev?.addEventListener("change", () => { st.showRevisits = showRev.checked; app.redraw(); });
   const showTest = root.querySelector('[data-testid="robot-show-test"]');
   showTest?.addEventListener("change", () => { st.showTest = showTest.checked; app.redraw(); });
+  const colourSel = root.querySelector('[data-testid="robot-colour"]');
+  colourSel?.addEventListener("change", () => { st.colour = colourSel.value; app.redraw(); });
+  const restartBody = root.querySelector('[data-testid="robot-restarts"] tbody');
   const views = {};
   let built = false;
 
@@ -105,14 +93,20 @@ register("robot", (root, app) => {
     body.replaceChildren();
     const mk = (key, title, cls, extra = []) => {
       const cv = el("canvas", { "data-testid": `robot-${key}-canvas`, role: "img", "aria-label": title });
-      const v = el("div", { class: `rv ${cls}`, "data-testid": `robot-${key}` }, el("h3", { text: title }), ...extra, el("div", { class: "rv-plot" }, cv));
+      const v = el("div", { class: `rv ${cls}`, "data-testid": `robot-${key}` }, el("div", { class: "rv-head" }, el("h3", { text: title }), ...extra), el("div", { class: "rv-plot" }, cv));
       body.append(v);
-      views[key] = { root: v, cv, title: v.querySelector("h3") };
+      views[key] = { root: v, cv, title: v.querySelector("h3"), plot: new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), drawn: "" };
       return views[key];
     };
-    mk("latent-0", "Hidden layer 1 (h₁): message means, three projections", "latent l0");
-    mk("path", "True path (x, y in metres; never used for fitting)", "path");
-    mk("latent-1", "Hidden layer 2 (h₂): message means, three projections", "latent l1");
+    for (let li = 0; li < 2; li++) {
+      const t3 = el("button", { type: "button", "data-testid": `robot-latent-${li}-3d`, "aria-pressed": "false", title: "Show this layer as one 3-D view you can turn: drag to rotate, wheel to zoom" }, "3-D view");
+      const rs = el("button", { type: "button", "data-testid": `robot-latent-${li}-reset`, title: "Back to the starting angle and zoom", hidden: "" }, "reset view");
+      t3.addEventListener("click", () => set3d(li, !st.v3[li].on));
+      rs.addEventListener("click", () => { Object.assign(st.v3[li], VIEW3D); app.redraw(); });
+      const v = mk(`latent-${li}`, `Hidden layer ${li + 1}`, `latent l${li}`, [el("span", { class: "rv-tools" }, t3, rs)]);
+      v.btn3d = t3; v.btnReset = rs;
+      if (li === 0) mk("path", "True path (x, y in metres; never used for fitting)", "path");
+    }
     const sel = el("select", { "data-testid": "robot-ap", title: "access point" });
     setup.output_names.forEach((nm, j) => sel.add(new Option(`AP ${j + 1} · ${nm}`, String(j))));
     sel.addEventListener("change", () => { st.ap = Number(sel.value); app.redraw(); });
@@ -120,11 +114,26 @@ register("robot", (root, app) => {
     views.signals.select = sel;
     mk("penalties", "Penalties per scan (nats): where the compression and propagation terms concentrate", "penalties");
     for (const [key, v] of Object.entries(views)) wire(key, v);
+    if (colourSel) { // time, x, y (in the page), then every access point
+      while (colourSel.options.length > 3) colourSel.remove(3);
+      setup.output_names.forEach((nm, j) => colourSel.add(new Option(`signal of AP ${j + 1} · ${nm}`, `ap:${j}`)));
+      colourSel.value = st.colour = "time";
+    }
     built = true;
+  }
+  function set3d(li, on) {
+    st.v3[li].on = on;
+    const v = views[`latent-${li}`];
+    v.root.classList.toggle("three", on);
+    v.btn3d.setAttribute("aria-pressed", String(on));
+    v.btnReset.hidden = !on;
+    // focusable while in 3-D: arrow keys turn it, + and − zoom, 0 resets
+    if (on) v.cv.setAttribute("tabindex", "0"); else v.cv.removeAttribute("tabindex");
+    app.redraw();
   }
 
   // ---- data helpers ----
-  const S = () => app.state.setup, F = () => app.state.frame;
+  const S = () => app.state.setup;
   const R = () => S()?.robot;
   function times() { // seconds since the first scan, train then test
     const s = S(), r = R();
@@ -136,19 +145,43 @@ register("robot", (root, app) => {
     st._t = t; st._tFor = s;
     return t;
   }
-  // byBin returns, per colour bin, the scans (all of them, training then
-  // test) whose time falls in it on the shared time scale.
-  function byBin() {
-    const s = S();
-    if (st._bins && st._binsFor === s) return st._bins;
-    const ts = times(), tmax = ts[ts.length - 1] || 1;
-    const out = Array.from({ length: NB }, () => []);
-    for (let i = 0; i < ts.length; i++) out[Math.min(NB - 1, Math.max(0, Math.floor((ts[i] / tmax) * NB)))].push(i);
-    st._bins = out; st._binsFor = s;
-    return out;
-  }
   const dbm = (j, v) => { const s = S(), r = R(); return (v * s.norm_y.scale[j] + s.norm_y.mean[j]) * r.dbm_scale + r.dbm_offset; };
   const sdDbm = (j, vr) => { const s = S(), r = R(); return Math.sqrt(Math.max(0, vr)) * s.norm_y.scale[j] * Math.abs(r.dbm_scale); };
+  // colour returns the colouring every view uses: per scan (training then
+  // test) its value, its colour bin, the scans of each bin, the range and
+  // the colour bar's words.
+  function colour() {
+    const s = S(), r = R(), mode = st.colour;
+    if (st._c && st._c.setup === s && st._c.mode === mode) return st._c;
+    const nAll = r.n_all, val = new Float64Array(nAll);
+    let lo = Infinity, hi = -Infinity, title, unit;
+    if (mode === "x" || mode === "y") {
+      const k = mode === "x" ? 0 : 1;
+      for (let i = 0; i < nAll; i++) val[i] = r.positions[2 * i + k];
+      title = `true ${mode} position (m), ● training, ○ held-out scans`; unit = "m";
+    } else if (mode.startsWith("ap:")) {
+      const j = Number(mode.slice(3)), d = s.d;
+      for (let i = 0; i < nAll; i++) val[i] = dbm(j, i < s.n ? s.y[i * d + j] : r.y_test[(i - s.n) * d + j]);
+      title = `signal of AP ${j + 1} (${s.output_names[j]}), dBm`; unit = "dBm";
+    } else {
+      val.set(times());
+      lo = 0;
+      title = "time (● training, ○ held-out scans)"; unit = "s";
+    }
+    for (let i = 0; i < nAll; i++) { lo = Math.min(lo, val[i]); hi = Math.max(hi, val[i]); }
+    if (!(hi > lo)) hi = lo + 1;
+    const bin = new Uint8Array(nAll), bins = Array.from({ length: NB }, () => []);
+    for (let i = 0; i < nAll; i++) {
+      const k = Math.min(NB - 1, Math.max(0, Math.floor(((val[i] - lo) / (hi - lo)) * NB)));
+      bin[i] = k; bins[k].push(i);
+    }
+    st._c = { setup: s, mode, val, lo, hi, bin, bins, title, unit, loText: `${fmt(lo)} ${unit}`, hiText: `${fmt(hi)} ${unit}` };
+    return st._c;
+  }
+  function drawColorBar(ctx, x, y, w, h) {
+    const c = colour();
+    colorBar(ctx, x, y, w, h, c.loText, c.hiText, c.title);
+  }
   const active = () => st.sel.lo >= 0 && st.sel.hi >= st.sel.lo;
   // revisits: per training scan, the scans it revisits (latent.Revisits,
   // the geometry score's pairs), from the setup.
@@ -163,39 +196,106 @@ register("robot", (root, app) => {
   // A hovered scan lights up with the scans it revisits, everywhere.
   const lit = (i) => (active() && i >= st.sel.lo && i <= st.sel.hi) || i === st.hover ||
     (st.showRevisits && st.hover >= 0 && st.hover < S().n && partners()[st.hover].includes(i));
+  const anyLit = () => active() || st.hover >= 0;
+  // litKey names the highlight state, for the views' redraw checks.
+  const litKey = () => `${st.sel.lo},${st.sel.hi},${st.hover},${st.showRevisits}`;
   // drawRevisits draws the revisit pairs as faint links between the points
-  // at (x(i), y(i)) (the hovered scan's, strong).
-  function drawRevisits(ctx, x, y) {
+  // at (x(i), y(i)); with hover, the hovered scan's links strong.
+  function drawRevisits(ctx, x, y, { faint = true, hover = true } = {}) {
     if (!st.showRevisits) return;
     const rp = R().revisit_pairs || [];
-    ctx.beginPath();
-    for (let k = 0; k + 1 < rp.length; k += 2) { ctx.moveTo(x(rp[k]), y(rp[k])); ctx.lineTo(x(rp[k + 1]), y(rp[k + 1])); }
-    ctx.strokeStyle = "rgba(220,38,38,0.10)"; ctx.lineWidth = 1; ctx.stroke();
-    if (st.hover >= 0 && st.hover < S().n) {
+    if (faint) {
+      ctx.beginPath();
+      for (let k = 0; k + 1 < rp.length; k += 2) { ctx.moveTo(x(rp[k]), y(rp[k])); ctx.lineTo(x(rp[k + 1]), y(rp[k + 1])); }
+      ctx.strokeStyle = "rgba(220,38,38,0.10)"; ctx.lineWidth = 1; ctx.stroke();
+    }
+    if (hover && st.hover >= 0 && st.hover < S().n) {
       ctx.beginPath();
       for (const j of partners()[st.hover]) { ctx.moveTo(x(st.hover), y(st.hover)); ctx.lineTo(x(j), y(j)); }
       ctx.strokeStyle = "rgba(220,38,38,0.85)"; ctx.lineWidth = 1.5; ctx.stroke();
     }
   }
-  const anyLit = () => active() || st.hover >= 0;
+  // dots draws the scans i in [i0, i1) that keep(i) accepts as discs (or
+  // rings) of radius rad at (x(i), y(i)), one path per colour bin.
+  // With size, scan i's radius is rad·size[i] (the 3-D view's depth cue).
+  function dots(ctx, x, y, rad, i0, i1, keep, { hollow = false, alpha = 1, size = null } = {}) {
+    const c = colour(), pal = palette(NB, alpha);
+    if (hollow) ctx.lineWidth = 1.3;
+    for (let k = 0; k < NB; k++) {
+      ctx.beginPath();
+      let any = false;
+      for (const i of c.bins[k]) {
+        if (i < i0 || i >= i1 || (keep && !keep(i))) continue;
+        const px = x(i), py = y(i), r = size ? rad * size[i] : rad;
+        ctx.moveTo(px + r, py); ctx.arc(px, py, r, 0, 6.2832);
+        any = true;
+      }
+      if (!any) continue;
+      if (hollow) { ctx.strokeStyle = pal[k]; ctx.stroke(); } else { ctx.fillStyle = pal[k]; ctx.fill(); }
+    }
+  }
+  // highlight draws the unlit scans grey and small, the lit ones in their
+  // colours with a ring; it returns how many scans are lit.
+  function highlight(ctx, x, y, i0, i1, rad = 2.7, size = null) {
+    const sz = (i) => (size ? size[i] : 1);
+    ctx.beginPath();
+    for (let i = i0; i < i1; i++) {
+      if (lit(i)) continue;
+      const px = x(i), py = y(i), r = (rad - 0.3) * sz(i);
+      ctx.moveTo(px + r, py); ctx.arc(px, py, r, 0, 6.2832);
+    }
+    ctx.fillStyle = GREY; ctx.fill();
+    dots(ctx, x, y, rad + 0.5, i0, i1, lit, { size });
+    let count = 0;
+    ctx.beginPath();
+    for (let i = i0; i < i1; i++) {
+      if (!lit(i)) continue;
+      const px = x(i), py = y(i), r = (rad + 0.5) * sz(i) + 0.8;
+      ctx.moveTo(px + r, py); ctx.arc(px, py, r, 0, 6.2832);
+      count++;
+    }
+    ctx.strokeStyle = "rgba(17,17,17,0.6)"; ctx.lineWidth = 0.8; ctx.stroke();
+    return count;
+  }
   function nearestTime(t) {
     const ts = times();
     let best = 0;
     for (let i = 1; i < ts.length; i++) if (Math.abs(ts[i] - t) < Math.abs(ts[best] - t)) best = i;
     return best;
   }
+  function nearest(n, x, y, px, py) {
+    let best = -1, bd = 64;
+    for (let i = 0; i < n; i++) {
+      const d = (x(i) - px) ** 2 + (y(i) - py) ** 2;
+      if (d < bd) { bd = d; best = i; }
+    }
+    return best;
+  }
 
   // ---- interaction ----
+  // inBrush: (px, py) is on the view's time axis (a plot over time, or
+  // the path's time colour bar), where a drag brushes a time range.
+  const inBrush = (v, px, py) => {
+    const b = v.timeScale?.box;
+    return !!b && b.l <= px && px <= b.r && b.t - 6 <= py && py <= (v.brushBottom ?? b.b + 16);
+  };
   function wire(key, v) {
     const cv = v.cv;
     const pos = (e) => { const r = cv.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
+    const li = key.startsWith("latent") ? Number(key.slice(7)) : -1;
     cv.addEventListener("pointerdown", (e) => {
       const [px, py] = pos(e);
-      if (key.startsWith("latent")) {
+      if (li >= 0 && st.v3[li].on) { // rotate the 3-D view
+        const o = st.v3[li];
+        st.drag = { key, rotate: true, x: px, y: py, yaw: o.yaw, pitch: o.pitch };
+        cv.setPointerCapture(e.pointerId); e.preventDefault();
+        return;
+      }
+      if (li >= 0) {
         const h = v.hit?.handle(px, py);
         if (h) { st.drag = { key, ...h }; cv.setPointerCapture(e.pointerId); e.preventDefault(); return; }
       }
-      if (v.timeScale && v.timeScale.box.l <= px && px <= v.timeScale.box.r) {
+      if (inBrush(v, px, py)) {
         const i = nearestTime(v.timeScale.ix(px));
         st.drag = { key, brush: true, from: i, moved: false };
         st.sel = { lo: i, hi: i };
@@ -206,6 +306,13 @@ register("robot", (root, app) => {
     cv.addEventListener("pointermove", (e) => {
       const [px, py] = pos(e);
       const d = st.drag;
+      if (d && d.rotate && d.key === key) {
+        const o = st.v3[li];
+        o.yaw = d.yaw + (px - d.x) * 0.01;
+        o.pitch = Math.max(-1.55, Math.min(1.55, d.pitch + (py - d.y) * 0.01));
+        app.redraw();
+        return;
+      }
       if (d && d.brush && v.timeScale) {
         const i = nearestTime(v.timeScale.ix(px));
         d.moved = d.moved || i !== d.from;
@@ -233,6 +340,27 @@ register("robot", (root, app) => {
     cv.addEventListener("pointerup", end);
     cv.addEventListener("pointercancel", end);
     cv.addEventListener("pointerleave", () => { if (!st.drag && st.hover >= 0) { st.hover = -1; app.redraw(); } });
+    if (li >= 0) {
+      cv.addEventListener("keydown", (e) => {
+        const o = st.v3[li];
+        if (!o.on) return;
+        const turn = { ArrowLeft: [-0.1, 0], ArrowRight: [0.1, 0], ArrowUp: [0, -0.1], ArrowDown: [0, 0.1] }[e.key];
+        if (turn) { o.yaw += turn[0]; o.pitch = Math.max(-1.55, Math.min(1.55, o.pitch + turn[1])); }
+        else if (e.key === "+" || e.key === "=") o.zoom = Math.min(10, o.zoom * 1.2);
+        else if (e.key === "-") o.zoom = Math.max(0.3, o.zoom / 1.2);
+        else if (e.key === "0") Object.assign(o, VIEW3D);
+        else return;
+        e.preventDefault(); e.stopPropagation(); // not the page's shortcuts
+        app.redraw();
+      });
+      cv.addEventListener("wheel", (e) => {
+        if (!st.v3[li].on) return;
+        e.preventDefault();
+        const o = st.v3[li];
+        o.zoom = Math.max(0.3, Math.min(10, o.zoom * Math.exp(-e.deltaY * 0.0015)));
+        app.redraw();
+      }, { passive: false });
+    }
   }
   function sendMove(d) {
     st.lastSend = performance.now();
@@ -240,103 +368,112 @@ register("robot", (root, app) => {
     app.send({ op: "move", layer: d.layer, index: d.handle, z });
   }
 
-  // ---- views ----
+  // ---- latent views ----
+  function latentTitle(li, v, f) {
+    const sc = f.robot?.scores?.[li], three = st.v3[li].on && f.layers[li].d >= 3;
+    setText(v.title, `Hidden layer ${li + 1} (h${li + 1}): message means${three ? " in 3-D (drag or arrow keys to turn, wheel or +/− to zoom)" : ", halos ±2 sd"}` +
+      `${st.showTest && st.testH ? ", ○ held-out scans (predicted from time alone)" : ""}, ◆ layer ${li + 2}'s inducing inputs${three ? "" : " (drag)"}` +
+      (sc != null ? ` · geometry score ${sc.toFixed(3)}` : ""));
+  }
+
   function drawLatent(li, v, f, n) {
     const L = f.layers[li], D = L.d, next = f.layers[li + 1];
-    const { ctx, w, h } = sizeCanvas(v.cv);
+    const plot = v.plot;
+    if (!plot.begin()) return;
+    const ctx = plot.ctx, w = plot.w, h = plot.h;
+    const T = st.showTest ? st.testH?.[li] : null; // held-out scans: predicted from time alone
+    const nT = T && T.d === D ? T.n : 0;
+    const M = (i, a) => (i < n ? L.mean[i * D + a] : T.mean[(i - n) * D + a]);
+    const rng = latentRanges(li, f, D, n + nT, M);
+    if (D >= 3 && st.v3[li].on) draw3d(li, v, L, next, n, nT, M, rng);
+    else draw2d(li, v, L, next, n, nT, M, rng);
+    drawColorBar(ctx, plot.m.l, h - CB + 4, w - plot.m.l - plot.m.r, 8);
+    v.cv.dataset.colourbar = colour().title;
+    latentTitle(li, v, f);
+  }
+
+  // latentRanges returns each dimension's range over the training and
+  // held-out scans, which every view of the layer shares. While the
+  // optimizer runs they grow at once and shrink slowly (StickyRange), so
+  // the axes do not jitter from frame to frame; a frame that shows a
+  // command's effect (a restart, an undo) or new data sets them afresh.
+  function latentRanges(li, f, D, nn, M) {
+    const key = `${st.dataId}|${D}|${nn}`;
+    let r = st.rng[li];
+    const fresh = !r || r.key !== key || r.applied !== f.applied;
+    if (fresh) { r = st.rng[li] = { key, applied: f.applied, frame: null, dims: Array.from({ length: D }, () => new StickyRange()) }; }
+    if (r.frame !== f) { // once per frame, not per redraw
+      r.frame = f;
+      for (let a = 0; a < D; a++) {
+        let lo = Infinity, hi = -Infinity;
+        for (let i = 0; i < nn; i++) { const x = M(i, a); if (x < lo) lo = x; if (x > hi) hi = x; }
+        r.dims[a].update(lo, hi);
+      }
+    }
+    return r.dims;
+  }
+
+  function draw2d(li, v, L, next, n, nT, M, rng) {
+    const D = L.d, plot = v.plot, ctx = plot.ctx, w = plot.w, h = plot.h;
     const pairs = D >= 3 ? [[0, 1], [0, 2], [1, 2]] : D === 2 ? [[0, 1]] : [[0, 0]];
-    const gap = 12, pw = (w - gap * (pairs.length - 1)) / pairs.length;
+    const gap = 14, pw = (w - gap * (pairs.length - 1)) / pairs.length;
     const any = anyLit();
     let count = 0;
     v.hit = { proj: [], handle: null, point: null };
     pairs.forEach(([a, b], pi) => {
       const x0p = pi * (pw + gap);
-      const box = { l: x0p + PAD.l, r: x0p + pw - 4, t: PAD.t, b: h - PAD.b - CB };
-      let xa = Infinity, xb = -Infinity, ya = Infinity, yb = -Infinity;
-      const T = st.showTest ? st.testH?.[li] : null; // held-out scans: predicted from time alone
-      for (let i = 0; i < n + (T && T.d === D ? T.n : 0); i++) {
-        const M = i < n ? L.mean : T.mean, j = i < n ? i : i - n;
-        const x = M[j * D + a], y = M[j * D + b];
-        xa = Math.min(xa, x); xb = Math.max(xb, x); ya = Math.min(ya, y); yb = Math.max(yb, y);
-      }
+      const box = { l: x0p + plot.m.l, r: x0p + pw - 4, t: plot.m.t, b: h - plot.m.b - CB };
+      const xa = rng[a].lo, xb = rng[a].hi, ya = rng[b].lo, yb = rng[b].hi;
       const px = 0.08 * (xb - xa || 1), py = 0.08 * (yb - ya || 1);
-      const s = scale(box, xa - px, xb + px, ya - py, yb + py, true);
+      const s = plot.area(xa - px, xb + px, ya - py, yb + py, box, { equal: true });
       v.hit.proj.push({ s, a, b });
-      axes(ctx, s, `h${li + 1}[${a}]`, `h${li + 1}[${b}]`, { xt: 3, yt: 3 });
+      plot.axes({ xlabel: `h${li + 1}[${a}]`, ylabel: `h${li + 1}[${b}]`, xlabelAt: box.b + 30, ylabelAt: x0p + 13 });
+      // every scan's screen position in this projection, once
+      const nn = n + nT;
+      const buf = (v.buf ??= [])[pi] ??= { x: new Float32Array(0), y: new Float32Array(0) };
+      if (buf.x.length < nn) { buf.x = new Float32Array(nn); buf.y = new Float32Array(nn); }
+      const bx = buf.x, by = buf.y;
+      for (let i = 0; i < nn; i++) { bx[i] = s.sx(M(i, a)); by[i] = s.sy(M(i, b)); }
+      const X = (i) => bx[i], Y = (i) => by[i];
       ctx.save();
       ctx.beginPath(); ctx.rect(box.l, box.t, box.r - box.l, box.b - box.t); ctx.clip();
-      // halos (±2 sd in each projected dimension) and points, batched by
-      // colour bin: one fill per bin keeps a frame well under 16 ms.
-      const bins = NB, hp = palette(bins, 0.1), pp = palette(bins, 0.95), bb = byBin();
-      for (let k = 0; k < bins; k++) {
+      // halos (±2 sd in each projected dimension), batched by colour bin
+      const c = colour(), hp = palette(NB, 0.1), kx = s.sx(1) - s.sx(0); // px per unit, both axes
+      for (let k = 0; k < NB; k++) {
         ctx.beginPath();
-        for (const i of bb[k]) {
+        for (const i of c.bins[k]) {
           if (i >= n || (any && !lit(i))) continue;
-          const x = L.mean[i * D + a], y = L.mean[i * D + b], cx = s.sx(x), cy = s.sy(y);
-          const rx = Math.max(0.5, Math.abs(s.sx(x + 2 * Math.sqrt(Math.max(0, L.var[i * D + a]))) - cx));
-          const ry = Math.max(0.5, Math.abs(s.sy(y + 2 * Math.sqrt(Math.max(0, L.var[i * D + b]))) - cy));
+          const cx = bx[i], cy = by[i];
+          const rx = Math.max(0.5, kx * 2 * Math.sqrt(Math.max(0, L.var[i * D + a])));
+          const ry = Math.max(0.5, kx * 2 * Math.sqrt(Math.max(0, L.var[i * D + b])));
           ctx.moveTo(cx + rx, cy); ctx.ellipse(cx, cy, rx, ry, 0, 0, 6.2832);
         }
         ctx.fillStyle = hp[k]; ctx.fill();
       }
       ctx.strokeStyle = "rgba(60,60,60,0.18)"; ctx.lineWidth = 1;
       ctx.beginPath();
-      for (let i = 0; i < n; i++) ctx.lineTo(s.sx(L.mean[i * D + a]), s.sy(L.mean[i * D + b]));
+      for (let i = 0; i < n; i++) ctx.lineTo(bx[i], by[i]);
       ctx.stroke();
-      drawRevisits(ctx, (i) => s.sx(L.mean[i * D + a]), (i) => s.sy(L.mean[i * D + b]));
-      for (let k = 0; k < bins; k++) {
-        ctx.beginPath();
-        for (const i of bb[k]) {
-          if (i >= n || (any && !lit(i))) continue;
-          const cx = s.sx(L.mean[i * D + a]), cy = s.sy(L.mean[i * D + b]);
-          ctx.moveTo(cx + 2.7, cy); ctx.arc(cx, cy, 2.7, 0, 6.2832);
-        }
-        ctx.fillStyle = pp[k]; ctx.fill();
-      }
-      if (any) {
-        ctx.beginPath();
-        for (let i = 0; i < n; i++) {
-          if (lit(i)) continue;
-          const cx = s.sx(L.mean[i * D + a]), cy = s.sy(L.mean[i * D + b]);
-          ctx.moveTo(cx + 2.4, cy); ctx.arc(cx, cy, 2.4, 0, 6.2832);
-        }
-        ctx.fillStyle = "rgba(160,170,180,0.35)"; ctx.fill();
-        ctx.beginPath();
-        for (let i = 0; i < n; i++) {
-          if (!lit(i)) continue;
-          const cx = s.sx(L.mean[i * D + a]), cy = s.sy(L.mean[i * D + b]);
-          ctx.moveTo(cx + 3.4, cy); ctx.arc(cx, cy, 3.4, 0, 6.2832);
-          if (pi === 0) count++;
-        }
-        ctx.strokeStyle = "#111"; ctx.lineWidth = 1; ctx.stroke();
-      }
-      // held-out scans, hollow, in the same time colours
-      if (T && T.d === D) {
-        for (let k = 0; k < bins; k++) {
-          ctx.beginPath();
-          for (const i of bb[k]) {
-            if (i < n || (any && !lit(i))) continue;
-            const cx = s.sx(T.mean[(i - n) * D + a]), cy = s.sy(T.mean[(i - n) * D + b]);
-            ctx.moveTo(cx + 2.6, cy); ctx.arc(cx, cy, 2.6, 0, 6.2832);
-          }
-          ctx.strokeStyle = pp[k]; ctx.lineWidth = 1.2; ctx.stroke();
-        }
-      }
+      drawRevisits(ctx, X, Y);
       // inducing inputs of the next layer live in this space: draggable
-      if (next && next.q === D) {
+      // (on top of the scans, except under the scans a highlight picks)
+      const handles = () => {
+        if (!next || next.q !== D) return;
         for (let k = 0; k < next.m; k++) {
           const dz = st.drag && st.drag.layer === li + 1 && st.drag.handle === k ? st.drag.z : null;
           const zx = dz ? dz[a] : next.z[k * D + a], zy = dz ? dz[b] : next.z[k * D + b];
-          const hx = s.sx(zx), hy = s.sy(zy), r = 4.5;
-          ctx.beginPath(); ctx.moveTo(hx, hy - r); ctx.lineTo(hx + r, hy); ctx.lineTo(hx, hy + r); ctx.lineTo(hx - r, hy); ctx.closePath();
-          ctx.fillStyle = dz ? "#c2410c" : "rgba(234,88,12,0.85)"; ctx.fill(); ctx.strokeStyle = "#fff"; ctx.stroke();
+          diamond(ctx, s.sx(zx), s.sy(zy), 4.5, !!dz);
         }
-      }
+      };
+      if (any) {
+        handles();
+        const k = highlight(ctx, X, Y, 0, n);
+        if (pi === 0) count = k;
+      } else dots(ctx, X, Y, 2.7, 0, n);
+      if (nT) dots(ctx, X, Y, 2.6, n, n + nT, any ? lit : null, { hollow: true });
+      if (!any) handles();
       ctx.restore();
     });
-    // The shared time scale's colour bar, under the projections.
-    const tmax = times()[R().n_all - 1];
-    colorBar(ctx, PAD.l, h - CB + 2, w - PAD.l - PAD.r, 7, "0 s", `${fmt(tmax)} s`, "time (● training, ○ held-out scans)");
     v.hit.handle = (px, py) => {
       if (!next || next.q !== D) return null;
       for (let p = 0; p < v.hit.proj.length; p++) {
@@ -349,124 +486,220 @@ register("robot", (root, app) => {
       }
       return null;
     };
-    v.hit.point = (px, py) => nearestPoint(n, v.hit.proj, (p, i) => [p.s.sx(L.mean[i * D + p.a]), p.s.sy(L.mean[i * D + p.b])], px, py);
-    const sc = f.robot?.scores?.[li];
-    setText(v.title, `Hidden layer ${li + 1} (h${li + 1}): message means coloured by time, halos ±2 sd${st.showTest && st.testH ? ", ○ held-out scans (predicted from time alone)" : ""}, ◆ layer ${li + 2}'s inducing inputs (drag)` +
-      (sc != null ? ` · geometry score ${sc.toFixed(3)}` : ""));
+    v.hit.point = (px, py) => {
+      const p = v.hit.proj.find((q) => q.s.box.l <= px && px <= q.s.box.r);
+      return p ? nearest(n, (i) => p.s.sx(L.mean[i * D + p.a]), (i) => p.s.sy(L.mean[i * D + p.b]), px, py) : -1;
+    };
+    v.screen = (i) => [v.buf[0].x[i], v.buf[0].y[i]];
     v.cv.dataset.highlighted = String(count);
   }
 
-  function nearestPoint(n, projs, at, px, py) {
-    let best = -1, bd = 64;
-    for (const p of projs) {
-      if (px < p.s.box.l || px > p.s.box.r) continue;
-      for (let i = 0; i < n; i++) {
-        const [x, y] = at(p, i);
-        const d = (x - px) ** 2 + (y - py) ** 2;
-        if (d < bd) { bd = d; best = i; }
-      }
-    }
-    return best;
+  function diamond(ctx, hx, hy, r, hot) {
+    ctx.beginPath(); ctx.moveTo(hx, hy - r); ctx.lineTo(hx + r, hy); ctx.lineTo(hx, hy + r); ctx.lineTo(hx - r, hy); ctx.closePath();
+    ctx.fillStyle = hot ? "#c2410c" : "rgba(234,88,12,0.85)"; ctx.fill(); ctx.strokeStyle = "#fff"; ctx.lineWidth = 1; ctx.stroke();
   }
 
+  // draw3d draws the layer's first three dimensions as one orthographic
+  // view turned by yaw (about h[2]) and pitch, inside the box of the data.
+  function draw3d(li, v, L, next, n, nT, M, rng) {
+    const D = L.d, plot = v.plot, ctx = plot.ctx, w = plot.w, h = plot.h, o = st.v3[li];
+    const box = { l: 8, r: w - 8, t: plot.m.t, b: h - plot.m.b - CB + 16 };
+    const lo = [0, 1, 2].map((a) => rng[a].lo), hi = [0, 1, 2].map((a) => rng[a].hi);
+    const c = lo.map((l, a) => (l + hi[a]) / 2);
+    // the data box's half-diagonal: fits the view at every angle
+    const R = Math.max(1e-9, Math.hypot(...lo.map((l, a) => (hi[a] - l) / 2)));
+    const cy = Math.cos(o.yaw), sy = Math.sin(o.yaw), cp = Math.cos(o.pitch), sp = Math.sin(o.pitch);
+    const k = (o.zoom * 0.96 * Math.min(box.r - box.l, box.b - box.t)) / (2 * R);
+    const mx = (box.l + box.r) / 2, my = (box.t + box.b) / 2;
+    // world (data units) → screen
+    const P = (x0, x1, x2) => {
+      const u0 = x0 - c[0], u1 = x1 - c[1], u2 = x2 - c[2];
+      const X = cy * u0 - sy * u1, Dp = sy * u0 + cy * u1;
+      return [mx + k * X, my - k * (cp * u2 + sp * Dp)];
+    };
+    // project every scan once; nearer scans are drawn larger (depth cue)
+    const nn = n + nT;
+    if (!v.px || v.px.length < nn) { v.px = new Float32Array(nn); v.py = new Float32Array(nn); v.pz = new Float32Array(nn); }
+    const pxs = v.px, pys = v.py, size = v.pz;
+    for (let i = 0; i < nn; i++) {
+      const [a, b] = P(M(i, 0), M(i, 1), M(i, 2));
+      pxs[i] = a; pys[i] = b;
+      const u0 = M(i, 0) - c[0], u1 = M(i, 1) - c[1], u2 = M(i, 2) - c[2];
+      const toward = sp * u2 - cp * (sy * u0 + cy * u1); // along the direction to the viewer
+      size[i] = Math.max(0.6, Math.min(1.45, 1 + (0.4 * toward) / R));
+    }
+    const X = (i) => pxs[i], Y = (i) => pys[i];
+    ctx.save();
+    ctx.beginPath(); ctx.rect(box.l, box.t, box.r - box.l, box.b - box.t); ctx.clip();
+    // the data's box, its edges along each axis with the axis's name
+    const corner = (m) => P(m & 1 ? hi[0] : lo[0], m & 2 ? hi[1] : lo[1], m & 4 ? hi[2] : lo[2]);
+    ctx.strokeStyle = "#cbd2d9"; ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (let m = 0; m < 8; m++) for (const bit of [1, 2, 4]) if (!(m & bit)) { const [a, b] = corner(m), [c2, d2] = corner(m | bit); ctx.moveTo(a, b); ctx.lineTo(c2, d2); }
+    ctx.stroke();
+    // the axes: a turning triad in the corner, and the data box's ranges
+    const gx = box.l + 46, gy = box.b - 40, cols = ["#b91c1c", "#047857", "#1d4ed8"];
+    ctx.lineWidth = 2; ctx.textAlign = "center"; ctx.textBaseline = "middle";
+    const tips = [];
+    for (let a = 0; a < 3; a++) {
+      const u = [0, 0, 0]; u[a] = 30 / k;
+      const [ex, ey] = P(c[0] + u[0], c[1] + u[1], c[2] + u[2]);
+      const dx = ex - mx, dy = ey - my, len = Math.hypot(dx, dy) || 1;
+      ctx.strokeStyle = cols[a]; ctx.beginPath(); ctx.moveTo(gx, gy); ctx.lineTo(gx + dx, gy + dy); ctx.stroke();
+      let tx = gx + dx + (dx / len) * 14, ty = gy + dy + (dy / len) * 9;
+      // labels of axes seen nearly end-on would overlap: move them apart
+      while (tips.some(([px, py]) => Math.abs(px - tx) < 34 && Math.abs(py - ty) < 12)) ty += 12;
+      tips.push([tx, ty]);
+      ctx.fillStyle = cols[a]; ctx.fillText(`h${li + 1}[${a}]`, tx, ty);
+    }
+    ctx.textAlign = "left"; ctx.textBaseline = "top"; ctx.fillStyle = "#475569";
+    ctx.fillText([0, 1, 2].map((a) => `h${li + 1}[${a}] ${lo[a].toFixed(1)} … ${hi[a].toFixed(1)}`).join("   ").replaceAll("-", "−"), box.l + 4, box.t);
+    const any = anyLit();
+    let count = 0;
+    ctx.strokeStyle = "rgba(60,60,60,0.18)"; ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (let i = 0; i < n; i++) ctx.lineTo(pxs[i], pys[i]);
+    ctx.stroke();
+    drawRevisits(ctx, X, Y);
+    const handles = () => {
+      if (next && next.q === D) for (let j = 0; j < next.m; j++) { const [a, b] = P(next.z[j * D], next.z[j * D + 1], next.z[j * D + 2]); diamond(ctx, a, b, 4.5, false); }
+    };
+    if (any) { handles(); count = highlight(ctx, X, Y, 0, n, 3, size); } else dots(ctx, X, Y, 3, 0, n, null, { size });
+    if (nT) dots(ctx, X, Y, 2.8, n, nn, any ? lit : null, { hollow: true, size });
+    if (!any) handles();
+    ctx.restore();
+    v.hit = { proj: [], handle: () => null, point: (px, py) => nearest(n, X, Y, px, py) };
+    v.screen = (i) => [pxs[i], pys[i]];
+    v.cv.dataset.highlighted = String(count);
+  }
+
+  // ---- path ----
   function drawPath(v) {
-    const s0 = S(), r = R(), nAll = r.n_all, P = r.positions;
-    const { ctx, w, h } = sizeCanvas(v.cv);
+    const s0 = S(), r = R(), nAll = r.n_all, P = r.positions, plot = v.plot;
+    const key = `${sizeKey(v.cv)}|${st.colour}|${litKey()}`;
+    if (v.drawn === key) return;
+    if (!plot.begin()) return;
+    v.drawn = key;
+    const { w, h } = plot;
     let xa = Infinity, xb = -Infinity, ya = Infinity, yb = -Infinity;
     for (let i = 0; i < nAll; i++) { xa = Math.min(xa, P[2 * i]); xb = Math.max(xb, P[2 * i]); ya = Math.min(ya, P[2 * i + 1]); yb = Math.max(yb, P[2 * i + 1]); }
-    const s = scale({ l: PAD.l, r: w - PAD.r, t: PAD.t, b: h - PAD.b - 26 }, xa - 1, xb + 1, ya - 1, yb + 1, true);
-    axes(ctx, s, "x (m)", "y (m)");
+    const s = plot.area(xa - 1, xb + 1, ya - 1, yb + 1, { l: plot.m.l, r: w - plot.m.r, t: plot.m.t, b: h - 80 }, { equal: true });
+    const X = (i) => s.sx(P[2 * i]), Y = (i) => s.sy(P[2 * i + 1]);
     const any = anyLit();
+    const cbY = h - 44; // the colour bar, its labels and (when narrow) its title's own line
+    // The static layer: axes, the path, the revisit links, every scan in
+    // its colour (or grey under a highlight), the colour bar.
+    cached(v, plot, `${st.colour}|${any}|${st.showRevisits}`, (ctx) => {
+      plot.axes({ xlabel: "x (m)", ylabel: "y (m)", xlabelAt: s.box.b + 30 });
+      ctx.strokeStyle = "rgba(60,60,60,0.2)"; ctx.lineWidth = 1; ctx.beginPath();
+      for (let i = 0; i < nAll; i++) ctx.lineTo(X(i), Y(i));
+      ctx.stroke();
+      drawRevisits(ctx, X, Y, { hover: false });
+      if (any) {
+        ctx.beginPath();
+        for (let i = 0; i < nAll; i++) { ctx.moveTo(X(i) + 2.5, Y(i)); ctx.arc(X(i), Y(i), 2.5, 0, 6.2832); }
+        ctx.fillStyle = GREY; ctx.fill();
+      } else {
+        dots(ctx, X, Y, 3, 0, s0.n);
+        dots(ctx, X, Y, 3, s0.n, nAll, null, { hollow: true });
+      }
+      ctx.fillStyle = "#1f2933"; ctx.textAlign = "left"; ctx.textBaseline = "bottom";
+      ctx.fillText("start", X(0) + 6, Y(0) - 4);
+      drawColorBar(ctx, plot.m.l, cbY, w - plot.m.l - plot.m.r, 9);
+    });
+    const ctx = plot.ctx;
     let count = 0;
-    ctx.strokeStyle = "rgba(60,60,60,0.2)"; ctx.beginPath();
-    for (let i = 0; i < nAll; i++) ctx.lineTo(s.sx(P[2 * i]), s.sy(P[2 * i + 1]));
-    ctx.stroke();
-    drawRevisits(ctx, (i) => s.sx(P[2 * i]), (i) => s.sy(P[2 * i + 1]));
-    const pp = palette(NB, 0.95), bb = byBin();
-    for (let k = 0; k < NB; k++) {
-      const fillP = new Path2D(), ringP = new Path2D();
-      for (const i of bb[k]) {
-        if (any && !lit(i)) continue;
-        const x = s.sx(P[2 * i]), y = s.sy(P[2 * i + 1]), p = i < s0.n ? fillP : ringP;
-        p.moveTo(x + 3, y); p.arc(x, y, 3, 0, 6.2832);
-      }
-      ctx.fillStyle = pp[k]; ctx.fill(fillP);
-      ctx.strokeStyle = pp[k]; ctx.lineWidth = 1.4; ctx.stroke(ringP);
-    }
     if (any) {
-      const off = new Path2D(), on = new Path2D();
-      for (let i = 0; i < nAll; i++) {
-        const x = s.sx(P[2 * i]), y = s.sy(P[2 * i + 1]);
-        if (lit(i)) { on.moveTo(x + 4, y); on.arc(x, y, 4, 0, 6.2832); count++; } else { off.moveTo(x + 2.5, y); off.arc(x, y, 2.5, 0, 6.2832); }
-      }
-      ctx.fillStyle = "rgba(160,170,180,0.35)"; ctx.fill(off);
-      ctx.strokeStyle = "#111"; ctx.lineWidth = 1; ctx.stroke(on);
+      drawRevisits(ctx, X, Y, { faint: false });
+      dots(ctx, X, Y, 3.2, 0, s0.n, lit);
+      dots(ctx, X, Y, 3.2, s0.n, nAll, lit, { hollow: true });
+      ctx.beginPath();
+      for (let i = 0; i < nAll; i++) if (lit(i)) { ctx.moveTo(X(i) + 4.5, Y(i)); ctx.arc(X(i), Y(i), 4.5, 0, 6.2832); count++; }
+      ctx.strokeStyle = "#111"; ctx.lineWidth = 1; ctx.stroke();
     }
-    ctx.fillStyle = "#1f2933"; ctx.textAlign = "left"; ctx.textBaseline = "bottom";
-    ctx.fillText("start", s.sx(P[0]) + 6, s.sy(P[1]) - 4);
-    const cb = { l: PAD.l, r: w - PAD.r };
-    colorBar(ctx, cb.l, h - 30, cb.r - cb.l, 9, "0 s", `${fmt(times()[nAll - 1])} s`, "time (● training, ○ test scans)");
-    v.hit = { point: (px, py) => nearestPoint(nAll, [{ s }], (p, i) => [s.sx(P[2 * i]), s.sy(P[2 * i + 1])], px, py) };
-    v.timeScale = scale({ l: cb.l, r: cb.r, t: h - 30, b: h - 21 }, 0, times()[nAll - 1], 0, 1);
+    v.hit = { point: (px, py) => nearest(nAll, X, Y, px, py) };
+    v.screen = (i) => [X(i), Y(i)];
+    // the colour bar brushes a time range when it shows time
+    const cb = { l: plot.m.l, r: w - plot.m.r, t: cbY, b: cbY + 9 };
+    v.timeScale = st.colour === "time" ? plot.area(0, times()[nAll - 1], 0, 1, cb) : null;
     v.cv.dataset.highlighted = String(count);
+    v.cv.dataset.colourbar = colour().title;
   }
 
-  function drawSignals(v, f) {
-    const s0 = S(), r = R(), n = s0.n, nAll = r.n_all, d = s0.d, ts = times();
+  // ---- signals ----
+  function drawSignals(v) {
+    const s0 = S(), r = R(), n = s0.n, nAll = r.n_all, d = s0.d, ts = times(), plot = v.plot;
     const j = st.ap < 0 ? defaultAP() : st.ap;
     if (st.ap < 0) { st.ap = j; v.select.value = String(j); }
-    const { ctx, w, h } = sizeCanvas(v.cv);
+    const key = `${sizeKey(v.cv)}|${j}|${st.analysis}|${st.colour === "time"}|${litKey()}`;
+    if (v.drawn === key) return;
+    if (!plot.begin()) return;
+    v.drawn = key;
+    const { w, h } = plot;
     const tmax = ts[nAll - 1];
-    const s = scale({ l: PAD.l + 8, r: w - PAD.r, t: PAD.t, b: h - PAD.b - 22 }, -0.01 * tmax, 1.01 * tmax, -95, Math.max(-40, yMax(j)));
-    axes(ctx, s, "", "dBm", { xt: 10, yt: 5 });
-    const band = (k0, k1, mean, vr, off) => {
-      if (!mean) return;
-      ctx.beginPath();
-      for (let i = k0; i < k1; i++) ctx.lineTo(s.sx(ts[i]), s.sy(dbm(j, mean[(i - off) * d + j]) + 2 * sdDbm(j, vr[(i - off) * d + j])));
-      for (let i = k1 - 1; i >= k0; i--) ctx.lineTo(s.sx(ts[i]), s.sy(dbm(j, mean[(i - off) * d + j]) - 2 * sdDbm(j, vr[(i - off) * d + j])));
-      ctx.closePath(); ctx.fillStyle = "rgba(37,99,235,0.18)"; ctx.fill();
-      ctx.beginPath();
-      for (let i = k0; i < k1; i++) ctx.lineTo(s.sx(ts[i]), s.sy(dbm(j, mean[(i - off) * d + j])));
-      ctx.strokeStyle = "#1d4ed8"; ctx.lineWidth = 1.8; ctx.stroke();
+    const s = plot.area(-0.01 * tmax, 1.01 * tmax, -95, Math.max(-40, yMax(j)), { l: plot.m.l, r: w - plot.m.r, t: plot.m.t, b: h - plot.m.b - 22 });
+    const X = (i) => s.sx(ts[i]);
+    const Yv = (i) => s.sy(dbm(j, i < n ? s0.y[i * d + j] : r.y_test[(i - n) * d + j]));
+    const filled = (i) => r.filled[i * d + j] > 0.5;
+    const any = anyLit();
+    const ctx = plot.ctx;
+    const scans = (c, keep, rad) => { // data ●, fill-ins ○
+      const dotsP = new Path2D(), rings = new Path2D();
+      for (let i = 0; i < nAll; i++) {
+        if (keep && !keep(i)) continue;
+        const p = filled(i) ? rings : dotsP, x = X(i), y = Yv(i);
+        p.moveTo(x + rad, y); p.arc(x, y, rad, 0, 6.2832);
+      }
+      c.fillStyle = any && !keep ? "rgba(17,24,39,0.25)" : "#111827"; c.fill(dotsP);
+      c.strokeStyle = any && !keep ? "rgba(148,163,184,0.4)" : "#94a3b8"; c.lineWidth = 1; c.stroke(rings);
     };
-    // brushed range
+    cached(v, plot, `${j}|${st.analysis}|${any}|${st.colour === "time"}`, (c) => {
+      plot.axes({ ylabel: "dBm" });
+      const band = (k0, k1, mean, vr, off) => {
+        if (!mean) return;
+        c.beginPath();
+        for (let i = k0; i < k1; i++) c.lineTo(X(i), s.sy(dbm(j, mean[(i - off) * d + j]) + 2 * sdDbm(j, vr[(i - off) * d + j])));
+        for (let i = k1 - 1; i >= k0; i--) c.lineTo(X(i), s.sy(dbm(j, mean[(i - off) * d + j]) - 2 * sdDbm(j, vr[(i - off) * d + j])));
+        c.closePath(); c.fillStyle = "rgba(37,99,235,0.18)"; c.fill();
+        c.beginPath();
+        for (let i = k0; i < k1; i++) c.lineTo(X(i), s.sy(dbm(j, mean[(i - off) * d + j])));
+        c.strokeStyle = "#1d4ed8"; c.lineWidth = 1.8; c.stroke();
+      };
+      band(0, n, st.out, st.outVar, 0);
+      c.setLineDash([4, 3]);
+      band(n, nAll, st.test, st.testVar, n);
+      c.setLineDash([]);
+      const xs = (X(n - 1) + X(n)) / 2; // the split
+      c.strokeStyle = "#64748b"; c.lineWidth = 1; c.setLineDash([2, 3]); c.beginPath(); c.moveTo(xs, s.box.t); c.lineTo(xs, s.box.b); c.stroke(); c.setLineDash([]);
+      c.fillStyle = "#475569"; c.textBaseline = "top";
+      c.textAlign = "right"; c.fillText("training scans ◀", xs - 4, s.box.t + 2);
+      c.textAlign = "left"; c.fillText("▶ held-out test scans", xs + 4, s.box.t + 2);
+      scans(c, null, 2.4);
+      timeBar(c, s, h, "time (s) — drag here or on the plot to brush a time range; click to clear");
+    });
+    let count = 0;
     if (active()) {
       ctx.fillStyle = "rgba(234,179,8,0.16)";
-      const a = s.sx(ts[st.sel.lo]) - 2, b = s.sx(ts[st.sel.hi]) + 2;
+      const a = X(st.sel.lo) - 2, b = X(Math.min(st.sel.hi, nAll - 1)) + 2;
       ctx.fillRect(a, s.box.t, b - a, s.box.b - s.box.t);
     }
-    band(0, n, st.out, st.outVar, 0);
-    ctx.setLineDash([4, 3]);
-    band(n, nAll, st.test, st.testVar, n);
-    ctx.setLineDash([]);
-    // the split
-    const xs = (s.sx(ts[n - 1]) + s.sx(ts[n])) / 2;
-    ctx.strokeStyle = "#64748b"; ctx.setLineDash([2, 3]); ctx.beginPath(); ctx.moveTo(xs, s.box.t); ctx.lineTo(xs, s.box.b); ctx.stroke(); ctx.setLineDash([]);
-    ctx.fillStyle = "#475569"; ctx.textBaseline = "top";
-    ctx.textAlign = "right"; ctx.fillText("training scans ◀", xs - 4, s.box.t + 2);
-    ctx.textAlign = "left"; ctx.fillText("▶ held-out test scans", xs + 4, s.box.t + 2);
-    const any = anyLit();
-    let count = 0;
-    const dots = new Path2D(), dotsOff = new Path2D(), fills = new Path2D(), fillsOff = new Path2D(), rings = new Path2D();
-    for (let i = 0; i < nAll; i++) {
-      const yv = i < n ? s0.y[i * d + j] : r.y_test[(i - n) * d + j];
-      const x = s.sx(ts[i]), y = s.sy(dbm(j, yv));
-      const on = lit(i), dim = any && !on;
-      const p = r.filled[i * d + j] > 0.5 ? (dim ? fillsOff : fills) : (dim ? dotsOff : dots);
-      p.moveTo(x + 2.4, y); p.arc(x, y, 2.4, 0, 6.2832);
-      if (on) { count++; rings.moveTo(x + 3.6, y); rings.arc(x, y, 3.6, 0, 6.2832); }
+    if (any) {
+      scans(ctx, lit, 2.4);
+      ctx.beginPath();
+      for (let i = 0; i < nAll; i++) if (lit(i)) { count++; ctx.moveTo(X(i) + 3.6, Yv(i)); ctx.arc(X(i), Yv(i), 3.6, 0, 6.2832); }
+      ctx.strokeStyle = "#ca8a04"; ctx.lineWidth = 1.3; ctx.stroke();
     }
-    ctx.lineWidth = 1;
-    ctx.fillStyle = "#111827"; ctx.fill(dots);
-    ctx.fillStyle = "rgba(17,24,39,0.25)"; ctx.fill(dotsOff);
-    ctx.strokeStyle = "#94a3b8"; ctx.stroke(fills);
-    ctx.strokeStyle = "rgba(148,163,184,0.4)"; ctx.stroke(fillsOff);
-    ctx.strokeStyle = "#ca8a04"; ctx.lineWidth = 1.3; ctx.stroke(rings);
-    const cb = { l: s.box.l, r: s.box.r };
-    colorBar(ctx, cb.l, h - 30, cb.r - cb.l, 9, "0 s", `${fmt(tmax)} s`, "time (s) — drag here or on the plot to brush a time range; click to clear");
-    v.timeScale = s;
+    v.timeScale = s; v.brushBottom = h;
     v.cv.dataset.highlighted = String(count);
     setText(v.title, `Signal strength of access point ${j + 1} (${s0.output_names[j]}): data ●, −92 dBm fill-ins ○, posterior mean and ±2 sd (dashed: test scans)`);
+  }
+  // timeBar labels a time axis under a plot: the time colour bar when the
+  // views are coloured by time, else the words alone.
+  function timeBar(ctx, s, h, title) {
+    const tmax = times()[R().n_all - 1];
+    if (st.colour === "time") { colorBar(ctx, s.box.l, h - 30, s.box.r - s.box.l, 9, "0 s", `${fmt(tmax)} s`, title); return; }
+    ctx.fillStyle = "#5f6b7a"; ctx.textAlign = "center"; ctx.textBaseline = "top"; ctx.font = "11px system-ui, sans-serif";
+    ctx.fillText(title, (s.box.l + s.box.r) / 2, h - 28);
   }
   function defaultAP() { // the access point with the most real readings
     const s0 = S(), r = R(), d = s0.d;
@@ -485,60 +718,66 @@ register("robot", (root, app) => {
     return m + 6;
   }
 
+  // ---- penalties ----
   function drawPenalties(v, f) {
-    const s0 = S(), r = R(), n = s0.n, nAll = r.n_all, ts = times();
-    const { ctx, w, h } = sizeCanvas(v.cv);
+    const s0 = S(), r = R(), n = s0.n, nAll = r.n_all, ts = times(), plot = v.plot;
     const L = f.layers;
+    const key = `${sizeKey(v.cv)}|${st.analysis}|${!!L[0].comp}|${st.colour === "time"}|${litKey()}`;
+    if (v.drawn === key) return;
+    if (!plot.begin()) return;
+    v.drawn = key;
+    const { w, h } = plot, ctx = plot.ctx;
     if (!L[0].comp) { v.cv.dataset.highlighted = "0"; return; }
     let top = 0;
     const tot = new Float64Array(n);
-    for (let i = 0; i < n; i++) { for (const l of L) tot[i] += (l.comp?.[i] ?? 0) + (l.prop?.[i] ?? 0); top = Math.max(top, tot[i]); }
+    for (let i = 0; i < n; i++) { for (const l of L) tot[i] += Math.max(0, l.comp?.[i] ?? 0) + Math.max(0, l.prop?.[i] ?? 0); top = Math.max(top, tot[i]); }
     const tmax = ts[nAll - 1];
-    const s = scale({ l: PAD.l + 8, r: w - PAD.r, t: PAD.t, b: h - PAD.b - 22 }, -0.01 * tmax, 1.01 * tmax, 0, top * 1.05 || 1);
-    axes(ctx, s, "", "nats", { xt: 10, yt: 4 });
+    const s = plot.area(-0.01 * tmax, 1.01 * tmax, 0, top * 1.05 || 1, { l: plot.m.l, r: w - plot.m.r, t: plot.m.t, b: h - plot.m.b - 22 });
+    const any = anyLit();
+    // stacked areas, one polygon per layer and term
+    cached(v, plot, `${st.analysis}|${any}|${st.colour === "time"}`, (c) => {
+      const font = c.font;
+      plot.axes({ ylabel: "nats" });
+      const base = new Float64Array(n);
+      L.forEach((l, li) => {
+        for (const [arr, alpha] of [[l.comp, 1], [l.prop, 0.45]]) {
+          if (!arr) continue;
+          c.beginPath();
+          for (let i = 0; i < n; i++) c.lineTo(s.sx(ts[i]), s.sy(base[i] + Math.max(0, arr[i])));
+          for (let i = n - 1; i >= 0; i--) c.lineTo(s.sx(ts[i]), s.sy(base[i]));
+          c.closePath();
+          c.globalAlpha = any ? 0.55 * alpha : alpha;
+          c.fillStyle = LAYER_COL[li % LAYER_COL.length]; c.fill();
+          for (let i = 0; i < n; i++) base[i] += Math.max(0, arr[i]);
+        }
+      });
+      c.globalAlpha = 1;
+      timeBar(c, s, h, "time (s), training scans");
+      c.textAlign = "left"; c.textBaseline = "middle"; c.font = font;
+      let lx = s.box.l + 8;
+      L.forEach((l, li) => {
+        for (const [nm, alpha] of [["compression", 1], ["propagation", 0.45]]) {
+          c.globalAlpha = alpha; c.fillStyle = LAYER_COL[li % LAYER_COL.length]; c.fillRect(lx, s.box.t + 6, 10, 8); c.globalAlpha = 1;
+          c.fillStyle = "#334155"; const t = `layer ${li + 1} ${nm}`; c.fillText(t, lx + 13, s.box.t + 10); lx += c.measureText(t).width + 24;
+        }
+      });
+    });
+    let count = 0;
     if (active()) {
       ctx.fillStyle = "rgba(234,179,8,0.16)";
       const a = s.sx(ts[st.sel.lo]) - 2, b = s.sx(ts[Math.min(st.sel.hi, nAll - 1)]) + 2;
       ctx.fillRect(a, s.box.t, b - a, s.box.b - s.box.t);
     }
-    // stacked areas, one polygon per layer and term
-    const any = anyLit();
-    let count = 0;
-    for (let i = 0; i < n; i++) if (lit(i)) count++;
-    const base = new Float64Array(n);
-    L.forEach((l, li) => {
-      for (const [arr, alpha] of [[l.comp, 1], [l.prop, 0.45]]) {
-        if (!arr) continue;
-        ctx.beginPath();
-        for (let i = 0; i < n; i++) ctx.lineTo(s.sx(ts[i]), s.sy(base[i] + Math.max(0, arr[i])));
-        for (let i = n - 1; i >= 0; i--) ctx.lineTo(s.sx(ts[i]), s.sy(base[i]));
-        ctx.closePath();
-        ctx.globalAlpha = any ? 0.55 * alpha : alpha;
-        ctx.fillStyle = LAYER_COL[li % LAYER_COL.length]; ctx.fill();
-        for (let i = 0; i < n; i++) base[i] += Math.max(0, arr[i]);
-      }
-    });
-    ctx.globalAlpha = 1;
-    if (any) { // the highlighted scans' totals as ticks on top
+    if (any) { // the highlighted scans' totals as ticks
       ctx.beginPath();
-      for (let i = 0; i < n; i++) if (lit(i)) { const x = s.sx(ts[i]); ctx.moveTo(x, s.sy(base[i])); ctx.lineTo(x, s.sy(0)); }
+      for (let i = 0; i < n; i++) if (lit(i)) { count++; const x = s.sx(ts[i]); ctx.moveTo(x, s.sy(tot[i])); ctx.lineTo(x, s.sy(0)); }
       ctx.strokeStyle = "rgba(17,24,39,0.55)"; ctx.lineWidth = 1; ctx.stroke();
     }
-    ctx.globalAlpha = 1;
-    colorBar(ctx, s.box.l, h - 30, s.box.r - s.box.l, 9, "0 s", `${fmt(tmax)} s`, "time (s), training scans");
-    // legend
-    ctx.textAlign = "left"; ctx.textBaseline = "middle";
-    let lx = s.box.l + 8;
-    L.forEach((l, li) => {
-      for (const [nm, alpha] of [["compression", 1], ["propagation", 0.45]]) {
-        ctx.globalAlpha = alpha; ctx.fillStyle = LAYER_COL[li % LAYER_COL.length]; ctx.fillRect(lx, s.box.t + 6, 10, 8); ctx.globalAlpha = 1;
-        ctx.fillStyle = "#334155"; const t = `layer ${li + 1} ${nm}`; ctx.fillText(t, lx + 13, s.box.t + 10); lx += ctx.measureText(t).width + 24;
-      }
-    });
-    v.timeScale = s;
+    v.timeScale = s; v.brushBottom = h;
     v.cv.dataset.highlighted = String(count);
   }
 
+  // ---- readouts ----
   function readout(f) {
     const rr = f.robot || {};
     const set = (id, v) => { const e = root.querySelector(`[data-testid="${id}"]`); if (e) setText(e, v); };
@@ -558,6 +797,31 @@ register("robot", (root, app) => {
       ? `On the held-out scans the deep GP (${rr.test_rmse.toFixed(1)} dBm) does worse than ${better.map(([n, v]) => `${n} (${v.toFixed(1)} dBm)`).join(" and ")}: ` +
         "its input is time and the held-out scans come after the training scans, so it must extrapolate in time, where a GP reverts to its mean with growing uncertainty. Its strength here is the latent map, not forecasting."
       : `On the held-out scans the deep GP (${rr.test_rmse.toFixed(1)} dBm) does better than ${base.map(([n]) => n).join(" and ")}.`);
+    restarts(rr.restarts);
+  }
+  // restarts fills the table of the preset's restarts (rebuilt only when
+  // they change); "use" switches the live model to one (undoable).
+  function restarts(rs) {
+    const box = restartBody?.closest("[data-testid='robot-restarts']");
+    if (!box) return;
+    box.hidden = !rs;
+    const key = rs ? JSON.stringify(rs) : "";
+    if (!rs || restartBody.dataset.key === key) return;
+    restartBody.dataset.key = key;
+    restartBody.replaceChildren(...rs.list.map((r) => {
+      const use = el("button", { type: "button", "data-testid": `robot-restart-use-${r.restart}`,
+        title: r.restart === rs.live ? "The live model started from this restart" : `Continue from restart ${r.restart}'s model (undo goes back)` }, r.restart === rs.live ? "live" : "use");
+      if (r.restart === rs.live || r.bound == null) use.disabled = true;
+      use.addEventListener("click", () => app.send({ op: "restart", restart: r.restart }));
+      const tr = el("tr", { "data-testid": `robot-restart-${r.restart}`, class: r.restart === rs.live ? "live" : "" },
+        el("td", { text: `${r.restart}${r.restart === rs.chosen ? " ★" : ""}` }),
+        el("td", { text: r.init === "linear" ? "time" : r.init === "pca" ? "PCA of the signals" : r.init }),
+        el("td", { text: String(r.iters) }),
+        el("td", { text: r.bound != null ? r.bound.toFixed(1) : r.failure || "failed" }),
+        el("td", { text: r.score != null ? r.score.toFixed(3) : "–" }),
+        el("td", {}, use));
+      return tr;
+    }));
   }
 
   // ---- export ----
@@ -600,14 +864,23 @@ register("robot", (root, app) => {
   root.querySelector('[data-testid="robot-export-csv"]')?.addEventListener("click", exportCSV);
   root.querySelector('[data-testid="robot-export-png"]')?.addEventListener("click", exportPNG);
 
-  // The panel: its drawing, and selection and statistics for tests and
-  // tours (window.dgpviz.panels.robot).
+  // The panel: its drawing, and selection, colouring, the 3-D views and
+  // statistics for tests and tours (window.dgpviz.panels.robot).
   return {
     select(lo, hi) { st.sel = { lo, hi }; app.redraw(); },
     clear() { st.sel = { lo: -1, hi: -1 }; st.hover = -1; app.redraw(); },
     get sel() { return { ...st.sel, hover: st.hover }; },
     hover(i) { st.hover = i; app.redraw(); },
     revisitsOf: (i) => partners()[i]?.slice() ?? [],
+    // colourBy sets the colouring ("time", "x", "y" or "ap:J").
+    colourBy(mode) { st.colour = mode; if (colourSel) colourSel.value = mode; app.redraw(); },
+    // colourBin is scan i's colour bin (0…23) on the current scale.
+    colourBin: (i) => colour().bin[i],
+    view3d(li, on) { if (on !== undefined) set3d(li, on); return { ...st.v3[li] }; },
+    turn3d(li, yaw, pitch, zoom) { Object.assign(st.v3[li], { yaw, pitch, zoom }); app.redraw(); },
+    // screen is scan i's position, in CSS pixels of the view's canvas, as
+    // last drawn (a latent view's first projection, or its 3-D view).
+    screen: (key, i) => views[key]?.screen?.(i) ?? null,
     stats: st.stats,
     draw(state) {
       const r = state.setup?.robot;
@@ -622,18 +895,31 @@ register("robot", (root, app) => {
       if (!f || f.layers.length < 2) return;
       performance.mark("robot-draw-start");
       const last = f.layers[f.layers.length - 1];
-      if (f.robot?.new_output && last.mean && f !== st.lastFrame) { st.out = last.mean; st.outVar = last.var; }
-      if (f.robot?.test && f !== st.lastFrame) { st.test = f.robot.test.mean; st.testVar = f.robot.test.var; st.testH = f.robot.test_hidden; }
+      if (f !== st.lastFrame) {
+        if (f.robot?.new_output && last.mean) { st.out = last.mean; st.outVar = last.var; st.analysis++; }
+        if (f.robot?.test) { st.test = f.robot.test.mean; st.testVar = f.robot.test.var; st.testH = f.robot.test_hidden; }
+        if (st.stats.lastSeq >= 0 && f.seq > st.stats.lastSeq + 1) st.stats.missed += f.seq - st.stats.lastSeq - 1;
+        st.stats.lastSeq = f.seq; st.stats.frames++;
+      }
       st.lastFrame = f;
       const n = state.setup.n, nh = f.layers.length - 1;
+      // each view's drawing time, as performance measures "robot-<view>"
+      let t = performance.now();
+      const lap = (name) => { const t1 = performance.now(); performance.measure(`robot-${name}`, { start: t, end: t1 }); t = t1; };
       for (let li = 0; li < 2; li++) {
         const v = views[`latent-${li}`];
         v.root.hidden = li >= nh || !f.layers[li].mean;
+        v.btn3d.hidden = v.root.hidden || f.layers[li].d < 3;
+        if (st.v3[li].on && f.layers[li].d < 3) set3d(li, false); // a new architecture without a 3-D layer
         if (!v.root.hidden) drawLatent(li, v, f, n);
       }
+      lap("latent");
       drawPath(views.path);
-      drawSignals(views.signals, f);
+      lap("path");
+      drawSignals(views.signals);
+      lap("signals");
       drawPenalties(views.penalties, f);
+      lap("penalties");
       readout(f);
       performance.measure("robot-draw", "robot-draw-start");
       st.stats.draws++;
