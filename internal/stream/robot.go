@@ -96,7 +96,7 @@ func (r *robotInfo) initModel(ctx context.Context, x, y *mat.Dense, cfg Config, 
 	if err != nil {
 		return m, nil, err
 	}
-	return m, buildRestarts(ctx, x, y, m, reps, p.RestartIters, tcfg, r.pos), nil
+	return m, buildRestarts(m, reps, r.pos), nil
 }
 
 // rmseDBm is the root mean squared error, in dBm, of predictions mean

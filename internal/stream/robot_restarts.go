@@ -1,10 +1,8 @@
 package stream
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"sync"
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/latent"
@@ -33,19 +31,6 @@ type restartEntry struct {
 	start   string        // what the first hidden layer started from: "pca" or "linear"
 }
 
-// firstLayerStart resolves an initialisation's HiddenInit as
-// train.InitConfig documents it: "auto" is linear when the first hidden
-// layer is as wide as the input (q), otherwise pca.
-func firstLayerStart(c train.InitConfig, q int) string {
-	if c.HiddenInit != "auto" && c.HiddenInit != "" {
-		return c.HiddenInit
-	}
-	if len(c.Hidden) > 0 && c.Hidden[0] == q {
-		return "linear"
-	}
-	return "pca"
-}
-
 // restartSet is the preset's restarts for one model build, never changed
 // after it is made (snapshots share it).
 type restartSet struct {
@@ -53,22 +38,19 @@ type restartSet struct {
 	chosen int // the restart the preset kept (best bound)
 }
 
-// buildRestarts turns the preset's restart reports into restart entries.
-// The chosen restart's model is best; every other restart is re-run from
-// the initialisation its report records for the same number of iterations
-// (Fit is deterministic, whatever the number of workers, so this is the
-// model the restart ended with: its bound equals the report's). Returns
-// nil when there are fewer than two restarts.
-func buildRestarts(ctx context.Context, x, y *mat.Dense, best *engine.Model, reps []train.RestartReport, iters int, tcfg train.TrainerConfig, pos *mat.Dense) *restartSet {
+// buildRestarts turns the preset's restart reports, with the model each
+// restart ended with, into restart entries (copies: the session trains the
+// chosen one). Returns nil when there are fewer than two restarts.
+func buildRestarts(best *engine.Model, reps []train.RestartReport, pos *mat.Dense) *restartSet {
 	if len(reps) < 2 || best == nil {
 		return nil
 	}
 	rs := &restartSet{list: make([]restartEntry, len(reps)), chosen: -1}
-	_, q := x.Dims()
+	_, q := best.X.Dims()
 	for r, rep := range reps {
 		e := &rs.list[r]
 		e.init, e.iters, e.report, e.bound, e.score = rep.Init, rep.Report.Iters, rep.Report.Bound, math.NaN(), math.NaN()
-		e.start = firstLayerStart(rep.Init, q)
+		e.start = rep.Init.FirstHiddenStart(q)
 		if rep.Err != nil {
 			e.failure = rep.Err.Error()
 			continue
@@ -82,33 +64,11 @@ func buildRestarts(ctx context.Context, x, y *mat.Dense, best *engine.Model, rep
 	if rs.chosen < 0 {
 		return nil
 	}
-	var wg sync.WaitGroup
 	for r := range rs.list {
-		e := &rs.list[r]
-		if e.failure != "" {
-			continue
-		}
-		if r == rs.chosen {
-			e.model = best.CloneParams()
-		} else {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				m, err := train.Initialize(x, y, e.init)
-				if err == nil {
-					tc := tcfg
-					tc.Workers = 1
-					m, _, err = train.Fit(ctx, m, tc, train.FitOptions{MaxIters: iters})
-				}
-				if err != nil {
-					e.failure = err.Error()
-					return
-				}
-				e.model = m
-			}()
+		if e := &rs.list[r]; e.failure == "" {
+			e.model = reps[r].Model.CloneParams() // the live model is trained on; these stay
 		}
 	}
-	wg.Wait()
 	ev := engine.Evaluator{Workers: 1}
 	for r := range rs.list {
 		e := &rs.list[r]

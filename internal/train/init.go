@@ -169,7 +169,7 @@ func Initialize(x, y *mat.Dense, cfg InitConfig) (*engine.Model, error) {
 		switch {
 		case last:
 			target = ys
-		case i == 0 && (cfg.HiddenInit == "linear" || cfg.HiddenInit == "auto" && di == q):
+		case i == 0 && cfg.FirstHiddenStart(q) == "linear":
 			target = pickColumns(xs, n, q, di)
 		case i == 0:
 			target = principalComponents(ys, n, dy, di, xs, q)
@@ -605,4 +605,18 @@ func linearScales(in []float64, n, q int) []float64 {
 		}
 	}
 	return rms
+}
+
+// FirstHiddenStart says what the first hidden layer of a model initialised
+// with c on inputs of width q starts from, resolving "auto" as Initialize
+// does: "linear" (the inputs) when the layer is as wide as the input,
+// otherwise "pca" (the outputs' principal components).
+func (c InitConfig) FirstHiddenStart(q int) string {
+	if c.HiddenInit != "auto" && c.HiddenInit != "" {
+		return c.HiddenInit
+	}
+	if len(c.Hidden) > 0 && c.Hidden[0] == q {
+		return "linear"
+	}
+	return "pca"
 }

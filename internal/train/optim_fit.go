@@ -110,6 +110,10 @@ type RestartReport struct {
 	Init    InitConfig // the initialisation used (defaults filled in)
 	Report  FitReport
 	Err     error // initialisation or fit failure; the restart is skipped
+	// Model is the restart's fitted model (nil when it failed). The best
+	// restart's is the model FitRestarts returns, the same pointer: clone
+	// before handing either to a Trainer, which changes it.
+	Model *engine.Model
 }
 
 // FitRestarts initialises and fits restarts ≥ 1 models and returns the one
@@ -190,6 +194,7 @@ func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg Tra
 			}
 			// An interrupted restart keeps its last good model.
 			models[r] = fm
+			reps[r].Model = fm
 		}()
 	}
 	wg.Wait()

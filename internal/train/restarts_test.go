@@ -33,3 +33,25 @@ func TestRestartsDependOnTheSeed(t *testing.T) {
 		}
 	}
 }
+
+// TestRestartReportsKeepTheirModels: every restart's report carries the
+// model it ended with, whose bound is the one reported, and the best one is
+// the model returned.
+func TestRestartReportsKeepTheirModels(t *testing.T) {
+	x, y, _, _ := stepData()
+	best, bi, reps, err := FitRestarts(t.Context(), x, y, InitConfig{Hidden: []int{1}, Inducing: 8, Seed: 3}, TrainerConfig{Workers: 1}, FitOptions{MaxIters: 40}, 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, rep := range reps {
+		if rep.Model == nil {
+			t.Fatalf("restart %d has no model", r)
+		}
+		if b := boundOf(t, rep.Model); b != rep.Report.Bound {
+			t.Errorf("restart %d: model's bound %v, reported %v", r, b, rep.Report.Bound)
+		}
+	}
+	if reps[bi].Model != best {
+		t.Error("the best restart's model is not the model returned")
+	}
+}
