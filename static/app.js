@@ -202,7 +202,8 @@ function showRunning() {
   b.setAttribute("aria-pressed", String(state.running));
   const opt = state.frame?.optimizer;
   $("status").textContent = !state.connected ? "disconnected" : state.running ? "optimising"
-    : opt?.converged ? `converged (${opt.status})` : opt?.status === "failure" ? "stopped: the model cannot be evaluated" : "paused";
+    : opt?.converged ? `converged (${opt.status})` : opt?.status === "failure" ? "stopped: the model cannot be evaluated"
+    : opt?.status === "degenerate" ? "stopped: degenerate state" : "paused";
 }
 
 let toastTimer = 0;

@@ -486,7 +486,38 @@ func (t *Trainer) Step() (info StepInfo, err error) {
 	if info.Status == NotTerminated && t.windowConverged(info) {
 		info.Status = FunctionConvergence
 	}
+	if info.Status.Converged() && info.Status != AllFrozen {
+		if why := Degeneracy(t.m); why != "" {
+			info.Status = Degenerate
+			info.Event = joinEvents(info.Event, why)
+		}
+	}
 	return info, nil
+}
+
+// Degeneracy describes why m is a degenerate state the optimizer cannot
+// leave, or returns "": inducing points of a layer that coincide (within
+// 1e-6 relative), which have equal gradients and stay together, leaving
+// Kuu singular but for the jitter.
+func Degeneracy(m *engine.Model) string {
+	for li, l := range m.Layers {
+		mz, q, _ := l.Dims()
+		z := l.InducingInputs
+		for i := 0; i < mz; i++ {
+			for j := i + 1; j < mz; j++ {
+				var d2, n2 float64
+				for c := 0; c < q; c++ {
+					a, b := z.At(i, c), z.At(j, c)
+					d2 += (a - b) * (a - b)
+					n2 += a * a
+				}
+				if math.Sqrt(d2) <= 1e-6*(1+math.Sqrt(n2)) {
+					return fmt.Sprintf("layer %d's inducing points %d and %d sit on one spot, and the optimizer cannot pull apart points with equal gradients: move or remove one of them (or undo)", li+1, i+1, j+1)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // windowConverged records the step in the convergence window and reports

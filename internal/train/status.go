@@ -85,6 +85,11 @@ const (
 	// Failure: the model could not be evaluated even at the largest
 	// jitter; the parameters are the last good ones.
 	Failure
+	// Degenerate: the optimizer stopped at a state it cannot leave by
+	// itself, such as inducing points that sit on one spot (their
+	// gradients are equal, so it cannot pull them apart); StepInfo.Event
+	// says which and what to do.
+	Degenerate
 )
 
 var statusNames = [...]string{
@@ -95,6 +100,7 @@ var statusNames = [...]string{
 	FunctionConvergence: "function convergence",
 	IterationLimit:      "iteration limit",
 	Failure:             "failure",
+	Degenerate:          "degenerate",
 }
 
 // String describes the status in words, for reports.

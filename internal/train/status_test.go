@@ -4,6 +4,7 @@ import (
 	"dgpviz/internal/engine"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -134,5 +135,33 @@ func TestWindowConvergence(t *testing.T) {
 		if err := bad.Check(); err == nil {
 			t.Errorf("%+v passed Check", bad)
 		}
+	}
+}
+
+// TestDegenerateStateIsReported: inducing points moved onto one spot (the
+// hardening campaign's "converged at −1.76e7 with no recovery event") end
+// with status Degenerate and an event that names the layer and the points
+// and says what to do; the fitted model is not degenerate.
+func TestDegenerateStateIsReported(t *testing.T) {
+	m := fittedStep3(t)
+	if why := Degeneracy(m); why != "" {
+		t.Fatalf("the fitted model: %s", why)
+	}
+	bad := m.Clone()
+	z := bad.Layers[1].InducingInputs
+	for i := range z.RawMatrix().Rows {
+		z.Set(i, 0, 0.25)
+	}
+	_, rep, err := Fit(t.Context(), bad, TrainerConfig{Workers: 1}, FitOptions{MaxIters: 3000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("status %v after %d iterations, bound %.4g, events %q", rep.Status, rep.Iters, rep.Bound, rep.Events)
+	if rep.Status != Degenerate {
+		t.Fatalf("status %v, want degenerate", rep.Status)
+	}
+	last := rep.Events[len(rep.Events)-1]
+	if !strings.Contains(last, "layer 2's inducing points") || !strings.Contains(last, "move or remove") {
+		t.Errorf("event %q does not say which points or what to do", last)
 	}
 }
