@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -58,6 +59,7 @@ type figureHandler struct {
 type renderGate struct {
 	renders atomic.Int64 // figures drawn (for tests and logs)
 	sem     chan struct{}
+	rate    *clientRate // renders per client address (ratelimit.go)
 	mu      sync.Mutex
 	cache   map[renderKey][]byte
 	order   []renderKey // oldest first
@@ -78,8 +80,8 @@ const (
 	renderCached = 16
 )
 
-func newRenderGate() *renderGate {
-	return &renderGate{sem: make(chan struct{}, 1), cache: map[renderKey][]byte{}}
+func newRenderGate(rate *clientRate) *renderGate {
+	return &renderGate{sem: make(chan struct{}, 1), cache: map[renderKey][]byte{}, rate: rate}
 }
 
 func (g *renderGate) get(k renderKey) ([]byte, bool) {
@@ -137,6 +139,12 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Another request may have drawn the same figure while this one waited.
 		if body, cached = h.gate.get(rk); cached {
 			<-h.gate.sem
+		} else if ok, wait := h.gate.rate.take(r.RemoteAddr, time.Now()); !ok {
+			<-h.gate.sem
+			secs := int(math.Ceil(wait.Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			http.Error(w, fmt.Sprintf("too many figure downloads from your address: try again in %d s (figures of an unchanged model are served from the cache at once)", secs), http.StatusTooManyRequests)
+			return
 		}
 	}
 	if !cached {
@@ -159,6 +167,7 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var be badRequest
 		if ok := asBadRequest(err, &be); ok {
+			h.gate.rate.refund(r.RemoteAddr) // nothing was drawn
 			http.Error(w, be.msg, http.StatusBadRequest)
 			return
 		}

@@ -21,18 +21,38 @@ type Backend interface {
 	Catalog() *stream.Catalog
 }
 
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	figureBurst int
+	figureEvery time.Duration
+}
+
+// WithFigureRate sets how many figures one client address may have drawn
+// at once (burst) and how often one more after that (every); downloads
+// served from the figure cache are free. The default is 6 and one every
+// 3 s.
+func WithFigureRate(burst int, every time.Duration) Option {
+	return func(o *options) { o.figureBurst, o.figureEvery = burst, every }
+}
+
 // New returns the site's handler: "/" the page, "/static/" the assets,
 // "/ws" the websocket (ws), "/healthz" a liveness check.
-func New(b Backend, ws http.Handler, log *slog.Logger) http.Handler {
+func New(b Backend, ws http.Handler, log *slog.Logger, opts ...Option) http.Handler {
 	if log == nil {
 		log = slog.Default()
+	}
+	o := options{figureBurst: figureBurst, figureEvery: figureEvery}
+	for _, f := range opts {
+		f(&o)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", pageHandler{b, log})
 	mux.Handle("GET /static/", http.StripPrefix("/static/", assets(http.FileServerFS(static.FS))))
 	mux.Handle("GET /ws", ws)
 	if fb, ok := b.(FigureBackend); ok { // figure downloads (figure.go)
-		mux.Handle("GET /figure/{file}", figureHandler{fb, log, newRenderGate()})
+		mux.Handle("GET /figure/{file}", figureHandler{fb, log, newRenderGate(newClientRate(o.figureBurst, o.figureEvery))})
 		mux.Handle("GET /model.json", modelHandler{fb, log}) // model.go
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -7,18 +7,24 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"dgpviz/internal/stream"
 )
 
-func newSite(t *testing.T) *httptest.Server {
+func newSite(t *testing.T, opts ...Option) *httptest.Server {
 	t.Helper()
+	if len(opts) == 0 {
+		// Tests download many different figures from one address: no
+		// per-client rate unless a test asks for one.
+		opts = []Option{WithFigureRate(1<<20, time.Millisecond)}
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := stream.NewServer(stream.Options{Limits: stream.DefaultLimits(), Defaults: stream.DefaultConfig(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(New(srv, srv, log))
+	hs := httptest.NewServer(New(srv, srv, log, opts...))
 	t.Cleanup(hs.Close)
 	return hs
 }

@@ -72,10 +72,14 @@ type Server struct {
 	// baselines are the robot view's baselines, fitted in the background
 	// under bg, which Shutdown cancels.
 	baselines *baselineCache
+	bg        context.Context // background work (robot baselines, load watch); ended by Shutdown
 	bgCancel  context.CancelFunc
-	log       *slog.Logger
-	origins   []string
-	upgrader  websocket.Upgrader
+	// overloaded is set while the playing sessions' median frame rate is
+	// below the minimum (load.go): new sessions are refused with 1013.
+	overloaded atomic.Bool
+	log        *slog.Logger
+	origins    []string
+	upgrader   websocket.Upgrader
 
 	mu       sync.Mutex
 	sessions map[*session]struct{}
@@ -108,9 +112,10 @@ func NewServer(o Options) (*Server, error) {
 		o.BaselineIters = DefaultBaselineIters
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	s := &Server{cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselines: newBaselineCache(bg, o.BaselineIters),
+	s := &Server{bg: bg, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselines: newBaselineCache(bg, o.BaselineIters),
 		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}}
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
+	go s.watchLoad() // load.go; ends with the background context
 	return s, nil
 }
 
@@ -194,6 +199,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(s.sessions) >= s.limits.MaxSessions:
 		s.mu.Unlock()
 		refuse(closeTryLater, "too many sessions (limit "+strconv.Itoa(s.limits.MaxSessions)+"); close another tab")
+		return
+	case s.overloaded.Load():
+		s.mu.Unlock()
+		refuse(closeTryLater, overloadText())
 		return
 	}
 	s.sessions[ss] = struct{}{}

@@ -85,6 +85,7 @@ type session struct {
 	ips        float64
 
 	iterations, published, dropped, written atomic.Int64
+	playing                                 atomic.Bool // running, for the load watch (load.go)
 }
 
 func (s *session) stats() Stats {
@@ -253,6 +254,7 @@ func (s *session) publish() {
 		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied, robot: s.data.robot,
 		restarts: s.restarts, restart: s.restart,
 	}
+	s.playing.Store(s.running)
 	s.published.Add(1)
 	if s.frames.put(snap) {
 		s.dropped.Add(1)

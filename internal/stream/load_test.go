@@ -1,0 +1,67 @@
+package stream
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// TestSaturated: the median playing session below 8 frames/s (0.8 of the
+// 10 fps minimum) is saturation; one slow client among fast ones, or a
+// single session, is not.
+func TestSaturated(t *testing.T) {
+	for _, tc := range []struct {
+		rates []float64
+		want  bool
+	}{
+		{nil, false},
+		{[]float64{3}, false},                 // one session: its own client may be slow
+		{[]float64{2, 30, 30}, false},         // one slow client among fast ones
+		{[]float64{5, 6, 7, 30}, true},        // most sessions starve: median 6.5
+		{[]float64{7.9, 8.1}, false},          // median 8.0: not below
+		{[]float64{7.5, 7.9, 60, 2, 3}, true}, // median 7.5
+	} {
+		if got := saturated(tc.rates); got != tc.want {
+			t.Errorf("saturated(%v) = %v, want %v", tc.rates, got, tc.want)
+		}
+	}
+}
+
+// TestRefusedWhileSaturated: while the server counts as saturated a new
+// session is closed at once with 1013 and a reason saying why; once it no
+// longer does, sessions are admitted again.
+func TestRefusedWhileSaturated(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.overloaded.Store(true)
+	c := e.dial(t, paused)
+	_, err := c.read(5 * time.Second)
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseTryAgainLater || !strings.Contains(ce.Text, "at capacity") {
+		t.Fatalf("while saturated: %v, want close 1013 saying the server is at capacity", err)
+	}
+	e.srv.overloaded.Store(false)
+	ok := e.dial(t, paused)
+	ok.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+}
+
+// TestLoadWatchSeesPlayingSessions: the watch samples the frame rates of
+// playing sessions (a step demo at full speed gets tens of frames a
+// second, far from saturation) and stops with the server.
+func TestLoadWatchSeesPlayingSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("samples for several seconds: not in the short tier")
+	}
+	e := newEnv(t, nil)
+	a := e.dial(t, "play=1")
+	b := e.dial(t, "play=1")
+	for _, c := range []*client{a, b} {
+		c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	}
+	time.Sleep(3 * loadSample)
+	if e.srv.overloaded.Load() {
+		t.Error("two step demos made the server count as saturated")
+	}
+}
