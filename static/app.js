@@ -75,7 +75,11 @@ function draw() {
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
-  ws = new WebSocket(`${proto}//${location.host}/ws?${configToQuery(state.config)}`);
+  // After a disconnect, the token from the last hello resumes the session
+  // (its model, iteration count and undo history) if the server still
+  // holds it (docs/protocol.md, "Resuming").
+  const resume = state.resume ? `&resume=${encodeURIComponent(state.resume)}` : "";
+  ws = new WebSocket(`${proto}//${location.host}/ws?${configToQuery(state.config)}${resume}`);
   ws.binaryType = "arraybuffer";
   ws.onopen = () => { state.connected = true; retry = 0; banner(""); };
   ws.onmessage = (ev) => {
@@ -99,6 +103,7 @@ function onText(m) {
     case "hello":
       state.session = m.session;
       state.figureKey = m.figure_key; // figure downloads (panels/messages.js)
+      state.resume = m.resume; // for the next reconnect
       state.inputColors = m.input_colors; // the message figure's colours
       $("save-model").href = `/model.json?session=${encodeURIComponent(m.figure_key)}`;
       if (m.config) applyConfig(m.config);

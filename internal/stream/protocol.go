@@ -120,6 +120,9 @@ type reply struct {
 	RedoLabel string `json:"redo_label,omitempty"`
 	// FigureKey (hello) names the session in figure downloads (messagefigure.go).
 	FigureKey string `json:"figure_key,omitempty"`
+	// Resume (hello) is the token that resumes this session after a
+	// disconnect: reconnect to /ws?resume=TOKEN within ResumeGrace.
+	Resume string `json:"resume,omitempty"`
 	// InputColors (hello) are the message figure's input colours, so that
 	// the live panel and the downloads agree.
 	InputColors []string `json:"input_colors,omitempty"`

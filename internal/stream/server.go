@@ -84,6 +84,7 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*session]struct{}
 	reserved map[*session]int64 // estimated bytes per session (budget.go)
+	parked   map[string]*parked // disconnected sessions by resume token (resume.go)
 	closing  bool
 	wg       sync.WaitGroup
 	nextID   atomic.Uint64
@@ -113,7 +114,7 @@ func NewServer(o Options) (*Server, error) {
 	}
 	bg, cancel := context.WithCancel(context.Background())
 	s := &Server{bg: bg, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselines: newBaselineCache(bg, o.BaselineIters),
-		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}}
+		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{}}
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context
 	return s, nil
@@ -209,20 +210,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer func() {
+		parked := s.park(ss) // keeps its reservation while parked (resume.go)
 		s.mu.Lock()
 		delete(s.sessions, ss)
-		delete(s.reserved, ss)
+		if !parked {
+			delete(s.reserved, ss)
+		}
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
 
-	cfg, err := ParseQuery(r.URL.Query(), s.def)
+	query := r.URL.Query()
+	var resumed *parked
+	if token := query.Get("resume"); token != "" {
+		resumed = s.unpark(token)
+		query.Del("resume")
+	}
+	cfg, err := ParseQuery(query, s.def)
+	if resumed != nil {
+		cfg, err = resumed.cfg, nil
+	}
 	if err == nil {
 		err = cfg.Validate(s.limits, s.cat)
 	}
 	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames()}
 	hello.FigureKey = ss.figure.key // downloads of this session's figures (messagefigure.go)
 	hello.InputColors = plotkit.PaletteHex()
+	ss.resumeToken = newResumeToken()
+	hello.Resume = ss.resumeToken
 	if err != nil {
 		ss.send(outMsg{data: hello.bytes()})
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
@@ -230,7 +245,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		hello.Config = &cfg
 		ss.send(outMsg{data: hello.bytes()})
-		if err := ss.build(cfg, true); err != nil {
+		if r.URL.Query().Get("resume") != "" && resumed == nil {
+			ss.reply(reply{Type: "error", Op: "resume", Error: "the session could not be resumed (it ends " + ResumeGrace.String() + " after a disconnect, and when the server restarts): a new one starts"})
+		}
+		var err error
+		if resumed != nil {
+			err = ss.adopt(resumed)
+		} else {
+			err = ss.build(cfg, true)
+		}
+		if err != nil {
 			ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
 			ss.fail(closePolicy, err.Error())
 		} else {
@@ -265,6 +289,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing = true
 	for ss := range s.sessions {
 		ss.fail(closeGoingAway, "server is shutting down")
+	}
+	for token, p := range s.parked { // nothing will resume them now
+		p.timer.Stop()
+		delete(s.parked, token)
 	}
 	s.mu.Unlock()
 	s.bgCancel() // background work: the robot baselines

@@ -84,6 +84,8 @@ type session struct {
 	ipsIter    int
 	ips        float64
 
+	resumeToken string // hello's token for resuming this session (resume.go)
+
 	iterations, published, dropped, written atomic.Int64
 	playing                                 atomic.Bool // running, for the load watch (load.go)
 }

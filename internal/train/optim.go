@@ -228,6 +228,10 @@ func (t *Trainer) Model() *engine.Model { return t.m }
 // Iter returns the number of iterations done so far.
 func (t *Trainer) Iter() int { return t.iter }
 
+// SetIter sets the iteration count, for a trainer that carries on from an
+// earlier one's model (a resumed session keeps counting).
+func (t *Trainer) SetIter(n int) { t.iter = max(n, 0) }
+
 // SetConfig changes the configuration between steps. Changing the method or
 // the frozen groups resets the optimizer's memory; changing the learning
 // rate or batch size does not.

@@ -1,0 +1,111 @@
+package stream
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
+)
+
+// Resuming a session. A page whose socket drops (a network blip, a laptop
+// lid, a proxy restart) reconnects with the token its hello carried; within
+// ResumeGrace of the disconnect the new socket takes over the old
+// session's model, iteration count, data edits, undo history and robot
+// restarts instead of starting again at iteration 0. The optimizer's
+// memory is not kept: it starts afresh from the model, as after an edit.
+
+// ResumeGrace is how long a disconnected session's state is kept.
+const ResumeGrace = 60 * time.Second
+
+// parked is a disconnected session's state, waiting to be resumed.
+type parked struct {
+	owner    *session // its reservation in Server.reserved (budget.go)
+	cfg      Config
+	data     *data
+	model    *engine.Model
+	iter     int
+	undo     []editState
+	redo     []editState
+	restarts *restartSet
+	restart  int
+	timer    *time.Timer
+}
+
+func newResumeToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// park keeps ss's state under its resume token for ResumeGrace, with its
+// memory reservation, and reports whether it did: a session that never
+// had a model (a refused configuration), or one the server is shutting
+// down, is not parked.
+func (s *Server) park(ss *session) bool {
+	if ss.tr == nil || ss.resumeToken == "" {
+		return false
+	}
+	p := &parked{owner: ss, cfg: ss.cfg, data: ss.data, model: ss.tr.Model(), iter: ss.tr.Iter(),
+		undo: ss.undo, redo: ss.redo, restarts: ss.restarts, restart: ss.restart}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	token := ss.resumeToken
+	p.timer = time.AfterFunc(ResumeGrace, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.parked[token] == p {
+			delete(s.parked, token)
+			delete(s.reserved, p.owner)
+		}
+	})
+	s.parked[token] = p
+	return true
+}
+
+// unpark takes the state parked under token, if it is still there, and
+// ends its reservation (the resuming session makes its own).
+func (s *Server) unpark(token string) *parked {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parked[token]
+	if p == nil {
+		return nil
+	}
+	delete(s.parked, token)
+	delete(s.reserved, p.owner)
+	p.timer.Stop()
+	return p
+}
+
+// Parked returns how many disconnected sessions are waiting to be resumed.
+func (s *Server) Parked() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.parked)
+}
+
+// adopt makes p's state this session's: the model carries on from where
+// the disconnected session left it.
+func (ss *session) adopt(p *parked) error {
+	n, q := p.data.x.Dims()
+	_, dy := p.data.y.Dims()
+	if err := ss.srv.reserve(ss, EstimateConfig(p.cfg, n, q, dy).Bytes); err != nil {
+		return err
+	}
+	tr, err := train.NewTrainer(p.model, ss.trainerConfig(p.cfg))
+	if err != nil {
+		return errorf("resuming the optimizer: %w", err)
+	}
+	tr.SetIter(p.iter)
+	ss.cfg, ss.tr, ss.data = p.cfg, tr, p.data
+	ss.undo, ss.redo = p.undo, p.redo
+	ss.restarts, ss.restart = p.restarts, p.restart
+	ss.status, ss.event = train.NotTerminated, ""
+	ss.ipsT, ss.ipsIter, ss.ips = time.Now(), p.iter, 0
+	return ss.sendSetup()
+}

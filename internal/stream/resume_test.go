@@ -1,0 +1,73 @@
+package stream
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestResume: a page that reconnects with its hello's token within the
+// grace period gets its session back — the same model (bound to the last
+// digit), iteration count and undo history — and the token is single use:
+// a second reconnect with it starts a new session with an error saying
+// why. A shutdown forgets parked sessions.
+func TestResume(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	hello := c.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
+	token, _ := hello["resume"].(string)
+	if len(token) != 32 {
+		t.Fatalf("hello's resume token %q", token)
+	}
+	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 20}))
+	b0, f0 := boundAfter(t, c, map[string]any{"op": "move", "layer": 0, "index": 3, "z": []float64{0.1}})
+	iter0 := num64(f0["iter"])
+	c.c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.srv.Parked() != 1 || e.srv.Sessions() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the disconnect: %d parked, %d sessions", e.srv.Parked(), e.srv.Sessions())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	r := e.dial(t, paused+"&resume="+token)
+	f := r.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	if b := num64(f["bound"]); b != b0 || num64(f["iter"]) != iter0 {
+		t.Fatalf("resumed at iteration %v, bound %v; want %v, %v", f["iter"], b, iter0, b0)
+	}
+	if e.srv.Parked() != 0 {
+		t.Error("the resumed state is still parked")
+	}
+	// The move is still undoable.
+	reply := r.reply(r.send(map[string]any{"op": "undo"}))
+	if reply["type"] != "ack" {
+		t.Fatalf("undo after resuming: %v", reply)
+	}
+
+	again := e.dial(t, paused+"&resume="+token)
+	m := again.until("resume error", 10*time.Second, func(m msg) bool { return m.typ() == "error" })
+	if s, _ := m.text["error"].(string); !strings.Contains(s, "could not be resumed") {
+		t.Errorf("a used token: %q", s)
+	}
+	f = again.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	if num64(f["iter"]) != 0 {
+		t.Errorf("a used token started at iteration %v, want a new session", f["iter"])
+	}
+
+	// A shutdown forgets what is parked.
+	again.c.Close()
+	for e.srv.Parked() == 0 {
+		if time.Now().After(deadline.Add(10 * time.Second)) {
+			t.Fatal("the second session was not parked")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.c.Close()
+	if err := e.srv.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.srv.Parked(); n != 0 {
+		t.Errorf("%d sessions still parked after the shutdown", n)
+	}
+}
