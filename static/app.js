@@ -46,6 +46,9 @@ const app = {
   handle(li, k) {
     return panels.layers[li]?.handleClient?.(k) ?? null;
   },
+  // drop closes the socket as a network failure would (the page then
+  // reconnects and resumes its session): for tests and the curious.
+  drop() { ws?.close(); },
   // on subscribes fn to binary messages of a type other than frame and
   // setup (e.g. the message figure's "message_figure"): each panel keeps its own.
   on(type, fn) {
