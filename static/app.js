@@ -25,7 +25,7 @@ const state = {
   session: 0,
 };
 
-let ws = null, nextId = 1, retry = 0, drawQueued = false;
+let ws = null, nextId = 1, retry = 0, drawQueued = false, switching = false; // switching: a deliberate reconnect (a loaded model)
 // panels: the page's panels by their data-panel name, and the layer panels.
 const panels = { layers: [] };
 const mounted = []; // the data-panel panels, in page order
@@ -93,11 +93,28 @@ function connect() {
     state.connected = false;
     state.running = false;
     showRunning();
+    if (switching) { switching = false; setTimeout(connect, 0); return; }
     const delay = Math.min(5000, 500 * 2 ** retry++);
     const why = ev.reason ? `: ${ev.reason}` : "";
     banner(`Connection lost${why}. Reconnecting in ${(delay / 1000).toFixed(1)} s…`);
     setTimeout(connect, delay);
   };
+}
+
+// loadModel sends a saved model file to the server, which parks a session
+// starting from it; the page then reconnects into that session (resume).
+async function loadModel(file) {
+  try {
+    const r = await fetch("/model", { method: "POST", body: file, headers: { "Content-Type": "application/json" } });
+    const text = await r.text();
+    if (!r.ok) { toast(`Could not load ${file.name}: ${text.trim()}`, "error"); return; }
+    state.resume = JSON.parse(text).resume;
+    toast(`Loading ${file.name}…`, "ok");
+    switching = true;
+    ws?.close(); // onclose reconnects at once with state.resume
+  } catch (err) {
+    toast(`Could not load ${file.name}: ${err.message}`, "error");
+  }
 }
 
 function onText(m) {
@@ -107,6 +124,7 @@ function onText(m) {
       state.session = m.session;
       state.figureKey = m.figure_key; // figure downloads (panels/messages.js)
       state.resume = m.resume; // for the next reconnect
+      state.sets = m.datasets; // the catalogue, and a loaded model's own data
       state.inputColors = m.input_colors; // the message figure's colours
       $("save-model").href = `/model.json?session=${encodeURIComponent(m.figure_key)}`;
       if (m.config) applyConfig(m.config);
@@ -197,7 +215,13 @@ function applyConfig(c) {
   $("learning-rate").disabled = c.method !== "adam";
   if (document.activeElement !== $("hidden")) $("hidden").value = c.hidden.join(",");
   if (document.activeElement !== $("inducing")) $("inducing").value = String(c.inducing);
-  $("dataset").value = c.dataset;
+  const sel = $("dataset");
+  if (![...sel.options].some((o) => o.value === c.dataset)) {
+    // A loaded model's own data (not in the server's catalogue).
+    const info = state.sets?.find((d) => d.name === c.dataset);
+    sel.append(new Option(info ? `loaded model (${info.rows}×${info.outputs})` : c.dataset, c.dataset));
+  }
+  sel.value = c.dataset;
   const sp = $("speed");
   if (![...sp.options].some((o) => o.value === String(c.speed))) sp.add(new Option(`${c.speed} it/s`, String(c.speed)), 0);
   sp.value = String(c.speed);
@@ -274,6 +298,7 @@ function wire() {
   $("speed").addEventListener("change", (e) => app.send({ op: "speed", speed: Number(e.target.value) }));
   $("dataset").addEventListener("change", (e) => app.send({ op: "dataset", dataset: e.target.value }));
   $("controls").addEventListener("submit", (e) => e.preventDefault());
+  $("load-model").addEventListener("change", (e) => { const f = e.target.files?.[0]; e.target.value = ""; if (f) loadModel(f); });
   $("undo").addEventListener("click", undo);
   $("redo").addEventListener("click", redo);
 

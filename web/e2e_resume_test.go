@@ -2,6 +2,11 @@ package web
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -30,5 +35,45 @@ func TestBrowserResume(t *testing.T) {
 	if n := e.iteration(); n < 30 {
 		t.Errorf("the page shows iteration %d after resuming, want ≥ 30", n)
 	}
+	e.noErrors()
+}
+
+// TestBrowserLoadModel: a model saved from one session and loaded with the
+// page's "Load model" replaces the session's model: the page shows its
+// bound to the last digit, its iteration and its own data set.
+func TestBrowserLoadModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: not in the short tier")
+	}
+	e := newE2E(t)
+	e.run(chromedp.Navigate(e.base + "/?play=0&speed=0"))
+	e.waitFor("a frame", `window.dgpviz && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
+	e.eval(`window.dgpviz.send({op: "step", n: 40})`, nil)
+	e.waitFor("40 iterations", `window.dgpviz.state.frame.iter >= 40`)
+	saved := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
+	key := evalAs[string](e, `window.dgpviz.state.figureKey`)
+	resp, err := http.Get(e.base + "/model.json?session=" + key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	path := filepath.Join(t.TempDir(), "saved-model.json")
+	if err := os.WriteFile(path, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Train on, then load the saved model back.
+	e.eval(`window.dgpviz.send({op: "step", n: 20})`, nil)
+	e.waitFor("60 iterations", `window.dgpviz.state.frame.iter >= 60`)
+	e.run(chromedp.SetUploadFiles(`[data-testid="load-model"]`, []string{path}))
+	e.waitFor("the loaded model", `window.dgpviz.state.config && window.dgpviz.state.config.dataset.startsWith("model-") && window.dgpviz.state.frame && window.dgpviz.state.frame.iter === 0`)
+	e.settle()
+	if got := evalAs[float64](e, `window.dgpviz.state.frame.bound`); got != saved {
+		t.Errorf("the loaded model's bound %v, the saved one's %v", got, saved)
+	}
+	if label := e.text(`[data-testid="dataset"] option:checked`); !strings.Contains(label, "loaded model") {
+		t.Errorf("the data menu shows %q", label)
+	}
+	e.screenshot("load-model", "")
 	e.noErrors()
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"dgpviz/internal/dataset"
@@ -212,15 +213,20 @@ type DatasetInfo struct {
 // Catalog holds the data sets a client may choose by name. Clients never
 // name files: the server operator loads data sets at start-up.
 type Catalog struct {
+	mu    sync.RWMutex // private sets come and go while sessions read
 	names []string
 	sets  map[string]*dataset.Dataset
 	specs map[string]string // spec → name
+	// private are the data sets of uploaded models (upload.go): reachable
+	// by their unguessable names from the session that owns them, listed
+	// to no one else.
+	private map[string]*dataset.Dataset
 }
 
 // NewCatalog loads each spec (see dataset.Load) and checks it against the
 // row limit. The built-in "step" is always present.
 func NewCatalog(specs []string, l Limits) (*Catalog, error) {
-	c := &Catalog{sets: map[string]*dataset.Dataset{}, specs: map[string]string{"step": "step", "": "step"}}
+	c := &Catalog{sets: map[string]*dataset.Dataset{}, specs: map[string]string{"step": "step", "": "step"}, private: map[string]*dataset.Dataset{}}
 	if err := c.Add(dataset.Step(), l); err != nil {
 		return nil, err
 	}
@@ -249,6 +255,8 @@ func (c *Catalog) Add(ds *dataset.Dataset, l Limits) error {
 	if n < 2 {
 		return errorf("data set %q has %d training rows; at least 2 are needed", ds.Name, n)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if _, ok := c.sets[ds.Name]; !ok {
 		c.names = append(c.names, ds.Name)
 	}
@@ -256,30 +264,62 @@ func (c *Catalog) Add(ds *dataset.Dataset, l Limits) error {
 	return nil
 }
 
+// addPrivate adds an uploaded model's data set under its (unique) name.
+func (c *Catalog) addPrivate(ds *dataset.Dataset) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.private[ds.Name] = ds
+}
+
+// removePrivate forgets a private data set.
+func (c *Catalog) removePrivate(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.private, name)
+}
+
 // NameOf returns the name of the data set loaded from spec, or spec.
 func (c *Catalog) NameOf(spec string) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	if n, ok := c.specs[strings.TrimSpace(spec)]; ok {
 		return n
 	}
 	return spec
 }
 
-// Get returns the named data set or nil.
-func (c *Catalog) Get(name string) *dataset.Dataset { return c.sets[name] }
+// Get returns the named data set (a private one too) or nil.
+func (c *Catalog) Get(name string) *dataset.Dataset {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if ds, ok := c.sets[name]; ok {
+		return ds
+	}
+	return c.private[name]
+}
 
 // Names lists the data sets in the order they were added.
-func (c *Catalog) Names() []string { return slices.Clone(c.names) }
+func (c *Catalog) Names() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.Clone(c.names)
+}
 
-// Info describes every data set.
+// Info describes every listed data set.
 func (c *Catalog) Info() []DatasetInfo {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	out := make([]DatasetInfo, 0, len(c.names))
 	for _, n := range c.names {
-		ds := c.sets[n]
-		r, q := ds.X.Dims()
-		_, d := ds.Y.Dims()
-		out = append(out, DatasetInfo{Name: n, Description: ds.Description, Rows: r, Inputs: q, Outputs: d})
+		out = append(out, infoOf(c.sets[n]))
 	}
 	return out
+}
+
+func infoOf(ds *dataset.Dataset) DatasetInfo {
+	r, q := ds.X.Dims()
+	_, d := ds.Y.Dims()
+	return DatasetInfo{Name: ds.Name, Description: ds.Description, Rows: r, Inputs: q, Outputs: d}
 }
 
 func (c Config) String() string { return fmt.Sprint(c.Query().Encode()) }

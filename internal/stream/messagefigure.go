@@ -406,7 +406,7 @@ func encodeFigure(e *encoder, h *figureHeader, fd *montecarlo.FigureData) {
 
 func encodeFigureError(d *data, iter int, req *figureRequest, seq uint64, err error) []byte {
 	h := req.header(d, iter, seq)
-	h.Error = forPeople(err.Error()) // shown in the page
+	h.Error = ForPeople(err.Error()) // shown in the page
 	var e encoder
 	b, ferr := e.finish(h)
 	if ferr != nil { // cannot happen: the header has no arrays

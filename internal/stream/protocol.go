@@ -130,12 +130,12 @@ type reply struct {
 
 // packagePrefix matches the package prefixes of this program's errors
 // ("stream: ", "engine: "…), at the start or after another prefix: useful
-// in logs, noise in the page. forPeople removes them.
+// in logs, noise in the page. ForPeople removes them.
 var packagePrefix = regexp.MustCompile(`(^|: )(?:stream|engine|train|linalg|montecarlo|dataset|latent|faces): `)
 
-// forPeople returns an error text without the package prefixes (but with
+// ForPeople returns an error text without the package prefixes (but with
 // words such as "message figure: " that say what failed).
-func forPeople(s string) string {
+func ForPeople(s string) string {
 	for { // "stream: engine: …": matches cannot overlap, so repeat
 		t := packagePrefix.ReplaceAllString(s, "$1")
 		if t == s {
@@ -148,7 +148,7 @@ func forPeople(s string) string {
 func (r reply) bytes() []byte {
 	r.V = ProtocolVersion
 	// Error texts are for people: the page shows them as they are.
-	r.Error = forPeople(r.Error)
+	r.Error = ForPeople(r.Error)
 	b, err := json.Marshal(r)
 	if err != nil { // cannot happen: every field marshals
 		b = fmt.Appendf(nil, `{"v":%d,"type":"error","error":"stream: encoding reply"}`, ProtocolVersion)

@@ -586,8 +586,8 @@ func TestForPeople(t *testing.T) {
 		"upstream: timeout":                            "upstream: timeout",
 		"figure: kept":                                 "figure: kept",
 	} {
-		if got := forPeople(in); got != want {
-			t.Errorf("forPeople(%q) = %q, want %q", in, got, want)
+		if got := ForPeople(in); got != want {
+			t.Errorf("ForPeople(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -30,6 +30,7 @@ type parked struct {
 	redo     []editState
 	restarts *restartSet
 	restart  int
+	private  string // the private data set it owns (upload.go), or ""
 	timer    *time.Timer
 }
 
@@ -55,16 +56,23 @@ func (s *Server) park(ss *session) bool {
 		return false
 	}
 	token := ss.resumeToken
-	p.timer = time.AfterFunc(ResumeGrace, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.parked[token] == p {
-			delete(s.parked, token)
-			delete(s.reserved, p.owner)
-		}
-	})
+	p.private = ss.private
+	p.timer = time.AfterFunc(ResumeGrace, func() { s.expire(token, p) })
 	s.parked[token] = p
 	return true
+}
+
+// expire forgets parked state p if it was not resumed in time.
+func (s *Server) expire(token string, p *parked) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.parked[token] == p {
+		delete(s.parked, token)
+		delete(s.reserved, p.owner)
+		if p.private != "" {
+			s.cat.removePrivate(p.private)
+		}
+	}
 }
 
 // unpark takes the state parked under token, if it is still there, and
@@ -103,6 +111,8 @@ func (ss *session) adopt(p *parked) error {
 	}
 	tr.SetIter(p.iter)
 	ss.cfg, ss.tr, ss.data = p.cfg, tr, p.data
+	ss.dataSeq = max(ss.dataSeq, p.data.id)
+	ss.private = p.private
 	ss.undo, ss.redo = p.undo, p.redo
 	ss.restarts, ss.restart = p.restarts, p.restart
 	ss.status, ss.event = train.NotTerminated, ""

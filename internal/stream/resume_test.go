@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"dgpviz/internal/engine"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +71,20 @@ func TestResume(t *testing.T) {
 	}
 	if n := e.srv.Parked(); n != 0 {
 		t.Errorf("%d sessions still parked after the shutdown", n)
+	}
+}
+
+// TestParkModelLimits: a loaded model is held to the server's limits like
+// a configuration from the page, with a reason.
+func TestParkModelLimits(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Limits.MaxInducing = 4; o.Defaults.Inducing = 4 })
+	m := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 20, []int{1, 1, 1}, []string{"rbf", "rbf"}, 6)
+	if _, err := e.srv.ParkModel(&engine.ModelFile{Model: m}); err == nil || !strings.Contains(err.Error(), "6 inducing points in a layer, more than the limit 4") {
+		t.Errorf("6 inducing points past a limit of 4: %v", err)
+	}
+	small := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 20, []int{1, 1, 1}, []string{"rbf", "rbf"}, 3)
+	token, err := e.srv.ParkModel(&engine.ModelFile{Model: small})
+	if err != nil || e.srv.Parked() != 1 || len(token) != 32 {
+		t.Fatalf("a model within the limits: %q, %v (%d parked)", token, err, e.srv.Parked())
 	}
 }

@@ -215,6 +215,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(s.sessions, ss)
 		if !parked {
 			delete(s.reserved, ss)
+			if ss.private != "" {
+				s.cat.removePrivate(ss.private)
+			}
 		}
 		s.mu.Unlock()
 		s.wg.Done()
@@ -234,6 +237,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = cfg.Validate(s.limits, s.cat)
 	}
 	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames()}
+	if resumed != nil && resumed.private != "" {
+		hello.Sets = append(hello.Sets, infoOf(resumed.data.ds)) // a loaded model's own data
+	}
 	hello.FigureKey = ss.figure.key // downloads of this session's figures (messagefigure.go)
 	hello.InputColors = plotkit.PaletteHex()
 	ss.resumeToken = newResumeToken()
@@ -293,6 +299,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for token, p := range s.parked { // nothing will resume them now
 		p.timer.Stop()
 		delete(s.parked, token)
+		if p.private != "" {
+			s.cat.removePrivate(p.private)
+		}
 	}
 	s.mu.Unlock()
 	s.bgCancel() // background work: the robot baselines

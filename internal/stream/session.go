@@ -85,6 +85,7 @@ type session struct {
 	ips        float64
 
 	resumeToken string // hello's token for resuming this session (resume.go)
+	private     string // the private data set of a loaded model it owns (upload.go)
 
 	iterations, published, dropped, written atomic.Int64
 	playing                                 atomic.Bool // running, for the load watch (load.go)

@@ -1,0 +1,112 @@
+package stream
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Loading a model file into the page. POST /model (web) parses a model
+// file — what "Save model" and `viz fit` write — and ParkModel turns it
+// into a parked session (resume.go) with the model's own data as a private
+// data set; the page then reconnects with the returned token and carries
+// on from the loaded model exactly as it was saved.
+
+// ParkModel checks mf against the server's limits and budgets and parks a
+// session that starts from it, returning the token that resumes it
+// (within ResumeGrace). Its data set is private to that session.
+func (s *Server) ParkModel(mf *engine.ModelFile) (string, error) {
+	m := mf.Model
+	if err := m.Validate(); err != nil {
+		return "", errorf("the model file is not a valid model: %w", err)
+	}
+	n, q := m.X.Dims()
+	_, dy := m.Y.Dims()
+	hidden := make([]int, 0, len(m.Layers)-1)
+	inducing := 0
+	for i, l := range m.Layers {
+		mz, _, d := l.Dims()
+		inducing = max(inducing, mz)
+		if i+1 < len(m.Layers) {
+			hidden = append(hidden, d)
+		}
+	}
+	l := s.limits
+	switch {
+	case n > l.MaxRows:
+		return "", errorf("the model's data has %d rows, more than the limit %d", n, l.MaxRows)
+	case n < 2:
+		return "", errorf("the model's data has %d rows; at least 2 are needed", n)
+	case len(m.Layers) > l.MaxLayers:
+		return "", errorf("the model has %d layers, more than the limit %d", len(m.Layers), l.MaxLayers)
+	case inducing > l.MaxInducing:
+		return "", errorf("the model has %d inducing points in a layer, more than the limit %d", inducing, l.MaxInducing)
+	}
+	for i, w := range hidden {
+		if w > l.MaxWidth {
+			return "", errorf("the model's hidden layer %d has width %d, more than the limit %d", i+1, w, l.MaxWidth)
+		}
+	}
+	nx, ny := mf.NormX, mf.NormY
+	if nx.Mean == nil {
+		nx = identity(q)
+	}
+	if ny.Mean == nil {
+		ny = identity(dy)
+	}
+	if len(nx.Mean) != q || len(ny.Mean) != dy {
+		return "", errorf("the model file's normalization has %d and %d columns, its data %d and %d", len(nx.Mean), len(ny.Mean), q, dy)
+	}
+	ds := &dataset.Dataset{
+		Name:        "model-" + newResumeToken()[:12],
+		Description: fmt.Sprintf("the data of a loaded model file (%d rows, %d → %d)", n, q, dy),
+		X:           nx.UndoMean(m.X), Y: ny.UndoMean(m.Y),
+		InputNames: columnNames("x", q), OutputNames: columnNames("y", dy),
+	}
+	cfg := s.def
+	cfg.Dataset, cfg.Hidden, cfg.Inducing, cfg.Play = ds.Name, hidden, inducing, false
+	cfg.Frozen = slices.Clone(cfg.Frozen)
+	if err := checkBudget(cfg, l, n, q, dy); err != nil {
+		return "", err
+	}
+	owner := &session{} // holds the reservation until a page resumes it
+	if err := s.reserve(owner, EstimateConfig(cfg, n, q, dy).Bytes); err != nil {
+		return "", err
+	}
+	s.cat.addPrivate(ds)
+	p := &parked{owner: owner, cfg: cfg, model: m.Clone(), restart: -1, private: ds.Name,
+		data: &data{id: 1, ds: ds, nx: nx, ny: ny, x: mat.DenseCopyOf(m.X), y: mat.DenseCopyOf(m.Y)}}
+	token := newResumeToken()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		delete(s.reserved, owner)
+		s.cat.removePrivate(ds.Name)
+		return "", errorf("the server is shutting down")
+	}
+	p.timer = time.AfterFunc(ResumeGrace, func() { s.expire(token, p) })
+	s.parked[token] = p
+	return token, nil
+}
+
+// identity is the Normalizer that leaves q columns as they are.
+func identity(q int) dataset.Normalizer {
+	n := dataset.Normalizer{Mean: make([]float64, q), Scale: make([]float64, q)}
+	for j := range n.Scale {
+		n.Scale[j] = 1
+	}
+	return n
+}
+
+func columnNames(prefix string, k int) []string {
+	out := make([]string, k)
+	for j := range out {
+		out[j] = fmt.Sprintf("%s%d", prefix, j+1)
+	}
+	return out
+}
