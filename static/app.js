@@ -101,11 +101,12 @@ function connect() {
   };
 }
 
-// loadModel sends a saved model file to the server, which parks a session
-// starting from it; the page then reconnects into that session (resume).
-async function loadModel(file) {
+// upload sends a saved model file (POST /model) or a CSV (POST /data) to
+// the server, which parks a session starting from it; the page then
+// reconnects into that session (resume).
+async function upload(url, file) {
   try {
-    const r = await fetch("/model", { method: "POST", body: file, headers: { "Content-Type": "application/json" } });
+    const r = await fetch(url, { method: "POST", body: file });
     const text = await r.text();
     if (!r.ok) { toast(`Could not load ${file.name}: ${text.trim()}`, "error"); return; }
     state.resume = JSON.parse(text).resume;
@@ -217,9 +218,11 @@ function applyConfig(c) {
   if (document.activeElement !== $("inducing")) $("inducing").value = String(c.inducing);
   const sel = $("dataset");
   if (![...sel.options].some((o) => o.value === c.dataset)) {
-    // A loaded model's own data (not in the server's catalogue).
+    // A loaded model's or an uploaded CSV's own data (not in the server's
+    // catalogue).
     const info = state.sets?.find((d) => d.name === c.dataset);
-    sel.append(new Option(info ? `loaded model (${info.rows}×${info.outputs})` : c.dataset, c.dataset));
+    const what = c.dataset.startsWith("model-") ? "loaded model" : info?.description.replace(/^uploaded: /, "") ?? "your data";
+    sel.append(new Option(info ? `${what} (${info.rows}×${info.outputs})` : c.dataset, c.dataset));
   }
   sel.value = c.dataset;
   const sp = $("speed");
@@ -298,7 +301,8 @@ function wire() {
   $("speed").addEventListener("change", (e) => app.send({ op: "speed", speed: Number(e.target.value) }));
   $("dataset").addEventListener("change", (e) => app.send({ op: "dataset", dataset: e.target.value }));
   $("controls").addEventListener("submit", (e) => e.preventDefault());
-  $("load-model").addEventListener("change", (e) => { const f = e.target.files?.[0]; e.target.value = ""; if (f) loadModel(f); });
+  $("load-model").addEventListener("change", (e) => { const f = e.target.files?.[0]; e.target.value = ""; if (f) upload("/model", f); });
+  $("upload-data").addEventListener("change", (e) => { const f = e.target.files?.[0]; e.target.value = ""; if (f) upload(`/data?name=${encodeURIComponent(f.name)}`, f); });
   $("undo").addEventListener("click", undo);
   $("redo").addEventListener("click", redo);
 

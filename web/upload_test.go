@@ -95,3 +95,78 @@ func TestModelUpload(t *testing.T) {
 		}
 	}
 }
+
+// TestDataUpload: a CSV sent to POST /data gives a token that resumes a
+// session fitting that data (its rows in the setup, its name in the data
+// menu's description); bad CSVs get 400 with a reason.
+func TestDataUpload(t *testing.T) {
+	hs := newSite(t)
+	csv := "x,y\n0,0\n0.1,0.2\n0.2,0.35\n0.3,0.5\n0.4,0.55\n0.5,0.5\n0.6,0.3\n"
+	resp, err := http.Post(hs.URL+"/data?name=mine.csv", "text/csv", strings.NewReader(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var out struct{ Resume string }
+	if resp.StatusCode != 200 || json.Unmarshal(body, &out) != nil || out.Resume == "" {
+		t.Fatalf("upload: %d %s", resp.StatusCode, body)
+	}
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+"/ws?resume="+out.Resume, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	var described bool
+	for {
+		ws.SetReadDeadline(deadline)
+		mt, b, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mt == websocket.TextMessage {
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			if m["type"] == "error" {
+				t.Fatalf("resuming the upload: %v", m["error"])
+			}
+			if m["type"] == "hello" {
+				for _, d := range m["datasets"].([]any) {
+					if d.(map[string]any)["description"] == "uploaded: mine.csv" {
+						described = true
+					}
+				}
+			}
+			continue
+		}
+		d, err := stream.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d["type"] == "setup" {
+			if n := len(d["x"].([]float64)); n != 7 {
+				t.Errorf("the session's data has %d rows, the CSV 7", n)
+			}
+			break
+		}
+	}
+	if !described {
+		t.Error("hello does not list the uploaded data set")
+	}
+	for _, tc := range []struct{ body, want string }{
+		{"a,b\n1,2\n", "not a usable CSV"},
+		{"x,y\n1,NaN\n2,3\n", "not a usable CSV"},
+		{"x,y\n1,2\n", "at least 2"},
+	} {
+		resp, err := http.Post(hs.URL+"/data", "text/csv", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(b), tc.want) {
+			t.Errorf("%q: %d %q, want 400 containing %q", tc.body, resp.StatusCode, b, tc.want)
+		}
+	}
+}

@@ -100,6 +100,10 @@ func (s *Server) Parked() int {
 // adopt makes p's state this session's: the model carries on from where
 // the disconnected session left it.
 func (ss *session) adopt(p *parked) error {
+	if p.model == nil { // an uploaded data set: a new model on it
+		ss.private = p.private
+		return ss.build(p.cfg, true)
+	}
 	n, q := p.data.x.Dims()
 	_, dy := p.data.y.Dims()
 	if err := ss.srv.reserve(ss, EstimateConfig(p.cfg, n, q, dy).Bytes); err != nil {

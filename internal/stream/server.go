@@ -238,7 +238,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames()}
 	if resumed != nil && resumed.private != "" {
-		hello.Sets = append(hello.Sets, infoOf(resumed.data.ds)) // a loaded model's own data
+		if ds := s.cat.Get(resumed.private); ds != nil {
+			hello.Sets = append(hello.Sets, infoOf(ds)) // a loaded model's or an upload's own data
+		}
 	}
 	hello.FigureKey = ss.figure.key // downloads of this session's figures (messagefigure.go)
 	hello.InputColors = plotkit.PaletteHex()
