@@ -133,7 +133,7 @@ function onText(m) {
     case "ack":
       if (m.config) applyConfig(m.config);
       if (typeof m.running === "boolean") { state.running = m.running; showRunning(); }
-      if (!["move", "pause", "play", "step", "message_figure", "message_figure_off"].includes(m.op)) toast(m.message, "ok");
+      if (!["move", "pause", "play", "step", "message_figure", "message_figure_off", "fit_density"].includes(m.op)) toast(m.message, "ok");
       if (typeof m.undo === "number") showUndo(m);
       break;
     case "error":

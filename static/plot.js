@@ -17,6 +17,7 @@ export const C = {
   prop: "#8b5cf6",
   lik: "#047857",
   bound: "#111827",
+  density: [124, 58, 237], // the fit panel's Monte Carlo density (rgb; alpha by density)
 };
 
 // colormap is the page's one perceptual colour map (viridis, colormap.js)

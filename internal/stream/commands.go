@@ -40,6 +40,7 @@ var commands = []struct {
 	{"speed", (*session).cmdSpeed},
 	{"message_figure", (*session).figureCommand},
 	{"message_figure_preset", (*session).figureCommand},
+	{"fit_density", (*session).densityCommand},
 	{"message_figure_off", (*session).figureCommand},
 }
 

@@ -53,6 +53,7 @@ type session struct {
 	out        chan outMsg         // → writer (replies, setups); bounded
 	frames     *mailbox[*snapshot] // optimizer → writer, latest wins (mailbox.go)
 	figure     *figureState        // message figure (messagefigure.go)
+	density    *densityState       // the fit panel's Monte Carlo density (density.go)
 	readerDone chan struct{}
 	closeMu    sync.Mutex
 	closeCode  int
