@@ -8,7 +8,7 @@ import { create } from "./panels/registry.js";
 // data-panel attribute (mountPanels).
 import "./panels/layer.js";
 import "./panels/layernd.js";
-import { fmt } from "./plot.js";
+import { fmt, setDrawScale } from "./plot.js";
 
 const $ = (id) => document.getElementById(id);
 const MAX_HISTORY = 4000;
@@ -26,6 +26,15 @@ const state = {
 };
 
 let ws = null, nextId = 1, retry = 0, drawQueued = false, switching = false; // switching: a deliberate reconnect (a loaded model)
+
+// view is how the page is shown, kept in the URL beside the configuration
+// (present=1&scale=1.4) so that a lecturer's bookmark opens as it was.
+const view = (() => {
+  const q = new URLSearchParams(location.search);
+  const scale = Number(q.get("scale"));
+  return { present: q.get("present") === "1", scale: scale >= 0.8 && scale <= 2.5 ? scale : 1.4 };
+})();
+
 // panels: the page's panels by their data-panel name, and the layer panels.
 const panels = { layers: [] };
 const mounted = []; // the data-panel panels, in page order
@@ -126,6 +135,7 @@ function onText(m) {
       state.figureKey = m.figure_key; // figure downloads (panels/messages.js)
       state.resume = m.resume; // for the next reconnect
       state.sets = m.datasets; // the catalogue, and a loaded model's own data
+      state.limits = m.limits;
       state.inputColors = m.input_colors; // the message figure's colours
       $("save-model").href = `/model.json?session=${encodeURIComponent(m.figure_key)}`;
       if (m.config) applyConfig(m.config);
@@ -202,13 +212,14 @@ function ensureLayerPanels(f) {
     host.append(el);
     return create(kind, el, app);
   });
+  fitBound();
 }
 
 // ---- controls ----
 
 function applyConfig(c) {
   state.config = c;
-  const q = configToQuery(c);
+  const q = configToQuery(c) + viewQuery();
   if (location.search.slice(1) !== q) history.replaceState(null, "", `${location.pathname}?${q}`);
   if (document.activeElement !== $("seed")) $("seed").value = String(c.seed);
   $("optimizer").value = c.method;
@@ -325,9 +336,65 @@ function wire() {
     if (e.key === " ") { e.preventDefault(); playPause(); }
     else if (e.key === "s") step();
     else if (e.key === "r") reset();
+    else if (e.key === "p") setPresent(!view.present);
+    else if (e.key === "]" || e.key === "PageDown") { e.preventDefault(); depth(+1); } // a presenter's clicker sends PageDown/PageUp
+    else if (e.key === "[" || e.key === "PageUp") { e.preventDefault(); depth(-1); }
+    else if (view.present && (e.key === "=" || e.key === "+")) setScale(view.scale + 0.1);
+    else if (view.present && (e.key === "-" || e.key === "_")) setScale(view.scale - 0.1);
+    else if (view.present && e.key === "c") document.body.classList.toggle("show-controls");
   });
+  $("present").addEventListener("click", () => setPresent(!view.present));
+  $("font-larger").addEventListener("click", () => setScale(view.scale + 0.1));
+  $("font-smaller").addEventListener("click", () => setScale(view.scale - 0.1));
+  $("show-controls").addEventListener("click", () => document.body.classList.toggle("show-controls"));
+  setPresent(view.present);
 
   new ResizeObserver(() => app.redraw()).observe($("panels"));
+}
+
+// ---- presentation mode ----
+
+function viewQuery() {
+  return view.present ? `&present=1&scale=${view.scale.toFixed(1)}` : "";
+}
+
+// fitBound lets the bound panel fill the last row of the presentation grid
+// (3 columns: the fit, the layers, then the bound).
+function fitBound() {
+  const el = document.querySelector('[data-testid="panel-bound"]');
+  if (!el) return;
+  const used = (1 + panels.layers.length) % 3;
+  el.style.gridColumn = view.present && used !== 0 ? `span ${3 - used}` : "";
+}
+
+function setPresent(on) {
+  view.present = on;
+  document.body.classList.toggle("present", on);
+  document.body.classList.remove("show-controls");
+  $("present").setAttribute("aria-pressed", String(on));
+  $("present").textContent = on ? "Exit presentation" : "Present";
+  setScale(view.scale);
+  fitBound();
+}
+
+function setScale(f) {
+  view.scale = Math.round(Math.min(2.5, Math.max(0.8, f)) * 10) / 10;
+  const k = view.present ? view.scale : 1;
+  setDrawScale(k);
+  document.body.style.setProperty("--ui-scale", String(k));
+  if (state.config) applyConfig(state.config); // the URL
+  app.redraw();
+}
+
+// depth adds (+1) or removes (−1) a hidden layer of width 1: the paper's
+// step figure, one layer at a time.
+function depth(delta) {
+  const c = state.config;
+  if (!c) return;
+  const hidden = delta > 0 ? [...c.hidden, 1] : c.hidden.slice(0, -1);
+  if (delta < 0 && c.hidden.length === 0) return;
+  if (hidden.length + 1 > (state.limits?.max_layers ?? 6)) { toast(`at most ${state.limits?.max_layers ?? 6} layers`, "error"); return; }
+  app.send({ op: "architecture", hidden, inducing: c.inducing });
 }
 
 // mountPanels gives every element with a data-panel attribute the panel

@@ -1,6 +1,6 @@
 // Fit panel: data, and the final message's mean ± 2 sd over the input range.
 import { register, dimSelect } from "./registry.js";
-import { Plot, C, StickyRange, unitsOf, legend, fmt } from "../plot.js";
+import { Plot, C, StickyRange, unitsOf, legend, fmt, canvasPoint } from "../plot.js";
 
 const HIT = 8; // px radius for grabbing a data point
 
@@ -20,10 +20,7 @@ register("fit", (el, app) => {
     const st = app.state.setup;
     return st && st.q === 1 && st.d === 1 && !st.robot && plot.sx;
   };
-  const pos = (ev) => {
-    const r = canvas.getBoundingClientRect();
-    return [ev.clientX - r.left, ev.clientY - r.top];
-  };
+  const pos = (ev) => canvasPoint(canvas, ev);
   function pointAt(px, py) {
     const st = app.state.setup;
     let best = -1, bd = HIT * HIT;
