@@ -125,7 +125,7 @@ func Page(p PageData) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<footer class=\"foot\"><span>Keyboard: <kbd>space</kbd> play/pause · <kbd>s</kbd> step · <kbd>r</kbd> reset · <kbd>Ctrl</kbd>+<kbd>Z</kbd> undo · <kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>Z</kbd> redo. Inducing points (◆): drag sideways to move one (the function stays), up or down to pull the function; double-click a layer to add one; Alt- or Shift-click one to remove it. Data: click the fit to add a point, drag one to move it, Alt-click one to remove it.</span> <span>Everything you set is in the URL: copy it to share this demo.</span></footer></body></html>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<footer class=\"foot\"><span>Keyboard: <kbd>space</kbd> play/pause · <kbd>s</kbd> step · <kbd>r</kbd> reset · <kbd>p</kbd> presentation · <kbd>]</kbd>/<kbd>[</kbd> more/fewer layers · <kbd>Ctrl</kbd>+<kbd>Z</kbd> undo · <kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>Z</kbd> redo. Inducing points (◆): drag sideways to move one (the function stays), up or down to pull the function; double-click a layer to add one; Alt- or Shift-click one to remove it. Data: click the fit to add a point, drag one to move it, Alt-click one to remove it.</span> <span>Everything you set is in the URL: copy it to share this demo.</span></footer></body></html>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
