@@ -32,7 +32,7 @@ let ws = null, nextId = 1, retry = 0, drawQueued = false, switching = false; // 
 const view = (() => {
   const q = new URLSearchParams(location.search);
   const scale = Number(q.get("scale"));
-  return { present: q.get("present") === "1", scale: scale >= 0.8 && scale <= 2.5 ? scale : 1.4 };
+  return { present: q.get("present") === "1", scale: scale >= 0.8 && scale <= 2.5 ? scale : 1.4, follow: q.get("follow") || "" };
 })();
 
 // panels: the page's panels by their data-panel name, and the layer panels.
@@ -46,6 +46,7 @@ const app = {
 
   send(cmd) {
     if (!ws || ws.readyState !== WebSocket.OPEN) { toast("not connected"); return 0; }
+    if (state.follower && cmd.op !== "fork") { toast("You are following a shared session (read-only): Fork it to make it yours.", "error"); return 0; }
     const id = nextId++;
     ws.send(JSON.stringify({ id, ...cmd }));
     return id;
@@ -91,7 +92,8 @@ function connect() {
   // (its model, iteration count and undo history) if the server still
   // holds it (docs/protocol.md, "Resuming").
   const resume = state.resume ? `&resume=${encodeURIComponent(state.resume)}` : "";
-  ws = new WebSocket(`${proto}//${location.host}/ws?${configToQuery(state.config)}${resume}`);
+  const query = view.follow ? `follow=${encodeURIComponent(view.follow)}` : `${configToQuery(state.config)}${resume}`;
+  ws = new WebSocket(`${proto}//${location.host}/ws?${query}`);
   ws.binaryType = "arraybuffer";
   ws.onopen = () => { state.connected = true; retry = 0; banner(""); };
   ws.onmessage = (ev) => {
@@ -134,6 +136,10 @@ function onText(m) {
       state.session = m.session;
       state.figureKey = m.figure_key; // figure downloads (panels/messages.js)
       state.resume = m.resume; // for the next reconnect
+      state.shareKey = m.share_key;
+      state.follower = !!m.follower;
+      document.body.classList.toggle("follower", state.follower);
+      $("follow-bar").hidden = !state.follower;
       state.sets = m.datasets; // the catalogue, and a loaded model's own data
       state.limits = m.limits;
       state.inputColors = m.input_colors; // the message figure's colours
@@ -141,6 +147,12 @@ function onText(m) {
       if (m.config) applyConfig(m.config);
       break;
     case "ack":
+      if (m.op === "fork" && m.resume) { // our own copy: reconnect into it
+        view.follow = "";
+        state.resume = m.resume;
+        switching = true;
+        ws?.close();
+      }
       if (m.config) applyConfig(m.config);
       if (typeof m.running === "boolean") { state.running = m.running; showRunning(); }
       if (!["move", "pause", "play", "step", "message_figure", "message_figure_off", "fit_density"].includes(m.op)) toast(m.message, "ok");
@@ -188,6 +200,8 @@ function onBinary(m) {
   $("iteration").textContent = String(m.iter);
   $("bound-value").textContent = m.bound != null ? fmt(m.bound) : "–";
   $("ips").textContent = m.running ? String(Math.round(m.ips)) : "0";
+  $("followers").textContent = String(m.followers ?? 0);
+  $("followers-box").hidden = !(m.followers > 0) || state.follower;
   showRunning();
   app.redraw();
 }
@@ -219,7 +233,7 @@ function ensureLayerPanels(f) {
 
 function applyConfig(c) {
   state.config = c;
-  const q = configToQuery(c) + viewQuery();
+  const q = (view.follow ? `follow=${encodeURIComponent(view.follow)}` : configToQuery(c)) + viewQuery();
   if (location.search.slice(1) !== q) history.replaceState(null, "", `${location.pathname}?${q}`);
   if (document.activeElement !== $("seed")) $("seed").value = String(c.seed);
   $("optimizer").value = c.method;
@@ -344,6 +358,9 @@ function wire() {
     else if (view.present && e.key === "c") document.body.classList.toggle("show-controls");
   });
   $("present").addEventListener("click", () => setPresent(!view.present));
+  $("share").addEventListener("click", shareLink);
+  $("share-close").addEventListener("click", () => { $("share-dialog").hidden = true; });
+  $("fork").addEventListener("click", fork);
   $("font-larger").addEventListener("click", () => setScale(view.scale + 0.1));
   $("font-smaller").addEventListener("click", () => setScale(view.scale - 0.1));
   $("show-controls").addEventListener("click", () => document.body.classList.toggle("show-controls"));
@@ -356,6 +373,21 @@ function wire() {
 
 function viewQuery() {
   return view.present ? `&present=1&scale=${view.scale.toFixed(1)}` : "";
+}
+
+// ---- sharing: followers watch a session read-only (docs/protocol.md) ----
+
+function shareLink() {
+  if (!state.shareKey) return;
+  const url = `${location.origin}/?follow=${encodeURIComponent(state.shareKey)}${view.present ? "&present=1" : ""}`;
+  navigator.clipboard?.writeText(url).catch(() => {});
+  $("share-link").value = url;
+  $("share-dialog").hidden = false;
+  $("share-link").select();
+}
+
+function fork() {
+  app.send({ op: "fork" });
 }
 
 // fitBound lets the bound panel fill the last row of the presentation grid

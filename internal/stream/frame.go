@@ -23,20 +23,21 @@ const GridPoints = 64
 // a private copy of the model and the optimizer's state. The writer turns it
 // into a frame, so the optimizer only pays for the copy.
 type snapshot struct {
-	model    *engine.Model
-	iter     int
-	event    string
-	status   train.Status
-	running  bool
-	ips      float64
-	method   string
-	lr       float64
-	frozen   []string
-	dataID   int
-	applied  int64      // id of the last command applied
-	robot    *robotInfo // robot WiFi data: frames are built by robotFrame
-	restarts *restartSet
-	restart  int // the restart the model started from
+	model     *engine.Model
+	iter      int
+	event     string
+	status    train.Status
+	running   bool
+	ips       float64
+	method    string
+	lr        float64
+	frozen    []string
+	dataID    int
+	applied   int64      // id of the last command applied
+	robot     *robotInfo // robot WiFi data: frames are built by robotFrame
+	restarts  *restartSet
+	restart   int // the restart the model started from
+	followers int // read-only followers (follow.go)
 }
 
 type optState struct {
@@ -98,6 +99,7 @@ type frameHeader struct {
 	Iter       int          `json:"iter"`
 	Running    bool         `json:"running"`
 	IPS        num          `json:"ips"`
+	Followers  int          `json:"followers"` // read-only followers watching (follow.go)
 	Optimizer  optState     `json:"optimizer"`
 	N          int          `json:"n"`
 	Bound      *num         `json:"bound,omitempty"`
@@ -305,7 +307,7 @@ func (f *framer) header(s *snapshot) *frameHeader {
 	n, _ := s.model.X.Dims()
 	h := &frameHeader{
 		V: ProtocolVersion, Type: "frame", Seq: f.seq, Applied: s.applied, DataID: s.dataID,
-		Iter: s.iter, Running: s.running, IPS: num(s.ips), N: n,
+		Iter: s.iter, Running: s.running, IPS: num(s.ips), N: n, Followers: s.followers,
 		Optimizer: optState{Method: s.method, LearningRate: num(s.lr), Frozen: s.frozen, Event: s.event, Converged: s.status.Converged(), Status: s.status.String()},
 	}
 	if h.Optimizer.Frozen == nil {

@@ -123,6 +123,10 @@ type reply struct {
 	// Resume (hello) is the token that resumes this session after a
 	// disconnect: reconnect to /ws?resume=TOKEN within ResumeGrace.
 	Resume string `json:"resume,omitempty"`
+	// ShareKey (hello) shares this session read-only: followers open
+	// /?follow=KEY (follow.go). Follower (hello) marks a follower's hello.
+	ShareKey string `json:"share_key,omitempty"`
+	Follower bool   `json:"follower,omitempty"`
 	// InputColors (hello) are the message figure's input colours, so that
 	// the live panel and the downloads agree.
 	InputColors []string `json:"input_colors,omitempty"`

@@ -139,6 +139,7 @@ func (ss *session) writer(conn *websocket.Conn) {
 		if !write(outMsg{binary: true, data: b}) {
 			return false
 		}
+		ss.hub.publishFrame(b) // the same bytes to every follower (follow.go)
 		ss.written.Add(1)
 		return true
 	}

@@ -81,13 +81,14 @@ type Server struct {
 	origins    []string
 	upgrader   websocket.Upgrader
 
-	mu       sync.Mutex
-	sessions map[*session]struct{}
-	reserved map[*session]int64 // estimated bytes per session (budget.go)
-	parked   map[string]*parked // disconnected sessions by resume token (resume.go)
-	closing  bool
-	wg       sync.WaitGroup
-	nextID   atomic.Uint64
+	mu        sync.Mutex
+	sessions  map[*session]struct{}
+	reserved  map[*session]int64 // estimated bytes per session (budget.go)
+	parked    map[string]*parked // disconnected sessions by resume token (resume.go)
+	followers int                // connected followers (follow.go)
+	closing   bool
+	wg        sync.WaitGroup
+	nextID    atomic.Uint64
 }
 
 // NewServer returns a server; it checks the default configuration.
@@ -173,6 +174,10 @@ func (s *Server) SessionStats() []Stats {
 // configuration comes from the URL query (see ParseQuery) until the socket
 // closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if key := r.URL.Query().Get("follow"); key != "" {
+		s.serveFollower(w, r, key) // follow.go
+		return
+	}
 	conn, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		s.log.Info("websocket upgrade refused", "remote", r.RemoteAddr, "origin", r.Header.Get("Origin"), "err", err)
@@ -181,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel,
-		cmds: make(chan Command, cmdQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(), density: newDensityState(),
+		cmds: make(chan Command, cmdQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(), density: newDensityState(), hub: newHub(),
 	}
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
@@ -246,6 +251,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hello.InputColors = plotkit.PaletteHex()
 	ss.resumeToken = newResumeToken()
 	hello.Resume = ss.resumeToken
+	hello.ShareKey = ss.hub.key
 	if err != nil {
 		ss.send(outMsg{data: hello.bytes()})
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})

@@ -54,6 +54,7 @@ type session struct {
 	frames     *mailbox[*snapshot] // optimizer → writer, latest wins (mailbox.go)
 	figure     *figureState        // message figure (messagefigure.go)
 	density    *densityState       // the fit panel's Monte Carlo density (density.go)
+	hub        *hub                // read-only followers (follow.go)
 	readerDone chan struct{}
 	closeMu    sync.Mutex
 	closeCode  int
@@ -256,8 +257,9 @@ func (s *session) publish() {
 		model: s.pubModel, iter: it, event: s.event, status: s.status,
 		running: s.running, ips: s.ips, method: s.cfg.Method.String(), lr: s.cfg.LearningRate,
 		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied, robot: s.data.robot,
-		restarts: s.restarts, restart: s.restart,
+		restarts: s.restarts, restart: s.restart, followers: s.hub.count(),
 	}
+	s.hub.publishState(&forkState{cfg: s.cfg, data: s.data, model: s.pubModel, iter: it})
 	s.playing.Store(s.running)
 	s.published.Add(1)
 	if s.frames.put(snap) {
