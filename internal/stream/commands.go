@@ -41,6 +41,7 @@ var commands = []struct {
 	{"message_figure", (*session).figureCommand},
 	{"message_figure_preset", (*session).figureCommand},
 	{"fit_density", (*session).densityCommand},
+	{"compare", (*session).compareCommand},
 	{"message_figure_off", (*session).figureCommand},
 }
 

@@ -194,6 +194,13 @@ func (ss *session) writer(conn *websocket.Conn) {
 				conn.Close()
 				return
 			}
+		case <-ss.compare.out.notify: // the depth comparison (compare.go), latest wins
+			if b, ok := ss.compare.out.take(); ok {
+				if !write(outMsg{binary: true, data: b}) {
+					conn.Close()
+					return
+				}
+			}
 		case <-ss.density.out.notify: // the fit panel's density (density.go), latest wins
 			if b, ok := ss.density.out.take(); ok {
 				if !write(outMsg{binary: true, data: b}) {

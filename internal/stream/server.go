@@ -186,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel,
-		cmds: make(chan Command, cmdQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(), density: newDensityState(), hub: newHub(),
+		cmds: make(chan Command, cmdQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(), density: newDensityState(), compare: newCompareState(), hub: newHub(),
 	}
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 

@@ -55,6 +55,7 @@ type session struct {
 	figure     *figureState        // message figure (messagefigure.go)
 	density    *densityState       // the fit panel's Monte Carlo density (density.go)
 	hub        *hub                // read-only followers (follow.go)
+	compare    *compareState       // the depth comparison (compare.go)
 	readerDone chan struct{}
 	closeMu    sync.Mutex
 	closeCode  int
