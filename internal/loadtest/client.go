@@ -37,6 +37,7 @@ type client struct {
 
 	// written by the reader goroutine; read after done is closed
 	frames      []time.Duration // arrival of each binary message
+	bytes       int64           // binary bytes received
 	badFrames   int             // binary messages stream.Decode rejected
 	firstFrame  string          // the first frame's "type"
 	errReplies  int
@@ -122,7 +123,12 @@ func (c *client) noteClose(err error) {
 		c.closeCode, c.closeReason = strconv.Itoa(ce.Code), ce.Text
 		return
 	}
-	c.closeCode = "1006" // no close frame (EOF, reset, timeout)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		c.closeCode = "timeout" // still open: no close within the wait
+	} else {
+		c.closeCode = "1006" // no close frame (EOF, reset)
+	}
 	c.closeReason = err.Error()
 }
 
@@ -156,9 +162,12 @@ func (c *client) read() {
 				} else {
 					c.firstFrame, _ = d["type"].(string)
 				}
-			} else if _, err := io.Copy(io.Discard, r); err != nil {
+				c.bytes += int64(len(b))
+			} else if n, err := io.Copy(io.Discard, r); err != nil {
 				c.noteClose(err)
 				return
+			} else {
+				c.bytes += n
 			}
 			c.frames = append(c.frames, now)
 		case websocket.TextMessage:

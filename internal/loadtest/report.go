@@ -24,6 +24,7 @@ type Report struct {
 	DialErrors    int     `json:"dial_errors"`        // handshakes that failed
 	DialError     string  `json:"dial_error,omitempty"`
 	FPS           Summary `json:"fps"`          // frames per second per client
+	FrameKB       float64 `json:"frame_kb"`     // mean size of a frame
 	FrameGapMS    Summary `json:"frame_gap_ms"` // time between consecutive frames (frames carry no timestamp)
 	ReplyMS       Summary `json:"reply_ms"`     // speed command → its ack
 	Unanswered    int     `json:"unanswered"`   // probes without an ack at the end
@@ -39,7 +40,8 @@ type Report struct {
 
 	// CloseCodes counts how connections ended, by the code the server
 	// closed with ("1000": the load test's own clean close, echoed;
-	// "1006": no close frame).
+	// "1006": no close frame; "timeout": still open when the load test
+	// gave up waiting for the close; "open": never closed).
 	CloseCodes   map[string]int    `json:"close_codes"`
 	CloseReasons map[string]string `json:"close_reasons,omitempty"` // one reason per code
 	Slow         *SlowReport       `json:"slow,omitempty"`
@@ -57,11 +59,15 @@ type SlowReport struct {
 
 // SlowClient is one slow client's outcome.
 type SlowClient struct {
-	Kind        string  `json:"kind"`
-	Frames      int     `json:"frames"`
-	CloseCode   string  `json:"close_code"`
-	Reason      string  `json:"reason,omitempty"`
-	ClosedAfter float64 `json:"closed_after_s,omitempty"` // closed by the server this long after joining
+	Kind      string `json:"kind"`
+	Frames    int    `json:"frames"`
+	CloseCode string `json:"close_code"`
+	Reason    string `json:"reason,omitempty"`
+	// ClosedAfter: a slow reader was closed by the server this long
+	// after joining. (A never-reading client learns how it ended only
+	// when it reads, at the end: its code says whether the server had
+	// closed it.)
+	ClosedAfter float64 `json:"closed_after_s,omitempty"`
 }
 
 // count records how c's connection ended.
@@ -142,7 +148,7 @@ func (r *Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, " (%s)", r.DialError)
 		}
 		fmt.Fprintf(w, "; measured over %.1f s\n", r.WindowSeconds)
-		fmt.Fprintf(w, "frames/s:     min %.1f  p50 %.1f  mean %.1f  (per client)\n", r.FPS.Min, r.FPS.P50, r.FPS.Mean)
+		fmt.Fprintf(w, "frames/s:     min %.1f  p50 %.1f  mean %.1f  (per client; frames of %.1f kB on average)\n", r.FPS.Min, r.FPS.P50, r.FPS.Mean, r.FrameKB)
 		fmt.Fprintf(w, "frame gap:    p50 %.0f ms  p95 %.0f ms  max %.0f ms  (frames carry no timestamp: gaps between arrivals)\n", r.FrameGapMS.P50, r.FrameGapMS.P95, r.FrameGapMS.Max)
 		fmt.Fprintf(w, "reply:        p50 %.1f ms  p95 %.1f ms  max %.1f ms  (%d speed commands; %d unanswered, %d error replies)\n", r.ReplyMS.P50, r.ReplyMS.P95, r.ReplyMS.Max, r.ReplyMS.N, r.Unanswered, r.ErrorReplies)
 		if r.BadFrames > 0 {
@@ -150,9 +156,7 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "server before: %s\n", sampleText(r.Before))
-	if r.Churn == nil {
-		fmt.Fprintf(w, "server during: %s (peak)\n", sampleText(r.During))
-	}
+	fmt.Fprintf(w, "server during: %s (peak)\n", sampleText(r.During))
 	fmt.Fprintf(w, "server after:  %s", sampleText(r.After))
 	if r.InProcess {
 		if r.Settled {

@@ -94,6 +94,7 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	winEnd := time.Since(t0)
 	close(stop)
 	<-samplerDone
+	samples = append(samples, t.sample(t0)) // at least one, however short the window
 	probesWG.Wait()
 
 	// Close every client cleanly and wait for the server to settle.
@@ -119,6 +120,8 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	r.WindowSeconds = round3((winEnd - winStart).Seconds())
 	var fps, fpsBefore, fpsAfter, gaps, lat []float64
 	unanswered := 0
+	var bytes int64
+	nframes := 0
 	for _, c := range clients {
 		if c == nil {
 			continue
@@ -141,6 +144,8 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 			}
 		}
 		unanswered += c.unanswered()
+		bytes += c.bytes
+		nframes += len(c.frames)
 		r.BadFrames += c.badFrames
 		r.ErrorReplies += c.errReplies
 	}
@@ -148,6 +153,9 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	r.FrameGapMS = summarize(gaps)
 	r.ReplyMS = summarize(lat)
 	r.Unanswered = unanswered
+	if nframes > 0 {
+		r.FrameKB = round3(float64(bytes) / float64(nframes) / 1024)
+	}
 	if o.Mode == ModeSlow {
 		r.Slow = &SlowReport{Joined: round3(phase.Seconds()), FPSBefore: summarize(fpsBefore), FPSAfter: summarize(fpsAfter)}
 		for _, c := range slow {
@@ -156,7 +164,7 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 			}
 			r.count(c)
 			sc := SlowClient{Kind: c.kind, Frames: len(c.frames), CloseCode: c.closeCode, Reason: c.closeReason}
-			if c.closeCode != "1000" { // closed by the server before the end
+			if c.kind == kindSlowRead && c.closeCode != "1000" && c.closeCode != "timeout" { // closed by the server before the end
 				sc.ClosedAfter = round3((c.closedAt - phase).Seconds())
 			}
 			r.Slow.Clients = append(r.Slow.Clients, sc)

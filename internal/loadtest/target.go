@@ -48,7 +48,11 @@ func newTarget(o Options) (*target, error) {
 		return &target{url: o.URL, pid: o.PID}, nil
 	}
 	limits := stream.DefaultLimits()
-	limits.MaxSessions = max(limits.MaxSessions, o.N)
+	if o.Mode == ModeChurn { // n counts connections, at most Concurrency at once
+		limits.MaxSessions = max(limits.MaxSessions, o.Concurrency)
+	} else {
+		limits.MaxSessions = max(limits.MaxSessions, o.N+max(1, o.N/4))
+	}
 	if o.MaxSessions > 0 {
 		limits.MaxSessions = o.MaxSessions
 	}
