@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"dgpviz/internal/stream"
@@ -94,15 +96,14 @@ func dial(url string, kind string, t0 time.Time) (*client, error) {
 }
 
 func smallBufferDial(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		tc.SetReadBuffer(4096)
-	}
-	return conn, nil
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		// Before connect, so that the window advertised in the
+		// handshake matches the buffer.
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return cmp.Or(err, serr)
+	}}
+	return d.DialContext(ctx, network, addr)
 }
 
 // refused reports whether the server closed the session at once.
@@ -239,7 +240,7 @@ func (c *client) probes(period, offset time.Duration, stop <-chan struct{}) {
 // to learn whether the server has closed it.
 func (c *client) finish() {
 	c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "load test done"), time.Now().Add(time.Second))
-	c.conn.SetReadDeadline(time.Now().Add(3 * time.Second))
+	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	c.slow.Store(false) // drain at full speed now
 	if c.started.Load() {
 		<-c.done

@@ -100,3 +100,22 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check: %v, URL %q, mode %q", err, o.URL, o.Mode)
 	}
 }
+
+// TestSlow: a slow client joins two normal ones; the report says what
+// became of it and the normal clients' rates before and after (logged).
+func TestSlow(t *testing.T) {
+	r, err := Run(context.Background(), Options{N: 2, Duration: 1500 * time.Millisecond, Mode: ModeSlow, Query: "play=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logReport(t, r)
+	if r.Slow == nil || len(r.Slow.Clients) != 1 || r.Slow.Clients[0].Kind != kindNeverRead {
+		t.Fatalf("slow report %+v, want one never-reading client", r.Slow)
+	}
+	if r.Clients != 2 || r.FPS.Min <= 0 {
+		t.Errorf("normal clients %d, fps %+v; want 2 with frames", r.Clients, r.FPS)
+	}
+	if !r.Settled {
+		t.Errorf("server did not settle: before %+v, after %+v", r.Before, r.After)
+	}
+}

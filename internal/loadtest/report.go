@@ -55,6 +55,14 @@ type SlowReport struct {
 	FPSBefore Summary      `json:"fps_before"`
 	FPSAfter  Summary      `json:"fps_after"`
 	Clients   []SlowClient `json:"clients"`
+	// In process, from the server's session counts (sampled each second):
+	// how many slow sessions the server had closed by the end, and when
+	// it closed the first and the last (seconds after they joined; -1:
+	// not within the run). A client that does not read learns how it
+	// ended only when it reads, at the end; its close code says how.
+	ServerClosed int     `json:"server_closed"`
+	FirstClosed  float64 `json:"first_closed_s"`
+	AllClosed    float64 `json:"all_closed_s"`
 }
 
 // SlowClient is one slow client's outcome.
@@ -63,11 +71,6 @@ type SlowClient struct {
 	Frames    int    `json:"frames"`
 	CloseCode string `json:"close_code"`
 	Reason    string `json:"reason,omitempty"`
-	// ClosedAfter: a slow reader was closed by the server this long
-	// after joining. (A never-reading client learns how it ended only
-	// when it reads, at the end: its code says whether the server had
-	// closed it.)
-	ClosedAfter float64 `json:"closed_after_s,omitempty"`
 }
 
 // count records how c's connection ended.
@@ -173,11 +176,18 @@ func (r *Report) WriteText(w io.Writer) {
 	if s := r.Slow; s != nil {
 		fmt.Fprintf(w, "slow clients joined at %.1f s; normal clients' frames/s before: min %.1f p50 %.1f mean %.1f; after: min %.1f p50 %.1f mean %.1f\n",
 			s.Joined, s.FPSBefore.Min, s.FPSBefore.P50, s.FPSBefore.Mean, s.FPSAfter.Min, s.FPSAfter.P50, s.FPSAfter.Mean)
+		if r.InProcess {
+			fmt.Fprintf(w, "the server closed %d of %d slow sessions", s.ServerClosed, len(s.Clients))
+			if s.FirstClosed >= 0 {
+				fmt.Fprintf(w, ", the first %.0f s after they joined", s.FirstClosed)
+			}
+			if s.AllClosed >= 0 {
+				fmt.Fprintf(w, ", the last after %.0f s", s.AllClosed)
+			}
+			fmt.Fprintln(w)
+		}
 		for _, c := range s.Clients {
 			fmt.Fprintf(w, "  %-10s %5d frames, close %s", c.Kind, c.Frames, c.CloseCode)
-			if c.ClosedAfter > 0 {
-				fmt.Fprintf(w, " after %.1f s", c.ClosedAfter)
-			}
 			if c.Reason != "" && c.CloseCode != "1000" {
 				fmt.Fprintf(w, " (%s)", c.Reason)
 			}

@@ -157,16 +157,14 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 		r.FrameKB = round3(float64(bytes) / float64(nframes) / 1024)
 	}
 	if o.Mode == ModeSlow {
-		r.Slow = &SlowReport{Joined: round3(phase.Seconds()), FPSBefore: summarize(fpsBefore), FPSAfter: summarize(fpsAfter)}
+		r.Slow = &SlowReport{Joined: round3(phase.Seconds()), FPSBefore: summarize(fpsBefore), FPSAfter: summarize(fpsAfter), FirstClosed: -1, AllClosed: -1}
+		slowClosedTimes(r.Slow, samples, len(live), len(liveClients(slow)))
 		for _, c := range slow {
 			if c == nil {
 				continue
 			}
 			r.count(c)
 			sc := SlowClient{Kind: c.kind, Frames: len(c.frames), CloseCode: c.closeCode, Reason: c.closeReason}
-			if c.kind == kindSlowRead && c.closeCode != "1000" && c.closeCode != "timeout" { // closed by the server before the end
-				sc.ClosedAfter = round3((c.closedAt - phase).Seconds())
-			}
 			r.Slow.Clients = append(r.Slow.Clients, sc)
 		}
 	}
@@ -302,4 +300,23 @@ func copysignHalf(x float64) float64 {
 		return -0.5
 	}
 	return 0.5
+}
+
+// slowClosedTimes finds, from an in-process server's session counts, when
+// the server closed the first and the last of the slow sessions (seconds
+// after they joined; -1: not within the run).
+func slowClosedTimes(s *SlowReport, samples []Sample, normal, slow int) {
+	for _, x := range samples {
+		if x.Sessions < 0 || x.At < s.Joined {
+			continue
+		}
+		closed := normal + slow - x.Sessions
+		if closed > 0 && s.FirstClosed < 0 {
+			s.FirstClosed = round3(x.At - s.Joined)
+		}
+		if closed >= slow && s.AllClosed < 0 {
+			s.AllClosed = round3(x.At - s.Joined)
+		}
+		s.ServerClosed = max(0, closed)
+	}
 }
