@@ -19,8 +19,9 @@ import (
 type ChurnReport struct {
 	Connections int            `json:"connections"` // opened
 	Seconds     float64        `json:"seconds"`
-	ByWay       map[string]int `json:"by_way"` // connections per way of dropping
-	Failed      map[string]int `json:"failed"` // per way: the connection did not get as far as the way needs (refused, dial error)
+	ByWay       map[string]int `json:"by_way"`  // connections per way of dropping
+	Failed      map[string]int `json:"failed"`  // per way: the connection did not get as far as the way needs (refused, dial error)
+	Refused     int            `json:"refused"` // of the failures, sessions refused with 1013 (too many sessions)
 	FirstError  string         `json:"first_error,omitempty"`
 	BaselineG   int            `json:"baseline_goroutines"` // in process, before
 	PeakG       int            `json:"peak_goroutines"`
@@ -63,6 +64,9 @@ func runChurn(ctx context.Context, o Options, t *target, r *Report) error {
 		}
 		if err != nil {
 			c.Failed[way]++
+			if code == "1013" {
+				c.Refused++
+			}
 			if c.FirstError == "" {
 				c.FirstError = way + ": " + err.Error()
 			}
@@ -282,7 +286,7 @@ func (c *ChurnReport) writeText(w io.Writer) {
 	}
 	fmt.Fprintln(w, strings.Join(parts, ","))
 	if c.FirstError != "" {
-		fmt.Fprintf(w, "first failure: %s\n", c.FirstError)
+		fmt.Fprintf(w, "first failure: %s (%d of the failures: 1013 too many sessions)\n", c.FirstError, c.Refused)
 	}
 	if c.BaselineG >= 0 {
 		fmt.Fprintf(w, "goroutines:   baseline %d, peak %d during the churn\n", c.BaselineG, c.PeakG)

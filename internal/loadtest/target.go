@@ -49,7 +49,9 @@ func newTarget(o Options) (*target, error) {
 	}
 	limits := stream.DefaultLimits()
 	if o.Mode == ModeChurn { // n counts connections, at most Concurrency at once
-		limits.MaxSessions = max(limits.MaxSessions, o.Concurrency)
+		// Room for sessions the server is still ending after their
+		// clients dropped: a 1013 here would test the limit, not the churn.
+		limits.MaxSessions = max(limits.MaxSessions, 4*o.Concurrency)
 	} else {
 		limits.MaxSessions = max(limits.MaxSessions, o.N+max(1, o.N/4))
 	}
