@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -64,6 +65,7 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	winStart := time.Since(t0)
 	var slow []*client
 	var phase time.Duration // slow mode: when the slow clients joined
+	slowLive := 0           // slow clients the server accepted
 	sleep := func(d time.Duration) bool {
 		select {
 		case <-ctx.Done():
@@ -85,6 +87,7 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 				}
 				slow = append(slow, connect(ctx, u, kind, 1, t0, r)...)
 			}
+			slowLive = len(liveClients(slow))
 			startReaders(liveClients(slow))
 			sleep(o.Duration - o.Duration/3)
 		}
@@ -158,7 +161,7 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	}
 	if o.Mode == ModeSlow {
 		r.Slow = &SlowReport{Joined: round3(phase.Seconds()), FPSBefore: summarize(fpsBefore), FPSAfter: summarize(fpsAfter), FirstClosed: -1, AllClosed: -1}
-		slowClosedTimes(r.Slow, samples, len(live), len(liveClients(slow)))
+		slowClosedTimes(r.Slow, samples, len(live), slowLive)
 		for _, c := range slow {
 			if c == nil {
 				continue
@@ -288,19 +291,8 @@ func summarize(v []float64) Summary {
 	return Summary{N: len(s), Min: round3(s[0]), P50: round3(q(0.5)), P95: round3(q(0.95)), Mean: round3(sum / float64(len(s))), Max: round3(s[len(s)-1])}
 }
 
-func round3(x float64) float64 {
-	if x > 1e15 || x < -1e15 {
-		return x
-	}
-	return float64(int64(x*1000+copysignHalf(x))) / 1000
-}
-
-func copysignHalf(x float64) float64 {
-	if x < 0 {
-		return -0.5
-	}
-	return 0.5
-}
+// round3 rounds to 3 decimals, for a readable JSON report.
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // slowClosedTimes finds, from an in-process server's session counts, when
 // the server closed the first and the last of the slow sessions (seconds
