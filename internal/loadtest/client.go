@@ -1,8 +1,6 @@
 package loadtest
 
 import (
-	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"dgpviz/internal/stream"
@@ -78,6 +75,7 @@ func dial(url string, kind string, t0 time.Time) (*client, error) {
 	if err != nil {
 		c.noteClose(err)
 		close(c.done)
+		conn.Close()
 		return c, nil // refused: the close code tells why
 	}
 	conn.SetReadDeadline(time.Time{})
@@ -93,17 +91,6 @@ func dial(url string, kind string, t0 time.Time) (*client, error) {
 		}
 	}
 	return c, nil
-}
-
-func smallBufferDial(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		// Before connect, so that the window advertised in the
-		// handshake matches the buffer.
-		var serr error
-		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
-		return cmp.Or(err, serr)
-	}}
-	return d.DialContext(ctx, network, addr)
 }
 
 // refused reports whether the server closed the session at once.

@@ -51,10 +51,14 @@ type Report struct {
 // SlowReport is the slow mode's: normal clients' frame rates before and
 // after the slow clients joined, and what became of the slow ones.
 type SlowReport struct {
-	Joined    float64      `json:"joined_s"` // since the run started
-	FPSBefore Summary      `json:"fps_before"`
-	FPSAfter  Summary      `json:"fps_after"`
-	Clients   []SlowClient `json:"clients"`
+	Joined    float64 `json:"joined_s"` // since the run started
+	FPSBefore Summary `json:"fps_before"`
+	FPSAfter  Summary `json:"fps_after"`
+	// FPSAfterClosed: the normal clients' rate once the server had closed
+	// every slow session (in process, when that left at least 1 s): if it
+	// recovers, the slow clients' sessions caused the drop, not the machine.
+	FPSAfterClosed Summary      `json:"fps_after_closed"`
+	Clients        []SlowClient `json:"clients"`
 	// In process, from the server's session counts (sampled each second):
 	// how many slow sessions the server had closed by the end, and when
 	// it closed the first and the last (seconds after they joined; -1:
@@ -185,6 +189,9 @@ func (r *Report) WriteText(w io.Writer) {
 				fmt.Fprintf(w, ", the last after %.0f s", s.AllClosed)
 			}
 			fmt.Fprintln(w)
+			if s.FPSAfterClosed.N > 0 {
+				fmt.Fprintf(w, "normal clients' frames/s once every slow session was closed: min %.1f p50 %.1f mean %.1f\n", s.FPSAfterClosed.Min, s.FPSAfterClosed.P50, s.FPSAfterClosed.Mean)
+			}
 		}
 		for _, c := range s.Clients {
 			fmt.Fprintf(w, "  %-10s %5d frames, close %s", c.Kind, c.Frames, c.CloseCode)

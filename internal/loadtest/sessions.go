@@ -162,6 +162,18 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	if o.Mode == ModeSlow {
 		r.Slow = &SlowReport{Joined: round3(phase.Seconds()), FPSBefore: summarize(fpsBefore), FPSAfter: summarize(fpsAfter), FirstClosed: -1, AllClosed: -1}
 		slowClosedTimes(r.Slow, samples, len(live), slowLive)
+		if r.Slow.AllClosed >= 0 { // the normal clients once the server had closed every slow one
+			from := phase + time.Duration(r.Slow.AllClosed*float64(time.Second))
+			var after []float64
+			for _, c := range clients {
+				if c != nil && (len(c.frames) > 0 || c.closeCode == "1000") {
+					after = append(after, rate(c.frames, from, winEnd))
+				}
+			}
+			if winEnd-from >= time.Second {
+				r.Slow.FPSAfterClosed = summarize(after)
+			}
+		}
 		for _, c := range slow {
 			if c == nil {
 				continue
