@@ -27,7 +27,7 @@ func parseLoadtest(args []string, stderr io.Writer) (loadtestOptions, error) {
 	fs.IntVar(&o.lt.N, "n", 16, "sessions (modes sessions and slow: the normal clients; slow adds n/4 slow ones) or connections (churn)")
 	fs.DurationVar(&o.lt.Duration, "duration", loadtestDefaultDuration, "how long to measure (churn: the longest it may run)")
 	fs.StringVar(&o.lt.Query, "query", "play=1", "the sessions' URL query (as /ws?…), e.g. 'play=1&hidden=2,2'")
-	fs.StringVar(&o.lt.Mode, "mode", loadtest.ModeSessions, "sessions: n sessions playing; churn: n connections dropped in every way, then goroutines and new sessions checked; slow: n sessions, then n/4 clients that read slowly or never")
+	fs.StringVar(&o.lt.Mode, "mode", loadtest.ModeSessions, "sessions: n sessions playing; churn: n connections dropped in every way, then goroutines and new sessions checked; slow: n sessions, then n/4 clients that read slowly or never; followers: one presenter session and n read-only followers of it")
 	fs.StringVar(&o.lt.URL, "url", "", "an external server's websocket URL (ws://host:port/ws; start it with -max-conns-per-ip above n, the clients all come from one address); empty: start a server in this process on 127.0.0.1:0 with the default step data set (its goroutines are counted, but its RSS includes the clients', and past a few dozen sessions the clients queue behind the optimizers in one scheduler: measure rates and latency at high loads with -url)")
 	fs.IntVar(&o.lt.PID, "pid", 0, "the external server's process id, to read its RSS from /proc (with -url)")
 	fs.IntVar(&o.lt.MaxSessions, "max-sessions", 0, "the in-process server's session limit (0: at least n)")

@@ -21,6 +21,7 @@ const (
 	kindNormal    = "normal"
 	kindSlowRead  = "slow-read"  // reads one message a second
 	kindNeverRead = "never-read" // reads nothing until the end
+	kindFollower  = "follower"   // follows a shared session read-only (no probes)
 )
 
 var dialer = websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10}
@@ -33,6 +34,7 @@ type client struct {
 	t0      time.Time   // the run's start: times are durations since it
 	conn    *websocket.Conn
 	speed   int // the session's speed, from the hello (probes set it again)
+	share   string // the session's share key, from the hello (followers mode)
 
 	// written by the reader goroutine; read after done is closed
 	frames      []time.Duration // arrival of each binary message
@@ -82,6 +84,7 @@ func dial(url string, kind string, t0 time.Time) (*client, error) {
 	if mt == websocket.TextMessage {
 		var h struct {
 			Type   string `json:"type"`
+			Share  string `json:"share_key"`
 			Config *struct {
 				Speed int `json:"speed"`
 			} `json:"config"`
@@ -89,6 +92,7 @@ func dial(url string, kind string, t0 time.Time) (*client, error) {
 		if json.Unmarshal(msg, &h) == nil && h.Type == "hello" && h.Config != nil {
 			c.speed = h.Config.Speed
 		}
+		c.share = h.Share
 	}
 	return c, nil
 }

@@ -37,6 +37,10 @@ const (
 	ModeSessions = "sessions"
 	ModeChurn    = "churn"
 	ModeSlow     = "slow"
+	// ModeFollowers: one presenter session (the query) and N read-only
+	// followers of it (/ws?follow=KEY): the followers' frame rates, the
+	// presenter's, the server's memory.
+	ModeFollowers = "followers"
 )
 
 // Options configure a run.
@@ -66,9 +70,9 @@ func (o *Options) Check() error {
 		o.Mode = ModeSessions
 	}
 	switch o.Mode {
-	case ModeSessions, ModeChurn, ModeSlow:
+	case ModeSessions, ModeChurn, ModeSlow, ModeFollowers:
 	default:
-		return fmt.Errorf("-mode %q: want sessions, churn or slow", o.Mode)
+		return fmt.Errorf("-mode %q: want sessions, churn, slow or followers", o.Mode)
 	}
 	if o.N < 1 || o.N > 100000 {
 		return fmt.Errorf("-n %d: want 1…100000", o.N)

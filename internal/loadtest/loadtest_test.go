@@ -128,3 +128,22 @@ func TestSlow(t *testing.T) {
 		t.Errorf("server did not settle: before %+v, after %+v", r.Before, r.After)
 	}
 }
+
+// TestFollowers: 5 followers of one presenter for 2 s each get frames (the
+// presenter's), with no unexpected close codes, and the server settles.
+func TestFollowers(t *testing.T) {
+	r, err := Run(context.Background(), Options{N: 5, Duration: 2 * time.Second, Query: "play=1", Mode: ModeFollowers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logReport(t, r)
+	if r.Clients != 5 || r.FPS.N != 5 || r.FPS.Min <= 0 || r.PresenterFPS == nil || *r.PresenterFPS <= 0 {
+		t.Errorf("clients %d, fps %+v, presenter %v", r.Clients, r.FPS, r.PresenterFPS)
+	}
+	if u := r.Unexpected(); len(u) > 0 {
+		t.Errorf("unexpected close codes %v (%v)", u, r.CloseReasons)
+	}
+	if !r.Settled {
+		t.Errorf("server did not settle: before %+v, after %+v", r.Before, r.After)
+	}
+}

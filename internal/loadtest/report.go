@@ -45,6 +45,8 @@ type Report struct {
 	CloseCodes   map[string]int    `json:"close_codes"`
 	CloseReasons map[string]string `json:"close_reasons,omitempty"` // one reason per code
 	Slow         *SlowReport       `json:"slow,omitempty"`
+	// PresenterFPS is the presenter's frame rate (followers mode).
+	PresenterFPS *float64 `json:"presenter_fps,omitempty"`
 	Churn        *ChurnReport      `json:"churn,omitempty"`
 }
 
@@ -156,6 +158,9 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "; measured over %.1f s\n", r.WindowSeconds)
 		fmt.Fprintf(w, "frames/s:     min %.1f  p50 %.1f  mean %.1f  (per client; frames of %.1f kB on average)\n", r.FPS.Min, r.FPS.P50, r.FPS.Mean, r.FrameKB)
+		if r.PresenterFPS != nil {
+			fmt.Fprintf(w, "presenter:    %.1f frames/s (the session the followers watch)\n", *r.PresenterFPS)
+		}
 		fmt.Fprintf(w, "frame gap:    p50 %.0f ms  p95 %.0f ms  max %.0f ms  (frames carry no timestamp: gaps between arrivals)\n", r.FrameGapMS.P50, r.FrameGapMS.P95, r.FrameGapMS.Max)
 		fmt.Fprintf(w, "reply:        p50 %.1f ms  p95 %.1f ms  max %.1f ms  (%d speed commands; %d unanswered, %d error replies)\n", r.ReplyMS.P50, r.ReplyMS.P95, r.ReplyMS.Max, r.ReplyMS.N, r.Unanswered, r.ErrorReplies)
 		if r.BadFrames > 0 {

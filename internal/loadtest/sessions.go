@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -16,10 +17,20 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	r.Before = t.sample(t0)
 	baseGoroutines := r.Before.Goroutines
 	u := t.url + "?" + o.Query
+	kind := kindNormal
+	var presenter *client
+	if o.Mode == ModeFollowers {
+		ps := connect(ctx, u, kindNormal, 1, t0, r)
+		if presenter = ps[0]; presenter == nil || presenter.share == "" {
+			return fmt.Errorf("loadtest: the presenter's session did not start (no share key)")
+		}
+		presenter.start()
+		u, kind = t.url+"?follow="+presenter.share, kindFollower
+	}
 
-	// Connect the normal clients, 16 handshakes at a time.
-	o.note("connecting %d sessions to %s", o.N, u)
-	clients := connect(ctx, u, kindNormal, o.N, t0, r)
+	// Connect the clients, 16 handshakes at a time.
+	o.note("connecting %d %s clients to %s", o.N, kind, u)
+	clients := connect(ctx, u, kind, o.N, t0, r)
 	live := liveClients(clients)
 	o.note("%d of %d sessions open after %.1f s", len(live), o.N, time.Since(t0).Seconds())
 
@@ -37,7 +48,7 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	}
 	startReaders := func(cs []*client) {
 		for _, c := range cs {
-			if c.kind != kindNeverRead {
+			if c.kind != kindNeverRead && !c.started.Load() {
 				c.start()
 			}
 		}
@@ -103,6 +114,9 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	// Close every client cleanly and wait for the server to settle.
 	var wg sync.WaitGroup
 	all := append(liveClients(clients), liveClients(slow)...)
+	if presenter != nil {
+		all = append(all, presenter)
+	}
 	for _, c := range all {
 		wg.Add(1)
 		spawn(func() { defer wg.Done(); c.finish() })
@@ -153,6 +167,10 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 		r.ErrorReplies += c.errReplies
 	}
 	r.FPS = summarize(fps)
+	if presenter != nil {
+		pf := rate(presenter.frames, winStart, winEnd)
+		r.PresenterFPS = &pf
+	}
 	r.FrameGapMS = summarize(gaps)
 	r.ReplyMS = summarize(lat)
 	r.Unanswered = unanswered

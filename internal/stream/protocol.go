@@ -9,6 +9,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -43,6 +44,8 @@ type Command struct {
 	Inputs       []FigureInput `json:"inputs,omitempty"`        // mc (messagefigure.go)
 	Samples      *int          `json:"samples,omitempty"`       // mc
 	Name         *string       `json:"name,omitempty"`          // mc_preset
+
+	received time.Time // when the reader took it (the load watch's reply delay, load.go)
 }
 
 // ParseCommand decodes one command. Its errors say what was wrong.

@@ -62,6 +62,7 @@ func (ss *session) reader(conn *websocket.Conn) {
 			return
 		}
 		c, err := ParseCommand(buf[:n])
+		c.received = time.Now()
 		if err != nil {
 			ss.reply(reply{Type: "error", ID: c.ID, Op: truncate(c.Op, 40), Error: err.Error()})
 			continue

@@ -91,7 +91,8 @@ type session struct {
 	private     string // the private data set of a loaded model it owns (upload.go)
 
 	iterations, published, dropped, written atomic.Int64
-	playing                                 atomic.Bool // running, for the load watch (load.go)
+	playing                                 atomic.Bool  // running, for the load watch (load.go)
+	cmdWait                                 atomic.Int64 // the longest a command waited since the load watch looked (ns)
 }
 
 func (s *session) stats() Stats {
@@ -368,6 +369,11 @@ func (s *session) finishSteps() {
 
 // handle applies one parsed command and replies.
 func (s *session) handle(c Command) {
+	if !c.received.IsZero() { // the longest wait since the load watch last looked
+		if w := int64(time.Since(c.received)); w > s.cmdWait.Load() {
+			s.cmdWait.Store(w)
+		}
+	}
 	if c.Op != "move" {
 		s.drag = nil // any other command ends a drag
 	}
