@@ -18,8 +18,7 @@ func TestBrowserFitDensity(t *testing.T) {
 		t.Skip("browser test: not in the short tier")
 	}
 	e := newE2E(t)
-	e.run(chromedp.Navigate(e.base + "/?play=0&speed=0"))
-	e.waitFor("a frame", `window.dgpviz && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
+	e.openPaused()
 	e.eval(`window.dgpviz.send({op: "step", n: 300})`, nil)
 	e.waitFor("a trained model", `window.dgpviz.state.frame.iter >= 300`)
 	e.settle()

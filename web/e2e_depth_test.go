@@ -17,8 +17,7 @@ func TestBrowserDepth(t *testing.T) {
 		t.Skip("browser test: not in the short tier")
 	}
 	e := newE2E(t)
-	e.run(chromedp.Navigate(e.base + "/?play=0&speed=0"))
-	e.waitFor("a frame", `window.dgpviz && window.dgpviz.state.frame && window.dgpviz.state.setup`)
+	e.openPaused()
 	e.eval(`window.dgpviz.send({op: "compare", n: 300})`, nil)
 	e.waitFor("progress", `document.querySelector('[data-testid="depth-table"]').textContent.includes("iterations…")`)
 	e.eval(`new Promise((resolve) => { const t = () => document.querySelectorAll('[data-testid^="depth-row-"]').length === 3 && !document.querySelector('[data-testid="depth-table"]').textContent.includes("iterations…") ? resolve(true) : setTimeout(t, 100); t(); })`, nil)

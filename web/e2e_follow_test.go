@@ -22,8 +22,7 @@ func TestBrowserFollow(t *testing.T) {
 	ws := "ws" + strings.TrimPrefix(e.base, "http") + "/ws?"
 
 	// The page presents; a websocket client follows.
-	e.run(chromedp.Navigate(e.base + "/?play=0&speed=0"))
-	e.waitFor("a frame", `window.dgpviz && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
+	e.openPaused()
 	e.run(chromedp.Click(`[data-testid="share"]`))
 	link := evalAs[string](e, `document.querySelector('[data-testid="share-link"]').value`)
 	_, key, ok := strings.Cut(link, "/?follow=")

@@ -21,8 +21,7 @@ func TestBrowserResume(t *testing.T) {
 		t.Skip("browser test: not in the short tier")
 	}
 	e := newE2E(t)
-	e.run(chromedp.Navigate(e.base + "/?play=0&speed=0"))
-	e.waitFor("a frame", `window.dgpviz && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
+	e.openPaused()
 	e.eval(`window.dgpviz.send({op: "step", n: 30})`, nil)
 	e.waitFor("30 iterations", `window.dgpviz.state.frame.iter >= 30`)
 	before := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
@@ -47,8 +46,7 @@ func TestBrowserLoadModel(t *testing.T) {
 		t.Skip("browser test: not in the short tier")
 	}
 	e := newE2E(t)
-	e.run(chromedp.Navigate(e.base + "/?play=0&speed=0"))
-	e.waitFor("a frame", `window.dgpviz && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
+	e.openPaused()
 	e.eval(`window.dgpviz.send({op: "step", n: 40})`, nil)
 	e.waitFor("40 iterations", `window.dgpviz.state.frame.iter >= 40`)
 	saved := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
@@ -86,8 +84,7 @@ func TestBrowserUploadData(t *testing.T) {
 		t.Skip("browser test: not in the short tier")
 	}
 	e := newE2E(t)
-	e.run(chromedp.Navigate(e.base + "/?play=0&speed=0"))
-	e.waitFor("a frame", `window.dgpviz && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
+	e.openPaused()
 	path := filepath.Join(t.TempDir(), "bumps.csv")
 	csv := "x,y\n"
 	for i := range 25 {

@@ -39,20 +39,32 @@ func (h modelUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxUploadBytes)
 	mf, err := engine.ReadModel(r.Body)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			http.Error(w, fmt.Sprintf("the model file is larger than %d MiB", maxUploadBytes>>20), http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "not a model file: "+stream.ForPeople(err.Error()), http.StatusBadRequest)
+		badUpload(w, err, "the model file", maxUploadBytes, "not a model file")
 		return
 	}
 	token, err := h.b.ParkModel(mf)
+	answerResume(w, r, h.log, "model loaded", token, err)
+}
+
+// badUpload answers an upload that could not be read: 413 past the size
+// limit, else 400 with the reason.
+func badUpload(w http.ResponseWriter, err error, what string, limit int, kind string) {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		http.Error(w, fmt.Sprintf("%s is larger than %d MiB", what, limit>>20), http.StatusRequestEntityTooLarge)
+		return
+	}
+	http.Error(w, kind+": "+stream.ForPeople(err.Error()), http.StatusBadRequest)
+}
+
+// answerResume answers a parked upload with its resume token, or 400 with
+// the reason it was refused.
+func answerResume(w http.ResponseWriter, r *http.Request, log *slog.Logger, what, token string, err error) {
 	if err != nil {
 		http.Error(w, stream.ForPeople(err.Error()), http.StatusBadRequest)
 		return
 	}
-	h.log.Info("model loaded", "remote", r.RemoteAddr)
+	log.Info(what, "remote", r.RemoteAddr)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	json.NewEncoder(w).Encode(map[string]string{"resume": token})
@@ -86,22 +98,10 @@ func (h dataUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ds, err := dataset.ReadCSV(r.Body, name, dataset.CSVOptions{})
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			http.Error(w, fmt.Sprintf("the file is larger than %d MiB", maxDataBytes>>20), http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "not a usable CSV: "+stream.ForPeople(err.Error()), http.StatusBadRequest)
+		badUpload(w, err, "the file", maxDataBytes, "not a usable CSV")
 		return
 	}
 	ds.Description = fmt.Sprintf("uploaded: %s", name)
 	token, err := h.b.ParkData(ds)
-	if err != nil {
-		http.Error(w, stream.ForPeople(err.Error()), http.StatusBadRequest)
-		return
-	}
-	h.log.Info("data loaded", "remote", r.RemoteAddr)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(map[string]string{"resume": token})
+	answerResume(w, r, h.log, "data loaded", token, err)
 }

@@ -37,41 +37,11 @@ func TestModelUpload(t *testing.T) {
 	if resp.StatusCode != 200 || json.Unmarshal(body, &out) != nil || out.Resume == "" {
 		t.Fatalf("load: %d %s", resp.StatusCode, body)
 	}
-	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+"/ws?resume="+out.Resume, nil)
-	if err != nil {
-		t.Fatal(err)
+	hello, d := resumeUntil(t, hs.URL, out.Resume, "frame")
+	if got := d["bound"].(float64); got != bound {
+		t.Fatalf("the loaded model's bound is %v, the saved one's %v", got, bound)
 	}
-	defer ws.Close()
-	var dataset string
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ws.SetReadDeadline(deadline)
-		mt, b, err := ws.ReadMessage()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if mt == websocket.TextMessage {
-			var m map[string]any
-			json.Unmarshal(b, &m)
-			if m["type"] == "hello" {
-				dataset, _ = m["config"].(map[string]any)["dataset"].(string)
-			}
-			if m["type"] == "error" {
-				t.Fatalf("resuming the loaded model: %v", m["error"])
-			}
-			continue
-		}
-		d, err := stream.Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d["type"] == "frame" {
-			if got := d["bound"].(float64); got != bound {
-				t.Fatalf("the loaded model's bound is %v, the saved one's %v", got, bound)
-			}
-			break
-		}
-	}
+	dataset, _ := hello["config"].(map[string]any)["dataset"].(string)
 	if !strings.HasPrefix(dataset, "model-") {
 		t.Errorf("the loaded model's data set is %q, want its own", dataset)
 	}
@@ -112,43 +82,14 @@ func TestDataUpload(t *testing.T) {
 	if resp.StatusCode != 200 || json.Unmarshal(body, &out) != nil || out.Resume == "" {
 		t.Fatalf("upload: %d %s", resp.StatusCode, body)
 	}
-	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+"/ws?resume="+out.Resume, nil)
-	if err != nil {
-		t.Fatal(err)
+	hello, d := resumeUntil(t, hs.URL, out.Resume, "setup")
+	if n := len(d["x"].([]float64)); n != 7 {
+		t.Errorf("the session's data has %d rows, the CSV 7", n)
 	}
-	defer ws.Close()
-	deadline := time.Now().Add(20 * time.Second)
-	var described bool
-	for {
-		ws.SetReadDeadline(deadline)
-		mt, b, err := ws.ReadMessage()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if mt == websocket.TextMessage {
-			var m map[string]any
-			json.Unmarshal(b, &m)
-			if m["type"] == "error" {
-				t.Fatalf("resuming the upload: %v", m["error"])
-			}
-			if m["type"] == "hello" {
-				for _, d := range m["datasets"].([]any) {
-					if d.(map[string]any)["description"] == "uploaded: mine.csv" {
-						described = true
-					}
-				}
-			}
-			continue
-		}
-		d, err := stream.Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d["type"] == "setup" {
-			if n := len(d["x"].([]float64)); n != 7 {
-				t.Errorf("the session's data has %d rows, the CSV 7", n)
-			}
-			break
+	described := false
+	for _, ds := range hello["datasets"].([]any) {
+		if ds.(map[string]any)["description"] == "uploaded: mine.csv" {
+			described = true
 		}
 	}
 	if !described {
@@ -167,6 +108,45 @@ func TestDataUpload(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 400 || !strings.Contains(string(b), tc.want) {
 			t.Errorf("%q: %d %q, want 400 containing %q", tc.body, resp.StatusCode, b, tc.want)
+		}
+	}
+}
+
+// resumeUntil resumes the session parked under token and reads until a
+// binary message of type want, returning the hello and that message; an
+// error reply fails the test.
+func resumeUntil(t *testing.T, base, token, want string) (map[string]any, map[string]any) {
+	t.Helper()
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws?resume="+token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	var hello map[string]any
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ws.SetReadDeadline(deadline)
+		mt, b, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mt == websocket.TextMessage {
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			switch m["type"] {
+			case "hello":
+				hello = m
+			case "error":
+				t.Fatalf("resuming: %v", m["error"])
+			}
+			continue
+		}
+		d, err := stream.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d["type"] == want {
+			return hello, d
 		}
 	}
 }

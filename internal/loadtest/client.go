@@ -33,7 +33,7 @@ type client struct {
 	slow    atomic.Bool // pause a second after each message (kindSlowRead until the end)
 	t0      time.Time   // the run's start: times are durations since it
 	conn    *websocket.Conn
-	speed   int // the session's speed, from the hello (probes set it again)
+	speed   int    // the session's speed, from the hello (probes set it again)
 	share   string // the session's share key, from the hello (followers mode)
 
 	// written by the reader goroutine; read after done is closed

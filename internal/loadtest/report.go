@@ -46,8 +46,8 @@ type Report struct {
 	CloseReasons map[string]string `json:"close_reasons,omitempty"` // one reason per code
 	Slow         *SlowReport       `json:"slow,omitempty"`
 	// PresenterFPS is the presenter's frame rate (followers mode).
-	PresenterFPS *float64 `json:"presenter_fps,omitempty"`
-	Churn        *ChurnReport      `json:"churn,omitempty"`
+	PresenterFPS *float64     `json:"presenter_fps,omitempty"`
+	Churn        *ChurnReport `json:"churn,omitempty"`
 }
 
 // SlowReport is the slow mode's: normal clients' frame rates before and

@@ -16,7 +16,7 @@ import (
 // and variance (within Monte Carlo error) and one mode; each column
 // integrates to about 1.
 func TestPredictiveOneLayer(t *testing.T) {
-	m := stepModel(12)
+	m := engine.StepModel(12)
 	xs := []float64{-1, -0.5, 0, 0.3, 1}
 	const samples = 4000
 	p, err := Predictive(m, xs, 0, samples, 60, 1)
@@ -97,7 +97,7 @@ func TestModes(t *testing.T) {
 
 // TestPredictiveBadRequests: every bad request is an error, not a panic.
 func TestPredictiveBadRequests(t *testing.T) {
-	m := stepModel(8)
+	m := engine.StepModel(8)
 	for _, tc := range []struct {
 		xs                 []float64
 		dim, samples, bins int
