@@ -27,7 +27,7 @@ const maxUploadBytes = 16 << 20
 
 // modelUpload serves POST /model: the body is a model file (what "Save
 // model" and `viz fit` write); the answer is {"resume": TOKEN}, with which
-// the page reconnects (/ws?resume=TOKEN, within stream.ResumeGrace) into a
+// the page reconnects (/ws?resume=TOKEN, within stream.DefaultResumeGrace) into a
 // session that carries on from the loaded model. Bad files get 400 with the
 // reason, files over the size limit 413.
 type modelUpload struct {

@@ -285,7 +285,7 @@ func (s *Server) fork(h *hub) (string, error) {
 		delete(s.reserved, p.owner)
 		return "", errors.New("the server is shutting down")
 	}
-	p.timer = time.AfterFunc(ResumeGrace, func() { s.expire(token, p) })
+	p.timer = time.AfterFunc(s.grace, func() { s.expire(token, p) })
 	s.parked[token] = p
 	return token, nil
 }

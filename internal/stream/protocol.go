@@ -124,7 +124,7 @@ type reply struct {
 	// FigureKey (hello) names the session in figure downloads (messagefigure.go).
 	FigureKey string `json:"figure_key,omitempty"`
 	// Resume (hello) is the token that resumes this session after a
-	// disconnect: reconnect to /ws?resume=TOKEN within ResumeGrace.
+	// disconnect: reconnect to /ws?resume=TOKEN within the resume grace period.
 	Resume string `json:"resume,omitempty"`
 	// ShareKey (hello) shares this session read-only: followers open
 	// /?follow=KEY (follow.go). Follower (hello) marks a follower's hello.

@@ -54,7 +54,10 @@ type Options struct {
 	// view's one-layer GP baseline, fitted once per data set in the
 	// background (0: DefaultBaselineIters).
 	BaselineIters int
-	Logger        *slog.Logger
+	// ResumeGrace is how long a disconnected session can be resumed
+	// (resume.go; 0: DefaultResumeGrace).
+	ResumeGrace time.Duration
+	Logger      *slog.Logger
 }
 
 // DefaultBaselineIters: by 1500 iterations the baseline's test RMSE has
@@ -73,6 +76,7 @@ type Server struct {
 	// under bg, which Shutdown cancels.
 	baselines *baselineCache
 	bg        context.Context // background work (robot baselines, load watch); ended by Shutdown
+	grace     time.Duration   // how long a parked session waits to be resumed (resume.go)
 	bgCancel  context.CancelFunc
 	// overloaded is set while the playing sessions' median frame rate is
 	// below the minimum (load.go): new sessions are refused with 1013.
@@ -113,8 +117,11 @@ func NewServer(o Options) (*Server, error) {
 	if o.BaselineIters <= 0 {
 		o.BaselineIters = DefaultBaselineIters
 	}
+	if o.ResumeGrace <= 0 {
+		o.ResumeGrace = DefaultResumeGrace
+	}
 	bg, cancel := context.WithCancel(context.Background())
-	s := &Server{bg: bg, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselines: newBaselineCache(bg, o.BaselineIters),
+	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselines: newBaselineCache(bg, o.BaselineIters),
 		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{}}
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context
@@ -260,7 +267,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hello.Config = &cfg
 		ss.send(outMsg{data: hello.bytes()})
 		if r.URL.Query().Get("resume") != "" && resumed == nil {
-			ss.reply(reply{Type: "error", Op: "resume", Error: "the session could not be resumed (it ends " + ResumeGrace.String() + " after a disconnect, and when the server restarts): a new one starts"})
+			ss.reply(reply{Type: "error", Op: "resume", Error: "the session could not be resumed (it ends " + s.grace.String() + " after a disconnect, and when the server restarts): a new one starts"})
 		}
 		var err error
 		if resumed != nil {

@@ -21,7 +21,7 @@ import (
 
 // ParkModel checks mf against the server's limits and budgets and parks a
 // session that starts from it, returning the token that resumes it
-// (within ResumeGrace). Its data set is private to that session.
+// (within the resume grace period). Its data set is private to that session.
 func (s *Server) ParkModel(mf *engine.ModelFile) (string, error) {
 	m := mf.Model
 	if err := m.Validate(); err != nil {
@@ -106,7 +106,7 @@ func (s *Server) ParkData(ds *dataset.Dataset) (string, error) {
 }
 
 // parkNew parks p, a session that has not run yet, with its private data
-// set ds and a reservation of bytes, for ResumeGrace.
+// set ds and a reservation of bytes, for the resume grace period.
 func (s *Server) parkNew(p *parked, ds *dataset.Dataset, bytes int64) (string, error) {
 	p.owner = &session{} // holds the reservation until a page resumes it
 	if err := s.reserve(p.owner, bytes); err != nil {
@@ -122,7 +122,7 @@ func (s *Server) parkNew(p *parked, ds *dataset.Dataset, bytes int64) (string, e
 		s.cat.removePrivate(ds.Name)
 		return "", errorf("the server is shutting down")
 	}
-	p.timer = time.AfterFunc(ResumeGrace, func() { s.expire(token, p) })
+	p.timer = time.AfterFunc(s.grace, func() { s.expire(token, p) })
 	s.parked[token] = p
 	return token, nil
 }
