@@ -147,6 +147,7 @@ function onText(m) {
       if (m.config) applyConfig(m.config);
       break;
     case "ack":
+      if (m.op === "architecture") depthPending = null;
       if (m.op === "fork" && m.resume) { // our own copy: reconnect into it
         view.follow = "";
         state.resume = m.resume;
@@ -159,6 +160,7 @@ function onText(m) {
       if (typeof m.undo === "number") showUndo(m);
       break;
     case "error":
+      if (m.op === "architecture") depthPending = null;
       toast(m.error, "error");
       break;
   }
@@ -419,13 +421,17 @@ function setScale(f) {
 }
 
 // depth adds (+1) or removes (−1) a hidden layer of width 1: the paper's
-// step figure, one layer at a time.
+// step figure, one layer at a time. Keys pressed before the server has
+// answered count from the last request, so "[ [" removes two layers.
+let depthPending = null; // the hidden widths last asked for, until acknowledged
 function depth(delta) {
   const c = state.config;
   if (!c) return;
-  const hidden = delta > 0 ? [...c.hidden, 1] : c.hidden.slice(0, -1);
-  if (delta < 0 && c.hidden.length === 0) return;
+  const base = depthPending ?? c.hidden;
+  if (delta < 0 && base.length === 0) return;
+  const hidden = delta > 0 ? [...base, 1] : base.slice(0, -1);
   if (hidden.length + 1 > (state.limits?.max_layers ?? 6)) { toast(`at most ${state.limits?.max_layers ?? 6} layers`, "error"); return; }
+  depthPending = hidden;
   app.send({ op: "architecture", hidden, inducing: c.inducing });
 }
 
