@@ -53,7 +53,6 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	}
 	for i := range dSsum {
 		dKinv[i] -= 0.5 * w.ssum[i]
-		dSsum[i] = -0.5 * w.kinv[i]
 	}
 	mm(dKinv, m, m, d, w.qmu, false, w.qmu, true, -0.5, 1)
 
@@ -64,9 +63,9 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	// Bsum = Kinv·Ssum·Kinv, with Kinv·Ssum from prepare.
 	mm(dKinv, m, m, m, dBsum, false, w.ks, false, 1, 1)
 	mm(dKinv, m, m, m, w.ks, true, dBsum, false, 1, 1)
+	// With the KL's −½·Kinv: dSsum = Wᵀ(W·dBsum·Wᵀ − ½I)W.
 	tmp := sc.take(mm2)
-	mm(tmp, m, m, m, w.kinv, false, dBsum, false, 1, 0)
-	mm(dSsum, m, m, m, tmp, false, w.kinv, false, 1, 1)
+	w.sandwich(dSsum, dBsum, tmp, -0.5, 1)
 
 	// Ssum = Σ_d L_d L_dᵀ: dL_d += 2·dSsum·L_d, all D in one product with
 	// Lcat (each L_d is stored with zeros above its diagonal).
@@ -76,8 +75,7 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	var kuuDone sync.WaitGroup
 	chainKuu := func() {
 		// Kinv = Kuu⁻¹, and −½·D·log|Kuu|.
-		mm(tmp, m, m, m, w.kinv, false, dKinv, false, 1, 0)
-		mm(dKuu, m, m, m, tmp, false, w.kinv, false, -1, 0)
+		w.sandwich(dKuu, dKinv, tmp, 0, -1)
 		for i := range dKuu {
 			dKuu[i] -= 0.5 * fd * w.kinv[i]
 		}

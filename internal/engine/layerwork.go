@@ -17,7 +17,8 @@ type layerWork struct {
 	z, qmu         []float64 // M×Q, M×D
 	lcat           []float64 // [L_1 … L_D], M × M·D, each lower triangular
 	kff, kuu, kinv []float64 // M×M; kff has no jitter
-	chol           []float64 // the Cholesky factor of kuu, M×M
+	chol           []float64 // the Cholesky factor L of kuu, M×M
+	lw, lwT        []float64 // W = L⁻¹ and Wᵀ, M×M (Kinv = Wᵀ·W)
 	logdet         float64
 	a              []float64 // A = Kinv·m, M×D
 	aT             []float64 // Aᵀ, D×M
@@ -76,7 +77,11 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 		return fmt.Errorf("inducing_inputs: %w with jitter %g (are two inducing inputs too close?)", ErrNotPositiveDefinite, jitter)
 	}
 	w.logdet = 2 * linalg.LogAbsDiag(w.chol, m)
-	linalg.CholInverse(w.kinv, w.chol, m)
+	w.lwT = linalg.Resize(w.lwT, mm2)
+	linalg.LowerInverseT(w.lwT, w.chol, m)
+	linalg.InverseFromT(w.kinv, w.lwT, m)
+	w.lw = linalg.Resize(w.lw, mm2)
+	transpose(w.lw, w.lwT, m, m, m)
 
 	w.a = linalg.Resize(w.a, m*d)
 	mm(w.a, m, d, m, w.kinv, false, w.qmu, false, 1, 0)
@@ -264,6 +269,25 @@ func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (flo
 	lik := -0.5*float64(n*d)*math.Log(2*math.Pi*w.s2) - sq/(2*w.s2) - tr/(2*w.s2)
 	w.likSq, w.likTr = sq, tr
 	return scale * lik, gMean
+}
+
+// sandwich sets dst (M×M) to alpha·Wᵀ·(W·x·Wᵀ + shift·I)·W: a product
+// Kinv·x·Kinv (shift 0) formed from the whitened W·x·Wᵀ. With cond(Kuu) ≫ 1
+// the explicit Kinv's entries are ~cond(Kuu) times Kuu's, and a product
+// through it loses that factor where the result is a difference of such
+// entries (the gradient w.r.t. Kuu and S at a fitted model); through W the
+// intermediate W·x·Wᵀ stays of the size of x's whitened part, which
+// measured ~10⁴× more accurate on fitted step models (precision_test.go).
+// tmp is M×M scratch.
+func (w *layerWork) sandwich(dst, x, tmp []float64, shift, alpha float64) {
+	m := w.m
+	mm(tmp, m, m, m, w.lw, false, x, false, 1, 0)
+	mm(dst, m, m, m, tmp, false, w.lwT, false, 1, 0)
+	for i := 0; i < m; i++ {
+		dst[i*m+i] += shift
+	}
+	mm(tmp, m, m, m, w.lwT, false, dst, false, 1, 0)
+	mm(dst, m, m, m, tmp, false, w.lw, false, alpha, 0)
 }
 
 // arena hands out zeroed temporaries from one buffer that is reused across
