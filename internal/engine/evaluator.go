@@ -165,12 +165,8 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 			CompressionPerDatum: append([]float64(nil), w.comp[:n]...),
 			PropagationPerDatum: append([]float64(nil), w.prop[:n]...),
 		}
-		for j := 0; j < n; j++ {
-			t.Compression += w.comp[j]
-			t.Propagation += w.prop[j]
-		}
-		t.Compression *= scale
-		t.Propagation *= scale
+		t.Compression = scale * w.compSum
+		t.Propagation = scale * w.propSum
 		res.Layers[i] = t
 		msg := Message{Mean: mat.NewDense(n, w.d, append([]float64(nil), w.mean...))}
 		if w.vr != nil {

@@ -127,6 +127,11 @@ func TestPrecisionFitted(t *testing.T) {
 		res, g := mustEval(t, m, Options{Gradient: true})
 		rel := math.Abs(res.Bound-bf64(b)) / math.Abs(bf64(b))
 		t.Logf("%s: bound %.15g, reference %.15g, rel err %.2e", path, res.Bound, bf64(b), rel)
+		t.Logf("%s: abs err: likelihood %.2e", path, res.Likelihood-bf64(st.lik))
+		for i, o := range st.outs {
+			l := res.Layers[i]
+			t.Logf("%s:   layer %d: kl %.2e, compression %.2e, propagation %.2e", path, i, l.KL-bf64(o.kl), l.Compression-bf64(o.comp), l.Propagation-bf64(o.prop))
+		}
 		if testing.Short() {
 			continue
 		}
