@@ -19,16 +19,29 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 	sc.next = 0
 	p11 := w.p11
 	wPsi1 := sc.take(mm2)
-	dKinv := sc.take(mm2)
+	dKinv := sc.take(mm2)  // ∂/∂Kinv
+	dKinvW := sc.take(mm2) // more of it, whitened: W·∂/∂Kinv·Wᵀ
 	dBsum := sc.take(mm2)
 	dLcat := sc.take(m * m * d) // ∂/∂[L_1 … L_D]
 	var ds2 float64
 
+	// combined: the last layer's likelihood trace −Σ_n ψ1_n Bsum ψ1_nᵀ/(2 s2)
+	// and propagation −Σ_n ψ1_n C ψ1_nᵀ/(2 s2) (C = Bsum + A·Aᵀ) are
+	// differentiated together: w.r.t. ψ1 they give ψ1·A·Aᵀ/s2 and w.r.t.
+	// Bsum −ΣΨ2/(2 s2), where apart their Bsum and Ψ1ᵀΨ1 parts, ~cond(Kuu)
+	// times larger, cancel numerically.
+	combined := last && w.inVar != nil
 	if last {
-		// The likelihood's −Σ_n ψ1_n Bsum ψ1_nᵀ/(2 s2).
-		for i, v := range w.bsum {
-			wPsi1[i] -= scale / s2 * v
-			dBsum[i] -= scale / (2 * s2) * p11[i]
+		if combined {
+			mm(wPsi1, m, m, d, w.a, false, w.a, true, scale/s2, 1)
+			for i, v := range w.sumPsi2 {
+				dBsum[i] = -scale / (2 * s2) * v
+			}
+		} else {
+			for i, v := range w.bsum {
+				wPsi1[i] -= scale / s2 * v
+				dBsum[i] -= scale / (2 * s2) * p11[i]
+			}
 		}
 		ds2 += scale * (-float64(n*d)/(2*s2) + (w.likSq+w.likTr)/(2*s2*s2))
 	}
@@ -36,17 +49,19 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 	// Penalties. The Ψ2 part of their gradient was accumulated in forward.
 	var dC []float64
 	if w.inVar == nil {
-		// compression_n = D/(2 s2)·(ψ0_n − ψ1_n Kinv ψ1_nᵀ); no propagation.
-		for i, v := range w.kinv {
-			wPsi1[i] += scale * fd / s2 * v
-			dKinv[i] += scale * fd / (2 * s2) * p11[i]
+		// compression_n = D/(2 s2)·(ψ0_n − ‖v_n‖²), v_n = W ψ1_nᵀ; no
+		// propagation. Its ψ1 gradient D/s2·v_n·W is added per chunk.
+		for i, v := range w.p11W {
+			dKinvW[i] += scale * fd / (2 * s2) * v
 		}
 	} else {
 		dC = sc.take(mm2)
 		for i, v := range w.sumPsi2 {
-			wPsi1[i] += scale / s2 * w.c[i]
+			if !combined {
+				wPsi1[i] += scale / s2 * w.c[i]
+			}
 			dC[i] = -scale / (2 * s2) * (v - p11[i])
-			dKinv[i] += scale * fd / (2 * s2) * v
+			dKinvW[i] += scale * fd / (2 * s2) * w.psi2W[i]
 			if w.psi2.quadPsi1() {
 				wPsi1[i] += 2 * w.g2[i]
 			}
@@ -95,6 +110,9 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 			mm(dp, r, m, m*d, dU[lo*m*d:hi*m*d], false, w.kLcatT, false, 1, 1)
 		}
 		mm(dp, r, m, m, p1, false, wPsi1, false, 1, 1)
+		if w.inVar == nil {
+			mm(dp, r, m, m, w.v[lo*m:hi*m], false, w.lw, false, scale*fd/s2, 1)
+		}
 		for i := lo; i < hi; i++ {
 			mu := w.in[i*q : (i+1)*q]
 			var s, dmu, ds []float64
@@ -117,6 +135,6 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 	for c := 0; c < chunks; c++ {
 		ds2 += w.baccs[c].ds2
 	}
-	pg := paramGrads{chunks: chunks, dKinv: dKinv, dBsum: dBsum, dLcat: dLcat, dA: dA, dC: dC, dKLcat: dKLcat, ds2: ds2}
+	pg := paramGrads{chunks: chunks, dKinv: dKinv, dKinvW: dKinvW, dBsum: dBsum, dLcat: dLcat, dA: dA, dC: dC, dKLcat: dKLcat, ds2: ds2, combined: combined}
 	return func() LayerGradient { return e.paramGradient(w, &pg) }
 }

@@ -13,8 +13,10 @@ import (
 type paramGrads struct {
 	chunks                  int
 	dKinv, dBsum, dLcat, dA []float64
+	dKinvW                  []float64 // more of ∂/∂Kinv, whitened: W·(·)·Wᵀ
 	dC, dKLcat              []float64 // nil when unused
 	ds2                     float64
+	combined                bool // dC's Bsum part is in dBsum already
 }
 
 // paramGradient finishes the layer's backward pass: the chain from the
@@ -28,9 +30,11 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	sc := &w.scratch
 	dKinv, dBsum, dLcat, dA := pg.dKinv, pg.dBsum, pg.dLcat, pg.dA
 	if pg.dKLcat != nil {
-		// Kinv·Lcat.
+		// Kinv·Lcat: dKinv += dKLcat·Lcatᵀ, dLcat = Kinv·dKLcat = Wᵀ(W·dKLcat).
 		e.mmRows(dKinv, m, m, m*d, pg.dKLcat, w.lcatT, false, 1, 1)
-		e.mmRows(dLcat, m, m*d, m, w.kinv, pg.dKLcat, false, 1, 0)
+		t := sc.take(m * m * d)
+		e.mmRows(t, m, m*d, m, w.lw, pg.dKLcat, false, 1, 0)
+		e.mmRows(dLcat, m, m*d, m, w.lwT, t, false, 1, 0)
 	}
 	dZ := make([]float64, m*q)
 	dTheta := make([]float64, w.kernel.NumParams())
@@ -42,43 +46,69 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 		w.psi2.finish(w.accs[0], dZ, dTheta)
 		// C = A·Aᵀ + Bsum, with dC symmetric.
 		mm(dA, m, d, m, pg.dC, false, w.a, false, 2, 1)
-		addTo(dBsum, pg.dC)
+		if !pg.combined {
+			addTo(dBsum, pg.dC)
+		}
 	}
 
-	// −KL = −½[tr(Kinv Ssum) + Σ_d m_dᵀ Kinv m_d − DM + D log|Kuu| − Σ_d log|S_d|].
-	dQmu := make([]float64, m*d)
-	dSsum := sc.take(mm2)
-	for i := range dQmu {
-		dQmu[i] = -w.a[i]
-	}
-	for i := range dSsum {
-		dKinv[i] -= 0.5 * w.ssum[i]
-	}
-	mm(dKinv, m, m, d, w.qmu, false, w.qmu, true, -0.5, 1)
-
-	// A = Kinv·m.
-	mm(dKinv, m, m, d, dA, false, w.qmu, true, 1, 1)
-	mm(dQmu, m, d, m, w.kinv, false, dA, false, 1, 1)
-
-	// Bsum = Kinv·Ssum·Kinv, with Kinv·Ssum from prepare.
-	mm(dKinv, m, m, m, dBsum, false, w.ks, false, 1, 1)
-	mm(dKinv, m, m, m, w.ks, true, dBsum, false, 1, 1)
-	// With the KL's −½·Kinv: dSsum = Wᵀ(W·dBsum·Wᵀ − ½I)W.
+	// The chain from Kinv, A = Kinv·m and Bsum = Kinv·Ssum·Kinv to Kuu, m
+	// and Ssum, and the KL
+	//   ½[tr(Kinv Ssum) + Σ_d m_dᵀ Kinv m_d − DM + D log|Kuu| − Σ_d log|S_d|],
+	// all in whitened form (Kinv = WᵀW): see sandwich.
 	tmp := sc.take(mm2)
-	w.sandwich(dSsum, dBsum, tmp, -0.5, 1)
+	dBW := sc.take(mm2) // W·dBsum·Wᵀ
+	w.whiten(dBW, dBsum, tmp)
+	dAW := sc.take(m * d) // W·dA
+	mm(dAW, m, d, m, w.lw, false, dA, false, 1, 0)
+	// m: −Kinv·m from the KL and Kinv·dA from A, = Wᵀ(W·dA − W·m).
+	dQmu := make([]float64, m*d)
+	dm := sc.take(m * d)
+	for i := range dm {
+		dm[i] = dAW[i] - w.mW[i]
+	}
+	mm(dQmu, m, d, m, w.lwT, false, dm, false, 1, 0)
+	// Ssum: Kinv·dBsum·Kinv − ½Kinv = Wᵀ(W·dBsum·Wᵀ − ½I)W.
+	dSsum := sc.take(mm2)
+	x := sc.take(mm2)
+	copy(x, dBW)
+	for i := 0; i < m; i++ {
+		x[i*m+i] -= 0.5
+	}
+	mm(tmp, m, m, m, w.lwT, false, x, false, 1, 0)
+	mm(dSsum, m, m, m, tmp, false, w.lw, false, 1, 0)
 
 	// Ssum = Σ_d L_d L_dᵀ: dL_d += 2·dSsum·L_d, all D in one product with
 	// Lcat (each L_d is stored with zeros above its diagonal).
 	linalg.Symmetrize(dSsum, m)
 	e.mmRows(dLcat, m, m*d, m, dSsum, w.lcat, false, 2, 1)
 	dKuu := sc.take(mm2)
+	xk := sc.take(mm2)
+	tmpK := sc.take(mm2)
 	var kuuDone sync.WaitGroup
 	chainKuu := func() {
-		// Kinv = Kuu⁻¹, and −½·D·log|Kuu|.
-		w.sandwich(dKuu, dKinv, tmp, 0, -1)
-		for i := range dKuu {
-			dKuu[i] -= 0.5 * fd * w.kinv[i]
+		// dKuu = −Kinv·dKinv·Kinv − ½D·Kinv = −Wᵀ·X·W with
+		// X = W·dKinv·Wᵀ + ½D·I, whose parts, whitened one by one:
+		// the plain and whitened dKinv; Bsum's dBsum·Kinv·Ssum + Ssum·Kinv·dBsum
+		// → dBW·sW + sW·dBW; A's dA·mᵀ → (W·dA)(W·m)ᵀ; the KL's
+		// −½(Ssum + m·mᵀ) → −½(sW + mW·mWᵀ).
+		if pg.dKLcat != nil {
+			w.whiten(xk, dKinv, tmpK)
+		} else {
+			clear(xk)
 		}
+		addTo(xk, pg.dKinvW)
+		mm(xk, m, m, m, dBW, false, w.sW, false, 1, 1)
+		mm(xk, m, m, m, w.sW, false, dBW, false, 1, 1)
+		mm(xk, m, m, d, dAW, false, w.mW, true, 1, 1)
+		mm(xk, m, m, d, w.mW, false, w.mW, true, -0.5, 1)
+		for i, v := range w.sW {
+			xk[i] -= 0.5 * v
+		}
+		for i := 0; i < m; i++ {
+			xk[i*m+i] += 0.5 * fd
+		}
+		mm(tmpK, m, m, m, w.lwT, false, xk, false, 1, 0)
+		mm(dKuu, m, m, m, tmpK, false, w.lw, false, -1, 0)
 		w.kernel.covGrad(w.z, m, w.kff, dKuu, dZ, dTheta)
 	}
 	if e.workers() > 1 && d*mm2 >= minParallelWork {
