@@ -23,7 +23,7 @@ type layerWork struct {
 	a              []float64 // A = Kinv·m, M×D
 	aT             []float64 // Aᵀ, D×M
 	ssum, bsum     []float64 // Σ_d S_d and Kinv·Σ_d S_d·Kinv, M×M
-	ks             []float64 // Kinv·Σ_d S_d, M×M
+	xW, tW         []float64 // M×M scratch of prepare
 	lcatT          []float64 // Lcatᵀ, M·D × M
 	c              []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
 	g2             []float64 // ∂bound/∂Ψ2_n = scale·(D·Kinv − C)/(2 s2), M×M
@@ -93,9 +93,7 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	transpose(w.lw, w.lwT, m, m, m)
 
 	w.a = linalg.Resize(w.a, m*d)
-	mm(w.a, m, d, m, w.kinv, false, w.qmu, false, 1, 0)
 	w.aT = linalg.Resize(w.aT, m*d)
-	transpose(w.aT, w.a, m, d, d)
 	w.ssum = linalg.Resize(w.ssum, mm2)
 	// Lcatᵀ = [L_1ᵀ; …; L_Dᵀ], block by block from q_sqrt (the blocks fit
 	// in the cache, where transposing Lcat as a whole does not).
@@ -124,18 +122,33 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	w.whiten(w.sW, w.ssum, w.tmpW)
 	w.mW = linalg.Resize(w.mW, m*d)
 	mm(w.mW, m, d, m, w.lw, false, w.qmu, false, 1, 0)
-	w.ks = linalg.Resize(w.ks, mm2)
-	mm(w.ks, m, m, m, w.kinv, false, w.ssum, false, 1, 0)
+	// A = Wᵀ(W m), Bsum = Wᵀ·sW·W, C = Wᵀ(sW + mW·mWᵀ)W and
+	// g2 = scale/(2 s2)·Wᵀ(D·I − sW − mW·mWᵀ)W.
+	mm(w.a, m, d, m, w.lwT, false, w.mW, false, 1, 0)
+	transpose(w.aT, w.a, m, d, d)
+	w.xW = linalg.Resize(w.xW, mm2)
+	w.tW = linalg.Resize(w.tW, mm2)
+	x, t := w.xW, w.tW
 	w.bsum = linalg.Resize(w.bsum, mm2)
-	mm(w.bsum, m, m, m, w.ks, false, w.kinv, false, 1, 0)
+	mm(t, m, m, m, w.lwT, false, w.sW, false, 1, 0)
+	mm(w.bsum, m, m, m, t, false, w.lw, false, 1, 0)
 	linalg.Symmetrize(w.bsum, m)
+	copy(x, w.sW)
+	mm(x, m, m, d, w.mW, false, w.mW, true, 1, 1)
 	w.c = linalg.Resize(w.c, mm2)
-	copy(w.c, w.bsum)
-	mm(w.c, m, m, d, w.a, false, w.a, true, 1, 1)
-	w.g2 = linalg.Resize(w.g2, mm2)
-	for i := range w.g2 {
-		w.g2[i] = scale * (float64(d)*w.kinv[i] - w.c[i]) / (2 * w.s2)
+	mm(t, m, m, m, w.lwT, false, x, false, 1, 0)
+	mm(w.c, m, m, m, t, false, w.lw, false, 1, 0)
+	linalg.Symmetrize(w.c, m)
+	for i := range x {
+		x[i] = -x[i]
 	}
+	for i := 0; i < m; i++ {
+		x[i*m+i] += float64(d)
+	}
+	w.g2 = linalg.Resize(w.g2, mm2)
+	mm(t, m, m, m, w.lwT, false, x, false, 1, 0)
+	mm(w.g2, m, m, m, t, false, w.lw, false, scale/(2*w.s2), 0)
+	linalg.Symmetrize(w.g2, m)
 
 	// KL = ½[tr(Kinv Σ S_d) + Σ_d m_dᵀ Kinv m_d − D·M + D·log|Kuu| − Σ_d log|S_d|].
 	// tr(Kinv Ssum) = tr(W·Ssum·Wᵀ) and m_dᵀ Kinv m_d = ‖W m_d‖², whitened.
