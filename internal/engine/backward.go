@@ -38,6 +38,7 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 				dBsum[i] = -scale / (2 * s2) * v
 			}
 		} else {
+			w.prepareBsum()
 			for i, v := range w.bsum {
 				wPsi1[i] -= scale / s2 * v
 				dBsum[i] -= scale / (2 * s2) * p11[i]

@@ -97,13 +97,18 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 			clear(xk)
 		}
 		addTo(xk, pg.dKinvW)
-		mm(xk, m, m, m, dBW, false, w.sW, false, 1, 1)
-		mm(xk, m, m, m, w.sW, false, dBW, false, 1, 1)
-		mm(xk, m, m, d, dAW, false, w.mW, true, 1, 1)
-		mm(xk, m, m, d, w.mW, false, w.mW, true, -0.5, 1)
-		for i, v := range w.sW {
-			xk[i] -= 0.5 * v
+		// dBW·sW + sW·dBW = P + Pᵀ (both symmetric), and
+		// (W·dA)(W·m)ᵀ − ½(W·m)(W·m)ᵀ = (W·dA − ½W·m)(W·m)ᵀ.
+		mm(tmpK, m, m, m, dBW, false, w.sW, false, 1, 0)
+		for i := 0; i < m; i++ {
+			for j := 0; j < m; j++ {
+				xk[i*m+j] += tmpK[i*m+j] + tmpK[j*m+i] - 0.5*w.sW[i*m+j]
+			}
 		}
+		for i := range dm {
+			dm[i] = dAW[i] - 0.5*w.mW[i]
+		}
+		mm(xk, m, m, d, dm, false, w.mW, true, 1, 1)
 		for i := 0; i < m; i++ {
 			xk[i*m+i] += 0.5 * fd
 		}

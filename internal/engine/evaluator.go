@@ -136,7 +136,10 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 	// first.
 	errs := make([]error, len(m.Layers))
 	prepare := func(i int) func() {
-		return func() { errs[i] = works[i].prepare(m.Layers[i], m.Jitter, scale, opt.Gradient) }
+		return func() {
+			works[i].uncertain = i > 0
+			errs[i] = works[i].prepare(m.Layers[i], m.Jitter, scale, opt.Gradient)
+		}
 	}
 	prepare(0)()
 	above := make([]int, 0, len(m.Layers)-1)

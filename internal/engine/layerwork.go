@@ -24,13 +24,16 @@ type layerWork struct {
 	aT             []float64 // Aᵀ, D×M
 	ssum, bsum     []float64 // Σ_d S_d and Kinv·Σ_d S_d·Kinv, M×M
 	xW, tW         []float64 // M×M scratch of prepare
-	lcatT          []float64 // Lcatᵀ, M·D × M
-	c              []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
-	g2             []float64 // ∂bound/∂Ψ2_n = scale·(D·Kinv − C)/(2 s2), M×M
-	kl             float64
-	psi2           psi2Kernel
-	sW             []float64 // W·Ssum·Wᵀ, M×M
-	mW             []float64 // W·m, M×D
+	// uncertain is set by the caller before prepare when the layer's input
+	// is a Gaussian message: prepare then computes C and g2 too.
+	uncertain, haveBsum, haveC bool
+	lcatT                      []float64 // Lcatᵀ, M·D × M
+	c                          []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
+	g2                         []float64 // ∂bound/∂Ψ2_n = scale·(D·Kinv − C)/(2 s2), M×M
+	kl                         float64
+	psi2                       psi2Kernel
+	sW                         []float64 // W·Ssum·Wᵀ, M×M
+	mW                         []float64 // W·m, M×D
 
 	in, inVar   []float64  // input message N×Q (inVar nil: certain input)
 	psi1        []float64  // N×M
@@ -122,33 +125,13 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	w.whiten(w.sW, w.ssum, w.tmpW)
 	w.mW = linalg.Resize(w.mW, m*d)
 	mm(w.mW, m, d, m, w.lw, false, w.qmu, false, 1, 0)
-	// A = Wᵀ(W m), Bsum = Wᵀ·sW·W, C = Wᵀ(sW + mW·mWᵀ)W and
-	// g2 = scale/(2 s2)·Wᵀ(D·I − sW − mW·mWᵀ)W.
+	// A = Kinv·m = Wᵀ(W·m).
 	mm(w.a, m, d, m, w.lwT, false, w.mW, false, 1, 0)
 	transpose(w.aT, w.a, m, d, d)
-	w.xW = linalg.Resize(w.xW, mm2)
-	w.tW = linalg.Resize(w.tW, mm2)
-	x, t := w.xW, w.tW
-	w.bsum = linalg.Resize(w.bsum, mm2)
-	mm(t, m, m, m, w.lwT, false, w.sW, false, 1, 0)
-	mm(w.bsum, m, m, m, t, false, w.lw, false, 1, 0)
-	linalg.Symmetrize(w.bsum, m)
-	copy(x, w.sW)
-	mm(x, m, m, d, w.mW, false, w.mW, true, 1, 1)
-	w.c = linalg.Resize(w.c, mm2)
-	mm(t, m, m, m, w.lwT, false, x, false, 1, 0)
-	mm(w.c, m, m, m, t, false, w.lw, false, 1, 0)
-	linalg.Symmetrize(w.c, m)
-	for i := range x {
-		x[i] = -x[i]
+	w.haveBsum, w.haveC = false, false
+	if w.uncertain {
+		w.prepareUncertain(grad)
 	}
-	for i := 0; i < m; i++ {
-		x[i*m+i] += float64(d)
-	}
-	w.g2 = linalg.Resize(w.g2, mm2)
-	mm(t, m, m, m, w.lwT, false, x, false, 1, 0)
-	mm(w.g2, m, m, m, t, false, w.lw, false, scale/(2*w.s2), 0)
-	linalg.Symmetrize(w.g2, m)
 
 	// KL = ½[tr(Kinv Σ S_d) + Σ_d m_dᵀ Kinv m_d − D·M + D·log|Kuu| − Σ_d log|S_d|].
 	// tr(Kinv Ssum) = tr(W·Ssum·Wᵀ) and m_dᵀ Kinv m_d = ‖W m_d‖², whitened.
@@ -159,6 +142,52 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	w.kl = 0.5 * (trS + linalg.Dot(w.mW, w.mW) - float64(d*m) + float64(d)*w.logdet - logdetS)
 	w.psi2 = l.Kernel.newPsi2(w.z, m, w.psi2)
 	return nil
+}
+
+// prepareBsum computes Bsum = Kinv·Ssum·Kinv = Wᵀ·sW·W.
+func (w *layerWork) prepareBsum() {
+	if w.haveBsum {
+		return
+	}
+	m := w.m
+	w.tW = linalg.Resize(w.tW, m*m)
+	w.bsum = linalg.Resize(w.bsum, m*m)
+	mm(w.tW, m, m, m, w.lwT, false, w.sW, false, 1, 0)
+	mm(w.bsum, m, m, m, w.tW, false, w.lw, false, 1, 0)
+	linalg.Symmetrize(w.bsum, m)
+	w.haveBsum = true
+}
+
+// prepareUncertain computes what a layer with an uncertain input needs
+// besides: C = Bsum + A·Aᵀ and, with the gradient, the Ψ2 loop's weights
+// g2 = scale/(2 s2)·(D·Kinv − C) = scale/(2 s2)·Wᵀ(D·I − sW − mW·mWᵀ)W,
+// whitened because D·Kinv and C, ~cond(Kuu) times larger than their
+// difference, cancel (precision_test.go: the last layer's inducing-input
+// gradient 2.3e-4 → 6e-6).
+func (w *layerWork) prepareUncertain(grad bool) {
+	m, d := w.m, w.d
+	mm2 := m * m
+	w.prepareBsum()
+	w.c = linalg.Resize(w.c, mm2)
+	copy(w.c, w.bsum)
+	mm(w.c, m, m, d, w.a, false, w.a, true, 1, 1)
+	w.haveC = true
+	if !grad {
+		return
+	}
+	w.xW = linalg.Resize(w.xW, mm2)
+	x := w.xW
+	for i, v := range w.sW {
+		x[i] = -v
+	}
+	mm(x, m, m, d, w.mW, false, w.mW, true, -1, 1)
+	for i := 0; i < m; i++ {
+		x[i*m+i] += float64(d)
+	}
+	w.g2 = linalg.Resize(w.g2, mm2)
+	mm(w.tW, m, m, m, w.lwT, false, x, false, 1, 0)
+	mm(w.g2, m, m, m, w.tW, false, w.lw, false, w.scale/(2*w.s2), 0)
+	linalg.Symmetrize(w.g2, m)
 }
 
 // forward computes the layer's ψ statistics, penalties and output message
@@ -194,6 +223,15 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		g2 = w.g2
 	}
 	if inVar != nil && !messagesOnly {
+		if !w.haveC || (grad && len(w.g2) != m*m) {
+			// Not prepared as an uncertain layer: the caller did not
+			// say (LayerPosterior).
+			w.prepareUncertain(grad)
+			g2 = nil
+			if grad {
+				g2 = w.g2
+			}
+		}
 		w.psi2.setWeights(g2, w.kinv, w.c)
 		n := w.psi2.accLen()
 		for c := 0; c < chunks; c++ {
