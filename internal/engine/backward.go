@@ -31,9 +31,18 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 	// Bsum −ΣΨ2/(2 s2), where apart their Bsum and Ψ1ᵀΨ1 parts, ~cond(Kuu)
 	// times larger, cancel numerically.
 	combined := last && w.inVar != nil
+	// wPsi1Used: wPsi1 is not zero. gMeanPsi1 is the upstream gradient
+	// w.r.t. the mean for ∂/∂ψ1 = gMeanPsi1·Aᵀ: gMean, plus, in the
+	// combined case, the ψ1·A·Aᵀ/s2 = mean·Aᵀ/s2 above.
+	wPsi1Used := !(w.inVar == nil && !last)
+	gMeanPsi1 := gMean
 	if last {
 		if combined {
-			mm(wPsi1, m, m, d, w.a, false, w.a, true, scale/s2, 1)
+			wPsi1Used = w.psi2.quadPsi1()
+			gMeanPsi1 = sc.take(n * d)
+			for i, g := range gMean[:n*d] {
+				gMeanPsi1[i] = g + scale/s2*w.mean[i]
+			}
 			for i, v := range w.sumPsi2 {
 				dBsum[i] = -scale / (2 * s2) * v
 			}
@@ -98,7 +107,7 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 		dp := dPsi1[lo*m : hi*m]
 		p1 := w.psi1[lo*m : hi*m]
 		// mean = Ψ1·A.
-		mm(dp, r, m, d, gMean[lo*d:hi*d], false, w.aT, false, 1, 0)
+		mm(dp, r, m, d, gMeanPsi1[lo*d:hi*d], false, w.aT, false, 1, 0)
 		if !last {
 			// var_nd = s2 + ‖U_d[n]‖² with U = Ψ1·Kinv·Lcat.
 			for i := lo * d; i < hi*d; i++ {
@@ -110,7 +119,9 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 			}
 			mm(dp, r, m, m*d, dU[lo*m*d:hi*m*d], false, w.kLcatT, false, 1, 1)
 		}
-		mm(dp, r, m, m, p1, false, wPsi1, false, 1, 1)
+		if wPsi1Used {
+			mm(dp, r, m, m, p1, false, wPsi1, false, 1, 1)
+		}
 		if w.inVar == nil {
 			mm(dp, r, m, m, w.v[lo*m:hi*m], false, w.lw, false, scale*fd/s2, 1)
 		}
