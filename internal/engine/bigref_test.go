@@ -79,18 +79,26 @@ var invFact = func() []bf {
 	}
 }()
 
-// blog is log(x) for x > 0 by Halley's iteration on exp from float64's
-// log: each step triples the correct bits (53 → 159 → …).
+// blog is log(x) for x > 0: x = f·2^e with ½ ≤ f < 1, log f by Halley's
+// iteration on exp from float64's log (each step triples the correct bits:
+// 53 → 159 → …), plus e·log 2 — so that products of many small
+// determinant factors, beyond float64's range, have logs too.
 func blog(x bf) bf {
-	// x may be outside float64's range only in theory here: the logs
-	// taken are of determinants' factors and noise variances.
+	f := bnew()
+	e := x.MantExp(f)
+	return badd(blogMant(f), bmul(bfl(float64(e)), bln2))
+}
+
+func blogMant(x bf) bf {
 	y := bfl(math.Log(bf64(x)))
 	for range 3 {
-		e := bexp(y)
-		y = badd(y, bquo(bmul(bfl(2), bsub(x, e)), badd(x, e)))
+		ex := bexp(y)
+		y = badd(y, bquo(bmul(bfl(2), bsub(x, ex)), badd(x, ex)))
 	}
 	return y
 }
+
+var bln2 = blogMant(bfl(2))
 
 // bpi is π to 100 digits.
 var bpi, _, _ = big.ParseFloat("3.141592653589793238462643383279502884197169399375105820974944592307816406286208998628034825342117068", 10, refPrec, big.ToNearestEven)
