@@ -19,8 +19,7 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 	sc.next = 0
 	p11 := w.p11
 	wPsi1 := sc.take(mm2)
-	dKinv := sc.take(mm2)  // ∂/∂Kinv
-	dKinvW := sc.take(mm2) // more of it, whitened: W·∂/∂Kinv·Wᵀ
+	dKinvW := sc.take(mm2) // ∂/∂Kinv from the penalties, whitened: W·(·)·Wᵀ
 	dBsum := sc.take(mm2)
 	dLcat := sc.take(m * m * d) // ∂/∂[L_1 … L_D]
 	var ds2 float64
@@ -147,6 +146,6 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 	for c := 0; c < chunks; c++ {
 		ds2 += w.baccs[c].ds2
 	}
-	pg := paramGrads{chunks: chunks, dKinv: dKinv, dKinvW: dKinvW, dBsum: dBsum, dLcat: dLcat, dA: dA, dC: dC, dKLcat: dKLcat, ds2: ds2, combined: combined}
+	pg := paramGrads{chunks: chunks, dKinvW: dKinvW, dBsum: dBsum, dLcat: dLcat, dA: dA, dC: dC, dKLcat: dKLcat, ds2: ds2, combined: combined}
 	return func() LayerGradient { return e.paramGradient(w, &pg) }
 }

@@ -11,12 +11,12 @@ import (
 // w.r.t. the layer's intermediate quantities so far, and the number of
 // chunk accumulators to reduce.
 type paramGrads struct {
-	chunks                  int
-	dKinv, dBsum, dLcat, dA []float64
-	dKinvW                  []float64 // more of ∂/∂Kinv, whitened: W·(·)·Wᵀ
-	dC, dKLcat              []float64 // nil when unused
-	ds2                     float64
-	combined                bool // dC's Bsum part is in dBsum already
+	chunks           int
+	dBsum, dLcat, dA []float64
+	dKinvW           []float64 // ∂/∂Kinv from the penalties, whitened: W·(·)·Wᵀ
+	dC, dKLcat       []float64 // nil when unused
+	ds2              float64
+	combined         bool // dC's Bsum part is in dBsum already
 }
 
 // paramGradient finishes the layer's backward pass: the chain from the
@@ -28,13 +28,14 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	fd := float64(d)
 	mm2 := m * m
 	sc := &w.scratch
-	dKinv, dBsum, dLcat, dA := pg.dKinv, pg.dBsum, pg.dLcat, pg.dA
+	dBsum, dLcat, dA := pg.dBsum, pg.dLcat, pg.dA
+	var wdKL []float64 // W·dKLcat
 	if pg.dKLcat != nil {
-		// Kinv·Lcat: dKinv += dKLcat·Lcatᵀ, dLcat = Kinv·dKLcat = Wᵀ(W·dKLcat).
-		e.mmRows(dKinv, m, m, m*d, pg.dKLcat, w.lcatT, false, 1, 1)
-		t := sc.take(m * m * d)
-		e.mmRows(t, m, m*d, m, w.lw, pg.dKLcat, false, 1, 0)
-		e.mmRows(dLcat, m, m*d, m, w.lwT, t, false, 1, 0)
+		// Kinv·Lcat = Wᵀ(W·Lcat): dLcat = Kinv·dKLcat = Wᵀ(W·dKLcat), and
+		// dKinv += dKLcat·Lcatᵀ, whitened (W·dKLcat)(W·Lcat)ᵀ in chainKuu.
+		wdKL = sc.take(m * m * d)
+		e.mmRows(wdKL, m, m*d, m, w.lw, pg.dKLcat, false, 1, 0)
+		e.mmRows(dLcat, m, m*d, m, w.lwT, wdKL, false, 1, 0)
 	}
 	dZ := make([]float64, m*q)
 	dTheta := make([]float64, w.kernel.NumParams())
@@ -88,13 +89,13 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	chainKuu := func() {
 		// dKuu = −Kinv·dKinv·Kinv − ½D·Kinv = −Wᵀ·X·W with
 		// X = W·dKinv·Wᵀ + ½D·I, whose parts, whitened one by one:
-		// the plain and whitened dKinv; Bsum's dBsum·Kinv·Ssum + Ssum·Kinv·dBsum
+		// Kinv·Lcat's (W·dKLcat)(W·Lcat)ᵀ; the penalties' (dKinvW); Bsum's
+		// dBsum·Kinv·Ssum + Ssum·Kinv·dBsum
 		// → dBW·sW + sW·dBW; A's dA·mᵀ → (W·dA)(W·m)ᵀ; the KL's
 		// −½(Ssum + m·mᵀ) → −½(sW + mW·mWᵀ).
-		if pg.dKLcat != nil {
-			w.whiten(xk, dKinv, tmpK)
-		} else {
-			clear(xk)
+		clear(xk)
+		if wdKL != nil {
+			mm(xk, m, m, m*d, wdKL, false, w.wLcat, true, 1, 1)
 		}
 		addTo(xk, pg.dKinvW)
 		// dBW·sW + sW·dBW = P + Pᵀ (both symmetric), and

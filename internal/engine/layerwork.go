@@ -40,6 +40,7 @@ type layerWork struct {
 	comp, prop  []float64  // N
 	mean, vr    []float64  // N×D (vr nil when not requested)
 	kLcat       []float64  // Kinv·Lcat, M × M·D, when vr is computed
+	wLcat       []float64  // W·Lcat, M × M·D, on the way to kLcat
 	kLcatT      []float64  // its transpose, M·D × M, for the backward pass
 	u           []float64  // U = Ψ1·Kinv·Lcat, N × M·D, when vr is computed
 	dIn, dInVar []float64  // gradient w.r.t. the input message, N×Q
@@ -250,7 +251,11 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		w.u = linalg.Resize(w.u, n*m*d)
 		// U = Ψ1·Kinv·Lcat, all U_d = Ψ1·Kinv·L_d in one product.
 		w.kLcat = linalg.Resize(w.kLcat, m*m*d)
-		mm(w.kLcat, m, m*d, m, w.kinv, false, w.lcat, false, 1, 0)
+		// Kinv·Lcat = Wᵀ(W·Lcat): through the explicit Kinv the messages'
+		// variances of a badly conditioned layer lost ~cond(Kuu)·ε.
+		w.wLcat = linalg.Resize(w.wLcat, m*m*d)
+		mm(w.wLcat, m, m*d, m, w.lw, false, w.lcat, false, 1, 0)
+		mm(w.kLcat, m, m*d, m, w.lwT, false, w.wLcat, false, 1, 0)
 		w.kLcatT = linalg.Resize(w.kLcatT, m*m*d)
 		transpose(w.kLcatT, w.kLcat, m, m*d, m*d)
 	}
