@@ -19,16 +19,38 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 	sc.next = 0
 	p11 := w.p11
 	wPsi1 := sc.take(mm2)
-	dKinv := sc.take(mm2)
+	dKinvW := sc.take(mm2) // ∂/∂Kinv from the penalties, whitened: W·(·)·Wᵀ
 	dBsum := sc.take(mm2)
 	dLcat := sc.take(m * m * d) // ∂/∂[L_1 … L_D]
 	var ds2 float64
 
+	// combined: the last layer's likelihood trace −Σ_n ψ1_n Bsum ψ1_nᵀ/(2 s2)
+	// and propagation −Σ_n ψ1_n C ψ1_nᵀ/(2 s2) (C = Bsum + A·Aᵀ) are
+	// differentiated together: w.r.t. ψ1 they give ψ1·A·Aᵀ/s2 and w.r.t.
+	// Bsum −ΣΨ2/(2 s2), where apart their Bsum and Ψ1ᵀΨ1 parts, ~cond(Kuu)
+	// times larger, cancel numerically.
+	combined := last && w.inVar != nil
+	// wPsi1Used: wPsi1 is not zero. gMeanPsi1 is the upstream gradient
+	// w.r.t. the mean for ∂/∂ψ1 = gMeanPsi1·Aᵀ: gMean, plus, in the
+	// combined case, the ψ1·A·Aᵀ/s2 = mean·Aᵀ/s2 above.
+	wPsi1Used := !(w.inVar == nil && !last)
+	gMeanPsi1 := gMean
 	if last {
-		// The likelihood's −Σ_n ψ1_n Bsum ψ1_nᵀ/(2 s2).
-		for i, v := range w.bsum {
-			wPsi1[i] -= scale / s2 * v
-			dBsum[i] -= scale / (2 * s2) * p11[i]
+		if combined {
+			wPsi1Used = w.psi2.quadPsi1()
+			gMeanPsi1 = sc.take(n * d)
+			for i, g := range gMean[:n*d] {
+				gMeanPsi1[i] = g + scale/s2*w.mean[i]
+			}
+			for i, v := range w.sumPsi2 {
+				dBsum[i] = -scale / (2 * s2) * v
+			}
+		} else {
+			w.prepareBsum()
+			for i, v := range w.bsum {
+				wPsi1[i] -= scale / s2 * v
+				dBsum[i] -= scale / (2 * s2) * p11[i]
+			}
 		}
 		ds2 += scale * (-float64(n*d)/(2*s2) + (w.likSq+w.likTr)/(2*s2*s2))
 	}
@@ -36,17 +58,19 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 	// Penalties. The Ψ2 part of their gradient was accumulated in forward.
 	var dC []float64
 	if w.inVar == nil {
-		// compression_n = D/(2 s2)·(ψ0_n − ψ1_n Kinv ψ1_nᵀ); no propagation.
-		for i, v := range w.kinv {
-			wPsi1[i] += scale * fd / s2 * v
-			dKinv[i] += scale * fd / (2 * s2) * p11[i]
+		// compression_n = D/(2 s2)·(ψ0_n − ‖v_n‖²), v_n = W ψ1_nᵀ; no
+		// propagation. Its ψ1 gradient D/s2·v_n·W is added per chunk.
+		for i, v := range w.p11W {
+			dKinvW[i] += scale * fd / (2 * s2) * v
 		}
 	} else {
 		dC = sc.take(mm2)
 		for i, v := range w.sumPsi2 {
-			wPsi1[i] += scale / s2 * w.c[i]
+			if !combined {
+				wPsi1[i] += scale / s2 * w.c[i]
+			}
 			dC[i] = -scale / (2 * s2) * (v - p11[i])
-			dKinv[i] += scale * fd / (2 * s2) * v
+			dKinvW[i] += scale * fd / (2 * s2) * w.psi2W[i]
 			if w.psi2.quadPsi1() {
 				wPsi1[i] += 2 * w.g2[i]
 			}
@@ -82,7 +106,7 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 		dp := dPsi1[lo*m : hi*m]
 		p1 := w.psi1[lo*m : hi*m]
 		// mean = Ψ1·A.
-		mm(dp, r, m, d, gMean[lo*d:hi*d], false, w.aT, false, 1, 0)
+		mm(dp, r, m, d, gMeanPsi1[lo*d:hi*d], false, w.aT, false, 1, 0)
 		if !last {
 			// var_nd = s2 + ‖U_d[n]‖² with U = Ψ1·Kinv·Lcat.
 			for i := lo * d; i < hi*d; i++ {
@@ -94,7 +118,12 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 			}
 			mm(dp, r, m, m*d, dU[lo*m*d:hi*m*d], false, w.kLcatT, false, 1, 1)
 		}
-		mm(dp, r, m, m, p1, false, wPsi1, false, 1, 1)
+		if wPsi1Used {
+			mm(dp, r, m, m, p1, false, wPsi1, false, 1, 1)
+		}
+		if w.inVar == nil {
+			mm(dp, r, m, m, w.v[lo*m:hi*m], false, w.lw, false, scale*fd/s2, 1)
+		}
 		for i := lo; i < hi; i++ {
 			mu := w.in[i*q : (i+1)*q]
 			var s, dmu, ds []float64
@@ -117,6 +146,6 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 	for c := 0; c < chunks; c++ {
 		ds2 += w.baccs[c].ds2
 	}
-	pg := paramGrads{chunks: chunks, dKinv: dKinv, dBsum: dBsum, dLcat: dLcat, dA: dA, dC: dC, dKLcat: dKLcat, ds2: ds2}
+	pg := paramGrads{chunks: chunks, dKinvW: dKinvW, dBsum: dBsum, dLcat: dLcat, dA: dA, dC: dC, dKLcat: dKLcat, ds2: ds2, combined: combined}
 	return func() LayerGradient { return e.paramGradient(w, &pg) }
 }

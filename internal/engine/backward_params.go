@@ -11,10 +11,12 @@ import (
 // w.r.t. the layer's intermediate quantities so far, and the number of
 // chunk accumulators to reduce.
 type paramGrads struct {
-	chunks                  int
-	dKinv, dBsum, dLcat, dA []float64
-	dC, dKLcat              []float64 // nil when unused
-	ds2                     float64
+	chunks           int
+	dBsum, dLcat, dA []float64
+	dKinvW           []float64 // ∂/∂Kinv from the penalties, whitened: W·(·)·Wᵀ
+	dC, dKLcat       []float64 // nil when unused
+	ds2              float64
+	combined         bool // dC's Bsum part is in dBsum already
 }
 
 // paramGradient finishes the layer's backward pass: the chain from the
@@ -26,11 +28,14 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	fd := float64(d)
 	mm2 := m * m
 	sc := &w.scratch
-	dKinv, dBsum, dLcat, dA := pg.dKinv, pg.dBsum, pg.dLcat, pg.dA
+	dBsum, dLcat, dA := pg.dBsum, pg.dLcat, pg.dA
+	var wdKL []float64 // W·dKLcat
 	if pg.dKLcat != nil {
-		// Kinv·Lcat.
-		e.mmRows(dKinv, m, m, m*d, pg.dKLcat, w.lcatT, false, 1, 1)
-		e.mmRows(dLcat, m, m*d, m, w.kinv, pg.dKLcat, false, 1, 0)
+		// Kinv·Lcat = Wᵀ(W·Lcat): dLcat = Kinv·dKLcat = Wᵀ(W·dKLcat), and
+		// dKinv += dKLcat·Lcatᵀ, whitened (W·dKLcat)(W·Lcat)ᵀ in chainKuu.
+		wdKL = sc.take(m * m * d)
+		e.mmRows(wdKL, m, m*d, m, w.lw, pg.dKLcat, false, 1, 0)
+		e.mmRows(dLcat, m, m*d, m, w.lwT, wdKL, false, 1, 0)
 	}
 	dZ := make([]float64, m*q)
 	dTheta := make([]float64, w.kernel.NumParams())
@@ -42,45 +47,74 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 		w.psi2.finish(w.accs[0], dZ, dTheta)
 		// C = A·Aᵀ + Bsum, with dC symmetric.
 		mm(dA, m, d, m, pg.dC, false, w.a, false, 2, 1)
-		addTo(dBsum, pg.dC)
+		if !pg.combined {
+			addTo(dBsum, pg.dC)
+		}
 	}
 
-	// −KL = −½[tr(Kinv Ssum) + Σ_d m_dᵀ Kinv m_d − DM + D log|Kuu| − Σ_d log|S_d|].
-	dQmu := make([]float64, m*d)
-	dSsum := sc.take(mm2)
-	for i := range dQmu {
-		dQmu[i] = -w.a[i]
-	}
-	for i := range dSsum {
-		dKinv[i] -= 0.5 * w.ssum[i]
-		dSsum[i] = -0.5 * w.kinv[i]
-	}
-	mm(dKinv, m, m, d, w.qmu, false, w.qmu, true, -0.5, 1)
-
-	// A = Kinv·m.
-	mm(dKinv, m, m, d, dA, false, w.qmu, true, 1, 1)
-	mm(dQmu, m, d, m, w.kinv, false, dA, false, 1, 1)
-
-	// Bsum = Kinv·Ssum·Kinv, with Kinv·Ssum from prepare.
-	mm(dKinv, m, m, m, dBsum, false, w.ks, false, 1, 1)
-	mm(dKinv, m, m, m, w.ks, true, dBsum, false, 1, 1)
+	// The chain from Kinv, A = Kinv·m and Bsum = Kinv·Ssum·Kinv to Kuu, m
+	// and Ssum, and the KL
+	//   ½[tr(Kinv Ssum) + Σ_d m_dᵀ Kinv m_d − DM + D log|Kuu| − Σ_d log|S_d|],
+	// all in whitened form (Kinv = WᵀW): see sandwich.
 	tmp := sc.take(mm2)
-	mm(tmp, m, m, m, w.kinv, false, dBsum, false, 1, 0)
-	mm(dSsum, m, m, m, tmp, false, w.kinv, false, 1, 1)
+	dBW := sc.take(mm2) // W·dBsum·Wᵀ
+	w.whiten(dBW, dBsum, tmp)
+	dAW := sc.take(m * d) // W·dA
+	mm(dAW, m, d, m, w.lw, false, dA, false, 1, 0)
+	// m: −Kinv·m from the KL and Kinv·dA from A, = Wᵀ(W·dA − W·m).
+	dQmu := make([]float64, m*d)
+	dm := sc.take(m * d)
+	for i := range dm {
+		dm[i] = dAW[i] - w.mW[i]
+	}
+	mm(dQmu, m, d, m, w.lwT, false, dm, false, 1, 0)
+	// Ssum: Kinv·dBsum·Kinv − ½Kinv = Wᵀ(W·dBsum·Wᵀ − ½I)W.
+	dSsum := sc.take(mm2)
+	x := sc.take(mm2)
+	copy(x, dBW)
+	for i := 0; i < m; i++ {
+		x[i*m+i] -= 0.5
+	}
+	mm(tmp, m, m, m, w.lwT, false, x, false, 1, 0)
+	mm(dSsum, m, m, m, tmp, false, w.lw, false, 1, 0)
 
 	// Ssum = Σ_d L_d L_dᵀ: dL_d += 2·dSsum·L_d, all D in one product with
 	// Lcat (each L_d is stored with zeros above its diagonal).
 	linalg.Symmetrize(dSsum, m)
 	e.mmRows(dLcat, m, m*d, m, dSsum, w.lcat, false, 2, 1)
 	dKuu := sc.take(mm2)
+	xk := sc.take(mm2)
+	tmpK := sc.take(mm2)
 	var kuuDone sync.WaitGroup
 	chainKuu := func() {
-		// Kinv = Kuu⁻¹, and −½·D·log|Kuu|.
-		mm(tmp, m, m, m, w.kinv, false, dKinv, false, 1, 0)
-		mm(dKuu, m, m, m, tmp, false, w.kinv, false, -1, 0)
-		for i := range dKuu {
-			dKuu[i] -= 0.5 * fd * w.kinv[i]
+		// dKuu = −Kinv·dKinv·Kinv − ½D·Kinv = −Wᵀ·X·W with
+		// X = W·dKinv·Wᵀ + ½D·I, whose parts, whitened one by one:
+		// Kinv·Lcat's (W·dKLcat)(W·Lcat)ᵀ; the penalties' (dKinvW); Bsum's
+		// dBsum·Kinv·Ssum + Ssum·Kinv·dBsum
+		// → dBW·sW + sW·dBW; A's dA·mᵀ → (W·dA)(W·m)ᵀ; the KL's
+		// −½(Ssum + m·mᵀ) → −½(sW + mW·mWᵀ).
+		clear(xk)
+		if wdKL != nil {
+			mm(xk, m, m, m*d, wdKL, false, w.wLcat, true, 1, 1)
 		}
+		addTo(xk, pg.dKinvW)
+		// dBW·sW + sW·dBW = P + Pᵀ (both symmetric), and
+		// (W·dA)(W·m)ᵀ − ½(W·m)(W·m)ᵀ = (W·dA − ½W·m)(W·m)ᵀ.
+		mm(tmpK, m, m, m, dBW, false, w.sW, false, 1, 0)
+		for i := 0; i < m; i++ {
+			for j := 0; j < m; j++ {
+				xk[i*m+j] += tmpK[i*m+j] + tmpK[j*m+i] - 0.5*w.sW[i*m+j]
+			}
+		}
+		for i := range dm {
+			dm[i] = dAW[i] - 0.5*w.mW[i]
+		}
+		mm(xk, m, m, d, dm, false, w.mW, true, 1, 1)
+		for i := 0; i < m; i++ {
+			xk[i*m+i] += 0.5 * fd
+		}
+		mm(tmpK, m, m, m, w.lwT, false, xk, false, 1, 0)
+		mm(dKuu, m, m, m, tmpK, false, w.lw, false, -1, 0)
 		w.kernel.covGrad(w.z, m, w.kff, dKuu, dZ, dTheta)
 	}
 	if e.workers() > 1 && d*mm2 >= minParallelWork {

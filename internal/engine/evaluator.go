@@ -136,7 +136,10 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 	// first.
 	errs := make([]error, len(m.Layers))
 	prepare := func(i int) func() {
-		return func() { errs[i] = works[i].prepare(m.Layers[i], m.Jitter, scale, opt.Gradient) }
+		return func() {
+			works[i].uncertain = i > 0
+			errs[i] = works[i].prepare(m.Layers[i], m.Jitter, scale, opt.Gradient)
+		}
 	}
 	prepare(0)()
 	above := make([]int, 0, len(m.Layers)-1)
@@ -165,12 +168,8 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 			CompressionPerDatum: append([]float64(nil), w.comp[:n]...),
 			PropagationPerDatum: append([]float64(nil), w.prop[:n]...),
 		}
-		for j := 0; j < n; j++ {
-			t.Compression += w.comp[j]
-			t.Propagation += w.prop[j]
-		}
-		t.Compression *= scale
-		t.Propagation *= scale
+		t.Compression = scale * w.compSum
+		t.Propagation = scale * w.propSum
 		res.Layers[i] = t
 		msg := Message{Mean: mat.NewDense(n, w.d, append([]float64(nil), w.mean...))}
 		if w.vr != nil {

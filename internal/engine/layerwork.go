@@ -17,23 +17,30 @@ type layerWork struct {
 	z, qmu         []float64 // M×Q, M×D
 	lcat           []float64 // [L_1 … L_D], M × M·D, each lower triangular
 	kff, kuu, kinv []float64 // M×M; kff has no jitter
-	chol           []float64 // the Cholesky factor of kuu, M×M
+	chol           []float64 // the Cholesky factor L of kuu, M×M
+	lw, lwT        []float64 // W = L⁻¹ and Wᵀ, M×M (Kinv = Wᵀ·W)
 	logdet         float64
 	a              []float64 // A = Kinv·m, M×D
 	aT             []float64 // Aᵀ, D×M
 	ssum, bsum     []float64 // Σ_d S_d and Kinv·Σ_d S_d·Kinv, M×M
-	ks             []float64 // Kinv·Σ_d S_d, M×M
-	lcatT          []float64 // Lcatᵀ, M·D × M
-	c              []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
-	g2             []float64 // ∂bound/∂Ψ2_n = scale·(D·Kinv − C)/(2 s2), M×M
-	kl             float64
-	psi2           psi2Kernel
+	xW, tW         []float64 // M×M scratch of prepare
+	// uncertain is set by the caller before prepare when the layer's input
+	// is a Gaussian message: prepare then computes C and g2 too.
+	uncertain, haveBsum, haveC bool
+	lcatT                      []float64 // Lcatᵀ, M·D × M
+	c                          []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
+	g2                         []float64 // ∂bound/∂Ψ2_n = scale·(D·Kinv − C)/(2 s2), M×M
+	kl                         float64
+	psi2                       psi2Kernel
+	sW                         []float64 // W·Ssum·Wᵀ, M×M
+	mW                         []float64 // W·m, M×D
 
 	in, inVar   []float64  // input message N×Q (inVar nil: certain input)
 	psi1        []float64  // N×M
 	comp, prop  []float64  // N
 	mean, vr    []float64  // N×D (vr nil when not requested)
 	kLcat       []float64  // Kinv·Lcat, M × M·D, when vr is computed
+	wLcat       []float64  // W·Lcat, M × M·D, on the way to kLcat
 	kLcatT      []float64  // its transpose, M·D × M, for the backward pass
 	u           []float64  // U = Ψ1·Kinv·Lcat, N × M·D, when vr is computed
 	dIn, dInVar []float64  // gradient w.r.t. the input message, N×Q
@@ -44,6 +51,13 @@ type layerWork struct {
 	likSq       float64    // Σ (y − mean)² of the evaluated rows
 	likTr       float64    // Σ_n ψ1_n Bsum ψ1_nᵀ
 	p11         []float64  // Ψ1ᵀΨ1, M×M
+	v           []float64  // V = Ψ1·Wᵀ, N×M
+	p11W        []float64  // VᵀV = W·Ψ1ᵀΨ1·Wᵀ, M×M
+	psi2W       []float64  // W·ΣΨ2·Wᵀ, M×M (uncertain input)
+	psi0n       []float64  // ψ0 per datum, N (uncertain input)
+	tmpW        []float64  // M×M scratch of the whitened sums
+	compSum     float64    // Σ_n compression_n, from whitened sums
+	propSum     float64    // Σ_n propagation_n, from whitened sums
 	gMean       []float64  // the likelihood's gradient w.r.t. the mean (last layer)
 }
 
@@ -76,12 +90,14 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 		return fmt.Errorf("inducing_inputs: %w with jitter %g (are two inducing inputs too close?)", ErrNotPositiveDefinite, jitter)
 	}
 	w.logdet = 2 * linalg.LogAbsDiag(w.chol, m)
-	linalg.CholInverse(w.kinv, w.chol, m)
+	w.lwT = linalg.Resize(w.lwT, mm2)
+	linalg.LowerInverseT(w.lwT, w.chol, m)
+	linalg.InverseFromT(w.kinv, w.lwT, m)
+	w.lw = linalg.Resize(w.lw, mm2)
+	transpose(w.lw, w.lwT, m, m, m)
 
 	w.a = linalg.Resize(w.a, m*d)
-	mm(w.a, m, d, m, w.kinv, false, w.qmu, false, 1, 0)
 	w.aT = linalg.Resize(w.aT, m*d)
-	transpose(w.aT, w.a, m, d, d)
 	w.ssum = linalg.Resize(w.ssum, mm2)
 	// Lcatᵀ = [L_1ᵀ; …; L_Dᵀ], block by block from q_sqrt (the blocks fit
 	// in the cache, where transposing Lcat as a whole does not).
@@ -103,23 +119,76 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	// of the multiply-adds, but in scalar dot products that were slower.)
 	mm(w.ssum, m, m, m*d, w.lcat, false, w.lcatT, false, 1, 0)
 	linalg.Symmetrize(w.ssum, m)
-	w.ks = linalg.Resize(w.ks, mm2)
-	mm(w.ks, m, m, m, w.kinv, false, w.ssum, false, 1, 0)
-	w.bsum = linalg.Resize(w.bsum, mm2)
-	mm(w.bsum, m, m, m, w.ks, false, w.kinv, false, 1, 0)
-	linalg.Symmetrize(w.bsum, m)
-	w.c = linalg.Resize(w.c, mm2)
-	copy(w.c, w.bsum)
-	mm(w.c, m, m, d, w.a, false, w.a, true, 1, 1)
-	w.g2 = linalg.Resize(w.g2, mm2)
-	for i := range w.g2 {
-		w.g2[i] = scale * (float64(d)*w.kinv[i] - w.c[i]) / (2 * w.s2)
+	// The whitened S and m, for the sums of the penalties and the
+	// likelihood's trace (forward, likelihood).
+	w.tmpW = linalg.Resize(w.tmpW, mm2)
+	w.sW = linalg.Resize(w.sW, mm2)
+	w.whiten(w.sW, w.ssum, w.tmpW)
+	w.mW = linalg.Resize(w.mW, m*d)
+	mm(w.mW, m, d, m, w.lw, false, w.qmu, false, 1, 0)
+	// A = Kinv·m = Wᵀ(W·m).
+	mm(w.a, m, d, m, w.lwT, false, w.mW, false, 1, 0)
+	transpose(w.aT, w.a, m, d, d)
+	w.haveBsum, w.haveC = false, false
+	if w.uncertain {
+		w.prepareUncertain(grad)
 	}
 
 	// KL = ½[tr(Kinv Σ S_d) + Σ_d m_dᵀ Kinv m_d − D·M + D·log|Kuu| − Σ_d log|S_d|].
-	w.kl = 0.5 * (linalg.Dot(w.kinv, w.ssum) + linalg.Dot(w.qmu, w.a) - float64(d*m) + float64(d)*w.logdet - logdetS)
+	// tr(Kinv Ssum) = tr(W·Ssum·Wᵀ) and m_dᵀ Kinv m_d = ‖W m_d‖², whitened.
+	var trS float64
+	for i := 0; i < m; i++ {
+		trS += w.sW[i*m+i]
+	}
+	w.kl = 0.5 * (trS + linalg.Dot(w.mW, w.mW) - float64(d*m) + float64(d)*w.logdet - logdetS)
 	w.psi2 = l.Kernel.newPsi2(w.z, m, w.psi2)
 	return nil
+}
+
+// prepareBsum computes Bsum = Kinv·Ssum·Kinv = Wᵀ·sW·W.
+func (w *layerWork) prepareBsum() {
+	if w.haveBsum {
+		return
+	}
+	m := w.m
+	w.tW = linalg.Resize(w.tW, m*m)
+	w.bsum = linalg.Resize(w.bsum, m*m)
+	mm(w.tW, m, m, m, w.lwT, false, w.sW, false, 1, 0)
+	mm(w.bsum, m, m, m, w.tW, false, w.lw, false, 1, 0)
+	linalg.Symmetrize(w.bsum, m)
+	w.haveBsum = true
+}
+
+// prepareUncertain computes what a layer with an uncertain input needs
+// besides: C = Bsum + A·Aᵀ and, with the gradient, the Ψ2 loop's weights
+// g2 = scale/(2 s2)·(D·Kinv − C) = scale/(2 s2)·Wᵀ(D·I − sW − mW·mWᵀ)W,
+// whitened because D·Kinv and C, ~cond(Kuu) times larger than their
+// difference, cancel (precision_test.go: the last layer's inducing-input
+// gradient 2.3e-4 → 6e-6).
+func (w *layerWork) prepareUncertain(grad bool) {
+	m, d := w.m, w.d
+	mm2 := m * m
+	w.prepareBsum()
+	w.c = linalg.Resize(w.c, mm2)
+	copy(w.c, w.bsum)
+	mm(w.c, m, m, d, w.a, false, w.a, true, 1, 1)
+	w.haveC = true
+	if !grad {
+		return
+	}
+	w.xW = linalg.Resize(w.xW, mm2)
+	x := w.xW
+	for i, v := range w.sW {
+		x[i] = -v
+	}
+	mm(x, m, m, d, w.mW, false, w.mW, true, -1, 1)
+	for i := 0; i < m; i++ {
+		x[i*m+i] += float64(d)
+	}
+	w.g2 = linalg.Resize(w.g2, mm2)
+	mm(w.tW, m, m, m, w.lwT, false, x, false, 1, 0)
+	mm(w.g2, m, m, m, w.tW, false, w.lw, false, w.scale/(2*w.s2), 0)
+	linalg.Symmetrize(w.g2, m)
 }
 
 // forward computes the layer's ψ statistics, penalties and output message
@@ -132,6 +201,12 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 	w.psi1 = linalg.Resize(w.psi1, n*m)
 	w.comp = linalg.Resize(w.comp, n)
 	w.prop = linalg.Resize(w.prop, n)
+	if inVar != nil {
+		w.psi0n = linalg.Resize(w.psi0n, n)
+	}
+	if !messagesOnly {
+		w.v = linalg.Resize(w.v, n*m)
+	}
 	w.dIn = linalg.Resize(w.dIn, n*q)
 	clear(w.dIn)
 	if inVar != nil {
@@ -149,6 +224,15 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		g2 = w.g2
 	}
 	if inVar != nil && !messagesOnly {
+		if !w.haveC || (grad && len(w.g2) != m*m) {
+			// Not prepared as an uncertain layer: the caller did not
+			// say (LayerPosterior).
+			w.prepareUncertain(grad)
+			g2 = nil
+			if grad {
+				g2 = w.g2
+			}
+		}
 		w.psi2.setWeights(g2, w.kinv, w.c)
 		n := w.psi2.accLen()
 		for c := 0; c < chunks; c++ {
@@ -167,7 +251,11 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		w.u = linalg.Resize(w.u, n*m*d)
 		// U = Ψ1·Kinv·Lcat, all U_d = Ψ1·Kinv·L_d in one product.
 		w.kLcat = linalg.Resize(w.kLcat, m*m*d)
-		mm(w.kLcat, m, m*d, m, w.kinv, false, w.lcat, false, 1, 0)
+		// Kinv·Lcat = Wᵀ(W·Lcat): through the explicit Kinv the messages'
+		// variances of a badly conditioned layer lost ~cond(Kuu)·ε.
+		w.wLcat = linalg.Resize(w.wLcat, m*m*d)
+		mm(w.wLcat, m, m*d, m, w.lw, false, w.lcat, false, 1, 0)
+		mm(w.kLcat, m, m*d, m, w.lwT, false, w.wLcat, false, 1, 0)
 		w.kLcatT = linalg.Resize(w.kLcatT, m*m*d)
 		transpose(w.kLcatT, w.kLcat, m, m*d, m*d)
 	}
@@ -191,8 +279,74 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 	}
 	if !messagesOnly {
 		w.p11 = linalg.Resize(w.p11, m*m)
-		e.productsTN(m, n, tnProduct{c: w.p11, cols: m, a: w.psi1, b: w.psi1, alpha: 1, sym: true})
+		w.p11W = linalg.Resize(w.p11W, m*m)
+		e.productsTN(m, n, tnProduct{c: w.p11, cols: m, a: w.psi1, b: w.psi1, alpha: 1, sym: true},
+			tnProduct{c: w.p11W, cols: m, a: w.v, b: w.v, alpha: 1, sym: true})
+		w.penaltySums(n)
 	}
+}
+
+// penaltySums sets the layer's sums of the penalties over the data from
+// whitened matrices (W = L⁻¹, Kinv = WᵀW):
+//
+//	Σ_n tr(Kinv Ψ2_n)           = tr(W·ΣΨ2·Wᵀ)
+//	Σ_n tr(C(Ψ2_n − ψ1_nᵀψ1_n)) = ⟨W·Ssum·Wᵀ + (W·m)(W·m)ᵀ, W·(ΣΨ2 − Ψ1ᵀΨ1)·Wᵀ⟩
+//
+// The per-datum loop weighs each Ψ2_n with Kinv and C, whose entries are
+// ~cond(Kuu) times Kuu's, and their cancellation lost up to ~1e-5 of the
+// bound at cond(Kuu) ≈ 1e7; the whitened matrices are of the size of the
+// terms themselves. A certain input's compression is exact per datum
+// (penaltyRows) and is summed.
+func (w *layerWork) penaltySums(n int) {
+	m := w.m
+	w.p11W = linalg.Resize(w.p11W, m*m)
+
+	if w.inVar == nil {
+		var c float64
+		for _, v := range w.comp[:n] {
+			c += v
+		}
+		w.compSum, w.propSum = c, 0
+		return
+	}
+	half := 1 / (2 * w.s2)
+	w.psi2W = linalg.Resize(w.psi2W, m*m)
+	w.whiten(w.psi2W, w.sumPsi2, w.tmpW)
+	var psi0, tr float64
+	for _, v := range w.psi0n[:n] {
+		psi0 += v
+	}
+	for i := 0; i < m; i++ {
+		tr += w.psi2W[i*m+i]
+	}
+	w.compSum = float64(w.d) * half * (psi0 - tr)
+	// ⟨sW + mW·mWᵀ, psi2W − p11W⟩, the second factor into tmpW.
+	for i := range w.tmpW {
+		w.tmpW[i] = w.psi2W[i] - w.p11W[i]
+	}
+	var p float64
+	for i := 0; i < m; i++ {
+		mi := w.mW[i*w.d : (i+1)*w.d]
+		for j := 0; j < m; j++ {
+			p += (w.sW[i*m+j] + linalg.Dot(mi, w.mW[j*w.d:(j+1)*w.d])) * w.tmpW[i*m+j]
+		}
+	}
+	w.propSum = half * p
+}
+
+// whiten sets dst (M×M) to W·x·Wᵀ; tmp is M×M scratch.
+//
+// With cond(Kuu) ≫ 1 the explicit Kinv's entries are ~cond(Kuu) times
+// Kuu's, and a product through it loses that factor where the result is a
+// difference of such entries (the bound's sums and the gradient w.r.t. Kuu,
+// m and S at a fitted model); a product Kinv·x·Kinv formed as
+// Wᵀ(W·x·Wᵀ)W keeps its intermediate of the size of x's whitened part.
+// On fitted step models this took the error of the inducing inputs'
+// gradient from 8e-2 to 1e-7 (precision_test.go).
+func (w *layerWork) whiten(dst, x, tmp []float64) {
+	m := w.m
+	mm(tmp, m, m, m, w.lw, false, x, false, 1, 0)
+	mm(dst, m, m, m, tmp, false, w.lwT, false, 1, 0)
 }
 
 // messageRows computes the output message of data lo…hi−1 from their ψ1:
@@ -223,9 +377,19 @@ func (w *layerWork) penaltyRows(acc *psi2Acc, lo, hi int) {
 	half := 1 / (2 * w.s2)
 	fd := float64(d)
 	p1 := w.psi1[lo*m : hi*m]
+	// The whitened ψ1: v_n = W ψ1_nᵀ, whose sums VᵀV give the likelihood's
+	// trace and the propagation's ψ1 part (penaltySums) without the
+	// cancellation that whitening the sum Ψ1ᵀΨ1 suffers.
+	v := w.v[lo*m : hi*m]
+	mm(v, hi-lo, m, m, p1, false, w.lwT, false, 1, 0)
 	if w.inVar == nil {
-		// ψ1 Kinv ψ1ᵀ for the chunk, into comp until it is used.
-		quadRows(w.comp[lo:hi], p1, hi-lo, m, w.kinv)
+		// ψ1 Kinv ψ1ᵀ = ‖v_n‖² for the chunk, into comp until it is used:
+		// a sum of squares, where the quadratic form in the explicit Kinv
+		// cancelled to ~cond(Kuu)·ε of ψ0.
+		for i := lo; i < hi; i++ {
+			row := w.v[i*m : (i+1)*m]
+			w.comp[i] = linalg.Dot(row, row)
+		}
 		for i := lo; i < hi; i++ {
 			w.comp[i] = fd * half * (w.kernel.psi0(w.in[i*q:(i+1)*q], nil) - w.comp[i])
 			w.prop[i] = 0
@@ -237,7 +401,9 @@ func (w *layerWork) penaltyRows(acc *psi2Acc, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		mu, s := w.in[i*q:(i+1)*q], w.inVar[i*q:(i+1)*q]
 		t1, t2 := w.psi2.datum(acc, mu, s, w.psi1[i*m:(i+1)*m], w.dIn[i*q:(i+1)*q], w.dInVar[i*q:(i+1)*q])
-		w.comp[i] = fd * half * (w.kernel.psi0(mu, s) - t1)
+		p0 := w.kernel.psi0(mu, s)
+		w.psi0n[i] = p0
+		w.comp[i] = fd * half * (p0 - t1)
 		w.prop[i] = half * (t2 - w.prop[i])
 	}
 }
@@ -259,8 +425,9 @@ func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (flo
 			gMean[i] = scale * r / w.s2
 		}
 	}
-	// Σ_n Σ_d ψ1_n B_d ψ1_nᵀ = tr(Bsum Ψ1ᵀΨ1).
-	tr := linalg.Dot(w.bsum, w.p11)
+	// Σ_n Σ_d ψ1_n B_d ψ1_nᵀ = tr(Bsum Ψ1ᵀΨ1) = ⟨W·Ssum·Wᵀ, W·Ψ1ᵀΨ1·Wᵀ⟩,
+	// whitened as in penaltySums.
+	tr := linalg.Dot(w.sW, w.p11W)
 	lik := -0.5*float64(n*d)*math.Log(2*math.Pi*w.s2) - sq/(2*w.s2) - tr/(2*w.s2)
 	w.likSq, w.likTr = sq, tr
 	return scale * lik, gMean

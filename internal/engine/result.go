@@ -15,6 +15,9 @@ type LayerTerms struct {
 	Compression float64
 	Propagation float64
 	// Per-datum penalties (unscaled), in the order of the evaluated rows.
+	// Compression and Propagation are computed from whitened sums, which
+	// on a badly conditioned Kuu are more accurate than the sum of these
+	// (they agree to ~1e-7 of the totals at cond(Kuu) = 1e7).
 	CompressionPerDatum []float64
 	PropagationPerDatum []float64
 }

@@ -61,15 +61,22 @@ var scratch = sync.Pool{New: func() any { return new([]float64) }}
 // CholInverse sets inv (m×m) to (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹ for a lower triangular
 // Cholesky factor l, exactly symmetric.
 func CholInverse(inv, l []float64, m int) {
-	// w = L⁻¹, column by column by forward substitution, stored
-	// transposed (row c of wt is column c of L⁻¹) so that both loops
-	// below run along rows.
 	buf := scratch.Get().(*[]float64)
 	defer scratch.Put(buf)
 	if cap(*buf) < m*m {
 		*buf = make([]float64, m*m)
 	}
 	wt := (*buf)[:m*m]
+	LowerInverseT(wt, l, m)
+	InverseFromT(inv, wt, m)
+}
+
+// LowerInverseT sets wt (m×m) to (L⁻¹)ᵀ for a lower triangular l: column
+// by column of L⁻¹ by forward substitution, each stored as a row of wt
+// (upper triangular, zeros below the diagonal) so that the loops run
+// along rows.
+func LowerInverseT(wt, l []float64, m int) {
+	wt = wt[:m*m]
 	clear(wt)
 	for c := 0; c < m; c++ {
 		col := wt[c*m : (c+1)*m]
@@ -78,6 +85,12 @@ func CholInverse(inv, l []float64, m int) {
 			col[i] = -Dot(l[i*m+c:i*m+i], col[c:i]) / l[i*m+i]
 		}
 	}
+}
+
+// InverseFromT sets inv (m×m) to L⁻ᵀ·L⁻¹, exactly symmetric, from
+// wt = (L⁻¹)ᵀ as LowerInverseT leaves it: CholInverse in two steps, for a
+// caller that keeps L⁻¹ too.
+func InverseFromT(inv, wt []float64, m int) {
 	// inv_ij = Σ_k w_ki w_kj over k ≥ max(i, j).
 	for i := 0; i < m; i++ {
 		for j := 0; j <= i; j++ {
