@@ -54,7 +54,10 @@ func TestEvalPrintsBoundMessagesGradient(t *testing.T) {
 		for _, c := range l.CompressionPerDatum {
 			sum += c
 		}
-		if math.Abs(sum-l.Compression) > 1e-12 {
+		// 1e-8 nats: the total comes from whitened sums, the per-datum
+		// values from the per-datum loop (engine.LayerTerms); on this model
+		// they differ by 2.2e-9 nats, a cancellation error of ψ0 − ‖v‖².
+		if math.Abs(sum-l.Compression) > 1e-8 {
 			t.Errorf("layer %d: per-datum compression sums to %v, total %v", i, sum, l.Compression)
 		}
 	}
