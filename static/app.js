@@ -185,7 +185,9 @@ function onBinary(m) {
 
 function ensureLayerPanels(f) {
   const host = $("layer-panels");
-  const want = f.layers.map((l) => (l.q === 1 && l.d === 1 ? "layer1d" : "layernd"));
+  // The Frey faces view draws its own latent map (panels/frey.js): no
+  // layer panels for 560-D layers whose arrays frames leave out.
+  const want = state.setup?.frey ? [] : f.layers.map((l) => (l.q === 1 && l.d === 1 ? "layer1d" : "layernd"));
   const have = panels.layers.map((p) => p.kind);
   if (want.length === have.length && want.every((k, i) => k === have[i])) return;
   for (const p of panels.layers) p.destroy?.();

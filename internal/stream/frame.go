@@ -35,6 +35,7 @@ type snapshot struct {
 	dataID   int
 	applied  int64      // id of the last command applied
 	robot    *robotInfo // robot WiFi data: frames are built by robotFrame
+	frey     *freyInfo  // the Frey faces: frames are built by freyFrame
 	restarts *restartSet
 	restart  int // the restart the model started from
 }
@@ -106,6 +107,7 @@ type frameHeader struct {
 	Layers     []layerFrame `json:"layers"`
 	Fit        *fitFrame    `json:"fit,omitempty"`
 	Robot      *robotFrame  `json:"robot,omitempty"`
+	Frey       *freyFrame   `json:"frey,omitempty"`
 	Sections   []section    `json:"sections"`
 }
 
@@ -129,6 +131,7 @@ type framer struct {
 	x    []float64
 	cost time.Duration // smoothed time to build a frame
 	rob  *robotFramer  // robot frames' state (robot_frame.go)
+	fry  *robotFramer  // Frey frames' analyses (frey_frame.go)
 
 	// grid scratch, reused between layers and frames (the encoder copies)
 	xs, mean, varU, varCond []float64
@@ -139,6 +142,9 @@ type framer struct {
 func (f *framer) frame(s *snapshot) ([]byte, error) {
 	if s.robot != nil {
 		return f.robotFrame(s)
+	}
+	if s.frey != nil {
+		return f.freyFrame(s)
 	}
 	m := s.model
 	_, q0 := m.X.Dims()
@@ -287,14 +293,24 @@ func errorf(format string, args ...any) error {
 // alone: shapes, kernel, noise, inducing inputs and the q(u) marginals
 // (mean m, variance diag(L Lᵀ)).
 func layerParams(e *encoder, l *engine.Layer) layerFrame {
+	return layerParamsSized(e, l, true, true)
+}
+
+// layerParamsSized is layerParams that encodes the inducing inputs only
+// withZ and q(u)'s marginals only withU (the caller fills the others).
+func layerParamsSized(e *encoder, l *engine.Layer, withZ, withU bool) layerFrame {
 	mz, q, d := l.Dims()
 	lf := layerFrame{
 		Q: q, D: d, M: mz, Noise: num(l.NoiseVariance),
 		Kernel: kernelFrame{Name: l.Kernel.Name(), Names: l.Kernel.ParamNames(), Params: nums(l.Kernel.Params())},
 	}
-	lf.Z = e.arr(denseData(l.InducingInputs))
-	lf.UMean = e.arr(denseData(l.QMu))
-	lf.UVar = e.arr(l.InducingMarginals())
+	if withZ {
+		lf.Z = e.arr(denseData(l.InducingInputs))
+	}
+	if withU {
+		lf.UMean = e.arr(denseData(l.QMu))
+		lf.UVar = e.arr(l.InducingMarginals())
+	}
 	return lf
 }
 
