@@ -2,7 +2,9 @@ package stream
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
@@ -112,4 +114,26 @@ func FreyLimits(l Limits, ds *dataset.Dataset) Limits {
 		l.SessionMemory = (e.Bytes + (1 << 20) - 1) >> 20 << 20
 	}
 	return l
+}
+
+// freyWarnings folds the per-pixel warnings of dataset.Warnings (a pixel
+// that is the same in every frame is a constant input and output) into one
+// line: the page shows warnings as they are, and a hundred lines about
+// corner pixels would cover it.
+func freyWarnings(ws []string) []string {
+	var out []string
+	pixels := 0
+	for _, w := range ws {
+		switch {
+		case strings.HasPrefix(w, "output ") && strings.Contains(w, " is constant"):
+			pixels++
+		case strings.HasPrefix(w, "input ") && strings.Contains(w, " is constant"):
+		default:
+			out = append(out, w)
+		}
+	}
+	if pixels > 0 {
+		out = append(out, fmt.Sprintf("%d of the %d pixels are the same in every frame: they carry no information, and the decoder can only learn their grey level", pixels, dataset.FreyPixels))
+	}
+	return out
 }

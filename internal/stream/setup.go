@@ -63,6 +63,9 @@ func (d *data) setup(cfg Config) ([]byte, error) {
 		Edited: d.edited, Config: cfg,
 		Warnings: dataset.Warnings(&dataset.Dataset{Name: d.ds.Name, X: x, Y: y, InputNames: d.ds.InputNames, OutputNames: d.ds.OutputNames}),
 	}
+	if d.frey != nil {
+		h.Warnings = freyWarnings(h.Warnings)
+	}
 	e := encoder{forceF32: true}
 	if d.frey != nil {
 		// 1965 frames of 560 grey levels: 16-bit quantised (2.2 MB rather

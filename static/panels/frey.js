@@ -13,7 +13,7 @@
 // in flight at a time; a newer wish waits for the answer.
 import { register } from "./registry.js";
 import { Plot, StickyRange, fmt } from "../plot.js";
-import { palette, colorBar, viridis } from "../colormap.js";
+import { palette, viridis } from "../colormap.js";
 
 const NB = 32; // colour bins for batched drawing
 const SD_MAX = 40; // grey levels: the sd image's top colour
@@ -50,11 +50,24 @@ function paintSD(cv, vr, off, w, h) {
   c.putImageData(img, 0, 0);
 }
 
+// bigBar is colorBar with labels large enough for the back of a hall.
+function bigBar(ctx, x, y, w, h, lo, hi, title) {
+  const g = ctx.createLinearGradient(x, 0, x + w, 0);
+  for (let k = 0; k <= 15; k++) { const c = viridis(k / 15); g.addColorStop(k / 15, `rgb(${c.join(",")})`); }
+  ctx.fillStyle = g; ctx.fillRect(x, y, w, h);
+  ctx.strokeStyle = "rgba(0,0,0,0.25)"; ctx.strokeRect(x + 0.5, y + 0.5, w - 1, h - 1);
+  ctx.font = "13px system-ui, sans-serif"; ctx.fillStyle = "#1f2933"; ctx.textBaseline = "top";
+  ctx.textAlign = "left"; ctx.fillText(lo, x, y + h + 3);
+  ctx.textAlign = "right"; ctx.fillText(hi, x + w, y + h + 3);
+  ctx.font = "600 13px system-ui, sans-serif"; ctx.textAlign = "center"; ctx.fillText(title, x + w / 2, y + h + 3);
+  ctx.font = "12px system-ui, sans-serif";
+}
+
 register("frey", (root, app) => {
   const q = (id) => root.querySelector(`[data-testid="${id}"]`);
   const mapCv = q("frey-map"), stripCv = q("frey-strip");
-  const plot = new Plot(mapCv, { l: 48, r: 14, t: 10, b: 74 });
-  const strip = new Plot(stripCv, { l: 48, r: 14, t: 4, b: 16 });
+  const plot = new Plot(mapCv, { l: 62, r: 14, t: 10, b: 74 });
+  const strip = new Plot(stripCv, { l: 62, r: 14, t: 4, b: 16 });
   const xr = new StickyRange(), yr = new StickyRange();
   const st = {
     dataId: -1, n: 0,
@@ -158,11 +171,12 @@ register("frey", (root, app) => {
     }
   }
 
-  // tileGrid: grid × grid latent positions over the visible range, as
-  // cells of equal size; the key changes when the grid moves noticeably.
+  // tileGrid: grid × grid latent positions over the frames' range (the
+  // centres of equal cells, as faces.Grid and the paper's figure); the key
+  // changes when the grid moves noticeably.
   function tileGrid() {
-    const g = st.grid, s = st.scale, pts = [];
-    const x0 = s.x0, x1 = s.x1, y0 = s.y0, y1 = s.y1;
+    const g = st.grid, pts = [];
+    const x0 = xr.lo, x1 = xr.hi, y0 = yr.lo, y1 = yr.hi;
     for (let r = 0; r < g; r++) for (let c = 0; c < g; c++) pts.push(x0 + ((c + 0.5) * (x1 - x0)) / g, y0 + ((r + 0.5) * (y1 - y0)) / g);
     const round = (v) => v.toPrecision(2);
     return { pts, grid: g, x0, x1, y0, y1, key: `${g}|${round(x0)}|${round(x1)}|${round(y0)}|${round(y1)}` };
@@ -338,7 +352,7 @@ register("frey", (root, app) => {
         c.stroke();
       }
       // points, batched by colour bin
-      const pal = palette(NB, 1), rad = any ? 3.2 : 2.3;
+      const pal = palette(NB, 1), rad = any ? 4.6 : 3.6;
       for (let b = 0; b < NB; b++) {
         c.beginPath();
         for (let i = 0; i < n; i++) {
@@ -351,7 +365,7 @@ register("frey", (root, app) => {
       if (any) {
         c.beginPath();
         for (let i = 0; i < n; i++) if (!lit(i)) { const x = s.sx(mean[i * dq]), y = s.sy(mean[i * dq + 1]); c.moveTo(x + 1.6, y); c.arc(x, y, 1.6, 0, 6.2832); }
-        c.fillStyle = "rgba(148,163,184,0.45)"; c.fill();
+        c.fillStyle = "rgba(148,163,184,0.55)"; c.fill();
       }
       // the hovered frame
       if (st.hover >= 0 && st.hover < n) {
@@ -378,7 +392,7 @@ register("frey", (root, app) => {
         c.moveTo(x, y - 9); c.lineTo(x, y - 3); c.moveTo(x, y + 3); c.lineTo(x, y + 9); c.stroke();
       }
     });
-    colorBar(ctx, s.box.l, h - 30, s.box.r - s.box.l, 10, "0", String(n - 1), "frame in the video");
+    bigBar(ctx, s.box.l, h - 34, s.box.r - s.box.l, 12, "0", String(n - 1), "frame in the video");
     mapCv.dataset.points = String(n);
     mapCv.dataset.inducing = String(dec.q === 2 ? dec.m : 0);
   }
@@ -419,7 +433,10 @@ register("frey", (root, app) => {
       if (!s || !L?.z?.length || L.q !== 2) return null;
       return [s.sx(L.z[2 * j]), s.sy(L.z[2 * j + 1])];
     },
-    range(a, b) { if (a < 0) { st.from = st.to = -1; app.redraw(); } else setRange(a, b); },
+    range(a, b) {
+      if (a >= 0) { setRange(a, b); return; }
+      st.from = st.to = -1; fromIn.value = "0"; toIn.value = String(Math.max(0, st.n - 1)); app.redraw();
+    },
     get lit() { return { from: st.from, to: st.to }; },
     draw(state) {
       const S = state.setup?.frey;
