@@ -1,7 +1,9 @@
 package web
 
 import (
+	"bytes"
 	"fmt"
+	"image/png"
 	"io"
 	"log/slog"
 	"net/http"
@@ -79,6 +81,13 @@ func TestBrowserFrey(t *testing.T) {
 	e := newFreyE2E(t)
 	start := time.Now()
 	e.run(chromedp.Navigate(e.base + "/?data=frey&hidden=2&m=15&play=0&speed=0"))
+	// The preset's restarts run before the first frame: seconds on the
+	// real frames of a busy machine.
+	for range 6 {
+		if evalAs[bool](e, `new Promise(r => { const t0 = Date.now(); const tick = () => { const ok = window.dgpviz && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null; if (ok || Date.now() - t0 > 15000) r(!!ok); else setTimeout(tick, 50); }; tick(); })`) {
+			break
+		}
+	}
 	e.waitFor("the Frey view", `window.dgpviz && window.dgpviz.panels.frey && window.dgpviz.panels.frey.stats.draws > 1 && !document.getElementById("panel-frey").hidden && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
 	t.Logf("Frey view drawn %v after navigating", time.Since(start).Round(time.Millisecond))
 	if cfg := evalAs[[]float64](e, `window.dgpviz.state.config.hidden`); !slices.Equal(cfg, []float64{2}) {
@@ -96,8 +105,8 @@ func TestBrowserFrey(t *testing.T) {
 	e.waitFor("face tiles", `Number(document.querySelector('[data-testid="frey-map"]').dataset.tiles) === 49`)
 	e.settle()
 	n := evalAs[float64](e, `Number(document.querySelector('[data-testid="frey-map"]').dataset.points)`)
-	if m := evalAs[float64](e, `Number(document.querySelector('[data-testid="frey-map"]').dataset.inducing)`); n != 60 || m != 15 {
-		t.Errorf("map draws %v points and %v inducing inputs, want 60 and 15", n, m)
+	if m, want := evalAs[float64](e, `Number(document.querySelector('[data-testid="frey-map"]').dataset.inducing)`), evalAs[float64](e, `window.dgpviz.state.setup.n`); n != want || m != 15 {
+		t.Errorf("map draws %v points and %v inducing inputs, want %v and 15", n, m, want)
 	}
 	hTiles, inkTiles := e.canvas(`[data-testid="frey-map"]`)
 	if inkTiles < 5000 {
@@ -201,6 +210,7 @@ func TestBrowserFrey(t *testing.T) {
 	// Run the optimizer a little: the map follows, the cursor face updates.
 	e.run(chromedp.Click(`[data-testid="play"]`))
 	e.waitFor("iterations", `window.dgpviz.state.frame.iter >= 20`)
+	t.Logf("playing: %s it/s shown by the page", e.text(`[data-testid="ips"]`))
 	e.run(chromedp.Click(`[data-testid="play"]`))
 	e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
 	e.waitFor("tiles of the new model", `Number(document.querySelector('[data-testid="frey-map"]').dataset.tiles) === 49`)
@@ -222,6 +232,20 @@ func TestBrowserFrey(t *testing.T) {
 		}
 		if f == "png" {
 			os.WriteFile(filepath.Join(artifactDir(t), "frey-figure.png"), body, 0o644)
+			if cfg, err := png.DecodeConfig(bytes.NewReader(body)); err != nil || cfg.Width < 1600 {
+				t.Errorf("faces.png: %v, %d px wide, want ≥ 1600", err, cfg.Width)
+			}
+		}
+	}
+	for q, want := range map[string]string{"grid=99": "grid", "grid=x": "grid", "layer=0": "does not apply", "colour=1": "unknown parameter"} {
+		resp, err := http.Get(e.base + "/figure/faces.png?session=" + key + "&" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(body), want) {
+			t.Errorf("faces.png?%s: %d %q, want 400 saying %q", q, resp.StatusCode, body, want)
 		}
 	}
 	// Screenshots at lecture-hall sizes, with the cursor over the map.

@@ -352,7 +352,8 @@ register("frey", (root, app) => {
         c.stroke();
       }
       // points, batched by colour bin
-      const pal = palette(NB, 1), rad = any ? 4.6 : 3.6;
+      // large enough to see from the back of a hall, smaller when the frames are many
+      const pal = palette(NB, 1), rad = (any ? 1.3 : 1) * (n > 500 ? 2.8 : 3.6);
       for (let b = 0; b < NB; b++) {
         c.beginPath();
         for (let i = 0; i < n; i++) {
