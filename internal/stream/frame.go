@@ -23,19 +23,22 @@ const GridPoints = 64
 // a private copy of the model and the optimizer's state. The writer turns it
 // into a frame, so the optimizer only pays for the copy.
 type snapshot struct {
-	model    *engine.Model
-	iter     int
-	event    string
-	status   train.Status
-	running  bool
-	ips      float64
-	method   string
-	lr       float64
-	frozen   []string
-	dataID   int
-	applied  int64      // id of the last command applied
-	robot    *robotInfo // robot WiFi data: frames are built by robotFrame
-	frey     *freyInfo  // the Frey faces: frames are built by freyFrame
+	model   *engine.Model
+	iter    int
+	event   string
+	status  train.Status
+	running bool
+	ips     float64
+	method  string
+	lr      float64
+	frozen  []string
+	dataID  int
+	applied int64      // id of the last command applied
+	robot   *robotInfo // robot WiFi data: frames are built by robotFrame
+	frey    *freyInfo  // the Frey faces: frames are built by freyFrame
+	// eval is the optimizer's evaluation of model (nil: none at hand; the
+	// Frey view only): its bound, terms and hidden layers' messages.
+	eval     *train.Evaluation
 	restarts *restartSet
 	restart  int // the restart the model started from
 }

@@ -21,6 +21,10 @@ type freyFrame struct {
 	// Omitted lists the layer arrays left out because of their size, as
 	// "layer.field" (e.g. "0.z", "1.u_mean"): sent as empty arrays.
 	Omitted []string `json:"omitted"`
+	// Source says where the bound and the latent come from: "optimizer"
+	// (its evaluation of this very model, while it runs) or "analysis" (an
+	// evaluation by the frame writer, after a command or when paused).
+	Source string `json:"source"`
 }
 
 // freyAnalyze evaluates the bound and its terms (no output variance; the
@@ -35,32 +39,43 @@ func freyAnalyze(m *engine.Model, iter int, applied int64) *robotAnalysis {
 	return a
 }
 
-// freyFrame builds a frame for the Frey faces (frey.go): the hidden
-// layers' messages now (a forward pass through the encoder, no Ψ₂), the
-// bound and terms from the latest analysis, and each layer's parameters
-// except the arrays of 560 columns.
+// freyFrame builds a frame for the Frey faces (frey.go): the bound, its
+// terms and the hidden layers' messages from the optimizer's own
+// evaluation of the snapshot's model when it has one (while it runs), else
+// from an analysis (robotFramer.current: at once after a command or when
+// paused, in the background otherwise) and a forward pass through the
+// encoder; and each layer's parameters except the arrays of 560 columns.
 func (f *framer) freyFrame(s *snapshot) ([]byte, error) {
-	if f.fry == nil {
-		f.fry = &robotFramer{}
-	}
-	a := f.fry.current(s, freyAnalyze)
 	m := s.model
+	nl := len(m.Layers)
 	h := f.header(s)
 	var e encoder
-	res := a.res
-	if a.err != nil {
-		h.EvalError = a.err.Error()
-	} else {
-		h.Bound, h.Likelihood = numPtr(res.Bound), numPtr(res.Likelihood)
-	}
-	nl := len(m.Layers)
+	ff := &freyFrame{Omitted: []string{}}
+	var terms []engine.LayerTerms
 	var hidden []engine.Message
-	if nl > 1 {
-		if msgs, err := f.ev.PredictLayers(m, m.X, nl-1); err == nil {
-			hidden = msgs
+	if ev := s.eval; ev != nil && len(ev.Hidden) == nl-1 && len(ev.Layers) == nl {
+		// The optimizer's own evaluation of this model (train.Trainer.
+		// LastEvaluation): nothing to compute.
+		h.Bound, h.Likelihood = numPtr(ev.Bound), numPtr(ev.Likelihood)
+		terms, hidden, ff.EvalIter, ff.Source = ev.Layers, ev.Hidden, s.iter, "optimizer"
+	} else {
+		if f.fry == nil {
+			f.fry = &robotFramer{}
+		}
+		a := f.fry.current(s, freyAnalyze)
+		ff.EvalIter, ff.Source = a.iter, "analysis"
+		if a.err != nil {
+			h.EvalError = a.err.Error()
+		} else {
+			h.Bound, h.Likelihood = numPtr(a.res.Bound), numPtr(a.res.Likelihood)
+			terms = a.res.Layers
+		}
+		if nl > 1 {
+			if msgs, err := f.ev.PredictLayers(m, m.X, nl-1); err == nil {
+				hidden = msgs
+			}
 		}
 	}
-	ff := &freyFrame{EvalIter: a.iter, Omitted: []string{}}
 	empty := e.arr(nil)
 	for i, l := range m.Layers {
 		mz, q, d := l.Dims()
@@ -73,8 +88,8 @@ func (f *framer) freyFrame(s *snapshot) ([]byte, error) {
 			lf.UMean, lf.UVar = empty, empty
 			ff.Omitted = append(ff.Omitted, strconv.Itoa(i)+".u_mean", strconv.Itoa(i)+".u_var")
 		}
-		if res != nil {
-			t := res.Layers[i]
+		if i < len(terms) {
+			t := terms[i]
 			lf.KL, lf.Compression, lf.Propagation = numPtr(t.KL), numPtr(t.Compression), numPtr(t.Propagation)
 		}
 		if i < len(hidden) {

@@ -54,9 +54,19 @@ func TestFreySetupAndFrames(t *testing.T) {
 	if get(su, "frey", "preset") != FreyPresetName {
 		t.Fatalf("preset %v", get(su, "frey", "preset"))
 	}
-	for range 3 {
+	sources := map[string]int{}
+	defer func() {
+		// While the optimizer runs, frames show its own evaluation of the
+		// model: no frame-writer evaluation, no forward pass.
+		if sources["optimizer"] == 0 {
+			t.Errorf("frame sources %v: none from the optimizer's evaluation", sources)
+		}
+	}()
+	for range 6 {
 		m := c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
 		f := m.frame
+		src, _ := get(f, "frey", "source").(string)
+		sources[src]++
 		if got := len(floats(get(f, "layers", 0, "mean"))); got != 2*n {
 			t.Fatalf("latent mean: %d values, want %d", got, 2*n)
 		}

@@ -263,6 +263,9 @@ func (s *session) publish() {
 		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied, robot: s.data.robot, frey: s.data.frey,
 		restarts: s.restarts, restart: s.restart,
 	}
+	if s.data.frey != nil { // the Frey view shows the optimizer's own evaluation (frey_frame.go)
+		snap.eval, _ = s.tr.LastEvaluation()
+	}
 	s.playing.Store(s.running)
 	s.published.Add(1)
 	if s.frames.put(snap) {
