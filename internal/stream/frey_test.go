@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -278,9 +279,9 @@ func FuzzCheckDecode(f *testing.F) {
 }
 
 // TestFreyStreamingReal measures the live rates on the paper's 1965
-// frames: optimizer iterations per second and frames per second while a
-// client reads, and the time of a decode of one face (logged, never
-// asserted).
+// frames with one and two evaluator workers per session: optimizer
+// iterations per second and frames per second while a client reads, and
+// the time of decodes (logged, never asserted).
 func TestFreyStreamingReal(t *testing.T) {
 	if _, err := os.Stat(freyRealPath); err != nil {
 		t.Skipf("the real Frey faces are not at %s: skipping the live-rate measurement", freyRealPath)
@@ -288,7 +289,23 @@ func TestFreyStreamingReal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits for several seconds")
 	}
-	e := freyEnv(t, freyRealPath)
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { freyStreaming(t, workers) })
+	}
+}
+
+func freyStreaming(t *testing.T, workers int) {
+	ds, err := dataset.LoadFrey(freyRealPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(o *Options) {
+		o.Limits = FreyLimits(o.Limits, ds)
+		o.Workers = workers
+		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t0 := time.Now()
 	c := e.dial(t, "data=frey&hidden=2&m=15&speed=0&play=0")
 	c.until("frame", 120*time.Second, func(m msg) bool { return m.typ() == "frame" })
@@ -359,29 +376,42 @@ func freySnapshot(b testing.TB, iters int) *snapshot {
 	for range iters {
 		tr.Step()
 	}
-	return &snapshot{model: tr.Model().CloneParams(), iter: tr.Iter(), method: "lbfgs", lr: 0.01, running: true, dataID: 1, frey: newFreyInfo(ds)}
+	ev, _ := tr.LastEvaluation()
+	return &snapshot{model: tr.Model().CloneParams(), iter: tr.Iter(), method: "lbfgs", lr: 0.01, running: true, dataID: 1, frey: newFreyInfo(ds), eval: ev}
 }
 
-// BenchmarkFreyFrame measures building a streaming Frey frame (the latent
-// by a forward pass through the encoder; the bound from the background
-// analysis), with its size.
+// BenchmarkFreyFrame measures building a streaming Frey frame, with its
+// size: "optimizer" from the optimizer's own evaluation (while it runs),
+// "analysis" without it (the latent by a forward pass through the
+// encoder, the bound from the background analysis).
 func BenchmarkFreyFrame(b *testing.B) {
-	snap := freySnapshot(b, 5)
-	f := newFramer()
-	if _, err := f.frame(snap); err != nil {
-		b.Fatal(err)
+	for _, src := range []string{"optimizer", "analysis"} {
+		b.Run(src, func(b *testing.B) {
+			snap := freySnapshot(b, 5)
+			if src == "analysis" {
+				snap.eval = nil
+			} else if snap.eval == nil {
+				b.Fatal("no evaluation after 5 steps")
+			}
+			f := newFramer()
+			if _, err := f.frame(snap); err != nil {
+				b.Fatal(err)
+			}
+			var size int
+			for b.Loop() {
+				snap.iter++
+				out, err := f.frame(snap)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = len(out)
+			}
+			if f.fry != nil {
+				f.fry.analyzed.Wait()
+			}
+			b.ReportMetric(float64(size), "bytes/frame")
+		})
 	}
-	var size int
-	for b.Loop() {
-		snap.iter++
-		out, err := f.frame(snap)
-		if err != nil {
-			b.Fatal(err)
-		}
-		size = len(out)
-	}
-	f.fry.analyzed.Wait()
-	b.ReportMetric(float64(size), "bytes/frame")
 }
 
 // BenchmarkFreyAnalysis is the background analysis (bound and terms) of
