@@ -129,7 +129,9 @@ func TestBrowserFrey(t *testing.T) {
 	// The cursor: a face at two places in the latent space.
 	rect := evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="frey-map"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 	// Empty spots: the map's corners inside the axes are far from most points.
-	spot := func(fx, fy float64) (float64, float64) { return rect[0] + 62 + fx*(rect[2]-76), rect[1] + 10 + fy*(rect[3]-84) }
+	spot := func(fx, fy float64) (float64, float64) {
+		return rect[0] + 62 + fx*(rect[2]-76), rect[1] + 10 + fy*(rect[3]-84)
+	}
 	x1, y1 := spot(0.1, 0.12)
 	t0 := time.Now()
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, x1, y1))
