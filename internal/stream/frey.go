@@ -31,14 +31,19 @@ import (
 const FreyPresetName = "Frey faces autoencoder (paper)"
 
 // IsFrey reports whether ds is the Frey faces (an autoencoding data set of
-// 28 × 20 grey-level frames).
+// 28 × 20 grey-level frames): the data set "frey", or the data of a loaded
+// model file with 560 inputs equal to its 560 outputs (a saved Frey
+// session), which must not stream 560-column messages either.
 func IsFrey(ds *dataset.Dataset) bool {
-	if ds == nil || ds.Name != "frey" {
+	if ds == nil || ds.X == nil || ds.Y == nil {
 		return false
 	}
 	_, q := ds.X.Dims()
 	_, d := ds.Y.Dims()
-	return q == dataset.FreyPixels && d == dataset.FreyPixels
+	if q != dataset.FreyPixels || d != dataset.FreyPixels {
+		return false
+	}
+	return ds.Name == "frey" || mat.Equal(ds.X, ds.Y)
 }
 
 // FreyConfig returns c with the Frey preset's architecture: one hidden

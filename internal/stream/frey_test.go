@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
@@ -358,6 +359,11 @@ func freySnapshot(b testing.TB, iters int) *snapshot {
 	if _, err := os.Stat(path); err != nil {
 		path = freyFixture
 	}
+	return freySnapshotOf(b, path, iters)
+}
+
+func freySnapshotOf(b testing.TB, path string, iters int) *snapshot {
+	b.Helper()
 	ds, err := dataset.LoadFrey(path)
 	if err != nil {
 		b.Fatal(err)
@@ -433,5 +439,35 @@ func BenchmarkFreyStep(b *testing.B) {
 	}
 	for b.Loop() {
 		tr.Step()
+	}
+}
+
+// TestFreyLoadedModel: a Frey autoencoder loaded from a model file (its
+// data a private data set whose 560 inputs are its 560 outputs) resumes
+// into the Frey view: a frey setup section and small frames, not 560-column
+// messages.
+func TestFreyLoadedModel(t *testing.T) {
+	e := freyEnv(t, freyFixture)
+	snap := freySnapshotOf(t, freyFixture, 3)
+	ds, err := dataset.LoadFrey(freyFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nx := dataset.FitNormalizer(ds.X)
+	token, err := e.srv.ParkModel(&engine.ModelFile{Model: snap.model, NormX: nx, NormY: nx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.dial(t, "resume="+token)
+	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	if get(su, "frey", "preset") != FreyPresetName {
+		t.Fatalf("the loaded Frey model's setup has no frey section: %v", get(su, "frey"))
+	}
+	f := c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	if get(f, "frey") == nil || get(f, "layers", 1, "mean") != nil {
+		t.Fatalf("the loaded Frey model streams generic frames")
+	}
+	if d, er := c.decode(map[string]any{"points": []float64{0, 0}}); er != nil || num64(get(d, "g")) != 1 {
+		t.Fatalf("decode in the loaded model's session: %v %v", d, er)
 	}
 }

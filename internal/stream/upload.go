@@ -80,7 +80,7 @@ func (s *Server) ParkModel(mf *engine.ModelFile) (string, error) {
 	}
 	s.cat.addPrivate(ds)
 	p := &parked{owner: owner, cfg: cfg, model: m.Clone(), restart: -1, private: ds.Name,
-		data: &data{id: 1, ds: ds, nx: nx, ny: ny, x: mat.DenseCopyOf(m.X), y: mat.DenseCopyOf(m.Y)}}
+		data: &data{id: 1, ds: ds, nx: nx, ny: ny, x: mat.DenseCopyOf(m.X), y: mat.DenseCopyOf(m.Y), frey: newFreyInfo(ds)}}
 	token := newResumeToken()
 	s.mu.Lock()
 	defer s.mu.Unlock()
