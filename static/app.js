@@ -50,7 +50,8 @@ const app = {
   // reconnects and resumes its session): for tests and the curious.
   drop() { ws?.close(); },
   // on subscribes fn to binary messages of a type other than frame and
-  // setup (e.g. the message figure's "message_figure"): each panel keeps its own.
+  // setup (e.g. the message figure's "message_figure"), or to "error"
+  // replies: each panel keeps its own.
   on(type, fn) {
     if (!listeners.has(type)) listeners.set(type, []);
     listeners.get(type).push(fn);
@@ -137,6 +138,7 @@ function onText(m) {
       break;
     case "error":
       toast(m.error, "error");
+      for (const fn of listeners.get("error") ?? []) fn(m); // e.g. a refused decode (panels/frey.js)
       break;
   }
 }

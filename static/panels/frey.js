@@ -104,11 +104,24 @@ register("frey", (root, app) => {
 
   // ---- decode requests and answers ----
   const ids = new Map(); // request id → kind
+  const LOST = 4000; // ms: a request unanswered this long (a reconnect) is forgotten
+  const asked = { cursor: 0, frame: 0, tiles: 0 };
   function ask(kind, cmd) {
     const id = app.send({ op: "decode", ...cmd });
-    if (id) { ids.set(id, kind); st.inflight[kind] = id; }
+    if (id) { ids.set(id, kind); st.inflight[kind] = id; asked[kind] = performance.now(); }
     return id;
   }
+  function busy(kind) {
+    if (st.inflight[kind] && performance.now() - asked[kind] > LOST) { ids.delete(st.inflight[kind]); st.inflight[kind] = 0; }
+    return st.inflight[kind] !== 0;
+  }
+  // A refused decode (its error reply is shown as a toast) frees its kind.
+  app.on("error", (m) => {
+    const kind = m.op === "decode" && ids.get(m.id);
+    if (!kind) return;
+    ids.delete(m.id);
+    if (st.inflight[kind] === m.id) st.inflight[kind] = 0;
+  });
   app.on("decoded", (m) => {
     const kind = ids.get(m.id);
     if (!kind) return;
@@ -158,12 +171,12 @@ register("frey", (root, app) => {
     const f = app.state.frame;
     if (!f || !app.state.setup?.frey) return;
     const iter = f.iter;
-    if (!st.inflight.cursor && st.cursor) {
+    if (!busy("cursor") && st.cursor) {
       const c = st.cursorFace;
       if (!c || c.x !== st.cursor.x || c.y !== st.cursor.y || c.iter !== iter) ask("cursor", { points: [st.cursor.x, st.cursor.y] });
     }
-    if (!st.inflight.frame && st.hover >= 0 && (st.frameShown !== st.hover || st.frameIter !== iter)) ask("frame", { frames: [st.hover] });
-    if (!st.inflight.tiles && st.tilesOn && st.scale) {
+    if (!busy("frame") && st.hover >= 0 && (st.frameShown !== st.hover || st.frameIter !== iter)) ask("frame", { frames: [st.hover] });
+    if (!busy("tiles") && st.tilesOn && st.scale) {
       const now = performance.now();
       const want = tileGrid();
       const stale = !st.tiles || st.tiles.key !== want.key || (st.tiles.iter !== iter && now - st.tileAsked > TILE_EVERY);
@@ -447,6 +460,7 @@ register("frey", (root, app) => {
       if (st.dataId !== state.setup.data_id) {
         st.dataId = state.setup.data_id; st.n = state.setup.n;
         st.tiles = null; st.tileImgs = []; st.cursor = null; st.cursorFace = null; st.hover = -1; st.from = st.to = -1;
+        ids.clear(); st.inflight = { cursor: 0, frame: 0, tiles: 0 }; // answers for old data are dropped by app.js
         xr.reset(); yr.reset();
         fromIn.max = toIn.max = String(st.n - 1); fromIn.value = "0"; toIn.value = String(st.n - 1);
       }
