@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"math"
 	"io"
 	"log/slog"
 	"net/http"
@@ -181,6 +182,23 @@ func TestBrowserFrey(t *testing.T) {
 		t.Errorf("range inputs %q, want 10-25", v)
 	}
 	shotFrey(e, "lit")
+	e.eval(`window.dgpviz.panels.frey.range(-1), true`, nil)
+	// …and by dragging along the video strip, from 20 % to 40 % of it.
+	e.eval(`window.scrollTo(0, 0), true`, nil)
+	e.settle()
+	sr := evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="frey-strip"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	sx := func(f float64) float64 { return sr[0] + 62 + f*(sr[2]-76) }
+	sy := sr[1] + 4 + (sr[3]-20)/2
+	e.run(chromedp.MouseEvent(chromedp.MouseMoved, sx(0.2), sy), chromedp.MouseEvent(chromedp.MousePressed, sx(0.2), sy, chromedp.ButtonLeft))
+	for k := 1; k <= 4; k++ {
+		e.run(chromedp.MouseEvent(chromedp.MouseMoved, sx(0.2+0.05*float64(k)), sy, chromedp.ButtonLeft))
+	}
+	e.run(chromedp.MouseEvent(chromedp.MouseReleased, sx(0.4), sy, chromedp.ButtonLeft))
+	e.settle()
+	lit := evalAs[map[string]float64](e, `window.dgpviz.panels.frey.lit`)
+	if nn := n - 1; math.Abs(lit["from"]-0.2*nn) > 0.03*nn+1 || math.Abs(lit["to"]-0.4*nn) > 0.03*nn+1 {
+		t.Errorf("dragging the strip from 20 %% to 40 %%: frames %v–%v lit of %v", lit["from"], lit["to"], n)
+	}
 	e.eval(`window.dgpviz.panels.frey.range(-1), true`, nil)
 
 	// Drag decoder inducing input 4 by 50 px: a move, and the bound changes.
