@@ -115,6 +115,7 @@ func TestBrowserFrey(t *testing.T) {
 	}
 	// Tiles off and on again.
 	e.run(chromedp.Click(`[data-testid="frey-tiles"]`))
+	e.waitFor("no tiles", `document.querySelector('[data-testid="frey-map"]').dataset.tiles === "0"`)
 	e.settle()
 	hOff, inkOff := e.canvas(`[data-testid="frey-map"]`)
 	if hOff == hTiles || inkOff >= inkTiles {
@@ -123,8 +124,8 @@ func TestBrowserFrey(t *testing.T) {
 	e.run(chromedp.Click(`[data-testid="frey-tiles"]`))
 	e.waitFor("tiles again", `Number(document.querySelector('[data-testid="frey-map"]').dataset.tiles) === 49`)
 	e.settle()
-	if _, ink := e.canvas(`[data-testid="frey-map"]`); ink <= inkOff {
-		t.Errorf("tiles back on: ink %v, not more than without tiles (%v)", ink, inkOff)
+	if h, ink := e.canvas(`[data-testid="frey-map"]`); ink <= inkOff || h == hOff {
+		t.Errorf("tiles back on: ink %v, not more than without tiles (%v), or the same picture (%v)", ink, inkOff, h == hOff)
 	}
 
 	// The cursor: a face at two places in the latent space.

@@ -159,7 +159,6 @@ register("frey", (root, app) => {
         paintGrey(cv, m.mean, t * d, w, h, S.lo, S.hi);
         st.tileImgs.push(cv);
       }
-      mapCv.dataset.tiles = String(m.g);
     }
     app.redraw();
     pump();
@@ -346,7 +345,9 @@ register("frey", (root, app) => {
       c.fill();
       // face tiles, under the points, slightly transparent
       const T = st.tiles;
-      if (st.tilesOn && T && st.tileImgs.length === T.count) {
+      const drawn = st.tilesOn && T && st.tileImgs.length === T.count;
+      mapCv.dataset.tiles = String(drawn ? T.count : 0); // tiles on the map now
+      if (drawn) {
         const g = T.grid;
         const cw = Math.abs(s.sx(T.x1) - s.sx(T.x0)) / g, ch = Math.abs(s.sy(T.y1) - s.sy(T.y0)) / g;
         const th = Math.min(ch * 0.94, (cw * 0.94 * 28) / 20), tw = (th * 20) / 28;
