@@ -232,6 +232,13 @@ func TestBrowserFrey(t *testing.T) {
 	e.run(chromedp.Click(`[data-testid="play"]`))
 	e.waitFor("iterations", `window.dgpviz.state.frame.iter >= 20`)
 	t.Logf("playing: %s it/s shown by the page", e.text(`[data-testid="ips"]`))
+	// Drawing time of the Frey view per frame (performance measures "frey-draw"), logged.
+	t.Logf("Frey view drawing: %s", evalAs[string](e, `(() => {
+	  const d = performance.getEntriesByName("frey-draw").map((m) => m.duration).sort((a, b) => a - b);
+	  if (!d.length) return "no measures";
+	  const q = (p) => d[Math.min(d.length - 1, Math.floor(p * d.length))].toFixed(1);
+	  return d.length + " draws, p50 " + q(0.5) + " ms, p95 " + q(0.95) + " ms";
+	})()`))
 	e.run(chromedp.Click(`[data-testid="play"]`))
 	e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
 	e.waitFor("tiles of the new model", `Number(document.querySelector('[data-testid="frey-map"]').dataset.tiles) === 49`)
