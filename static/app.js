@@ -8,7 +8,7 @@ import { create } from "./panels/registry.js";
 // data-panel attribute (mountPanels).
 import "./panels/layer.js";
 import "./panels/layernd.js";
-import { fmt } from "./plot.js";
+import { fmt, setDrawScale } from "./plot.js";
 
 const $ = (id) => document.getElementById(id);
 const MAX_HISTORY = 4000;
@@ -26,6 +26,15 @@ const state = {
 };
 
 let ws = null, nextId = 1, retry = 0, drawQueued = false, switching = false; // switching: a deliberate reconnect (a loaded model)
+
+// view is how the page is shown, kept in the URL beside the configuration
+// (present=1&scale=1.4) so that a lecturer's bookmark opens as it was.
+const view = (() => {
+  const q = new URLSearchParams(location.search);
+  const scale = Number(q.get("scale"));
+  return { present: q.get("present") === "1", scale: scale >= 0.8 && scale <= 2.5 ? scale : 1.4, follow: q.get("follow") || "" };
+})();
+
 // panels: the page's panels by their data-panel name, and the layer panels.
 const panels = { layers: [] };
 const mounted = []; // the data-panel panels, in page order
@@ -37,6 +46,7 @@ const app = {
 
   send(cmd) {
     if (!ws || ws.readyState !== WebSocket.OPEN) { toast("not connected"); return 0; }
+    if (state.follower && cmd.op !== "fork") { toast("You are following a shared session (read-only): Fork it to make it yours.", "error"); return 0; }
     const id = nextId++;
     ws.send(JSON.stringify({ id, ...cmd }));
     return id;
@@ -83,7 +93,8 @@ function connect() {
   // (its model, iteration count and undo history) if the server still
   // holds it (docs/protocol.md, "Resuming").
   const resume = state.resume ? `&resume=${encodeURIComponent(state.resume)}` : "";
-  ws = new WebSocket(`${proto}//${location.host}/ws?${configToQuery(state.config)}${resume}`);
+  const query = view.follow ? `follow=${encodeURIComponent(view.follow)}` : `${configToQuery(state.config)}${resume}`;
+  ws = new WebSocket(`${proto}//${location.host}/ws?${query}`);
   ws.binaryType = "arraybuffer";
   ws.onopen = () => { state.connected = true; retry = 0; banner(""); };
   ws.onmessage = (ev) => {
@@ -102,11 +113,12 @@ function connect() {
   };
 }
 
-// loadModel sends a saved model file to the server, which parks a session
-// starting from it; the page then reconnects into that session (resume).
-async function loadModel(file) {
+// upload sends a saved model file (POST /model) or a CSV (POST /data) to
+// the server, which parks a session starting from it; the page then
+// reconnects into that session (resume).
+async function upload(url, file) {
   try {
-    const r = await fetch("/model", { method: "POST", body: file, headers: { "Content-Type": "application/json" } });
+    const r = await fetch(url, { method: "POST", body: file });
     const text = await r.text();
     if (!r.ok) { toast(`Could not load ${file.name}: ${text.trim()}`, "error"); return; }
     state.resume = JSON.parse(text).resume;
@@ -125,15 +137,26 @@ function onText(m) {
       state.session = m.session;
       state.figureKey = m.figure_key; // figure downloads (panels/messages.js)
       state.resume = m.resume; // for the next reconnect
+      state.shareKey = m.share_key;
+      state.follower = !!m.follower;
+      document.body.classList.toggle("follower", state.follower);
+      $("follow-bar").hidden = !state.follower;
       state.sets = m.datasets; // the catalogue, and a loaded model's own data
+      state.limits = m.limits;
       state.inputColors = m.input_colors; // the message figure's colours
       $("save-model").href = `/model.json?session=${encodeURIComponent(m.figure_key)}`;
       if (m.config) applyConfig(m.config);
       break;
     case "ack":
+      if (m.op === "fork" && m.resume) { // our own copy: reconnect into it
+        view.follow = "";
+        state.resume = m.resume;
+        switching = true;
+        ws?.close();
+      }
       if (m.config) applyConfig(m.config);
       if (typeof m.running === "boolean") { state.running = m.running; showRunning(); }
-      if (!["move", "pause", "play", "step", "message_figure", "message_figure_off"].includes(m.op)) toast(m.message, "ok");
+      if (!["move", "pause", "play", "step", "message_figure", "message_figure_off", "fit_density"].includes(m.op)) toast(m.message, "ok");
       if (typeof m.undo === "number") showUndo(m);
       break;
     case "error":
@@ -179,6 +202,8 @@ function onBinary(m) {
   $("iteration").textContent = String(m.iter);
   $("bound-value").textContent = m.bound != null ? fmt(m.bound) : "–";
   $("ips").textContent = m.running ? String(Math.round(m.ips)) : "0";
+  $("followers").textContent = String(m.followers ?? 0);
+  $("followers-box").hidden = !(m.followers > 0) || state.follower;
   showRunning();
   app.redraw();
 }
@@ -205,13 +230,14 @@ function ensureLayerPanels(f) {
     host.append(el);
     return create(kind, el, app);
   });
+  fitBound();
 }
 
 // ---- controls ----
 
 function applyConfig(c) {
   state.config = c;
-  const q = configToQuery(c);
+  const q = (view.follow ? `follow=${encodeURIComponent(view.follow)}` : configToQuery(c)) + viewQuery();
   if (location.search.slice(1) !== q) history.replaceState(null, "", `${location.pathname}?${q}`);
   if (document.activeElement !== $("seed")) $("seed").value = String(c.seed);
   $("optimizer").value = c.method;
@@ -221,9 +247,11 @@ function applyConfig(c) {
   if (document.activeElement !== $("inducing")) $("inducing").value = String(c.inducing);
   const sel = $("dataset");
   if (![...sel.options].some((o) => o.value === c.dataset)) {
-    // A loaded model's own data (not in the server's catalogue).
+    // A loaded model's or an uploaded CSV's own data (not in the server's
+    // catalogue).
     const info = state.sets?.find((d) => d.name === c.dataset);
-    sel.append(new Option(info ? `loaded model (${info.rows}×${info.outputs})` : c.dataset, c.dataset));
+    const what = c.dataset.startsWith("model-") ? "loaded model" : info?.description.replace(/^uploaded: /, "") ?? "your data";
+    sel.append(new Option(info ? `${what} (${info.rows}×${info.outputs})` : c.dataset, c.dataset));
   }
   sel.value = c.dataset;
   const sp = $("speed");
@@ -302,7 +330,8 @@ function wire() {
   $("speed").addEventListener("change", (e) => app.send({ op: "speed", speed: Number(e.target.value) }));
   $("dataset").addEventListener("change", (e) => app.send({ op: "dataset", dataset: e.target.value }));
   $("controls").addEventListener("submit", (e) => e.preventDefault());
-  $("load-model").addEventListener("change", (e) => { const f = e.target.files?.[0]; e.target.value = ""; if (f) loadModel(f); });
+  $("load-model").addEventListener("change", (e) => { const f = e.target.files?.[0]; e.target.value = ""; if (f) upload("/model", f); });
+  $("upload-data").addEventListener("change", (e) => { const f = e.target.files?.[0]; e.target.value = ""; if (f) upload(`/data?name=${encodeURIComponent(f.name)}`, f); });
   $("undo").addEventListener("click", undo);
   $("redo").addEventListener("click", redo);
 
@@ -325,9 +354,83 @@ function wire() {
     if (e.key === " ") { e.preventDefault(); playPause(); }
     else if (e.key === "s") step();
     else if (e.key === "r") reset();
+    else if (e.key === "p") setPresent(!view.present);
+    else if (e.key === "]" || e.key === "PageDown") { e.preventDefault(); depth(+1); } // a presenter's clicker sends PageDown/PageUp
+    else if (e.key === "[" || e.key === "PageUp") { e.preventDefault(); depth(-1); }
+    else if (view.present && (e.key === "=" || e.key === "+")) setScale(view.scale + 0.1);
+    else if (view.present && (e.key === "-" || e.key === "_")) setScale(view.scale - 0.1);
+    else if (view.present && e.key === "c") document.body.classList.toggle("show-controls");
   });
+  $("present").addEventListener("click", () => setPresent(!view.present));
+  $("share").addEventListener("click", shareLink);
+  $("share-close").addEventListener("click", () => { $("share-dialog").hidden = true; });
+  $("fork").addEventListener("click", fork);
+  $("font-larger").addEventListener("click", () => setScale(view.scale + 0.1));
+  $("font-smaller").addEventListener("click", () => setScale(view.scale - 0.1));
+  $("show-controls").addEventListener("click", () => document.body.classList.toggle("show-controls"));
+  setPresent(view.present);
 
   new ResizeObserver(() => app.redraw()).observe($("panels"));
+}
+
+// ---- presentation mode ----
+
+function viewQuery() {
+  return view.present ? `&present=1&scale=${view.scale.toFixed(1)}` : "";
+}
+
+// ---- sharing: followers watch a session read-only (docs/protocol.md) ----
+
+function shareLink() {
+  if (!state.shareKey) return;
+  const url = `${location.origin}/?follow=${encodeURIComponent(state.shareKey)}${view.present ? "&present=1" : ""}`;
+  navigator.clipboard?.writeText(url).catch(() => {});
+  $("share-link").value = url;
+  $("share-dialog").hidden = false;
+  $("share-link").select();
+}
+
+function fork() {
+  app.send({ op: "fork" });
+}
+
+// fitBound lets the bound panel fill the last row of the presentation grid
+// (3 columns: the fit, the layers, then the bound).
+function fitBound() {
+  const el = document.querySelector('[data-testid="panel-bound"]');
+  if (!el) return;
+  const used = (1 + panels.layers.length) % 3;
+  el.style.gridColumn = view.present && used !== 0 ? `span ${3 - used}` : "";
+}
+
+function setPresent(on) {
+  view.present = on;
+  document.body.classList.toggle("present", on);
+  document.body.classList.remove("show-controls");
+  $("present").setAttribute("aria-pressed", String(on));
+  $("present").textContent = on ? "Exit presentation" : "Present";
+  setScale(view.scale);
+  fitBound();
+}
+
+function setScale(f) {
+  view.scale = Math.round(Math.min(2.5, Math.max(0.8, f)) * 10) / 10;
+  const k = view.present ? view.scale : 1;
+  setDrawScale(k);
+  document.body.style.setProperty("--ui-scale", String(k));
+  if (state.config) applyConfig(state.config); // the URL
+  app.redraw();
+}
+
+// depth adds (+1) or removes (−1) a hidden layer of width 1: the paper's
+// step figure, one layer at a time.
+function depth(delta) {
+  const c = state.config;
+  if (!c) return;
+  const hidden = delta > 0 ? [...c.hidden, 1] : c.hidden.slice(0, -1);
+  if (delta < 0 && c.hidden.length === 0) return;
+  if (hidden.length + 1 > (state.limits?.max_layers ?? 6)) { toast(`at most ${state.limits?.max_layers ?? 6} layers`, "error"); return; }
+  app.send({ op: "architecture", hidden, inducing: c.inducing });
 }
 
 // mountPanels gives every element with a data-panel attribute the panel

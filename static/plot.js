@@ -17,6 +17,7 @@ export const C = {
   prop: "#8b5cf6",
   lik: "#047857",
   bound: "#111827",
+  density: [124, 58, 237], // the fit panel's Monte Carlo density (rgb; alpha by density)
 };
 
 // colormap is the page's one perceptual colour map (viridis, colormap.js)
@@ -82,6 +83,24 @@ export class StickyRange {
   reset() { this.lo = NaN; this.hi = NaN; }
 }
 
+// The page's drawing scale (presentation mode's font-scale control): every
+// canvas draws in logical pixels that are this many CSS pixels, so type,
+// strokes and marks grow together for the back of a lecture hall.
+let drawScale = 1;
+export function setDrawScale(f) { drawScale = Math.min(3, Math.max(0.5, f)); }
+export function getDrawScale() { return drawScale; }
+
+// canvasPoint returns an event's position on canvas in the plots' logical
+// pixels; clientPoint turns logical pixels back into client coordinates.
+export function canvasPoint(canvas, ev) {
+  const r = canvas.getBoundingClientRect();
+  return [(ev.clientX - r.left) / drawScale, (ev.clientY - r.top) / drawScale];
+}
+export function clientPoint(canvas, x, y) {
+  const r = canvas.getBoundingClientRect();
+  return [r.left + x * drawScale, r.top + y * drawScale];
+}
+
 // Plot wraps one canvas: call begin() each draw, then use sx/sy.
 export class Plot {
   constructor(canvas, margin = { l: 56, r: 14, t: 10, b: 40 }) {
@@ -100,9 +119,10 @@ export class Plot {
     if (this.canvas.width !== W || this.canvas.height !== H) {
       this.canvas.width = W; this.canvas.height = H;
     }
-    this.w = r.width; this.h = r.height;
+    const f = drawScale;
+    this.w = r.width / f; this.h = r.height / f;
     const ctx = this.ctx;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.setTransform(dpr * f, 0, 0, dpr * f, 0, 0);
     ctx.clearRect(0, 0, this.w, this.h);
     ctx.font = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
     return r.width > 0 && r.height > 0;

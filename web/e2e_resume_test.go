@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,8 +21,7 @@ func TestBrowserResume(t *testing.T) {
 		t.Skip("browser test: not in the short tier")
 	}
 	e := newE2E(t)
-	e.run(chromedp.Navigate(e.base + "/?play=0&speed=0"))
-	e.waitFor("a frame", `window.dgpviz && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
+	e.openPaused()
 	e.eval(`window.dgpviz.send({op: "step", n: 30})`, nil)
 	e.waitFor("30 iterations", `window.dgpviz.state.frame.iter >= 30`)
 	before := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
@@ -46,8 +46,7 @@ func TestBrowserLoadModel(t *testing.T) {
 		t.Skip("browser test: not in the short tier")
 	}
 	e := newE2E(t)
-	e.run(chromedp.Navigate(e.base + "/?play=0&speed=0"))
-	e.waitFor("a frame", `window.dgpviz && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
+	e.openPaused()
 	e.eval(`window.dgpviz.send({op: "step", n: 40})`, nil)
 	e.waitFor("40 iterations", `window.dgpviz.state.frame.iter >= 40`)
 	saved := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
@@ -75,5 +74,34 @@ func TestBrowserLoadModel(t *testing.T) {
 		t.Errorf("the data menu shows %q", label)
 	}
 	e.screenshot("load-model", "")
+	e.noErrors()
+}
+
+// TestBrowserUploadData: "Your CSV…" puts the page on the uploaded data:
+// the data menu names it and the fit panel shows its points.
+func TestBrowserUploadData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: not in the short tier")
+	}
+	e := newE2E(t)
+	e.openPaused()
+	path := filepath.Join(t.TempDir(), "bumps.csv")
+	csv := "x,y\n"
+	for i := range 25 {
+		x := float64(i) / 24
+		csv += fmt.Sprintf("%g,%g\n", x, math.Sin(6*x))
+	}
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.run(chromedp.SetUploadFiles(`[data-testid="upload-data"]`, []string{path}))
+	e.waitFor("the uploaded data", `window.dgpviz.state.config && window.dgpviz.state.config.dataset.startsWith("data-") && window.dgpviz.state.setup && window.dgpviz.state.setup.n === 25`)
+	if label := e.text(`[data-testid="dataset"] option:checked`); !strings.Contains(label, "bumps.csv (25×1)") {
+		t.Errorf("the data menu shows %q", label)
+	}
+	e.eval(`window.dgpviz.send({op: "step", n: 50})`, nil)
+	e.waitFor("a fit", `window.dgpviz.state.frame.iter >= 50`)
+	e.settle()
+	e.screenshot("upload-data", "")
 	e.noErrors()
 }

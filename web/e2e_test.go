@@ -174,6 +174,13 @@ func (e *e2e) waitFor(what, cond string) {
 	}
 }
 
+// openPaused opens the step demo paused and waits for its first frame.
+func (e *e2e) openPaused() {
+	e.t.Helper()
+	e.run(chromedp.Navigate(e.base + "/?play=0&speed=0"))
+	e.waitFor("a frame", `window.dgpviz && window.dgpviz.state.setup && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
+}
+
 func (e *e2e) iteration() int {
 	e.t.Helper()
 	n, err := strconv.Atoi(e.text(`[data-testid="iteration"]`))

@@ -94,7 +94,7 @@ func TestBrowserFrey(t *testing.T) {
 	if cfg := evalAs[[]float64](e, `window.dgpviz.state.config.hidden`); !slices.Equal(cfg, []float64{2}) {
 		t.Fatalf("Frey preset: hidden %v, want [2]", cfg)
 	}
-	for _, id := range []string{"panel-fit", "panel-messages"} {
+	for _, id := range []string{"panel-fit", "panel-messages", "panel-depth"} {
 		if !evalAs[bool](e, fmt.Sprintf(`getComputedStyle(document.getElementById(%q)).display === "none"`, id)) {
 			t.Errorf("%s should be hidden in the Frey view", id)
 		}

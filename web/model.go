@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -58,49 +57,4 @@ func liveFigureSession(w http.ResponseWriter, r *http.Request, b FigureBackend) 
 		return nil, false
 	}
 	return fs, true
-}
-
-// ModelLoader parks a session that starts from an uploaded model file;
-// *stream.Server implements it. New mounts POST /model when the Backend
-// does.
-type ModelLoader interface {
-	ParkModel(mf *engine.ModelFile) (token string, err error)
-}
-
-// maxUploadBytes bounds a model file sent to POST /model: a model at every
-// limit (2,000 rows, six layers of 64 inducing points and width 8) is
-// about 4 MB of JSON.
-const maxUploadBytes = 16 << 20
-
-// modelUpload serves POST /model: the body is a model file (what "Save
-// model" and `viz fit` write); the answer is {"resume": TOKEN}, with which
-// the page reconnects (/ws?resume=TOKEN, within stream.ResumeGrace) into a
-// session that carries on from the loaded model. Bad files get 400 with the
-// reason, files over the size limit 413.
-type modelUpload struct {
-	b   ModelLoader
-	log *slog.Logger
-}
-
-func (h modelUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxUploadBytes)
-	mf, err := engine.ReadModel(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			http.Error(w, fmt.Sprintf("the model file is larger than %d MiB", maxUploadBytes>>20), http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "not a model file: "+stream.ForPeople(err.Error()), http.StatusBadRequest)
-		return
-	}
-	token, err := h.b.ParkModel(mf)
-	if err != nil {
-		http.Error(w, stream.ForPeople(err.Error()), http.StatusBadRequest)
-		return
-	}
-	h.log.Info("model loaded", "remote", r.RemoteAddr)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(map[string]string{"resume": token})
 }

@@ -58,7 +58,7 @@ func Page(p PageData) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\"><div id=\"banner\" class=\"banner\" role=\"status\" aria-live=\"polite\" data-testid=\"connection-banner\" hidden></div><header class=\"top\"><div class=\"brand\"><h1>dgpviz</h1><p class=\"tagline\">A deep Gaussian process learning live — nested variational compression (Hensman &amp; Lawrence, 2014)</p></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\"><div id=\"banner\" class=\"banner\" role=\"status\" aria-live=\"polite\" data-testid=\"connection-banner\" hidden></div><div id=\"follow-bar\" class=\"follow-bar\" data-testid=\"follow-bar\" hidden><span>You are following a shared session, live and read-only.</span> <button type=\"button\" id=\"fork\" data-testid=\"fork\" title=\"Make a copy of the session as it is now, yours to steer\">Fork: make it mine</button></div><div id=\"share-dialog\" class=\"share-dialog\" data-testid=\"share-dialog\" role=\"dialog\" aria-label=\"share live\" hidden><label>Students open this link to follow live (copied): <input id=\"share-link\" data-testid=\"share-link\" type=\"text\" readonly size=\"60\"></label> <button type=\"button\" id=\"share-close\">Close</button></div><header class=\"top\"><div class=\"brand\"><h1>dgpviz</h1><p class=\"tagline\">A deep Gaussian process learning live — nested variational compression (Hensman &amp; Lawrence, 2014)</p></div><div class=\"present-bar\" role=\"group\" aria-label=\"presentation\"><button type=\"button\" data-testid=\"font-smaller\" id=\"font-smaller\" title=\"Smaller type and strokes (-)\">A−</button> <button type=\"button\" data-testid=\"font-larger\" id=\"font-larger\" title=\"Larger type and strokes (=)\">A+</button> <button type=\"button\" data-testid=\"show-controls\" id=\"show-controls\" title=\"Show or hide the controls (c)\">Controls</button></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -66,7 +66,7 @@ func Page(p PageData) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "</header>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<button type=\"button\" id=\"share\" data-testid=\"share\" title=\"Share live: a link that lets students follow this session read-only on their own devices, and fork it to experiment\">Share live</button> <button type=\"button\" id=\"present\" data-testid=\"present\" aria-pressed=\"false\" title=\"Presentation mode: fit, layers and bound on one screen, larger type, keyboard-driven (p). Keys: space play/pause, s step, r reset, [ and ] (or PageUp/PageDown) fewer/more layers, - and = type size, c controls\">Present</button></header>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -78,7 +78,7 @@ func Page(p PageData) templ.Component {
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(p.Notice)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 40, Col: 66}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 55, Col: 66}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 			if templ_7745c5c3_Err != nil {
@@ -117,6 +117,10 @@ func Page(p PageData) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
+		templ_7745c5c3_Err = DepthPanel().Render(ctx, templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
 		templ_7745c5c3_Err = MessagesPanel().Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
@@ -129,7 +133,7 @@ func Page(p PageData) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<footer class=\"foot\"><span>Keyboard: <kbd>space</kbd> play/pause · <kbd>s</kbd> step · <kbd>r</kbd> reset · <kbd>Ctrl</kbd>+<kbd>Z</kbd> undo · <kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>Z</kbd> redo. Inducing points (◆): drag sideways to move one (the function stays), up or down to pull the function; double-click a layer to add one; Alt- or Shift-click one to remove it. Data: click the fit to add a point, drag one to move it, Alt-click one to remove it.</span> <span>Everything you set is in the URL: copy it to share this demo.</span></footer></body></html>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<footer class=\"foot\"><span>Keyboard: <kbd>space</kbd> play/pause · <kbd>s</kbd> step · <kbd>r</kbd> reset · <kbd>p</kbd> presentation · <kbd>]</kbd>/<kbd>[</kbd> more/fewer layers · <kbd>Ctrl</kbd>+<kbd>Z</kbd> undo · <kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>Z</kbd> redo. Inducing points (◆): drag sideways to move one (the function stays), up or down to pull the function; double-click a layer to add one; Alt- or Shift-click one to remove it. Data: click the fit to add a point, drag one to move it, Alt-click one to remove it.</span> <span>Everything you set is in the URL: copy it to share this demo.</span></footer></body></html>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -158,7 +162,7 @@ func Readout() templ.Component {
 			templ_7745c5c3_Var4 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<dl class=\"readout\" aria-label=\"optimizer state\"><div><dt>iteration</dt><dd data-testid=\"iteration\" id=\"iteration\">0</dd></div><div><dt>bound (nats)</dt><dd data-testid=\"bound-value\" id=\"bound-value\">–</dd></div><div><dt>it/s</dt><dd data-testid=\"ips\" id=\"ips\">0</dd></div><div><dt>state</dt><dd data-testid=\"status\" id=\"status\">connecting…</dd></div></dl>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<dl class=\"readout\" aria-label=\"optimizer state\"><div><dt>iteration</dt><dd data-testid=\"iteration\" id=\"iteration\">0</dd></div><div><dt>bound (nats)</dt><dd data-testid=\"bound-value\" id=\"bound-value\">–</dd></div><div><dt>it/s</dt><dd data-testid=\"ips\" id=\"ips\">0</dd></div><div><dt>state</dt><dd data-testid=\"status\" id=\"status\">connecting…</dd></div><div id=\"followers-box\" hidden title=\"Students following this session read-only (Share live)\"><dt>watching</dt><dd data-testid=\"followers\" id=\"followers\">0</dd></div></dl>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -199,7 +203,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(sp))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 81, Col: 30}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 98, Col: 30}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {
@@ -222,7 +226,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(speedLabel(sp))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 81, Col: 84}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 98, Col: 84}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 			if templ_7745c5c3_Err != nil {
@@ -240,7 +244,7 @@ func Controls(p PageData) templ.Component {
 		var templ_7745c5c3_Var8 string
 		templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(uitoa(p.Config.Seed))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 85, Col: 110}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 102, Col: 110}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 		if templ_7745c5c3_Err != nil {
@@ -273,7 +277,7 @@ func Controls(p PageData) templ.Component {
 		var templ_7745c5c3_Var9 string
 		templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(ftoa(p.Config.LearningRate))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 105, Col: 160}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 122, Col: 160}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 		if templ_7745c5c3_Err != nil {
@@ -291,7 +295,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var10 string
 			templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs("freeze-" + g)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 110, Col: 67}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 127, Col: 67}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 			if templ_7745c5c3_Err != nil {
@@ -304,7 +308,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var11 string
 			templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs("freeze-" + g)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 110, Col: 97}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 127, Col: 97}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 			if templ_7745c5c3_Err != nil {
@@ -317,7 +321,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var12 string
 			templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(g)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 110, Col: 114}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 127, Col: 114}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 			if templ_7745c5c3_Err != nil {
@@ -340,7 +344,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var13 string
 			templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(groupLabel(g))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 110, Col: 176}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 127, Col: 176}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 			if templ_7745c5c3_Err != nil {
@@ -363,7 +367,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var14 string
 			templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(d.Name)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 117, Col: 27}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 134, Col: 27}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 			if templ_7745c5c3_Err != nil {
@@ -386,7 +390,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var15 string
 			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(d.Description)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 117, Col: 92}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 134, Col: 92}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 			if templ_7745c5c3_Err != nil {
@@ -399,7 +403,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var16 string
 			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(d.Name)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 117, Col: 103}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 134, Col: 103}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 			if templ_7745c5c3_Err != nil {
@@ -412,7 +416,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var17 string
 			templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(d.Rows))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 117, Col: 121}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 134, Col: 121}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 			if templ_7745c5c3_Err != nil {
@@ -425,7 +429,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var18 string
 			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(d.Outputs))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 117, Col: 142}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 134, Col: 142}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 			if templ_7745c5c3_Err != nil {
@@ -436,14 +440,14 @@ func Controls(p PageData) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "</select></label> <label>Hidden widths <input id=\"hidden\" data-testid=\"hidden\" type=\"text\" inputmode=\"numeric\" pattern=\"[0-9, ]*\" size=\"6\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "</select></label> <label class=\"button-link\" title=\"Fit your own data: a CSV with a header row; columns whose names start with x are the inputs, y the outputs (at most 2,000 rows)\">Your CSV…<input type=\"file\" id=\"upload-data\" data-testid=\"upload-data\" accept=\".csv,text/csv\" hidden></label> <label>Hidden widths <input id=\"hidden\" data-testid=\"hidden\" type=\"text\" inputmode=\"numeric\" pattern=\"[0-9, ]*\" size=\"6\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var19 string
 		templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(widths(p.Config.Hidden))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 120, Col: 155}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 140, Col: 155}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
 		if templ_7745c5c3_Err != nil {
@@ -456,7 +460,7 @@ func Controls(p PageData) templ.Component {
 		var templ_7745c5c3_Var20 string
 		templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.Limits.MaxInducing))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 121, Col: 117}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 141, Col: 117}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 		if templ_7745c5c3_Err != nil {
@@ -469,7 +473,7 @@ func Controls(p PageData) templ.Component {
 		var templ_7745c5c3_Var21 string
 		templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.Config.Inducing))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 121, Col: 160}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 141, Col: 160}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 		if templ_7745c5c3_Err != nil {
@@ -513,7 +517,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var23 string
 		templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs("panel-" + id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 130, Col: 42}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 150, Col: 42}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var23))
 		if templ_7745c5c3_Err != nil {
@@ -526,7 +530,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var24 string
 		templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs("panel-" + id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 130, Col: 72}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 150, Col: 72}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var24))
 		if templ_7745c5c3_Err != nil {
@@ -539,7 +543,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var25 string
 		templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 130, Col: 90}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 150, Col: 90}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
 		if templ_7745c5c3_Err != nil {
@@ -552,7 +556,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var26 string
 		templ_7745c5c3_Var26, templ_7745c5c3_Err = templ.JoinStringErrs("title-" + id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 130, Col: 124}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 150, Col: 124}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var26))
 		if templ_7745c5c3_Err != nil {
@@ -565,7 +569,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var27 string
 		templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs("title-" + id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 132, Col: 25}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 152, Col: 25}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var27))
 		if templ_7745c5c3_Err != nil {
@@ -578,7 +582,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var28 string
 		templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs(title)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 132, Col: 35}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 152, Col: 35}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var28))
 		if templ_7745c5c3_Err != nil {
@@ -599,7 +603,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var29 string
 		templ_7745c5c3_Var29, templ_7745c5c3_Err = templ.JoinStringErrs(title)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 139, Col: 57}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 159, Col: 57}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var29))
 		if templ_7745c5c3_Err != nil {
@@ -700,7 +704,7 @@ func BoundPanel() templ.Component {
 	})
 }
 
-func boundExplain() templ.Component {
+func DepthPanel() templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -721,7 +725,65 @@ func boundExplain() templ.Component {
 			templ_7745c5c3_Var33 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<p>The optimizer maximises a lower bound on the log marginal likelihood log p(y):</p><p class=\"formula\">bound = likelihood − Σ<sub>ℓ</sub> ( KL<sub>ℓ</sub> + compression<sub>ℓ</sub> + propagation<sub>ℓ</sub> )</p><p>The top line is the expected log <strong>likelihood</strong> of the data under the final message; the thick line is the <strong>bound</strong>. The coloured bands between them are what each layer pays: <strong>KL</strong> keeps q(u) close to the prior; <strong>compression</strong> Σₙ (ψ₀ − tr(K<sub>uu</sub>⁻¹Ψ₂))/(2s²) charges for function variation the inducing points cannot explain; <strong>propagation</strong> Σₙ tr((Ψ₂ − ψ₁ᵀψ₁)K<sub>uu</sub>⁻¹(mmᵀ+S)K<sub>uu</sub>⁻¹)/(2s²) charges for the non-linearity of a layer under the spread of its input, which a Gaussian message cannot carry. Units: nats.</p>")
+		templ_7745c5c3_Err = Panel("depth", "Depth: 1, 2 and 3 layers on the same data", depthExplain()).Render(ctx, templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		return nil
+	})
+}
+
+func depthExplain() templ.Component {
+	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
+		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
+		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
+			return templ_7745c5c3_CtxErr
+		}
+		templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
+		if !templ_7745c5c3_IsBuffer {
+			defer func() {
+				templ_7745c5c3_BufErr := templruntime.ReleaseBuffer(templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err == nil {
+					templ_7745c5c3_Err = templ_7745c5c3_BufErr
+				}
+			}()
+		}
+		ctx = templ.InitializeContext(ctx)
+		templ_7745c5c3_Var34 := templ.GetChildren(ctx)
+		if templ_7745c5c3_Var34 == nil {
+			templ_7745c5c3_Var34 = templ.NopComponent
+		}
+		ctx = templ.ClearChildren(ctx)
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<p>The paper's first figure, live: the data fitted by a one-layer GP and by deep GPs with one and two hidden layers (width 1), each the best by the bound of three restarts, run side by side. The table compares their bounds and how sharply they rise (the 10–90 % rise width of the predictive mean between the data's two levels). On a step, the deep models rise several times more sharply and earn a better bound: a composition of smooth functions can be nearly discontinuous, which one stationary GP cannot.</p>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		return nil
+	})
+}
+
+func boundExplain() templ.Component {
+	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
+		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
+		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
+			return templ_7745c5c3_CtxErr
+		}
+		templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
+		if !templ_7745c5c3_IsBuffer {
+			defer func() {
+				templ_7745c5c3_BufErr := templruntime.ReleaseBuffer(templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err == nil {
+					templ_7745c5c3_Err = templ_7745c5c3_BufErr
+				}
+			}()
+		}
+		ctx = templ.InitializeContext(ctx)
+		templ_7745c5c3_Var35 := templ.GetChildren(ctx)
+		if templ_7745c5c3_Var35 == nil {
+			templ_7745c5c3_Var35 = templ.NopComponent
+		}
+		ctx = templ.ClearChildren(ctx)
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "<p>The optimizer maximises a lower bound on the log marginal likelihood log p(y):</p><p class=\"formula\">bound = likelihood − Σ<sub>ℓ</sub> ( KL<sub>ℓ</sub> + compression<sub>ℓ</sub> + propagation<sub>ℓ</sub> )</p><p>The top line is the expected log <strong>likelihood</strong> of the data under the final message; the thick line is the <strong>bound</strong>. The coloured bands between them are what each layer pays: <strong>KL</strong> keeps q(u) close to the prior; <strong>compression</strong> Σₙ (ψ₀ − tr(K<sub>uu</sub>⁻¹Ψ₂))/(2s²) charges for function variation the inducing points cannot explain; <strong>propagation</strong> Σₙ tr((Ψ₂ − ψ₁ᵀψ₁)K<sub>uu</sub>⁻¹(mmᵀ+S)K<sub>uu</sub>⁻¹)/(2s²) charges for the non-linearity of a layer under the spread of its input, which a Gaussian message cannot carry. Units: nats.</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -746,12 +808,12 @@ func LayerTemplate() templ.Component {
 			}()
 		}
 		ctx = templ.InitializeContext(ctx)
-		templ_7745c5c3_Var34 := templ.GetChildren(ctx)
-		if templ_7745c5c3_Var34 == nil {
-			templ_7745c5c3_Var34 = templ.NopComponent
+		templ_7745c5c3_Var36 := templ.GetChildren(ctx)
+		if templ_7745c5c3_Var36 == nil {
+			templ_7745c5c3_Var36 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "<template id=\"tpl-layer\"><section class=\"panel layer\" data-panel=\"layer\"><header class=\"panel-head\"><h2 class=\"layer-title\">Layer</h2><div class=\"panel-tools\"></div></header><details class=\"explain\"><summary>What is this?</summary><p><strong>One layer, one Gaussian process.</strong> The curve is the layer's function f(h) for a <em>certain</em> input h: its mean, a dark band of ±2 sd of f itself (from q(u) and from what the inducing points leave unexplained), and a light band that adds the layer's noise s². The diamonds ◆ are the <strong>inducing points</strong>: input location z and output mean m, with ±2 sd whiskers of q(u).</p><p><strong>Steering.</strong> Drag a diamond <em>sideways</em> to move its input z: the inducing outputs are re-projected from the current posterior, so the function stays where it is and the bound changes only by what the new placement explains better or worse (watch compression). Drag it <em>up or down</em> to <strong>pull the function</strong>: the function moves by exactly that much at z and its neighbours follow with the kernel's shape. Ctrl-drag moves z but keeps q(u) as it was, the naïve edit: the function turns wild and the KL term explodes, which is why the default projects. Double-click adds a point at the posterior (nothing changes until the optimizer uses it); Alt- or Shift-click removes one. The readout breaks the change of the bound down by layer and term; Ctrl+Z undoes.</p><p>Along the bottom are the <strong>incoming messages</strong>: each datum arrives not as a point but as a Gaussian N(μₙ, σ²ₙ) from the previous layer (for the first layer, the data inputs, which are certain). The dots with whiskers are the <strong>outgoing messages</strong>: mean ψ₁A and ±2 sd of variance s² + ψ₁Bψ₁ᵀ.</p><p>The strip under the axis shows each datum's <strong>penalties</strong>: compression (ψ₀ − tr(K<sub>uu</sub>⁻¹Ψ₂))/(2s²) — large where inducing points are missing — and propagation — large where the function bends under the spread of the incoming message. For a multi-dimensional layer the panel shows the message means as a scatter coloured by datum order, with circles of ±2 sd; choose the dimensions above the plot.</p></details><div class=\"plot\"><canvas role=\"img\" aria-label=\"layer function and messages\"></canvas><div class=\"overlay\" aria-live=\"polite\"></div></div><div class=\"legend\"></div></section></template>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "<template id=\"tpl-layer\"><section class=\"panel layer\" data-panel=\"layer\"><header class=\"panel-head\"><h2 class=\"layer-title\">Layer</h2><div class=\"panel-tools\"></div></header><details class=\"explain\"><summary>What is this?</summary><p><strong>One layer, one Gaussian process.</strong> The curve is the layer's function f(h) for a <em>certain</em> input h: its mean, a dark band of ±2 sd of f itself (from q(u) and from what the inducing points leave unexplained), and a light band that adds the layer's noise s². The diamonds ◆ are the <strong>inducing points</strong>: input location z and output mean m, with ±2 sd whiskers of q(u).</p><p><strong>Steering.</strong> Drag a diamond <em>sideways</em> to move its input z: the inducing outputs are re-projected from the current posterior, so the function stays where it is and the bound changes only by what the new placement explains better or worse (watch compression). Drag it <em>up or down</em> to <strong>pull the function</strong>: the function moves by exactly that much at z and its neighbours follow with the kernel's shape. Ctrl-drag moves z but keeps q(u) as it was, the naïve edit: the function turns wild and the KL term explodes, which is why the default projects. Double-click adds a point at the posterior (nothing changes until the optimizer uses it); Alt- or Shift-click removes one. The readout breaks the change of the bound down by layer and term; Ctrl+Z undoes.</p><p>Along the bottom are the <strong>incoming messages</strong>: each datum arrives not as a point but as a Gaussian N(μₙ, σ²ₙ) from the previous layer (for the first layer, the data inputs, which are certain). The dots with whiskers are the <strong>outgoing messages</strong>: mean ψ₁A and ±2 sd of variance s² + ψ₁Bψ₁ᵀ.</p><p>The strip under the axis shows each datum's <strong>penalties</strong>: compression (ψ₀ − tr(K<sub>uu</sub>⁻¹Ψ₂))/(2s²) — large where inducing points are missing — and propagation — large where the function bends under the spread of the incoming message. For a multi-dimensional layer the panel shows the message means as a scatter coloured by datum order, with circles of ±2 sd; choose the dimensions above the plot.</p></details><div class=\"plot\"><canvas role=\"img\" aria-label=\"layer function and messages\"></canvas><div class=\"overlay\" aria-live=\"polite\"></div></div><div class=\"legend\"></div></section></template>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

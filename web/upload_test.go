@@ -37,41 +37,11 @@ func TestModelUpload(t *testing.T) {
 	if resp.StatusCode != 200 || json.Unmarshal(body, &out) != nil || out.Resume == "" {
 		t.Fatalf("load: %d %s", resp.StatusCode, body)
 	}
-	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+"/ws?resume="+out.Resume, nil)
-	if err != nil {
-		t.Fatal(err)
+	hello, d := resumeUntil(t, hs.URL, out.Resume, "frame")
+	if got := d["bound"].(float64); got != bound {
+		t.Fatalf("the loaded model's bound is %v, the saved one's %v", got, bound)
 	}
-	defer ws.Close()
-	var dataset string
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ws.SetReadDeadline(deadline)
-		mt, b, err := ws.ReadMessage()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if mt == websocket.TextMessage {
-			var m map[string]any
-			json.Unmarshal(b, &m)
-			if m["type"] == "hello" {
-				dataset, _ = m["config"].(map[string]any)["dataset"].(string)
-			}
-			if m["type"] == "error" {
-				t.Fatalf("resuming the loaded model: %v", m["error"])
-			}
-			continue
-		}
-		d, err := stream.Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d["type"] == "frame" {
-			if got := d["bound"].(float64); got != bound {
-				t.Fatalf("the loaded model's bound is %v, the saved one's %v", got, bound)
-			}
-			break
-		}
-	}
+	dataset, _ := hello["config"].(map[string]any)["dataset"].(string)
 	if !strings.HasPrefix(dataset, "model-") {
 		t.Errorf("the loaded model's data set is %q, want its own", dataset)
 	}
@@ -92,6 +62,91 @@ func TestModelUpload(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != tc.code || !strings.Contains(string(b), tc.want) {
 			t.Errorf("%.20q: %d %q, want %d containing %q", tc.body, resp.StatusCode, b, tc.code, tc.want)
+		}
+	}
+}
+
+// TestDataUpload: a CSV sent to POST /data gives a token that resumes a
+// session fitting that data (its rows in the setup, its name in the data
+// menu's description); bad CSVs get 400 with a reason.
+func TestDataUpload(t *testing.T) {
+	hs := newSite(t)
+	csv := "x,y\n0,0\n0.1,0.2\n0.2,0.35\n0.3,0.5\n0.4,0.55\n0.5,0.5\n0.6,0.3\n"
+	resp, err := http.Post(hs.URL+"/data?name=mine.csv", "text/csv", strings.NewReader(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var out struct{ Resume string }
+	if resp.StatusCode != 200 || json.Unmarshal(body, &out) != nil || out.Resume == "" {
+		t.Fatalf("upload: %d %s", resp.StatusCode, body)
+	}
+	hello, d := resumeUntil(t, hs.URL, out.Resume, "setup")
+	if n := len(d["x"].([]float64)); n != 7 {
+		t.Errorf("the session's data has %d rows, the CSV 7", n)
+	}
+	described := false
+	for _, ds := range hello["datasets"].([]any) {
+		if ds.(map[string]any)["description"] == "uploaded: mine.csv" {
+			described = true
+		}
+	}
+	if !described {
+		t.Error("hello does not list the uploaded data set")
+	}
+	for _, tc := range []struct{ body, want string }{
+		{"a,b\n1,2\n", "not a usable CSV"},
+		{"x,y\n1,NaN\n2,3\n", "not a usable CSV"},
+		{"x,y\n1,2\n", "at least 2"},
+	} {
+		resp, err := http.Post(hs.URL+"/data", "text/csv", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(b), tc.want) {
+			t.Errorf("%q: %d %q, want 400 containing %q", tc.body, resp.StatusCode, b, tc.want)
+		}
+	}
+}
+
+// resumeUntil resumes the session parked under token and reads until a
+// binary message of type want, returning the hello and that message; an
+// error reply fails the test.
+func resumeUntil(t *testing.T, base, token, want string) (map[string]any, map[string]any) {
+	t.Helper()
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws?resume="+token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	var hello map[string]any
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ws.SetReadDeadline(deadline)
+		mt, b, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mt == websocket.TextMessage {
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			switch m["type"] {
+			case "hello":
+				hello = m
+			case "error":
+				t.Fatalf("resuming: %v", m["error"])
+			}
+			continue
+		}
+		d, err := stream.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d["type"] == want {
+			return hello, d
 		}
 	}
 }

@@ -55,6 +55,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.IntVar(&o.limits.MaxSessions, "max-sessions", o.limits.MaxSessions, "concurrent browser sessions")
 	fs.IntVar(&o.limits.MaxInducing, "max-inducing", o.limits.MaxInducing, "inducing points per layer a client may ask for")
 	fs.IntVar(&o.limits.MaxRows, "max-rows", o.limits.MaxRows, "training rows a data set may have")
+	fs.IntVar(&o.limits.MaxFollowers, "max-followers", o.limits.MaxFollowers, "read-only followers of shared sessions, all together (Share live)")
 	fs.Func("session-memory", fmt.Sprintf("memory one session's model may be estimated to need, in MiB (0: no budget; default %d)", o.limits.SessionMemory>>20), mibFlag(&o.limits.SessionMemory))
 	fs.Func("server-memory", fmt.Sprintf("memory all sessions together may be estimated to need, in MiB (0: no budget; default %d)", o.limits.ServerMemory>>20), mibFlag(&o.limits.ServerMemory))
 	fs.DurationVar(&o.limits.MaxIterTime, "max-iter-time", o.limits.MaxIterTime, "longest estimated optimizer iteration a session's model may have (0: no limit)")

@@ -12,40 +12,12 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 
-	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot/cmpimg"
 )
 
-// stepModel returns a 1-D, one-layer RBF model with inducing inputs evenly
-// spread over [-1, 1] and a q(u) mean following a step.
-func stepModel(m int) *engine.Model {
-	x := mat.NewDense(40, 1, nil)
-	y := mat.NewDense(40, 1, nil)
-	for i := 0; i < 40; i++ {
-		v := -1 + 2*float64(i)/39
-		x.Set(i, 0, v)
-		if v > 0 {
-			y.Set(i, 0, 1)
-		}
-	}
-	z := mat.NewDense(m, 1, nil)
-	qmu := mat.NewDense(m, 1, nil)
-	qs := mat.NewDense(m, m, nil)
-	for i := 0; i < m; i++ {
-		v := -1 + 2*float64(i)/float64(m-1)
-		z.Set(i, 0, v)
-		qmu.Set(i, 0, math.Tanh(6*v))
-		qs.Set(i, i, 0.05)
-	}
-	return &engine.Model{Jitter: 1e-6, X: x, Y: y, Layers: []*engine.Layer{{
-		Kernel: engine.NewRBF(1, []float64{0.3}), NoiseVariance: 0.01,
-		InducingInputs: z, QMu: qmu, QSqrt: []*mat.Dense{qs},
-	}}}
-}
-
 // TestNormalization checks that the fit figure undoes the normalisation.
 func TestNormalization(t *testing.T) {
-	m := stepModel(8)
+	m := engine.StepModel(8)
 	raw, err := FitFigure(m, dataset.Normalizer{}, dataset.Normalizer{}, 50)
 	if err != nil {
 		t.Fatal(err)
@@ -80,17 +52,17 @@ func TestBadFitRequests(t *testing.T) {
 			return err
 		}, "1-D"},
 		{"normalization columns", func() error {
-			_, err := FitFigure(stepModel(8), dataset.Normalizer{Mean: []float64{0, 0}, Scale: []float64{1, 1}}, dataset.Normalizer{Mean: []float64{0}, Scale: []float64{1}}, 0)
+			_, err := FitFigure(engine.StepModel(8), dataset.Normalizer{Mean: []float64{0, 0}, Scale: []float64{1, 1}}, dataset.Normalizer{Mean: []float64{0}, Scale: []float64{1}}, 0)
 			return err
 		}, "one column"},
 		{"grid points", func() error {
-			_, err := FitFigure(stepModel(8), dataset.Normalizer{}, dataset.Normalizer{}, 1)
+			_, err := FitFigure(engine.StepModel(8), dataset.Normalizer{}, dataset.Normalizer{}, 1)
 			return err
 		}, "grid points"},
 		{"nil model", func() error { _, err := FitFigure(nil, dataset.Normalizer{}, dataset.Normalizer{}, 0); return err }, "nil model"},
 		{"no fits", func() error { return RenderFit(new(bytes.Buffer), "png", nil) }, "at least one"},
 		{"format", func() error {
-			f, _ := FitFigure(stepModel(8), dataset.Normalizer{}, dataset.Normalizer{}, 0)
+			f, _ := FitFigure(engine.StepModel(8), dataset.Normalizer{}, dataset.Normalizer{}, 0)
 			return RenderFit(new(bytes.Buffer), "gif", []*FitData{f})
 		}, "format"},
 	} {
@@ -106,7 +78,7 @@ func TestBadFitRequests(t *testing.T) {
 // tolerance 0.05 lets rasterisation differences between platforms pass;
 // go test -regen rewrites it).
 func TestRenderGolden(t *testing.T) {
-	m := stepModel(12)
+	m := engine.StepModel(12)
 	two := engine.RandomModel(rand.New(rand.NewPCG(2, 2)), 40, []int{1, 1, 1}, []string{"rbf", "rbf"}, 8)
 	two.X, two.Y = m.X, m.Y
 	var fits []*FitData

@@ -14,18 +14,7 @@ import (
 func TestCholesky(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 15))
 	for _, m := range []int{1, 2, 5, 30, 47} {
-		// A = B·Bᵀ + m·I: positive definite, condition number modest.
-		b := make([]float64, m*m)
-		for i := range b {
-			b[i] = rng.NormFloat64()
-		}
-		a := make([]float64, m*m)
-		for i := 0; i < m; i++ {
-			for j := 0; j < m; j++ {
-				a[i*m+j] = Dot(b[i*m:(i+1)*m], b[j*m:(j+1)*m])
-			}
-			a[i*m+i] += float64(m)
-		}
+		a := spd(rng, m)
 		l := make([]float64, m*m)
 		if !Cholesky(l, a, m) {
 			t.Fatalf("m=%d: positive definite matrix refused", m)

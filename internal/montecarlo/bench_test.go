@@ -11,7 +11,7 @@ import (
 // BenchmarkLayerSample draws samples of one 1-D RBF layer with M = 20
 // inducing points at a Gaussian input; it reports samples per second.
 func BenchmarkLayerSample(b *testing.B) {
-	l := mustLayer(b, stepModel(20).Layers[0], 1e-6)
+	l := mustLayer(b, engine.StepModel(20).Layers[0], 1e-6)
 	const n = 100000
 	b.ReportAllocs()
 	for b.Loop() {
@@ -40,7 +40,7 @@ func BenchmarkChain3(b *testing.B) {
 // BenchmarkMessageFigure is the live panel's update: four inputs × 20,000
 // samples through a layer with M = 20, with densities and distances.
 func BenchmarkMessageFigure(b *testing.B) {
-	m := stepModel(20)
+	m := engine.StepModel(20)
 	ins := []GaussianInput{{-0.5, 0.01}, {0, 0.04}, {1.4, 0.01}, {0, 0.25}}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -52,7 +52,7 @@ func BenchmarkMessageFigure(b *testing.B) {
 
 // BenchmarkDraw is the hot loop alone: one sample of a 1-D layer, M = 20.
 func BenchmarkDraw(b *testing.B) {
-	l := mustLayer(b, stepModel(20).Layers[0], 1e-6)
+	l := mustLayer(b, engine.StepModel(20).Layers[0], 1e-6)
 	dr := newDrawer([]*plan{newPlan(l, &Options{})}, 1)
 	dr.seed(1, 0)
 	mu, s := []float64{0.1}, []float64{0.04}

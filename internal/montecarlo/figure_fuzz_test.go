@@ -20,7 +20,7 @@ func FuzzPresets(f *testing.F) {
 	f.Add(0.3, 1.0, 0.01, 1e6, 1.0)
 	f.Add(1e-300, 1e-300, 1e-300, -1e3, 1e3)
 	f.Fuzz(func(t *testing.T, ell, variance, noise, far, scale float64) {
-		m := stepModel(8)
+		m := engine.StepModel(8)
 		l := m.Layers[0]
 		for _, v := range []float64{ell, variance, noise, far, scale} {
 			if math.IsNaN(v) || math.IsInf(v, 0) {

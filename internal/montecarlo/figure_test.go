@@ -21,7 +21,7 @@ import (
 // exact quantities: the MC moments agree with the true mean and variance,
 // the message is the engine's, and everything encodes to JSON.
 func TestMessageFigure(t *testing.T) {
-	m := stepModel(12)
+	m := engine.StepModel(12)
 	ins := []GaussianInput{{-0.5, 0.01}, {0, 0.04}, {1.6, 0.01}, {0, 0.5}}
 	fd, err := MessageFigure(m, 0, ins, 20000, 7)
 	if err != nil {
@@ -96,7 +96,7 @@ func TestMessageFigureDeepLayer(t *testing.T) {
 
 // TestBadFigureRequests checks that bad requests get clear errors.
 func TestBadFigureRequests(t *testing.T) {
-	m := stepModel(6)
+	m := engine.StepModel(6)
 	multi := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 4, []int{1, 2, 1}, []string{"rbf", "rbf"}, 4)
 	ok := []GaussianInput{{0, 0.1}}
 	for _, tc := range []struct {
@@ -136,7 +136,7 @@ func TestBadFigureRequests(t *testing.T) {
 // step model, whose function bends at 0 and whose inducing inputs span
 // [−1, 1].
 func TestPresets(t *testing.T) {
-	m := stepModel(12)
+	m := engine.StepModel(12)
 	ps, err := Presets(m, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 // compares it with a golden PNG. SVG and PDF are checked for their headers only, since
 // they embed fonts and are compared byte for byte by cmpimg.
 func TestRenderGolden(t *testing.T) {
-	m := stepModel(12)
+	m := engine.StepModel(12)
 	ps, err := Presets(m, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +247,7 @@ func TestRenderGolden(t *testing.T) {
 // by norm_x, y by norm_y (affine maps; densities scale by 1/a so they still
 // integrate to 1) — and on a hidden layer of a deeper model neither does.
 func TestToOriginal(t *testing.T) {
-	m := stepModel(8)
+	m := engine.StepModel(8)
 	nx := dataset.Normalizer{Mean: []float64{10}, Scale: []float64{2}}
 	ny := dataset.Normalizer{Mean: []float64{-1}, Scale: []float64{3}}
 	raw, err := MessageFigure(m, 0, []GaussianInput{{Mean: 0.2, Var: 0.01}}, 2000, 1)

@@ -16,8 +16,8 @@ func TestHermiteMatchesExact(t *testing.T) {
 		name string
 		l    *Layer
 	}{
-		{"step12", mustLayer(t, stepModel(12).Layers[0], 1e-6)},
-		{"step20", mustLayer(t, stepModel(20).Layers[0], 1e-6)},
+		{"step12", mustLayer(t, engine.StepModel(12).Layers[0], 1e-6)},
+		{"step20", mustLayer(t, engine.StepModel(20).Layers[0], 1e-6)},
 	}
 	for s := uint64(1); s <= 3; s++ {
 		m := engine.RandomModel(rand.New(rand.NewPCG(s, 9)), 10, []int{1, 1}, []string{"rbf"}, 15)
@@ -86,7 +86,7 @@ func TestHermiteMatchesExact(t *testing.T) {
 // at random points, including the table's ends, and that it refuses
 // points outside.
 func TestHermiteTableEval(t *testing.T) {
-	l := mustLayer(t, stepModel(20).Layers[0], 1e-6)
+	l := mustLayer(t, engine.StepModel(20).Layers[0], 1e-6)
 	p := newPlan(l, &Options{})
 	tab := newHermite(p, -3, 3)
 	if tab == nil {

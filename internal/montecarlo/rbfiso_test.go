@@ -11,7 +11,7 @@ import (
 // equals that of the same layer with the equivalent ARD kernel, and its
 // kind is the RBF's.
 func TestLayerRBFIso(t *testing.T) {
-	m := stepModel(12)
+	m := engine.StepModel(12)
 	ard := m.Layers[0]
 	iso := *ard
 	iso.Kernel = engine.NewRBFIso(1, 0.3, 1)

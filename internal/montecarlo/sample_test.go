@@ -304,7 +304,7 @@ func ksStatistic(a, b []float64) float64 {
 // one (u drawn explicitly) on non-Gaussian responses, by a two-sample
 // Kolmogorov–Smirnov test.
 func TestMatchesLiteralSampler(t *testing.T) {
-	m := stepModel(10)
+	m := engine.StepModel(10)
 	el := m.Layers[0]
 	for k := range el.QSqrt {
 		// Correlated q(u) so that the off-diagonal of L_d matters.

@@ -40,6 +40,8 @@ var commands = []struct {
 	{"speed", (*session).cmdSpeed},
 	{"message_figure", (*session).figureCommand},
 	{"message_figure_preset", (*session).figureCommand},
+	{"fit_density", (*session).densityCommand},
+	{"compare", (*session).compareCommand},
 	{"message_figure_off", (*session).figureCommand},
 	{"decode", (*session).cmdDecode},
 }

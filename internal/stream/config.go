@@ -49,6 +49,7 @@ type Limits struct {
 	MaxInducing     int `json:"max_inducing"`      // inducing points per layer
 	MaxCommandBytes int `json:"max_command_bytes"` // size of one command message
 	MaxSteps        int `json:"max_steps"`         // iterations one "step" command may ask for
+	MaxFollowers    int `json:"max_followers"`     // read-only followers of shared sessions, all together (follow.go)
 	// Budgets (budget.go): a configuration whose estimated memory or
 	// iteration time exceeds them is refused; 0 means no budget.
 	SessionMemory int64         `json:"session_memory"` // bytes one session may use
@@ -58,7 +59,7 @@ type Limits struct {
 
 // DefaultLimits suit a lecture demo on a laptop.
 func DefaultLimits() Limits {
-	return Limits{MaxSessions: 16, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000,
+	return Limits{MaxSessions: 16, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000, MaxFollowers: DefaultMaxFollowers,
 		SessionMemory: DefaultSessionMemory, ServerMemory: DefaultServerMemory, MaxIterTime: DefaultMaxIterTime}
 }
 

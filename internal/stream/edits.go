@@ -465,5 +465,6 @@ func (s *session) sendSetup() error {
 		return err
 	}
 	s.send(outMsg{binary: true, data: b})
+	s.hub.publishSetup(b)
 	return nil
 }

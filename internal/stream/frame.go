@@ -38,9 +38,10 @@ type snapshot struct {
 	frey    *freyInfo  // the Frey faces: frames are built by freyFrame
 	// eval is the optimizer's evaluation of model (nil: none at hand; the
 	// Frey view only): its bound, terms and hidden layers' messages.
-	eval     *train.Evaluation
-	restarts *restartSet
-	restart  int // the restart the model started from
+	eval      *train.Evaluation
+	restarts  *restartSet
+	restart   int // the restart the model started from
+	followers int // read-only followers (follow.go)
 }
 
 type optState struct {
@@ -102,6 +103,7 @@ type frameHeader struct {
 	Iter       int          `json:"iter"`
 	Running    bool         `json:"running"`
 	IPS        num          `json:"ips"`
+	Followers  int          `json:"followers"` // read-only followers watching (follow.go)
 	Optimizer  optState     `json:"optimizer"`
 	N          int          `json:"n"`
 	Bound      *num         `json:"bound,omitempty"`
@@ -324,7 +326,7 @@ func (f *framer) header(s *snapshot) *frameHeader {
 	n, _ := s.model.X.Dims()
 	h := &frameHeader{
 		V: ProtocolVersion, Type: "frame", Seq: f.seq, Applied: s.applied, DataID: s.dataID,
-		Iter: s.iter, Running: s.running, IPS: num(s.ips), N: n,
+		Iter: s.iter, Running: s.running, IPS: num(s.ips), N: n, Followers: s.followers,
 		Optimizer: optState{Method: s.method, LearningRate: num(s.lr), Frozen: s.frozen, Event: s.event, Converged: s.status.Converged(), Status: s.status.String()},
 	}
 	if h.Optimizer.Frozen == nil {

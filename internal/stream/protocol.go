@@ -9,6 +9,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -45,6 +46,8 @@ type Command struct {
 	Name         *string       `json:"name,omitempty"`          // mc_preset
 	Points       []float64     `json:"points,omitempty"`        // decode (decode.go)
 	Frames       []int         `json:"frames,omitempty"`        // decode
+
+	received time.Time // when the reader took it (the load watch's reply delay, load.go)
 }
 
 // ParseCommand decodes one command. Its errors say what was wrong.
@@ -123,8 +126,12 @@ type reply struct {
 	// FigureKey (hello) names the session in figure downloads (messagefigure.go).
 	FigureKey string `json:"figure_key,omitempty"`
 	// Resume (hello) is the token that resumes this session after a
-	// disconnect: reconnect to /ws?resume=TOKEN within ResumeGrace.
+	// disconnect: reconnect to /ws?resume=TOKEN within the resume grace period.
 	Resume string `json:"resume,omitempty"`
+	// ShareKey (hello) shares this session read-only: followers open
+	// /?follow=KEY (follow.go). Follower (hello) marks a follower's hello.
+	ShareKey string `json:"share_key,omitempty"`
+	Follower bool   `json:"follower,omitempty"`
 	// InputColors (hello) are the message figure's input colours, so that
 	// the live panel and the downloads agree.
 	InputColors []string `json:"input_colors,omitempty"`

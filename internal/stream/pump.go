@@ -62,6 +62,7 @@ func (ss *session) reader(conn *websocket.Conn) {
 			return
 		}
 		c, err := ParseCommand(buf[:n])
+		c.received = time.Now()
 		if err != nil {
 			ss.reply(reply{Type: "error", ID: c.ID, Op: truncate(c.Op, 40), Error: err.Error()})
 			continue
@@ -143,6 +144,7 @@ func (ss *session) writer(conn *websocket.Conn) {
 		if !write(outMsg{binary: true, data: b}) {
 			return false
 		}
+		ss.hub.publishFrame(b) // the same bytes to every follower (follow.go)
 		ss.written.Add(1)
 		return true
 	}
@@ -196,6 +198,20 @@ func (ss *session) writer(conn *websocket.Conn) {
 			if !sendFrame() {
 				conn.Close()
 				return
+			}
+		case <-ss.compare.out.notify: // the depth comparison (compare.go), latest wins
+			if b, ok := ss.compare.out.take(); ok {
+				if !write(outMsg{binary: true, data: b}) {
+					conn.Close()
+					return
+				}
+			}
+		case <-ss.density.out.notify: // the fit panel's density (density.go), latest wins
+			if b, ok := ss.density.out.take(); ok {
+				if !write(outMsg{binary: true, data: b}) {
+					conn.Close()
+					return
+				}
 			}
 		case <-ss.figure.out.notify: // message figure (messagefigure.go), latest wins
 			if b, ok := ss.figure.out.take(); ok {

@@ -11,13 +11,14 @@ import (
 
 // Resuming a session. A page whose socket drops (a network blip, a laptop
 // lid, a proxy restart) reconnects with the token its hello carried; within
-// ResumeGrace of the disconnect the new socket takes over the old
+// the resume grace period (Options.ResumeGrace, a minute by default) of the disconnect the new socket takes over the old
 // session's model, iteration count, data edits, undo history and robot
 // restarts instead of starting again at iteration 0. The optimizer's
 // memory is not kept: it starts afresh from the model, as after an edit.
 
-// ResumeGrace is how long a disconnected session's state is kept.
-const ResumeGrace = 60 * time.Second
+// DefaultResumeGrace is how long a disconnected session's state is kept
+// (Options.ResumeGrace).
+const DefaultResumeGrace = 60 * time.Second
 
 // parked is a disconnected session's state, waiting to be resumed.
 type parked struct {
@@ -40,7 +41,7 @@ func newResumeToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// park keeps ss's state under its resume token for ResumeGrace, with its
+// park keeps ss's state under its resume token for the resume grace period, with its
 // memory reservation, and reports whether it did: a session that never
 // had a model (a refused configuration), or one the server is shutting
 // down, is not parked.
@@ -57,7 +58,7 @@ func (s *Server) park(ss *session) bool {
 	}
 	token := ss.resumeToken
 	p.private = ss.private
-	p.timer = time.AfterFunc(ResumeGrace, func() { s.expire(token, p) })
+	p.timer = time.AfterFunc(s.grace, func() { s.expire(token, p) })
 	s.parked[token] = p
 	return true
 }
@@ -100,6 +101,10 @@ func (s *Server) Parked() int {
 // adopt makes p's state this session's: the model carries on from where
 // the disconnected session left it.
 func (ss *session) adopt(p *parked) error {
+	if p.model == nil { // an uploaded data set: a new model on it
+		ss.private = p.private
+		return ss.build(p.cfg, true)
+	}
 	n, q := p.data.x.Dims()
 	_, dy := p.data.y.Dims()
 	if err := ss.srv.reserve(ss, EstimateConfig(p.cfg, n, q, dy).Bytes); err != nil {

@@ -54,7 +54,10 @@ type Options struct {
 	// view's one-layer GP baseline, fitted once per data set in the
 	// background (0: DefaultBaselineIters).
 	BaselineIters int
-	Logger        *slog.Logger
+	// ResumeGrace is how long a disconnected session can be resumed
+	// (resume.go; 0: DefaultResumeGrace).
+	ResumeGrace time.Duration
+	Logger      *slog.Logger
 }
 
 // DefaultBaselineIters: by 1500 iterations the baseline's test RMSE has
@@ -73,6 +76,7 @@ type Server struct {
 	// under bg, which Shutdown cancels.
 	baselines *baselineCache
 	bg        context.Context // background work (robot baselines, load watch); ended by Shutdown
+	grace     time.Duration   // how long a parked session waits to be resumed (resume.go)
 	bgCancel  context.CancelFunc
 	// overloaded is set while the playing sessions' median frame rate is
 	// below the minimum (load.go): new sessions are refused with 1013.
@@ -81,13 +85,14 @@ type Server struct {
 	origins    []string
 	upgrader   websocket.Upgrader
 
-	mu       sync.Mutex
-	sessions map[*session]struct{}
-	reserved map[*session]int64 // estimated bytes per session (budget.go)
-	parked   map[string]*parked // disconnected sessions by resume token (resume.go)
-	closing  bool
-	wg       sync.WaitGroup
-	nextID   atomic.Uint64
+	mu        sync.Mutex
+	sessions  map[*session]struct{}
+	reserved  map[*session]int64 // estimated bytes per session (budget.go)
+	parked    map[string]*parked // disconnected sessions by resume token (resume.go)
+	followers int                // connected followers (follow.go)
+	closing   bool
+	wg        sync.WaitGroup
+	nextID    atomic.Uint64
 }
 
 // NewServer returns a server; it checks the default configuration.
@@ -112,8 +117,11 @@ func NewServer(o Options) (*Server, error) {
 	if o.BaselineIters <= 0 {
 		o.BaselineIters = DefaultBaselineIters
 	}
+	if o.ResumeGrace <= 0 {
+		o.ResumeGrace = DefaultResumeGrace
+	}
 	bg, cancel := context.WithCancel(context.Background())
-	s := &Server{bg: bg, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselines: newBaselineCache(bg, o.BaselineIters),
+	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselines: newBaselineCache(bg, o.BaselineIters),
 		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{}}
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context
@@ -173,6 +181,10 @@ func (s *Server) SessionStats() []Stats {
 // configuration comes from the URL query (see ParseQuery) until the socket
 // closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if key := r.URL.Query().Get("follow"); key != "" {
+		s.serveFollower(w, r, key) // follow.go
+		return
+	}
 	conn, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		s.log.Info("websocket upgrade refused", "remote", r.RemoteAddr, "origin", r.Header.Get("Origin"), "err", err)
@@ -181,7 +193,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel,
-		cmds: make(chan Command, cmdQueue), decodes: make(chan Command, decodeQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(),
+		cmds: make(chan Command, cmdQueue), decodes: make(chan Command, decodeQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(), density: newDensityState(), compare: newCompareState(), hub: newHub(),
 	}
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
@@ -238,12 +250,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames()}
 	if resumed != nil && resumed.private != "" {
-		hello.Sets = append(hello.Sets, infoOf(resumed.data.ds)) // a loaded model's own data
+		if ds := s.cat.Get(resumed.private); ds != nil {
+			hello.Sets = append(hello.Sets, infoOf(ds)) // a loaded model's or an upload's own data
+		}
 	}
 	hello.FigureKey = ss.figure.key // downloads of this session's figures (messagefigure.go)
 	hello.InputColors = plotkit.PaletteHex()
 	ss.resumeToken = newResumeToken()
 	hello.Resume = ss.resumeToken
+	hello.ShareKey = ss.hub.key
 	if err != nil {
 		ss.send(outMsg{data: hello.bytes()})
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
@@ -252,7 +267,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hello.Config = &cfg
 		ss.send(outMsg{data: hello.bytes()})
 		if r.URL.Query().Get("resume") != "" && resumed == nil {
-			ss.reply(reply{Type: "error", Op: "resume", Error: "the session could not be resumed (it ends " + ResumeGrace.String() + " after a disconnect, and when the server restarts): a new one starts"})
+			ss.reply(reply{Type: "error", Op: "resume", Error: "the session could not be resumed (it ends " + s.grace.String() + " after a disconnect, and when the server restarts): a new one starts"})
 		}
 		var err error
 		if resumed != nil {

@@ -54,6 +54,9 @@ type session struct {
 	out        chan outMsg         // → writer (replies, setups); bounded
 	frames     *mailbox[*snapshot] // optimizer → writer, latest wins (mailbox.go)
 	figure     *figureState        // message figure (messagefigure.go)
+	density    *densityState       // the fit panel's Monte Carlo density (density.go)
+	hub        *hub                // read-only followers (follow.go)
+	compare    *compareState       // the depth comparison (compare.go)
 	readerDone chan struct{}
 	closeMu    sync.Mutex
 	closeCode  int
@@ -89,7 +92,8 @@ type session struct {
 	private     string // the private data set of a loaded model it owns (upload.go)
 
 	iterations, published, dropped, written atomic.Int64
-	playing                                 atomic.Bool // running, for the load watch (load.go)
+	playing                                 atomic.Bool  // running, for the load watch (load.go)
+	cmdWait                                 atomic.Int64 // the longest a command waited since the load watch looked (ns)
 }
 
 func (s *session) stats() Stats {
@@ -261,11 +265,12 @@ func (s *session) publish() {
 		model: s.pubModel, iter: it, event: s.event, status: s.status,
 		running: s.running, ips: s.ips, method: s.cfg.Method.String(), lr: s.cfg.LearningRate,
 		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied, robot: s.data.robot, frey: s.data.frey,
-		restarts: s.restarts, restart: s.restart,
+		restarts: s.restarts, restart: s.restart, followers: s.hub.count(),
 	}
 	if s.data.frey != nil { // the Frey view shows the optimizer's own evaluation (frey_frame.go)
 		snap.eval, _ = s.tr.LastEvaluation()
 	}
+	s.hub.publishState(&forkState{cfg: s.cfg, data: s.data, model: s.pubModel, iter: it})
 	s.playing.Store(s.running)
 	s.published.Add(1)
 	if s.frames.put(snap) {
@@ -373,6 +378,11 @@ func (s *session) finishSteps() {
 
 // handle applies one parsed command and replies.
 func (s *session) handle(c Command) {
+	if !c.received.IsZero() { // the longest wait since the load watch last looked
+		if w := int64(time.Since(c.received)); w > s.cmdWait.Load() {
+			s.cmdWait.Store(w)
+		}
+	}
 	if c.Op != "move" {
 		s.drag = nil // any other command ends a drag
 	}

@@ -11,15 +11,17 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Loading a model file into the page. POST /model (web) parses a model
-// file — what "Save model" and `viz fit` write — and ParkModel turns it
-// into a parked session (resume.go) with the model's own data as a private
-// data set; the page then reconnects with the returned token and carries
-// on from the loaded model exactly as it was saved.
+// Loading a model file or a data set into the page. POST /model (web)
+// parses a model file — what "Save model" and `viz fit` write — and
+// ParkModel turns it into a parked session (resume.go) with the model's
+// own data as a private data set; POST /data parses a CSV and ParkData
+// parks a session on it. The page then reconnects with the returned token:
+// it carries on from the loaded model exactly as it was saved, or fits the
+// uploaded data.
 
 // ParkModel checks mf against the server's limits and budgets and parks a
 // session that starts from it, returning the token that resumes it
-// (within ResumeGrace). Its data set is private to that session.
+// (within the resume grace period). Its data set is private to that session.
 func (s *Server) ParkModel(mf *engine.ModelFile) (string, error) {
 	m := mf.Model
 	if err := m.Validate(); err != nil {
@@ -74,22 +76,53 @@ func (s *Server) ParkModel(mf *engine.ModelFile) (string, error) {
 	if err := checkBudget(cfg, l, n, q, dy); err != nil {
 		return "", err
 	}
-	owner := &session{} // holds the reservation until a page resumes it
-	if err := s.reserve(owner, EstimateConfig(cfg, n, q, dy).Bytes); err != nil {
+	p := &parked{cfg: cfg, model: m.Clone(), restart: -1,
+		data: &data{id: 1, ds: ds, nx: nx, ny: ny, x: mat.DenseCopyOf(m.X), y: mat.DenseCopyOf(m.Y), frey: newFreyInfo(ds)}}
+	return s.parkNew(p, ds, EstimateConfig(cfg, n, q, dy).Bytes)
+}
+
+// ParkData parks a session on an uploaded data set (private to it) with
+// the server's default architecture, and returns the token that resumes
+// it: the page reconnects and fits its own data.
+func (s *Server) ParkData(ds *dataset.Dataset) (string, error) {
+	l := s.limits
+	n, q := ds.X.Dims()
+	_, dy := ds.Y.Dims()
+	switch {
+	case n > l.MaxRows:
+		return "", errorf("the data has %d rows, more than the limit %d", n, l.MaxRows)
+	case n < 2:
+		return "", errorf("the data has %d rows; at least 2 are needed", n)
+	}
+	ds.Name = "data-" + newResumeToken()[:12]
+	cfg := s.def
+	cfg.Dataset, cfg.Play = ds.Name, false
+	cfg.Hidden, cfg.Frozen = slices.Clone(cfg.Hidden), slices.Clone(cfg.Frozen)
+	if err := checkBudget(cfg, l, n, q, dy); err != nil {
 		return "", err
 	}
+	// No model yet: the resuming session builds one (adopt).
+	return s.parkNew(&parked{cfg: cfg, restart: -1}, ds, EstimateConfig(cfg, n, q, dy).Bytes)
+}
+
+// parkNew parks p, a session that has not run yet, with its private data
+// set ds and a reservation of bytes, for the resume grace period.
+func (s *Server) parkNew(p *parked, ds *dataset.Dataset, bytes int64) (string, error) {
+	p.owner = &session{} // holds the reservation until a page resumes it
+	if err := s.reserve(p.owner, bytes); err != nil {
+		return "", err
+	}
+	p.private = ds.Name
 	s.cat.addPrivate(ds)
-	p := &parked{owner: owner, cfg: cfg, model: m.Clone(), restart: -1, private: ds.Name,
-		data: &data{id: 1, ds: ds, nx: nx, ny: ny, x: mat.DenseCopyOf(m.X), y: mat.DenseCopyOf(m.Y), frey: newFreyInfo(ds)}}
 	token := newResumeToken()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
-		delete(s.reserved, owner)
+		delete(s.reserved, p.owner)
 		s.cat.removePrivate(ds.Name)
 		return "", errorf("the server is shutting down")
 	}
-	p.timer = time.AfterFunc(ResumeGrace, func() { s.expire(token, p) })
+	p.timer = time.AfterFunc(s.grace, func() { s.expire(token, p) })
 	s.parked[token] = p
 	return token, nil
 }

@@ -1,6 +1,6 @@
 // Fit panel: data, and the final message's mean ± 2 sd over the input range.
 import { register, dimSelect } from "./registry.js";
-import { Plot, C, StickyRange, unitsOf, legend, fmt } from "../plot.js";
+import { Plot, C, StickyRange, unitsOf, legend, fmt, canvasPoint } from "../plot.js";
 
 const HIT = 8; // px radius for grabbing a data point
 
@@ -20,10 +20,7 @@ register("fit", (el, app) => {
     const st = app.state.setup;
     return st && st.q === 1 && st.d === 1 && !st.robot && plot.sx;
   };
-  const pos = (ev) => {
-    const r = canvas.getBoundingClientRect();
-    return [ev.clientX - r.left, ev.clientY - r.top];
-  };
+  const pos = (ev) => canvasPoint(canvas, ev);
   function pointAt(px, py) {
     const st = app.state.setup;
     let best = -1, bd = HIT * HIT;
@@ -80,6 +77,50 @@ register("fit", (el, app) => {
   resetBtn.addEventListener("click", () => app.send({ op: "reset_data" }));
   tools.append(resetBtn);
 
+  // Samples through the whole deep GP (Monte Carlo, op "fit_density"): a
+  // shading of the predictive density next to the Gaussian final message,
+  // so a class sees where the deep GP is bimodal and the message is not.
+  // One request in flight; a new one when the model has changed.
+  const densLabel = document.createElement("label");
+  densLabel.title = "Draw what the whole deep GP predicts, by sampling through every layer (Monte Carlo), beside the Gaussian final message";
+  const densBox = document.createElement("input");
+  densBox.type = "checkbox";
+  densBox.dataset.testid = "fit-density";
+  densLabel.append(densBox, " samples through the network");
+  tools.prepend(densLabel);
+  let dens = null, asked = null; // asked: {id, at, key}
+  const modelKey = (s) => `${s.setup?.data_id}|${s.frame?.iter}|${s.frame?.bound}`;
+  densBox.addEventListener("change", () => { if (!densBox.checked) dens = null; app.redraw(); });
+  app.on("fit_density", (m) => {
+    if (asked && m.applied === asked.id) { dens = m.error ? null : { ...m, key: asked.key, at: performance.now() }; asked = null; }
+    app.redraw();
+  });
+  function askDensity(s) {
+    const now = performance.now();
+    if (asked && now - asked.at < 5000) return; // one in flight (5 s: a lost reply)
+    const key = modelKey(s);
+    if (dens && dens.key === key) return;
+    if (dens && now - (dens.at ?? 0) < 400) return; // at most ~2.5 per second while training
+    asked = { id: app.send({ op: "fit_density", samples: 500 }), at: now, key };
+  }
+  function drawDensity(ctx) {
+    const G = dens.g, B = dens.b, dx = (dens.x[G - 1] - dens.x[0]) / (G - 1);
+    const [r, g, b] = C.density;
+    for (let i = 0; i < G; i++) {
+      let top = 0;
+      for (let k = 0; k < B; k++) top = Math.max(top, dens.density[i * B + k]);
+      if (!(top > 0)) continue;
+      const x0 = plot.sx(dens.x[i] - dx / 2), x1 = plot.sx(dens.x[i] + dx / 2);
+      for (let k = 0; k < B; k++) {
+        const a = dens.density[i * B + k] / top;
+        if (a < 0.02) continue;
+        ctx.fillStyle = `rgba(${r}, ${g}, ${b}, ${(0.6 * Math.sqrt(a)).toFixed(3)})`;
+        const y0 = plot.sy(dens.edges[k]), y1 = plot.sy(dens.edges[k + 1]);
+        ctx.fillRect(x0, Math.min(y0, y1), x1 - x0 + 0.5, Math.abs(y1 - y0) + 0.5);
+      }
+    }
+  }
+
   return {
     draw(s) {
       const { setup, frame } = s;
@@ -106,8 +147,17 @@ register("fit", (el, app) => {
         yr.update(lo - pad, hi + pad);
         plot.area(f.x[0], f.x[G - 1], yr.lo, yr.hi);
         plot.axes({ xlabel: setup.input_names[0] || "x", ylabel: setup.output_names[dim] || "y", ux, uy });
+        const withDensity = densBox.checked && dim === 0;
+        densLabel.hidden = false;
+        if (withDensity) askDensity(s);
         plot.clip(() => {
-          plot.band(G, (i) => f.x[i], (i) => m(i) - 2 * sd(i), (i) => m(i) + 2 * sd(i), C.band);
+          if (withDensity && dens) {
+            drawDensity(plot.ctx);
+            plot.line(G, (i) => f.x[i], (i) => m(i) - 2 * sd(i), C.mean, 1, [5, 4]);
+            plot.line(G, (i) => f.x[i], (i) => m(i) + 2 * sd(i), C.mean, 1, [5, 4]);
+          } else {
+            plot.band(G, (i) => f.x[i], (i) => m(i) - 2 * sd(i), (i) => m(i) + 2 * sd(i), C.band);
+          }
           plot.line(G, (i) => f.x[i], m, C.mean, 2.2);
           const ctx = plot.ctx;
           ctx.fillStyle = C.data;
@@ -123,12 +173,18 @@ register("fit", (el, app) => {
           }
         });
         resetBtn.hidden = !setup.edited;
-        legend(el.querySelector(".legend"), [
+        const items = [
           { label: D === 1 && !setup.robot ? "data (click to add, drag to move, Alt-click to remove)" : "data", color: C.data, kind: "dot" },
           { label: "final message mean", color: C.mean, kind: "line" },
-          { label: "± 2 sd of the final message", color: C.band, kind: "band" },
-        ]);
+          { label: withDensity && dens ? "± 2 sd of the final message (dashed)" : "± 2 sd of the final message", color: C.band, kind: "band" },
+        ];
+        if (withDensity && dens) {
+          const bimodal = Array.from(dens.modes).filter((k) => k >= 2).length;
+          items.push({ label: `the deep GP's prediction, ${dens.samples} samples through every layer per input` + (bimodal ? ` — two or more modes at ${bimodal} of ${dens.g} inputs, where the Gaussian message cannot follow` : ""), color: `rgba(${C.density.join(", ")}, 0.5)`, kind: "band" });
+        }
+        legend(el.querySelector(".legend"), items);
       } else {
+        densLabel.hidden = true;
         // Multi-dimensional input: predicted (last message) vs observed.
         const L = frame.layers.length, last = frame.layers[L - 1];
         if (!last.mean) return;

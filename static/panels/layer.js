@@ -3,7 +3,7 @@
 // draggable handles, incoming messages as Gaussians, outgoing messages,
 // and per-datum penalties in a strip under the axis.
 import { register, layerUnits } from "./registry.js";
-import { Plot, C, StickyRange, colormap, legend, fmt } from "../plot.js";
+import { Plot, C, StickyRange, colormap, legend, fmt, canvasPoint, clientPoint } from "../plot.js";
 import { termsOf, showDelta, clearDelta, claimDelta } from "../delta.js";
 
 const STRIP = 30; // px of the penalty strip
@@ -45,8 +45,7 @@ register("layer1d", (el, app) => {
   }
 
   function pos(ev) {
-    const r = canvas.getBoundingClientRect();
-    return [ev.clientX - r.left, ev.clientY - r.top];
+    return canvasPoint(canvas, ev);
   }
 
   function flushMove() {
@@ -140,8 +139,7 @@ register("layer1d", (el, app) => {
     handleClient(k) {
       const L = layer();
       if (!L || !plot.sx || k >= L.m) return null;
-      const r = canvas.getBoundingClientRect();
-      return [r.left + plot.sx(L.z[k]), r.top + plot.sy(L.u_mean[k])];
+      return clientPoint(canvas, plot.sx(L.z[k]), plot.sy(L.u_mean[k]));
     },
     draw(s) {
       const { setup, frame } = s;

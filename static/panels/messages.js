@@ -8,7 +8,7 @@
 // computes it (op "message_figure", message type "message_figure", docs/protocol.md) in its own
 // goroutine; this panel only draws and sends commands.
 import { register, layerUnits } from "./registry.js";
-import { Plot, C, fmt } from "../plot.js";
+import { Plot, C, fmt, canvasPoint, clientPoint } from "../plot.js";
 
 // The paper's red bars; the inputs' colours come from the server (hello's
 // input_colors), the same as the downloaded figure's.
@@ -92,7 +92,7 @@ register("messages", (el, app) => {
   });
 
   // ---- dragging the inputs ----
-  const pos = (ev) => { const r = canvas.getBoundingClientRect(); return [ev.clientX - r.left, ev.clientY - r.top]; };
+  const pos = (ev) => canvasPoint(canvas, ev);
   function hit(px, py) {
     if (!boxes || !inputs) return null;
     const b = boxes.inp;
@@ -208,8 +208,8 @@ register("messages", (el, app) => {
     // inputClient returns input k's peak in client pixels (for tests and tours).
     inputClient(k) {
       if (!boxes || !inputs || k >= inputs.length) return null;
-      const r = canvas.getBoundingClientRect(), g = inputs[k];
-      return [r.left + boxes.sx(g.mean), r.top + (boxes.inY(k, g.mean) + boxes.inp.b) / 2];
+      const g = inputs[k];
+      return clientPoint(canvas, boxes.sx(g.mean), (boxes.inY(k, g.mean) + boxes.inp.b) / 2);
     },
     inputs: () => inputs?.map((g) => ({ ...g })) ?? null,
     // figure returns the latest message-figure message (for tests).

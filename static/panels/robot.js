@@ -14,7 +14,7 @@
 // the analysis (path, signals, penalties) keep their static layers in
 // offscreen canvases, so a brush or a hover redraws just its overlay.
 import { register } from "./registry.js";
-import { Plot, StickyRange, fmt } from "../plot.js";
+import { Plot, StickyRange, fmt, canvasPoint, getDrawScale } from "../plot.js";
 import { palette, colorBar } from "../colormap.js";
 
 const CB = 30; // px under a latent view's plots for its colour bar
@@ -64,7 +64,7 @@ function cached(v, plot, key, paint) {
 }
 
 // sizeKey says when a canvas must be drawn again for its size alone.
-const sizeKey = (cv) => { const r = cv.getBoundingClientRect(); return `${r.width}x${r.height}@${window.devicePixelRatio || 1}`; };
+const sizeKey = (cv) => { const r = cv.getBoundingClientRect(); return `${r.width}x${r.height}@${window.devicePixelRatio || 1}x${getDrawScale()}`; };
 
 register("robot", (root, app) => {
   const body = root.querySelector(".robot-body");
@@ -281,7 +281,7 @@ register("robot", (root, app) => {
   };
   function wire(key, v) {
     const cv = v.cv;
-    const pos = (e) => { const r = cv.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
+    const pos = (e) => canvasPoint(cv, e);
     const li = key.startsWith("latent") ? Number(key.slice(7)) : -1;
     cv.addEventListener("pointerdown", (e) => {
       const [px, py] = pos(e);

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"dgpviz/internal/loadtest"
+)
+
+func init() {
+	register(command{name: "loadtest", summary: "drive websocket sessions against a server on loopback and report frame rates, latency, RSS and close codes", run: runLoadtest})
+}
+
+// loadtestOptions are the parsed flags of viz loadtest.
+type loadtestOptions struct {
+	lt      loadtest.Options
+	json    bool
+	verbose bool
+}
+
+func parseLoadtest(args []string, stderr io.Writer) (loadtestOptions, error) {
+	var o loadtestOptions
+	fs := newFlags("loadtest", stderr)
+	fs.IntVar(&o.lt.N, "n", 16, "sessions (modes sessions and slow: the normal clients; slow adds n/4 slow ones) or connections (churn)")
+	fs.DurationVar(&o.lt.Duration, "duration", loadtestDefaultDuration, "how long to measure (churn: the longest it may run)")
+	fs.StringVar(&o.lt.Query, "query", "play=1", "the sessions' URL query (as /ws?…), e.g. 'play=1&hidden=2,2'")
+	fs.StringVar(&o.lt.Mode, "mode", loadtest.ModeSessions, "sessions: n sessions playing; churn: n connections dropped in every way, then goroutines and new sessions checked; slow: n sessions, then n/4 clients that read slowly or never; followers: one presenter session and n read-only followers of it")
+	fs.StringVar(&o.lt.URL, "url", "", "an external server's websocket URL (ws://host:port/ws; start it with -max-conns-per-ip above n, the clients all come from one address); empty: start a server in this process on 127.0.0.1:0 with the default step data set (its goroutines are counted, but its RSS includes the clients', and past a few dozen sessions the clients queue behind the optimizers in one scheduler: measure rates and latency at high loads with -url)")
+	fs.IntVar(&o.lt.PID, "pid", 0, "the external server's process id, to read its RSS from /proc (with -url)")
+	fs.IntVar(&o.lt.MaxSessions, "max-sessions", 0, "the in-process server's session limit (0: at least n)")
+	fs.DurationVar(&o.lt.ReplyEvery, "reply-every", 0, "how often each session sends a speed command and times its ack (0: 1s)")
+	fs.IntVar(&o.lt.Concurrency, "concurrency", 0, "churn: connections in flight at once (0: 32)")
+	fs.BoolVar(&o.json, "json", false, "write the report as JSON")
+	fs.BoolVar(&o.verbose, "v", false, "progress notes on stderr")
+	if err := parseFlags(fs, args); err != nil {
+		return o, err
+	}
+	if err := o.lt.Check(); err != nil {
+		return o, badInput("viz loadtest: %v", err)
+	}
+	return o, nil
+}
+
+const loadtestDefaultDuration = 10 * time.Second
+
+func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseLoadtest(args, stderr)
+	if err != nil {
+		return err
+	}
+	if o.verbose {
+		o.lt.Progress = func(s string) { fmt.Fprintln(stderr, "viz loadtest:", s) }
+	}
+	r, err := loadtest.Run(ctx, o.lt)
+	if err != nil {
+		return fmt.Errorf("viz loadtest: %w", err)
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	r.WriteText(stdout)
+	return nil
+}

@@ -1,0 +1,151 @@
+// Package loadtest drives websocket sessions against a dgpviz server on
+// loopback for a bounded time and reports what the server delivered: frames
+// per second per client, reply latency, the gaps between frames, the
+// server's RSS and goroutines before, during and after, and the close codes
+// the clients saw. It is the logic of `viz loadtest`.
+//
+// Three modes:
+//
+//   - sessions: N sessions, each with its own model, playing;
+//   - churn: N connections opened and dropped in every way (clean close,
+//     TCP FIN, TCP RST, never reading, mid-handshake, refused
+//     configuration, a burst of commands then gone), then a check that the
+//     server's goroutines return to their baseline and new clients are
+//     served;
+//   - slow: N normal sessions run alone for a third of the time, then N/4
+//     (at least 1) clients that read slowly or never join; the report
+//     compares the normal clients' frame rates before and after.
+//
+// With no URL the server runs in this process (the default step data set,
+// as `viz serve` builds it) on 127.0.0.1:0; its goroutines are counted
+// exactly (the clients' own are subtracted) but the RSS is the process's,
+// clients included. Against an external server (URL) the RSS is read from
+// /proc/PID when a PID is given and goroutines are not known.
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Modes.
+const (
+	ModeSessions = "sessions"
+	ModeChurn    = "churn"
+	ModeSlow     = "slow"
+	// ModeFollowers: one presenter session (the query) and N read-only
+	// followers of it (/ws?follow=KEY): the followers' frame rates, the
+	// presenter's, the server's memory.
+	ModeFollowers = "followers"
+)
+
+// Options configure a run.
+type Options struct {
+	N        int           // sessions (sessions, slow) or connections (churn)
+	Duration time.Duration // measurement time (churn: the longest it may run)
+	Query    string        // session URL query, e.g. "play=1"
+	Mode     string        // ModeSessions (""), ModeChurn or ModeSlow
+	URL      string        // ws://host:port/ws of an external server; "": in process
+	PID      int           // external server's process id, for its RSS (0: unknown)
+	// MaxSessions is the in-process server's session limit (0: enough for
+	// N sessions, at least stream's default).
+	MaxSessions int
+	// ReplyEvery is how often each client sends a cheap command and times
+	// its ack (0: 1 s).
+	ReplyEvery time.Duration
+	// Concurrency is how many churn connections are in flight at once
+	// (0: 32).
+	Concurrency int
+	// Progress, if set, receives one-line progress notes.
+	Progress func(string)
+}
+
+// Check validates the options, with errors that name the flag.
+func (o *Options) Check() error {
+	if o.Mode == "" {
+		o.Mode = ModeSessions
+	}
+	switch o.Mode {
+	case ModeSessions, ModeChurn, ModeSlow, ModeFollowers:
+	default:
+		return fmt.Errorf("-mode %q: want sessions, churn, slow or followers", o.Mode)
+	}
+	if o.N < 1 || o.N > 100000 {
+		return fmt.Errorf("-n %d: want 1…100000", o.N)
+	}
+	if o.Duration <= 0 || o.Duration > time.Hour {
+		return fmt.Errorf("-duration %v: want more than 0 and at most 1h", o.Duration)
+	}
+	if _, err := url.ParseQuery(strings.TrimPrefix(o.Query, "?")); err != nil {
+		return fmt.Errorf("-query %q: %v", o.Query, err)
+	}
+	o.Query = strings.TrimPrefix(o.Query, "?")
+	if o.URL != "" {
+		u, err := url.Parse(o.URL)
+		if err != nil {
+			return fmt.Errorf("-url %q: %v", o.URL, err)
+		}
+		if u.Scheme != "ws" && u.Scheme != "wss" {
+			return fmt.Errorf("-url %q: want a ws:// or wss:// URL such as ws://127.0.0.1:8080/ws", o.URL)
+		}
+		if u.Host == "" || u.Hostname() == "" {
+			return fmt.Errorf("-url %q: no host; want e.g. ws://127.0.0.1:8080/ws", o.URL)
+		}
+		if u.RawQuery != "" {
+			return fmt.Errorf("-url %q: has a query; give the session's parameters with -query", o.URL)
+		}
+		if u.Path == "" {
+			u.Path = "/ws"
+			o.URL = u.String()
+		}
+	}
+	if o.PID < 0 {
+		return fmt.Errorf("-pid %d: want a process id", o.PID)
+	}
+	if o.PID != 0 && o.URL == "" {
+		return errors.New("-pid needs -url: an in-process server's RSS is read from this process")
+	}
+	if o.MaxSessions < 0 {
+		return fmt.Errorf("-max-sessions %d: want ≥ 0", o.MaxSessions)
+	}
+	if o.MaxSessions > 0 && o.URL != "" {
+		return errors.New("-max-sessions sets the in-process server's limit; start the external server with viz serve -max-sessions instead")
+	}
+	if o.ReplyEvery <= 0 {
+		o.ReplyEvery = time.Second
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 32
+	}
+	return nil
+}
+
+// Run runs the load test and returns its report.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	t, err := newTarget(o)
+	if err != nil {
+		return nil, err
+	}
+	defer t.stop()
+	r := &Report{Mode: o.Mode, N: o.N, Duration: o.Duration.Seconds(), Query: o.Query, URL: t.url, InProcess: t.srv != nil, MaxSessions: t.maxSessions, CloseCodes: map[string]int{}}
+	switch o.Mode {
+	case ModeChurn:
+		err = runChurn(ctx, o, t, r)
+	default:
+		err = runSessions(ctx, o, t, r)
+	}
+	return r, err
+}
+
+func (o Options) note(format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, args...))
+	}
+}

@@ -1,0 +1,89 @@
+package stream
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// TestFollowers: a follower of a shared session gets its hello, setup and
+// frames (the presenter's iterations, the follower count in the frames),
+// may not edit, and can fork a session of its own that starts from the
+// presenter's model; a follower that never reads holds up no one; when
+// the presenter leaves, followers are closed with 1001.
+func TestFollowers(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.dial(t, paused)
+	hello := p.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
+	key, _ := hello["share_key"].(string)
+	if len(key) != 32 {
+		t.Fatalf("share key %q", key)
+	}
+	p.frameAfter(p.ack(map[string]any{"op": "step", "n": 7}))
+
+	f := e.dial(t, "follow="+key)
+	fh := f.until("follower hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
+	if fh["follower"] != true || fh["config"] == nil {
+		t.Fatalf("follower hello: %v", fh)
+	}
+	f.until("setup", 5*time.Second, func(m msg) bool { return m.typ() == "setup" })
+	first := f.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	if num64(first["iter"]) != 7 {
+		t.Errorf("the follower's first frame is at iteration %v, the presenter's at 7", first["iter"])
+	}
+	silent := e.dial(t, "follow="+key) // never reads again
+
+	// The presenter sees two followers; the follower sees its steps.
+	id := p.ack(map[string]any{"op": "step", "n": 5})
+	pf := p.frameAfter(id)
+	if n := num64(pf["followers"]); n != 2 {
+		t.Errorf("the presenter's frame counts %v followers, want 2", n)
+	}
+	got := f.until("the presenter's step", 10*time.Second, func(m msg) bool { return m.typ() == "frame" && num64(m.frame["iter"]) == 12 }).frame
+	if num64(got["bound"]) != num64(pf["bound"]) {
+		t.Errorf("follower's bound %v, presenter's %v", got["bound"], pf["bound"])
+	}
+	// Read-only.
+	r := f.reply(f.send(map[string]any{"op": "move", "layer": 0, "index": 1, "z": []float64{0.2}}))
+	if s, _ := r["error"].(string); r["type"] != "error" || !strings.Contains(s, "read-only") {
+		t.Errorf("a follower's edit: %v", r)
+	}
+	// Fork.
+	r = f.reply(f.send(map[string]any{"op": "fork"}))
+	token, _ := r["resume"].(string)
+	if r["type"] != "ack" || token == "" {
+		t.Fatalf("fork: %v", r)
+	}
+	own := e.dial(t, "resume="+token)
+	of := own.until("own frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	if num64(of["iter"]) != 12 || num64(of["bound"]) != num64(pf["bound"]) {
+		t.Errorf("the fork starts at iteration %v bound %v; the presenter was at 12, %v", of["iter"], of["bound"], pf["bound"])
+	}
+	own.ack(map[string]any{"op": "move", "layer": 0, "index": 1, "z": []float64{0.2}}) // it is its own now
+	_ = silent
+
+	// The presenter leaves: the follower is closed with 1001.
+	p.c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := f.read(time.Until(deadline))
+		if err == nil {
+			continue
+		}
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway {
+			t.Errorf("after the presenter left: %v, want close 1001", err)
+		}
+		break
+	}
+	if c := e.dial(t, "follow="+key); true {
+		_, err := c.read(5 * time.Second)
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) || !strings.Contains(ce.Text, "no such shared session") {
+			t.Errorf("following an ended session: %v", err)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+// Depth panel: the paper's step figure live — the session's data fitted
+// by 1-, 2- and 3-layer models (op "compare", three restarts each, chosen
+// by the bound), drawn side by side on shared axes, with a table of their
+// bounds, restarts and rise widths.
+import { register } from "./registry.js";
+import { Plot, C, unitsOf, fmt } from "../plot.js";
+
+register("depth", (el, app) => {
+  const plot = new Plot(el.querySelector("canvas"), { l: 56, r: 10, t: 40, b: 40 });
+  const tools = el.querySelector(".panel-tools");
+  const btn = document.createElement("button");
+  btn.type = "button";
+  btn.dataset.testid = "compare";
+  btn.textContent = "Compare 1, 2, 3 layers";
+  btn.title = "Fit this data with 1, 2 and 3 layers (three restarts each, the best by the bound), side by side";
+  btn.addEventListener("click", () => { cmp = null; app.send({ op: "compare" }); btn.disabled = true; app.redraw(); });
+  tools.append(btn);
+  const table = document.createElement("table");
+  table.className = "terms depth-table";
+  table.dataset.testid = "depth-table";
+  el.querySelector(".legend").append(table);
+  let cmp = null; // the latest "compare" message: this panel's own state
+  app.on("compare", (m) => { cmp = m; if (m.done) btn.disabled = false; app.redraw(); });
+
+  const fmtRise = (v) => (v == null ? "–" : fmt(v));
+  function showTable() {
+    if (!cmp) { table.innerHTML = ""; return; }
+    const rows = cmp.depths.map((d) => {
+      const rs = d.bounds.map((b, r) => (b == null ? "…" : (r === d.best ? `<strong>${fmt(b)}</strong>` : fmt(b)))).join(" · ");
+      const its = d.iters.reduce((a, b) => a + b, 0);
+      return `<tr data-testid="depth-row-${d.layers}"><th>${d.layers} layer${d.layers > 1 ? "s" : ""}</th><td>${d.bound != null ? fmt(d.bound) : "…"}</td>` +
+        `<td>${rs}</td><td>${fmtRise(d.rise)}</td><td>${d.done ? (d.error ? `failed: ${d.error}` : d.status) : `${its} iterations…`}</td><td>${fmt(d.seconds)} s</td></tr>`;
+    }).join("");
+    table.innerHTML = `<tr><th></th><th>bound (nats)</th><th>restarts' bounds (kept in bold)</th><th>rise width</th><th>stopped by</th><th>time</th></tr>${rows}`;
+  }
+
+  return {
+    draw(s) {
+      const { setup } = s;
+      showTable();
+      const over = el.querySelector(".overlay");
+      if (!setup || !plot.begin()) return;
+      btn.hidden = setup.q !== 1 || setup.d !== 1;
+      if (!cmp || cmp.data_id !== setup.data_id) {
+        over.textContent = setup.q === 1 && setup.d === 1 ? (btn.disabled ? "fitting…" : "Press “Compare 1, 2, 3 layers”") : "needs data with one input and one output";
+        return;
+      }
+      over.textContent = cmp.done ? "" : "fitting 1, 2 and 3 layers…";
+      if (!cmp.done) return;
+      const G = cmp.g, xs = cmp.x, N = setup.n;
+      let lo = Infinity, hi = -Infinity;
+      for (let n = 0; n < N; n++) { lo = Math.min(lo, setup.y[n]); hi = Math.max(hi, setup.y[n]); }
+      for (const d of cmp.depths) {
+        if (!d.mean) continue;
+        for (let i = 0; i < G; i++) { lo = Math.min(lo, d.mean[i] - 2 * d.sd[i]); hi = Math.max(hi, d.mean[i] + 2 * d.sd[i]); }
+      }
+      const pad = 0.05 * (hi - lo);
+      const ux = unitsOf(setup.norm_x.mean[0], setup.norm_x.scale[0]);
+      const uy = unitsOf(setup.norm_y.mean[0], setup.norm_y.scale[0]);
+      const K = cmp.depths.length, gapPx = 46, W = (plot.w - plot.m.l - plot.m.r - gapPx * (K - 1)) / K;
+      const ctx = plot.ctx;
+      cmp.depths.forEach((d, k) => {
+        const l = plot.m.l + k * (W + gapPx);
+        plot.area(xs[0], xs[G - 1], lo - pad, hi + pad, { l, r: l + W, t: plot.m.t, b: plot.h - plot.m.b });
+        plot.axes({ xlabel: setup.input_names[0] || "x", ylabel: k === 0 ? (setup.output_names[0] || "y") : "", ux, uy });
+        ctx.fillStyle = C.ink;
+        ctx.font = "bold 13px system-ui, sans-serif";
+        ctx.fillText(`${d.layers} layer${d.layers > 1 ? "s" : ""}`, l, plot.m.t - 22);
+        ctx.font = "12px system-ui, sans-serif";
+        ctx.fillStyle = C.muted;
+        ctx.fillText(`bound ${d.bound != null ? fmt(d.bound) : "–"} nats · rise ${fmtRise(d.rise)}`, l, plot.m.t - 7);
+        plot.clip(() => {
+          if (d.mean) {
+            plot.band(G, (i) => xs[i], (i) => d.mean[i] - 2 * d.sd[i], (i) => d.mean[i] + 2 * d.sd[i], C.band);
+            plot.line(G, (i) => xs[i], (i) => d.mean[i], C.mean, 2);
+          }
+          ctx.fillStyle = C.data;
+          for (let n = 0; n < N; n++) {
+            ctx.beginPath(); ctx.arc(plot.sx(setup.x[n]), plot.sy(setup.y[n]), 2.4, 0, 2 * Math.PI); ctx.fill();
+          }
+        });
+      });
+    },
+  };
+});

@@ -1,0 +1,49 @@
+package web
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserDepth: "Compare 1, 2, 3 layers" fits the three depths (here
+// with 300 iterations per restart, to keep the test short), draws them side
+// by side and fills the table with their bounds and rise widths.
+func TestBrowserDepth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: not in the short tier")
+	}
+	e := newE2E(t)
+	e.openPaused()
+	e.eval(`window.dgpviz.send({op: "compare", n: 300})`, nil)
+	e.waitFor("progress", `document.querySelector('[data-testid="depth-table"]').textContent.includes("iterations…")`)
+	e.eval(`new Promise((resolve) => { const t = () => document.querySelectorAll('[data-testid^="depth-row-"]').length === 3 && !document.querySelector('[data-testid="depth-table"]').textContent.includes("iterations…") ? resolve(true) : setTimeout(t, 100); t(); })`, nil)
+	e.settle()
+	hash, ink := e.canvas(`[data-testid="panel-depth"] canvas`)
+	if ink < 1000 {
+		t.Errorf("the depth panel drew little (%v pixels, hash %v)", ink, hash)
+	}
+	for _, k := range []int{1, 2, 3} {
+		row := e.text(fmt.Sprintf(`[data-testid="depth-row-%d"]`, k))
+		t.Logf("%s", row)
+		if row == "" {
+			t.Errorf("no table row for %d layers", k)
+		}
+	}
+	e.run(chromedp.EmulateViewport(1280, 720))
+	e.eval(`document.querySelector('[data-testid="panel-depth"]').scrollIntoView({block: "start"}); new Promise(r => setTimeout(() => r(true), 300))`, nil)
+	e.settle()
+	png, err := chromedp.Run(e.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(artifactDir(t), "depth-1280x720.png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+	e.noErrors()
+}

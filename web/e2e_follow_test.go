@@ -1,0 +1,76 @@
+package web
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/gorilla/websocket"
+)
+
+// TestBrowserFollow: the presenter's "Share live" gives a link and the
+// page counts who follows it; a page that opens such a link follows the
+// session read-only (the presenter's frames, the follow bar), and "Fork"
+// gives it a session of its own at the presenter's iteration, which it
+// steers without moving the presenter's. (One browser tab plays each role
+// in turn; the other end is a websocket client.)
+func TestBrowserFollow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: not in the short tier")
+	}
+	e := newE2E(t)
+	ws := "ws" + strings.TrimPrefix(e.base, "http") + "/ws?"
+
+	// The page presents; a websocket client follows.
+	e.openPaused()
+	e.run(chromedp.Click(`[data-testid="share"]`))
+	link := evalAs[string](e, `document.querySelector('[data-testid="share-link"]').value`)
+	_, key, ok := strings.Cut(link, "/?follow=")
+	if !ok || key == "" {
+		t.Fatalf("share link %q", link)
+	}
+	f, _, err := websocket.DefaultDialer.Dial(ws+"follow="+key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			if _, _, err := f.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	e.eval(`window.dgpviz.send({op: "step", n: 3})`, nil)
+	e.waitFor("one watcher", `document.getElementById("followers").textContent === "1" && !document.getElementById("followers-box").hidden`)
+	f.Close()
+
+	// A websocket client presents; the page follows, then forks.
+	p, _, err := websocket.DefaultDialer.Dial(ws+"play=0&speed=0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var hello struct {
+		ShareKey string `json:"share_key"`
+	}
+	if err := p.ReadJSON(&hello); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			if _, _, err := p.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	p.WriteJSON(map[string]any{"id": 1, "op": "step", "n": 20})
+	e.run(chromedp.Navigate(e.base + "/?follow=" + hello.ShareKey))
+	e.waitFor("the presenter's frames", `window.dgpviz && window.dgpviz.state.follower === true && window.dgpviz.state.frame && window.dgpviz.state.frame.iter >= 20`)
+	e.waitFor("the follow bar", `!document.querySelector('[data-testid="follow-bar"]').hidden`)
+	e.screenshot("follower", "")
+	e.run(chromedp.Click(`[data-testid="fork"]`))
+	e.waitFor("its own session", `window.dgpviz.state.follower === false && window.dgpviz.state.frame && window.dgpviz.state.frame.iter >= 20 && document.querySelector('[data-testid="follow-bar"]').hidden && !location.search.includes("follow=")`)
+	e.eval(`window.dgpviz.send({op: "step", n: 10})`, nil)
+	e.waitFor("its own iterations", `window.dgpviz.state.frame.iter >= 30`)
+	e.noErrors()
+}
