@@ -60,7 +60,8 @@ const app = {
   // reconnects and resumes its session): for tests and the curious.
   drop() { ws?.close(); },
   // on subscribes fn to binary messages of a type other than frame and
-  // setup (e.g. the message figure's "message_figure"): each panel keeps its own.
+  // setup (e.g. the message figure's "message_figure"), or to "error"
+  // replies: each panel keeps its own.
   on(type, fn) {
     if (!listeners.has(type)) listeners.set(type, []);
     listeners.get(type).push(fn);
@@ -162,6 +163,7 @@ function onText(m) {
     case "error":
       if (m.op === "architecture") depthPending = null;
       toast(m.error, "error");
+      for (const fn of listeners.get("error") ?? []) fn(m); // e.g. a refused decode (panels/frey.js)
       break;
   }
 }
@@ -212,7 +214,9 @@ function onBinary(m) {
 
 function ensureLayerPanels(f) {
   const host = $("layer-panels");
-  const want = f.layers.map((l) => (l.q === 1 && l.d === 1 ? "layer1d" : "layernd"));
+  // The Frey faces view draws its own latent map (panels/frey.js): no
+  // layer panels for 560-D layers whose arrays frames leave out.
+  const want = state.setup?.frey ? [] : f.layers.map((l) => (l.q === 1 && l.d === 1 ? "layer1d" : "layernd"));
   const have = panels.layers.map((p) => p.kind);
   if (want.length === have.length && want.every((k, i) => k === have[i])) return;
   for (const p of panels.layers) p.destroy?.();

@@ -108,15 +108,15 @@ func (g *renderGate) put(k renderKey, b []byte) {
 func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("file")
 	kind, format, _ := strings.Cut(name, ".")
-	known := (kind == "messages" || kind == "fit" || kind == "latent") && slices.Contains(plotkit.Formats, format)
-	if !known && !(kind == "latent" && format == "csv") {
-		http.Error(w, fmt.Sprintf("unknown figure %q: want messages, fit or latent, as .svg, .png or .pdf (latent also .csv)", name), http.StatusNotFound)
+	known := (kind == "messages" || kind == "fit" || kind == "latent" || kind == "faces") && slices.Contains(plotkit.Formats, format)
+	if !known && !((kind == "latent" || kind == "faces") && format == "csv") {
+		http.Error(w, fmt.Sprintf("unknown figure %q: want messages, fit, latent or faces, as .svg, .png or .pdf (latent and faces also .csv)", name), http.StatusNotFound)
 		return
 	}
 	q := r.URL.Query()
 	for k := range q {
-		if !slices.Contains([]string{"session", "layer", "inputs", "preset", "samples", "units"}, k) {
-			http.Error(w, fmt.Sprintf("unknown parameter %q (want session, layer, inputs, preset, samples, units)", k), http.StatusBadRequest)
+		if !slices.Contains([]string{"session", "layer", "inputs", "preset", "samples", "units", "grid"}, k) {
+			http.Error(w, fmt.Sprintf("unknown parameter %q (want session, layer, inputs, preset, samples, units, grid)", k), http.StatusBadRequest)
 			return
 		}
 	}
@@ -155,6 +155,8 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			err = h.fit(&buf, format, fs, q)
 		case "latent":
 			err = latentExport(&buf, format, fs, q)
+		case "faces":
+			err = facesExport(&buf, format, fs, q)
 		default:
 			err = h.messages(&buf, format, fs, q)
 		}
@@ -199,6 +201,9 @@ func asBadRequest(err error, out *badRequest) bool {
 func bad(format string, args ...any) error { return badRequest{fmt.Sprintf(format, args...)} }
 
 func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.FigureSession, q url.Values) error {
+	if q.Has("grid") {
+		return bad("parameter \"grid\" does not apply to the message figure")
+	}
 	m := fs.Model
 	layer, ins, samples := fs.Layer, fs.Inputs, fs.Samples
 	if !fs.HasFigureInput {
@@ -266,7 +271,7 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 }
 
 func (h figureHandler) fit(buf *bytes.Buffer, format string, fs *stream.FigureSession, q url.Values) error {
-	for _, k := range []string{"layer", "inputs", "preset", "samples", "units"} {
+	for _, k := range []string{"layer", "inputs", "preset", "samples", "units", "grid"} {
 		if q.Has(k) {
 			return bad("parameter %q does not apply to the fit figure", k)
 		}

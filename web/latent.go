@@ -17,7 +17,7 @@ import (
 //
 //	GET /figure/latent.{csv,svg,png,pdf}?session=KEY
 func latentExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q url.Values) error {
-	for _, k := range []string{"layer", "inputs", "preset", "samples", "units"} {
+	for _, k := range []string{"layer", "inputs", "preset", "samples", "units", "grid"} {
 		if q.Has(k) {
 			return bad("parameter %q does not apply to the latent export", k)
 		}

@@ -1,25 +1,28 @@
 package main
 
-import (
-	"errors"
+import "dgpviz/internal/stream"
 
-	"dgpviz/internal/stream"
-)
-
-// errFreyServe refuses `viz serve -data frey:PATH`: the live page's generic
-// frames carry every layer's messages for every datum, 1965 × 560 per frame
-// for the Frey faces, and the Frey view that streams only the latent and
-// sends faces on demand is not built yet.
-var errFreyServe = errors.New("viz serve: the Frey faces have no live view yet (its frames would carry 1965 × 560 messages each); " +
-	"fit with `viz fit -data frey:PATH -hidden 2` and reconstruct faces with `viz predict -model FILE -in faces.csv`")
-
-// checkFreyServe returns errFreyServe when one of the offered data sets is
-// the Frey faces.
-func checkFreyServe(specs []string, cat *stream.Catalog) error {
-	for _, s := range specs {
-		if ds := cat.Get(cat.NameOf(s)); ds != nil && ds.Name == "frey" {
-			return errFreyServe
-		}
+// freyDefaults opens `viz serve -data frey:PATH` straight into the Frey
+// faces view with the preset "Frey faces autoencoder (paper)": when the
+// default data set is the Frey faces and -hidden and -inducing were not
+// given, 560 → 2 → 560 with train.FreyInducing inducing points.
+func freyDefaults(o serveOptions, cat *stream.Catalog) stream.Config {
+	if !stream.IsFrey(cat.Get(o.cfg.Dataset)) || o.set["hidden"] || o.set["inducing"] {
+		return o.cfg
 	}
-	return nil
+	return stream.FreyConfig(o.cfg, o.limits)
+}
+
+// freyLimits raises the per-session memory budget to the Frey preset's
+// estimate (stream.FreyLimits) when a data set offered is the Frey faces
+// and -session-memory was not given.
+func freyLimits(o serveOptions, cat *stream.Catalog) stream.Limits {
+	if o.set["session-memory"] {
+		return o.limits
+	}
+	l := o.limits
+	for _, name := range cat.Names() {
+		l = stream.FreyLimits(l, cat.Get(name))
+	}
+	return l
 }

@@ -5,13 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/stream"
+	"dgpviz/internal/train"
 )
 
 // TestFreyFitPredict fits the paper's autoencoder shape to the generated
@@ -88,14 +92,37 @@ func TestFreyFitPredict(t *testing.T) {
 	}
 }
 
-// TestServeFreyRefused checks that `viz serve -data frey:PATH` says clearly
-// that the Frey faces have no live view yet instead of streaming frames of
-// 1965 × 560 messages.
-func TestServeFreyRefused(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"serve", "-addr", "127.0.0.1:0", "-data", "frey:../../internal/dataset/testdata/frey_small.mat"}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "no live view yet") {
-		t.Errorf("err = %v, want the Frey refusal", err)
+// TestServeFreyOpensInPreset checks that `viz serve -data frey:PATH`
+// serves the page with the Frey faces as the default data set and the
+// preset's architecture (560 → 2 → 560, train.FreyInducing inducing
+// points), and that -hidden overrides the preset.
+func TestServeFreyOpensInPreset(t *testing.T) {
+	const fixture = "frey:../../internal/dataset/testdata/frey_small.mat"
+	url, stop := startServe(t, "-addr", "127.0.0.1:0", "-data", fixture, "-log-level", "warn")
+	defer stop()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	page := string(body)
+	for _, want := range []string{`value="frey" selected`, `data-panel="frey"`, `id="hidden"`, `value="2"`, fmt.Sprintf(`value="%d"`, train.FreyInducing)} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	o, err := parseServe([]string{"-data", fixture, "-hidden", "3"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := stream.NewCatalog(o.data, o.limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.cfg.Dataset = cat.NameOf(o.data[0])
+	if c := freyDefaults(o, cat); len(c.Hidden) != 1 || c.Hidden[0] != 3 {
+		t.Errorf("-hidden 3 with frey data: hidden %v, want [3]", c.Hidden)
 	}
 }
 

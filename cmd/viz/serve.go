@@ -41,7 +41,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	o := serveOptions{cfg: stream.DefaultConfig(), limits: stream.DefaultLimits()}
 	fs := newFlags("serve", stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
-	fs.Func("data", `data set: "step", "robot:PATH" or "csv:PATH"; repeat to offer several (the first is the default). A CSV has a header row; columns whose names start with x are the inputs, those starting with y the outputs, others are ignored; values must be finite numbers`, func(s string) error {
+	fs.Func("data", `data set: "step", "robot:PATH", "frey:PATH" (the Frey faces MAT-file; opens the Frey faces view) or "csv:PATH"; repeat to offer several (the first is the default). A CSV has a header row; columns whose names start with x are the inputs, those starting with y the outputs, others are ignored; values must be finite numbers`, func(s string) error {
 		o.data = append(o.data, s)
 		return nil
 	})
@@ -94,9 +94,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{err}
 	}
-	if err := checkFreyServe(o.data, cat); err != nil { // frey_serve.go
-		return usageError{err}
-	}
 	for _, name := range cat.Names() {
 		for _, w := range dataset.Warnings(cat.Get(name)) {
 			log.Warn("degenerate data", "dataset", name, "warning", w)
@@ -106,6 +103,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		o.cfg.Dataset = cat.NameOf(o.data[0])
 	}
 	o.cfg = robotDefaults(o, cat) // robot_serve.go
+	o.cfg = freyDefaults(o, cat)  // frey_serve.go
+	o.limits = freyLimits(o, cat) // frey_serve.go
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: o.limits, Defaults: o.cfg, AllowedOrigins: o.origins, Workers: o.workers, Logger: log})
 	if err != nil {
 		return usageError{err}

@@ -48,9 +48,12 @@ type Estimate struct {
 func EstimateConfig(c Config, n, q, d int) Estimate {
 	widths := append(append([]int{q}, c.Hidden...), d)
 	cost := engine.EstimateCost(n, widths, c.Inducing)
-	model := engine.ModelBytes(n, widths, c.Inducing)
-	history := min(int64(maxHistory)*model, maxHistoryBytes) // undo states
-	live := cost.Bytes + (sessionStates+trainerVectors)*model + history
+	// The data are held once: published snapshots and undo states share
+	// them (engine.Model.CloneParams); every other state is parameters.
+	data := int64(8 * n * (q + d))
+	params := engine.ModelBytes(n, widths, c.Inducing) - data
+	history := min(int64(maxHistory)*params, maxHistoryBytes) // undo states
+	live := cost.Bytes + 2*data + (sessionStates+trainerVectors)*params + history
 	return Estimate{
 		Bytes:    gcHeadroom * live,
 		IterTime: time.Duration(cost.Flops * evalsPerIteration / flopsPerSecond * float64(time.Second)),

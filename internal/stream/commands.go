@@ -43,6 +43,7 @@ var commands = []struct {
 	{"fit_density", (*session).densityCommand},
 	{"compare", (*session).compareCommand},
 	{"message_figure_off", (*session).figureCommand},
+	{"decode", (*session).cmdDecode},
 }
 
 // Ops returns the names of the commands, for documentation and errors.
@@ -208,11 +209,15 @@ func (s *session) cmdDataset(c Command) (string, error) {
 	cfg := s.cfg
 	cfg.Dataset = *c.Dataset
 	wasRobot := s.data != nil && IsRobot(s.data.ds)
-	switch isRobot := IsRobot(s.srv.cat.Get(cfg.Dataset)); {
+	wasFrey := s.data != nil && IsFrey(s.data.ds)
+	next := s.srv.cat.Get(cfg.Dataset)
+	switch isRobot, isFrey := IsRobot(next), IsFrey(next); {
 	case isRobot && !wasRobot:
 		cfg = RobotConfig(cfg, s.srv.limits) // switching to robot data: the paper's preset
-	case !isRobot && wasRobot:
-		// Leaving the robot preset: the demo's architecture, not 3,3 and 20.
+	case isFrey && !wasFrey:
+		cfg = FreyConfig(cfg, s.srv.limits) // switching to the Frey faces: the paper's autoencoder
+	case !isRobot && !isFrey && (wasRobot || wasFrey):
+		// Leaving a preset: the demo's architecture, not the preset's.
 		def := DefaultConfig()
 		cfg.Hidden, cfg.Inducing = def.Hidden, def.Inducing
 	}
@@ -220,4 +225,11 @@ func (s *session) cmdDataset(c Command) (string, error) {
 		return "", err
 	}
 	return "data set " + cfg.Dataset, nil
+}
+
+// cmdDecode is never reached: the reader hands decode commands to the
+// decode goroutine (decode.go), which answers them. It is listed so that
+// ParseCommand and Ops know the op.
+func (s *session) cmdDecode(c Command) (string, error) {
+	return "", errorf("decode: answered by the decode goroutine")
 }

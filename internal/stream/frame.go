@@ -23,18 +23,22 @@ const GridPoints = 64
 // a private copy of the model and the optimizer's state. The writer turns it
 // into a frame, so the optimizer only pays for the copy.
 type snapshot struct {
-	model     *engine.Model
-	iter      int
-	event     string
-	status    train.Status
-	running   bool
-	ips       float64
-	method    string
-	lr        float64
-	frozen    []string
-	dataID    int
-	applied   int64      // id of the last command applied
-	robot     *robotInfo // robot WiFi data: frames are built by robotFrame
+	model   *engine.Model
+	iter    int
+	event   string
+	status  train.Status
+	running bool
+	ips     float64
+	method  string
+	lr      float64
+	frozen  []string
+	dataID  int
+	applied int64      // id of the last command applied
+	robot   *robotInfo // robot WiFi data: frames are built by robotFrame
+	frey    *freyInfo  // the Frey faces: frames are built by freyFrame
+	// eval is the optimizer's evaluation of model (nil: none at hand; the
+	// Frey view only): its bound, terms and hidden layers' messages.
+	eval      *train.Evaluation
 	restarts  *restartSet
 	restart   int // the restart the model started from
 	followers int // read-only followers (follow.go)
@@ -108,6 +112,7 @@ type frameHeader struct {
 	Layers     []layerFrame `json:"layers"`
 	Fit        *fitFrame    `json:"fit,omitempty"`
 	Robot      *robotFrame  `json:"robot,omitempty"`
+	Frey       *freyFrame   `json:"frey,omitempty"`
 	Sections   []section    `json:"sections"`
 }
 
@@ -131,6 +136,7 @@ type framer struct {
 	x    []float64
 	cost time.Duration // smoothed time to build a frame
 	rob  *robotFramer  // robot frames' state (robot_frame.go)
+	fry  *robotFramer  // Frey frames' analyses (frey_frame.go)
 
 	// grid scratch, reused between layers and frames (the encoder copies)
 	xs, mean, varU, varCond []float64
@@ -141,6 +147,9 @@ type framer struct {
 func (f *framer) frame(s *snapshot) ([]byte, error) {
 	if s.robot != nil {
 		return f.robotFrame(s)
+	}
+	if s.frey != nil {
+		return f.freyFrame(s)
 	}
 	m := s.model
 	_, q0 := m.X.Dims()
@@ -289,14 +298,24 @@ func errorf(format string, args ...any) error {
 // alone: shapes, kernel, noise, inducing inputs and the q(u) marginals
 // (mean m, variance diag(L Lᵀ)).
 func layerParams(e *encoder, l *engine.Layer) layerFrame {
+	return layerParamsSized(e, l, true, true)
+}
+
+// layerParamsSized is layerParams that encodes the inducing inputs only
+// withZ and q(u)'s marginals only withU (the caller fills the others).
+func layerParamsSized(e *encoder, l *engine.Layer, withZ, withU bool) layerFrame {
 	mz, q, d := l.Dims()
 	lf := layerFrame{
 		Q: q, D: d, M: mz, Noise: num(l.NoiseVariance),
 		Kernel: kernelFrame{Name: l.Kernel.Name(), Names: l.Kernel.ParamNames(), Params: nums(l.Kernel.Params())},
 	}
-	lf.Z = e.arr(denseData(l.InducingInputs))
-	lf.UMean = e.arr(denseData(l.QMu))
-	lf.UVar = e.arr(l.InducingMarginals())
+	if withZ {
+		lf.Z = e.arr(denseData(l.InducingInputs))
+	}
+	if withU {
+		lf.UMean = e.arr(denseData(l.QMu))
+		lf.UVar = e.arr(l.InducingMarginals())
+	}
 	return lf
 }
 

@@ -44,6 +44,8 @@ type Command struct {
 	Inputs       []FigureInput `json:"inputs,omitempty"`        // mc (messagefigure.go)
 	Samples      *int          `json:"samples,omitempty"`       // mc
 	Name         *string       `json:"name,omitempty"`          // mc_preset
+	Points       []float64     `json:"points,omitempty"`        // decode (decode.go)
+	Frames       []int         `json:"frames,omitempty"`        // decode
 
 	received time.Time // when the reader took it (the load watch's reply delay, load.go)
 }
@@ -72,7 +74,7 @@ func ParseCommand(b []byte) (Command, error) {
 	if lookupCommand(c.Op) == nil {
 		return c, errorf("unknown op %q (want one of %s)", truncate(c.Op, 40), strings.Join(Ops(), ", "))
 	}
-	for _, v := range [][]float64{c.Z, c.Mu, c.X, c.Y} {
+	for _, v := range [][]float64{c.Z, c.Mu, c.X, c.Y, c.Points} {
 		for _, x := range v {
 			if math.IsNaN(x) || math.Abs(x) > MaxCoordinate {
 				return c, errorf("%s: coordinate %v out of range [-%d, %d]", c.Op, x, MaxCoordinate, MaxCoordinate)

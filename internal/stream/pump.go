@@ -67,6 +67,10 @@ func (ss *session) reader(conn *websocket.Conn) {
 			ss.reply(reply{Type: "error", ID: c.ID, Op: truncate(c.Op, 40), Error: err.Error()})
 			continue
 		}
+		if c.Op == "decode" { // answered off the optimizer goroutine (decode.go)
+			ss.queueDecode(c)
+			continue
+		}
 		select {
 		case ss.cmds <- c:
 		case <-ss.ctx.Done():

@@ -90,7 +90,9 @@ func analyze(m *engine.Model, r *robotInfo, iter int, applied int64) *robotAnaly
 // when the frame shows a command's effect, when paused, or after an
 // architecture change; otherwise the newest background analysis, starting
 // a new one when it is older than robotAnalysisEvery.
-func (rf *robotFramer) current(s *snapshot) *robotAnalysis {
+// analyze computes the analysis of a model (robot's analyze, or the Frey
+// view's freyAnalyze) on the frame writer's goroutine or in the background.
+func (rf *robotFramer) current(s *snapshot, analyze func(m *engine.Model, iter int, applied int64) *robotAnalysis) *robotAnalysis {
 	rf.mu.Lock()
 	defer rf.mu.Unlock()
 	dims := layerDims(s.model)
@@ -98,7 +100,7 @@ func (rf *robotFramer) current(s *snapshot) *robotAnalysis {
 	sync := a == nil || !s.running || s.applied != a.applied || s.iter < a.iter || !equalInts(dims, rf.dims)
 	if sync {
 		rf.started = time.Now()
-		na := analyze(s.model, s.robot, s.iter, s.applied)
+		na := analyze(s.model, s.iter, s.applied)
 		rf.nextSeq++
 		na.seq = rf.nextSeq
 		rf.latest, rf.dims = na, dims
@@ -107,10 +109,10 @@ func (rf *robotFramer) current(s *snapshot) *robotAnalysis {
 	if !rf.busy && time.Since(rf.started) >= robotAnalysisEvery && s.iter > a.iter {
 		rf.busy, rf.started = true, time.Now()
 		rf.analyzed.Add(1)
-		m, r, iter, applied := s.model, s.robot, s.iter, s.applied
+		m, iter, applied := s.model, s.iter, s.applied
 		go func() {
 			defer rf.analyzed.Done()
-			na := analyze(m, r, iter, applied)
+			na := analyze(m, iter, applied)
 			rf.mu.Lock()
 			defer rf.mu.Unlock()
 			rf.busy = false
@@ -156,7 +158,9 @@ func (f *framer) robotFrame(s *snapshot) ([]byte, error) {
 		f.rob = &robotFramer{}
 	}
 	rf := f.rob
-	a := rf.current(s)
+	a := rf.current(s, func(m *engine.Model, iter int, applied int64) *robotAnalysis {
+		return analyze(m, s.robot, iter, applied)
+	})
 	m := s.model
 	h := f.header(s)
 	var e encoder

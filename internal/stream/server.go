@@ -193,7 +193,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel,
-		cmds: make(chan Command, cmdQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(), density: newDensityState(), compare: newCompareState(), hub: newHub(),
+		cmds: make(chan Command, cmdQueue), decodes: make(chan Command, decodeQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(), density: newDensityState(), compare: newCompareState(), hub: newHub(),
 	}
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
@@ -286,8 +286,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ss.log.Info("session started", "config", cfg.Query().Encode())
 
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); ss.writer(conn) }()
+	go func() { defer wg.Done(); ss.decodeLoop() }()
 	go func() {
 		defer wg.Done()
 		if ss.ctx.Err() == nil {

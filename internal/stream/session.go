@@ -50,6 +50,7 @@ type session struct {
 	cancel context.CancelCauseFunc
 
 	cmds       chan Command        // reader → optimizer
+	decodes    chan Command        // reader → decode goroutine (decode.go)
 	out        chan outMsg         // → writer (replies, setups); bounded
 	frames     *mailbox[*snapshot] // optimizer → writer, latest wins (mailbox.go)
 	figure     *figureState        // message figure (messagefigure.go)
@@ -183,12 +184,15 @@ func (s *session) build(cfg Config, newData bool) error {
 		d = &data{id: s.nextDataID(), ds: ds, nx: dataset.FitNormalizer(ds.X), ny: dataset.FitNormalizer(ds.Y)}
 		d.x, d.y = d.nx.Apply(ds.X), d.ny.Apply(ds.Y)
 		d.robot = newRobotInfo(ds, d.nx, d.ny, s.srv.baselines)
+		d.frey = newFreyInfo(ds)
 	}
 	var m *engine.Model
 	var rs *restartSet
 	var err error
 	if d.robot != nil { // the robot preset's restart selection (robot.go)
 		m, rs, err = d.robot.initModel(s.ctx, d.x, d.y, cfg, s.srv.workers)
+	} else if d.frey != nil { // the Frey preset's restart selection (frey.go)
+		m, err = d.frey.initModel(s.ctx, d.x, d.y, cfg, s.srv.workers)
 	} else {
 		// A reset or a new architecture keeps edited data points.
 		m, err = train.Initialize(d.x, d.y, train.InitConfig{Hidden: cfg.Hidden, Inducing: cfg.Inducing, Seed: cfg.Seed, Perturb: initPerturb})
@@ -253,13 +257,18 @@ func (s *session) publish() {
 	// nothing per frame.
 	ver := modelVersion{tr: s.tr, steps: s.iterations.Load(), edits: s.modelEdits}
 	if s.pubModel == nil || ver != s.pubVersion {
-		s.pubModel, s.pubVersion = s.tr.Model().Clone(), ver
+		// CloneParams shares the data, which nothing writes into: the Frey
+		// faces' 2 × 8.8 MB are not copied for every frame.
+		s.pubModel, s.pubVersion = s.tr.Model().CloneParams(), ver
 	}
 	snap := &snapshot{
 		model: s.pubModel, iter: it, event: s.event, status: s.status,
 		running: s.running, ips: s.ips, method: s.cfg.Method.String(), lr: s.cfg.LearningRate,
-		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied, robot: s.data.robot,
+		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied, robot: s.data.robot, frey: s.data.frey,
 		restarts: s.restarts, restart: s.restart, followers: s.hub.count(),
+	}
+	if s.data.frey != nil { // the Frey view shows the optimizer's own evaluation (frey_frame.go)
+		snap.eval, _ = s.tr.LastEvaluation()
 	}
 	s.hub.publishState(&forkState{cfg: s.cfg, data: s.data, model: s.pubModel, iter: it})
 	s.playing.Store(s.running)

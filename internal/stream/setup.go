@@ -33,6 +33,7 @@ type setupHeader struct {
 	Warnings    []string  `json:"warnings,omitempty"` // what will make a fit degenerate (dataset.Warnings)
 	Config      Config    `json:"config"`
 	Robot       *robotSet `json:"robot,omitempty"`
+	Frey        *freySet  `json:"frey,omitempty"`
 	Sections    []section `json:"sections"`
 }
 
@@ -48,6 +49,7 @@ type data struct {
 	x, y   *mat.Dense         // the working data, normalised: ds's, or edited
 	edited bool               // x, y are not ds's
 	robot  *robotInfo         // robot WiFi data (robot.go), else nil
+	frey   *freyInfo          // the Frey faces (frey.go), else nil
 }
 
 func (d *data) setup(cfg Config) ([]byte, error) {
@@ -61,8 +63,24 @@ func (d *data) setup(cfg Config) ([]byte, error) {
 		Edited: d.edited, Config: cfg,
 		Warnings: dataset.Warnings(&dataset.Dataset{Name: d.ds.Name, X: x, Y: y, InputNames: d.ds.InputNames, OutputNames: d.ds.OutputNames}),
 	}
+	if d.frey != nil {
+		h.Warnings = freyWarnings(h.Warnings)
+	}
 	e := encoder{forceF32: true}
-	h.X, h.Y = e.arr(denseData(x)), e.arr(denseData(y))
+	if d.frey != nil {
+		// 1965 frames of 560 grey levels: 16-bit quantised (2.2 MB rather
+		// than 4.4), and y is x (an autoencoder), so one section serves both.
+		e.forceF32 = false
+		h.X = e.arr(denseData(x))
+		if mat.Equal(x, y) {
+			h.Y = h.X
+		} else {
+			h.Y = e.arr(denseData(y))
+		}
+		h.Frey = d.frey.setup()
+	} else {
+		h.X, h.Y = e.arr(denseData(x)), e.arr(denseData(y))
+	}
 	if d.robot != nil {
 		h.Robot = d.robot.setup(&e, d.ny)
 	}

@@ -77,7 +77,7 @@ func (s *Server) ParkModel(mf *engine.ModelFile) (string, error) {
 		return "", err
 	}
 	p := &parked{cfg: cfg, model: m.Clone(), restart: -1,
-		data: &data{id: 1, ds: ds, nx: nx, ny: ny, x: mat.DenseCopyOf(m.X), y: mat.DenseCopyOf(m.Y)}}
+		data: &data{id: 1, ds: ds, nx: nx, ny: ny, x: mat.DenseCopyOf(m.X), y: mat.DenseCopyOf(m.Y), frey: newFreyInfo(ds)}}
 	return s.parkNew(p, ds, EstimateConfig(cfg, n, q, dy).Bytes)
 }
 

@@ -141,6 +141,11 @@ type Trainer struct {
 	// iterations (a ring, nBest filled) for the convergence test.
 	best  []float64
 	nBest int
+
+	// lastRes is the last full-data evaluation; evalOK says that the model
+	// is still at its parameters (see LastEvaluation).
+	lastRes *engine.Result
+	evalOK  bool
 }
 
 type lbfgsMemoryState struct {
@@ -283,7 +288,7 @@ func (t *Trainer) SetModel(m *engine.Model) error {
 		return err
 	}
 	canonicalQSqrt(m)
-	t.m = m
+	t.m, t.evalOK = m, false
 	t.layout = m.ParamLayout()
 	t.nat = m.Params(t.nat[:0])
 	t.ev.Workers = t.cfg.Workers
@@ -312,6 +317,7 @@ func canonicalQSqrt(m *engine.Model) {
 // rebuild recomputes the free set from the model and the configuration and
 // clears all optimizer memory; the next Step starts afresh.
 func (t *Trainer) rebuild() {
+	t.evalOK = false
 	t.nat = t.m.Params(t.nat[:0])
 	t.w = linalg.Resize(t.w, len(t.nat))
 	t.free = t.free[:0]
@@ -377,6 +383,7 @@ func fromU(u float64, info engine.ParamInfo) (p, dp float64) {
 
 // setU sets the model from the transformed free parameters u.
 func (t *Trainer) setU(u []float64) error {
+	t.evalOK = false
 	for k, i := range t.free {
 		t.w[i], _ = fromU(u[k], t.layout[i])
 	}
@@ -395,6 +402,9 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 	}
 	if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
 		return math.Inf(1), fmt.Errorf("train: the bound is not finite (%v): %w", res.Bound, engine.ErrNotFinite)
+	}
+	if rows == nil {
+		t.lastRes, t.evalOK = res, true
 	}
 	if !grad {
 		return -res.Bound, nil
@@ -443,11 +453,13 @@ func (t *Trainer) start() (string, int, error) {
 				return strings.Join(events, "; "), evals, nil
 			}
 			t.m.SetParams(t.nat) // as it was
+			t.evalOK = false
 		}
 		if !errors.Is(err, engine.ErrNotPositiveDefinite) || t.m.Jitter >= MaxJitter {
 			return strings.Join(events, "; "), evals, fmt.Errorf("train: cannot evaluate the model: %w", err)
 		}
 		t.m.Jitter = raiseJitter(t.m.Jitter)
+		t.evalOK = false
 		events = append(events, fmt.Sprintf("Kuu not positive definite: jitter raised to %.3g", t.m.Jitter))
 	}
 }
@@ -641,6 +653,7 @@ func (t *Trainer) lbfgsStep() StepInfo {
 		switch {
 		case errors.Is(lastErr, engine.ErrNotPositiveDefinite) && t.m.Jitter < MaxJitter:
 			t.m.Jitter = raiseJitter(t.m.Jitter)
+			t.evalOK = false
 			event = fmt.Sprintf("diverged (%s): reverted, jitter raised to %.3g", kind, t.m.Jitter)
 			t.resetMemory()
 			e, ne, err := t.start()

@@ -1,0 +1,473 @@
+package stream
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// freyFixture is the generated Frey fixture of the dataset package (60
+// synthetic frames of 28 × 20 grey levels).
+const freyFixture = "../dataset/testdata/frey_small.mat"
+
+// freyRealPath is the paper's data, when present.
+var freyRealPath = filepath.Join("..", "..", "..", "shared", "data", "frey_faces", "frey_rawface.mat")
+
+func freyEnv(t testing.TB, path string) *testEnv {
+	t.Helper()
+	ds, err := dataset.LoadFrey(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newEnv(t, func(o *Options) {
+		o.Limits = FreyLimits(o.Limits, ds)
+		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestFreySetupAndFrames: the setup carries the frames once (x and y one
+// section) and the frey section; frames carry the latent (N × 2), the
+// decoder's inducing inputs and the bound, and leave out the 560-column
+// arrays.
+func TestFreySetupAndFrames(t *testing.T) {
+	e := freyEnv(t, freyFixture)
+	c := e.dial(t, "data=frey&hidden=2&m=15&speed=0&play=1")
+	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	n := int(num64(get(su, "n")))
+	if got := len(floats(get(su, "x"))); got != n*dataset.FreyPixels {
+		t.Fatalf("setup x: %d values, want %d", got, n*dataset.FreyPixels)
+	}
+	if h, w := num64(get(su, "frey", "height")), num64(get(su, "frey", "width")); h != 28 || w != 20 {
+		t.Fatalf("frey image %v×%v, want 28×20", h, w)
+	}
+	if get(su, "frey", "preset") != FreyPresetName {
+		t.Fatalf("preset %v", get(su, "frey", "preset"))
+	}
+	sources := map[string]int{}
+	defer func() {
+		// While the optimizer runs, frames show its own evaluation of the
+		// model: no frame-writer evaluation, no forward pass.
+		if sources["optimizer"] == 0 {
+			t.Errorf("frame sources %v: none from the optimizer's evaluation", sources)
+		}
+	}()
+	for range 6 {
+		m := c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
+		f := m.frame
+		src, _ := get(f, "frey", "source").(string)
+		sources[src]++
+		if got := len(floats(get(f, "layers", 0, "mean"))); got != 2*n {
+			t.Fatalf("latent mean: %d values, want %d", got, 2*n)
+		}
+		if got := len(floats(get(f, "layers", 1, "z"))); got != 2*15 {
+			t.Fatalf("decoder z: %d values, want 30", got)
+		}
+		if got := len(floats(get(f, "layers", 0, "z"))); got != 0 {
+			t.Fatalf("encoder z: %d values, want none (omitted)", got)
+		}
+		if get(f, "layers", 1, "mean") != nil {
+			t.Fatalf("frame carries the 560-D reconstructions")
+		}
+		if get(f, "bound") == nil {
+			t.Fatalf("frame without a bound")
+		}
+		om, _ := get(f, "frey", "omitted").([]any)
+		if len(om) != 3 {
+			t.Fatalf("omitted %v, want 0.z, 1.u_mean, 1.u_var", om)
+		}
+	}
+}
+
+// decodeFrame sends a decode command and returns the decoded message or
+// the error reply.
+func (c *client) decode(cmd map[string]any) (Decoded, map[string]any) {
+	c.t.Helper()
+	cmd["op"] = "decode"
+	id := c.send(cmd)
+	m := c.until("decoded", 20*time.Second, func(m msg) bool {
+		if m.text != nil {
+			got, _ := m.text["id"].(float64)
+			return int64(got) == id
+		}
+		got, _ := m.frame["id"].(float64)
+		return m.typ() == "decoded" && int64(got) == id
+	})
+	return m.frame, m.text
+}
+
+// TestFreyDecode: faces at latent points (grey levels, positive variance,
+// different at different points) and the reconstruction of frames beside
+// the frames themselves.
+func TestFreyDecode(t *testing.T) {
+	e := freyEnv(t, freyFixture)
+	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
+	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	d, er := c.decode(map[string]any{"points": []float64{0, 0, 1.5, -1}, "frames": []int{0, 7}})
+	if er != nil {
+		t.Fatalf("decode: %v", er)
+	}
+	if g := num64(get(d, "g")); g != 2 {
+		t.Fatalf("g = %v", g)
+	}
+	mean, vr := floats(get(d, "mean")), floats(get(d, "var"))
+	if len(mean) != 2*560 || len(vr) != 2*560 {
+		t.Fatalf("mean %d, var %d values", len(mean), len(vr))
+	}
+	var diff float64
+	for k := range 560 {
+		if !(mean[k] > -60 && mean[k] < 320) || !(vr[k] > 0) {
+			t.Fatalf("pixel %d: mean %v, var %v: not grey levels", k, mean[k], vr[k])
+		}
+		diff += math.Abs(mean[k] - mean[560+k])
+	}
+	if diff/560 < 0.5 {
+		t.Errorf("faces at (0,0) and (1.5,−1) differ by %.3g grey levels on average: the decoder ignores its input?", diff/560)
+	}
+	orig, rec := floats(get(d, "original")), floats(get(d, "recon_mean"))
+	if len(orig) != 2*560 || len(rec) != 2*560 {
+		t.Fatalf("original %d, recon %d values", len(orig), len(rec))
+	}
+	x := floats(get(su, "x"))
+	nx := get(su, "norm_x")
+	mu, sc := floats(get(nx, "mean")), floats(get(nx, "scale"))
+	if len(mu) == 0 {
+		ms, _ := get(nx, "mean").([]any)
+		ss, _ := get(nx, "scale").([]any)
+		for k := range ms {
+			mu, sc = append(mu, num64(ms[k])), append(sc, num64(ss[k]))
+		}
+	}
+	var rms float64
+	for k := range 560 {
+		if want := x[7*560+k]*sc[k] + mu[k]; math.Abs(orig[560+k]-want) > 0.05*sc[k]+0.01 {
+			t.Fatalf("frame 7 pixel %d: original %v, setup says %v", k, orig[560+k], want)
+		}
+		rms += (rec[k] - orig[k]) * (rec[k] - orig[k])
+	}
+	t.Logf("frame 0 reconstructed to %.1f grey levels RMS; decode took %v ms", math.Sqrt(rms/560), get(d, "ms"))
+}
+
+// TestFreyDecodeBadInput: every malformed decode gets an error naming the
+// problem, and the session carries on.
+func TestFreyDecodeBadInput(t *testing.T) {
+	e := freyEnv(t, freyFixture)
+	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
+	c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	many := make([]float64, 2*(MaxDecodePoints+1))
+	for _, tc := range []struct {
+		cmd  map[string]any
+		want string
+	}{
+		{map[string]any{}, "give \"points\""},
+		{map[string]any{"points": []float64{1, 2, 3}}, "multiple of the latent dimension 2"},
+		{map[string]any{"points": many}, "at most 144"},
+		{map[string]any{"points": []float64{0, 5000}}, "out of range"},
+		{map[string]any{"frames": []int{-1}}, "frames[0] = -1 out of range"},
+		{map[string]any{"frames": []int{60}}, "out of range 0…59"},
+		{map[string]any{"frames": make([]int, MaxDecodeFrames+1)}, "at most 16"},
+		{map[string]any{"points": "zero"}, "is not a"},
+		{map[string]any{"points": []float64{0, 0}, "colour": 1}, "unknown field"},
+	} {
+		d, er := c.decode(tc.cmd)
+		if d != nil || er == nil || er["type"] != "error" {
+			t.Errorf("%v: got %v %v, want an error", tc.cmd, d, er)
+			continue
+		}
+		if msg, _ := er["error"].(string); !strings.Contains(msg, tc.want) {
+			t.Errorf("%v: error %q, want it to say %q", tc.cmd, msg, tc.want)
+		}
+	}
+	// A flood: at most decodeQueue wait, the others are refused at once;
+	// every request is answered exactly once.
+	ids := map[int64]bool{}
+	for range 40 {
+		c.next++
+		ids[c.next] = true
+		b, _ := json.Marshal(map[string]any{"id": c.next, "op": "decode", "points": make([]float64, 2*MaxDecodePoints)})
+		if err := c.c.WriteMessage(1, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ok, refused int
+	for len(ids) > 0 {
+		m := c.until("answers", 60*time.Second, func(m msg) bool { return m.typ() == "decoded" || m.typ() == "error" })
+		var id float64
+		if m.text != nil {
+			id, _ = m.text["id"].(float64)
+			refused++
+		} else {
+			id, _ = m.frame["id"].(float64)
+			ok++
+		}
+		if !ids[int64(id)] {
+			t.Fatalf("answer for id %v twice or unknown", id)
+		}
+		delete(ids, int64(id))
+	}
+	t.Logf("flood of 40: %d decoded, %d refused", ok, refused)
+	if ok == 0 {
+		t.Errorf("no request of the flood was decoded")
+	}
+	c.ack(map[string]any{"op": "step", "n": 1})
+}
+
+// TestDecodeOnOtherData: decode on the step demo says it needs the Frey view.
+func TestFreyDecodeOnOtherData(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, "data=step&play=0")
+	c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	_, er := c.decode(map[string]any{"points": []float64{0}})
+	if msg, _ := er["error"].(string); !strings.Contains(msg, "Frey faces view") {
+		t.Fatalf("decode on step data: %v", er)
+	}
+}
+
+// TestFreyMoveDecoderInducing: dragging a decoder inducing input (layer 1)
+// with the move op changes the bound and the frame shows it.
+func TestFreyMoveDecoderInducing(t *testing.T) {
+	e := freyEnv(t, freyFixture)
+	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
+	f0 := c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	z := floats(get(f0, "layers", 1, "z"))
+	id := c.ack(map[string]any{"op": "move", "layer": 1, "index": 3, "z": []float64{z[6] + 0.8, z[7] - 0.5}})
+	f1 := c.frameAfter(id)
+	if b0, b1 := num64(get(f0, "bound")), num64(get(f1, "bound")); b0 == b1 {
+		t.Fatalf("bound %v unchanged by the move", b0)
+	}
+	if z1 := floats(get(f1, "layers", 1, "z")); math.Abs(z1[6]-(z[6]+0.8)) > 1e-4 {
+		t.Fatalf("moved z %v, want %v", z1[6], z[6]+0.8)
+	}
+}
+
+// FuzzCheckDecode: no decode command, however malformed, panics the parser
+// or the check, and a command that passes the check is within the limits.
+func FuzzCheckDecode(f *testing.F) {
+	f.Add([]byte(`{"op":"decode","points":[0,0,1,1]}`))
+	f.Add([]byte(`{"op":"decode","frames":[0,59]}`))
+	f.Add([]byte(`{"op":"decode","points":[1e308,-1e308],"frames":[-5]}`))
+	f.Add([]byte(`{"op":"decode","points":[0,0,0]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseCommand(b)
+		if err != nil {
+			return
+		}
+		if CheckDecode(c, 2, 60) != nil {
+			return
+		}
+		if len(c.Points)%2 != 0 || len(c.Points) > 2*MaxDecodePoints || len(c.Frames) > MaxDecodeFrames || len(c.Points)+len(c.Frames) == 0 {
+			t.Fatalf("accepted %s", b)
+		}
+		for _, i := range c.Frames {
+			if i < 0 || i >= 60 {
+				t.Fatalf("accepted frame %d", i)
+			}
+		}
+	})
+}
+
+// TestFreyStreamingReal measures the live rates on the paper's 1965
+// frames with one and two evaluator workers per session: optimizer
+// iterations per second and frames per second while a client reads, and
+// the time of decodes (logged, never asserted).
+func TestFreyStreamingReal(t *testing.T) {
+	if _, err := os.Stat(freyRealPath); err != nil {
+		t.Skipf("the real Frey faces are not at %s: skipping the live-rate measurement", freyRealPath)
+	}
+	if testing.Short() {
+		t.Skip("fits for several seconds")
+	}
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { freyStreaming(t, workers) })
+	}
+}
+
+func freyStreaming(t *testing.T, workers int) {
+	ds, err := dataset.LoadFrey(freyRealPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(o *Options) {
+		o.Limits = FreyLimits(o.Limits, ds)
+		o.Workers = workers
+		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t0 := time.Now()
+	c := e.dial(t, "data=frey&hidden=2&m=15&speed=0&play=0")
+	c.until("frame", 120*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	t.Logf("session start (preset restarts) %v", time.Since(t0).Round(time.Millisecond))
+	for _, g := range []int{1, 64} {
+		pts := make([]float64, 2*g)
+		for k := range pts {
+			pts[k] = float64(k%7)/3 - 1
+		}
+		start := time.Now()
+		d, er := c.decode(map[string]any{"points": pts})
+		if er != nil {
+			t.Fatal(er)
+		}
+		t.Logf("decode of %d face(s): %v ms server-side, %v round trip (paused)", g, get(d, "ms"), time.Since(start).Round(time.Microsecond))
+	}
+	st0 := e.srv.SessionStats()[0]
+	c.send(map[string]any{"op": "play"})
+	start := time.Now()
+	var bytes, nframes int
+	for time.Since(start) < 8*time.Second {
+		m, err := c.read(10 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.typ() == "frame" {
+			nframes++
+			if b, err := json.Marshal(m.frame); err == nil {
+				bytes += len(b)
+			}
+		}
+	}
+	el := time.Since(start)
+	st := e.srv.SessionStats()[0]
+	t.Logf("real Frey faces, streaming for %v: %.1f optimizer iterations/s, %.1f frames/s written (%d read)",
+		el.Round(time.Millisecond), float64(st.Iterations-st0.Iterations)/el.Seconds(), float64(st.Frames-st0.Frames)/el.Seconds(), nframes)
+	start = time.Now()
+	d, er := c.decode(map[string]any{"points": []float64{0.3, -0.2}})
+	if er != nil {
+		t.Fatal(er)
+	}
+	t.Logf("decode of 1 face while streaming: %v ms server-side, %v round trip", get(d, "ms"), time.Since(start).Round(time.Microsecond))
+}
+
+// freySnapshot is a snapshot of the Frey preset's model (the real frames
+// when present, else the fixture) after iters iterations.
+func freySnapshot(b testing.TB, iters int) *snapshot {
+	b.Helper()
+	path := freyRealPath
+	if _, err := os.Stat(path); err != nil {
+		path = freyFixture
+	}
+	return freySnapshotOf(b, path, iters)
+}
+
+func freySnapshotOf(b testing.TB, path string, iters int) *snapshot {
+	b.Helper()
+	ds, err := dataset.LoadFrey(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	nx := dataset.FitNormalizer(ds.X)
+	x := nx.Apply(ds.X)
+	p := train.FreyPreset(1)
+	m, err := train.Initialize(x, mat.DenseCopyOf(x), p.Init)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := train.NewTrainer(m, train.TrainerConfig{Method: train.LBFGS, Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range iters {
+		tr.Step()
+	}
+	ev, _ := tr.LastEvaluation()
+	return &snapshot{model: tr.Model().CloneParams(), iter: tr.Iter(), method: "lbfgs", lr: 0.01, running: true, dataID: 1, frey: newFreyInfo(ds), eval: ev}
+}
+
+// BenchmarkFreyFrame measures building a streaming Frey frame, with its
+// size: "optimizer" from the optimizer's own evaluation (while it runs),
+// "analysis" without it (the latent by a forward pass through the
+// encoder, the bound from the background analysis).
+func BenchmarkFreyFrame(b *testing.B) {
+	for _, src := range []string{"optimizer", "analysis"} {
+		b.Run(src, func(b *testing.B) {
+			snap := freySnapshot(b, 5)
+			if src == "analysis" {
+				snap.eval = nil
+			} else if snap.eval == nil {
+				b.Fatal("no evaluation after 5 steps")
+			}
+			f := newFramer()
+			if _, err := f.frame(snap); err != nil {
+				b.Fatal(err)
+			}
+			var size int
+			for b.Loop() {
+				snap.iter++
+				out, err := f.frame(snap)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = len(out)
+			}
+			if f.fry != nil {
+				f.fry.analyzed.Wait()
+			}
+			b.ReportMetric(float64(size), "bytes/frame")
+		})
+	}
+}
+
+// BenchmarkFreyAnalysis is the background analysis (bound and terms) of
+// one Frey state.
+func BenchmarkFreyAnalysis(b *testing.B) {
+	snap := freySnapshot(b, 5)
+	for b.Loop() {
+		freyAnalyze(snap.model, 1, 0)
+	}
+}
+
+// BenchmarkFreyStep is one optimizer iteration of the Frey preset (one
+// worker, as a session's default).
+func BenchmarkFreyStep(b *testing.B) {
+	snap := freySnapshot(b, 0)
+	tr, err := train.NewTrainer(snap.model, train.TrainerConfig{Method: train.LBFGS, Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		tr.Step()
+	}
+}
+
+// TestFreyLoadedModel: a Frey autoencoder loaded from a model file (its
+// data a private data set whose 560 inputs are its 560 outputs) resumes
+// into the Frey view: a frey setup section and small frames, not 560-column
+// messages.
+func TestFreyLoadedModel(t *testing.T) {
+	e := freyEnv(t, freyFixture)
+	snap := freySnapshotOf(t, freyFixture, 3)
+	ds, err := dataset.LoadFrey(freyFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nx := dataset.FitNormalizer(ds.X)
+	token, err := e.srv.ParkModel(&engine.ModelFile{Model: snap.model, NormX: nx, NormY: nx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.dial(t, "resume="+token)
+	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	if get(su, "frey", "preset") != FreyPresetName {
+		t.Fatalf("the loaded Frey model's setup has no frey section: %v", get(su, "frey"))
+	}
+	f := c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	if get(f, "frey") == nil || get(f, "layers", 1, "mean") != nil {
+		t.Fatalf("the loaded Frey model streams generic frames")
+	}
+	if d, er := c.decode(map[string]any{"points": []float64{0, 0}}); er != nil || num64(get(d, "g")) != 1 {
+		t.Fatalf("decode in the loaded model's session: %v %v", d, er)
+	}
+}
