@@ -12,6 +12,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 )
 
 // robotTestData returns the real robot data when present, else the 60-scan
@@ -109,8 +110,8 @@ func TestRobotDatasetCommandAppliesPreset(t *testing.T) {
 	if h := cfg["hidden"].([]any); len(h) != 2 || h[0].(float64) != 3 || h[1].(float64) != 3 {
 		t.Fatalf("hidden %v, want [3 3]", h)
 	}
-	if m := cfg["inducing"].(float64); m != 20 {
-		t.Fatalf("inducing %v, want 20", m)
+	if m := cfg["inducing"].(float64); m != train.RobotInducing {
+		t.Fatalf("inducing %v, want %d", m, train.RobotInducing)
 	}
 }
 
