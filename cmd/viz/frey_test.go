@@ -25,6 +25,9 @@ import (
 // reconstruction in grey levels. The faces are new (each the average of two
 // consecutive frames), so held-out faces work.
 func TestFreyFitPredict(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits the Frey autoencoder on the fixture (tens of seconds under -race): not in the short tier")
+	}
 	const fixture = "../../internal/dataset/testdata/frey_small.mat"
 	dir := t.TempDir()
 	model := filepath.Join(dir, "m.json")
@@ -129,6 +132,9 @@ func TestServeFreyOpensInPreset(t *testing.T) {
 // TestFigureFrey draws the Frey figure of a quick fixture fit in all three
 // formats and refuses a model that is not a Frey autoencoder.
 func TestFigureFrey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits the Frey autoencoder on the fixture (tens of seconds under -race): not in the short tier")
+	}
 	const fixture = "../../internal/dataset/testdata/frey_small.mat"
 	dir := t.TempDir()
 	model := filepath.Join(dir, "m.json")

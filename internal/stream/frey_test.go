@@ -43,6 +43,9 @@ func freyEnv(t testing.TB, path string) *testEnv {
 // decoder's inducing inputs and the bound, and leave out the 560-column
 // arrays.
 func TestFreySetupAndFrames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
+	}
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&speed=0&play=1")
 	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
@@ -112,6 +115,9 @@ func (c *client) decode(cmd map[string]any) (Decoded, map[string]any) {
 // different at different points) and the reconstruction of frames beside
 // the frames themselves.
 func TestFreyDecode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
+	}
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
 	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
@@ -164,6 +170,9 @@ func TestFreyDecode(t *testing.T) {
 // TestFreyDecodeBadInput: every malformed decode gets an error naming the
 // problem, and the session carries on.
 func TestFreyDecodeBadInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
+	}
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
 	c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
@@ -239,6 +248,9 @@ func TestFreyDecodeOnOtherData(t *testing.T) {
 // TestFreyMoveDecoderInducing: dragging a decoder inducing input (layer 1)
 // with the move op changes the bound and the frame shows it.
 func TestFreyMoveDecoderInducing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
+	}
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
 	f0 := c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame

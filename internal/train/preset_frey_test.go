@@ -151,6 +151,9 @@ func median(v []float64) float64 {
 // the mean face, and that consecutive frames land closer in the latent than
 // random pairs.
 func TestFreyHeldOutFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits the Frey autoencoder on the fixture (tens of seconds under -race): not in the short tier")
+	}
 	ds, err := dataset.LoadFrey("../dataset/testdata/frey_small.mat")
 	if err != nil {
 		t.Fatal(err)
