@@ -279,7 +279,11 @@ func TestRobotRestartOp(t *testing.T) {
 	bounds := make([]float64, len(list))
 	for r := range list {
 		bounds[r] = num64(get(f, "robot", "restarts", "list", r, "bound"))
-		if s := num64(get(f, "robot", "restarts", "list", r, "score")); !(s >= 0 && s <= 1) {
+		// The score is NaN (null) for every restart where the path has no
+		// revisits, as on the small fixture used without ../shared.
+		s := num64(get(f, "robot", "restarts", "list", r, "score"))
+		s0 := num64(get(f, "robot", "restarts", "list", 0, "score"))
+		if !(s >= 0 && s <= 1) && !(math.IsNaN(s) && math.IsNaN(s0)) {
 			t.Errorf("restart %d: geometry score %v", r, s)
 		}
 		if in := get(f, "robot", "restarts", "list", r, "init"); in != "pca" && in != "linear" {
