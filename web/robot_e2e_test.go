@@ -245,6 +245,11 @@ const pixelAt = `(() => {
 // the 3-D view and on the path) and the restart table (switching the live
 // model gives that restart's bound). Screenshots at 1280×720 and 1920×1080.
 func TestBrowserRobotExplore(t *testing.T) {
+	// The explorer's checks (revisits, brushing a stretch of the path in
+	// every latent view) need the real path; the small fixture has none.
+	if _, err := os.Stat(filepath.Join("..", "..", "shared", "data", "robot_wireless", "uw-floor.txt")); err != nil {
+		t.Skip("needs the real robot data in ../shared/data/robot_wireless (the small fixture's path has no revisits): skipping the explorer test")
+	}
 	e := newRobotE2E(t)
 	e.run(chromedp.Navigate(e.base + "/"))
 	e.waitFor("the robot view", `window.dgpviz && window.dgpviz.panels.robot && window.dgpviz.panels.robot.stats.draws > 3 && !document.getElementById("panel-robot").hidden`)
@@ -270,11 +275,15 @@ func TestBrowserRobotExplore(t *testing.T) {
 		t.Errorf("restart table: %d rows, %d restarts", rows, len(rs.List))
 	}
 	for _, r := range rs.List {
-		if r.Bound == nil || r.Score == nil {
+		// No geometry score where the path has no revisits (the small
+		// fixture used without ../shared): then none has one.
+		if r.Bound == nil || (r.Score == nil && rs.List[0].Score != nil) {
 			t.Errorf("restart %d has no bound or geometry score: %+v", r.Restart, r)
 			continue
 		}
-		t.Logf("restart %d (%s start): bound %.2f, geometry score %.3f", r.Restart, r.Init, *r.Bound, *r.Score)
+		if r.Score != nil {
+			t.Logf("restart %d (%s start): bound %.2f, geometry score %.3f", r.Restart, r.Init, *r.Bound, *r.Score)
+		}
 	}
 	t.Logf("restarts: the preset chose %d, live %d", rs.Chosen, rs.Live)
 	other := -1
