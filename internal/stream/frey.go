@@ -49,14 +49,7 @@ func IsFrey(ds *dataset.Dataset) bool {
 // FreyConfig returns c with the Frey preset's architecture: one hidden
 // layer of width 2 and train.FreyInducing inducing points per layer
 // (capped by limits).
-func FreyConfig(c Config, l Limits) Config {
-	c.Hidden = slices.Clone(train.FreyPreset(c.Seed).Init.Hidden)
-	c.Inducing = train.FreyInducing
-	if l.MaxInducing > 0 {
-		c.Inducing = min(c.Inducing, l.MaxInducing)
-	}
-	return c
-}
+func FreyConfig(c Config, l Limits) Config { return presetConfig(c, train.FreyPreset(c.Seed), l) }
 
 // freyInfo is what a Frey data set adds to a session's data.
 type freyInfo struct {

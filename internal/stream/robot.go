@@ -40,9 +40,13 @@ func IsRobot(ds *dataset.Dataset) bool {
 
 // RobotConfig returns c with the robot preset's architecture: hidden 3,3
 // and train.RobotInducing inducing points per layer (capped by limits).
-func RobotConfig(c Config, l Limits) Config {
-	c.Hidden = slices.Clone(train.RobotPreset(c.Seed).Init.Hidden)
-	c.Inducing = train.RobotInducing
+func RobotConfig(c Config, l Limits) Config { return presetConfig(c, train.RobotPreset(c.Seed), l) }
+
+// presetConfig returns c with preset p's architecture: its hidden widths
+// and inducing points per layer (capped by limits).
+func presetConfig(c Config, p train.Preset, l Limits) Config {
+	c.Hidden = slices.Clone(p.Init.Hidden)
+	c.Inducing = p.Init.Inducing
 	if l.MaxInducing > 0 {
 		c.Inducing = min(c.Inducing, l.MaxInducing)
 	}
