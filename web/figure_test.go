@@ -51,6 +51,9 @@ func TestFigureDownloads(t *testing.T) {
 			"messages." + f + "?session=" + key + "&layer=0&preset=" + url.QueryEscape("across a bend") + "&units=model&samples=1000",
 			"fit." + f + "?session=" + key,
 		} {
+			if testing.Short() && f != "svg" && !strings.HasPrefix(q, "fit.") && strings.Contains(q, "&") {
+				continue // -short: every query as SVG, each format once per figure
+			}
 			r, body := get(t, hs.URL+"/figure/"+q)
 			if r.StatusCode != 200 {
 				t.Errorf("%s: status %d: %s", q, r.StatusCode, body)

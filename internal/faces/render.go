@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"dgpviz/internal/latent"
+	"dgpviz/internal/plotkit"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot"
@@ -15,9 +16,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Figure is the latent map with face tiles.
@@ -70,15 +68,13 @@ func Render(w io.Writer, format string, f *Figure) error {
 		return fmt.Errorf("faces: latent of %d×%d, want N×2 with N ≥ 1", n, q)
 	}
 	var c vg.CanvasWriterTo
-	switch format {
-	case "svg":
-		c = vgsvg.New(figureWidth, figureHeight)
-	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(figureWidth, figureHeight), vgimg.UseDPI(PNGDPI))}
-	case "pdf":
-		c = vgpdf.New(figureWidth, figureHeight)
-	default:
-		return fmt.Errorf("faces: unknown format %q (want svg, png or pdf)", format)
+	if format == "png" {
+		c = plotkit.PNGCanvas(figureWidth, figureHeight, PNGDPI)
+	} else {
+		var err error
+		if c, err = plotkit.NewCanvas(format, figureWidth, figureHeight); err != nil {
+			return fmt.Errorf("faces: %w", err)
+		}
 	}
 	p := plot.New()
 	p.Title.Text = "Latent space of the autoencoding deep GP, with decoded faces"

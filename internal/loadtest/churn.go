@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -135,11 +136,25 @@ func runChurn(ctx context.Context, o Options, t *target, r *Report) error {
 }
 
 // freshSession reports whether a new session gets a frame within 5 s; it
-// closes it cleanly.
+// closes it cleanly. A refusal with 1013 "try again later" is retried as a
+// browser would, for up to 5 s: the server may still count itself
+// saturated for its two load samples after the churn's stalled clients
+// left (see stream's admission by load).
 func freshSession(u string) bool {
-	cl, err := dial(u, kindNormal, time.Now())
-	if err != nil || cl.refused() {
-		return false
+	var cl *client
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		var err error
+		cl, err = dial(u, kindNormal, time.Now())
+		if err != nil {
+			return false
+		}
+		if !cl.refused() {
+			break
+		}
+		if cl.closeCode != strconv.Itoa(websocket.CloseTryAgainLater) || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	defer cl.conn.Close()
 	cl.conn.SetReadDeadline(time.Now().Add(5 * time.Second))

@@ -56,6 +56,10 @@ func (z *zScores) rms() {
 func TestMomentsMatchMessages(t *testing.T) {
 	z := &zScores{t: t}
 	const n = 8
+	seeds := uint64(4)
+	if testing.Short() {
+		seeds = 2 // still 3 architectures × every layer: 384 z-scores
+	}
 	for _, tc := range []struct {
 		widths  []int
 		kernels []string
@@ -64,7 +68,7 @@ func TestMomentsMatchMessages(t *testing.T) {
 		{[]int{1, 2, 2, 1}, []string{"rbf", "rbf", "rbf"}},
 		{[]int{2, 3, 1}, []string{"rbf", "linear"}},
 	} {
-		for seed := uint64(1); seed <= 4; seed++ {
+		for seed := uint64(1); seed <= seeds; seed++ {
 			m := engine.RandomModel(rand.New(rand.NewPCG(seed, 11)), n, tc.widths, tc.kernels, 10)
 			res, _, err := engine.Evaluate(m, engine.Options{OutputVariance: true})
 			if err != nil {

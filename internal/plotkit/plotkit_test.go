@@ -3,9 +3,12 @@ package plotkit
 import (
 	"bytes"
 	"image/png"
+	"math"
 	"testing"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // TestNewCanvasSlideResolution: a PNG is at least SlidePixels wide however
@@ -13,7 +16,7 @@ import (
 // refused.
 func TestNewCanvasSlideResolution(t *testing.T) {
 	for _, w := range []vg.Length{2 * vg.Inch, 16 * vg.Centimeter, 30 * vg.Inch} {
-		c, err := NewCanvas("png", w, 2*vg.Inch)
+		c, err := NewCanvas("png", w, vg.Inch/4) // low: the width is what is checked
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,5 +79,39 @@ func TestMeanBand(t *testing.T) {
 	}
 	if len(PaletteHex()) != len(Palette) || PaletteHex()[0] != "#1f77b4" {
 		t.Errorf("PaletteHex %v", PaletteHex())
+	}
+}
+
+// BenchmarkPNG encodes a figure-like image (a band, a curve, axes, text)
+// at slide resolution with png.BestSpeed, as pngCanvas does, and with the
+// default level, as vgimg.PngCanvas does; bytes/figure is the file size.
+func BenchmarkPNG(b *testing.B) {
+	p := plot.New()
+	p.Title.Text = "a figure"
+	c := Curve{}
+	for i := range 400 {
+		x := float64(i) / 40
+		c.X, c.Mean, c.SD = append(c.X, x), append(c.Mean, math.Sin(x)), append(c.SD, 0.2+0.1*math.Cos(3*x))
+	}
+	band, line, err := MeanBand(c, Palette[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Add(band, line)
+	canvas := PNGCanvas(16*vg.Centimeter, 10*vg.Centimeter, int(math.Ceil(SlidePixels/(16/2.54))))
+	p.Draw(draw.New(canvas.(pngCanvas).Canvas))
+	img := canvas.(pngCanvas).Image()
+	for _, level := range []png.CompressionLevel{png.BestSpeed, png.DefaultCompression} {
+		b.Run(map[png.CompressionLevel]string{png.BestSpeed: "best-speed", png.DefaultCompression: "default"}[level], func(b *testing.B) {
+			var buf bytes.Buffer
+			enc := png.Encoder{CompressionLevel: level}
+			for b.Loop() {
+				buf.Reset()
+				if err := enc.Encode(&buf, img); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(buf.Len()), "bytes/figure")
+		})
 	}
 }

@@ -16,10 +16,16 @@ import (
 )
 
 // robotTestData returns the real robot data when present, else the 60-scan
-// fixture of the dataset package (which has true positions too).
+// fixture of the dataset package (which has true positions too). The fast
+// tier (-short) takes the fixture: the protocol is the same, the fits a
+// fraction of the time.
 func robotTestData(t testing.TB) *dataset.Dataset {
 	t.Helper()
-	for _, p := range []string{os.Getenv("DGPVIZ_ROBOT"), filepath.Join("..", "..", "..", "shared", "data", "robot_wireless", "uw-floor.txt"), filepath.Join("..", "dataset", "testdata", "robot_small.txt")} {
+	real := filepath.Join("..", "..", "..", "shared", "data", "robot_wireless", "uw-floor.txt")
+	if testing.Short() {
+		real = ""
+	}
+	for _, p := range []string{os.Getenv("DGPVIZ_ROBOT"), real, filepath.Join("..", "dataset", "testdata", "robot_small.txt")} {
 		if p == "" {
 			continue
 		}
