@@ -46,7 +46,11 @@ const app = {
 
   send(cmd) {
     if (!ws || ws.readyState !== WebSocket.OPEN) { toast("not connected"); return 0; }
-    if (state.follower && cmd.op !== "fork") { toast("You are following a shared session (read-only): Fork it to make it yours.", "error"); return 0; }
+    // A follower may fork, and decode faces (answered from the presenter's model).
+    if (state.follower && cmd.op !== "fork" && cmd.op !== "decode") {
+      toast("You are following a shared session (read-only): Fork it to make it yours.", "error");
+      return 0;
+    }
     const id = nextId++;
     ws.send(JSON.stringify({ id, ...cmd }));
     return id;
@@ -96,17 +100,18 @@ function connect() {
   const query = view.follow ? `follow=${encodeURIComponent(view.follow)}` : `${configToQuery(state.config)}${resume}`;
   ws = new WebSocket(`${proto}//${location.host}/ws?${query}`);
   ws.binaryType = "arraybuffer";
-  ws.onopen = () => { state.connected = true; retry = 0; banner(""); };
+  ws.onopen = () => { state.connected = true; banner(""); };
   ws.onmessage = (ev) => {
     if (typeof ev.data === "string") onText(JSON.parse(ev.data));
-    else onBinary(decode(ev.data));
+    else { retry = 0; onBinary(decode(ev.data)); } // served (a refusal comes after hello, before any setup): back off afresh
   };
   ws.onclose = (ev) => {
     state.connected = false;
     state.running = false;
     showRunning();
     if (switching) { switching = false; setTimeout(connect, 0); return; }
-    const delay = Math.min(5000, 500 * 2 ** retry++);
+    // 1013 "try again later" (the server is at capacity): wait longer.
+    const delay = Math.min(ev.code === 1013 ? 30000 : 5000, (ev.code === 1013 ? 2000 : 500) * 2 ** retry++);
     const why = ev.reason ? `: ${ev.reason}` : "";
     banner(`Connection lost${why}. Reconnecting in ${(delay / 1000).toFixed(1)} s…`);
     setTimeout(connect, delay);

@@ -282,6 +282,33 @@ func TestBrowserFrey(t *testing.T) {
 	x1, y1 = spot(0.1, 0.12)
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, x1, y1))
 	shotFrey(e, "view")
+
+	// Presentation mode (drawn at 1.4×): the map fills most of the screen,
+	// the side column stays inside the panel, the bound runs full width
+	// below, and the pointer still lands where it points.
+	e.run(chromedp.EmulateViewport(1280, 720))
+	e.eval(`document.dispatchEvent(new KeyboardEvent("keydown", {key: "p"})), window.scrollTo(0, 0), true`, nil)
+	e.waitFor("presentation mode", `document.body.classList.contains("present")`)
+	e.settle()
+	box := func(sel string) []float64 {
+		return evalAs[[]float64](e, fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`, sel))
+	}
+	pm, pp, ps, pb := box(`[data-testid="frey-map"]`), box(`[data-testid="panel-frey"]`), box(`#panel-frey .fv-side`), box(`[data-testid="panel-bound"]`)
+	t.Logf("presenting at 1280×720: map %.0f×%.0f, panel %.0f×%.0f, side bottom %.0f, bound %.0f wide", pm[2], pm[3], pp[2], pp[3], ps[1]+ps[3], pb[2])
+	if pm[3] < 0.45*720 {
+		t.Errorf("presenting: the latent map is %.0f px high, want at least 45 %% of the 720 px screen", pm[3])
+	}
+	if ps[1]+ps[3] > pp[1]+pp[3]+1 {
+		t.Errorf("presenting: the faces column ends at %.0f, below its panel (%.0f)", ps[1]+ps[3], pp[1]+pp[3])
+	}
+	if math.Abs(pb[2]-pp[2]) > 2 {
+		t.Errorf("presenting: the bound panel is %.0f px wide, the Frey panel %.0f", pb[2], pp[2])
+	}
+	p = evalAs[[]float64](e, `(() => { const f = window.dgpviz.state.frame, m = f.layers[0].mean; return window.dgpviz.panels.frey.screen(m[2 * 29], m[2 * 29 + 1]); })()`)
+	e.run(chromedp.MouseEvent(chromedp.MouseMoved, pm[0]+p[0], pm[1]+p[1]))
+	e.waitFor("the hovered frame while presenting", `document.querySelector('[data-testid="frey-frame-orig"]').dataset.frame !== `+fmt.Sprintf("%q", hovered))
+	t.Logf("presenting: hovered frame %s (aimed at 29)", evalAs[string](e, `document.querySelector('[data-testid="frey-frame-orig"]').dataset.frame`))
+	shotFrey(e, "present")
 	e.noErrors()
 }
 

@@ -57,9 +57,15 @@ func badUpload(w http.ResponseWriter, err error, what string, limit int, kind st
 	http.Error(w, kind+": "+stream.ForPeople(err.Error()), http.StatusBadRequest)
 }
 
-// answerResume answers a parked upload with its resume token, or 400 with
-// the reason it was refused.
+// answerResume answers a parked upload with its resume token, or with the
+// reason it was refused: 503 when the server has no memory for it now,
+// else 400.
 func answerResume(w http.ResponseWriter, r *http.Request, log *slog.Logger, what, token string, err error) {
+	if errors.Is(err, stream.ErrBusy) {
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, stream.ForPeople(err.Error()), http.StatusServiceUnavailable)
+		return
+	}
 	if err != nil {
 		http.Error(w, stream.ForPeople(err.Error()), http.StatusBadRequest)
 		return

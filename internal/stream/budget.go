@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -78,22 +79,63 @@ func mib(b int64) string { return fmt.Sprintf("%d MiB", (b+(1<<20)-1)>>20) }
 // reserve records that session ss now holds a configuration estimated at
 // bytes, refusing when all sessions together would exceed the server's
 // memory budget. A session's reservation ends when it closes (release).
+//
+// A page that is here now comes before one that left: when the budget is
+// short, the state of disconnected sessions waiting to be resumed (oldest
+// disconnect first) is let go to make room. Models parked for a page that
+// has not opened yet (an upload, a fork) are kept.
 func (s *Server) reserve(ss *session, bytes int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.limits.ServerMemory > 0 {
-		var total int64
-		for other, b := range s.reserved {
-			if other != ss {
-				total += b
-			}
+		total := s.reservedExcept(ss)
+		for total+bytes > s.limits.ServerMemory && s.evictOldestDisconnected() {
+			total = s.reservedExcept(ss)
 		}
 		if total+bytes > s.limits.ServerMemory {
-			return errorf("the server is busy: this model would need about %s of memory and the other sessions hold %s of its %s; try a smaller model or later", mib(bytes), mib(total), mib(s.limits.ServerMemory))
+			return fmt.Errorf("%w: this model would need about %s of memory and the other sessions hold %s of its %s; try a smaller model or later", ErrBusy, mib(bytes), mib(total), mib(s.limits.ServerMemory))
 		}
 	}
 	s.reserved[ss] = bytes
 	return nil
+}
+
+// ErrBusy is the server refusing a model for want of memory now: a client
+// may try again later (websocket close 1013).
+var ErrBusy = errors.New("stream: the server is busy")
+
+// busyCloseText is the close reason of a session refused with ErrBusy (a
+// close frame's reason holds 123 bytes; the error message before it has
+// the numbers).
+const busyCloseText = "the server is busy: not enough memory for this model now; try a smaller model or later"
+
+func (s *Server) reservedExcept(ss *session) int64 {
+	var total int64
+	for other, b := range s.reserved {
+		if other != ss {
+			total += b
+		}
+	}
+	return total
+}
+
+// evictOldestDisconnected forgets the parked state of the session that
+// disconnected first, and reports whether there was one. s.mu is held.
+func (s *Server) evictOldestDisconnected() bool {
+	var oldest string
+	for token, p := range s.parked {
+		if !p.disconnected.IsZero() && (oldest == "" || p.disconnected.Before(s.parked[oldest].disconnected)) {
+			oldest = token
+		}
+	}
+	if oldest == "" {
+		return false
+	}
+	p := s.parked[oldest]
+	p.timer.Stop()
+	s.forget(oldest, p)
+	s.log.Info("let a disconnected session's state go to make room", "disconnected", time.Since(p.disconnected).Round(time.Second))
+	return true
 }
 
 func (s *Server) release(ss *session) {

@@ -1,9 +1,12 @@
 package stream
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // TestBudgets: the step demo and the robot preset are cheap and admitted;
@@ -77,4 +80,63 @@ func TestServerBudgets(t *testing.T) {
 	}
 	d := e.dial(t, paused)
 	d.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+}
+
+// TestBusyMakesRoomFromDisconnected: with the memory budget full, a new
+// page is admitted by letting go the state of the session that disconnected
+// first (whose token then starts afresh, saying why), never a connected
+// session's; with no disconnected state to let go, the refusal is a 1013
+// "try again later" whose reason fits a close frame.
+func TestBusyMakesRoomFromDisconnected(t *testing.T) {
+	step := EstimateConfig(Config{Hidden: []int{1, 1}, Inducing: 12}, 30, 1, 1).Bytes
+	e := newEnv(t, func(o *Options) {
+		o.Limits.ServerMemory = 2*step + step/2 // room for two step demos
+		o.ResumeGrace = time.Hour               // parked state would otherwise hold its place
+	})
+	a := e.dial(t, paused)
+	token, _ := a.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text["resume"].(string)
+	a.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	b := e.dial(t, paused)
+	b.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	a.c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.srv.Parked() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed session was not parked")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c := e.dial(t, paused)
+	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	if n := e.srv.Parked(); n != 0 {
+		t.Errorf("%d sessions still parked; the disconnected one should have made room", n)
+	}
+	// The connected sessions are left alone: a fourth page is refused.
+	d := e.dial(t, paused)
+	m := d.until("connect error", 10*time.Second, func(m msg) bool { return m.typ() == "error" })
+	if s, _ := m.text["error"].(string); !strings.Contains(s, "server is busy") || !strings.Contains(s, "MiB") {
+		t.Errorf("fourth session: %q, want the memory numbers", s)
+	}
+	var ce *websocket.CloseError
+	for {
+		if _, err := d.read(10 * time.Second); err != nil {
+			if !errors.As(err, &ce) {
+				t.Fatalf("fourth session ended with %v, want a close frame", err)
+			}
+			break
+		}
+	}
+	if ce.Code != websocket.CloseTryAgainLater || ce.Text != busyCloseText {
+		t.Errorf("fourth session closed %d %q, want 1013 %q", ce.Code, ce.Text, busyCloseText)
+	}
+	// b is still there and steps.
+	b.frameAfter(b.ack(map[string]any{"op": "step", "n": 1}))
+	// The evicted token starts a new session, saying why — once there is room.
+	c.c.Close()
+	b.c.Close()
+	r := e.dial(t, paused+"&resume="+token)
+	m = r.until("resume error", 10*time.Second, func(m msg) bool { return m.typ() == "error" })
+	if s, _ := m.text["error"].(string); !strings.Contains(s, "could not be resumed") {
+		t.Errorf("the evicted token: %q", s)
+	}
 }

@@ -129,11 +129,18 @@ func (s *session) decodeLoop() {
 
 // decode answers one decode command from the latest published model.
 func (s *session) decode(d *decoder, c Command) ([]byte, error) {
-	t0 := time.Now()
 	st := s.figure
 	st.mu.Lock()
 	m, dt, iter := st.model, st.data, st.iter
 	st.mu.Unlock()
+	return d.decode(c, m, dt, iter)
+}
+
+// decode answers one decode command from model m (published, immutable)
+// on data dt at iteration iter; a session's decode goroutine and a
+// follower's reader (follow.go) both answer with it.
+func (d *decoder) decode(c Command, m *engine.Model, dt *data, iter int) ([]byte, error) {
+	t0 := time.Now()
 	if m == nil || dt == nil {
 		return nil, errorf("decode: the session has no model yet")
 	}

@@ -165,7 +165,7 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 		cfg := st.cfg
 		hello.Config = &cfg
 	}
-	out := make(chan []byte, 8) // replies from the reader
+	out := make(chan outMsg, 8) // replies from the reader
 	done := make(chan struct{})
 	go s.followerReader(conn, h, out, done)
 	conn.SetWriteDeadline(time.Now().Add(writeWait))
@@ -184,8 +184,12 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 		select {
 		case <-done:
 			return
-		case b := <-out:
-			if !write(websocket.TextMessage, b) {
+		case m := <-out:
+			mt := websocket.TextMessage
+			if m.binary {
+				mt = websocket.BinaryMessage
+			}
+			if !write(mt, m.data) {
 				return
 			}
 		case <-f.setup.notify:
@@ -214,9 +218,13 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 }
 
 // followerReader reads a follower's commands: "fork" parks a session of
-// its own; anything else is refused (read-only).
-func (s *Server) followerReader(conn *websocket.Conn, h *hub, out chan<- []byte, done chan<- struct{}) {
+// its own; "decode" (the Frey view's faces) is answered from the
+// presenter's published model, since it changes nothing; anything else is
+// refused (read-only).
+func (s *Server) followerReader(conn *websocket.Conn, h *hub, out chan<- outMsg, done chan<- struct{}) {
 	defer close(done)
+	var dec decoder
+	dec.ev.Workers = 1
 	conn.SetReadLimit(hardReadLimit)
 	conn.SetReadDeadline(time.Now().Add(pongWait))
 	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(pongWait)) })
@@ -231,6 +239,7 @@ func (s *Server) followerReader(conn *websocket.Conn, h *hub, out chan<- []byte,
 			return
 		}
 		var rep reply
+		var answer []byte // a binary answer instead of rep
 		switch {
 		case mt != websocket.TextMessage || len(b) > s.limits.MaxCommandBytes || !utf8.Valid(b):
 			rep = reply{Type: "error", Error: "not a command"}
@@ -243,6 +252,8 @@ func (s *Server) followerReader(conn *websocket.Conn, h *hub, out chan<- []byte,
 			switch {
 			case err != nil:
 				rep = reply{Type: "error", Error: "a command is a JSON object with an op"}
+			case c.Op == "decode":
+				answer, rep = s.followerDecode(&dec, h, b)
 			case c.Op != "fork":
 				rep = reply{Type: "error", ID: c.ID, Op: truncate(c.Op, 40), Error: "you are following a shared session (read-only): fork it to make it yours"}
 			default:
@@ -254,12 +265,45 @@ func (s *Server) followerReader(conn *websocket.Conn, h *hub, out chan<- []byte,
 				}
 			}
 		}
+		m := outMsg{binary: true, data: answer}
+		if answer == nil {
+			m = outMsg{data: rep.bytes()}
+		}
 		select {
-		case out <- rep.bytes():
+		case out <- m:
 		case <-time.After(writeWait):
 			return
 		}
 	}
+}
+
+// followerDecode answers a follower's decode command b from the
+// presenter's published model: the binary "decoded" message, or an error
+// reply. Followers' decodes take turns (Server.followerDecodes), so that
+// a room of followers hovering over faces costs the presenter's machine
+// one core at most.
+func (s *Server) followerDecode(d *decoder, h *hub, b []byte) ([]byte, reply) {
+	c, err := ParseCommand(b)
+	if err != nil {
+		return nil, reply{Type: "error", ID: c.ID, Op: "decode", Error: err.Error()}
+	}
+	h.mu.Lock()
+	st := h.state
+	h.mu.Unlock()
+	if st == nil {
+		return nil, reply{Type: "error", ID: c.ID, Op: "decode", Error: "decode: the shared session has no model yet"}
+	}
+	select {
+	case s.followerDecodes <- struct{}{}:
+		defer func() { <-s.followerDecodes }()
+	case <-time.After(writeWait):
+		return nil, reply{Type: "error", ID: c.ID, Op: "decode", Error: "decode: the server is busy with other followers' faces; try again"}
+	}
+	ans, err := d.decode(c, st.model, st.data, st.iter)
+	if err != nil {
+		return nil, reply{Type: "error", ID: c.ID, Op: "decode", Error: err.Error()}
+	}
+	return ans, reply{}
 }
 
 // fork parks a session starting from h's presenter's current state.

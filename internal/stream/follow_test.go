@@ -2,6 +2,7 @@ package stream
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -85,5 +86,48 @@ func TestFollowers(t *testing.T) {
 		if !errors.As(err, &ce) || !strings.Contains(ce.Text, "no such shared session") {
 			t.Errorf("following an ended session: %v", err)
 		}
+	}
+}
+
+// TestFollowerDecodesFaces: a follower of the Frey view gets its faces
+// (decode changes nothing, so it is answered from the presenter's
+// published model): the same grey levels the presenter gets for the same
+// point; bad input an error naming the field; edits stay refused.
+func TestFollowerDecodesFaces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
+	}
+	e := freyEnv(t, freyFixture)
+	p := e.dial(t, "data=frey&hidden=2&m=15&play=0")
+	key, _ := p.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text["share_key"].(string)
+	p.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	f := e.dial(t, "follow="+key)
+	f.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })
+
+	want, er := p.decode(map[string]any{"points": []float64{0.5, -0.25}})
+	if er != nil {
+		t.Fatalf("presenter's decode: %v", er)
+	}
+	got, er := f.decode(map[string]any{"points": []float64{0.5, -0.25}, "frames": []int{3}})
+	if er != nil {
+		t.Fatalf("follower's decode: %v", er)
+	}
+	wm, gm := floats(get(want, "mean")), floats(get(got, "mean"))
+	if len(gm) != 560 || len(floats(get(got, "recon_mean"))) != 560 {
+		t.Fatalf("follower's face: %d pixels, reconstruction %d", len(gm), len(floats(get(got, "recon_mean"))))
+	}
+	for k := range wm {
+		// 1e-9 grey levels: the same model and point, decoded by two
+		// decoders (the q16 encoding is exact for equal inputs).
+		if math.Abs(wm[k]-gm[k]) > 1e-9 {
+			t.Fatalf("pixel %d: follower %v, presenter %v", k, gm[k], wm[k])
+		}
+	}
+	if _, er := f.decode(map[string]any{"points": []float64{0.5}}); er == nil || !strings.Contains(er["error"].(string), "points") {
+		t.Errorf("a follower's bad decode: %v, want an error naming points", er)
+	}
+	r := f.reply(f.send(map[string]any{"op": "move", "layer": 1, "index": 0, "z": []float64{0, 0}}))
+	if s, _ := r["error"].(string); r["type"] != "error" || !strings.Contains(s, "read-only") {
+		t.Errorf("a follower's edit: %v", r)
 	}
 }

@@ -33,6 +33,9 @@ type parked struct {
 	restart  int
 	private  string // the private data set it owns (upload.go), or ""
 	timer    *time.Timer
+	// disconnected is when its page left; zero for a model parked for a
+	// page that has not opened yet (an upload, a fork).
+	disconnected time.Time
 }
 
 func newResumeToken() string {
@@ -50,7 +53,7 @@ func (s *Server) park(ss *session) bool {
 		return false
 	}
 	p := &parked{owner: ss, cfg: ss.cfg, data: ss.data, model: ss.tr.Model(), iter: ss.tr.Iter(),
-		undo: ss.undo, redo: ss.redo, restarts: ss.restarts, restart: ss.restart}
+		undo: ss.undo, redo: ss.redo, restarts: ss.restarts, restart: ss.restart, disconnected: time.Now()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
@@ -68,11 +71,17 @@ func (s *Server) expire(token string, p *parked) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.parked[token] == p {
-		delete(s.parked, token)
-		delete(s.reserved, p.owner)
-		if p.private != "" {
-			s.cat.removePrivate(p.private)
-		}
+		s.forget(token, p)
+	}
+}
+
+// forget drops parked state p, its reservation and its private data set.
+// s.mu is held.
+func (s *Server) forget(token string, p *parked) {
+	delete(s.parked, token)
+	delete(s.reserved, p.owner)
+	if p.private != "" {
+		s.cat.removePrivate(p.private)
 	}
 }
 

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -90,9 +91,11 @@ type Server struct {
 	reserved  map[*session]int64 // estimated bytes per session (budget.go)
 	parked    map[string]*parked // disconnected sessions by resume token (resume.go)
 	followers int                // connected followers (follow.go)
-	closing   bool
-	wg        sync.WaitGroup
-	nextID    atomic.Uint64
+	// followerDecodes is one slot: followers' decode commands take turns.
+	followerDecodes chan struct{}
+	closing         bool
+	wg              sync.WaitGroup
+	nextID          atomic.Uint64
 }
 
 // NewServer returns a server; it checks the default configuration.
@@ -122,7 +125,7 @@ func NewServer(o Options) (*Server, error) {
 	}
 	bg, cancel := context.WithCancel(context.Background())
 	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselines: newBaselineCache(bg, o.BaselineIters),
-		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{}}
+		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{}, followerDecodes: make(chan struct{}, 1)}
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context
 	return s, nil
@@ -275,9 +278,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			err = ss.build(cfg, true)
 		}
-		if err != nil {
+		if errors.Is(err, ErrBusy) {
 			ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
-			ss.fail(closePolicy, err.Error())
+			ss.fail(closeTryLater, busyCloseText)
+		} else if err != nil {
+			ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
+			ss.fail(closePolicy, ForPeople(err.Error()))
 		} else {
 			ss.running = cfg.Play
 			ss.publish()

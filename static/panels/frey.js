@@ -12,7 +12,7 @@
 // "decoded" answers. One request of each kind (cursor, frame, tiles) is
 // in flight at a time; a newer wish waits for the answer.
 import { register } from "./registry.js";
-import { Plot, StickyRange, fmt } from "../plot.js";
+import { Plot, StickyRange, fmt, canvasPoint, getDrawScale } from "../plot.js";
 import { palette, viridis } from "../colormap.js";
 
 const NB = 32; // colour bins for batched drawing
@@ -195,7 +195,7 @@ register("frey", (root, app) => {
   }
 
   // ---- pointer: cursor, hover, drag of inducing inputs ----
-  const pos = (ev) => { const r = mapCv.getBoundingClientRect(); return [ev.clientX - r.left, ev.clientY - r.top]; };
+  const pos = (ev) => canvasPoint(mapCv, ev); // in drawing units (the presentation scale)
   function handleAt(px, py) {
     const f = app.state.frame, s = st.scale;
     if (!f || !s) return -1;
@@ -281,14 +281,13 @@ register("frey", (root, app) => {
     const s = st.stripScale;
     if (!s) return;
     stripCv.setPointerCapture(ev.pointerId);
-    const r = stripCv.getBoundingClientRect(), i = s.ix(ev.clientX - r.left);
+    const i = s.ix(canvasPoint(stripCv, ev)[0]);
     brushing = i;
     setRange(i, i);
   });
   stripCv.addEventListener("pointermove", (ev) => {
     if (brushing === null) return;
-    const r = stripCv.getBoundingClientRect();
-    setRange(brushing, st.stripScale.ix(ev.clientX - r.left));
+    setRange(brushing, st.stripScale.ix(canvasPoint(stripCv, ev)[0]));
   });
   stripCv.addEventListener("pointerup", () => { brushing = null; });
 
@@ -440,13 +439,14 @@ register("frey", (root, app) => {
     // for tests and tours (window.dgpviz.panels.frey)
     stats: st.stats,
     // screen returns latent (x, y) in CSS pixels of the map, or null.
-    screen(x, y) { const s = st.scale; return s ? [s.sx(x), s.sy(y)] : null; },
+    screen(x, y) { const s = st.scale, k = getDrawScale(); return s ? [k * s.sx(x), k * s.sy(y)] : null; },
     // handle returns decoder inducing input j in CSS pixels of the map.
     handle(j) {
       const f = app.state.frame, s = st.scale;
       const L = f?.layers[f.layers.length - 1];
       if (!s || !L?.z?.length || L.q !== 2) return null;
-      return [s.sx(L.z[2 * j]), s.sy(L.z[2 * j + 1])];
+      const k = getDrawScale(); // drawing units → CSS pixels (presentation)
+      return [k * s.sx(L.z[2 * j]), k * s.sy(L.z[2 * j + 1])];
     },
     range(a, b) {
       if (a >= 0) { setRange(a, b); return; }
