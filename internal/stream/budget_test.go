@@ -71,13 +71,8 @@ func TestServerBudgets(t *testing.T) {
 		t.Errorf("third session: %q, want the server's memory budget", s)
 	}
 	a.c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.srv.Sessions() > 1 || e.srv.Parked() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the closed session kept its place")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() <= 1 && e.srv.Parked() == 0 },
+		func() string { return "the closed session kept its place" })
 	d := e.dial(t, paused)
 	d.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
 }
@@ -99,13 +94,8 @@ func TestBusyMakesRoomFromDisconnected(t *testing.T) {
 	b := e.dial(t, paused)
 	b.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
 	a.c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.srv.Parked() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the closed session was not parked")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually(t, 10*time.Second, func() bool { return e.srv.Parked() == 1 },
+		func() string { return "the closed session was not parked" })
 	c := e.dial(t, paused)
 	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
 	if n := e.srv.Parked(); n != 0 {

@@ -246,3 +246,16 @@ func wideDataset(n, d int) *dataset.Dataset {
 	}
 	return &dataset.Dataset{Name: "wide", Description: "synthetic robot-shaped data", X: x, Y: y, InputNames: []string{"time"}, OutputNames: names}
 }
+
+// eventually polls cond every 10 ms until it holds, failing with what
+// (and the state it reports) after timeout.
+func eventually(t testing.TB, timeout time.Duration, cond func() bool, what func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(what())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -516,13 +516,8 @@ func TestLongStepNoLockOut(t *testing.T) {
 		t.Errorf("a command during the step waited %v, want < 1 s", d)
 	}
 	c.c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.srv.Sessions() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the session outlived its socket by 10 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() == 0 },
+		func() string { return "the session outlived its socket by 10 s" })
 	t.Logf("slot freed %v after the socket closed", time.Since(start).Round(time.Millisecond))
 	c2 := e.dial(t, paused)
 	c2.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"dgpviz/internal/engine"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -25,13 +26,10 @@ func TestResume(t *testing.T) {
 	b0, f0 := boundAfter(t, c, map[string]any{"op": "move", "layer": 0, "index": 3, "z": []float64{0.1}})
 	iter0 := num64(f0["iter"])
 	c.c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.srv.Parked() != 1 || e.srv.Sessions() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("after the disconnect: %d parked, %d sessions", e.srv.Parked(), e.srv.Sessions())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually(t, 10*time.Second, func() bool { return e.srv.Parked() == 1 && e.srv.Sessions() == 0 },
+		func() string {
+			return fmt.Sprintf("after the disconnect: %d parked, %d sessions", e.srv.Parked(), e.srv.Sessions())
+		})
 
 	r := e.dial(t, paused+"&resume="+token)
 	f := r.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
@@ -59,12 +57,8 @@ func TestResume(t *testing.T) {
 
 	// A shutdown forgets what is parked.
 	again.c.Close()
-	for e.srv.Parked() == 0 {
-		if time.Now().After(deadline.Add(10 * time.Second)) {
-			t.Fatal("the second session was not parked")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually(t, 10*time.Second, func() bool { return e.srv.Parked() > 0 },
+		func() string { return "the second session was not parked" })
 	r.c.Close()
 	if err := e.srv.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
