@@ -57,7 +57,7 @@ function tickLabel(v, step) {
     while (d < 6 && Math.abs(Math.round(step * 10 ** d) - step * 10 ** d) > 1e-6 * step * 10 ** d) d++;
     txt = v.toFixed(d);
   }
-  return txt.replace("-", "−");
+  return txt.replace("e+", "e").replace(/-/g, "−"); // 1.26e6: the plus sign only costs room
 }
 const stepOf = (t) => (t.length > 1 ? Math.abs(t[1] - t[0]) : 1);
 
