@@ -236,7 +236,12 @@ function mask(R, lw, fx, fy) {
 function over(d, q, c, a) {
   if (a >= 1) { d[q] = c[0]; d[q + 1] = c[1]; d[q + 2] = c[2]; d[q + 3] = 255; return; }
   if (a <= 0) return;
-  const da = d[q + 3] / 255;
+  const d3 = d[q + 3];
+  if (d3 === 255) { // over an opaque pixel (as a ring over a dot): no division
+    d[q] += (c[0] - d[q]) * a; d[q + 1] += (c[1] - d[q + 1]) * a; d[q + 2] += (c[2] - d[q + 2]) * a;
+    return;
+  }
+  const da = d3 / 255;
   if (da === 0) { d[q] = c[0]; d[q + 1] = c[1]; d[q + 2] = c[2]; d[q + 3] = a * 255 + 0.5; return; }
   const k = da * (1 - a), oa = a + k;
   d[q] = (c[0] * a + d[q] * k) / oa;
