@@ -28,6 +28,18 @@ export function palette(n, alpha = 1) {
   return p;
 }
 
+// paletteRGB(n) is palette(n) as [r, g, b] arrays (cached), for drawing
+// in script (splat.js).
+const rgbCache = new Map();
+export function paletteRGB(n) {
+  let p = rgbCache.get(n);
+  if (!p) {
+    p = Array.from({ length: n }, (_, i) => viridis(n > 1 ? i / (n - 1) : 0.5));
+    rgbCache.set(n, p);
+  }
+  return p;
+}
+
 // colorBar draws the map left→right in the box (x, y, w, h) with tick
 // labels lo and hi and a title (on a second line when the bar is too
 // narrow for the three side by side).

@@ -191,20 +191,24 @@ func TestBrowserRobot(t *testing.T) {
 	// Drawing time per frame while the optimizer streams, and whether the
 	// panel draws every frame it receives (frames carry consecutive seq
 	// numbers; the panel counts the ones it never drew).
-	e.eval(`window.dgpviz.panels.robot.clear(); performance.clearMeasures(); true`, nil)
+	// The page's animation frames are counted too: the browser runs fewer
+	// than 60 a second when the drawing (with its rasterisation, which
+	// happens after the measured script) does not fit in one.
+	e.eval(`window.dgpviz.panels.robot.clear(); performance.clearMeasures(); window.__rafs = 0; window.__rafOn = true; (function tick() { window.__rafs++; if (window.__rafOn) requestAnimationFrame(tick); })(); true`, nil)
 	st0 := evalAs[map[string]float64](e, `({...window.dgpviz.panels.robot.stats})`)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 3000))`, nil)
 	e.eval(`window.dgpviz.panels.robot.select(40, 90); true`, nil)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 1500))`, nil)
 	st1 := evalAs[map[string]float64](e, `({...window.dgpviz.panels.robot.stats})`)
+	rafs := evalAs[float64](e, `window.__rafOn = false, window.__rafs`)
 	d := evalAs[[]float64](e, `performance.getEntriesByName("robot-draw").map(m => m.duration)`)
 	if len(d) == 0 {
 		t.Fatalf("no robot draws in 4.5 s of streaming")
 	}
 	slices.Sort(d)
 	drawn, missed := st1["frames"]-st0["frames"], st1["missed"]-st0["missed"]
-	t.Logf("while streaming (optimizer on the same 2 cores): %d draws in 4.5 s; %.0f frames received and drawn (%.1f/s), %.0f received but not drawn; drawing time p50 %.2f ms, p95 %.2f ms, max %.2f ms; by view %s",
-		len(d), drawn, drawn/4.5, missed, d[len(d)/2], d[len(d)*95/100], d[len(d)-1], viewTimes(e))
+	t.Logf("while streaming (optimizer on the same 2 cores): %.0f frames received (%.1f/s), %.0f drawn (%.1f/s), %.0f never drawn; %d draws, %.1f animation frames/s; drawing time (script) p50 %.2f ms, p95 %.2f ms, max %.2f ms; by view %s",
+		drawn+missed, (drawn+missed)/4.5, drawn, drawn/4.5, missed, len(d), rafs/4.5, d[len(d)/2], d[len(d)*95/100], d[len(d)-1], viewTimes(e))
 	// The page's own drawing time, with the optimizer paused (it otherwise
 	// competes for this machine's 2 cores): 120 redraws with a moving
 	// brush. Logged, not asserted: a shared machine preempts the browser
@@ -229,6 +233,36 @@ func TestBrowserRobot(t *testing.T) {
 	}
 	slices.Sort(d)
 	t.Logf("the same with both 3-D views, one turning: %d draws; p50 %.2f ms, p95 %.2f ms, max %.2f ms; by view %s", len(d), d[len(d)/2], d[len(d)*95/100], d[len(d)-1], viewTimes(e))
+	// The measures above time the script alone: Chrome records a canvas's
+	// drawing and rasterises it later, in the same animation frame but
+	// outside them. Here a 1-pixel read of every view's canvas forces the
+	// rasterisation into the timing (in a loop of synchronous draws, not
+	// in the page's own drawing, where reads would slow a GPU canvas).
+	e.eval(`window.dgpviz.panels.robot.view3d(0, false), window.dgpviz.panels.robot.view3d(1, false), true`, nil)
+	e.settle()
+	for _, c := range []struct{ what, step string }{
+		{"a redraw (as for a new frame; pairwise views)", ``},
+		{"a moving brush (pairwise views)", `rp.select(k, k + 60);`},
+		{"a turning 3-D view of both layers", `if (k === 0) rp.view3d(0, true), rp.view3d(1, true); rp.turn3d(0, -0.65 + 0.02 * k, 0.5, 1);`},
+	} {
+		m := evalAs[map[string][]float64](e, `(() => {
+  const rp = window.dgpviz.panels.robot, s = window.dgpviz.state;
+  const cvs = [...document.querySelectorAll('[data-testid^="robot-"][data-testid$="-canvas"]')].map(c => c.getContext("2d"));
+  const flush = () => { for (const c of cvs) c.getImageData(0, 0, 1, 1); };
+  rp.clear(); rp.draw(s); flush();
+  const js = [], all = [];
+  for (let k = 0; k < 120; k++) {
+    `+c.step+`
+    const t0 = performance.now(); rp.draw(s); const t1 = performance.now(); flush(); const t2 = performance.now();
+    js.push(t1 - t0); all.push(t2 - t0);
+  }
+  return {js: js.sort((a, b) => a - b), all: all.sort((a, b) => a - b)};
+})()`)
+		js, all := m["js"], m["all"]
+		t.Logf("drawing with rasterisation, paused, %s: script p50 %.2f / p95 %.2f ms; script and rasterisation p50 %.2f / p95 %.2f / max %.2f ms (issue 14: ≤ 4 ms)",
+			c.what, js[len(js)/2], js[len(js)*95/100], all[len(all)/2], all[len(all)*95/100], all[len(all)-1])
+	}
+	e.eval(`window.dgpviz.panels.robot.view3d(0, false), window.dgpviz.panels.robot.view3d(1, false), true`, nil)
 	e.noErrors()
 }
 

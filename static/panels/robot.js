@@ -12,10 +12,15 @@
 // skips its drawing when nothing it shows changed (only the latent views
 // change with every frame), and the views whose content changes only with
 // the analysis (path, signals, penalties) keep their static layers in
-// offscreen canvases, so a brush or a hover redraws just its overlay.
+// offscreen canvases, so a brush or a hover redraws just its overlay. The
+// latent views' thousands of dots, rings and halos a frame are rasterised
+// in script (splat.js) and put on their canvas in one image copy per
+// layer: as canvas paths, every arc cost a few µs to rasterise where the
+// canvas is not on a GPU, and a frame's drawing outgrew a 60 Hz frame.
 import { register } from "./registry.js";
 import { Plot, StickyRange, fmt, canvasPoint, getDrawScale } from "../plot.js";
-import { palette, colorBar } from "../colormap.js";
+import { palette, paletteRGB, colorBar } from "../colormap.js";
+import { Splat } from "../splat.js";
 
 const CB = 30; // px under a latent view's plots for its colour bar
 // Colour bins for batched drawing: every view colours a scan by the same
@@ -23,7 +28,7 @@ const CB = 30; // px under a latent view's plots for its colour bar
 // views, on the path and on the colour bars.
 const NB = 24;
 const LAYER_COL = ["#0284c7", "#7c3aed", "#d97706", "#059669", "#db2777", "#4b5563"];
-const GREY = "rgba(160,170,180,0.35)";
+const GREY = "rgba(160,170,180,0.35)", GREY_RGB = [160, 170, 180], RING_RGB = [17, 17, 17];
 const VIEW3D = { yaw: -0.65, pitch: 0.5, zoom: 1 }; // the 3-D view's reset
 
 // setText changes an element's text only when it differs (no layout otherwise).
@@ -216,10 +221,26 @@ register("robot", (root, app) => {
     }
   }
   // dots draws the scans i in [i0, i1) that keep(i) accepts as discs (or
-  // rings) of radius rad at (x(i), y(i)), one path per colour bin.
-  // With size, scan i's radius is rad·size[i] (the 3-D view's depth cue).
-  function dots(ctx, x, y, rad, i0, i1, keep, { hollow = false, alpha = 1, size = null } = {}) {
-    const c = colour(), pal = palette(NB, alpha);
+  // rings) of radius rad at (x(i), y(i)), colour bin by colour bin (as one
+  // path per bin). With size, scan i's radius is rad·size[i] (the 3-D
+  // view's depth cue). With splat (the latent views, thousands of dots a
+  // frame), they are rasterised in script (splat.js), else as paths.
+  function dots(ctx, x, y, rad, i0, i1, keep, { hollow = false, size = null, splat = null } = {}) {
+    const c = colour();
+    if (splat) {
+      const rgb = paletteRGB(NB);
+      for (let k = 0; k < NB; k++) {
+        const b = c.bins[k], col = rgb[k];
+        for (let j = 0; j < b.length; j++) {
+          const i = b[j];
+          if (i < i0 || i >= i1 || (keep && !keep(i))) continue;
+          const r = size ? rad * size[i] : rad;
+          if (hollow) splat.ring(x(i), y(i), r, 1.3, col); else splat.disc(x(i), y(i), r, col);
+        }
+      }
+      return;
+    }
+    const pal = palette(NB, 1);
     if (hollow) ctx.lineWidth = 1.3;
     for (let k = 0; k < NB; k++) {
       ctx.beginPath();
@@ -235,26 +256,19 @@ register("robot", (root, app) => {
     }
   }
   // highlight draws the unlit scans grey and small, the lit ones in their
-  // colours with a ring; it returns how many scans are lit.
-  function highlight(ctx, x, y, i0, i1, rad = 2.7, size = null) {
+  // colours with a ring, into splat; it returns how many scans are lit.
+  function highlight(splat, x, y, i0, i1, rad = 2.7, size = null) {
     const sz = (i) => (size ? size[i] : 1);
-    ctx.beginPath();
-    for (let i = i0; i < i1; i++) {
-      if (lit(i)) continue;
-      const px = x(i), py = y(i), r = (rad - 0.3) * sz(i);
-      ctx.moveTo(px + r, py); ctx.arc(px, py, r, 0, 6.2832);
-    }
-    ctx.fillStyle = GREY; ctx.fill();
-    dots(ctx, x, y, rad + 0.5, i0, i1, lit, { size });
+    for (let i = i0; i < i1; i++) if (!lit(i)) splat.unionDisc(x(i), y(i), (rad - 0.3) * sz(i));
+    splat.fillUnion(GREY_RGB, 0.35);
+    dots(null, x, y, rad + 0.5, i0, i1, lit, { size, splat });
     let count = 0;
-    ctx.beginPath();
     for (let i = i0; i < i1; i++) {
       if (!lit(i)) continue;
-      const px = x(i), py = y(i), r = (rad + 0.5) * sz(i) + 0.8;
-      ctx.moveTo(px + r, py); ctx.arc(px, py, r, 0, 6.2832);
+      splat.unionRing(x(i), y(i), (rad + 0.5) * sz(i) + 0.8, 0.8);
       count++;
     }
-    ctx.strokeStyle = "rgba(17,17,17,0.6)"; ctx.lineWidth = 0.8; ctx.stroke();
+    splat.fillUnion(RING_RGB, 0.6);
     return count;
   }
   function nearestTime(t) {
@@ -417,10 +431,16 @@ register("robot", (root, app) => {
     const D = L.d, plot = v.plot, ctx = plot.ctx, w = plot.w, h = plot.h;
     const pairs = D >= 3 ? [[0, 1], [0, 2], [1, 2]] : D === 2 ? [[0, 1]] : [[0, 0]];
     const gap = 14, pw = (w - gap * (pairs.length - 1)) / pairs.length;
-    const any = anyLit();
+    const any = anyLit(), nn = n + nT, c = colour(), sp = (v.splat ??= new Splat());
     let count = 0;
     v.hit = { proj: [], handle: null, point: null };
-    pairs.forEach(([a, b], pi) => {
+    // The projections side by side, each drawn in layers: axes, halos,
+    // the path through time and the revisit links, the scans, the
+    // inducing inputs. The projections do not overlap (each is clipped to
+    // its box), so every layer is drawn for all three at once: the halos
+    // and the scans are rasterised in script (splat.js) and put on the
+    // canvas in one image copy each.
+    const P = pairs.map(([a, b], pi) => {
       const x0p = pi * (pw + gap);
       const box = { l: x0p + plot.m.l, r: x0p + pw - 4, t: plot.m.t, b: h - plot.m.b - CB };
       const xa = rng[a].lo, xb = rng[a].hi, ya = rng[b].lo, yb = rng[b].hi;
@@ -429,32 +449,10 @@ register("robot", (root, app) => {
       v.hit.proj.push({ s, a, b });
       plot.axes({ xlabel: `h${li + 1}[${a}]`, ylabel: `h${li + 1}[${b}]`, xlabelAt: box.b + 30, ylabelAt: x0p + 13 });
       // every scan's screen position in this projection, once
-      const nn = n + nT;
       const buf = (v.buf ??= [])[pi] ??= { x: new Float32Array(0), y: new Float32Array(0) };
       if (buf.x.length < nn) { buf.x = new Float32Array(nn); buf.y = new Float32Array(nn); }
       const bx = buf.x, by = buf.y;
       for (let i = 0; i < nn; i++) { bx[i] = s.sx(M(i, a)); by[i] = s.sy(M(i, b)); }
-      const X = (i) => bx[i], Y = (i) => by[i];
-      ctx.save();
-      ctx.beginPath(); ctx.rect(box.l, box.t, box.r - box.l, box.b - box.t); ctx.clip();
-      // halos (±2 sd in each projected dimension), batched by colour bin
-      const c = colour(), hp = palette(NB, 0.1), kx = s.sx(1) - s.sx(0); // px per unit, both axes
-      for (let k = 0; k < NB; k++) {
-        ctx.beginPath();
-        for (const i of c.bins[k]) {
-          if (i >= n || (any && !lit(i))) continue;
-          const cx = bx[i], cy = by[i];
-          const rx = Math.max(0.5, kx * 2 * Math.sqrt(Math.max(0, L.var[i * D + a])));
-          const ry = Math.max(0.5, kx * 2 * Math.sqrt(Math.max(0, L.var[i * D + b])));
-          ctx.moveTo(cx + rx, cy); ctx.ellipse(cx, cy, rx, ry, 0, 0, 6.2832);
-        }
-        ctx.fillStyle = hp[k]; ctx.fill();
-      }
-      ctx.strokeStyle = "rgba(60,60,60,0.18)"; ctx.lineWidth = 1;
-      ctx.beginPath();
-      for (let i = 0; i < n; i++) ctx.lineTo(bx[i], by[i]);
-      ctx.stroke();
-      drawRevisits(ctx, X, Y);
       // inducing inputs of the next layer live in this space: draggable
       // (on top of the scans, except under the scans a highlight picks)
       const handles = () => {
@@ -465,15 +463,73 @@ register("robot", (root, app) => {
           diamond(ctx, s.sx(zx), s.sy(zy), 4.5, !!dz);
         }
       };
-      if (any) {
-        handles();
-        const k = highlight(ctx, X, Y, 0, n);
-        if (pi === 0) count = k;
-      } else dots(ctx, X, Y, 2.7, 0, n);
-      if (nT) dots(ctx, X, Y, 2.6, n, n + nT, any ? lit : null, { hollow: true });
-      if (!any) handles();
-      ctx.restore();
+      return { a, b, box, s, bx, by, X: (i) => bx[i], Y: (i) => by[i], handles };
     });
+    const clipped = ({ box }, fn) => {
+      ctx.save();
+      ctx.beginPath(); ctx.rect(box.l, box.t, box.r - box.l, box.b - box.t); ctx.clip();
+      fn();
+      ctx.restore();
+    };
+    // halos (±2 sd in each projected dimension), batched by colour bin (a
+    // halo inside its scan's opaque dot would not show: not drawn); as
+    // canvas paths where they cover much of a plot (early in a fit), where
+    // the canvas's own filling is the quicker
+    const rgb = paletteRGB(NB), hp = palette(NB, 0.1), hidden = (any ? 3.2 : 2.7) - 0.5;
+    const halo = (v.halo ??= { x: new Float32Array(0), y: new Float32Array(0) });
+    if (halo.x.length < n) { halo.x = new Float32Array(n); halo.y = new Float32Array(n); }
+    const hx = halo.x, hy = halo.y;
+    sp.begin(ctx);
+    for (const p of P) {
+      const { a, b, box, bx, by } = p, kx = p.s.sx(1) - p.s.sx(0); // px per unit, both axes
+      let area = 0;
+      for (let i = 0; i < n; i++) {
+        hx[i] = Math.max(0.5, kx * 2 * Math.sqrt(Math.max(0, L.var[i * D + a])));
+        hy[i] = Math.max(0.5, kx * 2 * Math.sqrt(Math.max(0, L.var[i * D + b])));
+        if ((!any || lit(i)) && (hx[i] > hidden || hy[i] > hidden)) area += hx[i] * hy[i];
+      }
+      const inScript = Math.PI * area < 0.5 * (box.r - box.l) * (box.b - box.t);
+      const bins = () => {
+        for (let k = 0; k < NB; k++) {
+          if (!inScript) ctx.beginPath();
+          let some = false;
+          for (const i of c.bins[k]) {
+            if (i >= n || (any && !lit(i))) continue;
+            const rx = hx[i], ry = hy[i];
+            if (rx <= hidden && ry <= hidden) continue;
+            if (inScript) sp.unionEllipse(bx[i], by[i], rx, ry);
+            else { ctx.moveTo(bx[i] + rx, by[i]); ctx.ellipse(bx[i], by[i], rx, ry, 0, 0, 6.2832); }
+            some = true;
+          }
+          if (!some) continue;
+          if (inScript) sp.fillUnion(rgb[k], 0.1); else { ctx.fillStyle = hp[k]; ctx.fill(); }
+        }
+      };
+      if (inScript) { sp.clip(box.l, box.t, box.r, box.b); bins(); } else clipped(p, bins);
+    }
+    sp.end();
+    for (const p of P) {
+      clipped(p, () => {
+        ctx.strokeStyle = "rgba(60,60,60,0.18)"; ctx.lineWidth = 1;
+        ctx.beginPath();
+        for (let i = 0; i < n; i++) ctx.lineTo(p.bx[i], p.by[i]);
+        ctx.stroke();
+        drawRevisits(ctx, p.X, p.Y);
+        if (any) p.handles();
+      });
+    }
+    // the scans
+    sp.begin(ctx);
+    P.forEach((p, pi) => {
+      sp.clip(p.box.l, p.box.t, p.box.r, p.box.b);
+      if (any) {
+        const k = highlight(sp, p.X, p.Y, 0, n);
+        if (pi === 0) count = k;
+      } else dots(ctx, p.X, p.Y, 2.7, 0, n, null, { splat: sp });
+      if (nT) dots(ctx, p.X, p.Y, 2.6, n, nn, any ? lit : null, { hollow: true, splat: sp });
+    });
+    sp.end();
+    if (!any) for (const p of P) clipped(p, p.handles);
     v.hit.handle = (px, py) => {
       if (!next || next.q !== D) return null;
       for (let p = 0; p < v.hit.proj.length; p++) {
@@ -521,11 +577,11 @@ register("robot", (root, app) => {
     const nn = n + nT;
     if (!v.px || v.px.length < nn) { v.px = new Float32Array(nn); v.py = new Float32Array(nn); v.pz = new Float32Array(nn); }
     const pxs = v.px, pys = v.py, size = v.pz;
-    for (let i = 0; i < nn; i++) {
-      const [a, b] = P(M(i, 0), M(i, 1), M(i, 2));
-      pxs[i] = a; pys[i] = b;
+    for (let i = 0; i < nn; i++) { // P() inlined: no array per scan
       const u0 = M(i, 0) - c[0], u1 = M(i, 1) - c[1], u2 = M(i, 2) - c[2];
-      const toward = sp * u2 - cp * (sy * u0 + cy * u1); // along the direction to the viewer
+      const Dp = sy * u0 + cy * u1;
+      pxs[i] = mx + k * (cy * u0 - sy * u1); pys[i] = my - k * (cp * u2 + sp * Dp);
+      const toward = sp * u2 - cp * Dp; // along the direction to the viewer
       size[i] = Math.max(0.6, Math.min(1.45, 1 + (0.4 * toward) / R));
     }
     const X = (i) => pxs[i], Y = (i) => pys[i];
@@ -564,8 +620,12 @@ register("robot", (root, app) => {
     const handles = () => {
       if (next && next.q === D) for (let j = 0; j < next.m; j++) { const [a, b] = P(next.z[j * D], next.z[j * D + 1], next.z[j * D + 2]); diamond(ctx, a, b, 4.5, false); }
     };
-    if (any) { handles(); count = highlight(ctx, X, Y, 0, n, 3, size); } else dots(ctx, X, Y, 3, 0, n, null, { size });
-    if (nT) dots(ctx, X, Y, 2.8, n, nn, any ? lit : null, { hollow: true, size });
+    if (any) handles();
+    const spl = (v.splat ??= new Splat());
+    spl.begin(ctx); spl.clip(box.l, box.t, box.r, box.b);
+    if (any) count = highlight(spl, X, Y, 0, n, 3, size); else dots(ctx, X, Y, 3, 0, n, null, { size, splat: spl });
+    if (nT) dots(ctx, X, Y, 2.8, n, nn, any ? lit : null, { hollow: true, size, splat: spl });
+    spl.end();
     if (!any) handles();
     ctx.restore();
     v.hit = { proj: [], handle: () => null, point: (px, py) => nearest(n, X, Y, px, py) };
