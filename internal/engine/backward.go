@@ -124,6 +124,12 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 		if w.inVar == nil {
 			mm(dp, r, m, m, w.v[lo*m:hi*m], false, w.lw, false, scale*fd/s2, 1)
 		}
+		if w.iso != nil && w.iso.fast[chunk] {
+			c := getScratch(r * m)
+			w.kernel.(*RBFIso).psi1GradRows(dp, p1, w.iso.d2[lo*m:hi*m], w.in[lo*q:hi*q], r, w.z, g0, *c, acc.dZ, acc.dParams)
+			putScratch(c)
+			return
+		}
 		for i := lo; i < hi; i++ {
 			mu := w.in[i*q : (i+1)*q]
 			var s, dmu, ds []float64

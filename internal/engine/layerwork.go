@@ -59,6 +59,7 @@ type layerWork struct {
 	compSum     float64    // Σ_n compression_n, from whitened sums
 	propSum     float64    // Σ_n propagation_n, from whitened sums
 	gMean       []float64  // the likelihood's gradient w.r.t. the mean (last layer)
+	iso         *isoRows   // an isotropic RBF's product form on a certain input, or nil
 }
 
 // prepare computes everything that depends only on the layer's parameters.
@@ -259,13 +260,29 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		w.kLcatT = linalg.Resize(w.kLcatT, m*m*d)
 		transpose(w.kLcatT, w.kLcat, m, m*d, m*d)
 	}
+	iso, _ := w.kernel.(*RBFIso)
+	if iso == nil || inVar != nil {
+		iso = nil
+		w.iso = nil
+	} else {
+		if w.iso == nil {
+			w.iso = &isoRows{}
+		}
+		w.iso.prepare(w.z, m, q, n, chunks)
+	}
 	e.parallel(n, func(chunk, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			var s []float64
-			if inVar != nil {
-				s = inVar[i*q : (i+1)*q]
+		if iso != nil {
+			s := w.iso
+			s.fast[chunk] = iso.psi1Rows(w.psi1[lo*m:hi*m], s.d2[lo*m:hi*m], s.xx[lo:hi], in[lo*q:hi*q], hi-lo, s)
+		}
+		if iso == nil || !w.iso.fast[chunk] {
+			for i := lo; i < hi; i++ {
+				var s []float64
+				if inVar != nil {
+					s = inVar[i*q : (i+1)*q]
+				}
+				w.kernel.psi1(w.psi1[i*m:(i+1)*m], in[i*q:(i+1)*q], s, w.z)
 			}
-			w.kernel.psi1(w.psi1[i*m:(i+1)*m], in[i*q:(i+1)*q], s, w.z)
 		}
 		w.messageRows(lo, hi)
 		if !messagesOnly {
