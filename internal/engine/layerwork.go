@@ -59,6 +59,7 @@ type layerWork struct {
 	compSum     float64    // Σ_n compression_n, from whitened sums
 	propSum     float64    // Σ_n propagation_n, from whitened sums
 	gMean       []float64  // the likelihood's gradient w.r.t. the mean (last layer)
+	y           []float64  // the likelihood's data (last layer), N×D, read only
 	iso         *isoRows   // an isotropic RBF's product form on a certain input, or nil
 }
 
@@ -429,6 +430,7 @@ func (w *layerWork) penaltyRows(acc *psi2Acc, lo, hi int) {
 // layer, scaled, and its gradient w.r.t. the layer's output mean.
 func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (float64, []float64) {
 	d := w.d
+	w.y = y
 	var sq float64
 	var gMean []float64
 	if grad {

@@ -396,7 +396,7 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 	if err := t.setU(u); err != nil {
 		return math.Inf(1), err
 	}
-	res, gr, err := t.ev.Evaluate(t.m, engine.Options{Rows: rows, Gradient: grad})
+	res, gr, err := t.ev.Evaluate(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true})
 	if err != nil {
 		return math.Inf(1), err
 	}
