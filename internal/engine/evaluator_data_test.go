@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -60,4 +63,33 @@ func TestNoOutputMessageAndDataRows(t *testing.T) {
 		t.Errorf("data with gaps between rows: bound %v, contiguous %v", rv.Bound, r1.Bound)
 	}
 	check("gaps", v, Options{Gradient: true})
+}
+
+// TestCheckFinite: every position of a NaN or an infinity is found and
+// named, in the unrolled part of a row and its tail, in a view with gaps
+// between the rows; huge finite values pass.
+func TestCheckFinite(t *testing.T) {
+	big := mat.NewDense(4, 9, nil)
+	for r := range 4 {
+		for c := range 9 {
+			big.Set(r, c, math.MaxFloat64*float64(1-2*((r+c)%2)))
+		}
+	}
+	v := big.Slice(1, 4, 1, 8).(*mat.Dense)
+	if err := CheckFinite(big, "a"); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		for r := range 3 {
+			for c := range 7 {
+				old := v.At(r, c)
+				v.Set(r, c, bad)
+				err := CheckFinite(v, "a")
+				if want := fmt.Sprintf("a[%d][%d]", r, c); err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("%v at [%d][%d]: %v", bad, r, c, err)
+				}
+				v.Set(r, c, old)
+			}
+		}
+	}
 }
