@@ -341,3 +341,30 @@ func TestFitDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestNormInfAxpy: normInf is the fold of math.Max over |x_i| (Inf before
+// NaN), and axpy adds a·x to y, on every length mod 4.
+func TestNormInfAxpy(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, x := range [][]float64{nil, {-3}, {1, -7, 2, 5, 0.5}, {1, nan, 2}, {nan, -inf, 1}, {2, -inf, nan}, {-0.0}} {
+		want := 0.0
+		for _, v := range x {
+			want = math.Max(want, math.Abs(v))
+		}
+		if got := normInf(x); got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("normInf(%v) = %v, want %v", x, got, want)
+		}
+	}
+	for n := range 9 {
+		x, y := make([]float64, n), make([]float64, n)
+		for i := range x {
+			x[i], y[i] = float64(i)+0.5, float64(3*i)
+		}
+		axpy(-2, x, y)
+		for i := range y {
+			if want := float64(3*i) - 2*(float64(i)+0.5); y[i] != want {
+				t.Errorf("n=%d: axpy y[%d] = %v, want %v", n, i, y[i], want)
+			}
+		}
+	}
+}
