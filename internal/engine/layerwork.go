@@ -43,7 +43,7 @@ type layerWork struct {
 	wLcat       []float64  // W·Lcat, M × M·D, on the way to kLcat
 	kLcatT      []float64  // its transpose, M·D × M, for the backward pass
 	u           []float64  // U = Ψ1·Kinv·Lcat, N × M·D, when vr is computed
-	dIn, dInVar []float64  // gradient w.r.t. the input message, N×Q
+	dIn, dInVar []float64  // gradient w.r.t. the input message, N×Q (nil for a certain input)
 	accs        []*psi2Acc // per chunk
 	baccs       []*gradAcc // per chunk, for the backward pass
 	sumPsi2     []float64  // Σ_n Ψ2_n, M×M
@@ -209,13 +209,15 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 	if !messagesOnly {
 		w.v = linalg.Resize(w.v, n*m)
 	}
-	w.dIn = linalg.Resize(w.dIn, n*q)
-	clear(w.dIn)
 	if inVar != nil {
+		w.dIn = linalg.Resize(w.dIn, n*q)
+		clear(w.dIn)
 		w.dInVar = linalg.Resize(w.dInVar, n*q)
 		clear(w.dInVar)
 	} else {
-		w.dInVar = nil
+		// A certain input (the data) has no gradient: no N×Q array
+		// to clear (Frey's 1965 × 560).
+		w.dIn, w.dInVar = nil, nil
 	}
 	chunks := numChunks(n)
 	for len(w.accs) < chunks {
