@@ -69,6 +69,7 @@ type Evaluator struct {
 	x, y       []float64 // the evaluated rows of the data (read only: they may be the model's)
 	xbuf, ybuf []float64 // storage of x and y when they are gathered
 	team       *team     // helpers for the parallel regions, or nil
+	lik        likRows   // the last layer's likelihood, computed in its forward pass
 }
 
 // startTeam makes sure that the helpers of an evaluation over n data are
@@ -162,7 +163,12 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 			return nil, nil, fmt.Errorf("engine: layer %d: %w", i, errs[i])
 		}
 		last := i == len(m.Layers)-1
-		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance, false, side...)
+		var lik *likRows
+		if last {
+			e.lik.y = e.y
+			lik = &e.lik
+		}
+		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance, false, lik, side...)
 		side = nil
 		t := LayerTerms{
 			KL:                  w.kl,
@@ -184,7 +190,7 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 
 	// Likelihood of the last layer.
 	last := works[len(works)-1]
-	lik, gMean := likelihood(last, e.y, n, scale, opt.Gradient)
+	lik, gMean := likelihood(last, e.y, n, scale, opt.Gradient, &e.lik)
 	res.Likelihood = lik
 	res.Bound = lik
 	for _, t := range res.Layers {

@@ -197,7 +197,11 @@ func (w *layerWork) prepareUncertain(grad bool) {
 // for n data with input message (in, inVar). With messagesOnly it computes
 // the output message alone: no Ψ2 loop, no penalties (left unset). The
 // side tasks run in its data region (see parallel).
-func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar, messagesOnly bool, side ...func()) {
+//
+// lik, when not nil, is the last layer's likelihood to compute with the
+// mean, chunk by chunk (likRows; likelihood then sums it): its y is set,
+// forward sizes the rest.
+func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar, messagesOnly bool, lik *likRows, side ...func()) {
 	m, q, d := w.m, w.q, w.d
 	w.in, w.inVar = in, inVar
 	w.psi1 = linalg.Resize(w.psi1, n*m)
@@ -248,6 +252,16 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		}
 	}
 	w.mean = linalg.Resize(w.mean, n*d)
+	if lik != nil {
+		lik.sq = linalg.Resize(lik.sq, chunks)
+		lik.gMean, lik.done = nil, false
+		lik.c = 1 / w.s2
+		if grad {
+			w.gMean = linalg.Resize(w.gMean, n*d)
+			lik.gMean = w.gMean
+			lik.c = w.scale / w.s2
+		}
+	}
 	if !needVar {
 		w.vr = nil
 	} else {
@@ -288,10 +302,16 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 			}
 		}
 		w.messageRows(lo, hi)
+		if lik != nil {
+			lik.rows(chunk, lo, hi, d, w.mean)
+		}
 		if !messagesOnly {
 			w.penaltyRows(w.accs[chunk], lo, hi)
 		}
 	}, side...)
+	if lik != nil {
+		lik.done = true
+	}
 	if inVar != nil && !messagesOnly {
 		e.reduce(w.accs[:chunks])
 		w.sumPsi2 = linalg.Resize(w.sumPsi2, m*m)
@@ -430,21 +450,28 @@ func (w *layerWork) penaltyRows(acc *psi2Acc, lo, hi int) {
 
 // likelihood returns the expected log likelihood of y (N×D) under the last
 // layer, scaled, and its gradient w.r.t. the layer's output mean.
-func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (float64, []float64) {
+//
+// When the forward pass had lik (Evaluate's for the last layer), the
+// residuals were summed and gMean written chunk by chunk as
+// the mean was computed (likRows), in parallel and while the mean's rows
+// were in the cache; else they are here.
+func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool, lr *likRows) (float64, []float64) {
 	d := w.d
 	w.y = y
 	var sq float64
 	var gMean []float64
-	if grad {
-		w.gMean = linalg.Resize(w.gMean, n*d)
-		gMean = w.gMean
-	}
-	for i := 0; i < n*d; i++ {
-		r := y[i] - w.mean[i]
-		sq += r * r
-		if grad {
-			gMean[i] = scale * r / w.s2
+	if lr != nil && lr.done && (lr.gMean != nil) == grad {
+		for _, v := range lr.sq {
+			sq += v
 		}
+		gMean = lr.gMean
+		lr.done = false
+	} else {
+		if grad {
+			w.gMean = linalg.Resize(w.gMean, n*d)
+			gMean = w.gMean
+		}
+		sq = residuals(w.mean[:n*d], y[:n*d], gMean, scale/w.s2)
 	}
 	// Σ_n Σ_d ψ1_n B_d ψ1_nᵀ = tr(Bsum Ψ1ᵀΨ1) = ⟨W·Ssum·Wᵀ, W·Ψ1ᵀΨ1·Wᵀ⟩,
 	// whitened as in penaltySums.
@@ -452,6 +479,46 @@ func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (flo
 	lik := -0.5*float64(n*d)*math.Log(2*math.Pi*w.s2) - sq/(2*w.s2) - tr/(2*w.s2)
 	w.likSq, w.likTr = sq, tr
 	return scale * lik, gMean
+}
+
+// likRows is the last layer's likelihood, chunk by chunk in the forward
+// pass: y the data, sq the chunks' sums of squared residuals, gMean (nil
+// without the gradient) the gradient w.r.t. the mean, scaled by c.
+type likRows struct {
+	y, gMean []float64
+	c        float64
+	sq       []float64
+	done     bool
+}
+
+// rows computes data lo…hi−1's residuals for chunk from the mean (N×D).
+func (l *likRows) rows(chunk, lo, hi, d int, mean []float64) {
+	var g []float64
+	if l.gMean != nil {
+		g = l.gMean[lo*d : hi*d]
+	}
+	l.sq[chunk] = residuals(mean[lo*d:hi*d], l.y[lo*d:hi*d], g, l.c)
+}
+
+// residuals returns Σ (y − mean)² and sets g = c·(y − mean) when g is not
+// nil.
+func residuals(mean, y, g []float64, c float64) float64 {
+	y = y[:len(mean)]
+	var sq float64
+	if g == nil {
+		for i, m := range mean {
+			r := y[i] - m
+			sq += r * r
+		}
+		return sq
+	}
+	g = g[:len(mean)]
+	for i, m := range mean {
+		r := y[i] - m
+		sq += r * r
+		g[i] = c * r
+	}
+	return sq
 }
 
 // arena hands out zeroed temporaries from one buffer that is reused across
