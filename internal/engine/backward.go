@@ -33,15 +33,16 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 	// wPsi1Used: wPsi1 is not zero. gMeanPsi1 is the upstream gradient
 	// w.r.t. the mean for ∂/∂ψ1 = gMeanPsi1·Aᵀ: gMean, plus, in the
 	// combined case, the ψ1·A·Aᵀ/s2 = mean·Aᵀ/s2 above.
+	//
+	// gMean is the likelihood's scale·(y − mean)/s2, so that gMeanPsi1 =
+	// gMean + scale/s2·mean is scale/s2·y: the product with Aᵀ takes y
+	// and that factor (alphaPsi1) without forming it, nor the difference.
 	wPsi1Used := !(w.inVar == nil && !last)
-	gMeanPsi1 := gMean
+	gMeanPsi1, alphaPsi1 := gMean, 1.0
 	if last {
 		if combined {
 			wPsi1Used = w.psi2.quadPsi1()
-			gMeanPsi1 = sc.take(n * d)
-			for i, g := range gMean[:n*d] {
-				gMeanPsi1[i] = g + scale/s2*w.mean[i]
-			}
+			gMeanPsi1, alphaPsi1 = w.y, scale/s2
 			for i, v := range w.sumPsi2 {
 				dBsum[i] = -scale / (2 * s2) * v
 			}
@@ -106,7 +107,7 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 		dp := dPsi1[lo*m : hi*m]
 		p1 := w.psi1[lo*m : hi*m]
 		// mean = Ψ1·A.
-		mm(dp, r, m, d, gMeanPsi1[lo*d:hi*d], false, w.aT, false, 1, 0)
+		mm(dp, r, m, d, gMeanPsi1[lo*d:hi*d], false, w.aT, false, alphaPsi1, 0)
 		if !last {
 			// var_nd = s2 + ‖U_d[n]‖² with U = Ψ1·Kinv·Lcat.
 			for i := lo * d; i < hi*d; i++ {
@@ -123,6 +124,12 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 		}
 		if w.inVar == nil {
 			mm(dp, r, m, m, w.v[lo*m:hi*m], false, w.lw, false, scale*fd/s2, 1)
+		}
+		if w.iso != nil && w.iso.fast[chunk] {
+			c := getScratch(r * m)
+			w.kernel.(*RBFIso).psi1GradRows(dp, p1, w.iso.d2[lo*m:hi*m], w.in[lo*q:hi*q], r, w.z, g0, *c, acc.dZ, acc.dParams)
+			putScratch(c)
+			return
 		}
 		for i := lo; i < hi; i++ {
 			mu := w.in[i*q : (i+1)*q]

@@ -65,9 +65,11 @@ type Evaluator struct {
 	// runtime.GOMAXPROCS(0).
 	Workers int
 
-	layers []*layerWork
-	x, y   []float64 // the evaluated rows of the data
-	team   *team     // helpers for the parallel regions, or nil
+	layers     []*layerWork
+	x, y       []float64 // the evaluated rows of the data (read only: they may be the model's)
+	xbuf, ybuf []float64 // storage of x and y when they are gathered
+	team       *team     // helpers for the parallel regions, or nil
+	lik        likRows   // the last layer's likelihood, computed in its forward pass
 }
 
 // startTeam makes sure that the helpers of an evaluation over n data are
@@ -118,8 +120,8 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 		}
 		scale = float64(nAll) / float64(len(rows))
 	}
-	e.x = gatherRows(e.x, m.X, rows)
-	e.y = gatherRows(e.y, m.Y, rows)
+	e.x, e.xbuf = dataRows(e.xbuf, m.X, rows)
+	e.y, e.ybuf = dataRows(e.ybuf, m.Y, rows)
 	n := nAll
 	if rows != nil {
 		n = len(rows)
@@ -161,7 +163,12 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 			return nil, nil, fmt.Errorf("engine: layer %d: %w", i, errs[i])
 		}
 		last := i == len(m.Layers)-1
-		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance, false, side...)
+		var lik *likRows
+		if last {
+			e.lik.y = e.y
+			lik = &e.lik
+		}
+		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance, false, lik, side...)
 		side = nil
 		t := LayerTerms{
 			KL:                  w.kl,
@@ -171,17 +178,19 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 		t.Compression = scale * w.compSum
 		t.Propagation = scale * w.propSum
 		res.Layers[i] = t
-		msg := Message{Mean: mat.NewDense(n, w.d, append([]float64(nil), w.mean...))}
-		if w.vr != nil {
-			msg.Var = mat.NewDense(n, w.d, append([]float64(nil), w.vr...))
+		if !last || !opt.NoOutputMessage {
+			msg := Message{Mean: mat.NewDense(n, w.d, append([]float64(nil), w.mean...))}
+			if w.vr != nil {
+				msg.Var = mat.NewDense(n, w.d, append([]float64(nil), w.vr...))
+			}
+			res.Messages[i] = msg
 		}
-		res.Messages[i] = msg
 		in, inVar = w.mean, w.vr
 	}
 
 	// Likelihood of the last layer.
 	last := works[len(works)-1]
-	lik, gMean := likelihood(last, e.y, n, scale, opt.Gradient)
+	lik, gMean := likelihood(last, e.y, n, scale, opt.Gradient, &e.lik)
 	res.Likelihood = lik
 	res.Bound = lik
 	for _, t := range res.Layers {
@@ -216,6 +225,17 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 func paramWorkOf(l *Layer) int {
 	m, _, d := l.Dims()
 	return m * m * (m + m*d)
+}
+
+// dataRows returns the selected rows of a (all when rows is nil) as one
+// contiguous slice: a's own storage when that is all of a's rows without
+// gaps, else a copy into buf, whose storage it returns too.
+func dataRows(buf []float64, a *mat.Dense, rows []int) (x, newBuf []float64) {
+	if raw := a.RawMatrix(); rows == nil && (raw.Stride == raw.Cols || raw.Rows <= 1) {
+		return raw.Data[:raw.Rows*raw.Cols], buf
+	}
+	buf = gatherRows(buf, a, rows)
+	return buf, buf
 }
 
 // gatherRows copies the selected rows of a (all when rows is nil) into

@@ -43,7 +43,7 @@ type layerWork struct {
 	wLcat       []float64  // W·Lcat, M × M·D, on the way to kLcat
 	kLcatT      []float64  // its transpose, M·D × M, for the backward pass
 	u           []float64  // U = Ψ1·Kinv·Lcat, N × M·D, when vr is computed
-	dIn, dInVar []float64  // gradient w.r.t. the input message, N×Q
+	dIn, dInVar []float64  // gradient w.r.t. the input message, N×Q (nil for a certain input)
 	accs        []*psi2Acc // per chunk
 	baccs       []*gradAcc // per chunk, for the backward pass
 	sumPsi2     []float64  // Σ_n Ψ2_n, M×M
@@ -59,6 +59,8 @@ type layerWork struct {
 	compSum     float64    // Σ_n compression_n, from whitened sums
 	propSum     float64    // Σ_n propagation_n, from whitened sums
 	gMean       []float64  // the likelihood's gradient w.r.t. the mean (last layer)
+	y           []float64  // the likelihood's data (last layer), N×D, read only
+	iso         *isoRows   // an isotropic RBF's product form on a certain input, or nil
 }
 
 // prepare computes everything that depends only on the layer's parameters.
@@ -195,7 +197,11 @@ func (w *layerWork) prepareUncertain(grad bool) {
 // for n data with input message (in, inVar). With messagesOnly it computes
 // the output message alone: no Ψ2 loop, no penalties (left unset). The
 // side tasks run in its data region (see parallel).
-func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar, messagesOnly bool, side ...func()) {
+//
+// lik, when not nil, is the last layer's likelihood to compute with the
+// mean, chunk by chunk (likRows; likelihood then sums it): its y is set,
+// forward sizes the rest.
+func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar, messagesOnly bool, lik *likRows, side ...func()) {
 	m, q, d := w.m, w.q, w.d
 	w.in, w.inVar = in, inVar
 	w.psi1 = linalg.Resize(w.psi1, n*m)
@@ -207,13 +213,15 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 	if !messagesOnly {
 		w.v = linalg.Resize(w.v, n*m)
 	}
-	w.dIn = linalg.Resize(w.dIn, n*q)
-	clear(w.dIn)
 	if inVar != nil {
+		w.dIn = linalg.Resize(w.dIn, n*q)
+		clear(w.dIn)
 		w.dInVar = linalg.Resize(w.dInVar, n*q)
 		clear(w.dInVar)
 	} else {
-		w.dInVar = nil
+		// A certain input (the data) has no gradient: no N×Q array
+		// to clear (Frey's 1965 × 560).
+		w.dIn, w.dInVar = nil, nil
 	}
 	chunks := numChunks(n)
 	for len(w.accs) < chunks {
@@ -244,6 +252,16 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		}
 	}
 	w.mean = linalg.Resize(w.mean, n*d)
+	if lik != nil {
+		lik.sq = linalg.Resize(lik.sq, chunks)
+		lik.gMean, lik.done = nil, false
+		lik.c = 1 / w.s2
+		if grad {
+			w.gMean = linalg.Resize(w.gMean, n*d)
+			lik.gMean = w.gMean
+			lik.c = w.scale / w.s2
+		}
+	}
 	if !needVar {
 		w.vr = nil
 	} else {
@@ -259,19 +277,41 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		w.kLcatT = linalg.Resize(w.kLcatT, m*m*d)
 		transpose(w.kLcatT, w.kLcat, m, m*d, m*d)
 	}
+	iso, _ := w.kernel.(*RBFIso)
+	if iso == nil || inVar != nil {
+		iso = nil
+		w.iso = nil
+	} else {
+		if w.iso == nil {
+			w.iso = &isoRows{}
+		}
+		w.iso.prepare(w.z, m, q, n, chunks)
+	}
 	e.parallel(n, func(chunk, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			var s []float64
-			if inVar != nil {
-				s = inVar[i*q : (i+1)*q]
+		if iso != nil {
+			s := w.iso
+			s.fast[chunk] = iso.psi1Rows(w.psi1[lo*m:hi*m], s.d2[lo*m:hi*m], s.xx[lo:hi], in[lo*q:hi*q], hi-lo, s)
+		}
+		if iso == nil || !w.iso.fast[chunk] {
+			for i := lo; i < hi; i++ {
+				var s []float64
+				if inVar != nil {
+					s = inVar[i*q : (i+1)*q]
+				}
+				w.kernel.psi1(w.psi1[i*m:(i+1)*m], in[i*q:(i+1)*q], s, w.z)
 			}
-			w.kernel.psi1(w.psi1[i*m:(i+1)*m], in[i*q:(i+1)*q], s, w.z)
 		}
 		w.messageRows(lo, hi)
+		if lik != nil {
+			lik.rows(chunk, lo, hi, d, w.mean)
+		}
 		if !messagesOnly {
 			w.penaltyRows(w.accs[chunk], lo, hi)
 		}
 	}, side...)
+	if lik != nil {
+		lik.done = true
+	}
 	if inVar != nil && !messagesOnly {
 		e.reduce(w.accs[:chunks])
 		w.sumPsi2 = linalg.Resize(w.sumPsi2, m*m)
@@ -410,20 +450,28 @@ func (w *layerWork) penaltyRows(acc *psi2Acc, lo, hi int) {
 
 // likelihood returns the expected log likelihood of y (N×D) under the last
 // layer, scaled, and its gradient w.r.t. the layer's output mean.
-func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (float64, []float64) {
+//
+// When the forward pass had lik (Evaluate's for the last layer), the
+// residuals were summed and gMean written chunk by chunk as
+// the mean was computed (likRows), in parallel and while the mean's rows
+// were in the cache; else they are here.
+func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool, lr *likRows) (float64, []float64) {
 	d := w.d
+	w.y = y
 	var sq float64
 	var gMean []float64
-	if grad {
-		w.gMean = linalg.Resize(w.gMean, n*d)
-		gMean = w.gMean
-	}
-	for i := 0; i < n*d; i++ {
-		r := y[i] - w.mean[i]
-		sq += r * r
-		if grad {
-			gMean[i] = scale * r / w.s2
+	if lr != nil && lr.done && (lr.gMean != nil) == grad {
+		for _, v := range lr.sq {
+			sq += v
 		}
+		gMean = lr.gMean
+		lr.done = false
+	} else {
+		if grad {
+			w.gMean = linalg.Resize(w.gMean, n*d)
+			gMean = w.gMean
+		}
+		sq = residuals(w.mean[:n*d], y[:n*d], gMean, scale/w.s2)
 	}
 	// Σ_n Σ_d ψ1_n B_d ψ1_nᵀ = tr(Bsum Ψ1ᵀΨ1) = ⟨W·Ssum·Wᵀ, W·Ψ1ᵀΨ1·Wᵀ⟩,
 	// whitened as in penaltySums.
@@ -431,6 +479,46 @@ func likelihood(w *layerWork, y []float64, n int, scale float64, grad bool) (flo
 	lik := -0.5*float64(n*d)*math.Log(2*math.Pi*w.s2) - sq/(2*w.s2) - tr/(2*w.s2)
 	w.likSq, w.likTr = sq, tr
 	return scale * lik, gMean
+}
+
+// likRows is the last layer's likelihood, chunk by chunk in the forward
+// pass: y the data, sq the chunks' sums of squared residuals, gMean (nil
+// without the gradient) the gradient w.r.t. the mean, scaled by c.
+type likRows struct {
+	y, gMean []float64
+	c        float64
+	sq       []float64
+	done     bool
+}
+
+// rows computes data lo…hi−1's residuals for chunk from the mean (N×D).
+func (l *likRows) rows(chunk, lo, hi, d int, mean []float64) {
+	var g []float64
+	if l.gMean != nil {
+		g = l.gMean[lo*d : hi*d]
+	}
+	l.sq[chunk] = residuals(mean[lo*d:hi*d], l.y[lo*d:hi*d], g, l.c)
+}
+
+// residuals returns Σ (y − mean)² and sets g = c·(y − mean) when g is not
+// nil.
+func residuals(mean, y, g []float64, c float64) float64 {
+	y = y[:len(mean)]
+	var sq float64
+	if g == nil {
+		for i, m := range mean {
+			r := y[i] - m
+			sq += r * r
+		}
+		return sq
+	}
+	g = g[:len(mean)]
+	for i, m := range mean {
+		r := y[i] - m
+		sq += r * r
+		g[i] = c * r
+	}
+	return sq
 }
 
 // arena hands out zeroed temporaries from one buffer that is reused across

@@ -151,23 +151,69 @@ type tnProduct struct {
 // tnRows is the number of rows of c per task of productsTN.
 const tnRows = 8
 
+// tnWideCols, tnCols and tnK: a product of productsTN with at least
+// tnWideCols columns is split into tasks of tnCols columns (a multiple of
+// the kernel's 8), which sum over the data in blocks of tnK: a block of b
+// is 128×64 values, 64 KB.
+const (
+	tnWideCols = 256
+	tnCols     = 64
+	tnK        = 128
+)
+
 // productsTN computes products that sum over the data, split by blocks of
 // rows of c: each element is summed by one task in the same order for any
 // number of workers.
+//
+// A wide product (cols ≥ tnWideCols, with the AVX2 kernel: the output
+// layer's Ψ1ᵀ·G, M × 560 over the N data) is split by blocks of columns
+// instead, each task doing all M rows over the data in blocks of tnK: its
+// block of b, read once from memory, is in the cache for every row of c,
+// where blocks of rows read the N×cols b once per 4 rows of c.
 func (e *Evaluator) productsTN(m, k int, ps ...tnProduct) {
 	blocks := (m + tnRows - 1) / tnRows
 	work := 0
-	for _, p := range ps {
+	type task struct{ p, lo, hi int } // rows lo…hi−1, or columns for a wide product
+	var tasks []task
+	var aT [][]float64
+	for i, p := range ps {
 		work += m * k * p.cols
+		if useSIMD && !p.sym && p.cols >= tnWideCols {
+			if aT == nil {
+				aT = make([][]float64, len(ps))
+			}
+			buf := getScratch(m * k)
+			defer putScratch(buf)
+			transpose(*buf, p.a, k, m, m)
+			aT[i] = *buf
+			for j := 0; j < p.cols; j += tnCols {
+				tasks = append(tasks, task{i, j, min(p.cols, j+tnCols)})
+			}
+			continue
+		}
+		for b := range blocks {
+			tasks = append(tasks, task{i, b * tnRows, min(m, (b+1)*tnRows)})
+		}
 	}
 	run := e.parallelFor
 	if work < minParallelWork {
 		run = serialFor
 	}
-	run(blocks*len(ps), func(t int) {
-		p := ps[t/blocks]
-		lo := (t % blocks) * tnRows
-		hi := min(m, lo+tnRows)
+	run(len(tasks), func(t int) {
+		tk := tasks[t]
+		p := ps[tk.p]
+		if aT != nil && aT[tk.p] != nil {
+			j0, j1 := tk.lo, tk.hi
+			for i := 0; i < m; i++ {
+				scaleBy(p.c[i*p.cols+j0:i*p.cols+j1], p.beta)
+			}
+			for l0 := 0; l0 < k; l0 += tnK {
+				l1 := min(k, l0+tnK)
+				gemmNN(m, j1-j0, l1-l0, p.alpha, aT[tk.p][l0:], k, p.b[l0*p.cols+j0:], p.cols, p.c[j0:], p.cols)
+			}
+			return
+		}
+		lo, hi := tk.lo, tk.hi
 		j := 0
 		if p.sym {
 			j = lo

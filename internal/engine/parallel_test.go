@@ -152,3 +152,55 @@ func TestPredictMatchesEvaluate(t *testing.T) {
 		t.Error("Predict accepted inputs of the wrong width")
 	}
 }
+
+// TestProductsTN checks productsTN against the definition c = alpha·aᵀ·b +
+// beta·c, for narrow products (split by rows of c) and wide ones (split by
+// columns, summed over the data in blocks), and that 1 and 3 workers give
+// the same bits. The tolerance is the dot products' rounding bound,
+// k·ε·Σ|a||b| per element.
+func TestProductsTN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	for _, c := range []struct{ m, k, cols int }{{15, 1965, 560}, {7, 300, 257}, {15, 40, 30}, {5, 129, 300}} {
+		a, b := make([]float64, c.k*c.m), make([]float64, c.k*c.cols)
+		for i := range a {
+			a[i] = rng.NormFloat64()
+		}
+		for i := range b {
+			b[i] = rng.NormFloat64()
+		}
+		c0 := make([]float64, c.m*c.cols)
+		for i := range c0 {
+			c0[i] = rng.NormFloat64()
+		}
+		const alpha, beta = 0.7, -1.5
+		var first []float64
+		for _, workers := range []int{1, 3} {
+			e := Evaluator{Workers: workers}
+			got := append([]float64(nil), c0...)
+			e.productsTN(c.m, c.k, tnProduct{c: got, cols: c.cols, a: a, b: b, alpha: alpha, beta: beta})
+			if first == nil {
+				first = got
+			} else {
+				for i := range got {
+					if got[i] != first[i] {
+						t.Fatalf("%v: %d workers: c[%d] = %v, 1 worker %v", c, workers, i, got[i], first[i])
+					}
+				}
+			}
+			for i := range c.m {
+				for j := range c.cols {
+					var s, mag float64
+					for l := range c.k {
+						s += a[l*c.m+i] * b[l*c.cols+j]
+						mag += math.Abs(a[l*c.m+i] * b[l*c.cols+j])
+					}
+					want := alpha*s + beta*c0[i*c.cols+j]
+					tol := float64(c.k)*0x1p-52*(mag+math.Abs(beta*c0[i*c.cols+j])) + 1e-300
+					if d := math.Abs(got[i*c.cols+j] - want); d > tol {
+						t.Fatalf("%v: c[%d,%d] = %v, want %v (diff %g > %g)", c, i, j, got[i*c.cols+j], want, d, tol)
+					}
+				}
+			}
+		}
+	}
+}

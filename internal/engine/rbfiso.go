@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"dgpviz/internal/linalg"
 	"fmt"
 	"math"
 )
@@ -211,4 +212,155 @@ func (p *isoPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 
 func (k *RBFIso) String() string {
 	return fmt.Sprintf("rbfiso(variance %g, lengthscale %g, Q %d)", k.Variance(), k.Lengthscale(), k.InputDim())
+}
+
+// The certain-input rows (an input layer that sees the data, as Frey's
+// 560 pixels): ψ1 and its gradient for a block of rows at once, through
+// the squared distances
+//
+//	‖x − z‖² = ‖x‖² + ‖z‖² − 2 x·z,
+//
+// whose x·z for all rows and inducing points is one matrix product X·Zᵀ
+// (the AVX2 kernel, mm) instead of a loop of differences per pair, and the
+// gradient w.r.t. Z, Σ_n c_nm (x_n − z_m)/ℓ², as Cᵀ·X − diag(Σ_n c_nm)·Z.
+//
+// Rounding: x·z is summed over Q products of size up to ‖x‖‖z‖, so the
+// computed distance is off by up to about γ_Q·(‖x‖² + ‖z‖²) (γ_Q ≈ Q·ε) and
+// the exponent h·‖x − z‖² (h = 1/(2ℓ²)) by γ_Q·h·(‖x‖² + ‖z‖²), where the
+// differences loop's error is γ_Q times the exponent itself, which is
+// below 745 for any ψ1 that does not underflow. isoGemmLimit bounds
+// h·(max ‖x‖² + max ‖z‖²) for the product form: a block beyond it (inputs
+// far from the origin on the scale of the lengthscale) takes the
+// differences loop, so the product form's error bound stays within a small
+// factor (2·1024/745 < 3) of the loop's. The engine's inputs are normalised
+// data (‖x‖² ≈ Q), and Frey's lengthscale ≈ √Q gives h·‖x‖² ≈ ½.
+const isoGemmLimit = 1024
+
+// isoRows is the per-evaluation state of the product form: Zᵀ (Q×M), the
+// squared norms of Z's rows and the squared distances of the rows, kept
+// from the forward pass for the lengthscale's gradient.
+type isoRows struct {
+	zT, zz []float64
+	d2     []float64 // N×M
+	xx     []float64 // N
+	fast   []bool    // per chunk: the product form was used
+}
+
+// prepare sets Zᵀ and ‖z_m‖² for the kernel's inducing inputs z (M×Q) and
+// sizes the per-datum arrays for n data in chunks chunks.
+func (s *isoRows) prepare(z []float64, m, q, n, chunks int) {
+	s.zT = linalg.Resize(s.zT, m*q)
+	transpose(s.zT, z, m, q, q)
+	s.zz = linalg.Resize(s.zz, m)
+	for i := range m {
+		s.zz[i] = sqNormUnrolled(z[i*q : (i+1)*q])
+	}
+	s.d2 = linalg.Resize(s.d2, n*m)
+	s.xx = linalg.Resize(s.xx, n)
+	if cap(s.fast) < chunks {
+		s.fast = make([]bool, chunks)
+	}
+	s.fast = s.fast[:chunks]
+}
+
+// sqNormUnrolled returns Σ a_i², with four partial sums.
+func sqNormUnrolled(a []float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * a[i]
+		s1 += a[i+1] * a[i+1]
+		s2 += a[i+2] * a[i+2]
+		s3 += a[i+3] * a[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * a[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// psi1Rows writes ψ1 (r×M) for the r certain inputs x (r×Q) by the product
+// form, with their squared distances into d2 (r×M) and squared norms into
+// xx (r), and reports true; it reports false, writing nothing but xx, when
+// the rows are beyond isoGemmLimit (the caller then runs psi1 per row).
+func (k *RBFIso) psi1Rows(psi1, d2, xx, x []float64, r int, s *isoRows) bool {
+	q, m := k.InputDim(), len(s.zz)
+	l := k.Lengthscale()
+	h := 0.5 / (l * l)
+	var xmax float64
+	for i := range r {
+		xx[i] = sqNormUnrolled(x[i*q : (i+1)*q])
+		xmax = max(xmax, xx[i])
+	}
+	var zmax float64
+	for _, v := range s.zz {
+		zmax = max(zmax, v)
+	}
+	if !(h*(xmax+zmax) <= isoGemmLimit) {
+		return false
+	}
+	d2 = d2[:r*m]
+	mm(d2, r, m, q, x, false, s.zT, false, -2, 0)
+	for i := range r {
+		row := d2[i*m : (i+1)*m]
+		p := psi1[i*m : (i+1)*m]
+		for j, zz := range s.zz {
+			// Rounding can take a distance near zero below it.
+			v := max(row[j]+xx[i]+zz, 0)
+			row[j] = v
+			p[j] = -h * v
+		}
+	}
+	expAll(psi1[:r*m])
+	for i := range psi1[:r*m] {
+		psi1[i] *= k.ard.Variance
+	}
+	return true
+}
+
+// isoGradRows is the block of rows of psi1GradRows's product: 32 rows of
+// 560 pixels are 140 KB.
+const isoGradRows = 32
+
+// psi1GradRows is psi1Grad, with psi0Grad's g0 per row, for r certain
+// inputs x (r×Q) whose ψ1 and d2 came from psi1Rows: it adds into dZ (M×Q)
+// and dParams. c (r×M) is scratch.
+func (k *RBFIso) psi1GradRows(g, psi1, d2, x []float64, r int, z []float64, g0 float64, c, dZ, dParams []float64) {
+	q := k.InputDim()
+	m := len(z) / q
+	l := k.Lengthscale()
+	il2 := 1 / (l * l)
+	var sv, sl float64
+	colSum := make([]float64, m)
+	for i := range r {
+		gi, pi, di, ci := g[i*m:(i+1)*m], psi1[i*m:(i+1)*m], d2[i*m:(i+1)*m], c[i*m:(i+1)*m]
+		for j := range m {
+			v := gi[j] * pi[j]
+			ci[j] = v
+			colSum[j] += v
+			sl += v * di[j]
+		}
+	}
+	for _, v := range colSum {
+		sv += v
+	}
+	// dZ_m += Σ_n c_nm (x_n − z_m)/ℓ² = (Cᵀ·X)_m/ℓ² − (Σ_n c_nm) z_m/ℓ²,
+	// Cᵀ·X by blocks of isoGradRows rows of X, which stay in the cache
+	// while the kernel passes over them once for every 4 rows of Cᵀ.
+	for i0 := 0; i0 < r; i0 += isoGradRows {
+		i1 := min(r, i0+isoGradRows)
+		mm(dZ, m, q, i1-i0, c[i0*m:i1*m], true, x[i0*q:i1*q], false, il2, 1)
+	}
+	for j, s := range colSum {
+		if s == 0 {
+			continue
+		}
+		t := -il2 * s
+		dz, zj := dZ[j*q:(j+1)*q], z[j*q:(j+1)*q]
+		for i, v := range zj {
+			dz[i] += t * v
+		}
+	}
+	dParams[0] += sv/k.ard.Variance + g0*float64(r)
+	dParams[1] += sl * il2 / l
 }

@@ -28,7 +28,8 @@ type Result struct {
 	Likelihood float64
 	Layers     []LayerTerms
 	// Messages[i] is the message out of layer i. The last layer's variance
-	// is nil unless Options.OutputVariance was set.
+	// is nil unless Options.OutputVariance was set; its message is zero
+	// with Options.NoOutputMessage.
 	Messages []Message
 }
 
@@ -58,4 +59,8 @@ type Options struct {
 	// OutputVariance requests the last layer's message variance, which the
 	// bound itself does not need.
 	OutputVariance bool
+	// NoOutputMessage leaves the last layer's message out of the Result
+	// (Messages[last] is zero): an optimizer's evaluation, which does not
+	// read the N×D output mean, saves its copy.
+	NoOutputMessage bool
 }

@@ -32,7 +32,7 @@ type freyFrame struct {
 func freyAnalyze(m *engine.Model, iter int, applied int64) *robotAnalysis {
 	ev := engine.Evaluator{Workers: 1}
 	a := &robotAnalysis{iter: iter, applied: applied}
-	a.res, _, a.err = ev.Evaluate(m, engine.Options{})
+	a.res, _, a.err = ev.Evaluate(m, engine.Options{NoOutputMessage: true})
 	if a.err != nil {
 		a.res = nil
 	}

@@ -449,9 +449,13 @@ func BenchmarkFreyStep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	evals, steps := 0, 0
 	for b.Loop() {
-		tr.Step()
+		info, _ := tr.Step()
+		evals += info.Evals
+		steps++
 	}
+	b.ReportMetric(float64(evals)/float64(steps), "evals/op")
 }
 
 // TestFreyLoadedModel: a Frey autoencoder loaded from a model file (its

@@ -11,6 +11,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/linalg"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -338,6 +339,86 @@ func TestFitDeterministic(t *testing.T) {
 		}
 		if !slices.Equal(first, p) {
 			t.Fatalf("workers %d: parameters differ from the first fit", workers)
+		}
+	}
+}
+
+// TestNormInfAxpy: normInf is the fold of math.Max over |x_i| (Inf before
+// NaN), and axpy adds a·x to y, on every length mod 4.
+func TestNormInfAxpy(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, x := range [][]float64{nil, {-3}, {1, -7, 2, 5, 0.5}, {1, nan, 2}, {nan, -inf, 1}, {2, -inf, nan}, {-0.0}} {
+		want := 0.0
+		for _, v := range x {
+			want = math.Max(want, math.Abs(v))
+		}
+		if got := normInf(x); got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("normInf(%v) = %v, want %v", x, got, want)
+		}
+	}
+	for n := range 9 {
+		x, y := make([]float64, n), make([]float64, n)
+		for i := range x {
+			x[i], y[i] = float64(i)+0.5, float64(3*i)
+		}
+		axpy(-2, x, y)
+		for i := range y {
+			if want := float64(3*i) - 2*(float64(i)+0.5); y[i] != want {
+				t.Errorf("n=%d: axpy y[%d] = %v, want %v", n, i, y[i], want)
+			}
+		}
+	}
+}
+
+// TestDirectionFused: the two-loop recursion with each update fused with
+// the next dot product gives the bits of the plain loops, for every number
+// of stored pairs and a wrapped ring.
+func TestDirectionFused(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	const n = 103
+	for stored := 0; stored <= lbfgsMemory; stored++ {
+		tr := &Trainer{g: make([]float64, n)}
+		lb := &tr.lb
+		lb.s, lb.y = make([][]float64, lbfgsMemory), make([][]float64, lbfgsMemory)
+		lb.rho, lb.alpha = make([]float64, lbfgsMemory), make([]float64, lbfgsMemory)
+		for k := range lbfgsMemory {
+			lb.s[k], lb.y[k] = make([]float64, n), make([]float64, n)
+			for i := range n {
+				lb.s[k][i], lb.y[k][i] = rng.NormFloat64(), rng.NormFloat64()
+			}
+			lb.rho[k] = 1 / (1 + rng.Float64())
+		}
+		for i := range tr.g {
+			tr.g[i] = rng.NormFloat64()
+		}
+		lb.n, lb.top = stored, (7+stored)%lbfgsMemory
+		got := make([]float64, n)
+		tr.direction(got)
+		// The plain recursion.
+		want := append([]float64(nil), tr.g...)
+		alpha := make([]float64, lbfgsMemory)
+		for i := 0; i < lb.n; i++ {
+			k := (lb.top - 1 - i + lbfgsMemory) % lbfgsMemory
+			alpha[k] = lb.rho[k] * linalg.Dot(lb.s[k], want)
+			axpy(-alpha[k], lb.y[k], want)
+		}
+		if lb.n > 0 {
+			k := (lb.top - 1 + lbfgsMemory) % lbfgsMemory
+			gamma := 1 / (lb.rho[k] * linalg.Dot(lb.y[k], lb.y[k]))
+			for i := range want {
+				want[i] *= gamma
+			}
+		}
+		for i := lb.n - 1; i >= 0; i-- {
+			k := (lb.top - 1 - i + lbfgsMemory) % lbfgsMemory
+			beta := lb.rho[k] * linalg.Dot(lb.y[k], want)
+			axpy(alpha[k]-beta, lb.s[k], want)
+		}
+		for i := range want {
+			want[i] = -want[i]
+			if got[i] != want[i] {
+				t.Fatalf("%d pairs: d[%d] = %v, plain loops %v", stored, i, got[i], want[i])
+			}
 		}
 	}
 }
