@@ -47,6 +47,7 @@ type layerWork struct {
 	accs        []*psi2Acc // per chunk
 	baccs       []*gradAcc // per chunk, for the backward pass
 	sumPsi2     []float64  // Σ_n Ψ2_n, M×M
+	sumPsi2Lo   []float64  // its low part: Σ_n Ψ2_n = sumPsi2 + sumPsi2Lo
 	scratch     arena      // the backward pass's temporaries
 	likSq       float64    // Σ (y − mean)² of the evaluated rows
 	likTr       float64    // Σ_n ψ1_n Bsum ψ1_nᵀ
@@ -54,6 +55,7 @@ type layerWork struct {
 	v           []float64  // V = Ψ1·Wᵀ, N×M
 	p11W        []float64  // VᵀV = W·Ψ1ᵀΨ1·Wᵀ, M×M
 	psi2W       []float64  // W·ΣΨ2·Wᵀ, M×M (uncertain input)
+	psi2WLo     []float64  // scratch: W·sumPsi2Lo·Wᵀ
 	psi0n       []float64  // ψ0 per datum, N (uncertain input)
 	tmpW        []float64  // M×M scratch of the whitened sums
 	compSum     float64    // Σ_n compression_n, from whitened sums
@@ -273,9 +275,15 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		}
 	}, side...)
 	if inVar != nil && !messagesOnly {
-		e.reduce(w.accs[:chunks])
+		e.reduce(w.accs[:chunks], w.psi2)
 		w.sumPsi2 = linalg.Resize(w.sumPsi2, m*m)
-		w.psi2.sum(w.accs[0], w.sumPsi2)
+		w.sumPsi2Lo = linalg.Resize(w.sumPsi2Lo, m*m)
+		if mg, ok := w.psi2.(psi2Merger); ok {
+			mg.sum2(w.accs[0], w.sumPsi2, w.sumPsi2Lo)
+		} else {
+			w.psi2.sum(w.accs[0], w.sumPsi2)
+			clear(w.sumPsi2Lo)
+		}
 	}
 	if !messagesOnly {
 		w.p11 = linalg.Resize(w.p11, m*m)
@@ -310,8 +318,14 @@ func (w *layerWork) penaltySums(n int) {
 		return
 	}
 	half := 1 / (2 * w.s2)
+	// W·ΣΨ2·Wᵀ from ΣΨ2's compensated sum hi + lo: the low part, ~ε of
+	// ΣΨ2, whitened is of the order of W·ΣΨ2·Wᵀ's rounding error
+	// ~cond(Kuu)·ε (rbfPsi2).
 	w.psi2W = linalg.Resize(w.psi2W, m*m)
 	w.whiten(w.psi2W, w.sumPsi2, w.tmpW)
+	w.psi2WLo = linalg.Resize(w.psi2WLo, m*m)
+	w.whiten(w.psi2WLo, w.sumPsi2Lo, w.tmpW)
+	addTo(w.psi2W, w.psi2WLo)
 	var psi0, tr float64
 	for _, v := range w.psi0n[:n] {
 		psi0 += v
