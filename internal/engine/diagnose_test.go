@@ -158,7 +158,11 @@ func TestDiagnosePrecision(t *testing.T) {
 	if !*diagFlag {
 		t.Skip("-diag")
 	}
-	for _, path := range precisionFixtures {
+	paths := precisionFixtures
+	if *refRobot != "" {
+		paths = append(paths[:len(paths):len(paths)], *refRobot)
+	}
+	for _, path := range paths {
 		mf, err := ReadModelFile(path)
 		if err != nil {
 			t.Fatal(err)

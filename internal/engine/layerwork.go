@@ -55,7 +55,7 @@ type layerWork struct {
 	v           []float64  // V = Ψ1·Wᵀ, N×M
 	p11W        []float64  // VᵀV = W·Ψ1ᵀΨ1·Wᵀ, M×M
 	psi2W       []float64  // W·ΣΨ2·Wᵀ, M×M (uncertain input)
-	psi2WLo     []float64  // scratch: W·sumPsi2Lo·Wᵀ
+	psi2WLo     []float64  // scratch of whitenCompensated, 2·M×M
 	psi0n       []float64  // ψ0 per datum, N (uncertain input)
 	tmpW        []float64  // M×M scratch of the whitened sums
 	compSum     float64    // Σ_n compression_n, from whitened sums
@@ -318,14 +318,14 @@ func (w *layerWork) penaltySums(n int) {
 		return
 	}
 	half := 1 / (2 * w.s2)
-	// W·ΣΨ2·Wᵀ from ΣΨ2's compensated sum hi + lo: the low part, ~ε of
-	// ΣΨ2, whitened is of the order of W·ΣΨ2·Wᵀ's rounding error
-	// ~cond(Kuu)·ε (rbfPsi2).
+	// W·ΣΨ2·Wᵀ from ΣΨ2's compensated sum hi + lo (rbfPsi2), in
+	// compensated arithmetic: its entries are ~cond(Kuu) times smaller
+	// than the terms of the products, and the float64 products lost
+	// ~cond(Kuu)·ε of them (the fitted robot model's middle layer,
+	// cond(Kuu) ≈ 5e7: tr(W·ΣΨ2·Wᵀ) off by 1.4e-7, the bound by 2.8e-8).
 	w.psi2W = linalg.Resize(w.psi2W, m*m)
-	w.whiten(w.psi2W, w.sumPsi2, w.tmpW)
-	w.psi2WLo = linalg.Resize(w.psi2WLo, m*m)
-	w.whiten(w.psi2WLo, w.sumPsi2Lo, w.tmpW)
-	addTo(w.psi2W, w.psi2WLo)
+	w.psi2WLo = linalg.Resize(w.psi2WLo, 2*m*m)
+	whitenCompensated(w.psi2W, w.sumPsi2, w.sumPsi2Lo, w.lw, m, w.psi2WLo[:m*m], w.psi2WLo[m*m:])
 	var psi0, tr float64
 	for _, v := range w.psi0n[:n] {
 		psi0 += v
@@ -346,6 +346,51 @@ func (w *layerWork) penaltySums(n int) {
 		}
 	}
 	w.propSum = half * p
+}
+
+// whitenCompensated sets dst (M×M) to W·(hi + lo)·Wᵀ for symmetric hi +
+// lo and lower triangular W, with every dot product of W and hi, and of
+// the intermediate W·hi (kept as thi + tlo) and W, in compensated
+// arithmetic (Ogita, Rump and Oishi's Dot2: TwoProduct by FMA, TwoSum),
+// which is as accurate as if computed in twice the working precision.
+// thi and tlo are M×M scratch.
+func whitenCompensated(dst, hi, lo, w []float64, m int, thi, tlo []float64) {
+	// T = W·(hi + lo), T_ij = Σ_{k≤i} W_ik (hi + lo)_kj.
+	for i := 0; i < m; i++ {
+		wi := w[i*m : i*m+i+1]
+		for j := 0; j < m; j++ {
+			var s, c float64
+			for k, a := range wi {
+				b := hi[k*m+j]
+				p := a * b
+				pe := math.FMA(a, b, -p)
+				t := s + p
+				z := t - s
+				c += (s - (t - z)) + (p - z) + pe + a*lo[k*m+j]
+				s = t
+			}
+			h := s + c
+			thi[i*m+j], tlo[i*m+j] = h, c-(h-s)
+		}
+	}
+	// W·(hi + lo)·Wᵀ = T·Wᵀ, (T·Wᵀ)_ij = Σ_{k≤j} T_ik W_jk; symmetric.
+	for i := 0; i < m; i++ {
+		ti, tl := thi[i*m:(i+1)*m], tlo[i*m:(i+1)*m]
+		for j := 0; j <= i; j++ {
+			var s, c float64
+			for k, a := range w[j*m : j*m+j+1] {
+				b := ti[k]
+				p := a * b
+				pe := math.FMA(a, b, -p)
+				t := s + p
+				z := t - s
+				c += (s - (t - z)) + (p - z) + pe + a*tl[k]
+				s = t
+			}
+			v := s + c
+			dst[i*m+j], dst[j*m+i] = v, v
+		}
+	}
 }
 
 // whiten sets dst (M×M) to W·x·Wᵀ; tmp is M×M scratch.

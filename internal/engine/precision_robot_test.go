@@ -28,6 +28,11 @@ func TestPrecisionRobot(t *testing.T) {
 	t.Logf("reference bound in %v", time.Since(start).Round(time.Millisecond))
 	res, g := mustEval(t, m, Options{Gradient: true})
 	t.Logf("bound %.15g, reference %.15g, rel err %.2e", res.Bound, bf64(b), math.Abs(res.Bound-bf64(b))/math.Abs(bf64(b)))
+	t.Logf("abs err: likelihood %.2e", res.Likelihood-bf64(st.lik))
+	for i, o := range st.outs {
+		l := res.Layers[i]
+		t.Logf("  layer %d: kl %.2e, compression %.2e, propagation %.2e", i, l.KL-bf64(o.kl), l.Compression-bf64(o.comp), l.Propagation-bf64(o.prop))
+	}
 	if testing.Short() {
 		return
 	}
