@@ -55,7 +55,7 @@ type layerWork struct {
 	v           []float64  // V = Ψ1·Wᵀ, N×M
 	p11W        []float64  // VᵀV = W·Ψ1ᵀΨ1·Wᵀ, M×M
 	psi2W       []float64  // W·ΣΨ2·Wᵀ, M×M (uncertain input)
-	psi2WLo     []float64  // scratch of whitenCompensated, 2·M×M
+	psi2WLo     []float64  // scratch of whitenCompensated, 2·M×M + M
 	psi0n       []float64  // ψ0 per datum, N (uncertain input)
 	tmpW        []float64  // M×M scratch of the whitened sums
 	compSum     float64    // Σ_n compression_n, from whitened sums
@@ -324,8 +324,8 @@ func (w *layerWork) penaltySums(n int) {
 	// ~cond(Kuu)·ε of them (the fitted robot model's middle layer,
 	// cond(Kuu) ≈ 5e7: tr(W·ΣΨ2·Wᵀ) off by 1.4e-7, the bound by 2.8e-8).
 	w.psi2W = linalg.Resize(w.psi2W, m*m)
-	w.psi2WLo = linalg.Resize(w.psi2WLo, 2*m*m)
-	whitenCompensated(w.psi2W, w.sumPsi2, w.sumPsi2Lo, w.lw, m, w.psi2WLo[:m*m], w.psi2WLo[m*m:])
+	w.psi2WLo = linalg.Resize(w.psi2WLo, 2*m*m+m)
+	whitenCompensated(w.psi2W, w.sumPsi2, w.sumPsi2Lo, w.lw, w.lwT, m, w.psi2WLo[:m*m], w.psi2WLo[m*m:2*m*m], w.psi2WLo[2*m*m:])
 	var psi0, tr float64
 	for _, v := range w.psi0n[:n] {
 		psi0 += v
@@ -349,45 +349,58 @@ func (w *layerWork) penaltySums(n int) {
 }
 
 // whitenCompensated sets dst (M×M) to W·(hi + lo)·Wᵀ for symmetric hi +
-// lo and lower triangular W, with every dot product of W and hi, and of
-// the intermediate W·hi (kept as thi + tlo) and W, in compensated
-// arithmetic (Ogita, Rump and Oishi's Dot2: TwoProduct by FMA, TwoSum),
-// which is as accurate as if computed in twice the working precision.
-// thi and tlo are M×M scratch.
-func whitenCompensated(dst, hi, lo, w []float64, m int, thi, tlo []float64) {
-	// T = W·(hi + lo), T_ij = Σ_{k≤i} W_ik (hi + lo)_kj.
+// lo and lower triangular W (wT = Wᵀ), with every dot product of W and
+// hi, and of the intermediate W·hi (kept as thi + tlo) and W, in
+// compensated arithmetic (Ogita, Rump and Oishi's Dot2: TwoProduct by FMA,
+// TwoSum), as accurate as if computed in twice the working precision. The
+// loops run over a row of accumulators innermost, whose chains are
+// independent. thi and tlo are M×M scratch, c M scratch.
+func whitenCompensated(dst, hi, lo, w, wT []float64, m int, thi, tlo, c []float64) {
+	// T = W·(hi + lo): row i of T is Σ_{k≤i} W_ik·(row k of hi + lo).
 	for i := 0; i < m; i++ {
-		wi := w[i*m : i*m+i+1]
-		for j := 0; j < m; j++ {
-			var s, c float64
-			for k, a := range wi {
-				b := hi[k*m+j]
+		ts, tc := thi[i*m:(i+1)*m], tlo[i*m:(i+1)*m]
+		clear(ts)
+		clear(tc)
+		for k, a := range w[i*m : i*m+i+1] {
+			hk, lk := hi[k*m:(k+1)*m], lo[k*m:(k+1)*m]
+			for j, b := range hk {
 				p := a * b
 				pe := math.FMA(a, b, -p)
+				s := ts[j]
 				t := s + p
 				z := t - s
-				c += (s - (t - z)) + (p - z) + pe + a*lo[k*m+j]
-				s = t
+				tc[j] += (s - (t - z)) + (p - z) + pe + a*lk[j]
+				ts[j] = t
 			}
-			h := s + c
-			thi[i*m+j], tlo[i*m+j] = h, c-(h-s)
+		}
+		for j, s := range ts {
+			h := s + tc[j]
+			ts[j], tc[j] = h, tc[j]-(h-s)
 		}
 	}
-	// W·(hi + lo)·Wᵀ = T·Wᵀ, (T·Wᵀ)_ij = Σ_{k≤j} T_ik W_jk; symmetric.
+	// W·(hi + lo)·Wᵀ = T·Wᵀ: (T·Wᵀ)_ij = Σ_{k≤j} T_ik·W_jk, for j ≤ i,
+	// mirrored.
 	for i := 0; i < m; i++ {
 		ti, tl := thi[i*m:(i+1)*m], tlo[i*m:(i+1)*m]
-		for j := 0; j <= i; j++ {
-			var s, c float64
-			for k, a := range w[j*m : j*m+j+1] {
-				b := ti[k]
+		ps, pc := dst[i*m:i*m+i+1], c[:i+1]
+		clear(ps)
+		clear(pc)
+		for k := 0; k <= i; k++ {
+			a, al := ti[k], tl[k]
+			wk := wT[k*m+k : k*m+i+1] // W_jk for j = k…i
+			ps, pc := ps[k:], pc[k:]
+			for j, b := range wk {
 				p := a * b
 				pe := math.FMA(a, b, -p)
+				s := ps[j]
 				t := s + p
 				z := t - s
-				c += (s - (t - z)) + (p - z) + pe + a*tl[k]
-				s = t
+				pc[j] += (s - (t - z)) + (p - z) + pe + al*b
+				ps[j] = t
 			}
-			v := s + c
+		}
+		for j := range ps {
+			v := ps[j] + pc[j]
 			dst[i*m+j], dst[j*m+i] = v, v
 		}
 	}
