@@ -318,14 +318,18 @@ func (w *layerWork) penaltySums(n int) {
 		return
 	}
 	half := 1 / (2 * w.s2)
-	// W·ΣΨ2·Wᵀ from ΣΨ2's compensated sum hi + lo (rbfPsi2), in
-	// compensated arithmetic: its entries are ~cond(Kuu) times smaller
-	// than the terms of the products, and the float64 products lost
-	// ~cond(Kuu)·ε of them (the fitted robot model's middle layer,
-	// cond(Kuu) ≈ 5e7: tr(W·ΣΨ2·Wᵀ) off by 1.4e-7, the bound by 2.8e-8).
+	// W·ΣΨ2·Wᵀ: its entries are up to ~cond(Kuu) times smaller than the
+	// terms of the products, and where the float64 products may have lost
+	// more than compensateAbove of it, it is formed again from ΣΨ2's
+	// compensated sum hi + lo (rbfPsi2) in compensated arithmetic (the
+	// fitted robot model's middle layer, cond(Kuu) ≈ 5e7: tr(W·ΣΨ2·Wᵀ)
+	// was off by 1.4e-7, the bound by 2.8e-8).
 	w.psi2W = linalg.Resize(w.psi2W, m*m)
-	w.psi2WLo = linalg.Resize(w.psi2WLo, 2*m*m+m)
-	whitenCompensated(w.psi2W, w.sumPsi2, w.sumPsi2Lo, w.lw, w.lwT, m, w.psi2WLo[:m*m], w.psi2WLo[m*m:2*m*m], w.psi2WLo[2*m*m:])
+	w.whiten(w.psi2W, w.sumPsi2, w.tmpW)
+	if whitenRoundoff(w.psi2W, w.sumPsi2, w.lw) > compensateAbove {
+		w.psi2WLo = linalg.Resize(w.psi2WLo, 2*m*m+m)
+		whitenCompensated(w.psi2W, w.sumPsi2, w.sumPsi2Lo, w.lw, w.lwT, m, w.psi2WLo[:m*m], w.psi2WLo[m*m:2*m*m], w.psi2WLo[2*m*m:])
+	}
 	var psi0, tr float64
 	for _, v := range w.psi0n[:n] {
 		psi0 += v
@@ -346,6 +350,28 @@ func (w *layerWork) penaltySums(n int) {
 		}
 	}
 	w.propSum = half * p
+}
+
+// compensateAbove is the bound on W·x·Wᵀ's relative rounding error
+// (whitenRoundoff) above which penaltySums forms it in compensated
+// arithmetic: fitted models' layers with cond(Kuu) ≳ 1e6 are at 3e-10 and
+// above, the benchmarks' random models at 8e-12 and below.
+const compensateAbove = 2e-11
+
+// whitenRoundoff bounds, roughly, the relative rounding error of the
+// float64 product p = W·x·Wᵀ (M×M, W lower triangular):
+// ε·M·max|W|²·max|x| / max|p|.
+func whitenRoundoff(p, x, w []float64) float64 {
+	maxAbs := func(a []float64) float64 {
+		var v float64
+		for _, e := range a {
+			v = max(v, math.Abs(e))
+		}
+		return v
+	}
+	m := math.Sqrt(float64(len(p)))
+	mw := maxAbs(w)
+	return 0x1p-53 * m * mw * mw * maxAbs(x) / maxAbs(p)
 }
 
 // whitenCompensated sets dst (M×M) to W·(hi + lo)·Wᵀ for symmetric hi +
