@@ -27,13 +27,17 @@ type layerWork struct {
 	// uncertain is set by the caller before prepare when the layer's input
 	// is a Gaussian message: prepare then computes C and g2 too.
 	uncertain, haveBsum, haveC bool
-	lcatT                      []float64 // Lcatᵀ, M·D × M
-	c                          []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
-	g2                         []float64 // ∂bound/∂Ψ2_n = scale·(D·Kinv − C)/(2 s2), M×M
-	kl                         float64
-	psi2                       psi2Kernel
-	sW                         []float64 // W·Ssum·Wᵀ, M×M
-	mW                         []float64 // W·m, M×D
+	// compensate: W·x·Wᵀ of a product x of kernel values may lose more
+	// than compensateAbove of it (whitenRoundoff): ΣΨ2 and W·ΣΨ2·Wᵀ are
+	// formed in compensated arithmetic.
+	compensate bool
+	lcatT      []float64 // Lcatᵀ, M·D × M
+	c          []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
+	g2         []float64 // ∂bound/∂Ψ2_n = scale·(D·Kinv − C)/(2 s2), M×M
+	kl         float64
+	psi2       psi2Kernel
+	sW         []float64 // W·Ssum·Wᵀ, M×M
+	mW         []float64 // W·m, M×D
 
 	in, inVar   []float64  // input message N×Q (inVar nil: certain input)
 	psi1        []float64  // N×M
@@ -97,6 +101,7 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	linalg.InverseFromT(w.kinv, w.lwT, m)
 	w.lw = linalg.Resize(w.lw, mm2)
 	transpose(w.lw, w.lwT, m, m, m)
+	w.compensate = whitenRoundoff(w.lw, w.kuu) > compensateAbove
 
 	w.a = linalg.Resize(w.a, m*d)
 	w.aT = linalg.Resize(w.aT, m*d)
@@ -236,6 +241,9 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 			}
 		}
 		w.psi2.setWeights(g2, w.kinv, w.c)
+		if mg, ok := w.psi2.(psi2Merger); ok {
+			mg.setCompensated(w.compensate)
+		}
 		n := w.psi2.accLen()
 		for c := 0; c < chunks; c++ {
 			if a := w.accs[c]; a == nil || len(a.buf) != n {
@@ -319,14 +327,15 @@ func (w *layerWork) penaltySums(n int) {
 	}
 	half := 1 / (2 * w.s2)
 	// W·ΣΨ2·Wᵀ: its entries are up to ~cond(Kuu) times smaller than the
-	// terms of the products, and where the float64 products may have lost
-	// more than compensateAbove of it, it is formed again from ΣΨ2's
-	// compensated sum hi + lo (rbfPsi2) in compensated arithmetic (the
-	// fitted robot model's middle layer, cond(Kuu) ≈ 5e7: tr(W·ΣΨ2·Wᵀ)
-	// was off by 1.4e-7, the bound by 2.8e-8).
+	// terms of the products, and where float64 products may lose more
+	// than compensateAbove of it, it is formed from ΣΨ2's compensated sum
+	// hi + lo (rbfPsi2) in compensated arithmetic (the fitted robot
+	// model's middle layer, cond(Kuu) ≈ 5e7: with float64 products
+	// tr(W·ΣΨ2·Wᵀ) was off by 1.4e-7, the bound by 2.8e-8).
 	w.psi2W = linalg.Resize(w.psi2W, m*m)
-	w.whiten(w.psi2W, w.sumPsi2, w.tmpW)
-	if whitenRoundoff(w.psi2W, w.sumPsi2, w.lw) > compensateAbove {
+	if !w.compensate {
+		w.whiten(w.psi2W, w.sumPsi2, w.tmpW)
+	} else {
 		w.psi2WLo = linalg.Resize(w.psi2WLo, 2*m*m+m)
 		whitenCompensated(w.psi2W, w.sumPsi2, w.sumPsi2Lo, w.lw, w.lwT, m, w.psi2WLo[:m*m], w.psi2WLo[m*m:2*m*m], w.psi2WLo[2*m*m:])
 	}
@@ -353,15 +362,17 @@ func (w *layerWork) penaltySums(n int) {
 }
 
 // compensateAbove is the bound on W·x·Wᵀ's relative rounding error
-// (whitenRoundoff) above which penaltySums forms it in compensated
-// arithmetic: fitted models' layers with cond(Kuu) ≳ 1e6 are at 3e-10 and
-// above, the benchmarks' random models at 8e-12 and below.
+// (whitenRoundoff) above which a layer sums ΣΨ2 with Kahan's compensation
+// and whitens it in compensated arithmetic: the fitted models' layers with
+// cond(Kuu) ≳ 1e6 are at ~1e-10 and above, the benchmarks' random models
+// at ~1e-12 and below.
 const compensateAbove = 2e-11
 
-// whitenRoundoff bounds, roughly, the relative rounding error of the
-// float64 product p = W·x·Wᵀ (M×M, W lower triangular):
-// ε·M·max|W|²·max|x| / max|p|.
-func whitenRoundoff(p, x, w []float64) float64 {
+// whitenRoundoff estimates the relative rounding error of a float64
+// product W·x·Wᵀ (M×M, W lower triangular) for x a sum of products of
+// kernel values, whose entries are ~max|Kuu| times W·x·Wᵀ's:
+// ε·M·max|W|²·max|Kuu|.
+func whitenRoundoff(w, kuu []float64) float64 {
 	maxAbs := func(a []float64) float64 {
 		var v float64
 		for _, e := range a {
@@ -369,9 +380,9 @@ func whitenRoundoff(p, x, w []float64) float64 {
 		}
 		return v
 	}
-	m := math.Sqrt(float64(len(p)))
+	m := math.Sqrt(float64(len(w)))
 	mw := maxAbs(w)
-	return 0x1p-53 * m * mw * mw * maxAbs(x) / maxAbs(p)
+	return 0x1p-53 * m * mw * mw * maxAbs(kuu)
 }
 
 // whitenCompensated sets dst (M×M) to W·(hi + lo)·Wᵀ for symmetric hi +

@@ -210,6 +210,7 @@ type rbfPsi2 struct {
 	z        []float64
 	tab      []float64
 	grad     bool
+	kahan    bool // compensate ΣΨ2 (setCompensated)
 }
 
 // Rows of a block of rbfPsi2.tab.
@@ -344,10 +345,10 @@ func (p *rbfPsi2) pairsSIMD(acc, mu, inv []float64, pre float64, dmu, sq []float
 	var lbuf [12 + 8*8]float64
 	lanes := scratch(lbuf[:], 12+8*max(q, 3))
 	if q <= 3 {
-		psi2Pairs3AVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad)
+		psi2Pairs3AVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad, p.kahan)
 	} else {
 		clear(lanes)
-		psi2PairsAVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad)
+		psi2PairsAVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad, p.kahan)
 	}
 	for r := range q {
 		dmu[r], sq[r] = sum4(lanes[12+8*r:16+8*r]), sum4(lanes[16+8*r:20+8*r])
@@ -385,10 +386,17 @@ func (p *rbfPsi2) pairsGo(acc *psi2Acc, mu, inv []float64, pre float64, dmu, sq 
 		ab := buf[b*aw : b*aw+8 : b*aw+8]
 		e := ex[4*b : 4*b+4 : 4*b+4]
 		v0, v1, v2, v3 := pre*e[0], pre*e[1], pre*e[2], pre*e[3]
-		kahanAdd(&ab[0], &ab[4], v0)
-		kahanAdd(&ab[1], &ab[5], v1)
-		kahanAdd(&ab[2], &ab[6], v2)
-		kahanAdd(&ab[3], &ab[7], v3)
+		if p.kahan {
+			kahanAdd(&ab[0], &ab[4], v0)
+			kahanAdd(&ab[1], &ab[5], v1)
+			kahanAdd(&ab[2], &ab[6], v2)
+			kahanAdd(&ab[3], &ab[7], v3)
+		} else {
+			ab[0] += v0
+			ab[1] += v1
+			ab[2] += v2
+			ab[3] += v3
+		}
 		t1 += tb[4]*v0 + tb[5]*v1 + tb[6]*v2 + tb[7]*v3
 		t2 += tb[8]*v0 + tb[9]*v1 + tb[10]*v2 + tb[11]*v3
 		e[0], e[1], e[2], e[3] = tb[12]*v0, tb[13]*v1, tb[14]*v2, tb[15]*v3
@@ -476,6 +484,10 @@ func twoSum(a, b float64) (s, e float64) {
 }
 
 func (p *rbfPsi2) blockLen() int { return 4 * (2 + p.q) }
+
+// setCompensated selects Kahan's summation of ΣΨ2 (the accumulators keep
+// their layout, with κ 0 without it).
+func (p *rbfPsi2) setCompensated(c bool) { p.kahan = c }
 
 // merge adds src into dst, both a part of an accumulator starting at
 // offset off, a multiple of blockLen: ΣΨ2 with its compensation (the

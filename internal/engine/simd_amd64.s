@@ -190,18 +190,18 @@ done:
 //   acc, per block: ΣΨ2 | κ | zP_0 … zP_{q−1}
 //   par: pre | μ_0 | inv_0 | μ_1 | inv_1 …, each broadcast to four lanes
 //   lanes (out): t1 | t2 | sc | dm_0 | sq_0 | dm_1 | sq_1 …, four lanes each
-// Per pair: v = pre·exp(ez − Σ_r (μ_r − z̄_r)²·inv_r), ΣΨ2 += v with
-// Kahan's compensation κ (y = v − κ, t = ΣΨ2 + y, κ = (t − ΣΨ2) − y,
-// ΣΨ2 = t: kahanAdd in rbf.go),
+// Per pair: v = pre·exp(ez − Σ_r (μ_r − z̄_r)²·inv_r), ΣΨ2 += v, with
+// kahan Kahan's compensation κ (y = v − κ, t = ΣΨ2 + y, κ = (t − ΣΨ2) − y,
+// ΣΨ2 = t: kahanAdd in rbf.go; without, κ is left alone),
 // t1 += w1·v, t2 += w2·v and, with grad, c = wg·v, sc += c and per
 // dimension d = μ_r − z̄_r, e = c·d: dm_r += e, sq_r += e·d,
 // zP_r += e·inv_r.
 
-// func psi2Pairs3AVX2(tab, acc, par, lanes *float64, blocks, q int, grad bool)
+// func psi2Pairs3AVX2(tab, acc, par, lanes *float64, blocks, q int, grad, kahan bool)
 //
 // For q ≤ 3, with every sum in a register: Y7 t1, Y8 t2, Y9 sc, Y10–Y15
 // dm_0, sq_0, dm_1, sq_1, dm_2, sq_2. It writes all 36 lanes.
-TEXT ·psi2Pairs3AVX2(SB), NOSPLIT, $0-49
+TEXT ·psi2Pairs3AVX2(SB), NOSPLIT, $0-50
 	MOVQ   tab+0(FP), SI
 	MOVQ   acc+8(FP), DI
 	MOVQ   par+16(FP), R8
@@ -246,6 +246,8 @@ p3block:
 p3exp:
 	EXPY0
 	VMULPD      (R8), Y0, Y0      // v
+	CMPB        kahan+49(FP), $0
+	JEQ         p3plain
 	VSUBPD      32(DI), Y0, Y1    // y = v − κ
 	VMOVUPD     (DI), Y2
 	VADDPD      Y1, Y2, Y3        // t = ΣΨ2 + y
@@ -253,6 +255,13 @@ p3exp:
 	VSUBPD      Y2, Y3, Y3
 	VSUBPD      Y1, Y3, Y3        // κ = (t − ΣΨ2) − y
 	VMOVUPD     Y3, 32(DI)
+	JMP         p3summed
+
+p3plain:
+	VADDPD      (DI), Y0, Y4
+	VMOVUPD     Y4, (DI)
+
+p3summed:
 	VFMADD231PD 32(SI), Y0, Y7
 	VFMADD231PD 64(SI), Y0, Y8
 	TESTQ       R12, R12
@@ -308,11 +317,11 @@ p3done:
 	VZEROUPPER
 	RET
 
-// func psi2PairsAVX2(tab, acc, par, lanes *float64, blocks, q int, grad bool)
+// func psi2PairsAVX2(tab, acc, par, lanes *float64, blocks, q int, grad, kahan bool)
 //
 // Any q ≥ 1: loops over the dimensions, with dm_r and sq_r summed in
 // lanes, whose dm and sq part the caller zeroes.
-TEXT ·psi2PairsAVX2(SB), NOSPLIT, $0-49
+TEXT ·psi2PairsAVX2(SB), NOSPLIT, $0-50
 	MOVQ    tab+0(FP), SI
 	MOVQ    acc+8(FP), DI
 	MOVQ    par+16(FP), R8
@@ -348,6 +357,8 @@ pexponent:
 
 	EXPY0
 	VMULPD      Y15, Y0, Y0       // v
+	CMPB        kahan+49(FP), $0
+	JEQ         pplain
 	VSUBPD      32(DI), Y0, Y1    // y = v − κ
 	VMOVUPD     (DI), Y2
 	VADDPD      Y1, Y2, Y3        // t = ΣΨ2 + y
@@ -355,6 +366,13 @@ pexponent:
 	VSUBPD      Y2, Y3, Y3
 	VSUBPD      Y1, Y3, Y3        // κ = (t − ΣΨ2) − y
 	VMOVUPD     Y3, 32(DI)
+	JMP         psummed
+
+pplain:
+	VADDPD      (DI), Y0, Y4
+	VMOVUPD     Y4, (DI)
+
+psummed:
 	VFMADD231PD 32(SI), Y0, Y12
 	VFMADD231PD 64(SI), Y0, Y13
 	CMPB        grad+48(FP), $0

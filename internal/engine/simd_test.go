@@ -170,12 +170,16 @@ func TestPortableBuilds(t *testing.T) {
 // TestSIMDAccumulatorMatchesGo compares the Ψ2 pair loop's accumulator
 // itself, Kahan's compensation of ΣΨ2 included (too small to move the
 // outputs that TestSIMDMatchesGo compares), after a few data, for q ≤ 3
-// and q > 3.
+// and q > 3, with and without the compensation.
 func TestSIMDAccumulatorMatchesGo(t *testing.T) {
 	if !haveSIMD {
 		t.Skip("engine: this CPU has no AVX2+FMA; only the Go path runs here")
 	}
-	for _, q := range []int{1, 2, 3, 5} {
+	for _, tc := range []struct {
+		q     int
+		kahan bool
+	}{{1, true}, {2, true}, {3, true}, {5, true}, {1, false}, {3, false}, {5, false}} {
+		q := tc.q
 		rng := rand.New(rand.NewPCG(uint64(q), 3))
 		m := 7
 		ls := make([]float64, q)
@@ -196,6 +200,7 @@ func TestSIMDAccumulatorMatchesGo(t *testing.T) {
 			}
 		}
 		p.setWeights(g, w1, w2)
+		p.(*rbfPsi2).setCompensated(tc.kahan)
 		run := func(simd bool) []float64 {
 			old := useSIMD
 			useSIMD = simd
@@ -238,8 +243,11 @@ func TestSIMDAccumulatorMatchesGo(t *testing.T) {
 				t.Errorf("q %d: acc[%d]: assembly %.17g, Go %.17g", q, i, got[i], want[i])
 			}
 		}
-		if !nonzero[0] || !nonzero[1] {
+		if tc.kahan && (!nonzero[0] || !nonzero[1]) {
 			t.Errorf("q %d: every compensation is 0 (Go, assembly: %v)", q, nonzero)
+		}
+		if !tc.kahan && (nonzero[0] || nonzero[1]) {
+			t.Errorf("q %d: a compensation without kahan (Go, assembly: %v)", q, nonzero)
 		}
 	}
 }
