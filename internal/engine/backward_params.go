@@ -60,32 +60,33 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	}
 	mm(dQmu, m, d, m, w.lwT, false, dm, false, 1, 0)
 	// Ssum = Σ_d L_d L_dᵀ with dSsum = Kinv·dBsum·Kinv − ½Kinv =
-	// Wᵀ·X·W, X = W·dBsum·Wᵀ − ½I: dL_d = 2·dSsum·L_d = 2·Wᵀ·X·(W·L_d),
-	// and Kinv·Lcat = Wᵀ(W·Lcat) adds dLcat = Wᵀ(W·dKLcat) (its dKinv
-	// part, (W·dKLcat)(W·Lcat)ᵀ, is in chainKuu). So dLcat = Wᵀ·Y with
-	// Y = W·dKLcat + 2·X·(W·Lcat), all D in one product each. Through
-	// the explicit M×M dSsum, ~cond(Kuu) times larger than X, the product
-	// dSsum·L_d cancelled to W's scale: the last layer's q_sqrt gradient
-	// lost 4.7e-4 of its scale on the fitted step3 model.
+	// Wᵀ·X·W, X = W·dBsum·Wᵀ − ½I: dL_d = 2·dSsum·L_d, all D in one
+	// product with Lcat. A layer below the last also has Kinv·Lcat =
+	// Wᵀ(W·Lcat), which adds dLcat = Wᵀ(W·dKLcat) (its dKinv part,
+	// (W·dKLcat)(W·Lcat)ᵀ, is in chainKuu): there dLcat = Wᵀ·Y with
+	// Y = W·dKLcat + 2·X·(W·Lcat), two products with W·Lcat from forward
+	// instead of three. (On the fitted fixtures both forms are equally
+	// accurate; the last layer keeps the one product with Lcat, which has
+	// D·M columns: 30 on the robot model, 560 on Frey.)
 	x := sc.take(mm2)
 	copy(x, dBW)
 	linalg.Symmetrize(x, m)
 	for i := 0; i < m; i++ {
 		x[i*m+i] -= 0.5
 	}
-	wL := w.wLcat
-	if w.vr == nil || len(wL) != m*m*d {
-		// Not formed by forward (the last layer without its variance).
-		w.wLcat = linalg.Resize(w.wLcat, m*m*d)
-		wL = w.wLcat
-		e.mmRows(wL, m, m*d, m, w.lw, w.lcat, false, 1, 0)
-	}
-	y := sc.take(m * m * d)
 	if wdKL != nil {
+		y := sc.take(m * m * d)
 		copy(y, wdKL) // wdKL is needed in chainKuu too
+		e.mmRows(y, m, m*d, m, x, w.wLcat, false, 2, 1)
+		e.mmRows(dLcat, m, m*d, m, w.lwT, y, false, 1, 0)
+	} else {
+		dSsum := sc.take(mm2)
+		tmp := sc.take(mm2)
+		mm(tmp, m, m, m, w.lwT, false, x, false, 1, 0)
+		mm(dSsum, m, m, m, tmp, false, w.lw, false, 1, 0)
+		linalg.Symmetrize(dSsum, m)
+		e.mmRows(dLcat, m, m*d, m, dSsum, w.lcat, false, 2, 0)
 	}
-	e.mmRows(y, m, m*d, m, x, wL, false, 2, 1)
-	e.mmRows(dLcat, m, m*d, m, w.lwT, y, false, 1, 0)
 	dKuu := sc.take(mm2)
 	xk := sc.take(mm2)
 	tmpK := sc.take(mm2)
