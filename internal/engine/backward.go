@@ -17,10 +17,12 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 	// N·M² products per term.
 	sc := &w.scratch
 	sc.next = 0
-	p11 := w.p11
 	wPsi1 := sc.take(mm2)
 	dKinvW := sc.take(mm2) // ∂/∂Kinv from the penalties, whitened: W·(·)·Wᵀ
-	dBsum := sc.take(mm2)
+	// ∂/∂Bsum, whitened: W·(·)·Wᵀ, assembled from the whitened sums
+	// W·ΣΨ2·Wᵀ and VᵀV = W·Ψ1ᵀΨ1·Wᵀ. Whitening the float64 sums ΣΨ2 and
+	// Ψ1ᵀΨ1 here instead lost ~cond(Kuu)·ε of the small whitened result.
+	dBW := sc.take(mm2)
 	dLcat := sc.take(m * m * d) // ∂/∂[L_1 … L_D]
 	var ds2 float64
 
@@ -43,21 +45,21 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 		if combined {
 			wPsi1Used = w.psi2.quadPsi1()
 			gMeanPsi1, alphaPsi1 = w.y, scale/s2
-			for i, v := range w.sumPsi2 {
-				dBsum[i] = -scale / (2 * s2) * v
+			for i, v := range w.psi2W {
+				dBW[i] = -scale / (2 * s2) * v
 			}
 		} else {
 			w.prepareBsum()
 			for i, v := range w.bsum {
 				wPsi1[i] -= scale / s2 * v
-				dBsum[i] -= scale / (2 * s2) * p11[i]
+				dBW[i] -= scale / (2 * s2) * w.p11W[i]
 			}
 		}
 		ds2 += scale * (-float64(n*d)/(2*s2) + (w.likSq+w.likTr)/(2*s2*s2))
 	}
 
 	// Penalties. The Ψ2 part of their gradient was accumulated in forward.
-	var dC []float64
+	var dCW []float64 // ∂/∂C, whitened: W·(·)·Wᵀ
 	if w.inVar == nil {
 		// compression_n = D/(2 s2)·(ψ0_n − ‖v_n‖²), v_n = W ψ1_nᵀ; no
 		// propagation. Its ψ1 gradient D/s2·v_n·W is added per chunk.
@@ -65,13 +67,13 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 			dKinvW[i] += scale * fd / (2 * s2) * v
 		}
 	} else {
-		dC = sc.take(mm2)
-		for i, v := range w.sumPsi2 {
+		dCW = sc.take(mm2)
+		for i, v := range w.psi2W {
 			if !combined {
 				wPsi1[i] += scale / s2 * w.c[i]
 			}
-			dC[i] = -scale / (2 * s2) * (v - p11[i])
-			dKinvW[i] += scale * fd / (2 * s2) * w.psi2W[i]
+			dCW[i] = -scale / (2 * s2) * (v - w.p11W[i])
+			dKinvW[i] += scale * fd / (2 * s2) * v
 			if w.psi2.quadPsi1() {
 				wPsi1[i] += 2 * w.g2[i]
 			}
@@ -141,18 +143,21 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 			w.kernel.psi0Grad(g0, mu, s, dmu, ds, acc.dParams)
 		}
 	}, side...)
-	// The sums over the data.
-	dA := sc.take(m * d)
-	products := []tnProduct{{c: dA, cols: d, a: w.psi1, b: gMean, alpha: 1}}
-	var dKLcat []float64 // ∂/∂(Kinv·Lcat)
+	// The sums over the data, whitened: W·∂/∂A = W·Ψ1ᵀ·gMean = Vᵀ·gMean
+	// and W·∂/∂(Kinv·Lcat) = Vᵀ·dU with V = Ψ1·Wᵀ, whose rows are formed
+	// per datum (penaltyRows): W times the float64 sum Ψ1ᵀ·(·) lost
+	// ~cond(Kuu)·ε of it.
+	dAW := sc.take(m * d)
+	products := []tnProduct{{c: dAW, cols: d, a: w.v, b: gMean, alpha: 1}}
+	var wdKL []float64 // W·∂/∂(Kinv·Lcat)
 	if !last {
-		dKLcat = sc.take(m * m * d)
-		products = append(products, tnProduct{c: dKLcat, cols: m * d, a: w.psi1, b: dU, alpha: 1})
+		wdKL = sc.take(m * m * d)
+		products = append(products, tnProduct{c: wdKL, cols: m * d, a: w.v, b: dU, alpha: 1})
 	}
 	e.productsTN(m, n, products...)
 	for c := 0; c < chunks; c++ {
 		ds2 += w.baccs[c].ds2
 	}
-	pg := paramGrads{chunks: chunks, dKinvW: dKinvW, dBsum: dBsum, dLcat: dLcat, dA: dA, dC: dC, dKLcat: dKLcat, ds2: ds2, combined: combined}
+	pg := paramGrads{chunks: chunks, dKinvW: dKinvW, dBW: dBW, dLcat: dLcat, dAW: dAW, dCW: dCW, wdKL: wdKL, ds2: ds2, combined: combined}
 	return func() LayerGradient { return e.paramGradient(w, &pg) }
 }

@@ -11,12 +11,15 @@ import (
 // w.r.t. the layer's intermediate quantities so far, and the number of
 // chunk accumulators to reduce.
 type paramGrads struct {
-	chunks           int
-	dBsum, dLcat, dA []float64
-	dKinvW           []float64 // ∂/∂Kinv from the penalties, whitened: W·(·)·Wᵀ
-	dC, dKLcat       []float64 // nil when unused
+	chunks int
+	dLcat  []float64
+	// The gradient w.r.t. Bsum, A, Kinv, C and Kinv·Lcat, whitened:
+	// dBW = W·dBsum·Wᵀ, dAW = W·dA, dKinvW = W·dKinv·Wᵀ, dCW = W·dC·Wᵀ,
+	// wdKL = W·dKLcat.
+	dBW, dAW, dKinvW []float64
+	dCW, wdKL        []float64 // nil when unused
 	ds2              float64
-	combined         bool // dC's Bsum part is in dBsum already
+	combined         bool // dC's Bsum part is in dBW already
 }
 
 // paramGradient finishes the layer's backward pass: the chain from the
@@ -28,15 +31,7 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	fd := float64(d)
 	mm2 := m * m
 	sc := &w.scratch
-	dBsum, dLcat, dA := pg.dBsum, pg.dLcat, pg.dA
-	var wdKL []float64 // W·dKLcat
-	if pg.dKLcat != nil {
-		// Kinv·Lcat = Wᵀ(W·Lcat): dLcat = Kinv·dKLcat = Wᵀ(W·dKLcat), and
-		// dKinv += dKLcat·Lcatᵀ, whitened (W·dKLcat)(W·Lcat)ᵀ in chainKuu.
-		wdKL = sc.take(m * m * d)
-		e.mmRows(wdKL, m, m*d, m, w.lw, pg.dKLcat, false, 1, 0)
-		e.mmRows(dLcat, m, m*d, m, w.lwT, wdKL, false, 1, 0)
-	}
+	dBW, dLcat, dAW, wdKL := pg.dBW, pg.dLcat, pg.dAW, pg.wdKL
 	dZ := make([]float64, m*q)
 	dTheta := make([]float64, w.kernel.NumParams())
 	for c := 0; c < pg.chunks; c++ {
@@ -45,10 +40,11 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	}
 	if w.inVar != nil {
 		w.psi2.finish(w.accs[0], dZ, dTheta)
-		// C = A·Aᵀ + Bsum, with dC symmetric.
-		mm(dA, m, d, m, pg.dC, false, w.a, false, 2, 1)
+		// C = A·Aᵀ + Bsum, with dC symmetric: W·dA += 2·W·dC·A =
+		// 2·(W·dC·Wᵀ)(W·m), and W·dBsum·Wᵀ += W·dC·Wᵀ.
+		mm(dAW, m, d, m, pg.dCW, false, w.mW, false, 2, 1)
 		if !pg.combined {
-			addTo(dBsum, pg.dC)
+			addTo(dBW, pg.dCW)
 		}
 	}
 
@@ -56,11 +52,6 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	// and Ssum, and the KL
 	//   ½[tr(Kinv Ssum) + Σ_d m_dᵀ Kinv m_d − DM + D log|Kuu| − Σ_d log|S_d|],
 	// all in whitened form (Kinv = WᵀW): see sandwich.
-	tmp := sc.take(mm2)
-	dBW := sc.take(mm2) // W·dBsum·Wᵀ
-	w.whiten(dBW, dBsum, tmp)
-	dAW := sc.take(m * d) // W·dA
-	mm(dAW, m, d, m, w.lw, false, dA, false, 1, 0)
 	// m: −Kinv·m from the KL and Kinv·dA from A, = Wᵀ(W·dA − W·m).
 	dQmu := make([]float64, m*d)
 	dm := sc.take(m * d)
@@ -68,20 +59,34 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 		dm[i] = dAW[i] - w.mW[i]
 	}
 	mm(dQmu, m, d, m, w.lwT, false, dm, false, 1, 0)
-	// Ssum: Kinv·dBsum·Kinv − ½Kinv = Wᵀ(W·dBsum·Wᵀ − ½I)W.
-	dSsum := sc.take(mm2)
+	// Ssum = Σ_d L_d L_dᵀ with dSsum = Kinv·dBsum·Kinv − ½Kinv =
+	// Wᵀ·X·W, X = W·dBsum·Wᵀ − ½I: dL_d = 2·dSsum·L_d, all D in one
+	// product with Lcat. A layer below the last also has Kinv·Lcat =
+	// Wᵀ(W·Lcat), which adds dLcat = Wᵀ(W·dKLcat) (its dKinv part,
+	// (W·dKLcat)(W·Lcat)ᵀ, is in chainKuu): there dLcat = Wᵀ·Y with
+	// Y = W·dKLcat + 2·X·(W·Lcat), two products with W·Lcat from forward
+	// instead of three. (On the fitted fixtures both forms are equally
+	// accurate; the last layer keeps the one product with Lcat, which has
+	// D·M columns: 30 on the robot model, 560 on Frey.)
 	x := sc.take(mm2)
 	copy(x, dBW)
+	linalg.Symmetrize(x, m)
 	for i := 0; i < m; i++ {
 		x[i*m+i] -= 0.5
 	}
-	mm(tmp, m, m, m, w.lwT, false, x, false, 1, 0)
-	mm(dSsum, m, m, m, tmp, false, w.lw, false, 1, 0)
-
-	// Ssum = Σ_d L_d L_dᵀ: dL_d += 2·dSsum·L_d, all D in one product with
-	// Lcat (each L_d is stored with zeros above its diagonal).
-	linalg.Symmetrize(dSsum, m)
-	e.mmRows(dLcat, m, m*d, m, dSsum, w.lcat, false, 2, 1)
+	if wdKL != nil {
+		y := sc.take(m * m * d)
+		copy(y, wdKL) // wdKL is needed in chainKuu too
+		e.mmRows(y, m, m*d, m, x, w.wLcat, false, 2, 1)
+		e.mmRows(dLcat, m, m*d, m, w.lwT, y, false, 1, 0)
+	} else {
+		dSsum := sc.take(mm2)
+		tmp := sc.take(mm2)
+		mm(tmp, m, m, m, w.lwT, false, x, false, 1, 0)
+		mm(dSsum, m, m, m, tmp, false, w.lw, false, 1, 0)
+		linalg.Symmetrize(dSsum, m)
+		e.mmRows(dLcat, m, m*d, m, dSsum, w.lcat, false, 2, 0)
+	}
 	dKuu := sc.take(mm2)
 	xk := sc.take(mm2)
 	tmpK := sc.take(mm2)

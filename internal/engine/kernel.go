@@ -70,6 +70,17 @@ type psi2Kernel interface {
 	quadPsi1() bool
 }
 
+// psi2Merger is a psi2Kernel whose accumulators can hold compensated sums
+// (setCompensated, before a data loop): merge adds src into dst, parts of two accumulators starting at offset
+// off, a multiple of blockLen (Evaluator.reduce), and sum2 writes
+// Σ_n Ψ2_n as an unevaluated sum hi + lo.
+type psi2Merger interface {
+	setCompensated(bool)
+	blockLen() int
+	merge(dst, src []float64, off int)
+	sum2(acc *psi2Acc, hi, lo []float64)
+}
+
 // psi2Acc holds one chunk's sums of the Ψ2 loop, laid out by the kernel.
 type psi2Acc struct {
 	buf   []float64

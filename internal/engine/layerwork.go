@@ -27,13 +27,17 @@ type layerWork struct {
 	// uncertain is set by the caller before prepare when the layer's input
 	// is a Gaussian message: prepare then computes C and g2 too.
 	uncertain, haveBsum, haveC bool
-	lcatT                      []float64 // Lcatᵀ, M·D × M
-	c                          []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
-	g2                         []float64 // ∂bound/∂Ψ2_n = scale·(D·Kinv − C)/(2 s2), M×M
-	kl                         float64
-	psi2                       psi2Kernel
-	sW                         []float64 // W·Ssum·Wᵀ, M×M
-	mW                         []float64 // W·m, M×D
+	// compensate: W·x·Wᵀ of a product x of kernel values may lose more
+	// than compensateAbove of it (whitenRoundoff): ΣΨ2 and W·ΣΨ2·Wᵀ are
+	// formed in compensated arithmetic.
+	compensate bool
+	lcatT      []float64 // Lcatᵀ, M·D × M
+	c          []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
+	g2         []float64 // ∂bound/∂Ψ2_n = scale·(D·Kinv − C)/(2 s2), M×M
+	kl         float64
+	psi2       psi2Kernel
+	sW         []float64 // W·Ssum·Wᵀ, M×M
+	mW         []float64 // W·m, M×D
 
 	in, inVar   []float64  // input message N×Q (inVar nil: certain input)
 	psi1        []float64  // N×M
@@ -47,6 +51,7 @@ type layerWork struct {
 	accs        []*psi2Acc // per chunk
 	baccs       []*gradAcc // per chunk, for the backward pass
 	sumPsi2     []float64  // Σ_n Ψ2_n, M×M
+	sumPsi2Lo   []float64  // its low part: Σ_n Ψ2_n = sumPsi2 + sumPsi2Lo
 	scratch     arena      // the backward pass's temporaries
 	likSq       float64    // Σ (y − mean)² of the evaluated rows
 	likTr       float64    // Σ_n ψ1_n Bsum ψ1_nᵀ
@@ -54,6 +59,7 @@ type layerWork struct {
 	v           []float64  // V = Ψ1·Wᵀ, N×M
 	p11W        []float64  // VᵀV = W·Ψ1ᵀΨ1·Wᵀ, M×M
 	psi2W       []float64  // W·ΣΨ2·Wᵀ, M×M (uncertain input)
+	psi2WLo     []float64  // scratch of whitenCompensated, 2·M×M + M
 	psi0n       []float64  // ψ0 per datum, N (uncertain input)
 	tmpW        []float64  // M×M scratch of the whitened sums
 	compSum     float64    // Σ_n compression_n, from whitened sums
@@ -97,6 +103,7 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	linalg.InverseFromT(w.kinv, w.lwT, m)
 	w.lw = linalg.Resize(w.lw, mm2)
 	transpose(w.lw, w.lwT, m, m, m)
+	w.compensate = whitenRoundoff(w.lw, w.kuu) > compensateAbove
 
 	w.a = linalg.Resize(w.a, m*d)
 	w.aT = linalg.Resize(w.aT, m*d)
@@ -242,6 +249,9 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 			}
 		}
 		w.psi2.setWeights(g2, w.kinv, w.c)
+		if mg, ok := w.psi2.(psi2Merger); ok {
+			mg.setCompensated(w.compensate)
+		}
 		n := w.psi2.accLen()
 		for c := 0; c < chunks; c++ {
 			if a := w.accs[c]; a == nil || len(a.buf) != n {
@@ -313,9 +323,15 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		lik.done = true
 	}
 	if inVar != nil && !messagesOnly {
-		e.reduce(w.accs[:chunks])
+		e.reduce(w.accs[:chunks], w.psi2)
 		w.sumPsi2 = linalg.Resize(w.sumPsi2, m*m)
-		w.psi2.sum(w.accs[0], w.sumPsi2)
+		w.sumPsi2Lo = linalg.Resize(w.sumPsi2Lo, m*m)
+		if mg, ok := w.psi2.(psi2Merger); ok {
+			mg.sum2(w.accs[0], w.sumPsi2, w.sumPsi2Lo)
+		} else {
+			w.psi2.sum(w.accs[0], w.sumPsi2)
+			clear(w.sumPsi2Lo)
+		}
 	}
 	if !messagesOnly {
 		w.p11 = linalg.Resize(w.p11, m*m)
@@ -350,8 +366,19 @@ func (w *layerWork) penaltySums(n int) {
 		return
 	}
 	half := 1 / (2 * w.s2)
+	// W·ΣΨ2·Wᵀ: its entries are up to ~cond(Kuu) times smaller than the
+	// terms of the products, and where float64 products may lose more
+	// than compensateAbove of it, it is formed from ΣΨ2's compensated sum
+	// hi + lo (rbfPsi2) in compensated arithmetic (the fitted robot
+	// model's middle layer, cond(Kuu) ≈ 5e7: with float64 products
+	// tr(W·ΣΨ2·Wᵀ) was off by 1.4e-7, the bound by 2.8e-8).
 	w.psi2W = linalg.Resize(w.psi2W, m*m)
-	w.whiten(w.psi2W, w.sumPsi2, w.tmpW)
+	if !w.compensate {
+		w.whiten(w.psi2W, w.sumPsi2, w.tmpW)
+	} else {
+		w.psi2WLo = linalg.Resize(w.psi2WLo, 2*m*m+m)
+		whitenCompensated(w.psi2W, w.sumPsi2, w.sumPsi2Lo, w.lw, w.lwT, m, w.psi2WLo[:m*m], w.psi2WLo[m*m:2*m*m], w.psi2WLo[2*m*m:])
+	}
 	var psi0, tr float64
 	for _, v := range w.psi0n[:n] {
 		psi0 += v
@@ -372,6 +399,88 @@ func (w *layerWork) penaltySums(n int) {
 		}
 	}
 	w.propSum = half * p
+}
+
+// compensateAbove is the bound on W·x·Wᵀ's relative rounding error
+// (whitenRoundoff) above which a layer sums ΣΨ2 with Kahan's compensation
+// and whitens it in compensated arithmetic: the fitted models' layers with
+// cond(Kuu) ≳ 1e6 are at ~1e-10 and above, the benchmarks' random models
+// at ~1e-12 and below.
+const compensateAbove = 2e-11
+
+// whitenRoundoff estimates the relative rounding error of a float64
+// product W·x·Wᵀ (M×M, W lower triangular) for x a sum of products of
+// kernel values, whose entries are ~max|Kuu| times W·x·Wᵀ's:
+// ε·M·max|W|²·max|Kuu|.
+func whitenRoundoff(w, kuu []float64) float64 {
+	maxAbs := func(a []float64) float64 {
+		var v float64
+		for _, e := range a {
+			v = max(v, math.Abs(e))
+		}
+		return v
+	}
+	m := math.Sqrt(float64(len(w)))
+	mw := maxAbs(w)
+	return 0x1p-53 * m * mw * mw * maxAbs(kuu)
+}
+
+// whitenCompensated sets dst (M×M) to W·(hi + lo)·Wᵀ for symmetric hi +
+// lo and lower triangular W (wT = Wᵀ), with every dot product of W and
+// hi, and of the intermediate W·hi (kept as thi + tlo) and W, in
+// compensated arithmetic (Ogita, Rump and Oishi's Dot2: TwoProduct by FMA,
+// TwoSum), as accurate as if computed in twice the working precision. The
+// loops run over a row of accumulators innermost, whose chains are
+// independent. thi and tlo are M×M scratch, c M scratch.
+func whitenCompensated(dst, hi, lo, w, wT []float64, m int, thi, tlo, c []float64) {
+	// T = W·(hi + lo): row i of T is Σ_{k≤i} W_ik·(row k of hi + lo).
+	for i := 0; i < m; i++ {
+		ts, tc := thi[i*m:(i+1)*m], tlo[i*m:(i+1)*m]
+		clear(ts)
+		clear(tc)
+		for k, a := range w[i*m : i*m+i+1] {
+			hk, lk := hi[k*m:(k+1)*m], lo[k*m:(k+1)*m]
+			for j, b := range hk {
+				p := a * b
+				pe := math.FMA(a, b, -p)
+				s := ts[j]
+				t := s + p
+				z := t - s
+				tc[j] += (s - (t - z)) + (p - z) + pe + a*lk[j]
+				ts[j] = t
+			}
+		}
+		for j, s := range ts {
+			h := s + tc[j]
+			ts[j], tc[j] = h, tc[j]-(h-s)
+		}
+	}
+	// W·(hi + lo)·Wᵀ = T·Wᵀ: (T·Wᵀ)_ij = Σ_{k≤j} T_ik·W_jk, for j ≤ i,
+	// mirrored.
+	for i := 0; i < m; i++ {
+		ti, tl := thi[i*m:(i+1)*m], tlo[i*m:(i+1)*m]
+		ps, pc := dst[i*m:i*m+i+1], c[:i+1]
+		clear(ps)
+		clear(pc)
+		for k := 0; k <= i; k++ {
+			a, al := ti[k], tl[k]
+			wk := wT[k*m+k : k*m+i+1] // W_jk for j = k…i
+			ps, pc := ps[k:], pc[k:]
+			for j, b := range wk {
+				p := a * b
+				pe := math.FMA(a, b, -p)
+				s := ps[j]
+				t := s + p
+				z := t - s
+				pc[j] += (s - (t - z)) + (p - z) + pe + al*b
+				ps[j] = t
+			}
+		}
+		for j := range ps {
+			v := ps[j] + pc[j]
+			dst[i*m+j], dst[j*m+i] = v, v
+		}
+	}
 }
 
 // whiten sets dst (M×M) to W·x·Wᵀ; tmp is M×M scratch.

@@ -107,13 +107,19 @@ func (e *Evaluator) mmRows(c []float64, m, n, k int, a, b []float64, tb bool, al
 
 // reduce adds every accumulator into accs[0], in the order of accs for
 // every element (so the sums do not depend on the number of workers), in
-// parallel over segments of the buffers.
-func (e *Evaluator) reduce(accs []*psi2Acc) {
+// parallel over segments of the buffers; with the kernel's merge where it
+// has one (psi2Merger).
+func (e *Evaluator) reduce(accs []*psi2Acc, k psi2Kernel) {
 	if len(accs) < 2 {
 		return
 	}
 	n := len(accs[0].buf)
-	const segment = 1024
+	segment := 1024
+	mg, merges := k.(psi2Merger)
+	if merges {
+		bl := mg.blockLen()
+		segment = max(1, segment/bl) * bl
+	}
 	segs := (n + segment - 1) / segment
 	run := e.parallelFor
 	if n*(len(accs)-1) < minParallelWork {
@@ -123,7 +129,11 @@ func (e *Evaluator) reduce(accs []*psi2Acc) {
 		lo, hi := s*segment, min(n, (s+1)*segment)
 		dst := accs[0].buf[lo:hi]
 		for _, a := range accs[1:] {
-			addTo(dst, a.buf[lo:hi])
+			if merges {
+				mg.merge(dst, a.buf[lo:hi], lo)
+			} else {
+				addTo(dst, a.buf[lo:hi])
+			}
 		}
 	})
 }

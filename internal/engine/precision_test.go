@@ -124,29 +124,48 @@ func TestReferenceStep(t *testing.T) {
 // gradient group of a layer with a certain input (the first) or an
 // uncertain one. The issue's target is 1e-6 for every group. Measured with
 // -refall (every parameter differenced) on the three fixtures, max over
-// them; in parentheses the engine before the whitened formulation (commit
-// ee71642), which these tolerances fail:
+// them; in parentheses before the compensated ΣΨ2, its compensated
+// whitening and the backward pass's whitened sums (commit cb8f76b), and
+// before the whitened formulation (commit ee71642):
 //
-//	certain input:   every group ≤ 3.2e-8 (inducing 8.4e-2, noise 3.1e-4)
-//	uncertain input: noise ≤ 2.7e-7 (7.4e-4), inducing ≤ 7.4e-6 (4.0e-3),
-//	                 q_mu ≤ 6.4e-6 (1.2e-5), kernel ≤ 3.1e-5 (3.6e-5),
-//	                 q_sqrt ≤ 4.6e-4 (5.0e-3)
+//	certain input:   every group ≤ 3.2e-8 (3.2e-8; inducing 8.4e-2, noise 3.1e-4)
+//	uncertain input: noise ≤ 1.5e-7 (2.7e-7; 7.4e-4),
+//	                 inducing ≤ 1.6e-6 (7.4e-6; 4.0e-3),
+//	                 q_mu ≤ 1.8e-6 (6.4e-6; 1.2e-5),
+//	                 kernel ≤ 6.4e-6 (3.1e-5; 3.6e-5),
+//	                 q_sqrt ≤ 9.6e-5 (4.6e-4; 5.0e-3)
 //
 // The default run differences a sample per group (refParams), which finds
-// errors up to ~3× smaller. The uncertain layers' remaining error comes
-// from forming W·ΣΨ2·Wᵀ out of the float64 sum ΣΨ2: an exact ΣΨ2, or an
-// exact W, alone did not reduce it. In the trainer's whitened coordinates
-// (L_S = L·L̃) the last layer's q_sqrt error is ~1e-6, not 4.6e-4: the
-// natural-coordinate error lies along L⁻ᵀ.
+// errors up to ~3× smaller. What remains of the uncertain layers' error is
+// the float64 rounding of the per-datum Ψ2 entries (~1 ulp each,
+// independent, so not a backward error in the parameters — the exact
+// gradient moves ≤ 2e-10 when every parameter moves by ±1 ulp) amplified
+// by ~cond(Kuu) in W·ΣΨ2·Wᵀ: with correctly rounded Ψ2 entries summed and
+// whitened exactly the last layer's q_sqrt error is still 1.6e-5
+// (diagnose_test.go, -diag). In the trainer's whitened coordinates
+// (L_S = L·L̃) the q_sqrt error is far smaller: the natural-coordinate
+// error lies along L⁻ᵀ.
+//
+// The Go pair loop (-tags purego, or a CPU without AVX2 and FMA) rounds
+// its exponents unfused, and its Ψ2 entries' errors differ: a sample found
+// layer 2 of step3_fitted at kernel 1.1e-5, q_sqrt 7.2e-5 (before the
+// compensated whitening 1.5e-5 and 1.6e-4); its tolerances are
+// precisionTol's × purePairLoopFactor.
 var precisionTol = map[bool]map[Group]float64{
 	false: {GroupKernel: 1e-7, GroupNoise: 1e-7, GroupInducing: 1e-7, GroupQMu: 1e-7, GroupQSqrt: 1e-7},
-	true:  {GroupKernel: 1e-4, GroupNoise: 2e-6, GroupInducing: 2e-5, GroupQMu: 2e-5, GroupQSqrt: 1e-3},
+	true:  {GroupKernel: 2e-5, GroupNoise: 1e-6, GroupInducing: 5e-6, GroupQMu: 5e-6, GroupQSqrt: 3e-4},
 }
 
+// purePairLoopFactor widens precisionTol for the Go pair loop.
+const purePairLoopFactor = 2
+
 // TestPrecisionFitted measures the engine against the reference on fitted
-// models at the default jitter: the bound to 3e-9 relative (the issue asks
-// 1e-9; measured 6.7e-11, 2.6e-10 and 1.7e-9, before 8.7e-9, 2.9e-7 and
-// 8.4e-6) and the gradient groups to precisionTol.
+// models at the default jitter: the bound to 1e-9 relative, the issue's
+// target (measured 4.4e-11, 5.4e-11 and 4.1e-10 with the assembly pair
+// loop, 2.1e-11, 1.5e-10 and 2.0e-11 with the Go one; before the
+// compensated ΣΨ2 6.7e-11, 2.6e-10 and 1.7e-9; before the whitened
+// formulation 8.7e-9, 2.9e-7 and 8.4e-6) and the gradient groups to
+// precisionTol.
 func TestPrecisionFitted(t *testing.T) {
 	for _, path := range precisionFixtures {
 		mf, err := ReadModelFile(path)
@@ -160,8 +179,8 @@ func TestPrecisionFitted(t *testing.T) {
 		res, g := mustEval(t, m, Options{Gradient: true})
 		rel := math.Abs(res.Bound-bf64(b)) / math.Abs(bf64(b))
 		t.Logf("%s: bound %.15g, reference %.15g, rel err %.2e", path, res.Bound, bf64(b), rel)
-		if rel > 3e-9 {
-			t.Errorf("%s: bound %.15g, reference %.15g, rel err %.2e > 3e-9", path, res.Bound, bf64(b), rel)
+		if rel > 1e-9 {
+			t.Errorf("%s: bound %.15g, reference %.15g, rel err %.2e > 1e-9", path, res.Bound, bf64(b), rel)
 		}
 		t.Logf("%s: abs err: likelihood %.2e", path, res.Likelihood-bf64(st.lik))
 		for i, o := range st.outs {
@@ -175,7 +194,11 @@ func TestPrecisionFitted(t *testing.T) {
 		t.Logf("%s: reference gradient in %v", path, time.Since(start).Round(time.Millisecond))
 		for _, e := range groupErrors(r, g.Flatten(nil), ref) {
 			t.Logf("%s: %v", path, e)
-			if tol := precisionTol[e.layer > 0][e.group]; e.err > tol {
+			tol := precisionTol[e.layer > 0][e.group]
+			if !useSIMD {
+				tol *= purePairLoopFactor
+			}
+			if e.err > tol {
 				t.Errorf("%s: %v > %g", path, e, tol)
 			}
 		}

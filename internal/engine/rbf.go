@@ -191,10 +191,17 @@ func (k *RBF) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dPara
 // add exact zeros. tab, per block: [ez | w1 | w2 | wg | z̄_0 … z̄_{Q−1}],
 // the weights with off-diagonal pairs doubled.
 //
-// Accumulator layout: blocks of [Σ Ψ2 | zP_0 … zP_{Q−1}] per pair, where
-// zP_q = Σ c·(μ_q−z̄_q)/(ℓ_q²+2s_q) and c is a pair's contribution G·Ψ2
-// to tr(G Ψ2_n), then ∂/∂θ (1+Q). Σ_n c per pair is G·ΣΨ2, found in
-// finish.
+// Accumulator layout: blocks of [Σ Ψ2 | κ | zP_0 … zP_{Q−1}] per pair,
+// where κ is the compensation of Kahan's summation of Σ Ψ2 (the sum is
+// Σ Ψ2 − κ to about ε², see kahanAdd), zP_q = Σ c·(μ_q−z̄_q)/(ℓ_q²+2s_q)
+// and c is a pair's contribution G·Ψ2 to tr(G Ψ2_n), then ∂/∂θ (1+Q).
+// Σ_n c per pair is G·ΣΨ2, found in finish.
+//
+// ΣΨ2 is compensated because the layer's sums use W·ΣΨ2·Wᵀ (W = L⁻¹,
+// Kuu = LLᵀ), whose small entries are differences of ~cond(Kuu) times
+// larger ones: the float64 sum's rounding, ~ε of ΣΨ2 per addition, cost
+// the last layer's q_sqrt gradient 4.7e-4 of its scale on a fitted step3
+// model (cond(Kuu) ≈ 7e6), the compensated sum 4e-5 (precision_test.go).
 type rbfPsi2 struct {
 	k        *RBF
 	m, q, np int
@@ -203,6 +210,7 @@ type rbfPsi2 struct {
 	z        []float64
 	tab      []float64
 	grad     bool
+	kahan    bool // compensate ΣΨ2 (setCompensated)
 }
 
 // Rows of a block of rbfPsi2.tab.
@@ -218,8 +226,17 @@ const (
 func (p *rbfPsi2) at(row, pair int) int { return (pair>>2)*4*(rowZbar+p.q) + row*4 + pair&3 }
 
 // accAt is the index in an accumulator of a pair's entry in a row
-// (0: ΣΨ2, 1+q: zP_q).
-func (p *rbfPsi2) accAt(row, pair int) int { return (pair>>2)*4*(1+p.q) + row*4 + pair&3 }
+// (0: ΣΨ2, 1: κ, 2+q: zP_q).
+func (p *rbfPsi2) accAt(row, pair int) int { return (pair>>2)*4*(2+p.q) + row*4 + pair&3 }
+
+// kahanAdd adds v to the sum s with compensation k (Kahan): the sum is
+// s − k. The assembly kernels do the same operations, in the same order.
+func kahanAdd(s, k *float64, v float64) {
+	y := v - *k
+	t := *s + y
+	*k = (t - *s) - y
+	*s = t
+}
 
 func (k *RBF) newPsi2(z []float64, m int, old psi2Kernel) psi2Kernel {
 	q := len(k.Lengthscales)
@@ -272,14 +289,14 @@ func (p *rbfPsi2) setWeights(g, w1, w2 []float64) {
 	}
 }
 
-func (p *rbfPsi2) accLen() int { return p.blocks*4*(1+p.q) + 1 + p.q }
+func (p *rbfPsi2) accLen() int { return p.blocks*4*(2+p.q) + 1 + p.q }
 
 // datum runs the pair loop for one datum: in assembly where the CPU has
 // AVX2 and FMA, otherwise in pairsGo.
 func (p *rbfPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 float64) {
 	k, q := p.k, p.q
 	buf := acc.buf
-	dPar := buf[p.blocks*4*(1+q):]
+	dPar := buf[p.blocks*4*(2+q):]
 	var scr [24]float64
 	a := scratch(scr[:], 3*q)
 	inv, dmu, sq := a[:q], a[q:2*q], a[2*q:]
@@ -328,10 +345,10 @@ func (p *rbfPsi2) pairsSIMD(acc, mu, inv []float64, pre float64, dmu, sq []float
 	var lbuf [12 + 8*8]float64
 	lanes := scratch(lbuf[:], 12+8*max(q, 3))
 	if q <= 3 {
-		psi2Pairs3AVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad)
+		psi2Pairs3AVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad, p.kahan)
 	} else {
 		clear(lanes)
-		psi2PairsAVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad)
+		psi2PairsAVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad, p.kahan)
 	}
 	for r := range q {
 		dmu[r], sq[r] = sum4(lanes[12+8*r:16+8*r]), sum4(lanes[16+8*r:20+8*r])
@@ -344,7 +361,7 @@ func (p *rbfPsi2) pairsSIMD(acc, mu, inv []float64, pre float64, dmu, sq []float
 // one pass per input dimension.
 func (p *rbfPsi2) pairsGo(acc *psi2Acc, mu, inv []float64, pre float64, dmu, sq []float64) (t1, t2, sc float64) {
 	q := p.q
-	tw, aw := 4*(rowZbar+q), 4*(1+q)
+	tw, aw := 4*(rowZbar+q), 4*(2+q)
 	ex := acc.scratch(4 * p.blocks)
 	for b := range p.blocks {
 		tb := p.tab[b*tw : (b+1)*tw]
@@ -366,13 +383,20 @@ func (p *rbfPsi2) pairsGo(acc *psi2Acc, mu, inv []float64, pre float64, dmu, sq 
 	// Ψ2 per pair, then c = G·Ψ2 in its place.
 	for b := range p.blocks {
 		tb := p.tab[b*tw : b*tw+4*rowZbar : b*tw+4*rowZbar]
-		ab := buf[b*aw : b*aw+4 : b*aw+4]
+		ab := buf[b*aw : b*aw+8 : b*aw+8]
 		e := ex[4*b : 4*b+4 : 4*b+4]
 		v0, v1, v2, v3 := pre*e[0], pre*e[1], pre*e[2], pre*e[3]
-		ab[0] += v0
-		ab[1] += v1
-		ab[2] += v2
-		ab[3] += v3
+		if p.kahan {
+			kahanAdd(&ab[0], &ab[4], v0)
+			kahanAdd(&ab[1], &ab[5], v1)
+			kahanAdd(&ab[2], &ab[6], v2)
+			kahanAdd(&ab[3], &ab[7], v3)
+		} else {
+			ab[0] += v0
+			ab[1] += v1
+			ab[2] += v2
+			ab[3] += v3
+		}
 		t1 += tb[4]*v0 + tb[5]*v1 + tb[6]*v2 + tb[7]*v3
 		t2 += tb[8]*v0 + tb[9]*v1 + tb[10]*v2 + tb[11]*v3
 		e[0], e[1], e[2], e[3] = tb[12]*v0, tb[13]*v1, tb[14]*v2, tb[15]*v3
@@ -389,7 +413,7 @@ func (p *rbfPsi2) pairsGo(acc *psi2Acc, mu, inv []float64, pre float64, dmu, sq 
 		var dm0, dm1, dm2, s0, s1, s2 float64
 		for b := range p.blocks {
 			zb := p.tab[b*28+16 : b*28+28 : b*28+28]
-			zp := buf[b*16+4 : b*16+16 : b*16+16]
+			zp := buf[b*20+8 : b*20+20 : b*20+20]
 			c := ex[4*b : 4*b+4 : 4*b+4]
 			for l := range 4 {
 				d0, d1, d2 := m0-zb[l], m1-zb[4+l], m2-zb[8+l]
@@ -411,7 +435,7 @@ func (p *rbfPsi2) pairsGo(acc *psi2Acc, mu, inv []float64, pre float64, dmu, sq 
 	}
 	for r, m := range mu {
 		iv := inv[r]
-		zo, ao := 4*(rowZbar+r), 4*(1+r)
+		zo, ao := 4*(rowZbar+r), 4*(2+r)
 		var dm, s float64
 		for b := range p.blocks {
 			zb := p.tab[b*tw+zo : b*tw+zo+4 : b*tw+zo+4]
@@ -434,24 +458,67 @@ func (p *rbfPsi2) pairsGo(acc *psi2Acc, mu, inv []float64, pre float64, dmu, sq 
 func sum4(l []float64) float64 { return (l[0] + l[1]) + (l[2] + l[3]) }
 
 func (p *rbfPsi2) sum(acc *psi2Acc, dst []float64) {
+	p.sum2(acc, dst, nil)
+}
+
+// sum2 writes Σ_n Ψ2_n as hi + lo, hi = fl(hi + lo) (lo may be nil).
+func (p *rbfPsi2) sum2(acc *psi2Acc, hi, lo []float64) {
 	m := p.m
 	for k := range p.pi {
-		v := acc.buf[p.accAt(0, k)]
+		s, c := acc.buf[p.accAt(0, k)], acc.buf[p.accAt(1, k)]
+		h, l := twoSum(s, -c)
 		i, j := int(p.pi[k]), int(p.pj[k])
-		dst[i*m+j] = v
-		dst[j*m+i] = v
+		hi[i*m+j], hi[j*m+i] = h, h
+		if lo != nil {
+			lo[i*m+j], lo[j*m+i] = l, l
+		}
 	}
+}
+
+// twoSum returns fl(a + b) and its rounding error (Knuth).
+func twoSum(a, b float64) (s, e float64) {
+	s = a + b
+	bb := s - a
+	e = (a - (s - bb)) + (b - bb)
+	return s, e
+}
+
+func (p *rbfPsi2) blockLen() int { return 4 * (2 + p.q) }
+
+// setCompensated selects Kahan's summation of ΣΨ2 (the accumulators keep
+// their layout, with κ 0 without it).
+func (p *rbfPsi2) setCompensated(c bool) { p.kahan = c }
+
+// merge adds src into dst, both a part of an accumulator starting at
+// offset off, a multiple of blockLen: ΣΨ2 with its compensation (the
+// chunks' sums are as large as the total, and a plain addition would lose
+// what Kahan's summation kept), the rest plainly.
+func (p *rbfPsi2) merge(dst, src []float64, off int) {
+	bl := p.blockLen()
+	end := min(len(dst), p.blocks*bl-off)
+	for b := 0; b < end; b += bl {
+		for l := range 4 {
+			s, e := twoSum(dst[b+l], src[b+l])
+			dst[b+l] = s
+			dst[b+4+l] += src[b+4+l] - e
+		}
+		addTo(dst[b+8:b+bl], src[b+8:b+bl])
+	}
+	if end < 0 {
+		end = 0
+	}
+	addTo(dst[end:], src[end:])
 }
 
 func (p *rbfPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 	q, np := p.q, p.np
 	buf := acc.buf
-	addTo(dParams, buf[p.blocks*4*(1+q):])
+	addTo(dParams, buf[p.blocks*4*(2+q):])
 	for k := 0; k < np; k++ {
 		i, j := int(p.pi[k]), int(p.pj[k])
 		// z̄ = (z_m + z_m')/2 moves with both ends.
 		for r := 0; r < q; r++ {
-			zp := buf[p.accAt(1+r, k)]
+			zp := buf[p.accAt(2+r, k)]
 			dZ[i*q+r] += zp
 			dZ[j*q+r] += zp
 		}

@@ -187,19 +187,21 @@ done:
 // The pair kernels' memory, in blocks of four pairs (one ymm register per
 // row), q the input dimension:
 //   tab, per block: ez | w1 | w2 | wg | z̄_0 … z̄_{q−1}
-//   acc, per block: ΣΨ2 | zP_0 … zP_{q−1}
+//   acc, per block: ΣΨ2 | κ | zP_0 … zP_{q−1}
 //   par: pre | μ_0 | inv_0 | μ_1 | inv_1 …, each broadcast to four lanes
 //   lanes (out): t1 | t2 | sc | dm_0 | sq_0 | dm_1 | sq_1 …, four lanes each
-// Per pair: v = pre·exp(ez − Σ_r (μ_r − z̄_r)²·inv_r), ΣΨ2 += v,
+// Per pair: v = pre·exp(ez − Σ_r (μ_r − z̄_r)²·inv_r), ΣΨ2 += v, with
+// kahan Kahan's compensation κ (y = v − κ, t = ΣΨ2 + y, κ = (t − ΣΨ2) − y,
+// ΣΨ2 = t: kahanAdd in rbf.go; without, κ is left alone),
 // t1 += w1·v, t2 += w2·v and, with grad, c = wg·v, sc += c and per
 // dimension d = μ_r − z̄_r, e = c·d: dm_r += e, sq_r += e·d,
 // zP_r += e·inv_r.
 
-// func psi2Pairs3AVX2(tab, acc, par, lanes *float64, blocks, q int, grad bool)
+// func psi2Pairs3AVX2(tab, acc, par, lanes *float64, blocks, q int, grad, kahan bool)
 //
 // For q ≤ 3, with every sum in a register: Y7 t1, Y8 t2, Y9 sc, Y10–Y15
 // dm_0, sq_0, dm_1, sq_1, dm_2, sq_2. It writes all 36 lanes.
-TEXT ·psi2Pairs3AVX2(SB), NOSPLIT, $0-49
+TEXT ·psi2Pairs3AVX2(SB), NOSPLIT, $0-50
 	MOVQ   tab+0(FP), SI
 	MOVQ   acc+8(FP), DI
 	MOVQ   par+16(FP), R8
@@ -208,7 +210,7 @@ TEXT ·psi2Pairs3AVX2(SB), NOSPLIT, $0-49
 	MOVBQZX grad+48(FP), R12
 	LEAQ   4(R9), R10
 	SHLQ   $5, R10                // bytes per block of tab
-	LEAQ   1(R9), R11
+	LEAQ   2(R9), R11
 	SHLQ   $5, R11                // bytes per block of acc
 	VXORPD Y7, Y7, Y7
 	VXORPD Y8, Y8, Y8
@@ -244,8 +246,22 @@ p3block:
 p3exp:
 	EXPY0
 	VMULPD      (R8), Y0, Y0      // v
+	CMPB        kahan+49(FP), $0
+	JEQ         p3plain
+	VSUBPD      32(DI), Y0, Y1    // y = v − κ
+	VMOVUPD     (DI), Y2
+	VADDPD      Y1, Y2, Y3        // t = ΣΨ2 + y
+	VMOVUPD     Y3, (DI)
+	VSUBPD      Y2, Y3, Y3
+	VSUBPD      Y1, Y3, Y3        // κ = (t − ΣΨ2) − y
+	VMOVUPD     Y3, 32(DI)
+	JMP         p3summed
+
+p3plain:
 	VADDPD      (DI), Y0, Y4
 	VMOVUPD     Y4, (DI)
+
+p3summed:
 	VFMADD231PD 32(SI), Y0, Y7
 	VFMADD231PD 64(SI), Y0, Y8
 	TESTQ       R12, R12
@@ -257,9 +273,9 @@ p3exp:
 	VMULPD      Y4, Y5, Y6        // e
 	VADDPD      Y6, Y10, Y10
 	VFMADD231PD Y4, Y6, Y11
-	VMOVUPD     32(DI), Y4
+	VMOVUPD     64(DI), Y4
 	VFMADD231PD 64(R8), Y6, Y4
-	VMOVUPD     Y4, 32(DI)
+	VMOVUPD     Y4, 64(DI)
 	CMPQ        R9, $2
 	JLT         p3next
 	VMOVUPD     96(R8), Y4
@@ -267,9 +283,9 @@ p3exp:
 	VMULPD      Y4, Y5, Y6
 	VADDPD      Y6, Y12, Y12
 	VFMADD231PD Y4, Y6, Y13
-	VMOVUPD     64(DI), Y4
+	VMOVUPD     96(DI), Y4
 	VFMADD231PD 128(R8), Y6, Y4
-	VMOVUPD     Y4, 64(DI)
+	VMOVUPD     Y4, 96(DI)
 	CMPQ        R9, $3
 	JLT         p3next
 	VMOVUPD     160(R8), Y4
@@ -277,9 +293,9 @@ p3exp:
 	VMULPD      Y4, Y5, Y6
 	VADDPD      Y6, Y14, Y14
 	VFMADD231PD Y4, Y6, Y15
-	VMOVUPD     96(DI), Y4
+	VMOVUPD     128(DI), Y4
 	VFMADD231PD 192(R8), Y6, Y4
-	VMOVUPD     Y4, 96(DI)
+	VMOVUPD     Y4, 128(DI)
 
 p3next:
 	ADDQ R10, SI
@@ -301,11 +317,11 @@ p3done:
 	VZEROUPPER
 	RET
 
-// func psi2PairsAVX2(tab, acc, par, lanes *float64, blocks, q int, grad bool)
+// func psi2PairsAVX2(tab, acc, par, lanes *float64, blocks, q int, grad, kahan bool)
 //
 // Any q ≥ 1: loops over the dimensions, with dm_r and sq_r summed in
 // lanes, whose dm and sq part the caller zeroes.
-TEXT ·psi2PairsAVX2(SB), NOSPLIT, $0-49
+TEXT ·psi2PairsAVX2(SB), NOSPLIT, $0-50
 	MOVQ    tab+0(FP), SI
 	MOVQ    acc+8(FP), DI
 	MOVQ    par+16(FP), R8
@@ -314,7 +330,7 @@ TEXT ·psi2PairsAVX2(SB), NOSPLIT, $0-49
 	MOVQ    q+40(FP), R9
 	LEAQ    4(R9), R10
 	SHLQ    $5, R10               // bytes per block of tab
-	LEAQ    1(R9), R11
+	LEAQ    2(R9), R11
 	SHLQ    $5, R11               // bytes per block of acc
 	VMOVUPD (R8), Y15             // pre
 	VXORPD  Y12, Y12, Y12         // t1
@@ -341,8 +357,22 @@ pexponent:
 
 	EXPY0
 	VMULPD      Y15, Y0, Y0       // v
+	CMPB        kahan+49(FP), $0
+	JEQ         pplain
+	VSUBPD      32(DI), Y0, Y1    // y = v − κ
+	VMOVUPD     (DI), Y2
+	VADDPD      Y1, Y2, Y3        // t = ΣΨ2 + y
+	VMOVUPD     Y3, (DI)
+	VSUBPD      Y2, Y3, Y3
+	VSUBPD      Y1, Y3, Y3        // κ = (t − ΣΨ2) − y
+	VMOVUPD     Y3, 32(DI)
+	JMP         psummed
+
+pplain:
 	VADDPD      (DI), Y0, Y4
 	VMOVUPD     Y4, (DI)
+
+psummed:
 	VFMADD231PD 32(SI), Y0, Y12
 	VFMADD231PD 64(SI), Y0, Y13
 	CMPB        grad+48(FP), $0
@@ -351,7 +381,7 @@ pexponent:
 	VADDPD      Y5, Y14, Y14
 	LEAQ        128(SI), R12      // z̄_0
 	LEAQ        32(R8), R13       // μ_0, inv_0
-	LEAQ        32(DI), R14       // zP_0
+	LEAQ        64(DI), R14       // zP_0
 	LEAQ        96(DX), AX       // dm_0's lanes, sq_0's at 32(AX)
 	MOVQ        R9, CX
 

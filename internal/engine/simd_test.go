@@ -166,3 +166,88 @@ func TestPortableBuilds(t *testing.T) {
 		}
 	}
 }
+
+// TestSIMDAccumulatorMatchesGo compares the Ψ2 pair loop's accumulator
+// itself, Kahan's compensation of ΣΨ2 included (too small to move the
+// outputs that TestSIMDMatchesGo compares), after a few data, for q ≤ 3
+// and q > 3, with and without the compensation.
+func TestSIMDAccumulatorMatchesGo(t *testing.T) {
+	if !haveSIMD {
+		t.Skip("engine: this CPU has no AVX2+FMA; only the Go path runs here")
+	}
+	for _, tc := range []struct {
+		q     int
+		kahan bool
+	}{{1, true}, {2, true}, {3, true}, {5, true}, {1, false}, {3, false}, {5, false}} {
+		q := tc.q
+		rng := rand.New(rand.NewPCG(uint64(q), 3))
+		m := 7
+		ls := make([]float64, q)
+		for r := range ls {
+			ls[r] = 0.5 + rng.Float64()
+		}
+		k := NewRBF(1.3, ls)
+		z := make([]float64, m*q)
+		for i := range z {
+			z[i] = rng.NormFloat64()
+		}
+		p := k.newPsi2(z, m, nil)
+		g, w1, w2 := make([]float64, m*m), make([]float64, m*m), make([]float64, m*m)
+		for i := 0; i < m; i++ {
+			for j := 0; j <= i; j++ {
+				g[i*m+j], w1[i*m+j], w2[i*m+j] = rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()
+				g[j*m+i], w1[j*m+i], w2[j*m+i] = g[i*m+j], w1[i*m+j], w2[i*m+j]
+			}
+		}
+		p.setWeights(g, w1, w2)
+		p.(*rbfPsi2).setCompensated(tc.kahan)
+		run := func(simd bool) []float64 {
+			old := useSIMD
+			useSIMD = simd
+			defer func() { useSIMD = old }()
+			acc := &psi2Acc{buf: make([]float64, p.accLen())}
+			rng := rand.New(rand.NewPCG(7, 7))
+			mu, s, psi1 := make([]float64, q), make([]float64, q), make([]float64, m)
+			dMu, dS := make([]float64, q), make([]float64, q)
+			for range 40 {
+				for r := range mu {
+					mu[r], s[r] = rng.NormFloat64(), 0.1*rng.Float64()
+				}
+				k.psi1(psi1, mu, s, z)
+				p.datum(acc, mu, s, psi1, dMu, dS)
+			}
+			return acc.buf
+		}
+		want, got := run(false), run(true)
+		// The exponentials differ in the last bit at times (the Go code's
+		// products are not fused), and so do the compensations κ; the
+		// compensated sums ΣΨ2 − κ agree to the ulps of the sums.
+		rp := p.(*rbfPsi2)
+		kappa := map[int]bool{}
+		var nonzero [2]bool
+		for k := range rp.pi {
+			i, c := rp.accAt(0, k), rp.accAt(1, k)
+			kappa[c] = true
+			nonzero[0] = nonzero[0] || want[c] != 0
+			nonzero[1] = nonzero[1] || got[c] != 0
+			w, g := want[i]-want[c], got[i]-got[c]
+			if d := math.Abs(g - w); !(d <= 2e-15*math.Abs(w)) {
+				t.Errorf("q %d: pair %d: ΣΨ2 − κ: assembly %.17g, Go %.17g", q, k, g, w)
+			}
+		}
+		for i := range want {
+			if kappa[i] {
+				continue
+			}
+			if d := math.Abs(got[i] - want[i]); !(d <= 1e-13*math.Max(1e-3, math.Abs(want[i]))) {
+				t.Errorf("q %d: acc[%d]: assembly %.17g, Go %.17g", q, i, got[i], want[i])
+			}
+		}
+		if tc.kahan && (!nonzero[0] || !nonzero[1]) {
+			t.Errorf("q %d: every compensation is 0 (Go, assembly: %v)", q, nonzero)
+		}
+		if !tc.kahan && (nonzero[0] || nonzero[1]) {
+			t.Errorf("q %d: a compensation without kahan (Go, assembly: %v)", q, nonzero)
+		}
+	}
+}
