@@ -74,6 +74,10 @@ type client struct {
 	t    testing.TB
 	c    *websocket.Conn
 	next int64
+	// figures keeps the message-figure messages that until passed over:
+	// the worker may answer a command before the command's ack is read
+	// (mcAfter looks here first).
+	figures []Decoded
 }
 
 func (e *testEnv) dial(t testing.TB, query string) *client {
@@ -139,6 +143,9 @@ func (c *client) until(what string, timeout time.Duration, pred func(msg) bool) 
 		}
 		if pred(m) {
 			return m
+		}
+		if m.frame != nil && m.typ() == "message_figure" && len(c.figures) < 64 {
+			c.figures = append(c.figures, m.frame)
 		}
 	}
 }

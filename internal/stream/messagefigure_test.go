@@ -12,6 +12,13 @@ import (
 // mcAfter waits for the first mc message that reflects command id.
 func (c *client) mcAfter(id int64) Decoded {
 	c.t.Helper()
+	for i, f := range c.figures {
+		if a, _ := f["applied"].(float64); int64(a) >= id {
+			c.figures = c.figures[i+1:]
+			return f
+		}
+	}
+	c.figures = nil
 	return c.until("mc message", 10*time.Second, func(m msg) bool {
 		if m.frame == nil || m.typ() != "message_figure" {
 			return false
