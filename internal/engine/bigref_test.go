@@ -305,51 +305,7 @@ func refKuu(lp *refLayerParams, ps *refPsi, jitter bf) {
 			kuu[b][a] = kuu[a][b]
 		}
 	}
-	chol := make([][]bf, m)
-	for a := range m {
-		chol[a] = make([]bf, m)
-		for b := range m {
-			chol[a][b] = bfl(0)
-		}
-	}
-	for j := range m {
-		s := bnew().Set(kuu[j][j])
-		for k := range j {
-			s.Sub(s, bmul(chol[j][k], chol[j][k]))
-		}
-		if s.Sign() <= 0 {
-			panic("bigref: Kuu not positive definite")
-		}
-		chol[j][j] = bsqrt(s)
-		for i := j + 1; i < m; i++ {
-			s := bnew().Set(kuu[i][j])
-			for k := range j {
-				s.Sub(s, bmul(chol[i][k], chol[j][k]))
-			}
-			chol[i][j] = bquo(s, chol[j][j])
-		}
-	}
-	// W = L⁻¹ by forward substitution, Kinv = Wᵀ W.
-	w := make([][]bf, m)
-	for a := range m {
-		w[a] = make([]bf, m)
-	}
-	for c := range m {
-		for i := range m {
-			if i < c {
-				w[i][c] = bfl(0)
-				continue
-			}
-			s := bfl(0)
-			if i == c {
-				s = bfl(1)
-			}
-			for k := c; k < i; k++ {
-				s.Sub(s, bmul(chol[i][k], w[k][c]))
-			}
-			w[i][c] = bquo(s, chol[i][i])
-		}
-	}
+	chol, w := bigCholInverse(kuu)
 	kinv := make([][]bf, m)
 	for a := range m {
 		kinv[a] = make([]bf, m)
@@ -685,4 +641,57 @@ func sampleParams(r *refModel, g []float64, per int) []int {
 		}
 	}
 	return out
+}
+
+// bigCholInverse returns the Cholesky factor L of kuu (LLᵀ = kuu) and
+// W = L⁻¹, in big floats: the reference's and the diagnosis's one
+// factorisation.
+func bigCholInverse(kuu [][]bf) (chol, w [][]bf) {
+	m := len(kuu)
+	chol = make([][]bf, m)
+	for a := range m {
+		chol[a] = make([]bf, m)
+		for b := range m {
+			chol[a][b] = bfl(0)
+		}
+	}
+	for j := range m {
+		s := bnew().Set(kuu[j][j])
+		for k := range j {
+			s.Sub(s, bmul(chol[j][k], chol[j][k]))
+		}
+		if s.Sign() <= 0 {
+			panic("bigref: Kuu not positive definite")
+		}
+		chol[j][j] = bsqrt(s)
+		for i := j + 1; i < m; i++ {
+			s := bnew().Set(kuu[i][j])
+			for k := range j {
+				s.Sub(s, bmul(chol[i][k], chol[j][k]))
+			}
+			chol[i][j] = bquo(s, chol[j][j])
+		}
+	}
+	// W = L⁻¹ by forward substitution.
+	w = make([][]bf, m)
+	for a := range m {
+		w[a] = make([]bf, m)
+	}
+	for c := range m {
+		for i := range m {
+			if i < c {
+				w[i][c] = bfl(0)
+				continue
+			}
+			s := bfl(0)
+			if i == c {
+				s = bfl(1)
+			}
+			for k := c; k < i; k++ {
+				s.Sub(s, bmul(chol[i][k], w[k][c]))
+			}
+			w[i][c] = bquo(s, chol[i][i])
+		}
+	}
+	return chol, w
 }

@@ -47,47 +47,7 @@ func bigKuuW(lp *refLayerParams, jitter bf, round bool) (kuu, w [][]bf) {
 			kuu[b][a] = kuu[a][b]
 		}
 	}
-	chol := make([][]bf, m)
-	for a := range m {
-		chol[a] = make([]bf, m)
-		for b := range m {
-			chol[a][b] = bfl(0)
-		}
-	}
-	for j := range m {
-		s := bnew().Set(kuu[j][j])
-		for k := range j {
-			s.Sub(s, bmul(chol[j][k], chol[j][k]))
-		}
-		chol[j][j] = bsqrt(s)
-		for i := j + 1; i < m; i++ {
-			s := bnew().Set(kuu[i][j])
-			for k := range j {
-				s.Sub(s, bmul(chol[i][k], chol[j][k]))
-			}
-			chol[i][j] = bquo(s, chol[j][j])
-		}
-	}
-	w = make([][]bf, m)
-	for a := range m {
-		w[a] = make([]bf, m)
-	}
-	for c := range m {
-		for i := range m {
-			if i < c {
-				w[i][c] = bfl(0)
-				continue
-			}
-			s := bfl(0)
-			if i == c {
-				s = bfl(1)
-			}
-			for k := c; k < i; k++ {
-				s.Sub(s, bmul(chol[i][k], w[k][c]))
-			}
-			w[i][c] = bquo(s, chol[i][i])
-		}
-	}
+	_, w = bigCholInverse(kuu)
 	return kuu, w
 }
 
