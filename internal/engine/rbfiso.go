@@ -253,7 +253,7 @@ func (s *isoRows) prepare(z []float64, m, q, n, chunks int) {
 	transpose(s.zT, z, m, q, q)
 	s.zz = linalg.Resize(s.zz, m)
 	for i := range m {
-		s.zz[i] = sqNormUnrolled(z[i*q : (i+1)*q])
+		s.zz[i] = linalg.Dot(z[i*q:(i+1)*q], z[i*q:(i+1)*q])
 	}
 	s.d2 = linalg.Resize(s.d2, n*m)
 	s.xx = linalg.Resize(s.xx, n)
@@ -261,22 +261,6 @@ func (s *isoRows) prepare(z []float64, m, q, n, chunks int) {
 		s.fast = make([]bool, chunks)
 	}
 	s.fast = s.fast[:chunks]
-}
-
-// sqNormUnrolled returns Σ a_i², with four partial sums.
-func sqNormUnrolled(a []float64) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * a[i]
-		s1 += a[i+1] * a[i+1]
-		s2 += a[i+2] * a[i+2]
-		s3 += a[i+3] * a[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * a[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // psi1Rows writes ψ1 (r×M) for the r certain inputs x (r×Q) by the product
@@ -289,7 +273,7 @@ func (k *RBFIso) psi1Rows(psi1, d2, xx, x []float64, r int, s *isoRows) bool {
 	h := 0.5 / (l * l)
 	var xmax float64
 	for i := range r {
-		xx[i] = sqNormUnrolled(x[i*q : (i+1)*q])
+		xx[i] = linalg.Dot(x[i*q:(i+1)*q], x[i*q:(i+1)*q])
 		xmax = max(xmax, xx[i])
 	}
 	var zmax float64
