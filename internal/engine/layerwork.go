@@ -425,6 +425,25 @@ func whitenRoundoff(w, kuu []float64) float64 {
 	return 0x1p-53 * m * mw * mw * maxAbs(kuu)
 }
 
+// axpyCompensated adds (a + al)·(b + bl) to the running sums s + c, one
+// entry per j: the product a·b exactly (TwoProduct by FMA), added by
+// TwoSum, with its error, a·bl and al·b into c (bl may be nil: no low part).
+func axpyCompensated(s, c []float64, a, al float64, b, bl []float64) {
+	for j, bj := range b {
+		p := a * bj
+		pe := math.FMA(a, bj, -p)
+		sj := s[j]
+		t := sj + p
+		z := t - sj
+		e := (sj - (t - z)) + (p - z) + pe + al*bj
+		if bl != nil {
+			e += a * bl[j]
+		}
+		c[j] += e
+		s[j] = t
+	}
+}
+
 // whitenCompensated sets dst (M×M) to W·(hi + lo)·Wᵀ for symmetric hi +
 // lo and lower triangular W (wT = Wᵀ), with every dot product of W and
 // hi, and of the intermediate W·hi (kept as thi + tlo) and W, in
@@ -439,16 +458,7 @@ func whitenCompensated(dst, hi, lo, w, wT []float64, m int, thi, tlo, c []float6
 		clear(ts)
 		clear(tc)
 		for k, a := range w[i*m : i*m+i+1] {
-			hk, lk := hi[k*m:(k+1)*m], lo[k*m:(k+1)*m]
-			for j, b := range hk {
-				p := a * b
-				pe := math.FMA(a, b, -p)
-				s := ts[j]
-				t := s + p
-				z := t - s
-				tc[j] += (s - (t - z)) + (p - z) + pe + a*lk[j]
-				ts[j] = t
-			}
+			axpyCompensated(ts, tc, a, 0, hi[k*m:(k+1)*m], lo[k*m:(k+1)*m])
 		}
 		for j, s := range ts {
 			h := s + tc[j]
@@ -463,18 +473,8 @@ func whitenCompensated(dst, hi, lo, w, wT []float64, m int, thi, tlo, c []float6
 		clear(ps)
 		clear(pc)
 		for k := 0; k <= i; k++ {
-			a, al := ti[k], tl[k]
-			wk := wT[k*m+k : k*m+i+1] // W_jk for j = k…i
-			ps, pc := ps[k:], pc[k:]
-			for j, b := range wk {
-				p := a * b
-				pe := math.FMA(a, b, -p)
-				s := ps[j]
-				t := s + p
-				z := t - s
-				pc[j] += (s - (t - z)) + (p - z) + pe + al*b
-				ps[j] = t
-			}
+			// W_jk for j = k…i
+			axpyCompensated(ps[k:], pc[k:], ti[k], tl[k], wT[k*m+k:k*m+i+1], nil)
 		}
 		for j := range ps {
 			v := ps[j] + pc[j]
