@@ -284,9 +284,11 @@ type refLayerOut struct {
 	trB            bf // Σ_n Σ_d ψ1_n B_d ψ1_nᵀ, for the likelihood
 }
 
-func refKuu(lp *refLayerParams, ps *refPsi, jitter bf) {
+// bigKuu is the RBF Kuu (with jitter on the diagonal) in big floats; with
+// round, its entries are rounded to float64 as the engine holds them (the
+// precision diagnosis).
+func bigKuu(lp *refLayerParams, jitter bf, round bool) [][]bf {
 	m, q := len(lp.z), len(lp.ls)
-	// Kuu, its Cholesky factor and inverse.
 	kuu := make([][]bf, m)
 	for a := range m {
 		kuu[a] = make([]bf, m)
@@ -299,12 +301,25 @@ func refKuu(lp *refLayerParams, ps *refPsi, jitter bf) {
 				e.Add(e, bmul(dz, dz))
 			}
 			kuu[a][b] = bmul(lp.variance, bexp(bmul(e, bfl(-0.5))))
+			if round {
+				kuu[a][b] = bfl(bf64(kuu[a][b]))
+			}
 			if a == b {
 				kuu[a][b] = badd(kuu[a][b], jitter)
+				if round {
+					kuu[a][b] = bfl(bf64(kuu[a][b]))
+				}
 			}
 			kuu[b][a] = kuu[a][b]
 		}
 	}
+	return kuu
+}
+
+func refKuu(lp *refLayerParams, ps *refPsi, jitter bf) {
+	m := len(lp.z)
+	// Kuu, its Cholesky factor and inverse.
+	kuu := bigKuu(lp, jitter, false)
 	chol, w := bigCholInverse(kuu)
 	kinv := make([][]bf, m)
 	for a := range m {

@@ -22,31 +22,7 @@ var diagFlag = flag.Bool("diag", false, "run the precision diagnosis (slow)")
 // bigKuuW is Kuu and W = L⁻¹ in big floats; with round, Kuu's entries are
 // rounded to float64 first.
 func bigKuuW(lp *refLayerParams, jitter bf, round bool) (kuu, w [][]bf) {
-	m, q := len(lp.z), len(lp.ls)
-	kuu = make([][]bf, m)
-	for a := range m {
-		kuu[a] = make([]bf, m)
-	}
-	for a := range m {
-		for b := a; b < m; b++ {
-			e := bnew()
-			for r := range q {
-				dz := bquo(bsub(lp.z[a][r], lp.z[b][r]), lp.ls[r])
-				e.Add(e, bmul(dz, dz))
-			}
-			kuu[a][b] = bmul(lp.variance, bexp(bmul(e, bfl(-0.5))))
-			if round {
-				kuu[a][b] = bfl(bf64(kuu[a][b]))
-			}
-			if a == b {
-				kuu[a][b] = badd(kuu[a][b], jitter)
-				if round {
-					kuu[a][b] = bfl(bf64(kuu[a][b]))
-				}
-			}
-			kuu[b][a] = kuu[a][b]
-		}
-	}
+	kuu = bigKuu(lp, jitter, round)
 	_, w = bigCholInverse(kuu)
 	return kuu, w
 }
