@@ -6,12 +6,9 @@ import (
 	"net/url"
 	"strconv"
 
-	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/faces"
 	"dgpviz/internal/stream"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // facesGridDefault and facesGridMax bound the face tiles of the Frey
@@ -68,21 +65,15 @@ func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 		}
 		return nil
 	}
-	fig := &faces.Figure{Latent: mat.DenseCopyOf(lat.Mean), Height: dataset.FreyHeight, Width: dataset.FreyWidth, Lo: 0, Hi: 255}
+	var dec *faces.Decoder
 	if grid > 0 {
-		dec, err := faces.NewDecoder(m, fs.NormY)
-		if err != nil {
+		if dec, err = faces.NewDecoder(m, fs.NormY); err != nil {
 			return bad("%v", err)
 		}
-		pts := faces.Grid(fig.Latent, grid)
-		g := len(pts) / 2
-		mean, vr := make([]float64, g*dataset.FreyPixels), make([]float64, g*dataset.FreyPixels)
-		if err := dec.Decode(pts, mean, vr); err != nil {
-			return fmt.Errorf("web: faces: %w", err)
-		}
-		for i := range g {
-			fig.Tiles = append(fig.Tiles, faces.Tile{X: pts[2*i], Y: pts[2*i+1], Pixels: mean[i*dataset.FreyPixels : (i+1)*dataset.FreyPixels]})
-		}
+	}
+	fig, err := faces.NewFigure(lat.Mean, dec, grid)
+	if err != nil {
+		return fmt.Errorf("web: faces: %w", err)
 	}
 	return faces.Render(buf, format, fig)
 }

@@ -7,8 +7,6 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/faces"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // runFigureFrey draws the paper's Frey faces figure from a fitted
@@ -54,17 +52,9 @@ func runFigureFrey(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{fmt.Errorf("viz figure frey: %w", err)}
 	}
-	fig := &faces.Figure{Latent: mat.DenseCopyOf(msgs[0].Mean), Height: dataset.FreyHeight, Width: dataset.FreyWidth, Lo: 0, Hi: 255}
-	if *grid > 0 {
-		pts := faces.Grid(fig.Latent, *grid)
-		g := len(pts) / 2
-		mean, vr := make([]float64, g*dataset.FreyPixels), make([]float64, g*dataset.FreyPixels)
-		if err := dec.Decode(pts, mean, vr); err != nil {
-			return fmt.Errorf("viz figure frey: %w", err)
-		}
-		for i := range g {
-			fig.Tiles = append(fig.Tiles, faces.Tile{X: pts[2*i], Y: pts[2*i+1], Pixels: mean[i*dataset.FreyPixels : (i+1)*dataset.FreyPixels]})
-		}
+	fig, err := faces.NewFigure(msgs[0].Mean, dec, *grid)
+	if err != nil {
+		return fmt.Errorf("viz figure frey: %w", err)
 	}
 	return writeFigure(*out, stdout, func(w io.Writer) error { return faces.Render(w, f, fig) })
 }
