@@ -13,29 +13,26 @@ export function viridis(t) {
   return V[i].map((v, k) => Math.round(v + f * (V[i + 1][k] - v)));
 }
 
-// palette(n, alpha) returns n CSS colours along the map (cached).
-const cache = new Map();
-export function palette(n, alpha = 1) {
-  const key = `${n}:${alpha}`;
-  let p = cache.get(key);
-  if (!p) {
-    p = Array.from({ length: n }, (_, i) => {
-      const c = viridis(n > 1 ? i / (n - 1) : 0.5);
-      return `rgba(${c[0]},${c[1]},${c[2]},${alpha})`;
-    });
-    cache.set(key, p);
-  }
-  return p;
-}
-
-// paletteRGB(n) is palette(n) as [r, g, b] arrays (cached), for drawing
-// in script (splat.js).
+// paletteRGB(n) returns n colours along the map as [r, g, b] arrays
+// (cached), for drawing in script (splat.js); palette(n, alpha) the same
+// colours as CSS strings.
 const rgbCache = new Map();
 export function paletteRGB(n) {
   let p = rgbCache.get(n);
   if (!p) {
     p = Array.from({ length: n }, (_, i) => viridis(n > 1 ? i / (n - 1) : 0.5));
     rgbCache.set(n, p);
+  }
+  return p;
+}
+
+const cssCache = new Map();
+export function palette(n, alpha = 1) {
+  const key = `${n}:${alpha}`;
+  let p = cssCache.get(key);
+  if (!p) {
+    p = paletteRGB(n).map((c) => `rgba(${c[0]},${c[1]},${c[2]},${alpha})`);
+    cssCache.set(key, p);
   }
   return p;
 }
