@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"dgpviz/internal/linalg"
 	"sync"
+
+	"dgpviz/internal/linalg"
 
 	"gonum.org/v1/gonum/mat"
 )

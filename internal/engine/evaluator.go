@@ -1,11 +1,12 @@
 package engine
 
 import (
-	"dgpviz/internal/linalg"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+
+	"dgpviz/internal/linalg"
 
 	"gonum.org/v1/gonum/mat"
 )

@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"dgpviz/internal/linalg"
 	"fmt"
 	"math"
+
+	"dgpviz/internal/linalg"
 )
 
 // Kernel is a covariance function with analytic psi statistics under a

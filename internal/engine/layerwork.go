@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"dgpviz/internal/linalg"
 	"fmt"
 	"math"
+
+	"dgpviz/internal/linalg"
 )
 
 // layerWork is one layer's workspace: quantities that depend only on the

@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"dgpviz/internal/linalg"
 	"fmt"
 	"math"
+
+	"dgpviz/internal/linalg"
 )
 
 // RBF is the ARD exponentiated quadratic kernel

@@ -1,10 +1,11 @@
 package engine
 
 import (
-	"dgpviz/internal/linalg"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"dgpviz/internal/linalg"
 )
 
 // TestWhitenCompensated checks W·(hi + lo)·Wᵀ against big floats for a W

@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"dgpviz/internal/train"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"dgpviz/internal/train"
 
 	"github.com/gorilla/websocket"
 )

@@ -1,12 +1,13 @@
 package stream
 
 import (
-	"dgpviz/internal/engine"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+
+	"dgpviz/internal/engine"
 )
 
 // TestResume: a page that reconnects with its hello's token within the

@@ -1,13 +1,14 @@
 package train
 
 import (
-	"dgpviz/internal/engine"
-	"dgpviz/internal/linalg"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
+
+	"dgpviz/internal/engine"
+	"dgpviz/internal/linalg"
 )
 
 // Optimizer defaults and safeguards.
