@@ -89,8 +89,12 @@ func (s *Server) reserve(ss *session, bytes int64) error {
 	defer s.mu.Unlock()
 	if s.limits.ServerMemory > 0 {
 		total := s.reservedExcept(ss)
-		for total+bytes > s.limits.ServerMemory && s.evictOldestDisconnected() {
-			total = s.reservedExcept(ss)
+		for total+bytes > s.limits.ServerMemory {
+			freed, ok := s.evictOldestDisconnected()
+			if !ok {
+				break
+			}
+			total -= freed
 		}
 		if total+bytes > s.limits.ServerMemory {
 			return fmt.Errorf("%w: this model would need about %s of memory and the other sessions hold %s of its %s; try a smaller model or later", ErrBusy, mib(bytes), mib(total), mib(s.limits.ServerMemory))
@@ -120,8 +124,9 @@ func (s *Server) reservedExcept(ss *session) int64 {
 }
 
 // evictOldestDisconnected forgets the parked state of the session that
-// disconnected first, and reports whether there was one. s.mu is held.
-func (s *Server) evictOldestDisconnected() bool {
+// disconnected first and returns the bytes its reservation held, or false
+// when there was none. s.mu is held.
+func (s *Server) evictOldestDisconnected() (int64, bool) {
 	var oldest string
 	for token, p := range s.parked {
 		if !p.disconnected.IsZero() && (oldest == "" || p.disconnected.Before(s.parked[oldest].disconnected)) {
@@ -129,13 +134,14 @@ func (s *Server) evictOldestDisconnected() bool {
 		}
 	}
 	if oldest == "" {
-		return false
+		return 0, false
 	}
 	p := s.parked[oldest]
 	p.timer.Stop()
+	freed := s.reserved[p.owner]
 	s.forget(oldest, p)
 	s.log.Info("let a disconnected session's state go to make room", "disconnected", time.Since(p.disconnected).Round(time.Second))
-	return true
+	return freed, true
 }
 
 func (s *Server) release(ss *session) {
