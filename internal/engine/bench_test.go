@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 )
 
@@ -84,6 +85,30 @@ func BenchmarkPrepare(b *testing.B) {
 			var w layerWork
 			for range b.N {
 				if err := w.prepare(l, m.Jitter, 1, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFittedBoundGradient: the fitted fixtures (and the -refrobot
+// model), whose ill-conditioned layers take the exact ΣΨ2 and the
+// compensated whitening (compensateAbove) that random models do not.
+func BenchmarkFittedBoundGradient(b *testing.B) {
+	paths := precisionFixtures
+	if *refRobot != "" {
+		paths = append(paths[:len(paths):len(paths)], *refRobot)
+	}
+	for _, path := range paths {
+		mf, err := ReadModelFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(filepath.Base(path), func(b *testing.B) {
+			e := Evaluator{Workers: 1}
+			for range b.N {
+				if _, _, err := e.Evaluate(mf.Model, Options{Gradient: true}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -71,10 +71,11 @@ type psi2Kernel interface {
 	quadPsi1() bool
 }
 
-// psi2Merger is a psi2Kernel whose accumulators can hold compensated sums
-// (setCompensated, before a data loop): merge adds src into dst, parts of two accumulators starting at offset
-// off, a multiple of blockLen (Evaluator.reduce), and sum2 writes
-// Σ_n Ψ2_n as an unevaluated sum hi + lo.
+// psi2Merger is a psi2Kernel whose accumulators can hold ΣΨ2 in twice
+// the working precision (setCompensated, before a data loop): merge adds
+// src into dst, parts of two accumulators starting at offset off, a
+// multiple of blockLen (Evaluator.reduce), and sum2 writes Σ_n Ψ2_n as
+// an unevaluated sum hi + lo.
 type psi2Merger interface {
 	setCompensated(bool)
 	blockLen() int

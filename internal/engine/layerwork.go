@@ -29,8 +29,8 @@ type layerWork struct {
 	// is a Gaussian message: prepare then computes C and g2 too.
 	uncertain, haveBsum, haveC bool
 	// compensate: W·x·Wᵀ of a product x of kernel values may lose more
-	// than compensateAbove of it (whitenRoundoff): ΣΨ2 and W·ΣΨ2·Wᵀ are
-	// formed in compensated arithmetic.
+	// than compensateAbove of it (whitenRoundoff): ΣΨ2 is summed from
+	// double-double entries and W·ΣΨ2·Wᵀ formed in compensated arithmetic.
 	compensate bool
 	lcatT      []float64 // Lcatᵀ, M·D × M
 	c          []float64 // C = Σ_d A_d A_dᵀ + B_d, M×M
@@ -369,9 +369,9 @@ func (w *layerWork) penaltySums(n int) {
 	half := 1 / (2 * w.s2)
 	// W·ΣΨ2·Wᵀ: its entries are up to ~cond(Kuu) times smaller than the
 	// terms of the products, and where float64 products may lose more
-	// than compensateAbove of it, it is formed from ΣΨ2's compensated sum
-	// hi + lo (rbfPsi2) in compensated arithmetic (the fitted robot
-	// model's middle layer, cond(Kuu) ≈ 5e7: with float64 products
+	// than compensateAbove of it, it is formed from ΣΨ2's exact sum
+	// hi + lo (rbfPsi2.sumExact) in compensated arithmetic (the fitted
+	// robot model's middle layer, cond(Kuu) ≈ 5e7: with float64 products
 	// tr(W·ΣΨ2·Wᵀ) was off by 1.4e-7, the bound by 2.8e-8).
 	w.psi2W = linalg.Resize(w.psi2W, m*m)
 	if !w.compensate {
@@ -403,8 +403,8 @@ func (w *layerWork) penaltySums(n int) {
 }
 
 // compensateAbove is the bound on W·x·Wᵀ's relative rounding error
-// (whitenRoundoff) above which a layer sums ΣΨ2 with Kahan's compensation
-// and whitens it in compensated arithmetic: the fitted models' layers with
+// (whitenRoundoff) above which a layer sums ΣΨ2 from double-double
+// entries and whitens it in compensated arithmetic: the fitted models' layers with
 // cond(Kuu) ≳ 1e6 are at ~1e-10 and above, the benchmarks' random models
 // at ~1e-12 and below.
 const compensateAbove = 2e-11

@@ -192,17 +192,18 @@ func (k *RBF) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dPara
 // add exact zeros. tab, per block: [ez | w1 | w2 | wg | z̄_0 … z̄_{Q−1}],
 // the weights with off-diagonal pairs doubled.
 //
-// Accumulator layout: blocks of [Σ Ψ2 | κ | zP_0 … zP_{Q−1}] per pair,
-// where κ is the compensation of Kahan's summation of Σ Ψ2 (the sum is
-// Σ Ψ2 − κ to about ε², see kahanAdd), zP_q = Σ c·(μ_q−z̄_q)/(ℓ_q²+2s_q)
+// Accumulator layout: blocks of [Σ Ψ2 | lo | zP_0 … zP_{Q−1}] per pair,
+// where lo is the low part of ΣΨ2 when it is summed exactly (the sum is
+// ΣΨ2 + lo, see sumExact; else lo is 0), zP_q = Σ c·(μ_q−z̄_q)/(ℓ_q²+2s_q)
 // and c is a pair's contribution G·Ψ2 to tr(G Ψ2_n), then ∂/∂θ (1+Q).
 // Σ_n c per pair is G·ΣΨ2, found in finish.
 //
-// ΣΨ2 is compensated because the layer's sums use W·ΣΨ2·Wᵀ (W = L⁻¹,
-// Kuu = LLᵀ), whose small entries are differences of ~cond(Kuu) times
-// larger ones: the float64 sum's rounding, ~ε of ΣΨ2 per addition, cost
-// the last layer's q_sqrt gradient 4.7e-4 of its scale on a fitted step3
-// model (cond(Kuu) ≈ 7e6), the compensated sum 4e-5 (precision_test.go).
+// ΣΨ2 is summed exactly where W·ΣΨ2·Wᵀ (W = L⁻¹, Kuu = LLᵀ) would lose
+// to float64 what its uses need (setCompensated): its small entries are
+// differences of ~cond(Kuu) times larger ones, and a float64 Ψ2 entry's
+// own rounding, amplified so, cost the last layer's q_sqrt gradient
+// 9.6e-5 of its scale on a fitted step3 model (cond(Kuu) ≈ 7e6) even with
+// the sum compensated (precision_test.go).
 type rbfPsi2 struct {
 	k        *RBF
 	m, q, np int
@@ -211,7 +212,10 @@ type rbfPsi2 struct {
 	z        []float64
 	tab      []float64
 	grad     bool
-	kahan    bool // compensate ΣΨ2 (setCompensated)
+	exact    bool // sum ΣΨ2 from double-double entries (setCompensated)
+	// The pairs' exponent constants and midpoints in double-double, for
+	// sumExact: ez per pair, z̄ per pair and dimension.
+	ezDD, zbarDD []dd
 }
 
 // Rows of a block of rbfPsi2.tab.
@@ -227,17 +231,8 @@ const (
 func (p *rbfPsi2) at(row, pair int) int { return (pair>>2)*4*(rowZbar+p.q) + row*4 + pair&3 }
 
 // accAt is the index in an accumulator of a pair's entry in a row
-// (0: ΣΨ2, 1: κ, 2+q: zP_q).
+// (0: ΣΨ2, 1: its low part, 2+q: zP_q).
 func (p *rbfPsi2) accAt(row, pair int) int { return (pair>>2)*4*(2+p.q) + row*4 + pair&3 }
-
-// kahanAdd adds v to the sum s with compensation k (Kahan): the sum is
-// s − k. The assembly kernels do the same operations, in the same order.
-func kahanAdd(s, k *float64, v float64) {
-	y := v - *k
-	t := *s + y
-	*k = (t - *s) - y
-	*s = t
-}
 
 func (k *RBF) newPsi2(z []float64, m int, old psi2Kernel) psi2Kernel {
 	q := len(k.Lengthscales)
@@ -248,7 +243,8 @@ func (k *RBF) newPsi2(z []float64, m int, old psi2Kernel) psi2Kernel {
 		p = new(rbfPsi2)
 	}
 	*p = rbfPsi2{k: k, m: m, q: q, np: np, blocks: nb, z: z,
-		pi: p.pi[:0], pj: p.pj[:0], tab: linalg.Resize(p.tab, nb*4*(rowZbar+q))}
+		pi: p.pi[:0], pj: p.pj[:0], tab: linalg.Resize(p.tab, nb*4*(rowZbar+q)),
+		ezDD: resizeDD(p.ezDD, np), zbarDD: resizeDD(p.zbarDD, np*q)}
 	clear(p.tab)
 	for i := 0; i < m; i++ {
 		for j := i; j < m; j++ {
@@ -256,12 +252,21 @@ func (k *RBF) newPsi2(z []float64, m int, old psi2Kernel) psi2Kernel {
 			p.pi = append(p.pi, int32(i))
 			p.pj = append(p.pj, int32(j))
 			var e float64
+			var ed dd
 			for r, l := range k.Lengthscales {
 				d := z[i*q+r] - z[j*q+r]
 				e -= d * d / (4 * l * l)
 				p.tab[p.at(rowZbar+r, pair)] = 0.5 * (z[i*q+r] + z[j*q+r])
+				// the same in double-double: z_i ± z_j exactly, halved exactly
+				dh, dl := twoSum(z[i*q+r], -z[j*q+r])
+				dz := dd{dh, dl}
+				l2h, l2l := twoProd(2*l, 2*l)
+				ed = ddAdd(ed, ddNeg(ddDiv(ddMul(dz, dz), dd{l2h, l2l})))
+				sh, sl := twoSum(z[i*q+r], z[j*q+r])
+				p.zbarDD[pair*q+r] = dd{0.5 * sh, 0.5 * sl}
 			}
 			p.tab[p.at(rowEz, pair)] = e
+			p.ezDD[pair] = ed
 		}
 	}
 	for pair := np; pair < 4*nb; pair++ {
@@ -315,6 +320,9 @@ func (p *rbfPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 fl
 	} else {
 		t1, t2, sc = p.pairsGo(acc, mu, inv, pre, dmu, sq)
 	}
+	if p.exact {
+		p.sumExact(buf, mu, s)
+	}
 	if !p.grad {
 		return t1, t2
 	}
@@ -346,10 +354,10 @@ func (p *rbfPsi2) pairsSIMD(acc, mu, inv []float64, pre float64, dmu, sq []float
 	var lbuf [12 + 8*8]float64
 	lanes := scratch(lbuf[:], 12+8*max(q, 3))
 	if q <= 3 {
-		psi2Pairs3AVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad, p.kahan)
+		psi2Pairs3AVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad, !p.exact)
 	} else {
 		clear(lanes)
-		psi2PairsAVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad, p.kahan)
+		psi2PairsAVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad, !p.exact)
 	}
 	for r := range q {
 		dmu[r], sq[r] = sum4(lanes[12+8*r:16+8*r]), sum4(lanes[16+8*r:20+8*r])
@@ -387,12 +395,7 @@ func (p *rbfPsi2) pairsGo(acc *psi2Acc, mu, inv []float64, pre float64, dmu, sq 
 		ab := buf[b*aw : b*aw+8 : b*aw+8]
 		e := ex[4*b : 4*b+4 : 4*b+4]
 		v0, v1, v2, v3 := pre*e[0], pre*e[1], pre*e[2], pre*e[3]
-		if p.kahan {
-			kahanAdd(&ab[0], &ab[4], v0)
-			kahanAdd(&ab[1], &ab[5], v1)
-			kahanAdd(&ab[2], &ab[6], v2)
-			kahanAdd(&ab[3], &ab[7], v3)
-		} else {
+		if !p.exact { // else sumExact sums them
 			ab[0] += v0
 			ab[1] += v1
 			ab[2] += v2
@@ -466,8 +469,7 @@ func (p *rbfPsi2) sum(acc *psi2Acc, dst []float64) {
 func (p *rbfPsi2) sum2(acc *psi2Acc, hi, lo []float64) {
 	m := p.m
 	for k := range p.pi {
-		s, c := acc.buf[p.accAt(0, k)], acc.buf[p.accAt(1, k)]
-		h, l := twoSum(s, -c)
+		h, l := twoSum(acc.buf[p.accAt(0, k)], acc.buf[p.accAt(1, k)])
 		i, j := int(p.pi[k]), int(p.pj[k])
 		hi[i*m+j], hi[j*m+i] = h, h
 		if lo != nil {
@@ -486,14 +488,14 @@ func twoSum(a, b float64) (s, e float64) {
 
 func (p *rbfPsi2) blockLen() int { return 4 * (2 + p.q) }
 
-// setCompensated selects Kahan's summation of ΣΨ2 (the accumulators keep
-// their layout, with κ 0 without it).
-func (p *rbfPsi2) setCompensated(c bool) { p.kahan = c }
+// setCompensated selects the exact summation of ΣΨ2 (sumExact; the
+// accumulators keep their layout, with the low parts 0 without it).
+func (p *rbfPsi2) setCompensated(c bool) { p.exact = c }
 
 // merge adds src into dst, both a part of an accumulator starting at
-// offset off, a multiple of blockLen: ΣΨ2 with its compensation (the
-// chunks' sums are as large as the total, and a plain addition would lose
-// what Kahan's summation kept), the rest plainly.
+// offset off, a multiple of blockLen: ΣΨ2 with its low part (the chunks'
+// sums are as large as the total, and a plain addition would lose what
+// the exact summation kept), the rest plainly.
 func (p *rbfPsi2) merge(dst, src []float64, off int) {
 	bl := p.blockLen()
 	end := min(len(dst), p.blocks*bl-off)
@@ -501,7 +503,7 @@ func (p *rbfPsi2) merge(dst, src []float64, off int) {
 		for l := range 4 {
 			s, e := twoSum(dst[b+l], src[b+l])
 			dst[b+l] = s
-			dst[b+4+l] += src[b+4+l] - e
+			dst[b+4+l] += src[b+4+l] + e
 		}
 		addTo(dst[b+8:b+bl], src[b+8:b+bl])
 	}
@@ -535,6 +537,83 @@ func (p *rbfPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 			dParams[1+r] += 0.5 * c * d * d * il2 / l
 		}
 	}
+}
+
+// sumExact adds the datum's Ψ2 entries to ΣΨ2 as double-double numbers
+// (accurate to ~1e-21 each, where float64 entries carry up to an ulp,
+// 1.1e-16), into the accumulator's ΣΨ2 and low part by TwoSum:
+//
+//	Ψ2_mm' = pre · exp(ez − Σ_r (μ_r − z̄_r)²/(ℓ_r² + 2s_r)),
+//	pre = σ⁴ ∏_r (1 + 2s_r/ℓ_r²)^(−½).
+//
+// An entry below e^exactTailExp·pre is added in float64: its rounding,
+// below 2e-24·pre, counts no more than a double-double entry's. The pairs' Ψ2 in
+// float64 still serve the loop's other sums (the per-datum penalties and
+// the gradient's weights), where no whitening amplifies their rounding.
+func (p *rbfPsi2) sumExact(acc []float64, mu, s []float64) {
+	q := p.q
+	var ibuf [16]float64
+	ih, il := ibuf[:0], ibuf[8:8]
+	if q > 8 {
+		ih, il = make([]float64, 0, q), make([]float64, 0, q)
+	}
+	v2 := p.k.Variance
+	ph, pl := twoProd(v2, v2)
+	pre := dd{ph, pl}
+	for r, l := range p.k.Lengthscales {
+		// u = ℓ² + 2s; pre·= ℓ/√u; inv = 1/u
+		l2h, l2l := twoProd(l, l)
+		u := ddAdd(dd{l2h, l2l}, dd{2 * s[r], 0})
+		inv := ddDiv(dd{1, 0}, u)
+		ih, il = append(ih, inv.hi), append(il, inv.lo)
+		pre = ddMul(pre, ddDiv(dd{l, 0}, ddSqrt(u)))
+	}
+	for k := range p.np {
+		i, c := p.accAt(0, k), p.accAt(1, k)
+		zb := p.zbarDD[k*q : (k+1)*q]
+		ez := p.ezDD[k]
+		ef := ez.hi
+		for r, m := range mu {
+			d := m - zb[r].hi
+			ef -= d * d * ih[r]
+		}
+		if !(ef >= exactTailExp) {
+			h, l := twoSum(acc[i], pre.hi*math.Exp(ef))
+			acc[i] = h
+			acc[c] += l
+			continue
+		}
+		eh, el := ez.hi, ez.lo
+		for r, m := range mu {
+			// d = μ − z̄ (exact but for z̄'s low part), d², d²·inv
+			dh, dl := twoSum(m, -zb[r].hi)
+			dl -= zb[r].lo
+			sh, sl := twoProd(dh, dh)
+			sl += 2 * dh * dl
+			th, tl := twoProd(sh, ih[r])
+			tl += sh*il[r] + sl*ih[r]
+			var x float64
+			eh, x = twoSum(eh, -th)
+			el += x - tl
+		}
+		eh, el = quickTwoSum(eh, el)
+		v := ddMul(pre, ddExp(dd{eh, el}))
+		h, l := twoSum(acc[i], v.hi)
+		acc[i] = h
+		acc[c] += l + v.lo
+	}
+}
+
+// exactTailExp is the exponent below which sumExact adds a Ψ2 entry in
+// float64: the entry is below e⁻¹⁸·pre ≈ 1.5e-8·pre and its rounding
+// below 2e-24·pre.
+const exactTailExp = -18
+
+func resizeDD(b []dd, n int) []dd {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	return make([]dd, n)
 }
 
 // scratch returns buf[:n] when it fits, so that small dimensions need no

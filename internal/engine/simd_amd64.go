@@ -17,14 +17,14 @@ func expAVX2(x *float64, n int)
 
 // psi2PairsAVX2 and psi2Pairs3AVX2 run the Ψ2 pair loop over blocks of
 // four pairs for input dimension q (psi2Pairs3AVX2: q ≤ 3, with its sums
-// in registers), ΣΨ2 with Kahan's compensation when kahan is set; the
-// layout is rbfPsi2's, documented in simd_amd64.s.
+// in registers), adding to ΣΨ2 when sum is set (else rbfPsi2.sumExact
+// does); the layout is rbfPsi2's, documented in simd_amd64.s.
 //
 //go:noescape
-func psi2PairsAVX2(tab, acc, par, lanes *float64, blocks, q int, grad, kahan bool)
+func psi2PairsAVX2(tab, acc, par, lanes *float64, blocks, q int, grad, sum bool)
 
 //go:noescape
-func psi2Pairs3AVX2(tab, acc, par, lanes *float64, blocks, q int, grad, kahan bool)
+func psi2Pairs3AVX2(tab, acc, par, lanes *float64, blocks, q int, grad, sum bool)
 
 // gemmAVX2 adds alpha·A·B to C (row-major, leading dimensions in
 // elements) for m a multiple of 4, n of 8 and k ≥ 1; see gemmNN.

@@ -187,17 +187,16 @@ done:
 // The pair kernels' memory, in blocks of four pairs (one ymm register per
 // row), q the input dimension:
 //   tab, per block: ez | w1 | w2 | wg | z̄_0 … z̄_{q−1}
-//   acc, per block: ΣΨ2 | κ | zP_0 … zP_{q−1}
+//   acc, per block: ΣΨ2 | lo | zP_0 … zP_{q−1}
 //   par: pre | μ_0 | inv_0 | μ_1 | inv_1 …, each broadcast to four lanes
 //   lanes (out): t1 | t2 | sc | dm_0 | sq_0 | dm_1 | sq_1 …, four lanes each
-// Per pair: v = pre·exp(ez − Σ_r (μ_r − z̄_r)²·inv_r), ΣΨ2 += v, with
-// kahan Kahan's compensation κ (y = v − κ, t = ΣΨ2 + y, κ = (t − ΣΨ2) − y,
-// ΣΨ2 = t: kahanAdd in rbf.go; without, κ is left alone),
+// Per pair: v = pre·exp(ez − Σ_r (μ_r − z̄_r)²·inv_r), with sum ΣΨ2 += v
+// (without, ΣΨ2 and its low part are left to rbfPsi2.sumExact),
 // t1 += w1·v, t2 += w2·v and, with grad, c = wg·v, sc += c and per
 // dimension d = μ_r − z̄_r, e = c·d: dm_r += e, sq_r += e·d,
 // zP_r += e·inv_r.
 
-// func psi2Pairs3AVX2(tab, acc, par, lanes *float64, blocks, q int, grad, kahan bool)
+// func psi2Pairs3AVX2(tab, acc, par, lanes *float64, blocks, q int, grad, sum bool)
 //
 // For q ≤ 3, with every sum in a register: Y7 t1, Y8 t2, Y9 sc, Y10–Y15
 // dm_0, sq_0, dm_1, sq_1, dm_2, sq_2. It writes all 36 lanes.
@@ -246,18 +245,8 @@ p3block:
 p3exp:
 	EXPY0
 	VMULPD      (R8), Y0, Y0      // v
-	CMPB        kahan+49(FP), $0
-	JEQ         p3plain
-	VSUBPD      32(DI), Y0, Y1    // y = v − κ
-	VMOVUPD     (DI), Y2
-	VADDPD      Y1, Y2, Y3        // t = ΣΨ2 + y
-	VMOVUPD     Y3, (DI)
-	VSUBPD      Y2, Y3, Y3
-	VSUBPD      Y1, Y3, Y3        // κ = (t − ΣΨ2) − y
-	VMOVUPD     Y3, 32(DI)
-	JMP         p3summed
-
-p3plain:
+	CMPB        sum+49(FP), $0
+	JEQ         p3summed
 	VADDPD      (DI), Y0, Y4
 	VMOVUPD     Y4, (DI)
 
@@ -317,7 +306,7 @@ p3done:
 	VZEROUPPER
 	RET
 
-// func psi2PairsAVX2(tab, acc, par, lanes *float64, blocks, q int, grad, kahan bool)
+// func psi2PairsAVX2(tab, acc, par, lanes *float64, blocks, q int, grad, sum bool)
 //
 // Any q ≥ 1: loops over the dimensions, with dm_r and sq_r summed in
 // lanes, whose dm and sq part the caller zeroes.
@@ -357,18 +346,8 @@ pexponent:
 
 	EXPY0
 	VMULPD      Y15, Y0, Y0       // v
-	CMPB        kahan+49(FP), $0
-	JEQ         pplain
-	VSUBPD      32(DI), Y0, Y1    // y = v − κ
-	VMOVUPD     (DI), Y2
-	VADDPD      Y1, Y2, Y3        // t = ΣΨ2 + y
-	VMOVUPD     Y3, (DI)
-	VSUBPD      Y2, Y3, Y3
-	VSUBPD      Y1, Y3, Y3        // κ = (t − ΣΨ2) − y
-	VMOVUPD     Y3, 32(DI)
-	JMP         psummed
-
-pplain:
+	CMPB        sum+49(FP), $0
+	JEQ         psummed
 	VADDPD      (DI), Y0, Y4
 	VMOVUPD     Y4, (DI)
 

@@ -9,11 +9,11 @@ var useSIMD = false
 
 func expAVX2(x *float64, n int) { panic("engine: no assembly kernels on this platform") }
 
-func psi2PairsAVX2(tab, acc, par, lanes *float64, blocks, q int, grad, kahan bool) {
+func psi2PairsAVX2(tab, acc, par, lanes *float64, blocks, q int, grad, sum bool) {
 	panic("engine: no assembly kernels on this platform")
 }
 
-func psi2Pairs3AVX2(tab, acc, par, lanes *float64, blocks, q int, grad, kahan bool) {
+func psi2Pairs3AVX2(tab, acc, par, lanes *float64, blocks, q int, grad, sum bool) {
 	panic("engine: no assembly kernels on this platform")
 }
 
