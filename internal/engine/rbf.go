@@ -552,8 +552,8 @@ func (p *rbfPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 // the gradient's weights), where no whitening amplifies their rounding.
 func (p *rbfPsi2) sumExact(acc []float64, mu, s []float64) {
 	q := p.q
-	var ibuf [16]float64
-	ih, il := ibuf[:0], ibuf[8:8]
+	var ibuf [16]float64 // 1/(ℓ² + 2s) per dimension, hi and lo
+	ih, il := ibuf[:0:8], ibuf[8:8]
 	if q > 8 {
 		ih, il = make([]float64, 0, q), make([]float64, 0, q)
 	}
