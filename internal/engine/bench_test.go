@@ -96,19 +96,11 @@ func BenchmarkPrepare(b *testing.B) {
 // model), whose ill-conditioned layers take the exact ΣΨ2 and the
 // compensated whitening (compensateAbove) that random models do not.
 func BenchmarkFittedBoundGradient(b *testing.B) {
-	paths := precisionFixtures
-	if *refRobot != "" {
-		paths = append(paths[:len(paths):len(paths)], *refRobot)
-	}
-	for _, path := range paths {
-		mf, err := ReadModelFile(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run(filepath.Base(path), func(b *testing.B) {
+	for _, fm := range fittedModels(b) {
+		b.Run(filepath.Base(fm.path), func(b *testing.B) {
 			e := Evaluator{Workers: 1}
 			for range b.N {
-				if _, _, err := e.Evaluate(mf.Model, Options{Gradient: true}); err != nil {
+				if _, _, err := e.Evaluate(fm.model, Options{Gradient: true}); err != nil {
 					b.Fatal(err)
 				}
 			}

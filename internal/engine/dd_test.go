@@ -78,16 +78,8 @@ func TestSumExact(t *testing.T) {
 	for _, q := range []int{1, 3, 5} {
 		rng := rand.New(rand.NewPCG(uint64(q), 9))
 		m := 7
-		ls := make([]float64, q)
-		for r := range ls {
-			ls[r] = 0.5 + rng.Float64()
-		}
-		k := NewRBF(1.3, ls)
-		z := make([]float64, m*q)
-		for i := range z {
-			z[i] = rng.NormFloat64()
-		}
-		p := k.newPsi2(z, m, nil).(*rbfPsi2)
+		k, z, p := randomPsi2(rng, q, m)
+		ls := k.Lengthscales
 		g := make([]float64, m*m)
 		p.setWeights(g, g, g)
 		p.setCompensated(true)

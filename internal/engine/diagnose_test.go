@@ -94,16 +94,8 @@ func TestDiagnosePrecision(t *testing.T) {
 	if !*diagFlag {
 		t.Skip("-diag")
 	}
-	paths := precisionFixtures
-	if *refRobot != "" {
-		paths = append(paths[:len(paths):len(paths)], *refRobot)
-	}
-	for _, path := range paths {
-		mf, err := ReadModelFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := mf.Model
+	for _, fm := range fittedModels(t) {
+		path, m := fm.path, fm.model
 		r, p, _, st := refBound(m)
 		e := Evaluator{Workers: 1}
 		if _, _, err := e.Evaluate(m, Options{Gradient: true}); err != nil {

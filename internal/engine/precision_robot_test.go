@@ -9,6 +9,29 @@ import (
 
 var refRobot = flag.String("refrobot", "", "precision tests: a fitted robot-shaped model file to measure (slow: minutes)")
 
+// fittedModel is a fitted model file and its model.
+type fittedModel struct {
+	path  string
+	model *Model
+}
+
+// fittedModels reads the precision fixtures and the -refrobot model.
+func fittedModels(tb testing.TB) []fittedModel {
+	paths := precisionFixtures
+	if *refRobot != "" {
+		paths = append(paths[:len(paths):len(paths)], *refRobot)
+	}
+	var out []fittedModel
+	for _, path := range paths {
+		mf, err := ReadModelFile(path)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, fittedModel{path, mf.Model})
+	}
+	return out
+}
+
 // TestPrecisionRobot measures a fitted robot-shaped model (time → 3 → 3 →
 // 30, N = 215) against the reference: the bound, and a small sample of
 // each gradient group (one big-float evaluation takes seconds). Run with

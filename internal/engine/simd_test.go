@@ -167,6 +167,21 @@ func TestPortableBuilds(t *testing.T) {
 	}
 }
 
+// randomPsi2 is an RBF kernel on q dimensions with lengthscales in
+// [0.5, 1.5), m standard normal inducing inputs and its Ψ2 loop.
+func randomPsi2(rng *rand.Rand, q, m int) (*RBF, []float64, *rbfPsi2) {
+	ls := make([]float64, q)
+	for r := range ls {
+		ls[r] = 0.5 + rng.Float64()
+	}
+	k := NewRBF(1.3, ls)
+	z := make([]float64, m*q)
+	for i := range z {
+		z[i] = rng.NormFloat64()
+	}
+	return k, z, k.newPsi2(z, m, nil).(*rbfPsi2)
+}
+
 // TestSIMDAccumulatorMatchesGo compares the Ψ2 pair loop's accumulator
 // itself, ΣΨ2's low part included (too small to move the outputs that
 // TestSIMDMatchesGo compares), after a few data, for q ≤ 3 and q > 3,
@@ -183,16 +198,7 @@ func TestSIMDAccumulatorMatchesGo(t *testing.T) {
 		q := tc.q
 		rng := rand.New(rand.NewPCG(uint64(q), 3))
 		m := 7
-		ls := make([]float64, q)
-		for r := range ls {
-			ls[r] = 0.5 + rng.Float64()
-		}
-		k := NewRBF(1.3, ls)
-		z := make([]float64, m*q)
-		for i := range z {
-			z[i] = rng.NormFloat64()
-		}
-		p := k.newPsi2(z, m, nil)
+		k, z, p := randomPsi2(rng, q, m)
 		g, w1, w2 := make([]float64, m*m), make([]float64, m*m), make([]float64, m*m)
 		for i := 0; i < m; i++ {
 			for j := 0; j <= i; j++ {
@@ -201,7 +207,7 @@ func TestSIMDAccumulatorMatchesGo(t *testing.T) {
 			}
 		}
 		p.setWeights(g, w1, w2)
-		p.(*rbfPsi2).setCompensated(tc.exact)
+		p.setCompensated(tc.exact)
 		run := func(simd bool) []float64 {
 			old := useSIMD
 			useSIMD = simd
@@ -223,11 +229,10 @@ func TestSIMDAccumulatorMatchesGo(t *testing.T) {
 		// The exponentials differ in the last bit at times (the Go code's
 		// products are not fused): the kernels' sums agree to their ulps;
 		// the exact sums are the same code's.
-		rp := p.(*rbfPsi2)
 		exact := map[int]bool{}
 		var nonzero [2]bool
-		for k := range rp.pi {
-			i, c := rp.accAt(0, k), rp.accAt(1, k)
+		for k := range p.pi {
+			i, c := p.accAt(0, k), p.accAt(1, k)
 			nonzero[0] = nonzero[0] || want[c] != 0
 			nonzero[1] = nonzero[1] || got[c] != 0
 			if tc.exact {
