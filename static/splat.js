@@ -22,24 +22,56 @@
 export class Splat {
   constructor() { this.W = 0; this.H = 0; this.n = 0; }
 
-  // begin starts marks on img, the pixels of ctx's canvas (opaque, so
-  // that a mark blends without a division); ctx's current transform (a
-  // scale and a translation) maps the plot's units to the canvas's pixels.
-  begin(ctx, img) {
-    const W = img.width, H = img.height;
+  // begin starts marks over base, the pixels of ctx's canvas without
+  // them (an ImageData, opaque, so that a mark blends without a division;
+  // a new one when it changed): ctx's current transform (a scale and a
+  // translation) maps the plot's units to the canvas's pixels. Marks go on
+  // a copy of base; where the last marks were, the copy is restored, and
+  // end puts both places on the canvas (all of it after a new base), so
+  // nothing else may draw there but through touch.
+  begin(ctx, base) {
+    const W = base.width, H = base.height;
     if (W !== this.W || H !== this.H) {
       this.W = W; this.H = H;
+      this.img = new ImageData(W, H);
+      this.u = new Uint32Array(this.img.data.buffer);
       this.cov = new Float32Array(W * H);
       this.stamp = new Uint32Array(W * H); this.cur = 0;
       // per row, a run of pixels the current union painted in full
       this.rowCur = new Uint32Array(H); this.rowLo = new Int32Array(H); this.rowHi = new Int32Array(H);
       this.touched = new Int32Array(4096);
+      this.base = null;
     }
-    this.img = img; this.u = new Uint32Array(img.data.buffer);
+    if (base !== this.base) {
+      this.base = base; this.bu = new Uint32Array(base.data.buffer);
+      this.u.set(this.bu);
+      this.put = [0, 0, W, H];
+    } else {
+      const [x0, y0, x1, y1] = this.put = this.box;
+      for (let y = y0; y < y1; y++) this.u.set(this.bu.subarray(y * W + x0, y * W + x1), y * W + x0);
+    }
+    this.box = [W, H, 0, 0]; // the pixels marked: x0, y0, x1, y1
     const m = ctx.getTransform();
     this.ctx = ctx; this.s = m.a; this.tx = m.e; this.ty = m.f;
     this.cl = 0; this.ct = 0; this.cr = W; this.cb = H; // the clip
     this.n = 0;
+  }
+
+  // touch counts the box (plot units) as marked: where the caller draws on
+  // the canvas itself after end(), to be put over with the next marks.
+  touch(l, t, r, b) {
+    const s = this.s;
+    this.#mark(Math.floor(l * s + this.tx), Math.floor(t * s + this.ty), Math.ceil(r * s + this.tx), Math.ceil(b * s + this.ty));
+  }
+
+  // #mark adds the pixels x0 … x1 − 1, y0 … y1 − 1 (within the clip) to
+  // those marked.
+  #mark(x0, y0, x1, y1) {
+    const b = this.box;
+    if (x0 < b[0]) b[0] = Math.max(x0, this.cl);
+    if (y0 < b[1]) b[1] = Math.max(y0, this.ct);
+    if (x1 > b[2]) b[2] = Math.min(x1, this.cr);
+    if (y1 > b[3]) b[3] = Math.min(y1, this.cb);
   }
 
   // clip limits the marks to the box (plot units), as ctx.clip() would.
@@ -61,6 +93,26 @@ export class Splat {
     this.#paint(x, y, r, lw, DIAMOND, edge, 1);
   }
 
+  // rect fills the box from (l, t) to (r, b) (plot units) in colour c at
+  // opacity alpha; the pixels it covers in part get their part.
+  rect(l, t, r, b, c, alpha) {
+    const s = this.s, x0 = l * s + this.tx, x1 = r * s + this.tx, y0 = t * s + this.ty, y1 = b * s + this.ty, W = this.W, u = this.u;
+    this.#mark(Math.floor(x0), Math.floor(y0), Math.ceil(x1), Math.ceil(y1));
+    const xa = Math.max(this.cl, Math.floor(x0)), xb = Math.min(this.cr, Math.ceil(x1));
+    const ia = Math.max(xa, Math.ceil(x0)), ib = Math.max(ia, Math.min(xb, Math.floor(x1))); // the columns covered in full
+    for (let py = Math.max(this.ct, Math.floor(y0)), ye = Math.min(this.cb, Math.ceil(y1)); py < ye; py++) {
+      const a = (Math.min(py + 1, y1) - Math.max(py, y0)) * alpha, row = py * W;
+      for (let px = xa; px < ia; px++) over(u, row + px, c, (Math.min(px + 1, x1) - Math.max(px, x0)) * a);
+      for (let px = ib; px < xb; px++) over(u, row + px, c, (Math.min(px + 1, x1) - Math.max(px, x0)) * a);
+      if (a <= 0 || ib <= ia) continue;
+      const A = Math.min(65536, (a * 65536) | 0), cr = c[0], cg = c[1], cb = c[2];
+      for (let p = row + ia, pe = row + ib; p < pe; p++) { // over(), inlined
+        const x = u[p], r0 = x & 255, g0 = (x >> 8) & 255, b0 = (x >> 16) & 255;
+        u[p] = 0xff000000 | ((b0 + (((cb - b0) * A + 32768) >> 16)) << 16) | ((g0 + (((cg - g0) * A + 32768) >> 16)) << 8) | (r0 + (((cr - r0) * A + 32768) >> 16));
+      }
+    }
+  }
+
   // union starts shapes painted together in colour c at opacity alpha
   // (fillUnion ends them); unionDisc and unionRing are discs and circles
   // as above.
@@ -77,6 +129,7 @@ export class Splat {
     const ya = Math.max(this.ct, Math.floor(cy - b - 0.5)), yb = Math.min(this.cb, Math.ceil(cy + b + 0.5));
     const xa0 = Math.max(this.cl, Math.floor(cx - a - 0.5)), xb0 = Math.min(this.cr, Math.ceil(cx + a + 0.5));
     if (yb <= ya || xb0 <= xa0) return;
+    this.#mark(xa0, ya, xb0, yb);
     const ia2 = 1 / (a * a), ib2 = 1 / (b * b), ia4 = ia2 * ia2, ib4 = ib2 * ib2;
     const bo = b + 0.5, bi = b - 0.5, ai = a - 0.5, cur = this.cur, rowCur = this.rowCur, rowLo = this.rowLo, rowHi = this.rowHi;
     for (let py = ya; py < yb; py++) {
@@ -131,10 +184,12 @@ export class Splat {
     this.n = 0;
   }
 
-  // end puts the buffer onto the canvas, in place of its pixels.
+  // end puts the pixels marked now and last time onto the canvas.
   end() {
     if (this.n) this.fillUnion();
-    this.ctx.putImageData(this.img, 0, 0);
+    const p = this.put, b = this.box;
+    const x0 = Math.min(p[0], b[0]), y0 = Math.min(p[1], b[1]), x1 = Math.max(p[2], b[2]), y1 = Math.max(p[3], b[3]);
+    if (x1 > x0 && y1 > y0) this.ctx.putImageData(this.img, 0, 0, x0, y0, x1 - x0, y1 - y0);
   }
 
   // #hairline steps along the major axis a pixel at a time (the part of
@@ -144,6 +199,7 @@ export class Splat {
     const s = this.s;
     let ax = x0 * s + this.tx, ay = y0 * s + this.ty, bx = x1 * s + this.tx, by = y1 * s + this.ty;
     if (!(Math.abs(ax) < 1e6 && Math.abs(ay) < 1e6 && Math.abs(bx) < 1e6 && Math.abs(by) < 1e6)) return;
+    this.#mark(Math.floor(Math.min(ax, bx)) - 1, Math.floor(Math.min(ay, by)) - 1, Math.ceil(Math.max(ax, bx)) + 1, Math.ceil(Math.max(ay, by)) + 1);
     const steep = Math.abs(by - ay) > Math.abs(bx - ax);
     if (steep) { [ax, ay] = [ay, ax]; [bx, by] = [by, bx]; }
     if (ax > bx) { [ax, bx] = [bx, ax]; [ay, by] = [by, ay]; }
@@ -165,6 +221,7 @@ export class Splat {
     const s = this.s, ax = x0 * s + this.tx, ay = y0 * s + this.ty, bx = x1 * s + this.tx, by = y1 * s + this.ty;
     if (!(Math.abs(ax) < 1e6 && Math.abs(ay) < 1e6 && Math.abs(bx) < 1e6 && Math.abs(by) < 1e6)) return;
     const h = (lw * s) / 2 + 0.5, dx = bx - ax, dy = by - ay, l2 = dx * dx + dy * dy || 1e-12, len = Math.sqrt(l2);
+    this.#mark(Math.floor(Math.min(ax, bx) - h), Math.floor(Math.min(ay, by) - h), Math.ceil(Math.max(ax, bx) + h), Math.ceil(Math.max(ay, by) + h));
     const steep = Math.abs(dy) > Math.abs(dx);
     const [u0, u1, lo, hi] = steep ? [Math.min(ay, by), Math.max(ay, by), this.ct, this.cb] : [Math.min(ax, bx), Math.max(ax, bx), this.cl, this.cr];
     const [vlo, vhi] = steep ? [this.cl, this.cr] : [this.ct, this.cb];
@@ -202,6 +259,7 @@ export class Splat {
     const m = mask(r * s, lw * s, shape, ((cx - ix) * SUB) | 0, ((cy - iy) * SUB) | 0);
     const xa = ix + m.x0, xb = ix + m.x1, ya = iy + m.y0, yb = iy + m.y1;
     if (xb <= this.cl || xa >= this.cr || yb <= this.ct || ya >= this.cb) return;
+    this.#mark(xa, ya, xb, yb);
     const W = this.W, base = iy * W + ix;
     if (m.W !== W) { m.W = W; m.full = m.fx.map((x, j) => m.fy[j] * W + x); m.edge = m.ex.map((x, j) => m.ey[j] * W + x); }
     const full = m.full, edge = m.edge, ea = m.ea;
