@@ -105,18 +105,15 @@ export class Splat {
       for (let px = xa; px < ia; px++) over(u, row + px, c, (Math.min(px + 1, x1) - Math.max(px, x0)) * a);
       for (let px = ib; px < xb; px++) over(u, row + px, c, (Math.min(px + 1, x1) - Math.max(px, x0)) * a);
       if (a <= 0 || ib <= ia) continue;
-      const A = Math.min(65536, (a * 65536) | 0), cr = c[0], cg = c[1], cb = c[2];
-      for (let p = row + ia, pe = row + ib; p < pe; p++) { // over(), inlined
-        const x = u[p], r0 = x & 255, g0 = (x >> 8) & 255, b0 = (x >> 16) & 255;
-        u[p] = 0xff000000 | ((b0 + (((cb - b0) * A + 32768) >> 16)) << 16) | ((g0 + (((cg - g0) * A + 32768) >> 16)) << 8) | (r0 + (((cr - r0) * A + 32768) >> 16));
-      }
+      const A = Math.min(65536, (a * 65536) | 0);
+      for (let p = row + ia, pe = row + ib; p < pe; p++) blend(u, p, c, A);
     }
   }
 
   // union starts shapes painted together in colour c at opacity alpha
   // (fillUnion ends them); unionDisc and unionRing are discs and circles
   // as above.
-  union(c, alpha) { this.uc = c; this.ua = alpha; this.cur++; }
+  union(c, alpha) { this.uc = c; this.ua = alpha; this.uA = (alpha * 65536) | 0; this.cur++; }
   unionDisc(x, y, r) { this.#paint(x, y, r, 0, DISC, null, 1); }
   unionRing(x, y, r, lw) { this.#paint(x, y, r, lw, DISC, null, 1); }
 
@@ -277,9 +274,25 @@ export class Splat {
       for (let j = 0; j < edge.length; j++) over(u, base + edge[j], c, ea[j] * alpha);
       return;
     }
-    const cov = this.cov;
-    for (let j = 0; j < full.length; j++) this.#gather(cov, base + full[j], 1);
-    for (let j = 0; j < edge.length; j++) this.#gather(cov, base + edge[j], ea[j]);
+    // a union's: the inside painted at once, the edge gathered (#gather,
+    // inlined: thousands of marks a frame)
+    const cov = this.cov, stamp = this.stamp, cur = this.cur, u = this.u, uc = this.uc, A = this.uA;
+    for (let j = 0; j < full.length; j++) {
+      const p = base + full[j];
+      if (stamp[p] === cur) continue;
+      stamp[p] = cur;
+      if (cov[p] > 0) cov[p] = 1; else blend(u, p, uc, A);
+    }
+    while (this.n + edge.length > this.touched.length) this.#grow();
+    const t = this.touched;
+    let n = this.n;
+    for (let j = 0; j < edge.length; j++) {
+      const p = base + edge[j], a = ea[j];
+      if (stamp[p] === cur) continue;
+      if (cov[p] === 0) t[n++] = p;
+      if (a > cov[p]) cov[p] = a;
+    }
+    this.n = n;
   }
 
   #clipped(px, py, a, c) {
@@ -311,7 +324,7 @@ export class Splat {
     if (stamp[p] === cur) return; // painted, or to be painted in full
     if (a >= 1) {
       stamp[p] = cur;
-      if (cov[p] > 0) cov[p] = 1; else over(this.u, p, this.uc, this.ua);
+      if (cov[p] > 0) cov[p] = 1; else blend(this.u, p, this.uc, this.uA);
       return;
     }
     if (cov[p] === 0) {
@@ -323,14 +336,11 @@ export class Splat {
 
   // #run adds full coverage of the pixels p0 … p1 − 1 (one row).
   #run(p0, p1) {
-    const cov = this.cov, stamp = this.stamp, cur = this.cur, u = this.u, c = this.uc;
-    const A = (this.ua * 65536) | 0, cr = c[0], cg = c[1], cb = c[2];
+    const cov = this.cov, stamp = this.stamp, cur = this.cur, u = this.u, c = this.uc, A = this.uA;
     for (let p = p0; p < p1; p++) {
       if (stamp[p] === cur) continue;
       stamp[p] = cur;
-      if (cov[p] > 0) { cov[p] = 1; continue; }
-      const x = u[p], r = x & 255, g = (x >> 8) & 255, b = (x >> 16) & 255; // over(), inlined
-      u[p] = 0xff000000 | ((b + (((cb - b) * A + 32768) >> 16)) << 16) | ((g + (((cg - g) * A + 32768) >> 16)) << 8) | (r + (((cr - r) * A + 32768) >> 16));
+      if (cov[p] > 0) cov[p] = 1; else blend(u, p, c, A);
     }
   }
 
@@ -376,11 +386,14 @@ function mask(R, lw, shape, fx, fy) {
 
 // over composites colour c = [r, g, b] at opacity a (0…1) over the
 // opaque pixel p of u (the RGBA bytes read as one little-endian word, as
-// on every machine a browser runs on), in 16-bit fixed point.
+// on every machine a browser runs on); blend at opacity A/65536.
 function over(u, p, c, a) {
   if (a <= 0) return;
   if (a >= 1) { u[p] = pack(c); return; }
-  const A = (a * 65536) | 0, x = u[p], r = x & 255, g = (x >> 8) & 255, b = (x >> 16) & 255;
+  blend(u, p, c, (a * 65536) | 0);
+}
+function blend(u, p, c, A) {
+  const x = u[p], r = x & 255, g = (x >> 8) & 255, b = (x >> 16) & 255;
   u[p] = 0xff000000 | ((b + (((c[2] - b) * A + 32768) >> 16)) << 16) | ((g + (((c[1] - g) * A + 32768) >> 16)) << 8) | (r + (((c[0] - r) * A + 32768) >> 16));
 }
 const pack = (c) => (0xff000000 | (c[2] << 16) | (c[1] << 8) | c[0]) >>> 0;
