@@ -1,7 +1,8 @@
-// Splat: scatter-plot marks (discs, rings, diamonds, ellipses and lines)
-// rasterised in script into a canvas's pixels (an ImageData over an
-// opaque background: the view's static layer, the page's colour, axes,
-// labels), then put back onto the canvas in one image copy.
+// Splat: scatter-plot marks (discs, rings, diamonds, ellipses, lines and
+// boxes) rasterised in script into a copy of a canvas's pixels without
+// them (an opaque ImageData: the view's static layer, in the page's colour
+// with axes and labels), then put back onto the canvas in one image copy
+// of the pixels marked now or the last time.
 //
 // A 2-D context rasterises every arc of a path on its own: a few µs a dot
 // where the canvas is not on a GPU (and a sprite copy with drawImage costs

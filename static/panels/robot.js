@@ -226,14 +226,14 @@ register("robot", (root, app) => {
   function drawRevisits(ctx, x, y, { faint = true, hover = true, splat = null } = {}) {
     if (!st.showRevisits) return;
     const links = (ij, alpha, lw) => { // the links i–j for ij = [i, j, …], stroked as one path
+      if (splat && lw <= 1) { // line by line, as the canvas's hairlines (crossings darken)
+        for (let k = 0; k + 1 < ij.length; k += 2) splat.line(x(ij[k]), y(ij[k]), x(ij[k + 1]), y(ij[k + 1]), lw, REVISIT_RGB, alpha);
+        return;
+      }
       if (splat) {
-        // 1 px: line by line, as the canvas's hairlines (crossings darken)
-        if (lw > 1) splat.union(REVISIT_RGB, alpha);
-        for (let k = 0; k + 1 < ij.length; k += 2) {
-          if (lw > 1) splat.unionLine(x(ij[k]), y(ij[k]), x(ij[k + 1]), y(ij[k + 1]), lw);
-          else splat.line(x(ij[k]), y(ij[k]), x(ij[k + 1]), y(ij[k + 1]), lw, REVISIT_RGB, alpha);
-        }
-        if (lw > 1) splat.fillUnion();
+        splat.union(REVISIT_RGB, alpha);
+        for (let k = 0; k + 1 < ij.length; k += 2) splat.unionLine(x(ij[k]), y(ij[k]), x(ij[k + 1]), y(ij[k + 1]), lw);
+        splat.fillUnion();
         return;
       }
       ctx.beginPath();
