@@ -69,10 +69,8 @@ export class Splat {
   // those marked.
   #mark(x0, y0, x1, y1) {
     const b = this.box;
-    if (x0 < b[0]) b[0] = Math.max(x0, this.cl);
-    if (y0 < b[1]) b[1] = Math.max(y0, this.ct);
-    if (x1 > b[2]) b[2] = Math.min(x1, this.cr);
-    if (y1 > b[3]) b[3] = Math.min(y1, this.cb);
+    b[0] = Math.min(b[0], Math.max(x0, this.cl)); b[1] = Math.min(b[1], Math.max(y0, this.ct));
+    b[2] = Math.max(b[2], Math.min(x1, this.cr)); b[3] = Math.max(b[3], Math.min(y1, this.cb));
   }
 
   // clip limits the marks to the box (plot units), as ctx.clip() would.
