@@ -111,8 +111,9 @@ export class Plot {
   }
 
   // begin sizes the backing store to the CSS size × devicePixelRatio and
-  // clears it. It returns false when the canvas is not visible.
-  begin() {
+  // clears it (unless clear is false: a view that replaces its pixels
+  // itself). It returns false when the canvas is not visible.
+  begin(clear = true) {
     const r = this.canvas.getBoundingClientRect();
     const dpr = window.devicePixelRatio || 1;
     const W = Math.max(1, Math.round(r.width * dpr)), H = Math.max(1, Math.round(r.height * dpr));
@@ -123,7 +124,7 @@ export class Plot {
     this.w = r.width / f; this.h = r.height / f;
     const ctx = this.ctx;
     ctx.setTransform(dpr * f, 0, 0, dpr * f, 0, 0);
-    ctx.clearRect(0, 0, this.w, this.h);
+    if (clear) ctx.clearRect(0, 0, this.w, this.h);
     ctx.font = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
     return r.width > 0 && r.height > 0;
   }

@@ -1,44 +1,80 @@
-// Splat: scatter-plot marks (discs and rings) rasterised in script into a
-// canvas-sized RGBA buffer, then put onto the canvas in one image copy.
+// Splat: scatter-plot marks (discs, rings, diamonds, ellipses, lines and
+// boxes) rasterised in script into a copy of a canvas's pixels without
+// them (an opaque ImageData: the view's static layer, in the page's colour
+// with axes and labels), then put back onto the canvas in one image copy
+// of the pixels marked now or the last time.
 //
 // A 2-D context rasterises every arc of a path on its own: a few µs a dot
 // where the canvas is not on a GPU (and a sprite copy with drawImage costs
 // as much, per call). Thousands of dots a frame, as in the robot view's
 // latent projections, cost 10 ms and more that way; here a dot is some
-// 50 pixels of arithmetic. Marks are antialiased as the canvas's own
-// (coverage from the distance to the edge), drawn in order (later over
-// earlier, "source-over"), and a dot's inside is exactly its colour.
+// 50 pixels of arithmetic. A plain copy is also the cheapest way onto the
+// canvas: nothing to blend, nothing recorded to replay. Marks are
+// antialiased as the canvas's own (coverage from the distance to the
+// edge), drawn in order (later over earlier, "source-over"), and a dot's
+// inside is exactly its colour.
 //
-// Marks drawn through union…() gather coverage (the largest of the shapes
-// at each pixel) until fillUnion(colour, alpha) paints them together, as
-// one path filled once: overlapping translucent shapes do not darken.
+// Marks drawn through union…() between union(colour, alpha) and
+// fillUnion() are painted together, as one path filled (or stroked) once:
+// overlapping translucent shapes do not darken. Where they cover a pixel
+// fully it is painted at once (a stamp marks it done); their edges gather
+// coverage (the largest of the shapes at each pixel) until fillUnion.
 
 export class Splat {
   constructor() { this.W = 0; this.H = 0; this.n = 0; }
 
-  // begin starts marks over ctx: its current transform (a scale and a
-  // translation) maps the plot's units to the canvas's pixels.
-  begin(ctx) {
-    const W = ctx.canvas.width, H = ctx.canvas.height;
+  // begin starts marks over base, the pixels of ctx's canvas without
+  // them (an ImageData, opaque, so that a mark blends without a division;
+  // a new one when it changed): ctx's current transform (a scale and a
+  // translation) maps the plot's units to the canvas's pixels. Marks go on
+  // a copy of base; where the last marks were, the copy is restored, and
+  // end puts both places on the canvas (all of it after a new base), so
+  // nothing else may draw there but through touch.
+  begin(ctx, base) {
+    const W = base.width, H = base.height;
     if (W !== this.W || H !== this.H) {
       this.W = W; this.H = H;
       this.img = new ImageData(W, H);
-      this.d = this.img.data;
-      this.u = new Uint32Array(this.d.buffer);
+      this.u = new Uint32Array(this.img.data.buffer);
       this.cov = new Float32Array(W * H);
+      this.stamp = new Uint32Array(W * H); this.cur = 0;
+      // per row, a run of pixels the current union painted in full
+      this.rowCur = new Uint32Array(H); this.rowLo = new Int32Array(H); this.rowHi = new Int32Array(H);
       this.touched = new Int32Array(4096);
+      this.base = null;
     }
+    if (base !== this.base) {
+      this.base = base; this.bu = new Uint32Array(base.data.buffer);
+      this.u.set(this.bu);
+      this.put = [0, 0, W, H];
+    } else {
+      const [x0, y0, x1, y1] = this.put = this.box;
+      for (let y = y0; y < y1; y++) this.u.set(this.bu.subarray(y * W + x0, y * W + x1), y * W + x0);
+    }
+    this.box = [W, H, 0, 0]; // the pixels marked: x0, y0, x1, y1
     const m = ctx.getTransform();
-    this.ctx = ctx; this.m = m; this.s = m.a; this.tx = m.e; this.ty = m.f;
-    this.x0 = W; this.y0 = H; this.x1 = 0; this.y1 = 0; // the pixels drawn on under this clip
-    (this.rects ??= []).length = 0; // … and under the clips before
+    this.ctx = ctx; this.s = m.a; this.tx = m.e; this.ty = m.f;
     this.cl = 0; this.ct = 0; this.cr = W; this.cb = H; // the clip
     this.n = 0;
   }
 
+  // touch counts the box (plot units) as marked: where the caller draws on
+  // the canvas itself after end(), to be put over with the next marks.
+  touch(l, t, r, b) {
+    const s = this.s;
+    this.#mark(Math.floor(l * s + this.tx), Math.floor(t * s + this.ty), Math.ceil(r * s + this.tx), Math.ceil(b * s + this.ty));
+  }
+
+  // #mark adds the pixels x0 … x1 − 1, y0 … y1 − 1 (within the clip) to
+  // those marked.
+  #mark(x0, y0, x1, y1) {
+    const b = this.box;
+    b[0] = Math.min(b[0], Math.max(x0, this.cl)); b[1] = Math.min(b[1], Math.max(y0, this.ct));
+    b[2] = Math.max(b[2], Math.min(x1, this.cr)); b[3] = Math.max(b[3], Math.min(y1, this.cb));
+  }
+
   // clip limits the marks to the box (plot units), as ctx.clip() would.
   clip(l, t, r, b) {
-    this.#close();
     const s = this.s;
     this.cl = Math.max(0, Math.round(l * s + this.tx)); this.cr = Math.min(this.W, Math.round(r * s + this.tx));
     this.ct = Math.max(0, Math.round(t * s + this.ty)); this.cb = Math.min(this.H, Math.round(b * s + this.ty));
@@ -46,154 +82,268 @@ export class Splat {
 
   // disc draws a disc of radius r at (x, y) (plot units) in colour
   // c = [r, g, b]; ring draws a circle of radius r stroked lw wide.
-  disc(x, y, r, c) { this.#paint(x, y, r, 0, c); }
-  ring(x, y, r, lw, c) { this.#paint(x, y, r, lw, c); }
+  disc(x, y, r, c) { this.#paint(x, y, r, 0, DISC, c, 1); }
+  ring(x, y, r, lw, c) { this.#paint(x, y, r, lw, DISC, c, 1); }
 
-  // unionDisc and unionRing gather coverage (the largest of the shapes at
-  // each pixel) for fillUnion.
-  unionDisc(x, y, r) { this.#paint(x, y, r, 0, null); }
-  unionRing(x, y, r, lw) { this.#paint(x, y, r, lw, null); }
+  // diamond draws a square on its corner (centre to corner r) filled in
+  // colour c at opacity alpha and outlined lw wide in colour edge.
+  diamond(x, y, r, c, alpha, lw, edge) {
+    this.#paint(x, y, r, 0, DIAMOND, c, alpha);
+    this.#paint(x, y, r, lw, DIAMOND, edge, 1);
+  }
 
-  // unionEllipse gathers an axis-aligned ellipse's coverage: radii rx, ry
-  // (plot units); the edge's distance is estimated from the ellipse's
-  // implicit function and its gradient.
+  // rect fills the box from (l, t) to (r, b) (plot units) in colour c at
+  // opacity alpha; the pixels it covers in part get their part.
+  rect(l, t, r, b, c, alpha) {
+    const s = this.s, x0 = l * s + this.tx, x1 = r * s + this.tx, y0 = t * s + this.ty, y1 = b * s + this.ty, W = this.W, u = this.u;
+    this.#mark(Math.floor(x0), Math.floor(y0), Math.ceil(x1), Math.ceil(y1));
+    const xa = Math.max(this.cl, Math.floor(x0)), xb = Math.min(this.cr, Math.ceil(x1));
+    const ia = Math.max(xa, Math.ceil(x0)), ib = Math.max(ia, Math.min(xb, Math.floor(x1))); // the columns covered in full
+    for (let py = Math.max(this.ct, Math.floor(y0)), ye = Math.min(this.cb, Math.ceil(y1)); py < ye; py++) {
+      const a = (Math.min(py + 1, y1) - Math.max(py, y0)) * alpha, row = py * W;
+      for (let px = xa; px < ia; px++) over(u, row + px, c, (Math.min(px + 1, x1) - Math.max(px, x0)) * a);
+      for (let px = ib; px < xb; px++) over(u, row + px, c, (Math.min(px + 1, x1) - Math.max(px, x0)) * a);
+      if (a <= 0 || ib <= ia) continue;
+      const A = Math.min(65536, (a * 65536) | 0);
+      for (let p = row + ia, pe = row + ib; p < pe; p++) blend(u, p, c, A);
+    }
+  }
+
+  // union starts shapes painted together in colour c at opacity alpha
+  // (fillUnion ends them); unionDisc and unionRing are discs and circles
+  // as above.
+  union(c, alpha) { this.uc = c; this.ua = alpha; this.uA = (alpha * 65536) | 0; this.cur++; }
+  unionDisc(x, y, r) { this.#paint(x, y, r, 0, DISC, null, 1); }
+  unionRing(x, y, r, lw) { this.#paint(x, y, r, lw, DISC, null, 1); }
+
+  // unionEllipse adds an axis-aligned ellipse: radii rx, ry (plot units);
+  // the edge's distance is estimated from the ellipse's implicit function
+  // and its gradient.
   unionEllipse(x, y, rx, ry) {
     const s = this.s, cx = x * s + this.tx, cy = y * s + this.ty, a = rx * s, b = ry * s;
     if (!(cx > -1e6 && cx < 1e6 && cy > -1e6 && cy < 1e6 && a > 0 && b > 0)) return;
     const ya = Math.max(this.ct, Math.floor(cy - b - 0.5)), yb = Math.min(this.cb, Math.ceil(cy + b + 0.5));
     const xa0 = Math.max(this.cl, Math.floor(cx - a - 0.5)), xb0 = Math.min(this.cr, Math.ceil(cx + a + 0.5));
     if (yb <= ya || xb0 <= xa0) return;
-    this.x0 = Math.min(this.x0, xa0); this.x1 = Math.max(this.x1, xb0);
-    this.y0 = Math.min(this.y0, ya); this.y1 = Math.max(this.y1, yb);
-    const W = this.W, cov = this.cov, ia2 = 1 / (a * a), ib2 = 1 / (b * b), ia4 = ia2 * ia2, ib4 = ib2 * ib2;
-    const bo = b + 0.5, bi = b - 0.5, ai = a - 0.5;
+    this.#mark(xa0, ya, xb0, yb);
+    const ia2 = 1 / (a * a), ib2 = 1 / (b * b), ia4 = ia2 * ia2, ib4 = ib2 * ib2;
+    const bo = b + 0.5, bi = b - 0.5, ai = a - 0.5, cur = this.cur, rowCur = this.rowCur, rowLo = this.rowLo, rowHi = this.rowHi;
     for (let py = ya; py < yb; py++) {
       const dy = py + 0.5 - cy, dy2 = dy * dy;
       if (dy2 >= bo * bo) continue;
       const wo = (a + 0.5) * Math.sqrt(1 - dy2 / (bo * bo));
       const wi = ai > 0 && bi > 0 && dy2 < bi * bi ? ai * Math.sqrt(1 - dy2 / (bi * bi)) : -1;
       const xa = Math.max(xa0, Math.floor(cx - wo)), xb = Math.min(xb0, Math.ceil(cx + wo));
-      const row = py * W;
-      for (let px = xa; px < xb; px++) {
-        const dx = px + 0.5 - cx;
-        let c;
-        if (Math.abs(dx) <= wi) c = 1;
+      // the inside (full coverage) as one run, less what the row's run of
+      // this union already painted; then the edges pixel by pixel
+      let ia = Math.max(xa, Math.ceil(cx - wi - 0.5)), ib = Math.min(xb, Math.floor(cx + wi - 0.5) + 1);
+      if (ib <= ia) ia = ib = Math.min(xb, Math.max(xa, Math.round(cx))); // no inside
+      const row = py * this.W;
+      if (ib > ia) {
+        if (rowCur[py] !== cur) { rowCur[py] = cur; rowLo[py] = ia; rowHi[py] = ib; this.#run(row + ia, row + ib); }
         else {
-          const f = dx * dx * ia2 + dy2 * ib2 - 1, g = 2 * Math.sqrt(dx * dx * ia4 + dy2 * ib4);
-          c = 0.5 - f / g;
-          if (c <= 0) continue;
-          if (c > 1) c = 1;
+          const lo = rowLo[py], hi = rowHi[py];
+          if (ia < lo) this.#run(row + ia, row + Math.min(ib, lo));
+          if (ib > hi) this.#run(row + Math.max(ia, hi), row + ib);
+          if (ia <= hi && ib >= lo) { rowLo[py] = Math.min(lo, ia); rowHi[py] = Math.max(hi, ib); }
+          else if (ib - ia > hi - lo) { rowLo[py] = ia; rowHi[py] = ib; }
         }
-        this.#gather(cov, row + px, c);
       }
+      // the implicit function's gradient where the row meets the edge
+      const xo = dy2 < b * b ? a * Math.sqrt(1 - dy2 / (b * b)) : 0, g = 2 * Math.sqrt(xo * xo * ia4 + dy2 * ib4);
+      this.#ellipseEdge(row, xa, ia, cx, dy2 * ib2 - 1, ia2, 1 / g);
+      this.#ellipseEdge(row, ib, xb, cx, dy2 * ib2 - 1, ia2, 1 / g);
     }
   }
 
-  // fillUnion paints the union…() shapes since the last fillUnion in
-  // colour c with opacity alpha.
-  fillUnion(c, alpha) {
-    const cov = this.cov, t = this.touched, d = this.d;
+  // line draws the segment from (x0, y0) to (x1, y1) stroked lw wide
+  // (plot units) in colour c at opacity alpha, on its own (butt ends).
+  // At most a device pixel wide it is a hairline, as the canvas's: one
+  // pixel's worth of coverage split between two pixels per step along it
+  // (where hairlines cross they darken). unionLine gathers a wider line's
+  // coverage instead, as one path (round ends, so the segments of a
+  // polyline join without gaps).
+  line(x0, y0, x1, y1, lw, c, alpha) {
+    if (lw * this.s <= 1) this.#hairline(x0, y0, x1, y1, c, alpha);
+    else this.#line(x0, y0, x1, y1, lw, c, alpha);
+  }
+  unionLine(x0, y0, x1, y1, lw) { this.#line(x0, y0, x1, y1, lw, null, 1); }
+
+  // fillUnion paints the edges of the shapes since union().
+  fillUnion() {
+    const cov = this.cov, t = this.touched, u = this.u, c = this.uc, alpha = this.ua;
     for (let k = 0; k < this.n; k++) {
       const p = t[k];
-      over(d, p * 4, c, cov[p] * alpha);
+      over(u, p, c, cov[p] * alpha);
       cov[p] = 0;
     }
     this.n = 0;
   }
 
-  // end puts the marks onto the canvas (one image copy of the pixels they
-  // touched) and clears the buffer for the next marks.
+  // end puts the pixels marked now and last time onto the canvas.
   end() {
-    if (this.n) this.fillUnion([0, 0, 0], 0);
-    this.#close();
-    const rs = this.rects;
-    if (!rs.length) return;
-    let X0 = this.W, Y0 = this.H, X1 = 0, Y1 = 0;
-    for (const r of rs) { X0 = Math.min(X0, r[0]); Y0 = Math.min(Y0, r[1]); X1 = Math.max(X1, r[2]); Y1 = Math.max(Y1, r[3]); }
-    const w = X1 - X0, h = Y1 - Y0, ctx = this.ctx;
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    if (typeof OffscreenCanvas !== "undefined") {
-      // an image of the touched pixels, handed over without a copy
-      const oc = (this.oc ??= new OffscreenCanvas(w, h));
-      if (oc.width < w || oc.height < h) { oc.width = Math.max(w, oc.width); oc.height = Math.max(h, oc.height); this.occ = null; }
-      const occ = (this.occ ??= oc.getContext("2d"));
-      for (const [x0, y0, x1, y1] of rs) occ.putImageData(this.img, -X0, -Y0, x0, y0, x1 - x0, y1 - y0);
-      const bm = oc.transferToImageBitmap();
-      for (const [x0, y0, x1, y1] of rs) ctx.drawImage(bm, x0 - X0, y0 - Y0, x1 - x0, y1 - y0, x0, y0, x1 - x0, y1 - y0);
-      bm.close();
-    } else {
-      const off = (this.off ??= document.createElement("canvas"));
-      if (off.width !== this.W || off.height !== this.H) { off.width = this.W; off.height = this.H; }
-      const octx = off.getContext("2d");
-      for (const [x0, y0, x1, y1] of rs) {
-        octx.putImageData(this.img, 0, 0, x0, y0, x1 - x0, y1 - y0);
-        ctx.drawImage(off, x0, y0, x1 - x0, y1 - y0, x0, y0, x1 - x0, y1 - y0);
+    if (this.n) this.fillUnion();
+    const p = this.put, b = this.box;
+    const x0 = Math.min(p[0], b[0]), y0 = Math.min(p[1], b[1]), x1 = Math.max(p[2], b[2]), y1 = Math.max(p[3], b[3]);
+    if (x1 > x0 && y1 > y0) this.ctx.putImageData(this.img, 0, 0, x0, y0, x1 - x0, y1 - y0);
+  }
+
+  // #hairline steps along the major axis a pixel at a time (the part of
+  // each step the segment spans), the coverage split between the two
+  // pixels nearest the line across it.
+  #hairline(x0, y0, x1, y1, col, alpha) {
+    const s = this.s;
+    let ax = x0 * s + this.tx, ay = y0 * s + this.ty, bx = x1 * s + this.tx, by = y1 * s + this.ty;
+    if (!(Math.abs(ax) < 1e6 && Math.abs(ay) < 1e6 && Math.abs(bx) < 1e6 && Math.abs(by) < 1e6)) return;
+    this.#mark(Math.floor(Math.min(ax, bx)) - 1, Math.floor(Math.min(ay, by)) - 1, Math.ceil(Math.max(ax, bx)) + 1, Math.ceil(Math.max(ay, by)) + 1);
+    const steep = Math.abs(by - ay) > Math.abs(bx - ax);
+    if (steep) { [ax, ay] = [ay, ax]; [bx, by] = [by, bx]; }
+    if (ax > bx) { [ax, bx] = [bx, ax]; [ay, by] = [by, ay]; }
+    const g = bx > ax ? (by - ay) / (bx - ax) : 0, W = this.W, u = this.u;
+    const [ulo, uhi, vlo, vhi] = steep ? [this.ct, this.cb, this.cl, this.cr] : [this.cl, this.cr, this.ct, this.cb];
+    for (let p = Math.max(ulo, Math.floor(ax)), pe = Math.min(uhi, Math.ceil(bx)); p < pe; p++) {
+      const w = (Math.min(p + 1, bx) - Math.max(p, ax)) * alpha; // the step's part on the segment
+      if (w <= 0) continue;
+      const vc = ay + (Math.min(bx, Math.max(ax, p + 0.5)) - ax) * g - 0.5, q = Math.floor(vc), f = vc - q;
+      if (q >= vlo && q < vhi) over(u, steep ? p * W + q : q * W + p, col, (1 - f) * w);
+      if (q + 1 >= vlo && q + 1 < vhi) over(u, steep ? p * W + q + 1 : (q + 1) * W + p, col, f * w);
+    }
+  }
+
+  // #line walks the segment along its major axis, pixel by pixel, and
+  // across it the pixels within reach; coverage is from the distance to
+  // the segment.
+  #line(x0, y0, x1, y1, lw, col, alpha) {
+    const s = this.s, ax = x0 * s + this.tx, ay = y0 * s + this.ty, bx = x1 * s + this.tx, by = y1 * s + this.ty;
+    if (!(Math.abs(ax) < 1e6 && Math.abs(ay) < 1e6 && Math.abs(bx) < 1e6 && Math.abs(by) < 1e6)) return;
+    const h = (lw * s) / 2 + 0.5, dx = bx - ax, dy = by - ay, l2 = dx * dx + dy * dy || 1e-12, len = Math.sqrt(l2);
+    this.#mark(Math.floor(Math.min(ax, bx) - h), Math.floor(Math.min(ay, by) - h), Math.ceil(Math.max(ax, bx) + h), Math.ceil(Math.max(ay, by) + h));
+    const steep = Math.abs(dy) > Math.abs(dx);
+    const [u0, u1, lo, hi] = steep ? [Math.min(ay, by), Math.max(ay, by), this.ct, this.cb] : [Math.min(ax, bx), Math.max(ax, bx), this.cl, this.cr];
+    const [vlo, vhi] = steep ? [this.cl, this.cr] : [this.ct, this.cb];
+    const slope = steep ? dx / (dy || 1e-12) : dy / (dx || 1e-12), reach = h * Math.sqrt(1 + slope * slope);
+    const ua = Math.max(lo, Math.floor(u0 - h)), ub = Math.min(hi, Math.ceil(u1 + h));
+    const W = this.W, cov = this.cov, buf = this.u;
+    for (let u = ua; u < ub; u++) {
+      const uc = Math.min(u1, Math.max(u0, u + 0.5)); // on the segment's span
+      const vc = steep ? ax + (uc - ay) * slope : ay + (uc - ax) * slope;
+      const va = Math.max(vlo, Math.floor(vc - reach)), vb = Math.min(vhi, Math.ceil(vc + reach));
+      for (let v = va; v < vb; v++) {
+        const px = steep ? v + 0.5 : u + 0.5, py = steep ? u + 0.5 : v + 0.5;
+        const t = ((px - ax) * dx + (py - ay) * dy) / l2; // along, 0…1 on the segment
+        let c;
+        if (col) { // butt ends: a polyline's segments abut without overlapping
+          c = Math.min(h - Math.abs((px - ax) * dy - (py - ay) * dx) / len, 0.5 + len * Math.min(t, 1 - t));
+        } else {
+          const tc = Math.min(1, Math.max(0, t)), ex = ax + tc * dx - px, ey = ay + tc * dy - py;
+          c = h - Math.sqrt(ex * ex + ey * ey);
+        }
+        if (c <= 0) continue;
+        if (c > 1) c = 1;
+        const p = steep ? u * W + v : v * W + u;
+        if (col) over(buf, p, col, c * alpha); else this.#gather(cov, p, c);
       }
     }
-    ctx.setTransform(this.m);
-    const u = this.u, W = this.W;
-    for (const [x0, y0, x1, y1] of rs) for (let y = y0; y < y1; y++) u.fill(0, y * W + x0, y * W + x1);
-    rs.length = 0;
   }
 
-  // #close ends the pixels touched under one clip (a rectangle to copy).
-  #close() {
-    if (this.x1 > this.x0 && this.y1 > this.y0) this.rects.push([this.x0, this.y0, this.x1, this.y1]);
-    this.x0 = this.W; this.y0 = this.H; this.x1 = 0; this.y1 = 0;
-  }
-
-
-  // #paint draws the shape's mask at (x, y): over the buffer in colour c,
-  // or (c null) into the union's coverage.
-  #paint(x, y, r, lw, c) {
+  // #paint draws the shape's mask at (x, y): over the buffer in colour c
+  // at opacity alpha, or (c null) into the union's coverage.
+  #paint(x, y, r, lw, shape, c, alpha) {
     const s = this.s, cx = x * s + this.tx, cy = y * s + this.ty;
     if (!(cx > -1e6 && cx < 1e6 && cy > -1e6 && cy < 1e6)) return; // NaN or far away
     const ix = Math.floor(cx), iy = Math.floor(cy);
-    const m = mask(r * s, lw * s, ((cx - ix) * SUB) | 0, ((cy - iy) * SUB) | 0);
+    const m = mask(r * s, lw * s, shape, ((cx - ix) * SUB) | 0, ((cy - iy) * SUB) | 0);
     const xa = ix + m.x0, xb = ix + m.x1, ya = iy + m.y0, yb = iy + m.y1;
     if (xb <= this.cl || xa >= this.cr || yb <= this.ct || ya >= this.cb) return;
-    const inside = xa >= this.cl && xb <= this.cr && ya >= this.ct && yb <= this.cb;
-    if (inside) {
-      if (xa < this.x0) this.x0 = xa;
-      if (xb > this.x1) this.x1 = xb;
-      if (ya < this.y0) this.y0 = ya;
-      if (yb > this.y1) this.y1 = yb;
-    } else {
-      this.x0 = Math.min(this.x0, Math.max(xa, this.cl)); this.x1 = Math.max(this.x1, Math.min(xb, this.cr));
-      this.y0 = Math.min(this.y0, Math.max(ya, this.ct)); this.y1 = Math.max(this.y1, Math.min(yb, this.cb));
-    }
+    this.#mark(xa, ya, xb, yb);
     const W = this.W, base = iy * W + ix;
     if (m.W !== W) { m.W = W; m.full = m.fx.map((x, j) => m.fy[j] * W + x); m.edge = m.ex.map((x, j) => m.ey[j] * W + x); }
     const full = m.full, edge = m.edge, ea = m.ea;
-    if (!inside) { // near the clip's edge: pixel by pixel
-      for (let j = 0; j < full.length; j++) this.#clipped(ix + m.fx[j], iy + m.fy[j], 1, c);
-      for (let j = 0; j < edge.length; j++) this.#clipped(ix + m.ex[j], iy + m.ey[j], ea[j], c);
+    if (xa < this.cl || xb > this.cr || ya < this.ct || yb > this.cb) { // near the clip's edge: pixel by pixel
+      for (let j = 0; j < full.length; j++) this.#clipped(ix + m.fx[j], iy + m.fy[j], alpha, c);
+      for (let j = 0; j < edge.length; j++) this.#clipped(ix + m.ex[j], iy + m.ey[j], ea[j] * alpha, c);
       return;
     }
     if (c) {
-      const d = this.d, u = this.u, packed = ((255 << 24) | (c[2] << 16) | (c[1] << 8) | c[0]) >>> 0;
-      for (let j = 0; j < full.length; j++) u[base + full[j]] = packed;
-      for (let j = 0; j < edge.length; j++) over(d, (base + edge[j]) * 4, c, ea[j]);
+      const u = this.u;
+      if (alpha >= 1) {
+        const packed = pack(c);
+        for (let j = 0; j < full.length; j++) u[base + full[j]] = packed;
+      } else for (let j = 0; j < full.length; j++) over(u, base + full[j], c, alpha);
+      for (let j = 0; j < edge.length; j++) over(u, base + edge[j], c, ea[j] * alpha);
       return;
     }
-    const cov = this.cov;
-    for (let j = 0; j < full.length; j++) this.#gather(cov, base + full[j], 1);
-    for (let j = 0; j < edge.length; j++) this.#gather(cov, base + edge[j], ea[j]);
+    // a union's: the inside painted at once, the edge gathered (#gather,
+    // inlined: thousands of marks a frame)
+    const cov = this.cov, stamp = this.stamp, cur = this.cur, u = this.u, uc = this.uc, A = this.uA;
+    for (let j = 0; j < full.length; j++) {
+      const p = base + full[j];
+      if (stamp[p] === cur) continue;
+      stamp[p] = cur;
+      if (cov[p] > 0) cov[p] = 1; else blend(u, p, uc, A);
+    }
+    while (this.n + edge.length > this.touched.length) this.#grow();
+    const t = this.touched;
+    let n = this.n;
+    for (let j = 0; j < edge.length; j++) {
+      const p = base + edge[j], a = ea[j];
+      if (stamp[p] === cur) continue;
+      if (cov[p] === 0) t[n++] = p;
+      if (a > cov[p]) cov[p] = a;
+    }
+    this.n = n;
   }
 
   #clipped(px, py, a, c) {
     if (px < this.cl || px >= this.cr || py < this.ct || py >= this.cb) return;
     const p = py * this.W + px;
-    if (c) over(this.d, p * 4, c, a); else this.#gather(this.cov, p, a);
+    if (c) over(this.u, p, c, a); else this.#gather(this.cov, p, a);
   }
 
+  // #ellipseEdge gathers the coverage of the pixels x0 … x1 − 1 of a row
+  // of an ellipse centred at cx: the implicit function is dx²·ia2 + fy
+  // and ig is its gradient's inverse length where the row meets the edge
+  // (the same for the few pixels of the edge on the row).
+  #ellipseEdge(row, x0, x1, cx, fy, ia2, ig) {
+    const stamp = this.stamp, cur = this.cur, cov = this.cov;
+    for (let px = x0; px < x1; px++) {
+      if (stamp[row + px] === cur) continue; // painted already
+      const dx = px + 0.5 - cx;
+      let c = 0.5 - (dx * dx * ia2 + fy) * ig;
+      if (c <= 0) continue;
+      if (c > 1) c = 1;
+      this.#gather(cov, row + px, c);
+    }
+  }
+
+  // #gather adds coverage a of pixel p to the union: full coverage paints
+  // it (once), partial coverage waits for fillUnion.
   #gather(cov, p, a) {
+    const stamp = this.stamp, cur = this.cur;
+    if (stamp[p] === cur) return; // painted, or to be painted in full
+    if (a >= 1) {
+      stamp[p] = cur;
+      if (cov[p] > 0) cov[p] = 1; else blend(this.u, p, this.uc, this.uA);
+      return;
+    }
     if (cov[p] === 0) {
-      if (this.n === this.touched.length) { const t = new Int32Array(this.n * 2); t.set(this.touched); this.touched = t; }
+      if (this.n === this.touched.length) this.#grow();
       this.touched[this.n++] = p;
     }
     if (a > cov[p]) cov[p] = a;
   }
+
+  // #run adds full coverage of the pixels p0 … p1 − 1 (one row).
+  #run(p0, p1) {
+    const cov = this.cov, stamp = this.stamp, cur = this.cur, u = this.u, c = this.uc, A = this.uA;
+    for (let p = p0; p < p1; p++) {
+      if (stamp[p] === cur) continue;
+      stamp[p] = cur;
+      if (cov[p] > 0) cov[p] = 1; else blend(u, p, c, A);
+    }
+  }
+
+  #grow() { const t = new Int32Array(this.touched.length * 2); t.set(this.touched); this.touched = t; }
 }
 
 // Masks: a shape's coverage of the pixels about its centre, for a radius
@@ -201,12 +351,13 @@ export class Splat {
 // in its pixel (in steps of 1/SUB: off by at most 1/16 pixel). Coverage
 // is the distance from a pixel's centre to the edge, clamped to [0, 1]
 // (an edge through a pixel's centre covers half of it), as a canvas's
-// antialiasing.
-const SUB = 8, RQ = 8, MAX_MASKS = 8192;
+// antialiasing. Shapes: DISC (radius r) and DIAMOND (a square on its
+// corner, r from centre to corner; its stroke's corners are mitred).
+const SUB = 8, RQ = 8, MAX_MASKS = 8192, DISC = 0, DIAMOND = 1;
 let masks = new Map();
-function mask(R, lw, fx, fy) {
+function mask(R, lw, shape, fx, fy) {
   const rq = Math.max(1, Math.round(R * RQ)), wq = Math.round(lw * RQ);
-  const key = ((wq * 4096 + rq) * SUB + fx) * SUB + fy;
+  const key = (((shape * 256 + wq) * 4096 + rq) * SUB + fx) * SUB + fy;
   let m = masks.get(key);
   if (m) return m;
   if (masks.size >= MAX_MASKS) masks = new Map();
@@ -216,8 +367,9 @@ function mask(R, lw, fx, fy) {
   let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
   for (let y = -out; y <= out; y++) {
     for (let x = -out; x <= out; x++) {
-      const dist = Math.hypot(x + 0.5 - cx, y + 0.5 - cy);
-      let c = wq > 0 ? h - Math.abs(dist - r) : r + 0.5 - dist;
+      const dx = x + 0.5 - cx, dy = y + 0.5 - cy;
+      const dist = shape === DIAMOND ? (Math.abs(dx) + Math.abs(dy) - r) * Math.SQRT1_2 : Math.hypot(dx, dy) - r; // signed, to the edge
+      let c = wq > 0 ? h - Math.abs(dist) : 0.5 - dist;
       if (c <= 0) continue;
       if (c > 1) c = 1;
       if (c === 1) { fx_.push(x); fy_.push(y); } else { ex.push(x); ey.push(y); ea.push(c); }
@@ -231,21 +383,16 @@ function mask(R, lw, fx, fy) {
   return m;
 }
 
-// over composites colour c at opacity a (0…1) over the unpremultiplied
-// pixel at byte offset q of d.
-function over(d, q, c, a) {
-  if (a >= 1) { d[q] = c[0]; d[q + 1] = c[1]; d[q + 2] = c[2]; d[q + 3] = 255; return; }
+// over composites colour c = [r, g, b] at opacity a (0…1) over the
+// opaque pixel p of u (the RGBA bytes read as one little-endian word, as
+// on every machine a browser runs on); blend at opacity A/65536.
+function over(u, p, c, a) {
   if (a <= 0) return;
-  const d3 = d[q + 3];
-  if (d3 === 255) { // over an opaque pixel (as a ring over a dot): no division
-    d[q] += (c[0] - d[q]) * a; d[q + 1] += (c[1] - d[q + 1]) * a; d[q + 2] += (c[2] - d[q + 2]) * a;
-    return;
-  }
-  const da = d3 / 255;
-  if (da === 0) { d[q] = c[0]; d[q + 1] = c[1]; d[q + 2] = c[2]; d[q + 3] = a * 255 + 0.5; return; }
-  const k = da * (1 - a), oa = a + k;
-  d[q] = (c[0] * a + d[q] * k) / oa;
-  d[q + 1] = (c[1] * a + d[q + 1] * k) / oa;
-  d[q + 2] = (c[2] * a + d[q + 2] * k) / oa;
-  d[q + 3] = oa * 255 + 0.5;
+  if (a >= 1) { u[p] = pack(c); return; }
+  blend(u, p, c, (a * 65536) | 0);
 }
+function blend(u, p, c, A) {
+  const x = u[p], r = x & 255, g = (x >> 8) & 255, b = (x >> 16) & 255;
+  u[p] = 0xff000000 | ((b + (((c[2] - b) * A + 32768) >> 16)) << 16) | ((g + (((c[1] - g) * A + 32768) >> 16)) << 8) | (r + (((c[0] - r) * A + 32768) >> 16));
+}
+const pack = (c) => (0xff000000 | (c[2] << 16) | (c[1] << 8) | c[0]) >>> 0;

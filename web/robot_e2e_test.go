@@ -72,7 +72,7 @@ func TestBrowserRobot(t *testing.T) {
 		t.Fatalf("robot preset: hidden %v, want [3 3]", cfg)
 	}
 	for _, id := range []string{"robot-latent-0", "robot-latent-1", "robot-path", "robot-signals", "robot-penalties"} {
-		if _, ink := e.canvas(fmt.Sprintf(`[data-testid="%s-canvas"]`, id)); ink < 1000 {
+		if ink := evalAs[float64](e, fmt.Sprintf(inkedPixels, fmt.Sprintf(`[data-testid="%s-canvas"]`, id))); ink < 1000 {
 			t.Errorf("view %s is (nearly) blank: %v inked pixels", id, ink)
 		}
 	}
@@ -265,6 +265,15 @@ func TestBrowserRobot(t *testing.T) {
 	e.eval(`window.dgpviz.panels.robot.view3d(0, false), window.dgpviz.panels.robot.view3d(1, false), true`, nil)
 	e.noErrors()
 }
+
+// inkedPixels counts the canvas sel's pixels that are neither transparent
+// nor white: the robot views draw on an opaque layer in the card's white.
+const inkedPixels = `(() => {
+  const c = document.querySelector(%q), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+  let ink = 0;
+  for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && (d[i] & d[i + 1] & d[i + 2]) !== 255) ink++;
+  return ink;
+})()`
 
 // pixelAt is the RGB of the canvas sel at (x, y) CSS pixels.
 const pixelAt = `(() => {

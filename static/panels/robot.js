@@ -10,13 +10,14 @@
 //
 // Drawing: the app draws at most once per animation frame; every view
 // skips its drawing when nothing it shows changed (only the latent views
-// change with every frame), and the views whose content changes only with
-// the analysis (path, signals, penalties) keep their static layers in
-// offscreen canvases, so a brush or a hover redraws just its overlay. The
-// latent views' thousands of dots, rings and halos a frame are rasterised
-// in script (splat.js) and put on their canvas in one image copy per
-// layer: as canvas paths, every arc cost a few µs to rasterise where the
-// canvas is not on a GPU, and a frame's drawing outgrew a 60 Hz frame.
+// change with every frame). Each view keeps a static layer (axes, labels,
+// colour bars; for the path, signals and penalties all that changes only
+// with the analysis) as pixels, and draws over a copy of them in script
+// (splat.js): the latent views' thousands of dots, rings, halos and lines
+// a frame, the other views' highlights. One image copy then replaces the
+// canvas's pixels: as canvas paths, every arc cost a few µs to rasterise
+// where the canvas is not on a GPU, and blending layers and replaying the
+// recorded drawing cost as much again; a frame outgrew a 60 Hz frame.
 import { register } from "./registry.js";
 import { Plot, StickyRange, fmt, canvasPoint, getDrawScale } from "../plot.js";
 import { palette, paletteRGB, colorBar } from "../colormap.js";
@@ -29,6 +30,11 @@ const CB = 30; // px under a latent view's plots for its colour bar
 const NB = 24;
 const LAYER_COL = ["#0284c7", "#7c3aed", "#d97706", "#059669", "#db2777", "#4b5563"];
 const GREY = "rgba(160,170,180,0.35)", GREY_RGB = [160, 170, 180], RING_RGB = [17, 17, 17];
+const REVISIT_RGB = [220, 38, 38], TRAIL_RGB = [60, 60, 60], BOX_RGB = [203, 210, 217], WHITE_RGB = [255, 255, 255];
+const AXIS_RGB = [[185, 28, 28], [4, 120, 87], [29, 78, 216]]; // the 3-D view's triad: h[0], h[1], h[2]
+const DATA_RGB = [17, 24, 39], FILLIN_RGB = [148, 163, 184], GOLD_RGB = [202, 138, 4]; // the signals: data, fill-ins, highlight
+const BRUSH_RGB = [234, 179, 8], TICK_RGB = [17, 24, 39]; // a brushed time range (alpha 0.16), the penalties' ticks (0.55)
+const HANDLE_RGB = [234, 88, 12], HANDLE_HOT_RGB = [194, 65, 12]; // the inducing inputs' diamonds (alpha 0.85; dragged: 1)
 const VIEW3D = { yaw: -0.65, pitch: 0.5, zoom: 1 }; // the 3-D view's reset
 
 // setText changes an element's text only when it differs (no layout otherwise).
@@ -43,29 +49,39 @@ function el(tag, attrs = {}, ...kids) {
   return e;
 }
 
-// blit copies an offscreen canvas (device pixels) onto a plot's canvas.
-function blit(plot, off) {
-  const c = plot.ctx;
-  c.save(); c.setTransform(1, 0, 0, 1, 0, 0); c.drawImage(off, 0, 0); c.restore();
-}
-
-// cached paints a view's static layer into its offscreen canvas when key
-// (or the canvas size) changed, and copies it onto the view. paint draws
-// with plot as usual: its context is the offscreen one meanwhile.
-function cached(v, plot, key, paint) {
+// layer paints a view's static layer into its offscreen canvas when key
+// (or the canvas size) changed, and returns it ({key, cv, img}: img its
+// pixels, read back once). paint draws with plot as usual: its context is
+// the offscreen one meanwhile. The layer is opaque, in the page's card
+// colour, so that marks blend on it without a division (splat.js).
+function layer(v, plot, key, paint) {
   const W = v.cv.width, H = v.cv.height;
   let c = v.cache;
   if (!c || c.key !== key || c.cv.width !== W || c.cv.height !== H) {
     const off = c?.cv ?? document.createElement("canvas");
-    if (off.width !== W || off.height !== H) { off.width = W; off.height = H; } else off.getContext("2d").clearRect(0, 0, W, H);
-    const octx = off.getContext("2d"), main = plot.ctx;
+    const octx = off.getContext("2d", { willReadFrequently: true }), main = plot.ctx; // kept in memory: read back
+    if (off.width !== W || off.height !== H) { off.width = W; off.height = H; }
     octx.setTransform(W / plot.w, 0, 0, H / plot.h, 0, 0);
+    octx.fillStyle = getComputedStyle(v.cv).getPropertyValue("--card").trim() || "#fff";
+    octx.fillRect(0, 0, plot.w, plot.h);
     octx.font = main.font;
     plot.ctx = octx;
     try { paint(octx); } finally { plot.ctx = main; }
-    v.cache = c = { key, cv: off };
+    v.cache = c = { key, cv: off, img: octx.getImageData(0, 0, W, H) };
   }
-  blit(plot, c.cv);
+  return c;
+}
+
+// overlay draws a view: its static layer (layer()) and over it marks(sp),
+// rasterised in script (sp, a Splat, maps the plot's units as plot.ctx
+// does), put on the canvas in one image copy of the pixels that changed:
+// nothing for the canvas to blend or replay. The view's plot.begin must
+// not clear the canvas (what the last marks left is put over).
+function overlay(v, plot, key, paint, marks) {
+  const sp = (v.splat ??= new Splat());
+  sp.begin(plot.ctx, layer(v, plot, key, paint).img);
+  marks(sp);
+  sp.end();
 }
 
 // sizeKey says when a canvas must be drawn again for its size alone.
@@ -205,20 +221,37 @@ register("robot", (root, app) => {
   // litKey names the highlight state, for the views' redraw checks.
   const litKey = () => `${st.sel.lo},${st.sel.hi},${st.hover},${st.showRevisits}`;
   // drawRevisits draws the revisit pairs as faint links between the points
-  // at (x(i), y(i)); with hover, the hovered scan's links strong.
-  function drawRevisits(ctx, x, y, { faint = true, hover = true } = {}) {
+  // at (x(i), y(i)); with hover, the hovered scan's links strong. With
+  // splat (the latent views), they are rasterised in script.
+  function drawRevisits(ctx, x, y, { faint = true, hover = true, splat = null } = {}) {
     if (!st.showRevisits) return;
-    const rp = R().revisit_pairs || [];
-    if (faint) {
+    const links = (ij, alpha, lw) => { // the links i–j for ij = [i, j, …], stroked as one path
+      if (splat && lw <= 1) { // line by line, as the canvas's hairlines (crossings darken)
+        for (let k = 0; k + 1 < ij.length; k += 2) splat.line(x(ij[k]), y(ij[k]), x(ij[k + 1]), y(ij[k + 1]), lw, REVISIT_RGB, alpha);
+        return;
+      }
+      if (splat) {
+        splat.union(REVISIT_RGB, alpha);
+        for (let k = 0; k + 1 < ij.length; k += 2) splat.unionLine(x(ij[k]), y(ij[k]), x(ij[k + 1]), y(ij[k + 1]), lw);
+        splat.fillUnion();
+        return;
+      }
       ctx.beginPath();
-      for (let k = 0; k + 1 < rp.length; k += 2) { ctx.moveTo(x(rp[k]), y(rp[k])); ctx.lineTo(x(rp[k + 1]), y(rp[k + 1])); }
-      ctx.strokeStyle = "rgba(220,38,38,0.10)"; ctx.lineWidth = 1; ctx.stroke();
-    }
-    if (hover && st.hover >= 0 && st.hover < S().n) {
-      ctx.beginPath();
-      for (const j of partners()[st.hover]) { ctx.moveTo(x(st.hover), y(st.hover)); ctx.lineTo(x(j), y(j)); }
-      ctx.strokeStyle = "rgba(220,38,38,0.85)"; ctx.lineWidth = 1.5; ctx.stroke();
-    }
+      for (let k = 0; k + 1 < ij.length; k += 2) { ctx.moveTo(x(ij[k]), y(ij[k])); ctx.lineTo(x(ij[k + 1]), y(ij[k + 1])); }
+      ctx.strokeStyle = `rgba(${REVISIT_RGB},${alpha})`; ctx.lineWidth = lw; ctx.stroke();
+    };
+    if (faint) links(R().revisit_pairs || [], 0.10, 1);
+    if (hover && st.hover >= 0 && st.hover < S().n) links(partners()[st.hover].flatMap((j) => [st.hover, j]), 0.85, 1.5);
+  }
+  // brushBand shades the brushed time range (scans lo…hi at x(i)) over
+  // the plot s, into splat.
+  function brushBand(splat, s, x, nAll) {
+    if (!active()) return;
+    splat.rect(x(st.sel.lo) - 2, s.box.t, x(Math.min(st.sel.hi, nAll - 1)) + 2, s.box.b, BRUSH_RGB, 0.16);
+  }
+  // trail draws the path through time, scan to scan (i < n), into splat.
+  function trail(splat, x, y, n) {
+    for (let i = 1; i < n; i++) splat.line(x(i - 1), y(i - 1), x(i), y(i), 1, TRAIL_RGB, 0.18);
   }
   // dots draws the scans i in [i0, i1) that keep(i) accepts as discs (or
   // rings) of radius rad at (x(i), y(i)), colour bin by colour bin (as one
@@ -259,16 +292,18 @@ register("robot", (root, app) => {
   // colours with a ring, into splat; it returns how many scans are lit.
   function highlight(splat, x, y, i0, i1, rad = 2.7, size = null) {
     const sz = (i) => (size ? size[i] : 1);
+    splat.union(GREY_RGB, 0.35);
     for (let i = i0; i < i1; i++) if (!lit(i)) splat.unionDisc(x(i), y(i), (rad - 0.3) * sz(i));
-    splat.fillUnion(GREY_RGB, 0.35);
+    splat.fillUnion();
     dots(null, x, y, rad + 0.5, i0, i1, lit, { size, splat });
     let count = 0;
+    splat.union(RING_RGB, 0.6);
     for (let i = i0; i < i1; i++) {
       if (!lit(i)) continue;
       splat.unionRing(x(i), y(i), (rad + 0.5) * sz(i) + 0.8, 0.8);
       count++;
     }
-    splat.fillUnion(RING_RGB, 0.6);
+    splat.fillUnion();
     return count;
   }
   function nearestTime(t) {
@@ -393,17 +428,24 @@ register("robot", (root, app) => {
   function drawLatent(li, v, f, n) {
     const L = f.layers[li], D = L.d, next = f.layers[li + 1];
     const plot = v.plot;
-    if (!plot.begin()) return;
-    const ctx = plot.ctx, w = plot.w, h = plot.h;
+    if (!plot.begin(false)) return; // overlay() replaces the pixels
     const T = st.showTest ? st.testH?.[li] : null; // held-out scans: predicted from time alone
     const nT = T && T.d === D ? T.n : 0;
     const M = (i, a) => (i < n ? L.mean[i * D + a] : T.mean[(i - n) * D + a]);
     const rng = latentRanges(li, f, D, n + nT, M);
     if (D >= 3 && st.v3[li].on) draw3d(li, v, L, next, n, nT, M, rng);
     else draw2d(li, v, L, next, n, nT, M, rng);
-    drawColorBar(ctx, plot.m.l, h - CB + 4, w - plot.m.l - plot.m.r, 8);
     v.cv.dataset.colourbar = colour().title;
     latentTitle(li, v, f);
+  }
+  // latentLayer draws a latent view (overlay()): its static layer is its
+  // colour bar and whatever axes draws (key names them).
+  function latentLayer(v, key, axes, marks) {
+    const plot = v.plot, c = colour();
+    overlay(v, plot, `${plot.w}x${plot.h}|${c.title}|${c.loText}|${c.hiText}|${key}`, (ctx) => {
+      axes?.();
+      drawColorBar(ctx, plot.m.l, plot.h - CB + 4, plot.w - plot.m.l - plot.m.r, 8);
+    }, marks);
   }
 
   // latentRanges returns each dimension's range over the training and
@@ -428,18 +470,17 @@ register("robot", (root, app) => {
   }
 
   function draw2d(li, v, L, next, n, nT, M, rng) {
-    const D = L.d, plot = v.plot, ctx = plot.ctx, w = plot.w, h = plot.h;
+    const D = L.d, plot = v.plot, w = plot.w, h = plot.h;
     const pairs = D >= 3 ? [[0, 1], [0, 2], [1, 2]] : D === 2 ? [[0, 1]] : [[0, 0]];
     const gap = 14, pw = (w - gap * (pairs.length - 1)) / pairs.length;
-    const any = anyLit(), nn = n + nT, c = colour(), sp = (v.splat ??= new Splat());
+    const any = anyLit(), nn = n + nT, c = colour(), sp = (v.splat ??= new Splat()); // overlay() draws with it
     let count = 0;
     v.hit = { proj: [], handle: null, point: null };
-    // The projections side by side, each drawn in layers: axes, halos,
-    // the path through time and the revisit links, the scans, the
-    // inducing inputs. The projections do not overlap (each is clipped to
-    // its box), so every layer is drawn for all three at once: the halos
-    // and the scans are rasterised in script (splat.js) and put on the
-    // canvas in one image copy each.
+    // The projections side by side, each drawn in layers over the static
+    // one (axes, colour bar): halos, the path through time and the
+    // revisit links, the scans, the inducing inputs. All but the static
+    // layer are rasterised in script (splat.js), each clipped to its
+    // projection's box, and put on the canvas in one image copy.
     const P = pairs.map(([a, b], pi) => {
       const x0p = pi * (pw + gap);
       const box = { l: x0p + plot.m.l, r: x0p + pw - 4, t: plot.m.t, b: h - plot.m.b - CB };
@@ -447,7 +488,6 @@ register("robot", (root, app) => {
       const px = 0.08 * (xb - xa || 1), py = 0.08 * (yb - ya || 1);
       const s = plot.area(xa - px, xb + px, ya - py, yb + py, box, { equal: true });
       v.hit.proj.push({ s, a, b });
-      plot.axes({ xlabel: `h${li + 1}[${a}]`, ylabel: `h${li + 1}[${b}]`, xlabelAt: box.b + 30, ylabelAt: x0p + 13 });
       // every scan's screen position in this projection, once
       const buf = (v.buf ??= [])[pi] ??= { x: new Float32Array(0), y: new Float32Array(0) };
       if (buf.x.length < nn) { buf.x = new Float32Array(nn); buf.y = new Float32Array(nn); }
@@ -460,76 +500,46 @@ register("robot", (root, app) => {
         for (let k = 0; k < next.m; k++) {
           const dz = st.drag && st.drag.layer === li + 1 && st.drag.handle === k ? st.drag.z : null;
           const zx = dz ? dz[a] : next.z[k * D + a], zy = dz ? dz[b] : next.z[k * D + b];
-          diamond(ctx, s.sx(zx), s.sy(zy), 4.5, !!dz);
+          handle(sp, s.sx(zx), s.sy(zy), !!dz);
         }
       };
       return { a, b, box, s, bx, by, X: (i) => bx[i], Y: (i) => by[i], handles };
     });
-    const clipped = ({ box }, fn) => {
-      ctx.save();
-      ctx.beginPath(); ctx.rect(box.l, box.t, box.r - box.l, box.b - box.t); ctx.clip();
-      fn();
-      ctx.restore();
-    };
-    // halos (±2 sd in each projected dimension), batched by colour bin (a
-    // halo inside its scan's opaque dot would not show: not drawn); as
-    // canvas paths where they cover much of a plot (early in a fit), where
-    // the canvas's own filling is the quicker
-    const rgb = paletteRGB(NB), hp = palette(NB, 0.1), hidden = (any ? 3.2 : 2.7) - 0.5;
-    const halo = (v.halo ??= { x: new Float32Array(0), y: new Float32Array(0) });
-    if (halo.x.length < n) { halo.x = new Float32Array(n); halo.y = new Float32Array(n); }
-    const hx = halo.x, hy = halo.y;
-    sp.begin(ctx);
-    for (const p of P) {
-      const { a, b, box, bx, by } = p, kx = p.s.sx(1) - p.s.sx(0); // px per unit, both axes
-      let area = 0;
-      for (let i = 0; i < n; i++) {
-        hx[i] = Math.max(0.5, kx * 2 * Math.sqrt(Math.max(0, L.var[i * D + a])));
-        hy[i] = Math.max(0.5, kx * 2 * Math.sqrt(Math.max(0, L.var[i * D + b])));
-        if ((!any || lit(i)) && (hx[i] > hidden || hy[i] > hidden)) area += hx[i] * hy[i];
-      }
-      const inScript = Math.PI * area < 0.5 * (box.r - box.l) * (box.b - box.t);
-      const bins = () => {
+    const axes = () => P.forEach((p, pi) => {
+      Object.assign(plot, p.s);
+      plot.axes({ xlabel: `h${li + 1}[${p.a}]`, ylabel: `h${li + 1}[${p.b}]`, xlabelAt: p.box.b + 30, ylabelAt: pi * (pw + gap) + 13 });
+    });
+    latentLayer(v, `${li}|${P.map(({ s }) => [s.x0, s.x1, s.y0, s.y1]).join()}`, axes, () => {
+      // halos (±2 sd in each projected dimension), batched by colour bin (a
+      // halo inside its scan's opaque dot would not show: not drawn)
+      const rgb = paletteRGB(NB), hidden = (any ? 3.2 : 2.7) - 0.5;
+      for (const p of P) {
+        const { a, b, box, bx, by } = p, kx = p.s.sx(1) - p.s.sx(0); // px per unit, both axes
+        sp.clip(box.l, box.t, box.r, box.b);
         for (let k = 0; k < NB; k++) {
-          if (!inScript) ctx.beginPath();
-          let some = false;
+          sp.union(rgb[k], 0.1);
           for (const i of c.bins[k]) {
             if (i >= n || (any && !lit(i))) continue;
-            const rx = hx[i], ry = hy[i];
-            if (rx <= hidden && ry <= hidden) continue;
-            if (inScript) sp.unionEllipse(bx[i], by[i], rx, ry);
-            else { ctx.moveTo(bx[i] + rx, by[i]); ctx.ellipse(bx[i], by[i], rx, ry, 0, 0, 6.2832); }
-            some = true;
+            const rx = Math.max(0.5, kx * 2 * Math.sqrt(Math.max(0, L.var[i * D + a])));
+            const ry = Math.max(0.5, kx * 2 * Math.sqrt(Math.max(0, L.var[i * D + b])));
+            if (rx > hidden || ry > hidden) sp.unionEllipse(bx[i], by[i], rx, ry);
           }
-          if (!some) continue;
-          if (inScript) sp.fillUnion(rgb[k], 0.1); else { ctx.fillStyle = hp[k]; ctx.fill(); }
+          sp.fillUnion();
         }
-      };
-      if (inScript) { sp.clip(box.l, box.t, box.r, box.b); bins(); } else clipped(p, bins);
-    }
-    sp.end();
-    for (const p of P) {
-      clipped(p, () => {
-        ctx.strokeStyle = "rgba(60,60,60,0.18)"; ctx.lineWidth = 1;
-        ctx.beginPath();
-        for (let i = 0; i < n; i++) ctx.lineTo(p.bx[i], p.by[i]);
-        ctx.stroke();
-        drawRevisits(ctx, p.X, p.Y);
-        if (any) p.handles();
+      }
+      P.forEach((p, pi) => {
+        sp.clip(p.box.l, p.box.t, p.box.r, p.box.b);
+        trail(sp, p.X, p.Y, n);
+        drawRevisits(null, p.X, p.Y, { splat: sp });
+        if (any) {
+          p.handles();
+          const k = highlight(sp, p.X, p.Y, 0, n);
+          if (pi === 0) count = k;
+        } else dots(null, p.X, p.Y, 2.7, 0, n, null, { splat: sp });
+        if (nT) dots(null, p.X, p.Y, 2.6, n, nn, any ? lit : null, { hollow: true, splat: sp });
+        if (!any) p.handles();
       });
-    }
-    // the scans
-    sp.begin(ctx);
-    P.forEach((p, pi) => {
-      sp.clip(p.box.l, p.box.t, p.box.r, p.box.b);
-      if (any) {
-        const k = highlight(sp, p.X, p.Y, 0, n);
-        if (pi === 0) count = k;
-      } else dots(ctx, p.X, p.Y, 2.7, 0, n, null, { splat: sp });
-      if (nT) dots(ctx, p.X, p.Y, 2.6, n, nn, any ? lit : null, { hollow: true, splat: sp });
     });
-    sp.end();
-    if (!any) for (const p of P) clipped(p, p.handles);
     v.hit.handle = (px, py) => {
       if (!next || next.q !== D) return null;
       for (let p = 0; p < v.hit.proj.length; p++) {
@@ -550,9 +560,9 @@ register("robot", (root, app) => {
     v.cv.dataset.highlighted = String(count);
   }
 
-  function diamond(ctx, hx, hy, r, hot) {
-    ctx.beginPath(); ctx.moveTo(hx, hy - r); ctx.lineTo(hx + r, hy); ctx.lineTo(hx, hy + r); ctx.lineTo(hx - r, hy); ctx.closePath();
-    ctx.fillStyle = hot ? "#c2410c" : "rgba(234,88,12,0.85)"; ctx.fill(); ctx.strokeStyle = "#fff"; ctx.lineWidth = 1; ctx.stroke();
+  // handle draws an inducing input's diamond into splat (hot: dragged).
+  function handle(splat, x, y, hot) {
+    splat.diamond(x, y, 4.5, hot ? HANDLE_HOT_RGB : HANDLE_RGB, hot ? 1 : 0.85, 1, WHITE_RGB);
   }
 
   // draw3d draws the layer's first three dimensions as one orthographic
@@ -585,48 +595,44 @@ register("robot", (root, app) => {
       size[i] = Math.max(0.6, Math.min(1.45, 1 + (0.4 * toward) / R));
     }
     const X = (i) => pxs[i], Y = (i) => pys[i];
+    // in script over the colour bar (splat.js): the data's box, the axes'
+    // triad, the path, the revisit links, the scans and the inducing
+    // inputs; then the words, on the canvas
+    const gx = box.l + 46, gy = box.b - 40, tips = [], any = anyLit();
+    let count = 0;
+    latentLayer(v, "3d", null, (spl) => {
+      spl.clip(box.l, box.t, box.r, box.b);
+      // the data's box, its edges along each axis
+      const corner = (m) => P(m & 1 ? hi[0] : lo[0], m & 2 ? hi[1] : lo[1], m & 4 ? hi[2] : lo[2]);
+      for (let m = 0; m < 8; m++) for (const bit of [1, 2, 4]) if (!(m & bit)) spl.line(...corner(m), ...corner(m | bit), 1, BOX_RGB, 1);
+      // the axes: a turning triad in the corner, with the axes' names
+      for (let a = 0; a < 3; a++) {
+        const u = [0, 0, 0]; u[a] = 30 / k;
+        const [ex, ey] = P(c[0] + u[0], c[1] + u[1], c[2] + u[2]);
+        const dx = ex - mx, dy = ey - my, len = Math.hypot(dx, dy) || 1;
+        spl.line(gx, gy, gx + dx, gy + dy, 2, AXIS_RGB[a], 1);
+        let tx = gx + dx + (dx / len) * 14, ty = gy + dy + (dy / len) * 9;
+        // labels of axes seen nearly end-on would overlap: move them apart
+        while (tips.some(([px, py]) => Math.abs(px - tx) < 34 && Math.abs(py - ty) < 12)) ty += 12;
+        tips.push([tx, ty]);
+      }
+      trail(spl, X, Y, n);
+      drawRevisits(null, X, Y, { splat: spl });
+      const handles = () => {
+        if (next && next.q === D) for (let j = 0; j < next.m; j++) { const [a, b] = P(next.z[j * D], next.z[j * D + 1], next.z[j * D + 2]); handle(spl, a, b, false); }
+      };
+      if (any) handles();
+      if (any) count = highlight(spl, X, Y, 0, n, 3, size); else dots(null, X, Y, 3, 0, n, null, { size, splat: spl });
+      if (nT) dots(null, X, Y, 2.8, n, nn, any ? lit : null, { hollow: true, size, splat: spl });
+      if (!any) handles();
+      spl.touch(box.l, box.t, box.r, box.b); // the words below
+    });
     ctx.save();
     ctx.beginPath(); ctx.rect(box.l, box.t, box.r - box.l, box.b - box.t); ctx.clip();
-    // the data's box, its edges along each axis with the axis's name
-    const corner = (m) => P(m & 1 ? hi[0] : lo[0], m & 2 ? hi[1] : lo[1], m & 4 ? hi[2] : lo[2]);
-    ctx.strokeStyle = "#cbd2d9"; ctx.lineWidth = 1;
-    ctx.beginPath();
-    for (let m = 0; m < 8; m++) for (const bit of [1, 2, 4]) if (!(m & bit)) { const [a, b] = corner(m), [c2, d2] = corner(m | bit); ctx.moveTo(a, b); ctx.lineTo(c2, d2); }
-    ctx.stroke();
-    // the axes: a turning triad in the corner, and the data box's ranges
-    const gx = box.l + 46, gy = box.b - 40, cols = ["#b91c1c", "#047857", "#1d4ed8"];
-    ctx.lineWidth = 2; ctx.textAlign = "center"; ctx.textBaseline = "middle";
-    const tips = [];
-    for (let a = 0; a < 3; a++) {
-      const u = [0, 0, 0]; u[a] = 30 / k;
-      const [ex, ey] = P(c[0] + u[0], c[1] + u[1], c[2] + u[2]);
-      const dx = ex - mx, dy = ey - my, len = Math.hypot(dx, dy) || 1;
-      ctx.strokeStyle = cols[a]; ctx.beginPath(); ctx.moveTo(gx, gy); ctx.lineTo(gx + dx, gy + dy); ctx.stroke();
-      let tx = gx + dx + (dx / len) * 14, ty = gy + dy + (dy / len) * 9;
-      // labels of axes seen nearly end-on would overlap: move them apart
-      while (tips.some(([px, py]) => Math.abs(px - tx) < 34 && Math.abs(py - ty) < 12)) ty += 12;
-      tips.push([tx, ty]);
-      ctx.fillStyle = cols[a]; ctx.fillText(`h${li + 1}[${a}]`, tx, ty);
-    }
+    ctx.textAlign = "center"; ctx.textBaseline = "middle";
+    tips.forEach(([tx, ty], a) => { ctx.fillStyle = `rgb(${AXIS_RGB[a]})`; ctx.fillText(`h${li + 1}[${a}]`, tx, ty); });
     ctx.textAlign = "left"; ctx.textBaseline = "top"; ctx.fillStyle = "#475569";
     ctx.fillText([0, 1, 2].map((a) => `h${li + 1}[${a}] ${lo[a].toFixed(1)} … ${hi[a].toFixed(1)}`).join("   ").replaceAll("-", "−"), box.l + 4, box.t);
-    const any = anyLit();
-    let count = 0;
-    ctx.strokeStyle = "rgba(60,60,60,0.18)"; ctx.lineWidth = 1;
-    ctx.beginPath();
-    for (let i = 0; i < n; i++) ctx.lineTo(pxs[i], pys[i]);
-    ctx.stroke();
-    drawRevisits(ctx, X, Y);
-    const handles = () => {
-      if (next && next.q === D) for (let j = 0; j < next.m; j++) { const [a, b] = P(next.z[j * D], next.z[j * D + 1], next.z[j * D + 2]); diamond(ctx, a, b, 4.5, false); }
-    };
-    if (any) handles();
-    const spl = (v.splat ??= new Splat());
-    spl.begin(ctx); spl.clip(box.l, box.t, box.r, box.b);
-    if (any) count = highlight(spl, X, Y, 0, n, 3, size); else dots(ctx, X, Y, 3, 0, n, null, { size, splat: spl });
-    if (nT) dots(ctx, X, Y, 2.8, n, nn, any ? lit : null, { hollow: true, size, splat: spl });
-    spl.end();
-    if (!any) handles();
     ctx.restore();
     v.hit = { proj: [], handle: () => null, point: (px, py) => nearest(n, X, Y, px, py) };
     v.screen = (i) => [pxs[i], pys[i]];
@@ -638,7 +644,7 @@ register("robot", (root, app) => {
     const s0 = S(), r = R(), nAll = r.n_all, P = r.positions, plot = v.plot;
     const key = `${sizeKey(v.cv)}|${st.colour}|${litKey()}`;
     if (v.drawn === key) return;
-    if (!plot.begin()) return;
+    if (!plot.begin(false)) return; // overlay() replaces the pixels
     v.drawn = key;
     const { w, h } = plot;
     let xa = Infinity, xb = -Infinity, ya = Infinity, yb = -Infinity;
@@ -649,7 +655,8 @@ register("robot", (root, app) => {
     const cbY = h - 44; // the colour bar, its labels and (when narrow) its title's own line
     // The static layer: axes, the path, the revisit links, every scan in
     // its colour (or grey under a highlight), the colour bar.
-    cached(v, plot, `${st.colour}|${any}|${st.showRevisits}`, (ctx) => {
+    let count = 0;
+    overlay(v, plot, `${st.colour}|${any}|${st.showRevisits}`, (ctx) => {
       plot.axes({ xlabel: "x (m)", ylabel: "y (m)", xlabelAt: s.box.b + 30 });
       ctx.strokeStyle = "rgba(60,60,60,0.2)"; ctx.lineWidth = 1; ctx.beginPath();
       for (let i = 0; i < nAll; i++) ctx.lineTo(X(i), Y(i));
@@ -666,17 +673,13 @@ register("robot", (root, app) => {
       ctx.fillStyle = "#1f2933"; ctx.textAlign = "left"; ctx.textBaseline = "bottom";
       ctx.fillText("start", X(0) + 6, Y(0) - 4);
       drawColorBar(ctx, plot.m.l, cbY, w - plot.m.l - plot.m.r, 9);
+    }, (sp) => { // the highlighted scans
+      if (!any) return;
+      drawRevisits(null, X, Y, { faint: false, splat: sp });
+      dots(null, X, Y, 3.2, 0, s0.n, lit, { splat: sp });
+      dots(null, X, Y, 3.2, s0.n, nAll, lit, { hollow: true, splat: sp });
+      for (let i = 0; i < nAll; i++) if (lit(i)) { sp.ring(X(i), Y(i), 4.5, 1, RING_RGB); count++; }
     });
-    const ctx = plot.ctx;
-    let count = 0;
-    if (any) {
-      drawRevisits(ctx, X, Y, { faint: false });
-      dots(ctx, X, Y, 3.2, 0, s0.n, lit);
-      dots(ctx, X, Y, 3.2, s0.n, nAll, lit, { hollow: true });
-      ctx.beginPath();
-      for (let i = 0; i < nAll; i++) if (lit(i)) { ctx.moveTo(X(i) + 4.5, Y(i)); ctx.arc(X(i), Y(i), 4.5, 0, 6.2832); count++; }
-      ctx.strokeStyle = "#111"; ctx.lineWidth = 1; ctx.stroke();
-    }
     v.hit = { point: (px, py) => nearest(nAll, X, Y, px, py) };
     v.screen = (i) => [X(i), Y(i)];
     // the colour bar brushes a time range when it shows time
@@ -693,7 +696,7 @@ register("robot", (root, app) => {
     if (st.ap < 0) { st.ap = j; v.select.value = String(j); }
     const key = `${sizeKey(v.cv)}|${j}|${st.analysis}|${st.colour === "time"}|${litKey()}`;
     if (v.drawn === key) return;
-    if (!plot.begin()) return;
+    if (!plot.begin(false)) return; // overlay() replaces the pixels
     v.drawn = key;
     const { w, h } = plot;
     const tmax = ts[nAll - 1];
@@ -702,18 +705,25 @@ register("robot", (root, app) => {
     const Yv = (i) => s.sy(dbm(j, i < n ? s0.y[i * d + j] : r.y_test[(i - n) * d + j]));
     const filled = (i) => r.filled[i * d + j] > 0.5;
     const any = anyLit();
-    const ctx = plot.ctx;
-    const scans = (c, keep, rad) => { // data ●, fill-ins ○
+    // scans draws the scans keep(i) accepts (all without keep): data ●,
+    // fill-ins ○; with sp (the highlighted ones), in script
+    const scans = (c, keep, rad, sp = null) => {
+      if (sp) {
+        for (let i = 0; i < nAll; i++) if (keep(i) && !filled(i)) sp.disc(X(i), Yv(i), rad, DATA_RGB);
+        for (let i = 0; i < nAll; i++) if (keep(i) && filled(i)) sp.ring(X(i), Yv(i), rad, 1, FILLIN_RGB);
+        return;
+      }
       const dotsP = new Path2D(), rings = new Path2D();
       for (let i = 0; i < nAll; i++) {
         if (keep && !keep(i)) continue;
         const p = filled(i) ? rings : dotsP, x = X(i), y = Yv(i);
         p.moveTo(x + rad, y); p.arc(x, y, rad, 0, 6.2832);
       }
-      c.fillStyle = any && !keep ? "rgba(17,24,39,0.25)" : "#111827"; c.fill(dotsP);
-      c.strokeStyle = any && !keep ? "rgba(148,163,184,0.4)" : "#94a3b8"; c.lineWidth = 1; c.stroke(rings);
+      c.fillStyle = `rgba(${DATA_RGB},${any ? 0.25 : 1})`; c.fill(dotsP);
+      c.strokeStyle = `rgba(${FILLIN_RGB},${any ? 0.4 : 1})`; c.lineWidth = 1; c.stroke(rings);
     };
-    cached(v, plot, `${j}|${st.analysis}|${any}|${st.colour === "time"}`, (c) => {
+    let count = 0;
+    overlay(v, plot, `${j}|${st.analysis}|${any}|${st.colour === "time"}`, (c) => {
       plot.axes({ ylabel: "dBm" });
       const band = (k0, k1, mean, vr, off) => {
         if (!mean) return;
@@ -736,19 +746,12 @@ register("robot", (root, app) => {
       c.textAlign = "left"; c.fillText("▶ held-out test scans", xs + 4, s.box.t + 2);
       scans(c, null, 2.4);
       timeBar(c, s, h, "time (s) — drag here or on the plot to brush a time range; click to clear");
+    }, (sp) => { // the brush and the highlighted scans
+      brushBand(sp, s, X, nAll);
+      if (!any) return;
+      scans(null, lit, 2.4, sp);
+      for (let i = 0; i < nAll; i++) if (lit(i)) { sp.ring(X(i), Yv(i), 3.6, 1.3, GOLD_RGB); count++; }
     });
-    let count = 0;
-    if (active()) {
-      ctx.fillStyle = "rgba(234,179,8,0.16)";
-      const a = X(st.sel.lo) - 2, b = X(Math.min(st.sel.hi, nAll - 1)) + 2;
-      ctx.fillRect(a, s.box.t, b - a, s.box.b - s.box.t);
-    }
-    if (any) {
-      scans(ctx, lit, 2.4);
-      ctx.beginPath();
-      for (let i = 0; i < nAll; i++) if (lit(i)) { count++; ctx.moveTo(X(i) + 3.6, Yv(i)); ctx.arc(X(i), Yv(i), 3.6, 0, 6.2832); }
-      ctx.strokeStyle = "#ca8a04"; ctx.lineWidth = 1.3; ctx.stroke();
-    }
     v.timeScale = s; v.brushBottom = h;
     v.cv.dataset.highlighted = String(count);
     setText(v.title, `Signal strength of access point ${j + 1} (${s0.output_names[j]}): data ●, −92 dBm fill-ins ○, posterior mean and ±2 sd (dashed: test scans)`);
@@ -784,9 +787,9 @@ register("robot", (root, app) => {
     const L = f.layers;
     const key = `${sizeKey(v.cv)}|${st.analysis}|${!!L[0].comp}|${st.colour === "time"}|${litKey()}`;
     if (v.drawn === key) return;
-    if (!plot.begin()) return;
+    if (!plot.begin(false)) return; // overlay() replaces the pixels
     v.drawn = key;
-    const { w, h } = plot, ctx = plot.ctx;
+    const { w, h } = plot;
     if (!L[0].comp) { v.cv.dataset.highlighted = "0"; return; }
     let top = 0;
     const tot = new Float64Array(n);
@@ -795,7 +798,8 @@ register("robot", (root, app) => {
     const s = plot.area(-0.01 * tmax, 1.01 * tmax, 0, top * 1.05 || 1, { l: plot.m.l, r: w - plot.m.r, t: plot.m.t, b: h - plot.m.b - 22 });
     const any = anyLit();
     // stacked areas, one polygon per layer and term
-    cached(v, plot, `${st.analysis}|${any}|${st.colour === "time"}`, (c) => {
+    let count = 0;
+    overlay(v, plot, `${st.analysis}|${any}|${st.colour === "time"}`, (c) => {
       const font = c.font;
       plot.axes({ ylabel: "nats" });
       const base = new Float64Array(n);
@@ -821,18 +825,11 @@ register("robot", (root, app) => {
           c.fillStyle = "#334155"; const t = `layer ${li + 1} ${nm}`; c.fillText(t, lx + 13, s.box.t + 10); lx += c.measureText(t).width + 24;
         }
       });
+    }, (sp) => { // the brush, the highlighted scans' totals as ticks
+      const X = (i) => s.sx(ts[i]);
+      brushBand(sp, s, X, nAll);
+      if (any) for (let i = 0; i < n; i++) if (lit(i)) { count++; sp.line(X(i), s.sy(tot[i]), X(i), s.sy(0), 1, TICK_RGB, 0.55); }
     });
-    let count = 0;
-    if (active()) {
-      ctx.fillStyle = "rgba(234,179,8,0.16)";
-      const a = s.sx(ts[st.sel.lo]) - 2, b = s.sx(ts[Math.min(st.sel.hi, nAll - 1)]) + 2;
-      ctx.fillRect(a, s.box.t, b - a, s.box.b - s.box.t);
-    }
-    if (any) { // the highlighted scans' totals as ticks
-      ctx.beginPath();
-      for (let i = 0; i < n; i++) if (lit(i)) { count++; const x = s.sx(ts[i]); ctx.moveTo(x, s.sy(tot[i])); ctx.lineTo(x, s.sy(0)); }
-      ctx.strokeStyle = "rgba(17,24,39,0.55)"; ctx.lineWidth = 1; ctx.stroke();
-    }
     v.timeScale = s; v.brushBottom = h;
     v.cv.dataset.highlighted = String(count);
   }
