@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -196,10 +197,18 @@ func TestBrowserRobot(t *testing.T) {
 	// happens after the measured script) does not fit in one.
 	e.eval(`window.dgpviz.panels.robot.clear(); performance.clearMeasures(); window.__rafs = 0; window.__rafOn = true; (function tick() { window.__rafs++; if (window.__rafOn) requestAnimationFrame(tick); })(); true`, nil)
 	st0 := evalAs[map[string]float64](e, `({...window.dgpviz.panels.robot.stats})`)
+	lp0 := evalAs[map[string]float64](e, `window.dgpviz.panels.robot.layerPaints()`)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 3000))`, nil)
 	e.eval(`window.dgpviz.panels.robot.select(40, 90); true`, nil)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 1500))`, nil)
 	st1 := evalAs[map[string]float64](e, `({...window.dgpviz.panels.robot.stats})`)
+	lp1 := evalAs[map[string]float64](e, `window.dgpviz.panels.robot.layerPaints()`)
+	var paints []string
+	for _, id := range slices.Sorted(maps.Keys(lp1)) {
+		if k := lp1[id] - lp0[id]; k > 0 {
+			paints = append(paints, fmt.Sprintf("%s %.0f", strings.TrimPrefix(id, "robot-"), k))
+		}
+	}
 	rafs := evalAs[float64](e, `window.__rafOn = false, window.__rafs`)
 	d := evalAs[[]float64](e, `performance.getEntriesByName("robot-draw").map(m => m.duration)`)
 	if len(d) == 0 {
@@ -207,8 +216,8 @@ func TestBrowserRobot(t *testing.T) {
 	}
 	slices.Sort(d)
 	drawn, missed := st1["frames"]-st0["frames"], st1["missed"]-st0["missed"]
-	t.Logf("while streaming (optimizer on the same 2 cores): %.0f frames received (%.1f/s), %.0f drawn (%.1f/s), %.0f never drawn; %d draws, %.1f animation frames/s; drawing time (script) p50 %.2f ms, p95 %.2f ms, max %.2f ms; by view %s",
-		drawn+missed, (drawn+missed)/4.5, drawn, drawn/4.5, missed, len(d), rafs/4.5, d[len(d)/2], d[len(d)*95/100], d[len(d)-1], viewTimes(e))
+	t.Logf("while streaming (optimizer on the same 2 cores): %.0f frames received (%.1f/s), %.0f drawn (%.1f/s), %.0f never drawn; %d draws, %.1f animation frames/s, static layers painted: %s; drawing time (script) p50 %.2f ms, p95 %.2f ms, max %.2f ms; by view %s",
+		drawn+missed, (drawn+missed)/4.5, drawn, drawn/4.5, missed, len(d), rafs/4.5, strings.Join(paints, ", "), d[len(d)/2], d[len(d)*95/100], d[len(d)-1], viewTimes(e))
 	// The page's own drawing time, with the optimizer paused (it otherwise
 	// competes for this machine's 2 cores): 120 redraws with a moving
 	// brush. Logged, not asserted: a shared machine preempts the browser

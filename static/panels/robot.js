@@ -51,13 +51,17 @@ function el(tag, attrs = {}, ...kids) {
 
 // layer paints a view's static layer into its offscreen canvas when key
 // (or the canvas size) changed, and returns it ({key, cv, img}: img its
-// pixels, read back once). paint draws with plot as usual: its context is
+// pixels, read back once); layerPaints counts the paints by view (the
+// browser test logs them). paint draws with plot as usual: its context is
 // the offscreen one meanwhile. The layer is opaque, in the page's card
 // colour, so that marks blend on it without a division (splat.js).
+const layerPaints = {};
 function layer(v, plot, key, paint) {
   const W = v.cv.width, H = v.cv.height;
   let c = v.cache;
   if (!c || c.key !== key || c.cv.width !== W || c.cv.height !== H) {
+    const id = v.root.dataset.testid;
+    layerPaints[id] = (layerPaints[id] ?? 0) + 1;
     const off = c?.cv ?? document.createElement("canvas");
     const octx = off.getContext("2d", { willReadFrequently: true }), main = plot.ctx; // kept in memory: read back
     if (off.width !== W || off.height !== H) { off.width = W; off.height = H; }
@@ -82,6 +86,16 @@ function overlay(v, plot, key, paint, marks) {
   sp.begin(plot.ctx, layer(v, plot, key, paint).img);
   marks(sp);
   sp.end();
+}
+
+// snapRange widens a range outward to multiples of a step of about a
+// sixteenth of its span (1, 2 or 5 × 10^k).
+function snapRange({ lo, hi }) {
+  const raw = (hi - lo) / 16;
+  if (!(raw > 0) || !isFinite(raw)) return { lo, hi };
+  const p = 10 ** Math.floor(Math.log10(raw)), m = raw / p;
+  const step = (m < 2 ? 1 : m < 5 ? 2 : 5) * p;
+  return { lo: Math.floor(lo / step) * step, hi: Math.ceil(hi / step) * step };
 }
 
 // sizeKey says when a canvas must be drawn again for its size alone.
@@ -451,22 +465,28 @@ register("robot", (root, app) => {
   // latentRanges returns each dimension's range over the training and
   // held-out scans, which every view of the layer shares. While the
   // optimizer runs they grow at once and shrink slowly (StickyRange), so
-  // the axes do not jitter from frame to frame; a frame that shows a
+  // the axes do not jitter from frame to frame. They are shown snapped
+  // outward to a grid (snapRange) and kept until the data leave them or
+  // they are a third too wide, so that the axes, the views' static layer,
+  // change now and then, not with every frame. A frame that shows a
   // command's effect (a restart, an undo) or new data sets them afresh.
   function latentRanges(li, f, D, nn, M) {
     const key = `${st.dataId}|${D}|${nn}`;
     let r = st.rng[li];
     const fresh = !r || r.key !== key || r.applied !== f.applied;
-    if (fresh) { r = st.rng[li] = { key, applied: f.applied, frame: null, dims: Array.from({ length: D }, () => new StickyRange()) }; }
+    if (fresh) { r = st.rng[li] = { key, applied: f.applied, frame: null, dims: Array.from({ length: D }, () => new StickyRange()), shown: [] }; }
     if (r.frame !== f) { // once per frame, not per redraw
       r.frame = f;
       for (let a = 0; a < D; a++) {
         let lo = Infinity, hi = -Infinity;
         for (let i = 0; i < nn; i++) { const x = M(i, a); if (x < lo) lo = x; if (x > hi) hi = x; }
         r.dims[a].update(lo, hi);
+        // shown anew when the data leave it or it has grown a third too wide
+        const c = snapRange(r.dims[a]), o = r.shown[a];
+        if (!o || c.lo < o.lo || c.hi > o.hi || 4 * (c.hi - c.lo) < 3 * (o.hi - o.lo)) r.shown[a] = c;
       }
     }
-    return r.dims;
+    return r.shown;
   }
 
   function draw2d(li, v, L, next, n, nT, M, rng) {
@@ -939,6 +959,7 @@ register("robot", (root, app) => {
     // last drawn (a latent view's first projection, or its 3-D view).
     screen: (key, i) => views[key]?.screen?.(i) ?? null,
     stats: st.stats,
+    layerPaints: () => ({ ...layerPaints }),
     draw(state) {
       const r = state.setup?.robot;
       document.body.classList.toggle("robot-mode", !!r);
