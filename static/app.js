@@ -26,6 +26,7 @@ const state = {
 };
 
 let ws = null, nextId = 1, retry = 0, drawQueued = false, switching = false; // switching: a deliberate reconnect (a loaded model)
+let drawnSeq = -1, rafId = 0; // the last frame drawn (draw), per connection; the queued redraw
 
 // view is how the page is shown, kept in the URL beside the configuration
 // (present=1&scale=1.4) so that a lecturer's bookmark opens as it was.
@@ -73,7 +74,7 @@ const app = {
   redraw() {
     if (drawQueued) return;
     drawQueued = true;
-    requestAnimationFrame(draw);
+    rafId = requestAnimationFrame(draw);
   },
 };
 app.panels = panels;
@@ -87,6 +88,14 @@ function draw() {
     if (!p) continue;
     try { p.draw(state); } catch (e) { console.error(e); app.errors.push(`${p.kind}: ${e.message}`); }
   }
+  // Say which frame is drawn: the server sends the next one when the page
+  // has drawn the last (docs/protocol.md, "drawn"), so the page draws
+  // every frame it gets and none is built or sent for nothing.
+  const f = state.frame;
+  if (f && f.seq !== drawnSeq && ws?.readyState === WebSocket.OPEN) {
+    drawnSeq = f.seq;
+    ws.send(JSON.stringify({ op: "drawn", seq: f.seq }));
+  }
 }
 
 // ---- connection ----
@@ -99,6 +108,7 @@ function connect() {
   const resume = state.resume ? `&resume=${encodeURIComponent(state.resume)}` : "";
   const query = view.follow ? `follow=${encodeURIComponent(view.follow)}` : `${configToQuery(state.config)}${resume}`;
   ws = new WebSocket(`${proto}//${location.host}/ws?${query}`);
+  drawnSeq = -1;
   ws.binaryType = "arraybuffer";
   ws.onopen = () => { state.connected = true; banner(""); };
   ws.onmessage = (ev) => {
@@ -212,7 +222,14 @@ function onBinary(m) {
   $("followers").textContent = String(m.followers ?? 0);
   $("followers-box").hidden = !(m.followers > 0) || state.follower;
   showRunning();
-  app.redraw();
+  // A frame is drawn at once, not at the next animation frame: the server
+  // sends the next one when this one is drawn ("drawn", in draw), and
+  // waiting for an animation frame on each side of that would halve the
+  // frame rate. A hidden page draws at its next animation frame (none
+  // while hidden), and its frames wait meanwhile.
+  if (document.hidden) { app.redraw(); return; }
+  if (drawQueued) cancelAnimationFrame(rafId);
+  draw();
 }
 
 // ---- panels ----

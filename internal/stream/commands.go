@@ -44,6 +44,7 @@ var commands = []struct {
 	{"compare", (*session).compareCommand},
 	{"message_figure_off", (*session).figureCommand},
 	{"decode", (*session).cmdDecode},
+	{"drawn", (*session).cmdDrawn},
 }
 
 // Ops returns the names of the commands, for documentation and errors.
@@ -232,4 +233,17 @@ func (s *session) cmdDataset(c Command) (string, error) {
 // ParseCommand and Ops know the op.
 func (s *session) cmdDecode(c Command) (string, error) {
 	return "", errorf("decode: answered by the decode goroutine")
+}
+
+func (s *session) cmdDrawn(c Command) (string, error) {
+	return "", errorf("drawn: taken by the reader")
+}
+
+// drawnSeq opens gate for the frame a "drawn" command names.
+func drawnSeq(c Command, gate *drawGate) error {
+	if c.Seq == nil {
+		return errorf("drawn: missing \"seq\" (the sequence number of the frame drawn)")
+	}
+	gate.drawn(*c.Seq)
+	return nil
 }

@@ -16,7 +16,8 @@
 //     one-slot, latest-wins mailbox (mailbox.go);
 //   - the writer (pump.go), the only writer to the socket: replies,
 //     setups, frames built from the latest snapshot at most 60 times a
-//     second, message-figure messages, and pings;
+//     second, and only once the page has drawn the last one if it says
+//     so (drawgate.go), message-figure messages, and pings;
 //   - while the message figure is open, its Monte Carlo worker
 //     (messagefigure.go, runFigure), which hands encoded messages to the writer
 //     through a mailbox of its own;

@@ -35,7 +35,7 @@ type hub struct {
 	mu        sync.Mutex
 	followers map[*follower]struct{}
 	setup     []byte // the latest setup and frame, for a follower who joins
-	frame     []byte
+	frame     seqFrame
 	state     *forkState // what a fork starts from
 }
 
@@ -48,7 +48,15 @@ type forkState struct {
 }
 
 type follower struct {
-	setup, frame *mailbox[[]byte]
+	setup *mailbox[[]byte]
+	frame *mailbox[seqFrame]
+}
+
+// seqFrame is an encoded frame and its sequence number (the follower's
+// drawGate compares it with what the page has drawn).
+type seqFrame struct {
+	b   []byte
+	seq uint64
 }
 
 func newHub() *hub {
@@ -64,12 +72,12 @@ func (h *hub) publishSetup(b []byte) {
 	}
 }
 
-func (h *hub) publishFrame(b []byte) {
+func (h *hub) publishFrame(b []byte, seq uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.frame = b
+	h.frame = seqFrame{b, seq}
 	for f := range h.followers {
-		f.frame.put(b)
+		f.frame.put(h.frame)
 	}
 }
 
@@ -88,13 +96,13 @@ func (h *hub) count() int {
 
 // join adds a follower with the latest setup and frame already queued.
 func (h *hub) join() *follower {
-	f := &follower{setup: newMailbox[[]byte](), frame: newMailbox[[]byte]()}
+	f := &follower{setup: newMailbox[[]byte](), frame: newMailbox[seqFrame]()}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.setup != nil {
 		f.setup.put(h.setup)
 	}
-	if h.frame != nil {
+	if h.frame.b != nil {
 		f.frame.put(h.frame)
 	}
 	h.followers[f] = struct{}{}
@@ -167,7 +175,8 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 	}
 	out := make(chan outMsg, 8) // replies from the reader
 	done := make(chan struct{})
-	go s.followerReader(conn, h, out, done)
+	gate := newDrawGate()
+	go s.followerReader(conn, h, gate, out, done)
 	conn.SetWriteDeadline(time.Now().Add(writeWait))
 	if conn.WriteMessage(websocket.TextMessage, hello.bytes()) != nil {
 		return
@@ -179,6 +188,28 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 	write := func(mt int, b []byte) bool {
 		conn.SetWriteDeadline(time.Now().Add(writeWait))
 		return conn.WriteMessage(mt, b) == nil
+	}
+	// sendFrame sends the latest frame when the page has drawn the last
+	// one (drawgate.go), or sets timeout for when the gate opens anyway.
+	timeout := time.NewTimer(time.Hour)
+	timeout.Stop()
+	defer timeout.Stop()
+	sendFrame := func() bool {
+		// A setup queued meanwhile goes first: frames refer to it.
+		if b, ok := f.setup.take(); ok && !write(websocket.BinaryMessage, b) {
+			return false
+		}
+		now := time.Now()
+		if open, wait := gate.open(now); !open {
+			timeout.Reset(wait)
+			return true
+		}
+		fr, ok := f.frame.take()
+		if !ok {
+			return true
+		}
+		gate.sent(fr.seq, now)
+		return write(websocket.BinaryMessage, fr.b)
 	}
 	for {
 		select {
@@ -197,11 +228,15 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 				return
 			}
 		case <-f.frame.notify:
-			// A setup queued meanwhile goes first: frames refer to it.
-			if b, ok := f.setup.take(); ok && !write(websocket.BinaryMessage, b) {
+			if !sendFrame() {
 				return
 			}
-			if b, ok := f.frame.take(); ok && !write(websocket.BinaryMessage, b) {
+		case <-gate.notify:
+			if f.frame.has() && !sendFrame() {
+				return
+			}
+		case <-timeout.C:
+			if !sendFrame() {
 				return
 			}
 		case <-ping.C:
@@ -219,9 +254,9 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 
 // followerReader reads a follower's commands: "fork" parks a session of
 // its own; "decode" (the Frey view's faces) is answered from the
-// presenter's published model, since it changes nothing; anything else is
-// refused (read-only).
-func (s *Server) followerReader(conn *websocket.Conn, h *hub, out chan<- outMsg, done chan<- struct{}) {
+// presenter's published model, since it changes nothing; "drawn" opens
+// the follower's gate (drawgate.go); anything else is refused (read-only).
+func (s *Server) followerReader(conn *websocket.Conn, h *hub, gate *drawGate, out chan<- outMsg, done chan<- struct{}) {
 	defer close(done)
 	var dec decoder
 	dec.ev.Workers = 1
@@ -254,6 +289,15 @@ func (s *Server) followerReader(conn *websocket.Conn, h *hub, out chan<- outMsg,
 				rep = reply{Type: "error", Error: "a command is a JSON object with an op"}
 			case c.Op == "decode":
 				answer, rep = s.followerDecode(&dec, h, b)
+			case c.Op == "drawn":
+				c, err := ParseCommand(b)
+				if err == nil {
+					err = drawnSeq(c, gate)
+				}
+				if err == nil {
+					continue // no reply
+				}
+				rep = reply{Type: "error", ID: c.ID, Op: "drawn", Error: err.Error()}
 			case c.Op != "fork":
 				rep = reply{Type: "error", ID: c.ID, Op: truncate(c.Op, 40), Error: "you are following a shared session (read-only): fork it to make it yours"}
 			default:

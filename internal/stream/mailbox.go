@@ -39,6 +39,13 @@ func (b *mailbox[T]) take() (v T, ok bool) {
 	return v, ok
 }
 
+// has reports whether a value waits.
+func (b *mailbox[T]) has() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.full
+}
+
 // peek calls f with the waiting value, if any, without taking it.
 func (b *mailbox[T]) peek(f func(T)) {
 	b.mu.Lock()

@@ -46,6 +46,7 @@ type Command struct {
 	Name         *string       `json:"name,omitempty"`          // mc_preset
 	Points       []float64     `json:"points,omitempty"`        // decode (decode.go)
 	Frames       []int         `json:"frames,omitempty"`        // decode
+	Seq          *uint64       `json:"seq,omitempty"`           // drawn (drawgate.go)
 
 	received time.Time // when the reader took it (the load watch's reply delay, load.go)
 }

@@ -71,6 +71,12 @@ func (ss *session) reader(conn *websocket.Conn) {
 			ss.queueDecode(c)
 			continue
 		}
+		if c.Op == "drawn" { // the page's drawing paces the frames (drawgate.go)
+			if err := drawnSeq(c, ss.gate); err != nil {
+				ss.reply(reply{Type: "error", ID: c.ID, Op: c.Op, Error: err.Error()})
+			}
+			continue
+		}
 		select {
 		case ss.cmds <- c:
 		case <-ss.ctx.Done():
@@ -126,15 +132,28 @@ func (ss *session) writer(conn *websocket.Conn) {
 			}
 		}
 	}
+	// arm sets the slot timer for at, unless it is set for sooner.
+	arm := func(at time.Time) {
+		if slot == nil || at.Before(slotAt) {
+			slotTimer.Reset(time.Until(at))
+			slot, slotAt = slotTimer.C, at
+		}
+	}
 	sendFrame := func() bool {
 		if !drain() {
 			return false
+		}
+		t0 := time.Now()
+		if open, wait := ss.gate.open(t0); !open { // the page draws the last one still
+			if ss.frames.has() {
+				arm(t0.Add(wait))
+			}
+			return true
 		}
 		snap, ok := ss.frames.take()
 		if !ok {
 			return true
 		}
-		t0 := time.Now()
 		b, err := f.frame(snap)
 		if err != nil {
 			ss.log.Error("frame", "err", err)
@@ -144,9 +163,27 @@ func (ss *session) writer(conn *websocket.Conn) {
 		if !write(outMsg{binary: true, data: b}) {
 			return false
 		}
-		ss.hub.publishFrame(b) // the same bytes to every follower (follow.go)
+		ss.gate.sent(f.seq, time.Now())
+		ss.hub.publishFrame(b, f.seq) // the same bytes to every follower (follow.go)
 		ss.written.Add(1)
 		return true
+	}
+	// frameReady sends the latest snapshot as a frame when its time
+	// has come (frameGap), or sets the slot timer for then.
+	frameReady := func() bool {
+		g := gap
+		ss.frames.peek(func(s *snapshot) {
+			if s.applied > lastApplied {
+				g = FrameInterval // show a command's effect as soon as allowed
+			}
+		})
+		if at := lastStart.Add(g); time.Until(at) > 0 {
+			arm(at)
+			return true
+		}
+		slot = nil
+		slotTimer.Stop()
+		return sendFrame()
 	}
 	for {
 		select {
@@ -173,23 +210,12 @@ func (ss *session) writer(conn *websocket.Conn) {
 				return
 			}
 		case <-ss.frames.notify:
-			g := gap
-			ss.frames.peek(func(s *snapshot) {
-				if s.applied > lastApplied {
-					g = FrameInterval // show a command's effect as soon as allowed
-				}
-			})
-			at := lastStart.Add(g)
-			if d := time.Until(at); d > 0 {
-				if slot == nil || at.Before(slotAt) {
-					slotTimer.Reset(d)
-					slot, slotAt = slotTimer.C, at
-				}
-				continue
+			if !frameReady() {
+				conn.Close()
+				return
 			}
-			slot = nil
-			slotTimer.Stop()
-			if !sendFrame() {
+		case <-ss.gate.notify: // the page drew a frame (drawgate.go)
+			if ss.frames.has() && !frameReady() {
 				conn.Close()
 				return
 			}

@@ -196,7 +196,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel,
-		cmds: make(chan Command, cmdQueue), decodes: make(chan Command, decodeQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(), density: newDensityState(), compare: newCompareState(), hub: newHub(),
+		cmds: make(chan Command, cmdQueue), decodes: make(chan Command, decodeQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(), density: newDensityState(), compare: newCompareState(), hub: newHub(), gate: newDrawGate(),
 	}
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 

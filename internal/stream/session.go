@@ -56,6 +56,7 @@ type session struct {
 	figure     *figureState        // message figure (messagefigure.go)
 	density    *densityState       // the fit panel's Monte Carlo density (density.go)
 	hub        *hub                // read-only followers (follow.go)
+	gate       *drawGate           // frames paced by the page's drawing (drawgate.go)
 	compare    *compareState       // the depth comparison (compare.go)
 	readerDone chan struct{}
 	closeMu    sync.Mutex

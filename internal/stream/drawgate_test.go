@@ -1,0 +1,178 @@
+package stream
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDrawGate: off until the page first says "drawn"; then shut while
+// the last frame sent is undrawn, for at most drawGateTimeout; a late or
+// repeated "drawn" for an older frame does not reopen it.
+func TestDrawGate(t *testing.T) {
+	g := newDrawGate()
+	t0 := time.Unix(1000, 0)
+	if open, _ := g.open(t0); !open {
+		t.Fatal("a page that never said drawn is gated")
+	}
+	g.sent(1, t0)
+	if open, _ := g.open(t0); !open {
+		t.Fatal("gated before the first drawn")
+	}
+	g.drawn(1)
+	g.sent(2, t0)
+	if open, wait := g.open(t0.Add(100 * time.Millisecond)); open || wait != drawGateTimeout-100*time.Millisecond {
+		t.Fatalf("frame 2 undrawn: open %v, wait %v; want shut for %v", open, wait, drawGateTimeout-100*time.Millisecond)
+	}
+	g.drawn(1) // late or repeated
+	if open, _ := g.open(t0); open {
+		t.Fatal("a drawn for frame 1 opened the gate for frame 2's successor")
+	}
+	if open, _ := g.open(t0.Add(drawGateTimeout)); !open {
+		t.Fatal("still shut after the timeout")
+	}
+	g.drawn(2)
+	if open, _ := g.open(t0); !open {
+		t.Fatal("shut after frame 2 was drawn")
+	}
+	select {
+	case <-g.notify:
+	default:
+		t.Fatal("drawn did not notify the writer")
+	}
+}
+
+// frames reads c's messages on a goroutine of its own and returns its
+// frames' sequence numbers and its replies (a read deadline would break
+// the connection, and the test must see frames not come).
+func frames(c *client) (<-chan uint64, <-chan map[string]any) {
+	seqs, replies := make(chan uint64, 256), make(chan map[string]any, 16)
+	go func() {
+		for {
+			m, err := c.read(time.Minute)
+			if err != nil {
+				close(seqs)
+				return
+			}
+			switch {
+			case m.typ() == "frame":
+				seqs <- uint64(num64(m.frame["seq"]))
+			case m.text != nil:
+				replies <- m.text
+			}
+		}
+	}()
+	return seqs, replies
+}
+
+// next returns the next frame's seq within timeout.
+func next(seqs <-chan uint64, timeout time.Duration) (uint64, bool) {
+	select {
+	case s, ok := <-seqs:
+		return s, ok
+	case <-time.After(timeout):
+		return 0, false
+	}
+}
+
+// latest drains seqs until none comes for 100 ms and returns the last.
+func latest(seqs <-chan uint64, last uint64) uint64 {
+	for {
+		s, ok := next(seqs, 100*time.Millisecond)
+		if !ok {
+			return last
+		}
+		last = s
+	}
+}
+
+// TestDrawnPacesFrames: a page that says which frame it drew gets the next
+// only then (or after drawGateTimeout); a page that never says it gets
+// frames as before; a follower is paced the same way; "drawn" without
+// its seq is an error that names the field. Each "step" makes one new
+// state to show.
+func TestDrawnPacesFrames(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, paused)
+	seqs, replies := frames(c)
+	step := func() { c.send(map[string]any{"op": "step", "n": 1}) }
+	seq, ok := next(seqs, 10*time.Second)
+	if !ok {
+		t.Fatal("no first frame")
+	}
+	// Not saying "drawn": every step's frame comes.
+	for range 3 {
+		step()
+		if seq, ok = next(seqs, 5*time.Second); !ok {
+			t.Fatal("no frame for a step without drawn")
+		}
+	}
+	// Saying it: a step's frame comes once the last one is drawn.
+	c.send(map[string]any{"op": "drawn", "seq": seq})
+	step()
+	if seq, ok = next(seqs, 5*time.Second); !ok {
+		t.Fatal("no frame for a step after drawn")
+	}
+	step() // frame seq undrawn
+	start := time.Now()
+	if s, ok := next(seqs, 400*time.Millisecond); ok {
+		t.Fatalf("frame %d came while frame %d was undrawn", s, seq)
+	}
+	s, ok := next(seqs, drawGateTimeout+2*time.Second)
+	if !ok {
+		t.Fatal("no frame after the gate's timeout")
+	}
+	if d := time.Since(start); d < drawGateTimeout/2 {
+		t.Errorf("the undrawn page's frame came after %v", d)
+	}
+	seq = s
+	c.send(map[string]any{"op": "drawn", "seq": seq})
+	step()
+	if _, ok := next(seqs, 5*time.Second); !ok {
+		t.Fatal("no frame for a step after drawn")
+	}
+
+	id := c.send(map[string]any{"op": "drawn"})
+	for answered := false; !answered; { // past the hello and the steps' acks
+		select {
+		case r := <-replies:
+			if num64(r["id"]) != float64(id) {
+				continue
+			}
+			answered = true
+			if r["type"] != "error" || !strings.Contains(r["error"].(string), "seq") {
+				t.Errorf("drawn without seq: %v", r)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no reply to drawn without seq")
+		}
+	}
+
+	// A follower of a second session, paced by its own drawn.
+	key := ""
+	p := e.dial(t, paused)
+	p.until("hello", 5*time.Second, func(m msg) bool {
+		key, _ = m.text["share_key"].(string)
+		return m.typ() == "hello"
+	})
+	pseqs, _ := frames(p)
+	f := e.dial(t, "follow="+key)
+	fseqs, _ := frames(f)
+	last, ok := next(fseqs, 10*time.Second)
+	if !ok {
+		t.Fatal("the follower got no frame")
+	}
+	f.send(map[string]any{"op": "drawn", "seq": last})
+	time.Sleep(100 * time.Millisecond) // the drawn reaches the server before the step's frame
+	p.send(map[string]any{"op": "step", "n": 1})
+	if s, ok := next(fseqs, 5*time.Second); !ok || s <= last {
+		t.Fatalf("follower: frame %d (%v) after drawing %d", s, ok, last)
+	}
+	p.send(map[string]any{"op": "step", "n": 1})
+	if _, ok := next(pseqs, 5*time.Second); !ok {
+		t.Fatal("the presenter got no frame for its step")
+	}
+	if s, ok := next(fseqs, 400*time.Millisecond); ok {
+		t.Fatalf("follower: frame %d came while the last was undrawn", s)
+	}
+}
