@@ -84,8 +84,12 @@ func TestBrowserRobot(t *testing.T) {
 	// says so and why (the test scans come after the training scans).
 	e.waitFor("the test RMSE", `window.dgpviz.state.frame.robot && window.dgpviz.state.frame.robot.test_rmse != null && window.dgpviz.state.frame.robot.mean_rmse != null`)
 	e.settle()
-	verdict := evalAs[string](e, `document.querySelector('[data-testid="rmse-verdict"]').textContent`)
-	worse := evalAs[bool](e, `(() => { const r = window.dgpviz.state.frame.robot; return r.test_rmse > r.mean_rmse || (r.gp1_rmse != null && r.test_rmse > r.gp1_rmse); })()`)
+	// The text and the frame it was drawn from, read together: a frame
+	// arriving between two reads may tip a close comparison (the small
+	// fixture's 17.7 against 17.6 dBm).
+	v := evalAs[map[string]any](e, `(() => { const r = window.dgpviz.state.frame.robot; return {verdict: document.querySelector('[data-testid="rmse-verdict"]').textContent, worse: r.test_rmse > r.mean_rmse || (r.gp1_rmse != null && r.test_rmse > r.gp1_rmse)}; })()`)
+	verdict, _ := v["verdict"].(string)
+	worse, _ := v["worse"].(bool)
 	if worse && !strings.Contains(verdict, "extrapolate in time") || !worse && !strings.Contains(verdict, "does better") {
 		t.Errorf("verdict %q (deep GP worse than a baseline: %v)", verdict, worse)
 	}

@@ -103,13 +103,24 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 		}
 	}
 	g0 := -scale * fd / (2 * s2)
+	// whitened: a layer with an uncertain input forms ∂/∂ψ1_n as z_n·W,
+	// z_n = α·gMean_n·(W·m)ᵀ + dU_n·(W·Lcat)ᵀ + scale/s2·v_n·(sW + mW·mWᵀ)
+	// (A = Wᵀ(W·m), Kinv·Lcat = Wᵀ(W·Lcat), C = Wᵀ(sW + mW·mWᵀ)W), where
+	// the products with the explicit A, Kinv·Lcat and C, whose entries are
+	// ~cond(Kuu) times larger than their sum's, lost the kernel
+	// parameters' gradient (precision_robot_test.go).
+	whitened := w.inVar != nil && !w.psi2.quadPsi1()
+	var sTilde []float64
+	if whitened && wPsi1Used {
+		sTilde = sc.take(mm2)
+		copy(sTilde, w.sW)
+		mm(sTilde, m, m, d, w.mW, false, w.mW, true, 1, 1)
+	}
 	e.parallel(n, func(chunk, lo, hi int) {
 		acc := w.baccs[chunk]
 		r := hi - lo
 		dp := dPsi1[lo*m : hi*m]
 		p1 := w.psi1[lo*m : hi*m]
-		// mean = Ψ1·A.
-		mm(dp, r, m, d, gMeanPsi1[lo*d:hi*d], false, w.aT, false, alphaPsi1, 0)
 		if !last {
 			// var_nd = s2 + ‖U_d[n]‖² with U = Ψ1·Kinv·Lcat.
 			for i := lo * d; i < hi*d; i++ {
@@ -119,10 +130,28 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 					dU[i*m+j] = 2 * g * w.u[i*m+j]
 				}
 			}
-			mm(dp, r, m, m*d, dU[lo*m*d:hi*m*d], false, w.kLcatT, false, 1, 1)
 		}
-		if wPsi1Used {
-			mm(dp, r, m, m, p1, false, wPsi1, false, 1, 1)
+		if whitened {
+			zc := getScratch(r * m)
+			z := *zc
+			mm(z, r, m, d, gMeanPsi1[lo*d:hi*d], false, w.mW, true, alphaPsi1, 0)
+			if !last {
+				mm(z, r, m, m*d, dU[lo*m*d:hi*m*d], false, w.wLcat, true, 1, 1)
+			}
+			if wPsi1Used {
+				mm(z, r, m, m, w.v[lo*m:hi*m], false, sTilde, false, scale/s2, 1)
+			}
+			mm(dp, r, m, m, z, false, w.lw, false, 1, 0)
+			putScratch(zc)
+		} else {
+			// mean = Ψ1·A.
+			mm(dp, r, m, d, gMeanPsi1[lo*d:hi*d], false, w.aT, false, alphaPsi1, 0)
+			if !last {
+				mm(dp, r, m, m*d, dU[lo*m*d:hi*m*d], false, w.kLcatT, false, 1, 1)
+			}
+			if wPsi1Used {
+				mm(dp, r, m, m, p1, false, wPsi1, false, 1, 1)
+			}
 		}
 		if w.inVar == nil {
 			mm(dp, r, m, m, w.v[lo*m:hi*m], false, w.lw, false, scale*fd/s2, 1)

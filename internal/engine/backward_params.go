@@ -41,6 +41,14 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	}
 	if w.inVar != nil {
 		w.psi2.finish(w.accs[0], dZ, dTheta)
+		if ps, ok := w.psi2.(psi2ParamSums); ok {
+			// tr(G·Y) = scale/(2 s2)·⟨X, W·Y·Wᵀ⟩ with G = w.g2 (prepareUncertain)
+			yW, scr := sc.take(mm2), sc.take(2*mm2+m)
+			ps.paramSums(w.accs[0], func(hi, lo []float64) float64 {
+				whitenCompensated(yW, hi, lo, w.lw, w.lwT, m, scr[:mm2], scr[mm2:2*mm2], scr[2*mm2:])
+				return w.scale / (2 * w.s2) * linalg.Dot(w.xW, yW)
+			}, dTheta)
+		}
 		// C = A·Aᵀ + Bsum, with dC symmetric: W·dA += 2·W·dC·A =
 		// 2·(W·dC·Wᵀ)(W·m), and W·dBsum·Wᵀ += W·dC·Wᵀ.
 		mm(dAW, m, d, m, pg.dCW, false, w.mW, false, 2, 1)

@@ -36,6 +36,15 @@ func ddAdd(a, b dd) dd {
 	return dd{s, e}
 }
 
+// ddAddPos is a + b for a and b of the same sign, where no cancellation
+// needs ddAdd's second error term (QD's "sloppy" addition).
+func ddAddPos(a, b dd) dd {
+	s, e := twoSum(a.hi, b.hi)
+	e += a.lo + b.lo
+	s, e = quickTwoSum(s, e)
+	return dd{s, e}
+}
+
 func ddNeg(a dd) dd { return dd{-a.hi, -a.lo} }
 
 func ddMul(a, b dd) dd {

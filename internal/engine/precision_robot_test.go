@@ -40,12 +40,14 @@ func fittedModels(tb testing.TB) []fittedModel {
 // On `viz fit -data robot:…/uw-floor.txt -hidden 3,3 -inducing 15
 // -iters 1500 -seed 1` (cond₁(Kuu) 1.4e8, 5e7, 2.7e4) it measured: bound
 // 3.9e-11 (1.9e-9 with float64 Ψ2 entries, 5.5e-8 before the compensated
-// ΣΨ2 and its compensated whitening); layers 0 and 2 every group ≤
-// 5.3e-8; the middle layer noise 1.4e-9 (2.2e-6; 6.1e-5), inducing 2.0e-8
-// (4.6e-6; 2.6e-4), q_mu 3.0e-8 (2.4e-5; 2.7e-3), q_sqrt 7.4e-11 (1.3e-5;
-// 2.5e-3), kernel 1.5e-5 (1.6e-5; 6.9e-4): its variance's gradient, 0.76,
-// is what is left of pieces of ±3e5 (the Kuu, ψ1 and Ψ2 parts), and
-// their float64 contractions keep 1.2e-10 of that.
+// ΣΨ2 and its compensated whitening); the outer layers every group ≤
+// 3.8e-7; the middle layer kernel 4.5e-10 (1.5e-5 with the kernel
+// parameters' Ψ2 and ψ1 parts contracted with the explicit weights; 1.6e-5;
+// 6.9e-4), noise 1.4e-9 (2.2e-6; 6.1e-5), inducing 2.8e-8 (4.6e-6;
+// 2.6e-4), q_mu 3.0e-8 (2.4e-5; 2.7e-3), q_sqrt 8.7e-11 (1.3e-5; 2.5e-3).
+// Its variance's gradient, 0.76, is what is left of pieces of ±3e5 (the
+// Kuu, ψ1 and Ψ2 parts); with the explicit weights in float64, even
+// correctly rounded, its Ψ2 part alone was off by 2e-5.
 func TestPrecisionRobot(t *testing.T) {
 	if *refRobot == "" {
 		t.Skip("no -refrobot model")

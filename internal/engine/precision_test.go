@@ -124,17 +124,19 @@ func TestReferenceStep(t *testing.T) {
 // gradient group of a layer with a certain input (the first) or an
 // uncertain one: the target, 1e-6, for every group. Measured with
 // -refall (every parameter differenced) on the three fixtures, max over
-// them; in parentheses before ΣΨ2 was summed from double-double entries
+// them; in parentheses before the kernel parameters' Ψ2 and ψ1 parts were
+// contracted in whitened form (rbfPsi2.paramSums, backward's whitened
+// ∂/∂ψ1), before ΣΨ2 was summed from double-double entries
 // (rbfPsi2.sumExact), before the compensated ΣΨ2, its compensated
 // whitening and the backward pass's whitened sums (commit cb8f76b), and
 // before the whitened formulation (commit ee71642):
 //
-//	certain input:   every group ≤ 3.2e-8 (3.2e-8; 3.2e-8; inducing 8.4e-2, noise 3.1e-4)
-//	uncertain input: noise ≤ 6.3e-8 (1.5e-7; 2.7e-7; 7.4e-4),
-//	                 inducing ≤ 4.0e-7 (1.6e-6; 7.4e-6; 4.0e-3),
-//	                 q_mu ≤ 2.8e-7 (1.8e-6; 6.4e-6; 1.2e-5),
-//	                 kernel ≤ 4.7e-7 (6.4e-6; 3.1e-5; 3.6e-5),
-//	                 q_sqrt ≤ 1.9e-7 (9.6e-5; 4.6e-4; 5.0e-3)
+//	certain input:   every group ≤ 3.2e-8 (3.2e-8; 3.2e-8; 3.2e-8; inducing 8.4e-2, noise 3.1e-4)
+//	uncertain input: kernel ≤ 1.4e-8 (4.7e-7; 6.4e-6; 3.1e-5; 3.6e-5),
+//	                 noise ≤ 6.3e-8 (6.3e-8; 1.5e-7; 2.7e-7; 7.4e-4),
+//	                 inducing ≤ 4.0e-7 (4.0e-7; 1.6e-6; 7.4e-6; 4.0e-3),
+//	                 q_mu ≤ 2.8e-7 (2.8e-7; 1.8e-6; 6.4e-6; 1.2e-5),
+//	                 q_sqrt ≤ 1.9e-7 (1.9e-7; 9.6e-5; 4.6e-4; 5.0e-3)
 //
 // The default run differences a sample per group (refParams), which finds
 // errors up to ~3× smaller. The uncertain layers had lost their digits to
@@ -143,12 +145,12 @@ func TestReferenceStep(t *testing.T) {
 // gradient moves ≤ 2e-10 when every parameter moves by ±1 ulp) amplified
 // by ~cond(Kuu) in W·ΣΨ2·Wᵀ (diagnose_test.go, -diag): with correctly
 // rounded entries summed and whitened exactly the last layer's q_sqrt
-// error was still 1.6e-5. What remains is the float64 contraction of the
-// entries with the gradient's weights (the kernel group's variance most).
+// error was still 1.6e-5; and the kernel parameters' to the contractions
+// with the explicit gradient weights Kinv·(…)·Kinv, whose float64 entries
+// are ~cond(Kuu) times the result's scale.
 //
 // The Go pair loop (-tags purego, or a CPU without AVX2 and FMA) rounds
-// its exponents unfused, and its float64 entries' errors differ: measured
-// kernel 8.9e-7, inducing 3.7e-7, q_mu 3.6e-7, q_sqrt 3.3e-7; its
+// its exponents unfused, and its float64 entries' errors differ; its
 // tolerances are precisionTol's × purePairLoopFactor.
 var precisionTol = map[bool]map[Group]float64{
 	false: {GroupKernel: 1e-7, GroupNoise: 1e-7, GroupInducing: 1e-7, GroupQMu: 1e-7, GroupQSqrt: 1e-7},

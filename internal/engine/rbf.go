@@ -214,8 +214,9 @@ type rbfPsi2 struct {
 	grad     bool
 	exact    bool // sum ΣΨ2 from double-double entries (setCompensated)
 	// The pairs' exponent constants and midpoints in double-double, for
-	// sumExact: ez per pair, z̄ per pair and dimension.
-	ezDD, zbarDD []dd
+	// sumExact: ez per pair, z̄ per pair and dimension, and ∂ez/∂ℓ_r =
+	// (z_mr − z_m'r)²/(2ℓ_r³) per pair and dimension.
+	ezDD, zbarDD, ezDer []dd
 }
 
 // Rows of a block of rbfPsi2.tab.
@@ -244,7 +245,7 @@ func (k *RBF) newPsi2(z []float64, m int, old psi2Kernel) psi2Kernel {
 	}
 	*p = rbfPsi2{k: k, m: m, q: q, np: np, blocks: nb, z: z,
 		pi: p.pi[:0], pj: p.pj[:0], tab: linalg.Resize(p.tab, nb*4*(rowZbar+q)),
-		ezDD: resizeDD(p.ezDD, np), zbarDD: resizeDD(p.zbarDD, np*q)}
+		ezDD: resizeDD(p.ezDD, np), zbarDD: resizeDD(p.zbarDD, np*q), ezDer: resizeDD(p.ezDer, np*q)}
 	clear(p.tab)
 	for i := 0; i < m; i++ {
 		for j := i; j < m; j++ {
@@ -261,7 +262,9 @@ func (k *RBF) newPsi2(z []float64, m int, old psi2Kernel) psi2Kernel {
 				dh, dl := twoSum(z[i*q+r], -z[j*q+r])
 				dz := dd{dh, dl}
 				l2h, l2l := twoProd(2*l, 2*l)
-				ed = ddAdd(ed, ddNeg(ddDiv(ddMul(dz, dz), dd{l2h, l2l})))
+				dz2 := ddMul(dz, dz)
+				ed = ddAdd(ed, ddNeg(ddDiv(dz2, dd{l2h, l2l})))
+				p.ezDer[pair*q+r] = ddDiv(dz2, ddMulF(dd{l2h, l2l}, 0.5*l)) // (2ℓ)²·ℓ/2 = 2ℓ³
 				sh, sl := twoSum(z[i*q+r], z[j*q+r])
 				p.zbarDD[pair*q+r] = dd{0.5 * sh, 0.5 * sl}
 			}
@@ -295,7 +298,22 @@ func (p *rbfPsi2) setWeights(g, w1, w2 []float64) {
 	}
 }
 
-func (p *rbfPsi2) accLen() int { return p.blocks*4*(2+p.q) + 1 + p.q }
+func (p *rbfPsi2) accLen() int {
+	if p.exactParams() {
+		return p.extOff() + 2*p.np*p.q
+	}
+	return p.blocks*4*(2+p.q) + 1 + p.q
+}
+
+// extOff is where an accumulator's exact sums of ∂Ψ2/∂ℓ_r start (after
+// the blocks and ∂/∂θ; even, so that reduce's segments never split one's
+// hi and lo): hi, lo per pair and dimension (sumExact).
+func (p *rbfPsi2) extOff() int { n := p.blocks*4*(2+p.q) + 1 + p.q; return n + n&1 }
+
+// exactParams reports whether the Ψ2 part of the kernel parameters'
+// gradient comes from the exact sums (paramSums) rather than the loop's
+// float64 weights.
+func (p *rbfPsi2) exactParams() bool { return p.exact && p.grad }
 
 // datum runs the pair loop for one datum: in assembly where the CPU has
 // AVX2 and FMA, otherwise in pairsGo.
@@ -326,13 +344,18 @@ func (p *rbfPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 fl
 	if !p.grad {
 		return t1, t2
 	}
-	dPar[0] += 2 * sc / k.Variance
+	exact := p.exactParams() // then paramSums has the kernel parameters' part
+	if !exact {
+		dPar[0] += 2 * sc / k.Variance
+	}
 	for r, l := range k.Lengthscales {
 		// The exponent's gradient w.r.t. μ_r is −2(μ_r − z̄_r)/(ℓ²+2s).
 		dm, s2 := dmu[r]*inv[r], sq[r]*inv[r]*inv[r]
 		dMu[r] -= 2 * dm
 		dS[r] += -sc*inv[r] + 2*s2
-		dPar[1+r] += sc*(1/l-l*inv[r]) + 2*l*s2
+		if !exact {
+			dPar[1+r] += sc*(1/l-l*inv[r]) + 2*l*s2
+		}
 	}
 	return t1, t2
 }
@@ -510,13 +533,24 @@ func (p *rbfPsi2) merge(dst, src []float64, off int) {
 	if end < 0 {
 		end = 0
 	}
-	addTo(dst[end:], src[end:])
+	if !p.exactParams() {
+		addTo(dst[end:], src[end:])
+		return
+	}
+	ext := max(end, min(len(dst), p.extOff()-off))
+	addTo(dst[end:ext], src[end:ext])
+	for i := ext; i+1 < len(dst); i += 2 { // hi, lo (extOff and off even)
+		s, e := twoSum(dst[i], src[i])
+		dst[i] = s
+		dst[i+1] += src[i+1] + e
+	}
 }
 
 func (p *rbfPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 	q, np := p.q, p.np
+	exact := p.exactParams() // then paramSums has the kernel parameters' part
 	buf := acc.buf
-	addTo(dParams, buf[p.blocks*4*(2+q):])
+	addTo(dParams, buf[p.blocks*4*(2+q):p.blocks*4*(2+q)+1+q])
 	for k := 0; k < np; k++ {
 		i, j := int(p.pi[k]), int(p.pj[k])
 		// z̄ = (z_m + z_m')/2 moves with both ends.
@@ -534,7 +568,9 @@ func (p *rbfPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 			il2 := 1 / (l * l)
 			dZ[i*q+r] -= 0.5 * c * d * il2
 			dZ[j*q+r] += 0.5 * c * d * il2
-			dParams[1+r] += 0.5 * c * d * d * il2 / l
+			if !exact {
+				dParams[1+r] += 0.5 * c * d * d * il2 / l
+			}
 		}
 	}
 }
@@ -552,22 +588,29 @@ func (p *rbfPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 // the gradient's weights), where no whitening amplifies their rounding.
 func (p *rbfPsi2) sumExact(acc []float64, mu, s []float64) {
 	q := p.q
-	var ibuf [16]float64 // 1/(ℓ² + 2s) per dimension, hi and lo
-	ih, il := ibuf[:0:8], ibuf[8:8]
+	// per dimension: inv = 1/(ℓ² + 2s); with the gradient, ∂ log Ψ2/∂ℓ's
+	// terms a = 2s/(ℓ(ℓ² + 2s)) and b = 2ℓ/(ℓ² + 2s)² (times (μ − z̄)²);
+	// and per pair the (μ − z̄)² of each dimension
+	var buf [4 * 8]dd
+	inv, a, b, sq := buf[0:0:8], buf[8:8:16], buf[16:16:24], buf[24:24+q:32]
 	if q > 8 {
-		ih, il = make([]float64, 0, q), make([]float64, 0, q)
+		inv, a, b, sq = make([]dd, 0, q), make([]dd, 0, q), make([]dd, 0, q), make([]dd, q)
 	}
 	v2 := p.k.Variance
 	ph, pl := twoProd(v2, v2)
 	pre := dd{ph, pl}
 	for r, l := range p.k.Lengthscales {
-		// u = ℓ² + 2s; pre·= ℓ/√u; inv = 1/u
+		// u = ℓ² + 2s; pre·= ℓ/√u
 		l2h, l2l := twoProd(l, l)
 		u := ddAdd(dd{l2h, l2l}, dd{2 * s[r], 0})
-		inv := ddDiv(dd{1, 0}, u)
-		ih, il = append(ih, inv.hi), append(il, inv.lo)
+		iv := ddDiv(dd{1, 0}, u)
+		inv = append(inv, iv)
+		a = append(a, ddDiv(ddMulF(iv, 2*s[r]), dd{l, 0}))
+		b = append(b, ddMulF(ddMul(iv, iv), 2*l))
 		pre = ddMul(pre, ddDiv(dd{l, 0}, ddSqrt(u)))
 	}
+	params := p.exactParams()
+	ext := p.extOff()
 	for k := range p.np {
 		i, c := p.accAt(0, k), p.accAt(1, k)
 		zb := p.zbarDD[k*q : (k+1)*q]
@@ -575,33 +618,77 @@ func (p *rbfPsi2) sumExact(acc []float64, mu, s []float64) {
 		ef := ez.hi
 		for r, m := range mu {
 			d := m - zb[r].hi
-			ef -= d * d * ih[r]
+			sq[r] = dd{d * d, 0}
+			ef -= sq[r].hi * inv[r].hi
 		}
-		if !(ef >= exactTailExp) {
-			h, l := twoSum(acc[i], pre.hi*math.Exp(ef))
-			acc[i] = h
-			acc[c] += l
-			continue
+		var v dd
+		if ef >= exactTailExp {
+			eh, el := ez.hi, ez.lo
+			for r, m := range mu {
+				// d = μ − z̄ (exact but for z̄'s low part), d², d²·inv
+				dh, dl := twoSum(m, -zb[r].hi)
+				dl -= zb[r].lo
+				sh, sl := twoProd(dh, dh)
+				sl += 2 * dh * dl
+				sq[r] = dd{sh, sl}
+				th, tl := twoProd(sh, inv[r].hi)
+				tl += sh*inv[r].lo + sl*inv[r].hi
+				var x float64
+				eh, x = twoSum(eh, -th)
+				el += x - tl
+			}
+			eh, el = quickTwoSum(eh, el)
+			v = ddMul(pre, ddExp(dd{eh, el}))
+		} else {
+			v = dd{pre.hi * math.Exp(ef), 0}
 		}
-		eh, el := ez.hi, ez.lo
-		for r, m := range mu {
-			// d = μ − z̄ (exact but for z̄'s low part), d², d²·inv
-			dh, dl := twoSum(m, -zb[r].hi)
-			dl -= zb[r].lo
-			sh, sl := twoProd(dh, dh)
-			sl += 2 * dh * dl
-			th, tl := twoProd(sh, ih[r])
-			tl += sh*il[r] + sl*ih[r]
-			var x float64
-			eh, x = twoSum(eh, -th)
-			el += x - tl
-		}
-		eh, el = quickTwoSum(eh, el)
-		v := ddMul(pre, ddExp(dd{eh, el}))
 		h, l := twoSum(acc[i], v.hi)
 		acc[i] = h
 		acc[c] += l + v.lo
+		if !params {
+			continue
+		}
+		// ∂Ψ2/∂ℓ_r = Ψ2·(a_r + b_r·(μ_r − z̄_r)² + ∂ez/∂ℓ_r), the last term
+		// the same for every datum (paramSums multiplies ΣΨ2 by it)
+		e := acc[ext+2*k*q : ext+2*(k+1)*q]
+		for r := range q {
+			t := ddMul(v, ddAddPos(a[r], ddMul(b[r], sq[r])))
+			h, l := twoSum(e[2*r], t.hi)
+			e[2*r] = h
+			e[2*r+1] += l + t.lo
+		}
 	}
+}
+
+// paramSums adds the Ψ2 part of the kernel parameters' gradient,
+// Σ_n tr(G·∂Ψ2_n/∂θ), to dParams, given contract(hi, lo) = tr(G·Y) for a
+// symmetric Y = hi + lo: θ = σ² by ΣΨ2 (Ψ2 ∝ σ⁴), θ = ℓ_r by sumExact's
+// exact sums. The layer contracts them with G in whitened form: G's
+// float64 entries, up to ~cond(Kuu) times the result's scale, lost the
+// robot model's variance gradient 3e-5 of 0.76 that way
+// (precision_robot_test.go). It reports false, adding nothing, where the
+// pair loop's float64 sums carry that part (finish).
+func (p *rbfPsi2) paramSums(acc *psi2Acc, contract func(hi, lo []float64) float64, dParams []float64) bool {
+	if !p.exactParams() {
+		return false
+	}
+	m, q := p.m, p.q
+	sh, sl := make([]float64, m*m), make([]float64, m*m) // ΣΨ2
+	p.sum2(acc, sh, sl)
+	dParams[0] += 2 / p.k.Variance * contract(sh, sl)
+	hi, lo := make([]float64, m*m), make([]float64, m*m)
+	ext := acc.buf[p.extOff():]
+	for r := range q {
+		for k := range p.pi {
+			i, j := int(p.pi[k]), int(p.pj[k])
+			s := ddAdd(dd{ext[2*(k*q+r)], ext[2*(k*q+r)+1]}, ddMul(p.ezDer[k*q+r], dd{sh[i*m+j], sl[i*m+j]}))
+			h, l := twoSum(s.hi, s.lo)
+			hi[i*m+j], hi[j*m+i] = h, h
+			lo[i*m+j], lo[j*m+i] = l, l
+		}
+		dParams[1+r] += contract(hi, lo)
+	}
+	return true
 }
 
 // exactTailExp is the exponent below which sumExact adds a Ψ2 entry in
