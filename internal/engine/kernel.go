@@ -71,17 +71,17 @@ type psi2Kernel interface {
 	quadPsi1() bool
 }
 
-// psi2Merger is a psi2Kernel whose accumulators can hold ΣΨ2 in twice
-// the working precision (setCompensated, before a data loop): merge adds
-// src into dst, parts of two accumulators starting at offset off, a
-// multiple of blockLen (Evaluator.reduce), and sum2 writes Σ_n Ψ2_n as
-// an unevaluated sum hi + lo.
 // psi2ParamSums is a psi2Kernel that may leave the Ψ2 part of the kernel
 // parameters' gradient to the layer's whitened contraction (rbfPsi2).
 type psi2ParamSums interface {
 	paramSums(acc *psi2Acc, contract func(hi, lo []float64) float64, dParams []float64) bool
 }
 
+// psi2Merger is a psi2Kernel whose accumulators can hold ΣΨ2 in twice
+// the working precision (setCompensated, before a data loop): merge adds
+// src into dst, parts of two accumulators starting at offset off, a
+// multiple of blockLen (Evaluator.reduce), and sum2 writes Σ_n Ψ2_n as
+// an unevaluated sum hi + lo.
 type psi2Merger interface {
 	setCompensated(bool)
 	blockLen() int
