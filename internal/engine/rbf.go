@@ -195,7 +195,9 @@ func (k *RBF) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dPara
 // Accumulator layout: blocks of [Σ Ψ2 | lo | zP_0 … zP_{Q−1}] per pair,
 // where lo is the low part of ΣΨ2 when it is summed exactly (the sum is
 // ΣΨ2 + lo, see sumExact; else lo is 0), zP_q = Σ c·(μ_q−z̄_q)/(ℓ_q²+2s_q)
-// and c is a pair's contribution G·Ψ2 to tr(G Ψ2_n), then ∂/∂θ (1+Q).
+// and c is a pair's contribution G·Ψ2 to tr(G Ψ2_n), then ∂/∂θ (1+Q), and
+// where the kernel parameters' part is exact (exactParams), from extOff
+// the hi and lo of Σ_n ∂Ψ2_n/∂ℓ_r per pair and dimension.
 // Σ_n c per pair is G·ΣΨ2, found in finish.
 //
 // ΣΨ2 is summed exactly where W·ΣΨ2·Wᵀ (W = L⁻¹, Kuu = LLᵀ) would lose
