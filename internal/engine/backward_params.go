@@ -43,8 +43,8 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 		w.psi2.finish(w.accs[0], dZ, dTheta)
 		if ps, ok := w.psi2.(psi2ParamSums); ok {
 			// tr(G·Y) = scale/(2 s2)·⟨X, W·Y·Wᵀ⟩ with G = w.g2 (prepareUncertain)
-			yW, scr := sc.take(mm2), sc.take(2*mm2+m)
-			ps.paramSums(w.accs[0], func(hi, lo []float64) float64 {
+			yW, scr, hi, lo := sc.take(mm2), sc.take(2*mm2+m), sc.take(mm2), sc.take(mm2)
+			ps.paramSums(w.accs[0], w.sumPsi2, w.sumPsi2Lo, hi, lo, func(hi, lo []float64) float64 {
 				whitenCompensated(yW, hi, lo, w.lw, w.lwT, m, scr[:mm2], scr[mm2:2*mm2], scr[2*mm2:])
 				return w.scale / (2 * w.s2) * linalg.Dot(w.xW, yW)
 			}, dTheta)

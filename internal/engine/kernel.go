@@ -74,7 +74,7 @@ type psi2Kernel interface {
 // psi2ParamSums is a psi2Kernel that may leave the Ψ2 part of the kernel
 // parameters' gradient to the layer's whitened contraction (rbfPsi2).
 type psi2ParamSums interface {
-	paramSums(acc *psi2Acc, contract func(hi, lo []float64) float64, dParams []float64) bool
+	paramSums(acc *psi2Acc, sumHi, sumLo, hi, lo []float64, contract func(hi, lo []float64) float64, dParams []float64) bool
 }
 
 // psi2Merger is a psi2Kernel whose accumulators can hold ΣΨ2 in twice

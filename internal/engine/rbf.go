@@ -664,26 +664,23 @@ func (p *rbfPsi2) sumExact(acc []float64, mu, s []float64) {
 
 // paramSums adds the Ψ2 part of the kernel parameters' gradient,
 // Σ_n tr(G·∂Ψ2_n/∂θ), to dParams, given contract(hi, lo) = tr(G·Y) for a
-// symmetric Y = hi + lo: θ = σ² by ΣΨ2 (Ψ2 ∝ σ⁴), θ = ℓ_r by sumExact's
-// exact sums. The layer contracts them with G in whitened form: G's
+// symmetric Y = hi + lo: θ = σ² by ΣΨ2 = sumHi + sumLo (sum2's, Ψ2 ∝ σ⁴),
+// θ = ℓ_r by sumExact's exact sums, formed in hi and lo (M×M scratch). The layer contracts them with G in whitened form: G's
 // float64 entries, up to ~cond(Kuu) times the result's scale, lost the
 // robot model's variance gradient 3e-5 of 0.76 that way
 // (precision_robot_test.go). It reports false, adding nothing, where the
 // pair loop's float64 sums carry that part (finish).
-func (p *rbfPsi2) paramSums(acc *psi2Acc, contract func(hi, lo []float64) float64, dParams []float64) bool {
+func (p *rbfPsi2) paramSums(acc *psi2Acc, sumHi, sumLo, hi, lo []float64, contract func(hi, lo []float64) float64, dParams []float64) bool {
 	if !p.exactParams() {
 		return false
 	}
 	m, q := p.m, p.q
-	sh, sl := make([]float64, m*m), make([]float64, m*m) // ΣΨ2
-	p.sum2(acc, sh, sl)
-	dParams[0] += 2 / p.k.Variance * contract(sh, sl)
-	hi, lo := make([]float64, m*m), make([]float64, m*m)
+	dParams[0] += 2 / p.k.Variance * contract(sumHi, sumLo)
 	ext := acc.buf[p.extOff():]
 	for r := range q {
 		for k := range p.pi {
 			i, j := int(p.pi[k]), int(p.pj[k])
-			s := ddAdd(dd{ext[2*(k*q+r)], ext[2*(k*q+r)+1]}, ddMul(p.ezDer[k*q+r], dd{sh[i*m+j], sl[i*m+j]}))
+			s := ddAdd(dd{ext[2*(k*q+r)], ext[2*(k*q+r)+1]}, ddMul(p.ezDer[k*q+r], dd{sumHi[i*m+j], sumLo[i*m+j]}))
 			h, l := twoSum(s.hi, s.lo)
 			hi[i*m+j], hi[j*m+i] = h, h
 			lo[i*m+j], lo[j*m+i] = l, l
