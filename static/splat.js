@@ -11,8 +11,9 @@
 // 50 pixels of arithmetic. A plain copy is also the cheapest way onto the
 // canvas: nothing to blend, nothing recorded to replay. Marks are
 // antialiased as the canvas's own (coverage from the distance to the
-// edge), drawn in order (later over earlier, "source-over"), and a dot's
-// inside is exactly its colour.
+// edge: a mark's ink is within 2% of the exact shape's, TestBrowserSplat
+// in web/), blended at opacities in 256ths, drawn in order (later over
+// earlier, "source-over"), and a dot's inside is exactly its colour.
 //
 // Marks drawn through union…() between union(colour, alpha) and
 // fillUnion() are painted together, as one path filled (or stroked) once:
@@ -36,10 +37,10 @@ export class Splat {
       this.W = W; this.H = H;
       this.img = new ImageData(W, H);
       this.u = new Uint32Array(this.img.data.buffer);
-      this.cov = new Float32Array(W * H);
-      this.stamp = new Uint32Array(W * H); this.cur = 0;
-      // per row, a run of pixels the current union painted in full
-      this.rowCur = new Uint32Array(H); this.rowLo = new Int32Array(H); this.rowHi = new Int32Array(H);
+      // per pixel, a union's coverage (in 256ths) and the union that
+      // painted it (cur, 1…255): small, to stay in the caches between frames
+      this.cov = new Uint16Array(W * H);
+      this.stamp = new Uint8Array(W * H); this.cur = 0;
       this.touched = new Int32Array(4096);
       this.base = null;
     }
@@ -57,6 +58,10 @@ export class Splat {
     this.cl = 0; this.ct = 0; this.cr = W; this.cb = H; // the clip
     this.n = 0;
   }
+
+  // forget says that the canvas was drawn on otherwise since end(): the
+  // next begin puts all of it.
+  forget() { this.base = null; }
 
   // touch counts the box (plot units) as marked: where the caller draws on
   // the canvas itself after end(), to be put over with the next marks.
@@ -96,23 +101,28 @@ export class Splat {
   // opacity alpha; the pixels it covers in part get their part.
   rect(l, t, r, b, c, alpha) {
     const s = this.s, x0 = l * s + this.tx, x1 = r * s + this.tx, y0 = t * s + this.ty, y1 = b * s + this.ty, W = this.W, u = this.u;
+    const crb = rb(c), cg = gr(c), cpx = pack(c);
     this.#mark(Math.floor(x0), Math.floor(y0), Math.ceil(x1), Math.ceil(y1));
     const xa = Math.max(this.cl, Math.floor(x0)), xb = Math.min(this.cr, Math.ceil(x1));
     const ia = Math.max(xa, Math.ceil(x0)), ib = Math.max(ia, Math.min(xb, Math.floor(x1))); // the columns covered in full
     for (let py = Math.max(this.ct, Math.floor(y0)), ye = Math.min(this.cb, Math.ceil(y1)); py < ye; py++) {
       const a = (Math.min(py + 1, y1) - Math.max(py, y0)) * alpha, row = py * W;
-      for (let px = xa; px < ia; px++) over(u, row + px, c, (Math.min(px + 1, x1) - Math.max(px, x0)) * a);
-      for (let px = ib; px < xb; px++) over(u, row + px, c, (Math.min(px + 1, x1) - Math.max(px, x0)) * a);
-      if (a <= 0 || ib <= ia) continue;
-      const A = Math.min(65536, (a * 65536) | 0);
-      for (let p = row + ia, pe = row + ib; p < pe; p++) blend(u, p, c, A);
+      for (let px = xa; px < ia; px++) over(u, row + px, crb, cg, cpx, (Math.min(px + 1, x1) - Math.max(px, x0)) * a);
+      for (let px = ib; px < xb; px++) over(u, row + px, crb, cg, cpx, (Math.min(px + 1, x1) - Math.max(px, x0)) * a);
+      const A = Math.min(256, (a * 256 + 0.5) | 0);
+      if (A <= 0 || ib <= ia) continue;
+      if (A === 256) u.fill(cpx, row + ia, row + ib);
+      else for (let p = row + ia, pe = row + ib; p < pe; p++) blend(u, p, crb, cg, A);
     }
   }
 
   // union starts shapes painted together in colour c at opacity alpha
   // (fillUnion ends them); unionDisc and unionRing are discs and circles
   // as above.
-  union(c, alpha) { this.uc = c; this.ua = alpha; this.uA = (alpha * 65536) | 0; this.cur++; }
+  union(c, alpha) {
+    this.urb = rb(c); this.ug = gr(c); this.uA = Math.min(256, (alpha * 256 + 0.5) | 0);
+    if (++this.cur > 255) { this.stamp.fill(0); this.cur = 1; }
+  }
   unionDisc(x, y, r) { this.#paint(x, y, r, 0, DISC, null, 1); }
   unionRing(x, y, r, lw) { this.#paint(x, y, r, lw, DISC, null, 1); }
 
@@ -126,34 +136,37 @@ export class Splat {
     const xa0 = Math.max(this.cl, Math.floor(cx - a - 0.5)), xb0 = Math.min(this.cr, Math.ceil(cx + a + 0.5));
     if (yb <= ya || xb0 <= xa0) return;
     this.#mark(xa0, ya, xb0, yb);
-    const ia2 = 1 / (a * a), ib2 = 1 / (b * b), ia4 = ia2 * ia2, ib4 = ib2 * ib2;
-    const bo = b + 0.5, bi = b - 0.5, ai = a - 0.5, cur = this.cur, rowCur = this.rowCur, rowLo = this.rowLo, rowHi = this.rowHi;
+    const ia2 = 1 / (a * a), ib2 = 1 / (b * b), ia4 = ia2 * ia2, ib4 = ib2 * ib2, bo2 = (b + 0.5) * (b + 0.5), b2 = b * b;
+    const W = this.W, cur = this.cur, stamp = this.stamp, cov = this.cov, u = this.u, crb = this.urb, cg = this.ug, A = this.uA;
+    while (this.n + (yb - ya) * (xb0 - xa0) > this.touched.length) this.#grow();
+    const t = this.touched;
+    let n = this.n;
     for (let py = ya; py < yb; py++) {
       const dy = py + 0.5 - cy, dy2 = dy * dy;
-      if (dy2 >= bo * bo) continue;
-      const wo = (a + 0.5) * Math.sqrt(1 - dy2 / (bo * bo));
-      const wi = ai > 0 && bi > 0 && dy2 < bi * bi ? ai * Math.sqrt(1 - dy2 / (bi * bi)) : -1;
+      if (dy2 >= bo2) continue;
+      // the row's pixels within half a pixel of the edge, across; the
+      // implicit function's gradient where the row meets the edge (the
+      // same for the few pixels of the edge on the row): coverage is
+      // 0.5 − f/|∇f|
+      const wo = (a + 0.5) * Math.sqrt(1 - dy2 / bo2);
       const xa = Math.max(xa0, Math.floor(cx - wo)), xb = Math.min(xb0, Math.ceil(cx + wo));
-      // the inside (full coverage) as one run, less what the row's run of
-      // this union already painted; then the edges pixel by pixel
-      let ia = Math.max(xa, Math.ceil(cx - wi - 0.5)), ib = Math.min(xb, Math.floor(cx + wi - 0.5) + 1);
-      if (ib <= ia) ia = ib = Math.min(xb, Math.max(xa, Math.round(cx))); // no inside
-      const row = py * this.W;
-      if (ib > ia) {
-        if (rowCur[py] !== cur) { rowCur[py] = cur; rowLo[py] = ia; rowHi[py] = ib; this.#run(row + ia, row + ib); }
-        else {
-          const lo = rowLo[py], hi = rowHi[py];
-          if (ia < lo) this.#run(row + ia, row + Math.min(ib, lo));
-          if (ib > hi) this.#run(row + Math.max(ia, hi), row + ib);
-          if (ia <= hi && ib >= lo) { rowLo[py] = Math.min(lo, ia); rowHi[py] = Math.max(hi, ib); }
-          else if (ib - ia > hi - lo) { rowLo[py] = ia; rowHi[py] = ib; }
+      const xo2 = dy2 < b2 ? a * a * (1 - dy2 * ib2) : 0, ig = 0.5 / Math.sqrt(xo2 * ia4 + dy2 * ib4), fy = dy2 * ib2 - 1;
+      const row = py * W;
+      for (let px = xa; px < xb; px++) {
+        const p = row + px;
+        if (stamp[p] === cur) continue; // painted already
+        const dx = px + 0.5 - cx, c = ((0.5 - (dx * dx * ia2 + fy) * ig) * 256 + 0.5) | 0;
+        if (c >= 256) { // inside: painted at once
+          stamp[p] = cur;
+          if (cov[p] > 0) cov[p] = 256; else blend(u, p, crb, cg, A);
+        } else if (c > 0) { // the edge: the largest coverage, painted by fillUnion
+          const k = cov[p];
+          if (k === 0) t[n++] = p;
+          if (c > k) cov[p] = c;
         }
       }
-      // the implicit function's gradient where the row meets the edge
-      const xo = dy2 < b * b ? a * Math.sqrt(1 - dy2 / (b * b)) : 0, g = 2 * Math.sqrt(xo * xo * ia4 + dy2 * ib4);
-      this.#ellipseEdge(row, xa, ia, cx, dy2 * ib2 - 1, ia2, 1 / g);
-      this.#ellipseEdge(row, ib, xb, cx, dy2 * ib2 - 1, ia2, 1 / g);
     }
+    this.n = n;
   }
 
   // line draws the segment from (x0, y0) to (x1, y1) stroked lw wide
@@ -171,10 +184,10 @@ export class Splat {
 
   // fillUnion paints the edges of the shapes since union().
   fillUnion() {
-    const cov = this.cov, t = this.touched, u = this.u, c = this.uc, alpha = this.ua;
+    const cov = this.cov, t = this.touched, u = this.u, crb = this.urb, cg = this.ug, A = this.uA;
     for (let k = 0; k < this.n; k++) {
-      const p = t[k];
-      over(u, p, c, cov[p] * alpha);
+      const p = t[k], a = (cov[p] * A + 128) >> 8;
+      if (a > 0) blend(u, p, crb, cg, a);
       cov[p] = 0;
     }
     this.n = 0;
@@ -193,20 +206,23 @@ export class Splat {
   // pixels nearest the line across it.
   #hairline(x0, y0, x1, y1, col, alpha) {
     const s = this.s;
-    let ax = x0 * s + this.tx, ay = y0 * s + this.ty, bx = x1 * s + this.tx, by = y1 * s + this.ty;
-    if (!(Math.abs(ax) < 1e6 && Math.abs(ay) < 1e6 && Math.abs(bx) < 1e6 && Math.abs(by) < 1e6)) return;
-    this.#mark(Math.floor(Math.min(ax, bx)) - 1, Math.floor(Math.min(ay, by)) - 1, Math.ceil(Math.max(ax, bx)) + 1, Math.ceil(Math.max(ay, by)) + 1);
-    const steep = Math.abs(by - ay) > Math.abs(bx - ax);
-    if (steep) { [ax, ay] = [ay, ax]; [bx, by] = [by, bx]; }
-    if (ax > bx) { [ax, bx] = [bx, ax]; [ay, by] = [by, ay]; }
-    const g = bx > ax ? (by - ay) / (bx - ax) : 0, W = this.W, u = this.u;
-    const [ulo, uhi, vlo, vhi] = steep ? [this.ct, this.cb, this.cl, this.cr] : [this.cl, this.cr, this.ct, this.cb];
-    for (let p = Math.max(ulo, Math.floor(ax)), pe = Math.min(uhi, Math.ceil(bx)); p < pe; p++) {
-      const w = (Math.min(p + 1, bx) - Math.max(p, ax)) * alpha; // the step's part on the segment
+    const ax0 = x0 * s + this.tx, ay0 = y0 * s + this.ty, bx0 = x1 * s + this.tx, by0 = y1 * s + this.ty;
+    if (!(Math.abs(ax0) < 1e6 && Math.abs(ay0) < 1e6 && Math.abs(bx0) < 1e6 && Math.abs(by0) < 1e6)) return;
+    this.#mark(Math.floor(Math.min(ax0, bx0)) - 1, Math.floor(Math.min(ay0, by0)) - 1, Math.ceil(Math.max(ax0, bx0)) + 1, Math.ceil(Math.max(ay0, by0)) + 1);
+    // u along the major axis (a pixel a step), v across it; pixel (u, v)
+    // is at du·u + dv·v in the buffer
+    const W = this.W, steep = Math.abs(by0 - ay0) > Math.abs(bx0 - ax0);
+    let ua = steep ? ay0 : ax0, va = steep ? ax0 : ay0, ub = steep ? by0 : bx0, vb = steep ? bx0 : by0;
+    if (ua > ub) { let q = ua; ua = ub; ub = q; q = va; va = vb; vb = q; }
+    const du = steep ? W : 1, dv = steep ? 1 : W;
+    const ulo = steep ? this.ct : this.cl, uhi = steep ? this.cb : this.cr, vlo = steep ? this.cl : this.ct, vhi = steep ? this.cr : this.cb;
+    const g = ub > ua ? (vb - va) / (ub - ua) : 0, u = this.u, crb = rb(col), cg = gr(col), px = pack(col);
+    for (let p = Math.max(ulo, Math.floor(ua)), pe = Math.min(uhi, Math.ceil(ub)); p < pe; p++) {
+      const w = (Math.min(p + 1, ub) - Math.max(p, ua)) * alpha; // the step's part on the segment
       if (w <= 0) continue;
-      const vc = ay + (Math.min(bx, Math.max(ax, p + 0.5)) - ax) * g - 0.5, q = Math.floor(vc), f = vc - q;
-      if (q >= vlo && q < vhi) over(u, steep ? p * W + q : q * W + p, col, (1 - f) * w);
-      if (q + 1 >= vlo && q + 1 < vhi) over(u, steep ? p * W + q + 1 : (q + 1) * W + p, col, f * w);
+      const vc = va + (Math.min(ub, Math.max(ua, p + 0.5)) - ua) * g - 0.5, q = Math.floor(vc), f = vc - q;
+      if (q >= vlo && q < vhi) over(u, p * du + q * dv, crb, cg, px, (1 - f) * w);
+      if (q + 1 >= vlo && q + 1 < vhi) over(u, p * du + (q + 1) * dv, crb, cg, px, f * w);
     }
   }
 
@@ -223,7 +239,7 @@ export class Splat {
     const [vlo, vhi] = steep ? [this.cl, this.cr] : [this.ct, this.cb];
     const slope = steep ? dx / (dy || 1e-12) : dy / (dx || 1e-12), reach = h * Math.sqrt(1 + slope * slope);
     const ua = Math.max(lo, Math.floor(u0 - h)), ub = Math.min(hi, Math.ceil(u1 + h));
-    const W = this.W, cov = this.cov, buf = this.u;
+    const W = this.W, cov = this.cov, buf = this.u, crb = col ? rb(col) : 0, cg = col ? gr(col) : 0, cpx = col ? pack(col) : 0;
     for (let u = ua; u < ub; u++) {
       const uc = Math.min(u1, Math.max(u0, u + 0.5)); // on the segment's span
       const vc = steep ? ax + (uc - ay) * slope : ay + (uc - ax) * slope;
@@ -241,7 +257,7 @@ export class Splat {
         if (c <= 0) continue;
         if (c > 1) c = 1;
         const p = steep ? u * W + v : v * W + u;
-        if (col) over(buf, p, col, c * alpha); else this.#gather(cov, p, c);
+        if (col) over(buf, p, crb, cg, cpx, c * alpha); else this.#gather(cov, p, (c * 256 + 0.5) | 0);
       }
     }
   }
@@ -258,29 +274,26 @@ export class Splat {
     this.#mark(xa, ya, xb, yb);
     const W = this.W, base = iy * W + ix;
     if (m.W !== W) { m.W = W; m.full = m.fx.map((x, j) => m.fy[j] * W + x); m.edge = m.ex.map((x, j) => m.ey[j] * W + x); }
-    const full = m.full, edge = m.edge, ea = m.ea;
+    const full = m.full, edge = m.edge;
     if (xa < this.cl || xb > this.cr || ya < this.ct || yb > this.cb) { // near the clip's edge: pixel by pixel
       for (let j = 0; j < full.length; j++) this.#clipped(ix + m.fx[j], iy + m.fy[j], alpha, c);
-      for (let j = 0; j < edge.length; j++) this.#clipped(ix + m.ex[j], iy + m.ey[j], ea[j] * alpha, c);
+      for (let j = 0; j < edge.length; j++) this.#clipped(ix + m.ex[j], iy + m.ey[j], m.ea[j] * alpha, c);
       return;
     }
-    if (c) {
-      const u = this.u;
-      if (alpha >= 1) {
-        const packed = pack(c);
-        for (let j = 0; j < full.length; j++) u[base + full[j]] = packed;
-      } else for (let j = 0; j < full.length; j++) over(u, base + full[j], c, alpha);
-      for (let j = 0; j < edge.length; j++) over(u, base + edge[j], c, ea[j] * alpha);
-      return;
-    }
-    // a union's: the inside painted at once, the edge gathered (#gather,
-    // inlined: thousands of marks a frame)
-    const cov = this.cov, stamp = this.stamp, cur = this.cur, u = this.u, uc = this.uc, A = this.uA;
+    if (c) paintMask(this.u, m, base, rb(c), gr(c), pack(c), Math.min(256, (alpha * 256 + 0.5) | 0));
+    else this.#stampUnion(m, base);
+  }
+
+  // #stampUnion adds mask m at buffer offset base to the union: the
+  // inside painted at once, the edge gathered (#gather, inlined).
+  #stampUnion(m, base) {
+    const full = m.full, edge = m.edge, ea = m.eA;
+    const u = this.u, cov = this.cov, stamp = this.stamp, cur = this.cur, crb = this.urb, cg = this.ug, A = this.uA;
     for (let j = 0; j < full.length; j++) {
       const p = base + full[j];
       if (stamp[p] === cur) continue;
       stamp[p] = cur;
-      if (cov[p] > 0) cov[p] = 1; else blend(u, p, uc, A);
+      if (cov[p] > 0) cov[p] = 256; else blend(u, p, crb, cg, A);
     }
     while (this.n + edge.length > this.touched.length) this.#grow();
     const t = this.touched;
@@ -297,33 +310,18 @@ export class Splat {
   #clipped(px, py, a, c) {
     if (px < this.cl || px >= this.cr || py < this.ct || py >= this.cb) return;
     const p = py * this.W + px;
-    if (c) over(this.u, p, c, a); else this.#gather(this.cov, p, a);
+    if (c) over(this.u, p, rb(c), gr(c), pack(c), a); else this.#gather(this.cov, p, (a * 256 + 0.5) | 0);
   }
 
-  // #ellipseEdge gathers the coverage of the pixels x0 … x1 − 1 of a row
-  // of an ellipse centred at cx: the implicit function is dx²·ia2 + fy
-  // and ig is its gradient's inverse length where the row meets the edge
-  // (the same for the few pixels of the edge on the row).
-  #ellipseEdge(row, x0, x1, cx, fy, ia2, ig) {
-    const stamp = this.stamp, cur = this.cur, cov = this.cov;
-    for (let px = x0; px < x1; px++) {
-      if (stamp[row + px] === cur) continue; // painted already
-      const dx = px + 0.5 - cx;
-      let c = 0.5 - (dx * dx * ia2 + fy) * ig;
-      if (c <= 0) continue;
-      if (c > 1) c = 1;
-      this.#gather(cov, row + px, c);
-    }
-  }
-
-  // #gather adds coverage a of pixel p to the union: full coverage paints
-  // it (once), partial coverage waits for fillUnion.
+  // #gather adds coverage a (in 256ths) of pixel p to the union: full
+  // coverage paints it (once), partial coverage waits for fillUnion.
   #gather(cov, p, a) {
     const stamp = this.stamp, cur = this.cur;
     if (stamp[p] === cur) return; // painted, or to be painted in full
-    if (a >= 1) {
+    if (a <= 0) return;
+    if (a >= 256) {
       stamp[p] = cur;
-      if (cov[p] > 0) cov[p] = 1; else blend(this.u, p, this.uc, this.uA);
+      if (cov[p] > 0) cov[p] = 256; else blend(this.u, p, this.urb, this.ug, this.uA);
       return;
     }
     if (cov[p] === 0) {
@@ -331,16 +329,6 @@ export class Splat {
       this.touched[this.n++] = p;
     }
     if (a > cov[p]) cov[p] = a;
-  }
-
-  // #run adds full coverage of the pixels p0 … p1 − 1 (one row).
-  #run(p0, p1) {
-    const cov = this.cov, stamp = this.stamp, cur = this.cur, u = this.u, c = this.uc, A = this.uA;
-    for (let p = p0; p < p1; p++) {
-      if (stamp[p] === cur) continue;
-      stamp[p] = cur;
-      if (cov[p] > 0) cov[p] = 1; else blend(u, p, c, A);
-    }
   }
 
   #grow() { const t = new Int32Array(this.touched.length * 2); t.set(this.touched); this.touched = t; }
@@ -353,14 +341,22 @@ export class Splat {
 // (an edge through a pixel's centre covers half of it), as a canvas's
 // antialiasing. Shapes: DISC (radius r) and DIAMOND (a square on its
 // corner, r from centre to corner; its stroke's corners are mitred).
-const SUB = 8, RQ = 8, MAX_MASKS = 8192, DISC = 0, DIAMOND = 1;
+// Cached by their key, a small integer: radii up to 256 pixels and ring
+// widths up to 16 (larger ones are made each time).
+const SUB = 8, RQ = 16, MAX_MASKS = 8192, DISC = 0, DIAMOND = 1;
 let masks = new Map();
 function mask(R, lw, shape, fx, fy) {
   const rq = Math.max(1, Math.round(R * RQ)), wq = Math.round(lw * RQ);
+  if (rq >= 4096 || wq >= 256) return makeMask(rq, wq, shape, fx, fy);
   const key = (((shape * 256 + wq) * 4096 + rq) * SUB + fx) * SUB + fy;
   let m = masks.get(key);
   if (m) return m;
   if (masks.size >= MAX_MASKS) masks = new Map();
+  m = makeMask(rq, wq, shape, fx, fy);
+  masks.set(key, m);
+  return m;
+}
+function makeMask(rq, wq, shape, fx, fy) {
   const r = rq / RQ, h = wq / RQ / 2 + 0.5, cx = (fx + 0.5) / SUB, cy = (fy + 0.5) / SUB;
   const out = Math.ceil((wq > 0 ? r + h : r + 0.5) + 1);
   const fx_ = [], fy_ = [], ex = [], ey = [], ea = [];
@@ -378,21 +374,45 @@ function mask(R, lw, shape, fx, fy) {
   }
   // full: the pixels inside (one store each), edge: the others, blended;
   // their offsets for a buffer W wide are made on first use
-  m = { fx: Int32Array.from(fx_), fy: Int32Array.from(fy_), ex: Int32Array.from(ex), ey: Int32Array.from(ey), ea: Float32Array.from(ea), x0, x1, y0, y1, W: 0, full: null, edge: null };
-  masks.set(key, m);
-  return m;
+  return {
+    fx: Int32Array.from(fx_), fy: Int32Array.from(fy_), ex: Int32Array.from(ex), ey: Int32Array.from(ey),
+    ea: Float32Array.from(ea), eA: Int32Array.from(ea, (a) => (a * 256 + 0.5) | 0), // the edge's coverage, and in 256ths
+    x0, x1, y0, y1, W: 0, full: null, edge: null,
+  };
 }
 
-// over composites colour c = [r, g, b] at opacity a (0…1) over the
-// opaque pixel p of u (the RGBA bytes read as one little-endian word, as
-// on every machine a browser runs on); blend at opacity A/65536.
-function over(u, p, c, a) {
-  if (a <= 0) return;
-  if (a >= 1) { u[p] = pack(c); return; }
-  blend(u, p, c, (a * 65536) | 0);
+// paintMask paints mask m at offset base of u in a colour (its lanes crb, cg
+// and its pixel px) at opacity A/256: the inside as the colour itself
+// when opaque.
+function paintMask(u, m, base, crb, cg, px, A) {
+  const full = m.full, edge = m.edge, eA = m.eA;
+  if (A >= 256) {
+    for (let j = 0; j < full.length; j++) u[base + full[j]] = px;
+    for (let j = 0; j < edge.length; j++) blend(u, base + edge[j], crb, cg, eA[j]);
+  } else {
+    for (let j = 0; j < full.length; j++) blend(u, base + full[j], crb, cg, A);
+    for (let j = 0; j < edge.length; j++) blend(u, base + edge[j], crb, cg, (eA[j] * A + 128) >> 8);
+  }
 }
-function blend(u, p, c, A) {
-  const x = u[p], r = x & 255, g = (x >> 8) & 255, b = (x >> 16) & 255;
-  u[p] = 0xff000000 | ((b + (((c[2] - b) * A + 32768) >> 16)) << 16) | ((g + (((c[1] - g) * A + 32768) >> 16)) << 8) | (r + (((c[0] - r) * A + 32768) >> 16));
-}
+
+// Colours: c = [r, g, b] packed as the opaque pixel (pack) and as its red
+// and blue (rb) and green (gr) lanes, blended two lanes at once.
 const pack = (c) => (0xff000000 | (c[2] << 16) | (c[1] << 8) | c[0]) >>> 0;
+const rb = (c) => c[0] | (c[2] << 16), gr = (c) => c[1] << 8;
+
+// over composites a colour (its lanes crb, cg and its pixel px) at
+// opacity a (0…1) over the opaque pixel p of u (the RGBA bytes read as one
+// little-endian word, as on every machine a browser runs on); blend at
+// opacity A/256 (A an integer, 0…256), rounded: red and blue as one
+// 32-bit product (each lane's sum stays below 2^16), green as another.
+function over(u, p, crb, cg, px, a) {
+  const A = (a * 256 + 0.5) | 0;
+  if (A <= 0) return;
+  if (A >= 256) { u[p] = px; return; }
+  blend(u, p, crb, cg, A);
+}
+function blend(u, p, crb, cg, A) {
+  const x = u[p], B = 256 - A;
+  u[p] = 0xff000000 | (((Math.imul(x & 0xff00ff, B) + Math.imul(crb, A) + 0x800080) >>> 8) & 0xff00ff) |
+    (((Math.imul(x & 0xff00, B) + Math.imul(cg, A) + 0x8000) >>> 8) & 0xff00);
+}
