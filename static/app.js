@@ -8,7 +8,7 @@ import { create } from "./panels/registry.js";
 // data-panel attribute (mountPanels).
 import "./panels/layer.js";
 import "./panels/layernd.js";
-import { fmt, setDrawScale } from "./plot.js";
+import { fmt, setDrawScale, onCanvasResize } from "./plot.js";
 
 const $ = (id) => document.getElementById(id);
 const MAX_HISTORY = 4000;
@@ -395,6 +395,7 @@ function wire() {
   setPresent(view.present);
 
   new ResizeObserver(() => app.redraw()).observe($("panels"));
+  onCanvasResize(() => app.redraw()); // a canvas's size changed (plot.js)
 }
 
 // ---- presentation mode ----

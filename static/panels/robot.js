@@ -19,7 +19,7 @@
 // where the canvas is not on a GPU, and blending layers and replaying the
 // recorded drawing cost as much again; a frame outgrew a 60 Hz frame.
 import { register } from "./registry.js";
-import { Plot, StickyRange, fmt, canvasPoint, getDrawScale } from "../plot.js";
+import { Plot, StickyRange, fmt, canvasPoint, canvasSize, getDrawScale } from "../plot.js";
 import { palette, paletteRGB, colorBar } from "../colormap.js";
 import { Splat } from "../splat.js";
 
@@ -51,8 +51,8 @@ function el(tag, attrs = {}, ...kids) {
 
 // layer paints a view's static layer into its offscreen canvas when key
 // (or the canvas size) changed, and returns it ({key, cv, img}: img its
-// pixels, read back once); layerPaints counts the paints by view (the
-// browser test logs them). paint draws with plot as usual: its context is
+// pixels, read back on first use by pixels()); layerPaints counts the
+// paints by view (the browser test logs them). paint draws with plot as usual: its context is
 // the offscreen one meanwhile. The layer is opaque, in the page's card
 // colour, so that marks blend on it without a division (splat.js).
 const layerPaints = {};
@@ -71,19 +71,34 @@ function layer(v, plot, key, paint) {
     octx.font = main.font;
     plot.ctx = octx;
     try { paint(octx); } finally { plot.ctx = main; }
-    v.cache = c = { key, cv: off, img: octx.getImageData(0, 0, W, H) };
+    v.cache = c = { key, cv: off, img: null };
   }
   return c;
+}
+// pixels reads a static layer's pixels back, once: 1 to 6 ms for a view's
+// canvas (the more for the wider views), so not for a view that has no
+// marks to draw over it.
+function pixels(c) {
+  return (c.img ??= c.cv.getContext("2d", { willReadFrequently: true }).getImageData(0, 0, c.cv.width, c.cv.height));
 }
 
 // overlay draws a view: its static layer (layer()) and over it marks(sp),
 // rasterised in script (sp, a Splat, maps the plot's units as plot.ctx
 // does), put on the canvas in one image copy of the pixels that changed:
 // nothing for the canvas to blend or replay. The view's plot.begin must
-// not clear the canvas (what the last marks left is put over).
+// not clear the canvas (what the last marks left is put over). Without
+// marks (null: nothing to draw over the static layer, as in the path, signals
+// and penalties views when nothing is highlighted) the layer is copied
+// as it is, and its pixels are not read back.
 function overlay(v, plot, key, paint, marks) {
-  const sp = (v.splat ??= new Splat());
-  sp.begin(plot.ctx, layer(v, plot, key, paint).img);
+  const c = layer(v, plot, key, paint), sp = (v.splat ??= new Splat());
+  if (!marks) {
+    const ctx = plot.ctx;
+    ctx.save(); ctx.setTransform(1, 0, 0, 1, 0, 0); ctx.drawImage(c.cv, 0, 0); ctx.restore();
+    sp.forget();
+    return;
+  }
+  sp.begin(plot.ctx, pixels(c));
   marks(sp);
   sp.end();
 }
@@ -99,7 +114,7 @@ function snapRange({ lo, hi }) {
 }
 
 // sizeKey says when a canvas must be drawn again for its size alone.
-const sizeKey = (cv) => { const r = cv.getBoundingClientRect(); return `${r.width}x${r.height}@${window.devicePixelRatio || 1}x${getDrawScale()}`; };
+const sizeKey = (cv) => { const r = canvasSize(cv); return `${r.width}x${r.height}@${window.devicePixelRatio || 1}x${getDrawScale()}`; };
 
 register("robot", (root, app) => {
   const body = root.querySelector(".robot-body");
@@ -693,13 +708,12 @@ register("robot", (root, app) => {
       ctx.fillStyle = "#1f2933"; ctx.textAlign = "left"; ctx.textBaseline = "bottom";
       ctx.fillText("start", X(0) + 6, Y(0) - 4);
       drawColorBar(ctx, plot.m.l, cbY, w - plot.m.l - plot.m.r, 9);
-    }, (sp) => { // the highlighted scans
-      if (!any) return;
+    }, any ? (sp) => { // the highlighted scans
       drawRevisits(null, X, Y, { faint: false, splat: sp });
       dots(null, X, Y, 3.2, 0, s0.n, lit, { splat: sp });
       dots(null, X, Y, 3.2, s0.n, nAll, lit, { hollow: true, splat: sp });
       for (let i = 0; i < nAll; i++) if (lit(i)) { sp.ring(X(i), Y(i), 4.5, 1, RING_RGB); count++; }
-    });
+    } : null);
     v.hit = { point: (px, py) => nearest(nAll, X, Y, px, py) };
     v.screen = (i) => [X(i), Y(i)];
     // the colour bar brushes a time range when it shows time
@@ -766,12 +780,11 @@ register("robot", (root, app) => {
       c.textAlign = "left"; c.fillText("▶ held-out test scans", xs + 4, s.box.t + 2);
       scans(c, null, 2.4);
       timeBar(c, s, h, "time (s) — drag here or on the plot to brush a time range; click to clear");
-    }, (sp) => { // the brush and the highlighted scans
+    }, any ? (sp) => { // the brush and the highlighted scans
       brushBand(sp, s, X, nAll);
-      if (!any) return;
       scans(null, lit, 2.4, sp);
       for (let i = 0; i < nAll; i++) if (lit(i)) { sp.ring(X(i), Yv(i), 3.6, 1.3, GOLD_RGB); count++; }
-    });
+    } : null);
     v.timeScale = s; v.brushBottom = h;
     v.cv.dataset.highlighted = String(count);
     setText(v.title, `Signal strength of access point ${j + 1} (${s0.output_names[j]}): data ●, −92 dBm fill-ins ○, posterior mean and ±2 sd (dashed: test scans)`);
@@ -845,11 +858,11 @@ register("robot", (root, app) => {
           c.fillStyle = "#334155"; const t = `layer ${li + 1} ${nm}`; c.fillText(t, lx + 13, s.box.t + 10); lx += c.measureText(t).width + 24;
         }
       });
-    }, (sp) => { // the brush, the highlighted scans' totals as ticks
+    }, any ? (sp) => { // the brush, the highlighted scans' totals as ticks
       const X = (i) => s.sx(ts[i]);
       brushBand(sp, s, X, nAll);
-      if (any) for (let i = 0; i < n; i++) if (lit(i)) { count++; sp.line(X(i), s.sy(tot[i]), X(i), s.sy(0), 1, TICK_RGB, 0.55); }
-    });
+      for (let i = 0; i < n; i++) if (lit(i)) { count++; sp.line(X(i), s.sy(tot[i]), X(i), s.sy(0), 1, TICK_RGB, 0.55); }
+    } : null);
     v.timeScale = s; v.brushBottom = h;
     v.cv.dataset.highlighted = String(count);
   }
