@@ -18,10 +18,18 @@ func TestBrowserDepth(t *testing.T) {
 	}
 	e := newE2E(t)
 	e.openPaused()
+	// Before a comparison the panel is a line of text, not an empty plot.
+	const plotHeight = `document.querySelector('[data-testid="panel-depth"] .plot').getBoundingClientRect().height`
+	if h := evalAs[float64](e, plotHeight); h > 60 {
+		t.Errorf("before a comparison the depth panel's plot is %v px high, want a line of text (≤ 60)", h)
+	}
 	e.eval(`window.dgpviz.send({op: "compare", n: 300})`, nil)
 	e.waitFor("progress", `document.querySelector('[data-testid="depth-table"]').textContent.includes("iterations…")`)
 	e.eval(`new Promise((resolve) => { const t = () => document.querySelectorAll('[data-testid^="depth-row-"]').length === 3 && !document.querySelector('[data-testid="depth-table"]').textContent.includes("iterations…") ? resolve(true) : setTimeout(t, 100); t(); })`, nil)
 	e.settle()
+	if h := evalAs[float64](e, plotHeight); h < 300 {
+		t.Errorf("after the comparison the depth panel's plot is %v px high, want its full height (320)", h)
+	}
 	hash, ink := e.canvas(`[data-testid="panel-depth"] canvas`)
 	if ink < 1000 {
 		t.Errorf("the depth panel drew little (%v pixels, hash %v)", ink, hash)

@@ -39,6 +39,9 @@ register("depth", (el, app) => {
       const { setup } = s;
       showTable();
       const over = el.querySelector(".overlay");
+      // until a comparison of this data is done the panel is a line of
+      // text, not an empty plot (style.css: #panel-depth.idle)
+      el.classList.toggle("idle", !cmp || !cmp.done || cmp.data_id !== setup?.data_id);
       if (!setup || !plot.begin()) return;
       btn.hidden = setup.q !== 1 || setup.d !== 1;
       if (!cmp || cmp.data_id !== setup.data_id) {
