@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -9,20 +10,22 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// splatCases draws each case on a white 160×120 canvas with Splat
-// (static/splat.js, the robot views' rasteriser) and computes the same
-// picture independently: every pixel sampled 16×16 times, each sample
+// splatCases (a format: %d, the device pixels a unit, as a canvas's
+// devicePixelRatio) draws each case on a white 160×120-unit canvas with
+// Splat (static/splat.js, the robot views' rasteriser) and computes the
+// same picture independently: every pixel sampled 16×16 times (8×8 at 2
+// device pixels a unit), each sample
 // composited through the case's layers (a colour at an opacity over the
 // set of points a shape, or a union of shapes, covers: a point is in or
 // out, so a union is painted once), the samples averaged. A hairline (a
-// line at most a pixel wide) covers a pixel across it at each step along
-// its major axis, as the canvas's: 1/cos θ less ink than a band a pixel
-// wide. It returns per
+// line at most a device pixel wide) covers a pixel across it at each step
+// along its major axis, as the canvas's: 1/cos θ less ink than a band a
+// pixel wide; at 2 device pixels a unit the same line is a band. It returns per
 // case the ink of each (the sum over pixels and channels of 255 − value),
 // the mean difference per channel over the inked pixels and the largest.
-const splatCases = `(async () => {
+const splatCases = `(async (Z) => {
   const { Splat } = await import("/static/splat.js");
-  const W = 160, H = 120, C = [30, 120, 200], K = [17, 17, 17], S = 16;
+  const W = 160 * Z, H = 120 * Z, C = [30, 120, 200], K = [17, 17, 17], S = 16 / Z; // samples a pixel across
   const disc = (cx, cy, r) => (x, y) => (x - cx) ** 2 + (y - cy) ** 2 <= r * r;
   const ring = (cx, cy, r, lw) => (x, y) => Math.abs(Math.hypot(x - cx, y - cy) - r) <= lw / 2;
   const ellipse = (cx, cy, a, b) => (x, y) => ((x - cx) / a) ** 2 + ((y - cy) / b) ** 2 <= 1;
@@ -34,7 +37,7 @@ const splatCases = `(async () => {
     const dx = bx - ax, dy = by - ay, t = Math.min(1, Math.max(0, ((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy)));
     return Math.hypot(ax + t * dx - x, ay + t * dy - y) <= lw / 2;
   };
-  const hair = (ax, ay, bx, by) => (x, y) => { // a pixel across, the canvas's hairline: one pixel of coverage a step along
+  const hair = (ax, ay, bx, by) => Z > 1 ? band(ax, ay, bx, by, 1) : (x, y) => { // a pixel across, the canvas's hairline: one pixel of coverage a step along
     const steep = Math.abs(by - ay) > Math.abs(bx - ax);
     const [u, v, ua, va, ub, vb] = steep ? [y, x, ay, ax, by, bx] : [x, y, ax, ay, bx, by];
     return u >= Math.min(ua, ub) && u <= Math.max(ua, ub) && Math.abs(v - (va + (u - ua) * (vb - va) / (ub - ua))) <= 0.5;
@@ -68,7 +71,8 @@ const splatCases = `(async () => {
   const ctx = cv.getContext("2d", { willReadFrequently: true });
   const out = {};
   for (const [name, [draw, layers]] of Object.entries(cases)) {
-    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, W, H);
+    ctx.setTransform(1, 0, 0, 1, 0, 0); ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, W, H);
+    ctx.setTransform(Z, 0, 0, Z, 0, 0); // Z device pixels a unit, as a canvas at devicePixelRatio Z
     const sp = new Splat();
     sp.begin(ctx, ctx.getImageData(0, 0, W, H)); draw(sp); sp.end();
     const got = ctx.getImageData(0, 0, W, H).data;
@@ -76,7 +80,7 @@ const splatCases = `(async () => {
     for (let py = 0; py < H; py++) for (let px = 0; px < W; px++) {
       const want = [0, 0, 0];
       for (let j = 0; j < S; j++) for (let i = 0; i < S; i++) {
-        const x = px + (i + 0.5) / S, y = py + (j + 0.5) / S;
+        const x = (px + (i + 0.5) / S) / Z, y = (py + (j + 0.5) / S) / Z;
         let r = 255, g = 255, b = 255;
         for (const { c, a, inside } of layers) if (inside(x, y)) { r += (c[0] - r) * a; g += (c[1] - g) * a; b += (c[2] - b) * a; }
         want[0] += r; want[1] += g; want[2] += b;
@@ -92,10 +96,10 @@ const splatCases = `(async () => {
     out[name] = { inkGot, inkWant, mean: sum / Math.max(1, n), max };
   }
   return out;
-})()`
+})(%d)`
 
 // TestBrowserSplat checks Splat against an independent rasterisation of
-// the same marks (splatCases): its coverage is the distance from a
+// the same marks (splatCases), at 1 and 2 device pixels a unit: its coverage is the distance from a
 // pixel's centre to the edge, so it may differ from the exact coverage at
 // edges only. Tolerances, from the values measured (Chromium 156, logged):
 // the ink to within 3% (measured: within 1.6%; radii and ring widths are
@@ -108,22 +112,24 @@ func TestBrowserSplat(t *testing.T) {
 	e := newE2E(t)
 	e.run(chromedp.Navigate(e.base + "/"))
 	e.waitFor("the page", `window.dgpviz !== undefined`)
-	got := evalAs[map[string]map[string]float64](e, splatCases)
-	if len(got) != 14 {
-		t.Fatalf("%d cases measured, want 14: %v", len(got), got)
-	}
-	for _, name := range slices.Sorted(maps.Keys(got)) {
-		m := got[name]
-		rel := m["inkGot"]/m["inkWant"] - 1
-		t.Logf("%-18s ink %8.0f (exact %8.0f, %+.2f%%), difference mean %5.2f, max %3.0f of 255", name, m["inkGot"], m["inkWant"], 100*rel, m["mean"], m["max"])
-		if !(m["inkWant"] > 1000) {
-			t.Errorf("%s: the reference has no ink (%v)", name, m["inkWant"])
+	for _, z := range []int{1, 2} {
+		got := evalAs[map[string]map[string]float64](e, fmt.Sprintf(splatCases, z))
+		if len(got) != 14 {
+			t.Fatalf("%d cases measured, want 14: %v", len(got), got)
 		}
-		if math.Abs(rel) > 0.03 {
-			t.Errorf("%s: ink %v, exactly %v (%+.1f%%, want within 3%%)", name, m["inkGot"], m["inkWant"], 100*rel)
-		}
-		if m["mean"] > 8 || m["max"] > 60 {
-			t.Errorf("%s: differs from the exact coverage by %.1f on average, %.0f at most (want ≤ 8, ≤ 60 of 255)", name, m["mean"], m["max"])
+		for _, name := range slices.Sorted(maps.Keys(got)) {
+			m := got[name]
+			rel := m["inkGot"]/m["inkWant"] - 1
+			t.Logf("%d device pixels a unit, %-18s ink %8.0f (exact %8.0f, %+.2f%%), difference mean %5.2f, max %3.0f of 255", z, name, m["inkGot"], m["inkWant"], 100*rel, m["mean"], m["max"])
+			if !(m["inkWant"] > 1000) {
+				t.Errorf("%dx, %s: the reference has no ink (%v)", z, name, m["inkWant"])
+			}
+			if math.Abs(rel) > 0.03 {
+				t.Errorf("%dx, %s: ink %v, exactly %v (%+.1f%%, want within 3%%)", z, name, m["inkGot"], m["inkWant"], 100*rel)
+			}
+			if m["mean"] > 8 || m["max"] > 60 {
+				t.Errorf("%dx, %s: differs from the exact coverage by %.1f on average, %.0f at most (want ≤ 8, ≤ 60 of 255)", z, name, m["mean"], m["max"])
+			}
 		}
 	}
 }
