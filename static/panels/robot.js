@@ -52,9 +52,10 @@ function el(tag, attrs = {}, ...kids) {
 // layer paints a view's static layer into its offscreen canvas when key
 // (or the canvas size) changed, and returns it ({key, cv, img}: img its
 // pixels, read back on first use by pixels()); layerPaints counts the
-// paints by view (the browser test logs them). paint draws with plot as usual: its context is
-// the offscreen one meanwhile. The layer is opaque, in the page's card
-// colour, so that marks blend on it without a division (splat.js).
+// paints by view (the browser test logs them). paint draws with plot as
+// usual: its context is the offscreen one meanwhile. The layer is opaque,
+// in the page's card colour, so that marks blend on it without a
+// division (splat.js).
 const layerPaints = {};
 function layer(v, plot, key, paint) {
   const W = v.cv.width, H = v.cv.height;
@@ -87,9 +88,9 @@ function pixels(c) {
 // does), put on the canvas in one image copy of the pixels that changed:
 // nothing for the canvas to blend or replay. The view's plot.begin must
 // not clear the canvas (what the last marks left is put over). Without
-// marks (null: nothing to draw over the static layer, as in the path, signals
-// and penalties views when nothing is highlighted) the layer is copied
-// as it is, and its pixels are not read back.
+// marks (null: nothing to draw over the static layer, as in the path,
+// signals and penalties views when nothing is highlighted) the layer is
+// copied as it is, and its pixels are not read back.
 function overlay(v, plot, key, paint, marks) {
   const c = layer(v, plot, key, paint), sp = (v.splat ??= new Splat());
   if (!marks) {
