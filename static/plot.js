@@ -32,10 +32,16 @@ export function niceTicks(lo, hi, n = 5) {
   if (!isFinite(lo) || !isFinite(hi) || hi <= lo) return [lo];
   const raw = (hi - lo) / n;
   const mag = Math.pow(10, Math.floor(Math.log10(raw)));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw) || 10 * mag;
-  const out = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
-  return out;
+  const steps = [0.5, 1, 2, 2.5, 5, 10].map((m) => m * mag);
+  let k = steps.findIndex((s) => s >= raw);
+  if (k < 0) k = steps.length - 1;
+  for (;; k--) {
+    const step = steps[k], out = [];
+    for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+    // at least two ticks, so that an axis has a scale (a narrow plot of a
+    // wide range asks for two or three, and its round step may leave one)
+    if (out.length >= 2 || k === 0) return out;
+  }
 }
 
 export function fmt(v) {

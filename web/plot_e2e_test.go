@@ -1,0 +1,41 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserTicks checks the axes' round numbers (niceTicks in
+// static/plot.js): about n of them, steps of 1, 2, 2.5 or 5 × 10^k, and at
+// least two inside the range, so that every axis shows a scale. The last
+// two cases are the robot view's latent axes in presentation mode, where
+// the step that makes at most n ticks (5) left only 0 inside the range.
+func TestBrowserTicks(t *testing.T) {
+	e := newE2E(t)
+	e.run(chromedp.Navigate(e.base + "/"))
+	e.waitFor("the page", `window.dgpviz !== undefined`)
+	for _, c := range []struct {
+		lo, hi float64
+		n      int
+		want   []float64
+	}{
+		{0, 1, 5, []float64{0, 0.2, 0.4, 0.6, 0.8, 1}},
+		{0, 590.9, 10, []float64{0, 100, 200, 300, 400, 500}},
+		{-5329, -4000, 4, []float64{-5000, -4500, -4000}},
+		{-1, 1, 2, []float64{-1, 0, 1}},
+		{-4.25, 4.25, 3, []float64{-2.5, 0, 2.5}},
+		{-4.5, 2.2, 2, []float64{-2.5, 0}},
+	} {
+		got := evalAs[[]float64](e, fmt.Sprintf(`import("/static/plot.js").then((m) => m.niceTicks(%v, %v, %d))`, c.lo, c.hi, c.n))
+		ok := len(got) == len(c.want)
+		for i := 0; ok && i < len(got); i++ {
+			ok = math.Abs(got[i]-c.want[i]) < 1e-9*math.Max(1, math.Abs(c.want[i]))
+		}
+		if !ok {
+			t.Errorf("niceTicks(%v, %v, %d) = %v, want %v", c.lo, c.hi, c.n, got, c.want)
+		}
+	}
+}
