@@ -160,11 +160,14 @@ func (ss *session) writer(conn *websocket.Conn) {
 			return true
 		}
 		lastStart, gap, lastApplied = t0, frameGap(time.Since(t0), f), snap.applied
+		// The same bytes to every follower (follow.go), before the
+		// presenter has them: a follower who joins once the presenter has
+		// seen this frame starts from it, not from the one before.
+		ss.hub.publishFrame(b, f.seq)
 		if !write(outMsg{binary: true, data: b}) {
 			return false
 		}
 		ss.gate.sent(f.seq, time.Now())
-		ss.hub.publishFrame(b, f.seq) // the same bytes to every follower (follow.go)
 		ss.written.Add(1)
 		return true
 	}
