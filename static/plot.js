@@ -27,7 +27,7 @@ export function colormap(t, a = 1) {
   return `rgba(${c[0]},${c[1]},${c[2]},${a})`;
 }
 
-// niceTicks returns about n round numbers covering [lo, hi].
+// niceTicks returns about n round numbers in [lo, hi], and at least two.
 export function niceTicks(lo, hi, n = 5) {
   if (!isFinite(lo) || !isFinite(hi) || hi <= lo) return [lo];
   const raw = (hi - lo) / n;
