@@ -109,7 +109,7 @@ export class Splat {
       const a = (Math.min(py + 1, y1) - Math.max(py, y0)) * alpha, row = py * W;
       for (let px = xa; px < ia; px++) over(u, row + px, crb, cg, cpx, (Math.min(px + 1, x1) - Math.max(px, x0)) * a);
       for (let px = ib; px < xb; px++) over(u, row + px, crb, cg, cpx, (Math.min(px + 1, x1) - Math.max(px, x0)) * a);
-      const A = Math.min(256, (a * 256 + 0.5) | 0);
+      const A = q256(a);
       if (A <= 0 || ib <= ia) continue;
       if (A === 256) u.fill(cpx, row + ia, row + ib);
       else for (let p = row + ia, pe = row + ib; p < pe; p++) blend(u, p, crb, cg, A);
@@ -120,7 +120,7 @@ export class Splat {
   // (fillUnion ends them); unionDisc and unionRing are discs and circles
   // as above.
   union(c, alpha) {
-    this.urb = rb(c); this.ug = gr(c); this.uA = Math.min(256, (alpha * 256 + 0.5) | 0);
+    this.urb = rb(c); this.ug = gr(c); this.uA = q256(alpha);
     if (++this.cur > 255) { this.stamp.fill(0); this.cur = 1; }
   }
   unionDisc(x, y, r) { this.#paint(x, y, r, 0, DISC, null, 1); }
@@ -155,7 +155,7 @@ export class Splat {
       for (let px = xa; px < xb; px++) {
         const p = row + px;
         if (stamp[p] === cur) continue; // painted already
-        const dx = px + 0.5 - cx, c = ((0.5 - (dx * dx * ia2 + fy) * ig) * 256 + 0.5) | 0;
+        const dx = px + 0.5 - cx, c = q256(0.5 - (dx * dx * ia2 + fy) * ig);
         if (c >= 256) { // inside: painted at once
           stamp[p] = cur;
           if (cov[p] > 0) cov[p] = 256; else blend(u, p, crb, cg, A);
@@ -257,7 +257,7 @@ export class Splat {
         if (c <= 0) continue;
         if (c > 1) c = 1;
         const p = steep ? u * W + v : v * W + u;
-        if (col) over(buf, p, crb, cg, cpx, c * alpha); else this.#gather(cov, p, (c * 256 + 0.5) | 0);
+        if (col) over(buf, p, crb, cg, cpx, c * alpha); else this.#gather(cov, p, q256(c));
       }
     }
   }
@@ -277,17 +277,17 @@ export class Splat {
     const full = m.full, edge = m.edge;
     if (xa < this.cl || xb > this.cr || ya < this.ct || yb > this.cb) { // near the clip's edge: pixel by pixel
       for (let j = 0; j < full.length; j++) this.#clipped(ix + m.fx[j], iy + m.fy[j], alpha, c);
-      for (let j = 0; j < edge.length; j++) this.#clipped(ix + m.ex[j], iy + m.ey[j], m.ea[j] * alpha, c);
+      for (let j = 0; j < edge.length; j++) this.#clipped(ix + m.ex[j], iy + m.ey[j], (m.eA[j] / 256) * alpha, c);
       return;
     }
-    if (c) paintMask(this.u, m, base, rb(c), gr(c), pack(c), Math.min(256, (alpha * 256 + 0.5) | 0));
+    if (c) paintMask(this.u, m, base, rb(c), gr(c), pack(c), q256(alpha));
     else this.#stampUnion(m, base);
   }
 
   // #stampUnion adds mask m at buffer offset base to the union: the
   // inside painted at once, the edge gathered (#gather, inlined).
   #stampUnion(m, base) {
-    const full = m.full, edge = m.edge, ea = m.eA;
+    const full = m.full, edge = m.edge, eA = m.eA;
     const u = this.u, cov = this.cov, stamp = this.stamp, cur = this.cur, crb = this.urb, cg = this.ug, A = this.uA;
     for (let j = 0; j < full.length; j++) {
       const p = base + full[j];
@@ -299,7 +299,7 @@ export class Splat {
     const t = this.touched;
     let n = this.n;
     for (let j = 0; j < edge.length; j++) {
-      const p = base + edge[j], a = ea[j];
+      const p = base + edge[j], a = eA[j];
       if (stamp[p] === cur) continue;
       if (cov[p] === 0) t[n++] = p;
       if (a > cov[p]) cov[p] = a;
@@ -310,7 +310,7 @@ export class Splat {
   #clipped(px, py, a, c) {
     if (px < this.cl || px >= this.cr || py < this.ct || py >= this.cb) return;
     const p = py * this.W + px;
-    if (c) over(this.u, p, rb(c), gr(c), pack(c), a); else this.#gather(this.cov, p, (a * 256 + 0.5) | 0);
+    if (c) over(this.u, p, rb(c), gr(c), pack(c), a); else this.#gather(this.cov, p, q256(a));
   }
 
   // #gather adds coverage a (in 256ths) of pixel p to the union: full
@@ -376,7 +376,7 @@ function makeMask(rq, wq, shape, fx, fy) {
   // their offsets for a buffer W wide are made on first use
   return {
     fx: Int32Array.from(fx_), fy: Int32Array.from(fy_), ex: Int32Array.from(ex), ey: Int32Array.from(ey),
-    ea: Float32Array.from(ea), eA: Int32Array.from(ea, (a) => (a * 256 + 0.5) | 0), // the edge's coverage, and in 256ths
+    eA: Int32Array.from(ea, q256), // the edge's coverage in 256ths
     x0, x1, y0, y1, W: 0, full: null, edge: null,
   };
 }
@@ -395,6 +395,9 @@ function paintMask(u, m, base, crb, cg, px, A) {
   }
 }
 
+// q256 is an opacity or coverage (0…1) in 256ths, rounded; at most 256.
+const q256 = (a) => Math.min(256, (a * 256 + 0.5) | 0);
+
 // Colours: c = [r, g, b] packed as the opaque pixel (pack) and as its red
 // and blue (rb) and green (gr) lanes, blended two lanes at once.
 const pack = (c) => (0xff000000 | (c[2] << 16) | (c[1] << 8) | c[0]) >>> 0;
@@ -406,7 +409,7 @@ const rb = (c) => c[0] | (c[2] << 16), gr = (c) => c[1] << 8;
 // opacity A/256 (A an integer, 0…256), rounded: red and blue as one
 // 32-bit product (each lane's sum stays below 2^16), green as another.
 function over(u, p, crb, cg, px, a) {
-  const A = (a * 256 + 0.5) | 0;
+  const A = q256(a);
   if (A <= 0) return;
   if (A >= 256) { u[p] = px; return; }
   blend(u, p, crb, cg, A);
