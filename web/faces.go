@@ -9,6 +9,7 @@ import (
 	"dgpviz/internal/engine"
 	"dgpviz/internal/faces"
 	"dgpviz/internal/stream"
+	"dgpviz/internal/view/autoencoder"
 )
 
 // facesGridDefault and facesGridMax bound the face tiles of the Frey
@@ -18,10 +19,12 @@ const (
 	facesGridMax     = 20
 )
 
-// facesExport writes the Frey faces view's latent figure with face tiles
-// (faces.Render: every frame's latent mean coloured by frame index with a
-// "frame in the video" colour bar, decoded faces on a grid) as svg, png
-// or pdf, or the latent coordinates of every frame as CSV.
+// facesExport writes an autoencoder of images' latent figure with image
+// tiles (faces.Render: every row's latent mean coloured by its index, with
+// a colour bar, decoded images on a grid) as svg, png or pdf, or the
+// latent coordinates of every row as CSV (rows counted from 1; the grid,
+// which the CSV does not use, is ignored there, so that one link serves
+// every format).
 //
 //	GET /figure/faces.{svg,png,pdf,csv}?session=KEY[&grid=G]
 func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q url.Values) error {
@@ -30,17 +33,14 @@ func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 			return bad("parameter %q does not apply to the faces figure", k)
 		}
 	}
-	if !stream.IsFrey(fs.Data) {
-		return bad("the faces figure needs the Frey faces data set (this session has %q)", fs.Dataset)
+	if fs.View != autoencoder.Kind || fs.Data.Shape[0] == 0 {
+		return bad("the faces figure needs images shown as an autoencoder (this session's data are shown in the %s view)", fs.View)
 	}
 	grid := facesGridDefault
 	if v := q.Get("grid"); q.Has("grid") {
 		g, err := strconv.Atoi(v)
 		if err != nil || g < 0 || g > facesGridMax {
 			return bad("grid %q: want a whole number of faces per side, 0…%d", v, facesGridMax)
-		}
-		if format == "csv" {
-			return bad("grid does not apply to the latent CSV")
 		}
 		grid = g
 	}
@@ -49,7 +49,7 @@ func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 		return bad("the model has no hidden layer")
 	}
 	if _, lq, _ := m.Layers[len(m.Layers)-1].Dims(); lq != 2 || len(m.Layers) != 2 {
-		return bad("the faces figure needs the autoencoder 560 → 2 → 560 (this model has %d layers, a %d-D last hidden layer)", len(m.Layers), lq)
+		return bad("the faces figure needs an autoencoder with one 2-D hidden layer (this model has %d layers, a %d-D last hidden layer)", len(m.Layers), lq)
 	}
 	ev := engine.Evaluator{Workers: 1}
 	msgs, err := ev.PredictLayers(m, m.X, 1)
@@ -59,9 +59,9 @@ func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 	lat := msgs[0]
 	n, _ := lat.Mean.Dims()
 	if format == "csv" {
-		buf.WriteString("frame,latent1_mean,latent2_mean,latent1_var,latent2_var\n")
+		buf.WriteString("row,layer1_mean1,layer1_mean2,layer1_var1,layer1_var2\n")
 		for i := range n {
-			fmt.Fprintf(buf, "%d,%s,%s,%s,%s\n", i, ff(lat.Mean.At(i, 0)), ff(lat.Mean.At(i, 1)), ff(lat.Var.At(i, 0)), ff(lat.Var.At(i, 1)))
+			fmt.Fprintf(buf, "%d,%s,%s,%s,%s\n", i+1, ff(lat.Mean.At(i, 0)), ff(lat.Mean.At(i, 1)), ff(lat.Var.At(i, 0)), ff(lat.Var.At(i, 1)))
 		}
 		return nil
 	}
@@ -71,7 +71,7 @@ func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 			return bad("%v", err)
 		}
 	}
-	fig, err := faces.NewFigure(lat.Mean, dec, grid)
+	fig, err := faces.NewFigure(lat.Mean, dec, grid, fs.Data.Shape, fs.Data.Range)
 	if err != nil {
 		return fmt.Errorf("web: faces: %w", err)
 	}

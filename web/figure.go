@@ -19,6 +19,7 @@ import (
 	"dgpviz/internal/montecarlo"
 	"dgpviz/internal/plotkit"
 	"dgpviz/internal/stream"
+	"dgpviz/internal/view/regression"
 )
 
 // FigureBackend finds a live session's model for figure downloads;
@@ -29,8 +30,8 @@ type FigureBackend interface {
 
 // Download limits.
 const (
-	figureMaxSamples = stream.FigureMaxSamples
-	figureMinSamples = stream.FigureMinSamples
+	figureMaxSamples = regression.FigureMaxSamples
+	figureMinSamples = regression.FigureMinSamples
 )
 
 // figureHandler serves
@@ -207,7 +208,7 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 	m := fs.Model
 	layer, ins, samples := fs.Layer, fs.Inputs, fs.Samples
 	if !fs.HasFigureInput {
-		layer, samples = montecarlo.FirstFigureLayer(m), stream.FigureDefaultSamples
+		layer, samples = montecarlo.FirstFigureLayer(m), regression.FigureDefaultSamples
 	}
 	if v := q.Get("layer"); v != "" {
 		l, err := strconv.Atoi(v)
@@ -288,7 +289,7 @@ func (h figureHandler) fit(buf *bytes.Buffer, format string, fs *stream.FigureSe
 func parseInputs(s string) ([]montecarlo.GaussianInput, error) {
 	ins, err := montecarlo.ParseGaussianInputs(s)
 	if err == nil {
-		err = stream.CheckFigureInputs(ins)
+		err = regression.CheckFigureInputs(ins)
 	}
 	if err != nil {
 		return nil, bad("inputs: %s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "montecarlo: "), "stream: "))

@@ -96,7 +96,7 @@ func TestFigureBadRequests(t *testing.T) {
 		{"messages.svg?session=" + key + "&inputs=0:1,0:-1", 400, "input 2: variance -1"},
 		{"messages.svg?session=" + key + "&inputs=NaN:1", 400, "input 1: mean NaN"},
 		{"messages.svg?session=" + key + "&inputs=0:Inf", 400, "input 1: variance +Inf"},
-		{"messages.svg?session=" + key + "&inputs=0:1e9", 400, "inputs[0].var = 1e+09"},
+		{"messages.svg?session=" + key + "&inputs=0:1e9", 400, "input 1 has variance 1e+09"},
 		{"messages.svg?session=" + key + "&inputs=" + strings.Repeat("0:1,", 8) + "0:1", 400, "want 1…8"},
 		{"messages.svg?session=" + key + "&preset=magic", 400, "unknown preset"},
 		{"messages.svg?session=" + key + "&preset=" + url.QueryEscape("across a bend") + "&inputs=0:1", 400, "not both"},

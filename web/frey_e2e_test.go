@@ -53,7 +53,7 @@ func newFreyE2E(t *testing.T) *e2e {
 	exe := requireBrowser(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ds := freyCatalogData(t)
-	l := stream.FreyLimits(stream.DefaultLimits(), ds)
+	l := stream.DefaultLimits()
 	cat, err := stream.NewCatalog(nil, l)
 	if err != nil {
 		t.Fatal(err)
@@ -61,9 +61,10 @@ func newFreyE2E(t *testing.T) *e2e {
 	if err := cat.Add(ds, l); err != nil {
 		t.Fatal(err)
 	}
+	l = stream.PresetLimits(l, cat)
 	def := stream.DefaultConfig()
 	def.Dataset = "frey"
-	def = stream.FreyConfig(def, l)
+	def = stream.PresetConfig(def, ds, l)
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 1, Logger: log})
 	if err != nil {
 		t.Fatal(err)

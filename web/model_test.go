@@ -1,6 +1,7 @@
 package web
 
 import (
+	"dgpviz/internal/wire"
 	"io"
 	"net/http"
 	"strings"
@@ -8,7 +9,6 @@ import (
 	"time"
 
 	"dgpviz/internal/engine"
-	"dgpviz/internal/stream"
 
 	"github.com/gorilla/websocket"
 )
@@ -126,7 +126,7 @@ func waitApplied(t *testing.T, c *websocket.Conn, id float64) float64 {
 		if mt != websocket.BinaryMessage {
 			continue
 		}
-		d, err := stream.Decode(b)
+		d, err := wire.Decode(b)
 		if err != nil {
 			t.Fatal(err)
 		}

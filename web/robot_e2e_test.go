@@ -44,12 +44,13 @@ func newRobotE2E(t *testing.T) *e2e {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.Add(robotCatalogData(t), l); err != nil {
+	ds := robotCatalogData(t)
+	if err := cat.Add(ds, l); err != nil {
 		t.Fatal(err)
 	}
 	def := stream.DefaultConfig()
 	def.Dataset = "robot"
-	def = stream.RobotConfig(def, l)
+	def = stream.PresetConfig(def, ds, l)
 	// A 300-iteration baseline: the full one costs ~20 s of CPU under
 	// -race beside the browser's drawing-time measurements.
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 1, BaselineIters: 300, Logger: log})

@@ -2,14 +2,13 @@ package web
 
 import (
 	"bytes"
+	"dgpviz/internal/wire"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"dgpviz/internal/stream"
 
 	"github.com/gorilla/websocket"
 )
@@ -141,7 +140,7 @@ func resumeUntil(t *testing.T, base, token, want string) (map[string]any, map[st
 			}
 			continue
 		}
-		d, err := stream.Decode(b)
+		d, err := wire.Decode(b)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,7 +52,7 @@ func runFigureFrey(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{fmt.Errorf("viz figure frey: %w", err)}
 	}
-	fig, err := faces.NewFigure(msgs[0].Mean, dec, *grid)
+	fig, err := faces.NewFigure(msgs[0].Mean, dec, *grid, [2]int{dataset.FreyHeight, dataset.FreyWidth}, [2]float64{0, 255})
 	if err != nil {
 		return fmt.Errorf("viz figure frey: %w", err)
 	}

@@ -124,7 +124,7 @@ func TestServeFreyOpensInPreset(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.cfg.Dataset = cat.NameOf(o.data[0])
-	if c := freyDefaults(o, cat); len(c.Hidden) != 1 || c.Hidden[0] != 3 {
+	if c, _ := presetDefaults(o, cat); len(c.Hidden) != 1 || c.Hidden[0] != 3 {
 		t.Errorf("-hidden 3 with frey data: hidden %v, want [3]", c.Hidden)
 	}
 }

@@ -102,9 +102,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(o.data) > 0 {
 		o.cfg.Dataset = cat.NameOf(o.data[0])
 	}
-	o.cfg = robotDefaults(o, cat) // robot_serve.go
-	o.cfg = freyDefaults(o, cat)  // frey_serve.go
-	o.limits = freyLimits(o, cat) // frey_serve.go
+	o.cfg, o.limits = presetDefaults(o, cat)
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: o.limits, Defaults: o.cfg, AllowedOrigins: o.origins, Workers: o.workers, Logger: log})
 	if err != nil {
 		return usageError{err}
@@ -121,6 +119,22 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		hosts = append(hosts, h)
 	}
 	return serve(ctx, web.LimitPerClient(ln, o.perIP), web.AllowHosts(web.New(srv, srv, log), hosts), srv, log, stdout)
+}
+
+// presetDefaults returns the configuration and limits of viz serve: the
+// default data set's view may have a preset (the latent explorer's, the
+// autoencoder's), which is the architecture unless the command line gave
+// one; and the per-session budget rises to what the presets of the data
+// sets offered need unless the command line set it.
+func presetDefaults(o serveOptions, cat *stream.Catalog) (stream.Config, stream.Limits) {
+	cfg, l := o.cfg, o.limits
+	if !o.set["hidden"] && !o.set["inducing"] {
+		cfg = stream.PresetConfig(cfg, cat.Get(cfg.Dataset), l)
+	}
+	if !o.set["session-memory"] {
+		l = stream.PresetLimits(l, cat)
+	}
+	return cfg, l
 }
 
 // HTTP limits (the websocket route's connections are hijacked, and the

@@ -36,7 +36,7 @@ func TestReadCSVGood(t *testing.T) {
 	if !mat.Equal(ds.X, wantX) || !mat.Equal(ds.Y, wantY) {
 		t.Errorf("X = %v, Y = %v; want %v, %v", mat.Formatted(ds.X), mat.Formatted(ds.Y), mat.Formatted(wantX), mat.Formatted(wantY))
 	}
-	if ds.XTest != nil || ds.YTest != nil || ds.Positions != nil || ds.Filled != nil {
+	if ds.XTest != nil || ds.YTest != nil || ds.Truth != nil || ds.Imputed != nil {
 		t.Error("CSV data has no test set, positions or fill-ins")
 	}
 	if !strings.Contains(ds.Description, "good.csv") {

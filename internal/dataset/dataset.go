@@ -25,7 +25,8 @@ const (
 
 // Dataset is a regression data set in its original units.
 type Dataset struct {
-	// Name identifies the data set: "step", "robot" or "csv:<base name>".
+	// Name identifies the data set in the catalogue: "step", "robot",
+	// "frey" or "csv:<base name>". Nothing but a reader chooses by it.
 	Name string
 	// Description is one line for the UI, including the source or citation.
 	Description string
@@ -39,15 +40,58 @@ type Dataset struct {
 	// InputNames and OutputNames name the columns of X (len Q) and Y (len D).
 	InputNames, OutputNames []string
 
-	// Positions holds, for robot data only (nil otherwise), the true robot
-	// positions in metres, one row (x, y) per scan: the training scans
-	// first, then the test scans, aligned with the rows of X then XTest.
-	// They are for display and judging only, never for fitting.
-	Positions *mat.Dense
-	// Filled is, for robot data only (nil otherwise), true at [i][d] where
-	// the reading of access point d was missing from scan i and was filled
-	// with RobotMissingDBm. Rows are aligned like Positions.
-	Filled [][]bool
+	// InputUnit and OutputUnit name the units of X and Y ("s", "dBm",
+	// "grey level"); "" when the data do not say.
+	InputUnit, OutputUnit string
+
+	// Truth holds, when the data carry it (nil otherwise), ground-truth
+	// coordinates of every row — the training rows, then the test rows —
+	// for judging and colouring a latent space, never for fitting: the
+	// robot's true position. TruthNames name its columns as a CSV names
+	// them ("truth_x"), TruthUnit gives their unit ("m").
+	Truth      *mat.Dense
+	TruthNames []string
+	TruthUnit  string
+	// Columns are further values per row (rows aligned like Truth's), for
+	// colouring only, never fitted.
+	Columns []Column
+	// Imputed is, when some outputs were missing and filled in (nil
+	// otherwise), true at [i][j] where output j of row i was; rows are
+	// aligned like Truth's. The robot's missing readings are −92 dBm.
+	Imputed [][]bool
+	// Shape is the image shape (rows, columns) of every output row when
+	// the outputs are the pixels of an image, row by row (pixel k at row
+	// k / Shape[1], column k % Shape[1]); zero otherwise.
+	Shape [2]int
+	// Range is the outputs' nominal range (0–255 grey levels), drawn from
+	// black to white; zero when the data do not say.
+	Range [2]float64
+}
+
+// Column is a named value per row of a data set, for colouring. A
+// categorical column has Categories, and its values are indices into them.
+type Column struct {
+	Name       string
+	Values     []float64
+	Categories []string
+}
+
+// Rows returns the number of rows of ds: training rows, then test rows.
+func (ds *Dataset) Rows() (train, test int) {
+	train, _ = ds.X.Dims()
+	if ds.XTest != nil {
+		test, _ = ds.XTest.Dims()
+	}
+	return train, test
+}
+
+// IsAutoencoder reports whether the outputs are the inputs: the same
+// columns with the same values.
+func (ds *Dataset) IsAutoencoder() bool {
+	if ds == nil || ds.X == nil || ds.Y == nil {
+		return false
+	}
+	return ds.X == ds.Y || mat.Equal(ds.X, ds.Y)
 }
 
 // maxFileSize is the limit enforced by limitReader; a variable so tests can

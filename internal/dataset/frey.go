@@ -84,5 +84,9 @@ func readFrey(r io.Reader, src string) (*Dataset, error) {
 		Y:           mat.DenseCopyOf(pix),
 		InputNames:  names,
 		OutputNames: names,
+		InputUnit:   "grey level",
+		OutputUnit:  "grey level",
+		Shape:       [2]int{FreyHeight, FreyWidth},
+		Range:       [2]float64{0, 255},
 	}, nil
 }

@@ -23,16 +23,7 @@ const (
 	RobotMissingDBm = -92.0
 
 	robotStandardScans = 394 // scans in uw-floor.txt
-	robotOffsetDBm     = 85  // RobotScale subtracts -85 dBm ...
-	robotSpanDBm       = 15  // ... and divides by 15 dB
 )
-
-// RobotScale converts a signal strength in dBm to the conventional model
-// units, (dBm + 85) / 15.
-func RobotScale(dBm float64) float64 { return (dBm + robotOffsetDBm) / robotSpanDBm }
-
-// RobotUnscale converts model units back to dBm; it inverts RobotScale.
-func RobotUnscale(v float64) float64 { return v*robotSpanDBm - robotOffsetDBm }
 
 // robotTrainCount returns the number of training scans among n: 215 for
 // the standard 394 scans, otherwise the first ⌈0.546·n⌉ (215/394 ≈ 0.546).
@@ -86,7 +77,7 @@ func LoadRobot(path string) (*Dataset, error) {
 // seconds since the first scan. The first RobotTrainScans scans are the
 // training set when there are 394 scans (the uw-floor.txt convention);
 // otherwise the first ⌈0.546·n⌉ of n scans are. The remaining scans, if any,
-// are the test set. Positions holds the true positions of all scans.
+// are the test set. Truth holds the true positions of all scans, in metres.
 func ReadRobot(r io.Reader) (*Dataset, error) {
 	return readRobot(r, "robot")
 }
@@ -183,19 +174,18 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 	y := make([]float64, n*d)
 	pos := make([]float64, 2*n)
 	filled := make([][]bool, n)
-	missing := RobotScale(RobotMissingDBm)
 	for i, s := range scans {
 		times[i] = s.time - t0
 		pos[2*i], pos[2*i+1] = s.x, s.y
 		row := y[i*d : (i+1)*d]
 		filled[i] = make([]bool, d)
 		for j := range row {
-			row[j] = missing
+			row[j] = RobotMissingDBm
 			filled[i][j] = true
 		}
 		for ap, rd := range s.readings {
 			j := col[ap]
-			row[j] = RobotScale(rd.dBm)
+			row[j] = rd.dBm
 			filled[i][j] = false
 		}
 	}
@@ -203,14 +193,18 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 	nTrain := robotTrainCount(n)
 	ds := &Dataset{
 		Name: "robot",
-		Description: fmt.Sprintf("Robot WiFi signal strengths: %d scans × %d access points, (dBm+85)/15, missing = %g dBm; input time; %d train / %d test scans (Ferris, Fox & Lawrence, IJCAI 2007)",
+		Description: fmt.Sprintf("Robot WiFi signal strengths: %d scans × %d access points in dBm, missing = %g dBm; input time; %d train / %d test scans (Ferris, Fox & Lawrence, IJCAI 2007)",
 			n, d, RobotMissingDBm, nTrain, n-nTrain),
 		X:           mat.NewDense(nTrain, 1, times[:nTrain:nTrain]),
 		Y:           mat.NewDense(nTrain, d, y[:nTrain*d:nTrain*d]),
-		InputNames:  []string{"time (s)"},
+		InputNames:  []string{"time"},
 		OutputNames: names,
-		Positions:   mat.NewDense(n, 2, pos),
-		Filled:      filled,
+		InputUnit:   "s",
+		OutputUnit:  "dBm",
+		Truth:       mat.NewDense(n, 2, pos),
+		TruthNames:  []string{"truth_x", "truth_y"},
+		TruthUnit:   "m",
+		Imputed:     filled,
 	}
 	if nTrain < n {
 		ds.XTest = mat.NewDense(n-nTrain, 1, times[nTrain:])

@@ -94,7 +94,7 @@ func TestReadRobotFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalDense(ds.X, ds2.X) || !equalDense(ds.Y, ds2.Y) || !equalDense(ds.YTest, ds2.YTest) || !equalDense(ds.Positions, ds2.Positions) {
+	if !equalDense(ds.X, ds2.X) || !equalDense(ds.Y, ds2.Y) || !equalDense(ds.YTest, ds2.YTest) || !equalDense(ds.Truth, ds2.Truth) {
 		t.Error("ReadRobot and LoadRobot differ")
 	}
 }
@@ -127,13 +127,13 @@ func checkRobotAgainstTruth(t *testing.T, ds *Dataset, truth robotTruth) {
 	if r, c := ds.YTest.Dims(); r != n-nTrain || c != d {
 		t.Fatalf("YTest is %d×%d, want %d×%d", r, c, n-nTrain, d)
 	}
-	if r, c := ds.Positions.Dims(); r != n || c != 2 {
+	if r, c := ds.Truth.Dims(); r != n || c != 2 {
 		t.Fatalf("Positions is %d×%d, want %d×2", r, c, n)
 	}
-	if len(ds.Filled) != n {
-		t.Fatalf("Filled has %d rows, want %d", len(ds.Filled), n)
+	if len(ds.Imputed) != n {
+		t.Fatalf("Imputed has %d rows, want %d", len(ds.Imputed), n)
 	}
-	if len(ds.InputNames) != 1 || ds.InputNames[0] != "time (s)" {
+	if len(ds.InputNames) != 1 || ds.InputNames[0] != "time" || ds.InputUnit != "s" || ds.OutputUnit != "dBm" {
 		t.Errorf("InputNames = %q", ds.InputNames)
 	}
 
@@ -149,25 +149,25 @@ func checkRobotAgainstTruth(t *testing.T, ds *Dataset, truth robotTruth) {
 		if got := x.At(row, 0); math.Abs(got-truth.Times[i]) > 1e-6 {
 			t.Errorf("scan %d: time %v, want %v", i, got, truth.Times[i])
 		}
-		if p := truth.Positions[i]; ds.Positions.At(i, 0) != p[0] || ds.Positions.At(i, 1) != p[1] {
-			t.Errorf("scan %d: position (%v, %v), want %v", i, ds.Positions.At(i, 0), ds.Positions.At(i, 1), p)
+		if p := truth.Positions[i]; ds.Truth.At(i, 0) != p[0] || ds.Truth.At(i, 1) != p[1] {
+			t.Errorf("scan %d: position (%v, %v), want %v", i, ds.Truth.At(i, 0), ds.Truth.At(i, 1), p)
 		}
-		if len(ds.Filled[i]) != d {
-			t.Fatalf("Filled[%d] has %d entries, want %d", i, len(ds.Filled[i]), d)
+		if len(ds.Imputed[i]) != d {
+			t.Fatalf("Imputed[%d] has %d entries, want %d", i, len(ds.Imputed[i]), d)
 		}
 		for j, ap := range truth.APs {
 			dBm, read := truth.Readings[i][ap]
-			want := RobotScale(RobotMissingDBm)
+			want := RobotMissingDBm
 			if read {
-				want = RobotScale(float64(dBm))
+				want = float64(dBm)
 			} else {
 				fills++
 			}
 			if got := y.At(row, j); got != want {
 				t.Errorf("scan %d, %s: %v, want %v", i, ap, got, want)
 			}
-			if ds.Filled[i][j] == read {
-				t.Errorf("scan %d, %s: Filled = %v, want %v", i, ap, ds.Filled[i][j], !read)
+			if ds.Imputed[i][j] == read {
+				t.Errorf("scan %d, %s: Imputed = %v, want %v", i, ap, ds.Imputed[i][j], !read)
 			}
 		}
 	}
@@ -192,23 +192,6 @@ func TestRobotTrainCount(t *testing.T) {
 	}
 }
 
-func TestRobotScale(t *testing.T) {
-	for _, c := range []struct{ dBm, v float64 }{
-		{-85, 0},           // the offset
-		{-70, 1},           // offset + one 15 dB span
-		{-92, -7.0 / 15},   // the fill value
-		{-34, 51.0 / 15},   // strongest reading in uw-floor.txt
-		{-100, -15.0 / 15}, // one span below the offset
-	} {
-		if got := RobotScale(c.dBm); math.Abs(got-c.v) > 1e-15 {
-			t.Errorf("RobotScale(%v) = %v, want %v", c.dBm, got, c.v)
-		}
-		if got := RobotUnscale(c.v); math.Abs(got-c.dBm) > 1e-12 {
-			t.Errorf("RobotUnscale(%v) = %v, want %v", c.v, got, c.dBm)
-		}
-	}
-}
-
 func TestReadRobotSmall(t *testing.T) {
 	// Two scans, APs "b" and "a" (sorted to a, b); the second scan's
 	// second line has another position, which is ignored (first wins).
@@ -228,8 +211,8 @@ func TestReadRobotSmall(t *testing.T) {
 	if ds.X.At(0, 0) != 0 || ds.X.At(1, 0) != 1.5 {
 		t.Errorf("times = %v, %v; want 0, 1.5", ds.X.At(0, 0), ds.X.At(1, 0))
 	}
-	// (-70+85)/15 = 1, (-60+85)/15 = 5/3, (-85+85)/15 = 0, (-55+85)/15 = 2.
-	want := [][]float64{{1, 25.0 / 15}, {0, 2}}
+	// Signal strengths stay in dBm.
+	want := [][]float64{{-70, -60}, {-85, -55}}
 	for i := range want {
 		for j := range want[i] {
 			if got := ds.Y.At(i, j); math.Abs(got-want[i][j]) > 1e-15 {
@@ -237,8 +220,8 @@ func TestReadRobotSmall(t *testing.T) {
 			}
 		}
 	}
-	if ds.Positions.At(1, 0) != 3 || ds.Positions.At(1, 1) != 4 {
-		t.Errorf("scan 1 position = (%v, %v), want the first line's (3, 4)", ds.Positions.At(1, 0), ds.Positions.At(1, 1))
+	if ds.Truth.At(1, 0) != 3 || ds.Truth.At(1, 1) != 4 {
+		t.Errorf("scan 1 position = (%v, %v), want the first line's (3, 4)", ds.Truth.At(1, 0), ds.Truth.At(1, 1))
 	}
 
 	// A scan missing an AP is filled with -92 dBm.
@@ -246,11 +229,11 @@ func TestReadRobotSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ds.Filled[1][1] || ds.Filled[1][0] || ds.Filled[0][1] {
-		t.Errorf("Filled = %v, want only [1][1]", ds.Filled)
+	if !ds.Imputed[1][1] || ds.Imputed[1][0] || ds.Imputed[0][1] {
+		t.Errorf("Imputed = %v, want only [1][1]", ds.Imputed)
 	}
-	if got := ds.Y.At(1, 1); got != RobotScale(-92) {
-		t.Errorf("filled value %v, want RobotScale(-92) = %v", got, RobotScale(-92))
+	if got := ds.Y.At(1, 1); got != -92 {
+		t.Errorf("filled value %v, want -92 dBm", got)
 	}
 }
 
@@ -334,8 +317,8 @@ func TestReadRobotSharedData(t *testing.T) {
 	if r, _ := ds.XTest.Dims(); r != test {
 		t.Errorf("XTest has %d rows, want %d", r, test)
 	}
-	if r, _ := ds.Positions.Dims(); r != scans || len(ds.Filled) != scans {
-		t.Errorf("Positions has %d rows, Filled %d; want %d", r, len(ds.Filled), scans)
+	if r, _ := ds.Truth.Dims(); r != scans || len(ds.Imputed) != scans {
+		t.Errorf("Positions has %d rows, Filled %d; want %d", r, len(ds.Imputed), scans)
 	}
 	if len(ds.OutputNames) != aps {
 		t.Errorf("%d output names, want %d", len(ds.OutputNames), aps)
@@ -359,7 +342,7 @@ func TestReadRobotSharedData(t *testing.T) {
 		prev = tm
 	}
 
-	lo, hi := RobotScale(RobotMissingDBm), RobotScale(-34) // -7/15, 51/15
+	lo, hi := RobotMissingDBm, -34.0 // the fill value and the strongest reading, dBm
 	fills := 0
 	for i := range scans {
 		y, row := ds.Y, i
@@ -372,7 +355,7 @@ func TestReadRobotSharedData(t *testing.T) {
 			if v < lo || v > hi {
 				t.Errorf("scan %d, AP %d: %v outside [%v, %v]", i, j, v, lo, hi)
 			}
-			if ds.Filled[i][j] {
+			if ds.Imputed[i][j] {
 				fills++
 				if v != lo {
 					t.Errorf("scan %d, AP %d: filled with %v, want %v", i, j, v, lo)
@@ -397,10 +380,10 @@ func TestReadRobotSharedData(t *testing.T) {
 	if !slices.IsSorted(ds.OutputNames) {
 		t.Errorf("OutputNames not sorted: %q", ds.OutputNames)
 	}
-	if got, want := ds.Y.At(0, j), RobotScale(-62); got != want || ds.Filled[0][j] {
-		t.Errorf("Y[0,%d] = %v (filled %v), want %v read", j, got, ds.Filled[0][j], want)
+	if got, want := ds.Y.At(0, j), -62.0; got != want || ds.Imputed[0][j] {
+		t.Errorf("Y[0,%d] = %v (filled %v), want %v read", j, got, ds.Imputed[0][j], want)
 	}
-	if ds.Positions.At(0, 0) != 23.40 || ds.Positions.At(0, 1) != 5.55 {
-		t.Errorf("first position (%v, %v), want (23.40, 5.55)", ds.Positions.At(0, 0), ds.Positions.At(0, 1))
+	if ds.Truth.At(0, 0) != 23.40 || ds.Truth.At(0, 1) != 5.55 {
+		t.Errorf("first position (%v, %v), want (23.40, 5.55)", ds.Truth.At(0, 0), ds.Truth.At(0, 1))
 	}
 }

@@ -17,7 +17,7 @@ func TestStep(t *testing.T) {
 	if r, c := ds.Y.Dims(); r != 30 || c != 1 {
 		t.Fatalf("Y is %d×%d, want 30×1", r, c)
 	}
-	if ds.XTest != nil || ds.YTest != nil || ds.Positions != nil || ds.Filled != nil {
+	if ds.XTest != nil || ds.YTest != nil || ds.Truth != nil || ds.Imputed != nil {
 		t.Error("step has no test set, positions or fill-ins")
 	}
 	if len(ds.InputNames) != 1 || len(ds.OutputNames) != 1 {

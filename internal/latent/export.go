@@ -22,14 +22,15 @@ type Table struct {
 	Inputs     *mat.Dense // N × q, the data's original units
 	// Split, when not nil, says "train" or "test" per row.
 	Split []string
-	// Positions, when not nil, holds the true positions (N × 2, metres):
-	// for display and judging, never used for fitting.
-	Positions *mat.Dense
-	Layers    []Layer // every layer's messages at the rows (model units)
+	// Truth, when not nil, holds the ground truth (N × P), named by
+	// TruthNames: for display and judging, never used for fitting.
+	Truth      *mat.Dense
+	TruthNames []string
+	Layers     []Layer // every layer's messages at the rows (model units)
 }
 
-// WriteCSV writes the table: the input columns, then split, true_x,
-// true_y when present, then for every layer its means and variances
+// WriteCSV writes the table: the input columns, then split and the ground
+// truth's columns when present, then for every layer its means and variances
 // (layer1_mean1, …, layer1_var1, …: layers and dimensions counted from 1).
 func WriteCSV(w io.Writer, t Table) error {
 	n, q := t.Inputs.Dims()
@@ -39,17 +40,17 @@ func WriteCSV(w io.Writer, t Table) error {
 	if t.Split != nil && len(t.Split) != n {
 		return fmt.Errorf("latent: %d split labels for %d rows", len(t.Split), n)
 	}
-	if t.Positions != nil {
-		if r, c := t.Positions.Dims(); r != n || c != 2 {
-			return fmt.Errorf("latent: positions are %d×%d, want %d×2", r, c, n)
+	if t.Truth != nil {
+		if r, c := t.Truth.Dims(); r != n || c != len(t.TruthNames) {
+			return fmt.Errorf("latent: the ground truth is %d×%d with %d names, want %d rows", r, c, len(t.TruthNames), n)
 		}
 	}
 	header := append([]string(nil), t.InputNames...)
 	if t.Split != nil {
 		header = append(header, "split")
 	}
-	if t.Positions != nil {
-		header = append(header, "true_x", "true_y")
+	if t.Truth != nil {
+		header = append(header, t.TruthNames...)
 	}
 	for _, l := range t.Layers {
 		r, c := l.Mean.Dims()
@@ -77,8 +78,10 @@ func WriteCSV(w io.Writer, t Table) error {
 		if t.Split != nil {
 			row = append(row, t.Split[i])
 		}
-		if t.Positions != nil {
-			row = append(row, f(t.Positions.At(i, 0)), f(t.Positions.At(i, 1)))
+		if t.Truth != nil {
+			for k := range t.TruthNames {
+				row = append(row, f(t.Truth.At(i, k)))
+			}
 		}
 		for _, l := range t.Layers {
 			_, c := l.Mean.Dims()

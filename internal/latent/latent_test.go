@@ -27,13 +27,14 @@ func TestLoopClosure(t *testing.T) {
 	path := loopPath(n)
 	// A latent equal to the true path closes the loop: revisits are the
 	// closest far pairs.
-	perfect, err := LoopClosure(path, path, DefaultMinLag, DefaultRadius)
+	rule := Rule{MinLag: 50, Radius: 2}
+	perfect, err := LoopClosure(path, path, rule)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A latent that encodes only time keeps revisits (n/2 apart) farther
 	// apart than most far pairs.
-	timeOnly, err := LoopClosure(TimeFeatures(n, 3), path, DefaultMinLag, DefaultRadius)
+	timeOnly, err := LoopClosure(TimeFeatures(n, 3), path, rule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestLoopClosure(t *testing.T) {
 	if timeOnly.Value > 0.5 {
 		t.Errorf("time-only latent scores %.3f, want < 0.5", timeOnly.Value)
 	}
-	if perfect.Revisits == 0 || perfect.FarPairs != (n-DefaultMinLag)*(n-DefaultMinLag+1)/2 {
+	if perfect.Revisits == 0 || perfect.FarPairs != (n-rule.MinLag)*(n-rule.MinLag+1)/2 {
 		t.Errorf("counts %+v", perfect)
 	}
 	t.Logf("perfect %.3f, time only %.3f (%d revisits of %d far pairs)", perfect.Value, timeOnly.Value, perfect.Revisits, perfect.FarPairs)
@@ -51,10 +52,10 @@ func TestLoopClosure(t *testing.T) {
 
 func TestLoopClosureErrors(t *testing.T) {
 	path := loopPath(100)
-	if _, err := LoopClosure(mat.NewDense(99, 1, nil), path, 10, 1); err == nil {
+	if _, err := LoopClosure(mat.NewDense(99, 1, nil), path, Rule{10, 1}); err == nil {
 		t.Error("row mismatch accepted")
 	}
-	if _, err := LoopClosure(path, path, 0, 1); err == nil {
+	if _, err := LoopClosure(path, path, Rule{0, 1}); err == nil {
 		t.Error("minLag 0 accepted")
 	}
 	// A straight line never revisits.
@@ -62,12 +63,12 @@ func TestLoopClosureErrors(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		line.Set(i, 0, float64(i))
 	}
-	if _, err := LoopClosure(line, line, 10, 1); err == nil || !strings.Contains(err.Error(), "no revisits") {
+	if _, err := LoopClosure(line, line, Rule{10, 1}); err == nil || !strings.Contains(err.Error(), "no revisits") {
 		t.Errorf("straight path: %v, want a no-revisits error", err)
 	}
 	bad := mat.DenseCopyOf(path)
 	bad.Set(3, 0, math.NaN())
-	if _, err := LoopClosure(bad, path, 10, 1); err == nil {
+	if _, err := LoopClosure(bad, path, Rule{10, 1}); err == nil {
 		t.Error("NaN latent accepted")
 	}
 }
@@ -76,7 +77,7 @@ func TestWriteCSV(t *testing.T) {
 	in := mat.NewDense(2, 1, []float64{0, 1.5})
 	l := Layer{Name: "layer1", Mean: mat.NewDense(2, 2, []float64{1, 2, 3, 4}), Var: mat.NewDense(2, 2, []float64{0.1, 0.2, 0.3, 0.4})}
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, Table{InputNames: []string{"time"}, Inputs: in, Split: []string{"train", "test"}, Positions: mat.NewDense(2, 2, []float64{1, 2, 3, 4}), Layers: []Layer{l}}); err != nil {
+	if err := WriteCSV(&buf, Table{InputNames: []string{"time"}, Inputs: in, Split: []string{"train", "test"}, Truth: mat.NewDense(2, 2, []float64{1, 2, 3, 4}), TruthNames: []string{"truth_x", "truth_y"}, Layers: []Layer{l}}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -84,7 +85,7 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		{"time", "split", "true_x", "true_y", "layer1_mean1", "layer1_mean2", "layer1_var1", "layer1_var2"},
+		{"time", "split", "truth_x", "truth_y", "layer1_mean1", "layer1_mean2", "layer1_var1", "layer1_var2"},
 		{"0", "train", "1", "2", "1", "2", "0.1", "0.2"},
 		{"1.5", "test", "3", "4", "3", "4", "0.3", "0.4"},
 	}
@@ -102,12 +103,13 @@ func TestWriteCSV(t *testing.T) {
 // here independently, and that they are the pairs LoopClosure averages.
 func TestRevisits(t *testing.T) {
 	path := loopPath(200)
-	got := Revisits(path, DefaultMinLag, DefaultRadius)
+	rule := Rule{MinLag: 50, Radius: 2}
+	got := Revisits(path, rule)
 	var want [][2]int
 	for i := 0; i < 200; i++ {
 		for j := 0; j < 200; j++ {
 			dx, dy := path.At(i, 0)-path.At(j, 0), path.At(i, 1)-path.At(j, 1)
-			if j-i >= DefaultMinLag && math.Hypot(dx, dy) <= DefaultRadius {
+			if j-i >= rule.MinLag && math.Hypot(dx, dy) <= rule.Radius {
 				want = append(want, [2]int{i, j})
 			}
 		}
@@ -120,7 +122,7 @@ func TestRevisits(t *testing.T) {
 			t.Fatalf("revisit %d: %v, want %v", k, got[k], want[k])
 		}
 	}
-	s, err := LoopClosure(path, path, DefaultMinLag, DefaultRadius)
+	s, err := LoopClosure(path, path, Rule{MinLag: 50, Radius: 2})
 	if err != nil || s.Revisits != len(got) {
 		t.Errorf("LoopClosure counts %d revisits (%v), Revisits %d", s.Revisits, err, len(got))
 	}

@@ -13,8 +13,8 @@ import (
 // ModelFigure is the latent-space figure of model m fitted to ds: every
 // hidden layer with two or more dimensions, its message means at the
 // training inputs coloured by the first input (time) on the same time scale
-// as the page (up to the last held-out scan), scored against the true path
-// when ds has one. m's inputs are ds's inputs normalised (m.X).
+// as the page (up to the last held-out row), scored against the ground
+// truth when ds carries it (see RuleFor). m's inputs are ds's inputs normalised (m.X).
 func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 	var ev engine.Evaluator
 	msgs, err := ev.Predict(m, m.X)
@@ -29,8 +29,11 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 	for i := range f.Times {
 		f.Times[i] = ds.X.At(i, 0)
 	}
-	if p := ds.Positions; p != nil {
-		f.Positions = mat.DenseCopyOf(p.Slice(0, n, 0, 2))
+	if t := ds.Truth; t != nil {
+		if r, c := t.Dims(); r >= n && c >= 2 {
+			f.Truth = mat.DenseCopyOf(t.Slice(0, n, 0, c))
+			f.TruthNames = ds.TruthNames
+		}
 	}
 	if xt := ds.XTest; xt != nil {
 		nt, _ := xt.Dims()
@@ -42,8 +45,8 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 		}
 		f.Layers = append(f.Layers, Layer{Name: fmt.Sprintf("h%d", i+1), Mean: msg.Mean, Var: msg.Var})
 		score := math.NaN()
-		if f.Positions != nil {
-			if s, err := LoopClosure(msg.Mean, f.Positions, DefaultMinLag, DefaultRadius); err == nil {
+		if f.Truth != nil {
+			if s, err := LoopClosure(msg.Mean, f.Truth, RuleFor(f.Truth)); err == nil {
 				score = s.Value
 			}
 		}
@@ -62,7 +65,7 @@ var ErrNoLatent = fmt.Errorf("latent: the model has no hidden layer with 2 or mo
 // ModelTable is every layer's messages of model m at ds's training inputs
 // and, when ds has them, its held-out ones (normalised by nx for the
 // model), with the inputs in original units, a train/test column and the
-// true positions when known: the one latent table behind the page's
+// ground truth when known: the one latent table behind the page's
 // "Export latent CSV" and /figure/latent.csv.
 func ModelTable(m *engine.Model, ds *dataset.Dataset, nx dataset.Normalizer) (Table, error) {
 	inputs := ds.X
@@ -87,9 +90,9 @@ func ModelTable(m *engine.Model, ds *dataset.Dataset, nx dataset.Normalizer) (Ta
 		return Table{}, fmt.Errorf("latent: %w", err)
 	}
 	t := Table{InputNames: ds.InputNames, Inputs: inputs, Split: split}
-	if p := ds.Positions; p != nil {
-		if r, _ := p.Dims(); r == len(split) {
-			t.Positions = p
+	if tr := ds.Truth; tr != nil {
+		if r, _ := tr.Dims(); r == len(split) {
+			t.Truth, t.TruthNames = tr, ds.TruthNames
 		}
 	}
 	for i, msg := range msgs {

@@ -26,7 +26,7 @@ func TestModelFigureAndTable(t *testing.T) {
 			xt.Set(i-n, 0, 1+float64(i-n)/10)
 		}
 	}
-	ds := &dataset.Dataset{Name: "t", X: m.X, Y: m.Y, XTest: xt, InputNames: []string{"time"}, OutputNames: []string{"y"}, Positions: pos}
+	ds := &dataset.Dataset{Name: "t", X: m.X, Y: m.Y, XTest: xt, InputNames: []string{"time"}, OutputNames: []string{"y"}, Truth: pos, TruthNames: []string{"truth_x", "truth_y"}}
 	f, err := ModelFigure(m, ds)
 	if err != nil {
 		t.Fatal(err)

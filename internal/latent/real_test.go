@@ -1,6 +1,7 @@
 package latent
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,7 +24,7 @@ func robotTrain(t *testing.T) (*dataset.Dataset, *mat.Dense) {
 		t.Fatal(err)
 	}
 	n, _ := d.X.Dims()
-	return d, mat.DenseCopyOf(d.Positions.Slice(0, n, 0, 2))
+	return d, mat.DenseCopyOf(d.Truth.Slice(0, n, 0, 2))
 }
 
 // TestRealPathScores pins the scale on the real robot path: the true
@@ -31,11 +32,16 @@ func robotTrain(t *testing.T) (*dataset.Dataset, *mat.Dense) {
 func TestRealPathScores(t *testing.T) {
 	_, pos := robotTrain(t)
 	n, _ := pos.Dims()
-	truth, err := LoopClosure(pos, pos, DefaultMinLag, DefaultRadius)
+	rule := RuleFor(pos)
+	t.Logf("rule for the real path: %d scans apart, within %.3f m", rule.MinLag, rule.Radius)
+	if rule.MinLag != 54 || math.Abs(rule.Radius-2.257) > 0.001 {
+		t.Errorf("rule %+v, want 54 scans (a quarter of 215) and 2.257 m (5 × the median step of 0.4514 m)", rule)
+	}
+	truth, err := LoopClosure(pos, pos, rule)
 	if err != nil {
 		t.Fatal(err)
 	}
-	timeOnly, err := LoopClosure(TimeFeatures(n, 3), pos, DefaultMinLag, DefaultRadius)
+	timeOnly, err := LoopClosure(TimeFeatures(n, 3), pos, rule)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,17 +15,20 @@ import (
 )
 
 // Figure is what the latent-space figure draws: every hidden layer's
-// message means as pairwise projections coloured by time, and the true path
-// in the same colours.
+// message means as pairwise projections coloured by time, and the ground
+// truth's path in the same colours.
 type Figure struct {
 	Times     []float64 // N, for the colours (any monotone time axis)
 	TimeLabel string    // the colour bar's title, e.g. "time (s)" ("" : "time")
 	// TimeRange, when not zero, is the colour scale's [lo, hi] (e.g. up to
 	// the last held-out scan, as in the page); else Times' range.
 	TimeRange [2]float64
-	Layers    []Layer    // hidden layers with at least 2 dimensions
-	Scores    []float64  // per layer geometry score (NaN: unknown)
-	Positions *mat.Dense // N × 2 true positions, or nil
+	Layers    []Layer   // hidden layers with at least 2 dimensions
+	Scores    []float64 // per layer geometry score (NaN: unknown)
+	// Truth, when not nil, holds ground-truth coordinates (N × P, P ≥ 2):
+	// the first two are drawn as the true path. TruthNames name them.
+	Truth      *mat.Dense
+	TruthNames []string
 }
 
 // viridis is matplotlib's perceptual colour map at 16 stops (the page's
@@ -52,8 +55,8 @@ func Viridis(t float64) color.RGBA {
 }
 
 // RenderFigure writes the latent-space figure in format ("svg", "png" or
-// "pdf"): one row per layer with its pairwise projections, and the true
-// path beside the first row.
+// "pdf"): one row per layer with its pairwise projections, and the ground
+// truth's path beside the first row.
 func RenderFigure(w io.Writer, format string, f *Figure) error {
 	if len(f.Layers) == 0 {
 		return fmt.Errorf("latent: no hidden layer with 2 or more dimensions to draw")
@@ -73,9 +76,9 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 		}
 		cols = max(cols, q*(q-1)/2)
 	}
-	if f.Positions != nil {
-		if r, c := f.Positions.Dims(); r != n || c != 2 {
-			return fmt.Errorf("latent: positions are %d×%d, want %d×2", r, c, n)
+	if f.Truth != nil {
+		if r, c := f.Truth.Dims(); r != n || c < 2 {
+			return fmt.Errorf("latent: the ground truth is %d×%d, want %d rows and at least 2 columns", r, c, n)
 		}
 		cols++
 	}
@@ -110,11 +113,11 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 		col := 0
 		for a := 0; a < q; a++ {
 			for b := a + 1; b < q; b++ {
-				title := fmt.Sprintf("%s: dims %d, %d", l.Name, a, b)
+				title := fmt.Sprintf("%s: dimensions %d, %d", l.Name, a+1, b+1)
 				if a == 0 && b == 1 && li < len(f.Scores) && !math.IsNaN(f.Scores[li]) {
 					title += fmt.Sprintf(" (geometry %.3f)", f.Scores[li])
 				}
-				p, err := scatter(title, fmt.Sprintf("%s[%d]", l.Name, a), fmt.Sprintf("%s[%d]", l.Name, b),
+				p, err := scatter(title, fmt.Sprintf("%s dimension %d", l.Name, a+1), fmt.Sprintf("%s dimension %d", l.Name, b+1),
 					func(i int) (float64, float64) { return l.Mean.At(i, a), l.Mean.At(i, b) }, n, colour, true)
 				if err != nil {
 					return err
@@ -123,9 +126,13 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 				col++
 			}
 		}
-		if li == 0 && f.Positions != nil {
-			p, err := scatter("true path (never used for fitting)", "x (m)", "y (m)",
-				func(i int) (float64, float64) { return f.Positions.At(i, 0), f.Positions.At(i, 1) }, n, colour, false)
+		if li == 0 && f.Truth != nil {
+			xl, yl := "truth 1", "truth 2"
+			if len(f.TruthNames) >= 2 {
+				xl, yl = f.TruthNames[0], f.TruthNames[1]
+			}
+			p, err := scatter("ground truth (never used for fitting)", xl, yl,
+				func(i int) (float64, float64) { return f.Truth.At(i, 0), f.Truth.At(i, 1) }, n, colour, false)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package linalg
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
@@ -173,4 +174,52 @@ func Symmetrize(w []float64, m int) {
 			w[i*m+j], w[j*m+i] = v, v
 		}
 	}
+}
+
+// PrincipalScores projects the n rows of y (n × dy, row-major) onto their
+// d leading principal components: the rows centred, times the leading
+// right singular vectors, each signed so that its largest loading is
+// positive (the scores do not flip between runs). It returns the n × d
+// scores and how many components are real: columns from there on (rank
+// deficiency, singular values below 1e-12 of the largest) are zero.
+func PrincipalScores(y []float64, n, dy, d int) ([]float64, int) {
+	c := slices.Clone(y)
+	for j := 0; j < dy; j++ {
+		var s float64
+		for r := 0; r < n; r++ {
+			s += c[r*dy+j]
+		}
+		s /= float64(n)
+		for r := 0; r < n; r++ {
+			c[r*dy+j] -= s
+		}
+	}
+	out := make([]float64, n*d)
+	var svd mat.SVD
+	if !svd.Factorize(mat.NewDense(n, dy, c), mat.SVDThin) {
+		return out, 0
+	}
+	var v mat.Dense
+	svd.VTo(&v)
+	sv := svd.Values(nil)
+	for j := 0; j < d; j++ {
+		if j >= len(sv) || sv[j] <= 1e-12*sv[0] {
+			return out, j
+		}
+		sign, big := 1.0, 0.0
+		for i := 0; i < dy; i++ {
+			if a := math.Abs(v.At(i, j)); a > big {
+				big = a
+				sign = math.Copysign(1, v.At(i, j))
+			}
+		}
+		for r := 0; r < n; r++ {
+			var s float64
+			for i := 0; i < dy; i++ {
+				s += c[r*dy+i] * v.At(i, j)
+			}
+			out[r*d+j] = sign * s
+		}
+	}
+	return out, d
 }

@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"dgpviz/internal/wire"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"dgpviz/internal/stream"
 
 	"github.com/gorilla/websocket"
 )
@@ -149,7 +148,7 @@ func (c *client) read() {
 					c.noteClose(err)
 					return
 				}
-				if d, err := stream.Decode(b); err != nil {
+				if d, err := wire.Decode(b); err != nil {
 					c.badFrames++
 				} else {
 					c.firstFrame, _ = d["type"].(string)

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,7 +10,11 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
+	"dgpviz/internal/view"
+	"dgpviz/internal/views"
+	"dgpviz/internal/wire"
 )
 
 // robotData returns the robot WiFi training data (215 scans × 30 access
@@ -31,17 +36,13 @@ func robotData(t testing.TB) *dataset.Dataset {
 
 // robotConfig is the robot configuration of the size budget: 3-D hidden
 // layers, 30 inducing points.
-var robotConfig = InitLike{Hidden: []int{3, 3}, Inducing: 30}
-
-type InitLike struct {
-	Hidden   []int
-	Inducing int
-}
-
-func snapshotFor(t testing.TB, ds *dataset.Dataset, c InitLike, iters int) *snapshot {
+// publicationFor fits data set ds with the configuration c for iters
+// iterations and publishes the model as a session would, with the view
+// that shows ds.
+func publicationFor(t testing.TB, ds *dataset.Dataset, c train.InitConfig, iters int) *publication {
 	t.Helper()
-	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
-	m, err := train.Initialize(nx.Apply(ds.X), ny.Apply(ds.Y), train.InitConfig{Hidden: c.Hidden, Inducing: c.Inducing, Seed: 1})
+	d := view.NewData(1, ds)
+	m, err := train.Initialize(d.X, d.Y, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,70 +53,65 @@ func snapshotFor(t testing.TB, ds *dataset.Dataset, c InitLike, iters int) *snap
 	for range iters {
 		tr.Step()
 	}
-	return &snapshot{model: tr.Model().Clone(), iter: tr.Iter(), method: "lbfgs", lr: 0.01, running: true, dataID: 1}
+	ev, ok := tr.LastEvaluation()
+	if !ok {
+		res, _, err := (&engine.Evaluator{Workers: 1}).Evaluate(tr.Model(), engine.Options{NoOutputMessage: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev = train.NewEvaluation(res)
+	}
+	v := views.For(ds, view.NewEnv(context.Background(), 300)) // as the test servers (helpers_test.go)
+	snap := &view.Snapshot{Model: tr.Model().CloneParams(), Eval: ev, Data: d, Iter: tr.Iter(), Running: true, Version: 1}
+	return &publication{snap: snap, view: v, method: "lbfgs", lr: 0.01, restart: -1}
 }
 
-func TestRobotFrameUnder64KB(t *testing.T) {
+// robotConfig is the robot configuration of the size budget: 3-D hidden
+// layers, 30 inducing points.
+var robotConfig = train.InitConfig{Hidden: []int{3, 3}, Inducing: 30, Seed: 1}
+
+// TestRobotFrameSizes: a robot frame that carries a new analysis (the
+// output layer's 215 × 30 messages and the held-out predictions) stays
+// under 96 KB, and the frames between analyses (the hidden layers' messages
+// and the penalties) under 32 KB, at any size of model the limits allow.
+func TestRobotFrameSizes(t *testing.T) {
 	ds := robotData(t)
-	for _, c := range []InitLike{robotConfig, {Hidden: []int{3}, Inducing: 30}, {Hidden: []int{3, 3}, Inducing: DefaultLimits().MaxInducing}} {
+	for _, c := range []train.InitConfig{robotConfig, {Hidden: []int{3}, Inducing: 30, Seed: 1}, {Hidden: []int{3, 3}, Inducing: DefaultLimits().MaxInducing, Seed: 1}} {
 		steps := 5
 		if testing.Short() {
 			steps = 1 // a frame's size hardly depends on how far the fit went
 		}
-		f := newFramer()
-		b, err := f.frame(snapshotFor(t, ds, c, steps))
+		var f framer
+		p := publicationFor(t, ds, c, steps)
+		heavy, err := f.frame(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("robot %d×%d, hidden %v, %d inducing: frame %d bytes", ds.X.RawMatrix().Rows, ds.Y.RawMatrix().Cols, c.Hidden, c.Inducing, len(b))
-		if len(b) >= 64<<10 {
-			t.Errorf("robot frame (hidden %v, %d inducing) is %d bytes, over 64 KB", c.Hidden, c.Inducing, len(b))
-		}
-		d, err := Decode(b)
+		light, err := f.frame(p) // the same analysis: its arrays are not sent again
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := len(floats(get(d, "layers", 2, "mean"))); len(c.Hidden) == 2 && n != 215*30 {
-			t.Errorf("last layer mean has %d values", n)
+		t.Logf("robot %d×%d, hidden %v, %d inducing: frames of %d bytes with a new analysis, %d between", ds.X.RawMatrix().Rows, ds.Y.RawMatrix().Cols, c.Hidden, c.Inducing, len(heavy), len(light))
+		if len(heavy) >= 96<<10 || len(light) >= 32<<10 {
+			t.Errorf("robot frames (hidden %v, %d inducing) of %d and %d bytes, over 96 and 32 KB", c.Hidden, c.Inducing, len(heavy), len(light))
+		}
+		d, err := wire.Decode(heavy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(floats(get(d, "layers", len(c.Hidden), "mean"))); n != 215*30 {
+			t.Errorf("the output layer's mean has %d values", n)
 		}
 	}
 }
 
-// TestQuantisationError checks the q16 encoding's error bound.
-func TestQuantisationError(t *testing.T) {
-	v := make([]float64, 1000)
-	for i := range v {
-		v[i] = float64(i*i)/1000 - 3
-	}
-	var e encoder
-	r := e.arr(v)
-	b, err := e.finish(&frameHeader{Layers: []layerFrame{{Z: r}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := floats(get(d, "layers", 0, "z"))
-	lo, hi := slices.Min(v), slices.Max(v)
-	for i := range v {
-		if diff := got[i] - v[i]; diff > (hi-lo)/65534 || -diff > (hi-lo)/65534 {
-			t.Fatalf("value %d: %v decoded as %v", i, v[i], got[i])
-		}
-	}
-	if e.secs[0].T != "q16" {
-		t.Fatalf("section type %s, want q16", e.secs[0].T)
-	}
-}
-
-func benchFrame(b *testing.B, ds *dataset.Dataset, c InitLike) {
-	snap := snapshotFor(b, ds, c, 20)
-	f := newFramer()
+func benchFrame(b *testing.B, ds *dataset.Dataset, c train.InitConfig) {
+	p := publicationFor(b, ds, c, 20)
+	var f framer
 	var size int
 	b.ResetTimer()
 	for b.Loop() {
-		out, err := f.frame(snap)
+		out, err := f.frame(p)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -125,7 +121,9 @@ func benchFrame(b *testing.B, ds *dataset.Dataset, c InitLike) {
 }
 
 func BenchmarkFrameEncode(b *testing.B) {
-	b.Run("step", func(b *testing.B) { benchFrame(b, dataset.Step(), InitLike{Hidden: []int{1, 1}, Inducing: 12}) })
+	b.Run("step", func(b *testing.B) {
+		benchFrame(b, dataset.Step(), train.InitConfig{Hidden: []int{1, 1}, Inducing: 12, Seed: 1})
+	})
 	b.Run("robot", func(b *testing.B) { benchFrame(b, robotData(b), robotConfig) })
 }
 
@@ -156,7 +154,7 @@ func BenchmarkThroughput(b *testing.B) {
 	ds := dataset.Step()
 	b.Run("bare", func(b *testing.B) {
 		nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
-		m, _ := train.Initialize(nx.Apply(ds.X), ny.Apply(ds.Y), train.InitConfig{Hidden: []int{1, 1}, Inducing: 12, Seed: 1, Perturb: initPerturb})
+		m, _ := train.Initialize(nx.Apply(ds.X), ny.Apply(ds.Y), train.InitConfig{Hidden: []int{1, 1}, Inducing: 12, Seed: 1, Perturb: 0.5})
 		tr, err := train.NewTrainer(m, train.TrainerConfig{Method: train.Adam, Workers: 1})
 		if err != nil {
 			b.Fatal(err)

@@ -2,19 +2,27 @@ package stream
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
+	"dgpviz/internal/view"
+	"dgpviz/internal/views"
+	"dgpviz/internal/wire"
 )
+
+// Command is a message from the page (wire.Command).
+type Command = wire.Command
 
 // A command handler applies one parsed command on the session's optimizer
 // goroutine and returns the acknowledgement's message, or an error that
 // is sent back instead.
 type commandHandler func(s *session, c Command) (string, error)
 
-// commands lists every op with its handler, in the order docs/protocol.md
-// describes them. It is the only list of ops: Ops and ParseCommand read it.
+// commands lists the session's ops with their handlers, in the order
+// docs/protocol.md describes them; the views add their own (view.Op). It
+// is the only list of the transport's ops: Ops and ParseCommand read it.
 var commands = []struct {
 	op  string
 	run commandHandler
@@ -38,22 +46,22 @@ var commands = []struct {
 	{"dataset", (*session).cmdDataset},
 	{"restart", (*session).cmdRestart},
 	{"speed", (*session).cmdSpeed},
-	{"message_figure", (*session).figureCommand},
-	{"message_figure_preset", (*session).figureCommand},
-	{"fit_density", (*session).densityCommand},
-	{"compare", (*session).compareCommand},
-	{"message_figure_off", (*session).figureCommand},
-	{"decode", (*session).cmdDecode},
 	{"drawn", (*session).cmdDrawn},
 }
 
-// Ops returns the names of the commands, for documentation and errors.
+// Ops returns the names of the commands, the views' included, for
+// documentation and errors.
 func Ops() []string {
-	out := make([]string, len(commands))
-	for i, c := range commands {
-		out[i] = c.op
+	out := make([]string, 0, len(commands))
+	for _, c := range commands {
+		out = append(out, c.op)
 	}
-	return out
+	return append(out, views.Ops()...)
+}
+
+// knownOp reports whether op is a command of the session or of a view.
+func knownOp(op string) bool {
+	return lookupCommand(op) != nil || slices.Contains(views.Ops(), op)
 }
 
 func lookupCommand(op string) commandHandler {
@@ -65,22 +73,38 @@ func lookupCommand(op string) commandHandler {
 	return nil
 }
 
+// apply runs c: a command of the session's, or of its view's.
 func (s *session) apply(c Command) (string, error) {
-	h := lookupCommand(c.Op)
-	if h == nil {
-		return "", errorf("unknown op %q", truncate(c.Op, 40))
+	if h := lookupCommand(c.Op); h != nil {
+		return h(s, c)
 	}
-	return h(s, c)
+	op, ok := view.FindOp(s.view, c.Op)
+	switch {
+	case !ok:
+		return "", errNotThisView(s.view, c.Op)
+	case op.Apply == nil: // an Answer op whose view came with this command's publication
+		b, err := op.Answer(s.ctx, s.latest.Load().snap, c)
+		if err == nil {
+			s.send(outMsg{binary: true, data: b})
+		}
+		return "", err
+	}
+	return op.Apply(viewSession{s}, c)
+}
+
+// errNotThisView says that op belongs to another view than v.
+func errNotThisView(v view.View, op string) error {
+	return fmt.Errorf("%s: not available here: these data are shown in the %s view, which has no such command", truncate(op, 40), v.Kind())
 }
 
 func (s *session) cmdPlay(Command) (string, error) {
-	s.running, s.cfg.Play = true, true
-	s.status = train.NotTerminated
+	s.opt.running, s.cfg.Play = true, true
+	s.opt.status = train.NotTerminated
 	return "playing", nil
 }
 
 func (s *session) cmdPause(Command) (string, error) {
-	s.running, s.cfg.Play = false, false
+	s.opt.running, s.cfg.Play = false, false
 	return "paused", nil
 }
 
@@ -111,9 +135,9 @@ func (s *session) cmdStep(c Command) (string, error) {
 	// Acknowledged now, run between commands by the optimizer loop
 	// (session.run); frames show progress, and the frame after the last
 	// iteration is the first to report this command as applied.
-	s.running, s.cfg.Play = false, false
-	s.steps, s.stepID = n, c.ID
-	s.status = train.NotTerminated
+	s.opt.running, s.cfg.Play = false, false
+	s.opt.steps, s.opt.stepID = n, c.ID
+	s.opt.status = train.NotTerminated
 	return fmt.Sprintf("stepping %d iteration(s) from %d", n, s.tr.Iter()), nil
 }
 
@@ -209,30 +233,15 @@ func (s *session) cmdDataset(c Command) (string, error) {
 	}
 	cfg := s.cfg
 	cfg.Dataset = *c.Dataset
-	wasRobot := s.data != nil && IsRobot(s.data.ds)
-	wasFrey := s.data != nil && IsFrey(s.data.ds)
-	next := s.srv.cat.Get(cfg.Dataset)
-	switch isRobot, isFrey := IsRobot(next), IsFrey(next); {
-	case isRobot && !wasRobot:
-		cfg = RobotConfig(cfg, s.srv.limits) // switching to robot data: the paper's preset
-	case isFrey && !wasFrey:
-		cfg = FreyConfig(cfg, s.srv.limits) // switching to the Frey faces: the paper's autoencoder
-	case !isRobot && !isFrey && (wasRobot || wasFrey):
-		// Leaving a preset: the demo's architecture, not the preset's.
-		def := DefaultConfig()
-		cfg.Hidden, cfg.Inducing = def.Hidden, def.Inducing
+	if next := s.srv.cat.Get(cfg.Dataset); next != nil && s.data != nil && views.Kind(next) != s.view.Kind() {
+		// Another view: its preset's architecture, or the server's
+		// default when it has none.
+		cfg = presetConfig(cfg, views.For(next, nil), s.srv.def, s.srv.limits)
 	}
 	if err := s.build(cfg, false); err != nil {
 		return "", err
 	}
 	return "data set " + cfg.Dataset, nil
-}
-
-// cmdDecode is never reached: the reader hands decode commands to the
-// decode goroutine (decode.go), which answers them. It is listed so that
-// ParseCommand and Ops know the op.
-func (s *session) cmdDecode(c Command) (string, error) {
-	return "", errorf("decode: answered by the decode goroutine")
 }
 
 func (s *session) cmdDrawn(c Command) (string, error) {
@@ -246,4 +255,36 @@ func drawnSeq(c Command, gate *drawGate) error {
 	}
 	gate.drawn(*c.Seq)
 	return nil
+}
+
+// cmdRestart switches the live session to another of the preset's
+// restarts (numbered from 1). It is an edit: undo gives the model before
+// the switch back.
+func (s *session) cmdRestart(c Command) (string, error) {
+	rs := s.restarts
+	if rs == nil {
+		return "", errorf("restart: this session's model was not chosen among restarts (a preset runs them)")
+	}
+	if c.Restart == nil {
+		return "", errorf("restart: missing \"restart\" (1…%d)", len(rs.List))
+	}
+	k := *c.Restart
+	if k < 1 || k > len(rs.List) {
+		return "", errorf("restart: there is no restart %d (the preset ran restarts 1…%d)", k, len(rs.List))
+	}
+	e := rs.List[k-1]
+	if e.Model == nil {
+		return "", errorf("restart: restart %d has no model: %s", k, e.Failure)
+	}
+	before := s.editState(fmt.Sprintf("switch to restart %d", k))
+	if err := s.applyModel(e.Model.CloneParams()); err != nil {
+		return "", errorf("restart: %w", err)
+	}
+	s.restart = k - 1
+	s.pushHistory(before)
+	msg := fmt.Sprintf("switched to restart %d (bound %.2f", k, e.Bound)
+	if rs.ScoreName != "" && !math.IsNaN(e.Score) {
+		msg += fmt.Sprintf(", %s %.3f", rs.ScoreName, e.Score)
+	}
+	return msg + ")", nil
 }

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"dgpviz/internal/view/regression"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestFitDensity(t *testing.T) {
 	}
 	g, b := int(num64(m["g"])), int(num64(m["b"]))
 	dens, edges, modes := floats(m["density"]), floats(m["edges"]), floats(m["modes"])
-	if g != DensityGrid || b != DensityBins || len(dens) != g*b || len(edges) != b+1 || len(modes) != g {
+	if g != regression.DensityGrid || b != regression.DensityBins || len(dens) != g*b || len(edges) != b+1 || len(modes) != g {
 		t.Fatalf("g %d b %d, %d densities, %d edges, %d modes", g, b, len(dens), len(edges), len(modes))
 	}
 	w := edges[1] - edges[0]

@@ -8,6 +8,7 @@ import (
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
+	"dgpviz/internal/view"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -33,23 +34,33 @@ type editState struct {
 	label  string
 	model  *engine.Model
 	frozen []string
-	data   *data
+	data   *view.Data
 	// restart is the restart the model started from (the "restart" op).
 	restart int
 }
 
+// history is a session's undo and redo stacks and the drag in progress.
+type history struct {
+	undo, redo []editState
+	drag       *dragBase
+}
+
+// clear forgets every edit: a new model (reset, architecture, data set) is
+// not an edit of the old one.
+func (h *history) clear() { h.undo, h.redo, h.drag = nil, nil, nil }
+
 // bytes estimates the memory the state holds: its parameters (inducing
 // inputs, q(u) means and factors), and its data when they are not the
 // session's current data.
-func (e editState) bytes(current *data) int {
+func (e editState) bytes(current *view.Data) int {
 	n := 0
 	for _, l := range e.model.Layers {
 		mz, q, d := l.Dims()
 		n += 8 * (mz*q + mz*d + d*mz*mz)
 	}
-	if e.data != current && e.data.x != nil {
-		r, q := e.data.x.Dims()
-		_, d := e.data.y.Dims()
+	if e.data != current && e.data.X != nil {
+		r, q := e.data.X.Dims()
+		_, d := e.data.Y.Dims()
 		n += 8 * r * (q + d)
 	}
 	return n
@@ -70,38 +81,32 @@ func (s *session) editState(label string) editState {
 
 // pushHistory records the state before an edit; a new edit clears redo.
 func (s *session) pushHistory(e editState) {
-	s.undo = append(s.undo, e)
-	s.redo = nil
+	s.hist.undo = append(s.hist.undo, e)
+	s.hist.redo = nil
 	s.trimHistory()
 }
 
 // trimHistory drops the oldest undo states beyond the bounds.
 func (s *session) trimHistory() {
-	for len(s.undo) > maxHistory {
-		s.undo = s.undo[1:]
+	for len(s.hist.undo) > maxHistory {
+		s.hist.undo = s.hist.undo[1:]
 	}
-	for len(s.undo) > 1 {
+	for len(s.hist.undo) > 1 {
 		total := 0
-		for _, e := range s.undo {
+		for _, e := range s.hist.undo {
 			total += e.bytes(s.data)
 		}
-		for _, e := range s.redo {
+		for _, e := range s.hist.redo {
 			total += e.bytes(s.data)
 		}
 		if total <= maxHistoryBytes {
 			break
 		}
-		s.undo = s.undo[1:]
+		s.hist.undo = s.hist.undo[1:]
 	}
-	if s.drag != nil && s.drag.undo > len(s.undo) {
-		s.drag = nil
+	if s.hist.drag != nil && s.hist.drag.undo > len(s.hist.undo) {
+		s.hist.drag = nil
 	}
-}
-
-// clearHistory forgets every edit: a new model (reset, architecture, data
-// set) is not an edit of the old one.
-func (s *session) clearHistory() {
-	s.undo, s.redo, s.drag = nil, nil, nil
 }
 
 // applyModel hands an edited model to the optimizer, which resets its
@@ -110,8 +115,8 @@ func (s *session) applyModel(m *engine.Model) error {
 	if err := s.tr.SetModel(m); err != nil {
 		return err
 	}
-	s.modelEdits++
-	s.status = train.NotTerminated
+	s.pub.edits++
+	s.opt.status = train.NotTerminated
 	return nil
 }
 
@@ -163,17 +168,17 @@ func (s *session) cmdMove(c Command) (string, error) {
 	keepU := c.KeepU != nil && *c.KeepU
 	key := fmt.Sprintf("move %d %d %t", li, j, keepU)
 	label := fmt.Sprintf("move of inducing point %d of layer %d", j+1, li+1)
-	continued := s.drag != nil && s.drag.key == key && s.drag.iter == s.tr.Iter() && s.drag.undo == len(s.undo)
+	continued := s.hist.drag != nil && s.hist.drag.key == key && s.hist.drag.iter == s.tr.Iter() && s.hist.drag.undo == len(s.hist.undo)
 	var base *engine.Model
 	if continued {
-		base = s.drag.model
+		base = s.hist.drag.model
 	} else {
 		before := s.editState(label)
 		base = before.model
 		defer func() {
 			if err == nil {
 				s.pushHistory(before)
-				s.drag = &dragBase{key: key, model: base, iter: s.tr.Iter(), undo: len(s.undo)}
+				s.hist.drag = &dragBase{key: key, model: base, iter: s.tr.Iter(), undo: len(s.hist.undo)}
 			}
 		}()
 	}
@@ -204,7 +209,7 @@ func (s *session) cmdMove(c Command) (string, error) {
 		return "", errorf("move: %w", err)
 	}
 	if continued {
-		s.drag.iter = s.tr.Iter()
+		s.hist.drag.iter = s.tr.Iter()
 	}
 	verb := "moved"
 	if c.Z == nil {
@@ -303,11 +308,11 @@ func (s *session) restore(e editState) error {
 }
 
 func (s *session) cmdUndo(Command) (string, error) {
-	return s.travel(&s.undo, &s.redo, "undo", "undid")
+	return s.travel(&s.hist.undo, &s.hist.redo, "undo", "undid")
 }
 
 func (s *session) cmdRedo(Command) (string, error) {
-	return s.travel(&s.redo, &s.undo, "redo", "redid")
+	return s.travel(&s.hist.redo, &s.hist.undo, "redo", "redid")
 }
 
 // travel restores the newest state of from and keeps the current one in
@@ -323,7 +328,7 @@ func (s *session) travel(from, to *[]editState, op, done string) (string, error)
 	}
 	*from = (*from)[:len(*from)-1]
 	*to = append(*to, cur)
-	s.drag = nil
+	s.hist.drag = nil
 	s.trimHistory()
 	return done + " the " + e.label, nil
 }
@@ -335,12 +340,11 @@ var errNotEditable = errors.New("data points can be edited on data sets with one
 // points cannot be edited from the page.
 func (s *session) editableData(op string) (x, y []float64, err error) {
 	d := s.data
-	_, q := d.x.Dims()
-	_, dd := d.y.Dims()
-	if d.robot != nil || q != 1 || dd != 1 {
-		return nil, nil, errorf("%s: %w; %s has %d input(s) and %d output(s)", op, errNotEditable, d.ds.Name, q, dd)
+	_, q, dd := d.Dims()
+	if q != 1 || dd != 1 {
+		return nil, nil, errorf("%s: %w; %s has %d input(s) and %d output(s)", op, errNotEditable, d.Set.Name, q, dd)
 	}
-	return mat.Col(nil, 0, d.x), mat.Col(nil, 0, d.y), nil
+	return mat.Col(nil, 0, d.X), mat.Col(nil, 0, d.Y), nil
 }
 
 // setData makes x, y (normalised units; the normalisation stays the
@@ -350,19 +354,16 @@ func (s *session) setData(label string, x, y []float64, edited bool) error {
 	if n > s.srv.limits.MaxRows {
 		return errorf("data: %d rows exceed the limit %d", n, s.srv.limits.MaxRows)
 	}
-	nd := *s.data
-	nd.id = s.nextDataID()
-	nd.x, nd.y = mat.NewDense(n, 1, x), mat.NewDense(n, 1, y)
-	nd.edited = edited
+	nd := s.data.WithPoints(s.nextDataID(), mat.NewDense(n, 1, x), mat.NewDense(n, 1, y), edited)
 	before := s.editState(label)
-	m, err := engine.WithData(before.model, nd.x, nd.y)
+	m, err := engine.WithData(before.model, nd.X, nd.Y)
 	if err != nil {
 		return errorf("data: %w", err)
 	}
 	if err := s.applyModel(m); err != nil {
 		return errorf("data: %w", err)
 	}
-	s.data = &nd
+	s.data = nd
 	if err := s.sendSetup(); err != nil {
 		return err
 	}
@@ -441,30 +442,12 @@ func (s *session) cmdResetData(c Command) (string, error) {
 	if _, _, err := s.editableData(c.Op); err != nil {
 		return "", err
 	}
-	if !s.data.edited {
+	if !s.data.Edited {
 		return "the data are the original set", nil
 	}
-	x, y := s.data.nx.Apply(s.data.ds.X), s.data.ny.Apply(s.data.ds.Y)
+	x, y := s.data.NormX.Apply(s.data.Set.X), s.data.NormY.Apply(s.data.Set.Y)
 	if err := s.setData("data reset", mat.Col(nil, 0, x), mat.Col(nil, 0, y), false); err != nil {
 		return "", err
 	}
 	return "data reset to the original set", nil
-}
-
-// nextDataID numbers the session's data versions; frames carry the id of
-// the data their model was fitted to.
-func (s *session) nextDataID() int {
-	s.dataSeq++
-	return s.dataSeq
-}
-
-// sendSetup sends the current data's setup message.
-func (s *session) sendSetup() error {
-	b, err := s.data.setup(s.cfg)
-	if err != nil {
-		return err
-	}
-	s.send(outMsg{binary: true, data: b})
-	s.hub.publishSetup(b)
-	return nil
 }

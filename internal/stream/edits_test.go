@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"dgpviz/internal/wire"
 	"math"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ import (
 // converge plays the session flat out until the bound has not risen by
 // more than 0.01 nats for a second (or the optimizer reports convergence),
 // pauses it and returns the last frame.
-func converge(t *testing.T, c *client, within time.Duration) Decoded {
+func converge(t *testing.T, c *client, within time.Duration) wire.Decoded {
 	t.Helper()
 	c.ack(map[string]any{"op": "play"})
 	end := time.Now().Add(within)
@@ -34,7 +35,7 @@ func converge(t *testing.T, c *client, within time.Duration) Decoded {
 
 // boundAfter sends cmd, requires an ack and returns the bound of the frame
 // that reflects it.
-func boundAfter(t *testing.T, c *client, cmd map[string]any) (float64, Decoded) {
+func boundAfter(t *testing.T, c *client, cmd map[string]any) (float64, wire.Decoded) {
 	t.Helper()
 	id := c.ack(cmd)
 	f := c.frameAfter(id)
@@ -173,7 +174,7 @@ func TestDataEdits(t *testing.T) {
 	s0 := c.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
 	n0 := int(num64(s0["n"]))
 	norm0 := num64(get(s0, "norm_x", "scale", 0))
-	setupAfter := func(cmd map[string]any) Decoded {
+	setupAfter := func(cmd map[string]any) wire.Decoded {
 		t.Helper()
 		c.send(cmd)
 		return c.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame

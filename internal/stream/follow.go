@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/view"
 
 	"github.com/gorilla/websocket"
 )
@@ -39,12 +40,12 @@ type hub struct {
 	state     *forkState // what a fork starts from
 }
 
-// forkState is the presenter's state as last published.
+// forkState is the presenter's state as last published: its
+// configuration, and the publication (the model's immutable copy, its
+// data and view).
 type forkState struct {
-	cfg   Config
-	data  *data
-	model *engine.Model // the published, immutable copy
-	iter  int
+	cfg Config
+	pub *publication
 }
 
 type follower struct {
@@ -253,13 +254,12 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 }
 
 // followerReader reads a follower's commands: "fork" parks a session of
-// its own; "decode" (the Frey view's faces) is answered from the
-// presenter's published model, since it changes nothing; "drawn" opens
-// the follower's gate (drawgate.go); anything else is refused (read-only).
+// its own; a view's Answer ops (the autoencoder's "decode") are answered
+// from the presenter's published model, since they change nothing;
+// "drawn" opens the follower's gate (drawgate.go); anything else is
+// refused (read-only).
 func (s *Server) followerReader(conn *websocket.Conn, h *hub, gate *drawGate, out chan<- outMsg, done chan<- struct{}) {
 	defer close(done)
-	var dec decoder
-	dec.ev.Workers = 1
 	conn.SetReadLimit(hardReadLimit)
 	conn.SetReadDeadline(time.Now().Add(pongWait))
 	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(pongWait)) })
@@ -287,8 +287,8 @@ func (s *Server) followerReader(conn *websocket.Conn, h *hub, gate *drawGate, ou
 			switch {
 			case err != nil:
 				rep = reply{Type: "error", Error: "a command is a JSON object with an op"}
-			case c.Op == "decode":
-				answer, rep = s.followerDecode(&dec, h, b)
+			case h.answerable(c.Op):
+				answer, rep = s.followerAnswer(h, b)
 			case c.Op == "drawn":
 				c, err := ParseCommand(b)
 				if err == nil {
@@ -321,33 +321,45 @@ func (s *Server) followerReader(conn *websocket.Conn, h *hub, gate *drawGate, ou
 	}
 }
 
-// followerDecode answers a follower's decode command b from the
-// presenter's published model: the binary "decoded" message, or an error
-// reply. Followers' decodes take turns (Server.followerDecodes), so that
+// followerAnswer answers a follower's question to the view (command b)
+// from the presenter's published model: a binary message, or an error
+// reply. Followers' questions take turns (Server.followerAnswers), so that
 // a room of followers hovering over faces costs the presenter's machine
 // one core at most.
-func (s *Server) followerDecode(d *decoder, h *hub, b []byte) ([]byte, reply) {
+func (s *Server) followerAnswer(h *hub, b []byte) ([]byte, reply) {
 	c, err := ParseCommand(b)
 	if err != nil {
-		return nil, reply{Type: "error", ID: c.ID, Op: "decode", Error: err.Error()}
+		return nil, reply{Type: "error", ID: c.ID, Op: c.Op, Error: err.Error()}
 	}
 	h.mu.Lock()
 	st := h.state
 	h.mu.Unlock()
 	if st == nil {
-		return nil, reply{Type: "error", ID: c.ID, Op: "decode", Error: "decode: the shared session has no model yet"}
+		return nil, reply{Type: "error", ID: c.ID, Op: c.Op, Error: c.Op + ": the shared session has no model yet"}
 	}
 	select {
-	case s.followerDecodes <- struct{}{}:
-		defer func() { <-s.followerDecodes }()
+	case s.followerAnswers <- struct{}{}:
+		defer func() { <-s.followerAnswers }()
 	case <-time.After(writeWait):
-		return nil, reply{Type: "error", ID: c.ID, Op: "decode", Error: "decode: the server is busy with other followers' faces; try again"}
+		return nil, reply{Type: "error", ID: c.ID, Op: c.Op, Error: c.Op + ": the server is busy with other followers' questions; try again"}
 	}
-	ans, err := d.decode(c, st.model, st.data, st.iter)
+	ans, err := answer(s.bg, st.pub, c)
 	if err != nil {
-		return nil, reply{Type: "error", ID: c.ID, Op: "decode", Error: err.Error()}
+		return nil, reply{Type: "error", ID: c.ID, Op: c.Op, Error: err.Error()}
 	}
 	return ans, reply{}
+}
+
+// answerable reports whether op is an Answer op of the presenter's view.
+func (h *hub) answerable(op string) bool {
+	h.mu.Lock()
+	st := h.state
+	h.mu.Unlock()
+	if st == nil {
+		return false
+	}
+	o, ok := view.FindOp(st.pub.view, op)
+	return ok && o.Answer != nil
 }
 
 // fork parks a session starting from h's presenter's current state.
@@ -358,11 +370,11 @@ func (s *Server) fork(h *hub) (string, error) {
 	if st == nil {
 		return "", errors.New("the shared session has no model yet")
 	}
-	n, q := st.data.x.Dims()
-	_, dy := st.data.y.Dims()
+	snap := st.pub.snap
+	n, q, dy := snap.Data.Dims()
 	cfg := st.cfg
 	cfg.Play = false
-	p := &parked{cfg: cfg, data: st.data, model: st.model.Clone(), iter: st.iter, restart: -1, owner: &session{}}
+	p := &parked{cfg: cfg, data: snap.Data, model: snap.Model.Clone(), iter: snap.Iter, restart: -1, owner: &session{}}
 	if err := s.reserve(p.owner, EstimateConfig(cfg, n, q, dy).Bytes); err != nil {
 		return "", err
 	}

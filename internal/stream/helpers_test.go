@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"dgpviz/internal/wire"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -77,7 +78,7 @@ type client struct {
 	// figures keeps the message-figure messages that until passed over:
 	// the worker may answer a command before the command's ack is read
 	// (mcAfter looks here first).
-	figures []Decoded
+	figures []wire.Decoded
 }
 
 func (e *testEnv) dial(t testing.TB, query string) *client {
@@ -93,7 +94,7 @@ func (e *testEnv) dial(t testing.TB, query string) *client {
 // msg is one message read from the server.
 type msg struct {
 	text  map[string]any // replies
-	frame Decoded        // binary (frame or setup)
+	frame wire.Decoded   // binary (frame or setup)
 }
 
 func (m msg) typ() string {
@@ -121,7 +122,7 @@ func (c *client) read(timeout time.Duration) (msg, error) {
 		}
 		return msg{text: m}, nil
 	}
-	d, err := Decode(b)
+	d, err := wire.Decode(b)
 	if err != nil {
 		c.t.Fatalf("binary message does not decode: %v", err)
 	}
@@ -189,7 +190,7 @@ func (c *client) ack(cmd map[string]any) int64 {
 }
 
 // frameAfter waits for the first frame that reflects command id.
-func (c *client) frameAfter(id int64) Decoded {
+func (c *client) frameAfter(id int64) wire.Decoded {
 	c.t.Helper()
 	return c.until("frame", 10*time.Second, func(m msg) bool {
 		if m.frame == nil || m.typ() != "frame" {
@@ -207,7 +208,7 @@ func get(v any, path ...any) any {
 		case string:
 			m, _ := v.(map[string]any)
 			if m == nil {
-				if d, ok := v.(Decoded); ok {
+				if d, ok := v.(wire.Decoded); ok {
 					m = d
 				}
 			}

@@ -63,8 +63,9 @@ func TestFrameGap(t *testing.T) {
 		{3 * time.Millisecond, 30 * time.Millisecond, 45 * time.Millisecond}, // 3 ms / 0.08 = 37.5 ms
 		{2 * time.Second, time.Second / MinFrameRate, time.Second / MinFrameRate},
 	} {
-		f := newFramer()
-		if g := frameGap(c.cost, f); g < c.min || g > c.max {
+		p := newPacer(newDrawGate())
+		p.sent(1, time.Now(), c.cost, 0)
+		if g := p.gap; g < c.min || g > c.max {
 			t.Errorf("frame cost %v: gap %v, want %v…%v", c.cost, g, c.min, c.max)
 		}
 	}

@@ -28,20 +28,3 @@ func FuzzParseQuery(f *testing.F) {
 		}
 	})
 }
-
-// FuzzDecode: the binary frame decoder (used by tests and tools on what
-// the server sends) never panics on any message.
-func FuzzDecode(f *testing.F) {
-	var e encoder
-	h := &frameHeader{V: ProtocolVersion, Type: "frame", Layers: []layerFrame{}}
-	h.Layers = append(h.Layers, layerFrame{Z: e.arr([]float64{1, 2, 3})})
-	if b, err := e.finish(h); err == nil {
-		f.Add(b)
-	}
-	f.Add([]byte{})
-	f.Add([]byte{0, 0, 0, 0})
-	f.Add([]byte{255, 255, 255, 255, '{', '}'})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		Decode(b)
-	})
-}

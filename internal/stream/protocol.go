@@ -9,47 +9,14 @@ import (
 	"math"
 	"regexp"
 	"strings"
-	"time"
 	"unicode/utf8"
+
+	"dgpviz/internal/wire"
 )
 
 // MaxCoordinate bounds every coordinate a command may set (inducing inputs
 // and output means, in the model's normalised units).
-const MaxCoordinate = 1000
-
-// Command is a message from the page (a JSON text message). Op selects the
-// command; the other fields are its arguments, absent when not used. ID, if
-// given, is echoed in the reply and in the "applied" field of later frames.
-type Command struct {
-	ID           int64         `json:"id"`
-	Op           string        `json:"op"`
-	N            *int          `json:"n,omitempty"`             // step
-	Seed         *uint64       `json:"seed,omitempty"`          // reset
-	Method       *string       `json:"method,omitempty"`        // optimizer
-	LearningRate *float64      `json:"learning_rate,omitempty"` // optimizer
-	Group        *string       `json:"group,omitempty"`         // freeze
-	Frozen       *bool         `json:"frozen,omitempty"`        // freeze
-	Layer        *int          `json:"layer,omitempty"`         // move, add, remove
-	Index        *int          `json:"index,omitempty"`         // move, remove; move_data, remove_data
-	Z            []float64     `json:"z,omitempty"`             // move, add
-	Mu           []float64     `json:"mu,omitempty"`            // move (pull), add
-	KeepU        *bool         `json:"keep_u,omitempty"`        // move: keep q(u) instead of projecting it
-	X            []float64     `json:"x,omitempty"`             // add_data, move_data
-	Y            []float64     `json:"y,omitempty"`             // add_data, move_data
-	Hidden       []int         `json:"hidden,omitempty"`        // architecture
-	Inducing     *int          `json:"inducing,omitempty"`      // architecture
-	Dataset      *string       `json:"dataset,omitempty"`       // dataset
-	Restart      *int          `json:"restart,omitempty"`       // restart
-	Speed        *int          `json:"speed,omitempty"`         // speed
-	Inputs       []FigureInput `json:"inputs,omitempty"`        // mc (messagefigure.go)
-	Samples      *int          `json:"samples,omitempty"`       // mc
-	Name         *string       `json:"name,omitempty"`          // mc_preset
-	Points       []float64     `json:"points,omitempty"`        // decode (decode.go)
-	Frames       []int         `json:"frames,omitempty"`        // decode
-	Seq          *uint64       `json:"seq,omitempty"`           // drawn (drawgate.go)
-
-	received time.Time // when the reader took it (the load watch's reply delay, load.go)
-}
+const MaxCoordinate = wire.MaxCoordinate
 
 // ParseCommand decodes one command. Its errors say what was wrong.
 func ParseCommand(b []byte) (Command, error) {
@@ -72,7 +39,7 @@ func ParseCommand(b []byte) (Command, error) {
 	if c.Op == "" {
 		return c, errorf("missing \"op\" (one of %s)", strings.Join(Ops(), ", "))
 	}
-	if lookupCommand(c.Op) == nil {
+	if !knownOp(c.Op) {
 		return c, errorf("unknown op %q (want one of %s)", truncate(c.Op, 40), strings.Join(Ops(), ", "))
 	}
 	for _, v := range [][]float64{c.Z, c.Mu, c.X, c.Y, c.Points} {

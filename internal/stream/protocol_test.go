@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"dgpviz/internal/view"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,12 +68,12 @@ func TestFramesArriveAndDecode(t *testing.T) {
 		}
 		g := int(num64(get(f, "layers", i, "grid", "g")))
 		for _, k := range []string{"x", "mean", "var_u", "var_cond"} {
-			if len(floats(get(f, "layers", i, "grid", k))) != g || g != GridPoints {
-				t.Errorf("layer %d: grid.%s has %d values, want %d", i, k, len(floats(get(f, "layers", i, "grid", k))), GridPoints)
+			if len(floats(get(f, "layers", i, "grid", k))) != g || g != view.GridPoints {
+				t.Errorf("layer %d: grid.%s has %d values, want %d", i, k, len(floats(get(f, "layers", i, "grid", k))), view.GridPoints)
 			}
 		}
 	}
-	if len(floats(get(f, "fit", "mean"))) != GridPoints {
+	if len(floats(get(f, "view", "fit", "mean"))) != view.GridPoints {
 		t.Errorf("fit.mean missing")
 	}
 	if get(f, "optimizer", "method") != "lbfgs" || f["running"] != false {

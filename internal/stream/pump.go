@@ -19,7 +19,7 @@ import (
 // It runs on the handler's goroutine; it never panics on input.
 func (ss *session) reader(conn *websocket.Conn) {
 	defer close(ss.readerDone)
-	defer ss.cancel(errors.New("stream: connection closed by the client"))
+	defer ss.cancel(errors.New("connection closed by the client"))
 	defer ss.recoverPanic("reader")
 	limit := ss.srv.limits.MaxCommandBytes
 	conn.SetReadLimit(hardReadLimit)
@@ -62,13 +62,13 @@ func (ss *session) reader(conn *websocket.Conn) {
 			return
 		}
 		c, err := ParseCommand(buf[:n])
-		c.received = time.Now()
+		c.Received = time.Now()
 		if err != nil {
 			ss.reply(reply{Type: "error", ID: c.ID, Op: truncate(c.Op, 40), Error: err.Error()})
 			continue
 		}
-		if c.Op == "decode" { // answered off the optimizer goroutine (decode.go)
-			ss.queueDecode(c)
+		if ss.answerable(c) { // answered off the optimizer goroutine (answer.go)
+			ss.queueAnswer(c)
 			continue
 		}
 		if c.Op == "drawn" { // the page's drawing paces the frames (drawgate.go)
@@ -85,200 +85,124 @@ func (ss *session) reader(conn *websocket.Conn) {
 	}
 }
 
-// writer is the connection's only writer: replies, setups and frames, and
-// pings. Frames are built here from the latest snapshot, at most one per
-// FrameInterval; a slow client skips snapshots instead of queueing them.
+// writer is the connection's only writer: replies and setups, the view's
+// messages, frames and pings. Frames are built here from the latest
+// publication when the pacer says one may go; a slow client skips
+// publications instead of queueing them.
 func (ss *session) writer(conn *websocket.Conn) {
 	defer conn.Close() // also after a panic: the reader then ends
 	defer ss.recoverPanic("writer")
 	ping := time.NewTicker(pingPeriod)
 	defer ping.Stop()
-	f := newFramer()
-	// Frame timing: a frame starts no sooner than FrameInterval after the
-	// previous one; a frame without a new command's effect waits for the
-	// (longer) adaptive gap of frameGap.
-	slotTimer := time.NewTimer(time.Hour)
-	slotTimer.Stop()
-	defer slotTimer.Stop()
-	var (
-		slot        <-chan time.Time // non-nil while a frame waits for its slot
-		slotAt      time.Time
-		lastStart   time.Time
-		gap         time.Duration
-		lastApplied int64
-	)
-	wait := writeWait // shortened to closeWait once the session is closing
-	write := func(m outMsg) bool {
-		conn.SetWriteDeadline(time.Now().Add(wait))
-		mt := websocket.TextMessage
-		if m.binary {
-			mt = websocket.BinaryMessage
-		}
-		if err := conn.WriteMessage(mt, m.data); err != nil {
-			ss.cancel(errorf("write: %w", err))
-			return false
-		}
-		return true
-	}
-	drain := func() bool {
-		for {
-			select {
-			case m := <-ss.out:
-				if !write(m) {
-					return false
-				}
-			default:
-				return true
-			}
-		}
-	}
-	// arm sets the slot timer for at, unless it is set for sooner.
-	arm := func(at time.Time) {
-		if slot == nil || at.Before(slotAt) {
-			slotTimer.Reset(time.Until(at))
-			slot, slotAt = slotTimer.C, at
-		}
-	}
-	sendFrame := func() bool {
-		if !drain() {
-			return false
-		}
-		t0 := time.Now()
-		if open, wait := ss.gate.open(t0); !open { // the page draws the last one still
-			if ss.frames.has() {
-				arm(t0.Add(wait))
-			}
-			return true
-		}
-		snap, ok := ss.frames.take()
-		if !ok {
-			return true
-		}
-		b, err := f.frame(snap)
-		if err != nil {
-			ss.log.Error("frame", "err", err)
-			return true
-		}
-		lastStart, gap, lastApplied = t0, frameGap(time.Since(t0), f), snap.applied
-		// The same bytes to every follower (follow.go), before the
-		// presenter has them: a follower who joins once the presenter has
-		// seen this frame starts from it, not from the one before.
-		ss.hub.publishFrame(b, f.seq)
-		if !write(outMsg{binary: true, data: b}) {
-			return false
-		}
-		ss.gate.sent(f.seq, time.Now())
-		ss.written.Add(1)
-		return true
-	}
-	// frameReady sends the latest snapshot as a frame when its time
-	// has come (frameGap), or sets the slot timer for then.
-	frameReady := func() bool {
-		g := gap
-		ss.frames.peek(func(s *snapshot) {
-			if s.applied > lastApplied {
-				g = FrameInterval // show a command's effect as soon as allowed
-			}
-		})
-		if at := lastStart.Add(g); time.Until(at) > 0 {
-			arm(at)
-			return true
-		}
-		slot = nil
-		slotTimer.Stop()
-		return sendFrame()
-	}
+	w := connWriter{conn: conn, wait: writeWait, pace: newPacer(ss.gate)}
 	for {
+		ok := true
 		select {
 		case <-ss.ctx.Done():
-			wait = closeWait // do not let a stalled client hold up a shutdown
-			drain()
-			ss.closeMu.Lock()
-			code, text := ss.closeCode, ss.closeText
-			ss.closeMu.Unlock()
-			if code != 0 {
-				conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncateUTF8(text, 120)), time.Now().Add(writeWait))
-				// Wait for the client's close frame, which ends the reader.
-				conn.SetReadDeadline(time.Now().Add(closeWait))
-				select {
-				case <-ss.readerDone:
-				case <-time.After(closeWait):
-				}
-			}
-			conn.Close()
+			w.wait = closeWait // do not let a stalled client hold up a shutdown
+			ss.closeConn(&w)
 			return
 		case m := <-ss.out:
-			if !write(m) {
-				conn.Close()
-				return
+			ok = w.write(m)
+		case <-ss.viewOut.notify:
+			for _, b := range ss.viewOut.take() {
+				ok = ok && w.write(outMsg{binary: true, data: b})
 			}
-		case <-ss.frames.notify:
-			if !frameReady() {
-				conn.Close()
-				return
-			}
+		case <-ss.frames.notify: // a new publication
+			ok = ss.frameWhenDue(&w)
 		case <-ss.gate.notify: // the page drew a frame (drawgate.go)
-			if ss.frames.has() && !frameReady() {
-				conn.Close()
-				return
-			}
-		case <-slot:
-			slot = nil
-			if !sendFrame() {
-				conn.Close()
-				return
-			}
-		case <-ss.compare.out.notify: // the depth comparison (compare.go), latest wins
-			if b, ok := ss.compare.out.take(); ok {
-				if !write(outMsg{binary: true, data: b}) {
-					conn.Close()
-					return
-				}
-			}
-		case <-ss.density.out.notify: // the fit panel's density (density.go), latest wins
-			if b, ok := ss.density.out.take(); ok {
-				if !write(outMsg{binary: true, data: b}) {
-					conn.Close()
-					return
-				}
-			}
-		case <-ss.figure.out.notify: // message figure (messagefigure.go), latest wins
-			if b, ok := ss.figure.out.take(); ok {
-				if !write(outMsg{binary: true, data: b}) {
-					conn.Close()
-					return
-				}
-			}
+			ok = ss.frameWhenDue(&w)
+		case <-w.pace.C():
+			w.pace.fired()
+			ok = ss.frameWhenDue(&w)
 		case <-ping.C:
-			if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
-				ss.cancel(errorf("ping: %w", err))
-				conn.Close()
-				return
-			}
+			ok = conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) == nil
+		}
+		if !ok {
+			ss.cancel(errors.New("the connection failed"))
+			return
 		}
 	}
 }
 
-// frameCostShare is the largest share of wall time spent building frames:
-// a frame that took c to build is followed by a gap of at least c/share,
-// so that streaming costs the optimizer at most about this share of a CPU.
-const frameCostShare = 0.08
+// connWriter is the writer's connection, its pacer and its frame builder.
+type connWriter struct {
+	conn  *websocket.Conn
+	wait  time.Duration // allowed for one message; shortened when closing
+	pace  *pacer
+	build framer
+}
 
-// MinFrameRate is the frame rate every session gets however expensive its
-// frames look: a frame's cost is measured in wall time, which on a busy
-// machine includes the wait for a CPU, and 16 sessions flat out once
-// throttled each other to 2.7 frames per second that way.
-const MinFrameRate = 10
-
-// frameGap returns the time from the start of one frame to the next: at
-// least FrameInterval (60 per second), longer when frames are expensive
-// (large data sets), at most 1/MinFrameRate. The cost is smoothed over
-// recent frames.
-func frameGap(cost time.Duration, f *framer) time.Duration {
-	if f.cost == 0 {
-		f.cost = cost
-	} else {
-		f.cost = (3*f.cost + cost) / 4
+func (w *connWriter) write(m outMsg) bool {
+	w.conn.SetWriteDeadline(time.Now().Add(w.wait))
+	mt := websocket.TextMessage
+	if m.binary {
+		mt = websocket.BinaryMessage
 	}
-	return min(time.Second/MinFrameRate, max(FrameInterval, time.Duration(float64(f.cost)/frameCostShare)))
+	return w.conn.WriteMessage(mt, m.data) == nil
+}
+
+// frameWhenDue sends the latest publication as a frame if the pacer lets
+// it go now (else the pacer's timer is set for then). Queued replies and
+// setups go first: a frame may refer to a setup just sent.
+func (ss *session) frameWhenDue(w *connWriter) bool {
+	for {
+		select {
+		case m := <-ss.out:
+			if !w.write(m) {
+				return false
+			}
+			continue
+		default:
+		}
+		break
+	}
+	var applied int64
+	ss.frames.peek(func(p *publication) { applied = p.snap.Applied })
+	t0 := time.Now()
+	if !ss.frames.has() || w.pace.due(t0, applied) > 0 {
+		return true
+	}
+	p, _ := ss.frames.take()
+	b, err := w.build.frame(p)
+	if err != nil {
+		ss.log.Error("frame", "err", err)
+		return true
+	}
+	// The same bytes to every follower (follow.go), before the presenter
+	// has them: a follower who joins once the presenter has seen this
+	// frame starts from it, not from the one before.
+	ss.hub.publishFrame(b, w.build.seq)
+	if !w.write(outMsg{binary: true, data: b}) {
+		return false
+	}
+	w.pace.sent(w.build.seq, t0, time.Since(t0), p.snap.Applied)
+	ss.written.Add(1)
+	return true
+}
+
+// closeConn sends what is queued, then the close frame with the session's
+// close code, and waits briefly for the client's.
+func (ss *session) closeConn(w *connWriter) {
+	for done := false; !done; {
+		select {
+		case m := <-ss.out:
+			done = !w.write(m)
+		default:
+			done = true
+		}
+	}
+	ss.closeMu.Lock()
+	code, text := ss.closeCode, ss.closeText
+	ss.closeMu.Unlock()
+	if code != 0 {
+		w.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncateUTF8(text, 120)), time.Now().Add(writeWait))
+		// Wait for the client's close frame, which ends the reader.
+		w.conn.SetReadDeadline(time.Now().Add(closeWait))
+		select {
+		case <-ss.readerDone:
+		case <-time.After(closeWait):
+		}
+	}
+	w.conn.Close()
 }

@@ -7,13 +7,15 @@ import (
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
+	"dgpviz/internal/view"
+	"dgpviz/internal/views"
 )
 
 // Resuming a session. A page whose socket drops (a network blip, a laptop
 // lid, a proxy restart) reconnects with the token its hello carried; within
 // the resume grace period (Options.ResumeGrace, a minute by default) of the disconnect the new socket takes over the old
 // session's model, iteration count, data edits, undo history and robot
-// restarts instead of starting again at iteration 0. The optimizer's
+// preset's restarts instead of starting again at iteration 0. The optimizer's
 // memory is not kept: it starts afresh from the model, as after an edit.
 
 // DefaultResumeGrace is how long a disconnected session's state is kept
@@ -24,12 +26,11 @@ const DefaultResumeGrace = 60 * time.Second
 type parked struct {
 	owner    *session // its reservation in Server.reserved (budget.go)
 	cfg      Config
-	data     *data
+	data     *view.Data
 	model    *engine.Model
 	iter     int
-	undo     []editState
-	redo     []editState
-	restarts *restartSet
+	hist     history
+	restarts *view.Restarts
 	restart  int
 	private  string // the private data set it owns (upload.go), or ""
 	timer    *time.Timer
@@ -53,7 +54,7 @@ func (s *Server) park(ss *session) bool {
 		return false
 	}
 	p := &parked{owner: ss, cfg: ss.cfg, data: ss.data, model: ss.tr.Model(), iter: ss.tr.Iter(),
-		undo: ss.undo, redo: ss.redo, restarts: ss.restarts, restart: ss.restart, disconnected: time.Now()}
+		hist: history{undo: ss.hist.undo, redo: ss.hist.redo}, restarts: ss.restarts, restart: ss.restart, disconnected: time.Now()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
@@ -114,8 +115,7 @@ func (ss *session) adopt(p *parked) error {
 		ss.private = p.private
 		return ss.build(p.cfg, true)
 	}
-	n, q := p.data.x.Dims()
-	_, dy := p.data.y.Dims()
+	n, q, dy := p.data.Dims()
 	if err := ss.srv.reserve(ss, EstimateConfig(p.cfg, n, q, dy).Bytes); err != nil {
 		return err
 	}
@@ -124,12 +124,12 @@ func (ss *session) adopt(p *parked) error {
 		return errorf("resuming the optimizer: %w", err)
 	}
 	tr.SetIter(p.iter)
-	ss.cfg, ss.tr, ss.data = p.cfg, tr, p.data
-	ss.dataSeq = max(ss.dataSeq, p.data.id)
+	ss.cfg, ss.tr, ss.data, ss.view = p.cfg, tr, p.data, views.For(p.data.Set, ss.srv.env)
+	ss.dataSeq = max(ss.dataSeq, p.data.ID)
 	ss.private = p.private
-	ss.undo, ss.redo = p.undo, p.redo
+	ss.hist = p.hist
 	ss.restarts, ss.restart = p.restarts, p.restart
-	ss.status, ss.event = train.NotTerminated, ""
-	ss.ipsT, ss.ipsIter, ss.ips = time.Now(), p.iter, 0
+	ss.opt.status, ss.opt.event = train.NotTerminated, ""
+	ss.opt.ipsT, ss.opt.ipsIter, ss.opt.ips = time.Now(), p.iter, 0
 	return ss.sendSetup()
 }

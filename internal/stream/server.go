@@ -16,6 +16,7 @@ import (
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/plotkit"
+	"dgpviz/internal/view"
 
 	"github.com/gorilla/websocket"
 )
@@ -51,8 +52,8 @@ type Options struct {
 	AllowedOrigins []string
 	// Workers is each optimizer's evaluator workers (0: one per CPU).
 	Workers int
-	// BaselineIters is the number of L-BFGS iterations of the robot
-	// view's one-layer GP baseline, fitted once per data set in the
+	// BaselineIters is the number of L-BFGS iterations of the latent
+	// explorer's one-layer GP baseline, fitted once per data set in the
 	// background (0: DefaultBaselineIters).
 	BaselineIters int
 	// ResumeGrace is how long a disconnected session can be resumed
@@ -73,12 +74,12 @@ type Server struct {
 	limits  Limits
 	def     Config
 	workers int
-	// baselines are the robot view's baselines, fitted in the background
-	// under bg, which Shutdown cancels.
-	baselines *baselineCache
-	bg        context.Context // background work (robot baselines, load watch); ended by Shutdown
-	grace     time.Duration   // how long a parked session waits to be resumed (resume.go)
-	bgCancel  context.CancelFunc
+	// env is what the views of all sessions share: work that outlives a
+	// session (the explorer's baselines), under bg, which Shutdown cancels.
+	env      *view.Env
+	bg       context.Context // background work (the views' baselines, load watch); ended by Shutdown
+	grace    time.Duration   // how long a parked session waits to be resumed (resume.go)
+	bgCancel context.CancelFunc
 	// overloaded is set while the playing sessions' median frame rate is
 	// below the minimum (load.go): new sessions are refused with 1013.
 	overloaded atomic.Bool
@@ -91,8 +92,9 @@ type Server struct {
 	reserved  map[*session]int64 // estimated bytes per session (budget.go)
 	parked    map[string]*parked // disconnected sessions by resume token (resume.go)
 	followers int                // connected followers (follow.go)
-	// followerDecodes is one slot: followers' decode commands take turns.
-	followerDecodes chan struct{}
+	// followerAnswers is one slot: followers' questions to a view (decode)
+	// take turns.
+	followerAnswers chan struct{}
 	closing         bool
 	wg              sync.WaitGroup
 	nextID          atomic.Uint64
@@ -124,8 +126,8 @@ func NewServer(o Options) (*Server, error) {
 		o.ResumeGrace = DefaultResumeGrace
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselines: newBaselineCache(bg, o.BaselineIters),
-		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{}, followerDecodes: make(chan struct{}, 1)}
+	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(bg, o.BaselineIters),
+		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{}, followerAnswers: make(chan struct{}, 1)}
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context
 	return s, nil
@@ -195,8 +197,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ss := &session{
-		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel,
-		cmds: make(chan Command, cmdQueue), decodes: make(chan Command, decodeQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(), density: newDensityState(), compare: newCompareState(), hub: newHub(), gate: newDrawGate(),
+		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel, downloadKey: newResumeToken(),
+		cmds: make(chan Command, cmdQueue), answers: make(chan Command, answerQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue),
+		frames: newMailbox[*publication](), viewOut: newOutbox(), hub: newHub(), gate: newDrawGate(),
 	}
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
@@ -257,7 +260,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			hello.Sets = append(hello.Sets, infoOf(ds)) // a loaded model's or an upload's own data
 		}
 	}
-	hello.FigureKey = ss.figure.key // downloads of this session's figures (messagefigure.go)
+	hello.FigureKey = ss.downloadKey // downloads of this session's figures (published.go)
 	hello.InputColors = plotkit.PaletteHex()
 	ss.resumeToken = newResumeToken()
 	hello.Resume = ss.resumeToken
@@ -285,7 +288,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
 			ss.fail(closePolicy, ForPeople(err.Error()))
 		} else {
-			ss.running = cfg.Play
+			ss.opt.running = cfg.Play
 			ss.publish()
 		}
 	}
@@ -294,7 +297,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var wg sync.WaitGroup
 	wg.Add(3)
 	go func() { defer wg.Done(); ss.writer(conn) }()
-	go func() { defer wg.Done(); ss.decodeLoop() }()
+	go func() { defer wg.Done(); ss.answerLoop() }()
 	go func() {
 		defer wg.Done()
 		if ss.ctx.Err() == nil {
@@ -326,9 +329,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	}
 	s.mu.Unlock()
-	s.bgCancel() // background work: the robot baselines
+	s.bgCancel() // background work: the views' baselines
 	done := make(chan struct{})
-	go func() { s.wg.Wait(); s.baselines.wg.Wait(); close(done) }()
+	go func() { s.wg.Wait(); s.env.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil

@@ -10,17 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
+	"dgpviz/internal/view"
+	"dgpviz/internal/views"
 
 	"github.com/gorilla/websocket"
 )
-
-// initPerturb randomises the initial model by the seed (see
-// train.InitConfig.Perturb), so that "reset with seed" shows different
-// starts.
-const initPerturb = 0.5
 
 // FrameInterval is the shortest time between two frames: at most 60 per
 // second.
@@ -41,7 +37,8 @@ type Stats struct {
 }
 
 // session is one websocket client's model and optimizer. Its run method is
-// the only goroutine that touches the trainer.
+// the only goroutine that touches the trainer and the fields under "owned
+// by run".
 type session struct {
 	id     uint64
 	srv    *Server
@@ -49,45 +46,36 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	cmds       chan Command        // reader → optimizer
-	decodes    chan Command        // reader → decode goroutine (decode.go)
-	out        chan outMsg         // → writer (replies, setups); bounded
-	frames     *mailbox[*snapshot] // optimizer → writer, latest wins (mailbox.go)
-	figure     *figureState        // message figure (messagefigure.go)
-	density    *densityState       // the fit panel's Monte Carlo density (density.go)
-	hub        *hub                // read-only followers (follow.go)
-	gate       *drawGate           // frames paced by the page's drawing (drawgate.go)
-	compare    *compareState       // the depth comparison (compare.go)
+	cmds       chan Command           // reader → optimizer
+	answers    chan Command           // reader → the answering goroutine (a view's Answer ops)
+	out        chan outMsg            // → writer (replies, setups); bounded
+	frames     *mailbox[*publication] // optimizer → writer, latest wins (mailbox.go)
+	viewOut    *outbox                // the view's background work → writer, latest wins per name
+	hub        *hub                   // read-only followers (follow.go)
+	gate       *drawGate              // frames paced by the page's drawing (drawgate.go)
+	latest     atomic.Pointer[publication]
+	changedMu  sync.Mutex
+	changed    chan struct{} // closed when a newer publication replaces latest
+	work       workSet       // the view's background work (work.go)
 	readerDone chan struct{}
 	closeMu    sync.Mutex
 	closeCode  int
 	closeText  string
+	// downloadKey names the session in figure downloads (hello's
+	// "figure_key"; published.go).
+	downloadKey string
 
 	// owned by run
 	cfg      Config
-	data     *data
+	data     *view.Data
+	view     view.View
 	tr       *train.Trainer
-	running  bool
-	event    string
-	status   train.Status // the last step's: why stepping again cannot help, if it cannot
-	applied  int64
-	lastPub  time.Time
-	lastStep time.Time
-	dataSeq  int         // the last data version's id (nextDataID)
-	restarts *restartSet // the robot preset's restarts (robot_restarts.go), else nil
-	restart  int         // the restart the model started from (-1: none)
-	undo     []editState // edits.go
-	redo     []editState
-	drag     *dragBase
-	steps    int   // iterations a "step" command still has to run
-	stepID   int64 // that command's id
-	// the last published model and its version (publish)
-	modelEdits int64
-	pubModel   *engine.Model
-	pubVersion modelVersion
-	ipsT       time.Time
-	ipsIter    int
-	ips        float64
+	opt      optimizerState
+	restarts *view.Restarts // the preset's restarts, or nil
+	restart  int            // the restart the model started from (-1: none)
+	hist     history        // undo, redo and the drag in progress (edits.go)
+	dataSeq  int            // the last data version's id (nextDataID)
+	pub      publisher      // the last published model and its evaluation
 
 	resumeToken string // hello's token for resuming this session (resume.go)
 	private     string // the private data set of a loaded model it owns (upload.go)
@@ -95,6 +83,21 @@ type session struct {
 	iterations, published, dropped, written atomic.Int64
 	playing                                 atomic.Bool  // running, for the load watch (load.go)
 	cmdWait                                 atomic.Int64 // the longest a command waited since the load watch looked (ns)
+}
+
+// optimizerState is what the optimizer goroutine knows of its own run.
+type optimizerState struct {
+	running  bool
+	event    string
+	status   train.Status // the last step's: why stepping again cannot help, if it cannot
+	applied  int64        // the id of the last command applied
+	steps    int          // iterations a "step" command still has to run
+	stepID   int64        // that command's id
+	lastPub  time.Time
+	lastStep time.Time
+	ipsT     time.Time // iterations per second, measured over ≥ 250 ms
+	ipsIter  int
+	ips      float64
 }
 
 func (s *session) stats() Stats {
@@ -106,7 +109,7 @@ func (s *session) stats() Stats {
 // server down. Nothing is known to panic; this is insurance.
 func (s *session) recoverPanic(where string) {
 	if r := recover(); r != nil {
-		s.log.Error("stream: panic in session", "goroutine", where, "panic", r, "stack", string(debug.Stack()))
+		s.log.Error("panic in session", "goroutine", where, "panic", r, "stack", string(debug.Stack()))
 		s.fail(websocket.CloseInternalServerErr, "internal error")
 	}
 }
@@ -118,7 +121,7 @@ func (s *session) fail(code int, text string) {
 		s.closeCode, s.closeText = code, text
 	}
 	s.closeMu.Unlock()
-	s.cancel(fmt.Errorf("stream: %s", text))
+	s.cancel(fmt.Errorf("%s", text))
 }
 
 // send queues a message for the writer. A full queue means the client does
@@ -147,15 +150,15 @@ func (s *session) reply(r reply) { s.send(outMsg{data: r.bytes()}) }
 
 func (s *session) ack(c Command, msg string) {
 	cfg := s.cfg
-	running := s.running
+	running := s.opt.running
 	r := reply{Type: "ack", ID: c.ID, Op: c.Op, Message: msg, Config: &cfg, Running: &running}
-	nu, nr := len(s.undo), len(s.redo)
+	nu, nr := len(s.hist.undo), len(s.hist.redo)
 	r.Undo, r.Redo = &nu, &nr
 	if nu > 0 {
-		r.UndoLabel = s.undo[nu-1].label
+		r.UndoLabel = s.hist.undo[nu-1].label
 	}
 	if nr > 0 {
-		r.RedoLabel = s.redo[nr-1].label
+		r.RedoLabel = s.hist.redo[nr-1].label
 	}
 	s.reply(r)
 }
@@ -164,40 +167,24 @@ func (s *session) errorReply(c Command, err error) {
 	s.reply(reply{Type: "error", ID: c.ID, Op: c.Op, Error: err.Error()})
 }
 
-// build makes a fresh model and trainer for cfg.
+// build makes a fresh model and trainer for cfg: on the data set's original
+// data when newData, else on the session's working data (a reset or a new
+// architecture keeps edited data points).
 func (s *session) build(cfg Config, newData bool) error {
 	if err := cfg.Validate(s.srv.limits, s.srv.cat); err != nil {
 		return err
 	}
-	d := s.data
-	fresh := newData || d == nil || d.ds.Name != cfg.Dataset
-	x, y := s.srv.cat.Get(cfg.Dataset).X, s.srv.cat.Get(cfg.Dataset).Y
-	if !fresh {
-		x, y = d.x, d.y // a reset or a new architecture keeps edited data points
+	ds := s.srv.cat.Get(cfg.Dataset)
+	fresh := newData || s.data == nil || s.data.Set != ds
+	d, v := s.data, s.view
+	if fresh {
+		d, v = view.NewData(s.nextDataID(), ds), views.For(ds, s.srv.env)
 	}
-	n, q := x.Dims()
-	_, dy := y.Dims()
+	n, q, dy := d.Dims()
 	if err := s.srv.reserve(s, EstimateConfig(cfg, n, q, dy).Bytes); err != nil {
 		return err
 	}
-	if fresh {
-		ds := s.srv.cat.Get(cfg.Dataset)
-		d = &data{id: s.nextDataID(), ds: ds, nx: dataset.FitNormalizer(ds.X), ny: dataset.FitNormalizer(ds.Y)}
-		d.x, d.y = d.nx.Apply(ds.X), d.ny.Apply(ds.Y)
-		d.robot = newRobotInfo(ds, d.nx, d.ny, s.srv.baselines)
-		d.frey = newFreyInfo(ds)
-	}
-	var m *engine.Model
-	var rs *restartSet
-	var err error
-	if d.robot != nil { // the robot preset's restart selection (robot.go)
-		m, rs, err = d.robot.initModel(s.ctx, d.x, d.y, cfg, s.srv.workers)
-	} else if d.frey != nil { // the Frey preset's restart selection (frey.go)
-		m, err = d.frey.initModel(s.ctx, d.x, d.y, cfg, s.srv.workers)
-	} else {
-		// A reset or a new architecture keeps edited data points.
-		m, err = train.Initialize(d.x, d.y, train.InitConfig{Hidden: cfg.Hidden, Inducing: cfg.Inducing, Seed: cfg.Seed, Perturb: initPerturb})
-	}
+	m, rs, err := v.Init(s.ctx, d, cfg.arch(), s.srv.workers)
 	if err != nil {
 		return errorf("initialising the model: %w", err)
 	}
@@ -205,15 +192,18 @@ func (s *session) build(cfg Config, newData bool) error {
 	if err != nil {
 		return errorf("starting the optimizer: %w", err)
 	}
-	dataChanged := s.data == nil || d.id != s.data.id
-	s.cfg, s.tr, s.data = cfg, tr, d
+	dataChanged := s.data == nil || d.ID != s.data.ID
+	if v != s.view {
+		s.work.stop() // the old view's figures are of no use to the new one
+	}
+	s.cfg, s.tr, s.data, s.view = cfg, tr, d, v
 	s.restarts, s.restart = rs, -1
 	if rs != nil {
-		s.restart = rs.chosen
+		s.restart = rs.Chosen
 	}
-	s.status, s.event = train.NotTerminated, ""
-	s.clearHistory()
-	s.ipsT, s.ipsIter, s.ips = time.Now(), 0, 0
+	s.opt.status, s.opt.event = train.NotTerminated, ""
+	s.hist.clear()
+	s.opt.ipsT, s.opt.ipsIter, s.opt.ips = time.Now(), 0, 0
 	if dataChanged {
 		return s.sendSetup()
 	}
@@ -230,162 +220,112 @@ func (s *session) trainerConfig(cfg Config) train.TrainerConfig {
 	return train.TrainerConfig{Method: cfg.Method, LearningRate: cfg.LearningRate, Frozen: fr, Seed: cfg.Seed, Workers: s.srv.workers}
 }
 
-// modelVersion identifies the trainer's model as it stands: a new trainer,
-// every optimizer step (which may change it even without an accepted
-// iteration, e.g. raising the jitter) and every edit make a new version.
-type modelVersion struct {
-	tr           *train.Trainer
-	steps, edits int64
-}
-
-// publish hands a snapshot of the model to the writer.
-func (s *session) publish() {
-	now := time.Now()
-	s.lastPub = now
-	it := s.tr.Iter()
-	if dt := now.Sub(s.ipsT); dt >= 250*time.Millisecond || !s.running {
-		if s.running && dt > 0 {
-			s.ips = float64(it-s.ipsIter) / dt.Seconds()
-		} else if !s.running {
-			s.ips = 0
-		}
-		s.ipsT, s.ipsIter = now, it
-	}
-	// The published model is cloned only when it may have changed (a step,
-	// an edit, a new model): a republication of the same model (an ack, the
-	// frame-rate floor while paused) shares the last clone, so that figure
-	// downloads keyed by it stay cached and a paused session allocates
-	// nothing per frame.
-	ver := modelVersion{tr: s.tr, steps: s.iterations.Load(), edits: s.modelEdits}
-	if s.pubModel == nil || ver != s.pubVersion {
-		// CloneParams shares the data, which nothing writes into: the Frey
-		// faces' 2 × 8.8 MB are not copied for every frame.
-		s.pubModel, s.pubVersion = s.tr.Model().CloneParams(), ver
-	}
-	snap := &snapshot{
-		model: s.pubModel, iter: it, event: s.event, status: s.status,
-		running: s.running, ips: s.ips, method: s.cfg.Method.String(), lr: s.cfg.LearningRate,
-		frozen: slices.Clone(s.cfg.Frozen), dataID: s.data.id, applied: s.applied, robot: s.data.robot, frey: s.data.frey,
-		restarts: s.restarts, restart: s.restart, followers: s.hub.count(),
-	}
-	if s.data.frey != nil { // the Frey view shows the optimizer's own evaluation (frey_frame.go)
-		snap.eval, _ = s.tr.LastEvaluation()
-	}
-	s.hub.publishState(&forkState{cfg: s.cfg, data: s.data, model: s.pubModel, iter: it})
-	s.playing.Store(s.running)
-	s.published.Add(1)
-	if s.frames.put(snap) {
-		s.dropped.Add(1)
-	}
-	s.mcPublished(snap)
-}
-
 // step runs one optimizer iteration.
 func (s *session) step() error {
-	s.lastStep = time.Now()
+	s.opt.lastStep = time.Now()
 	info, err := s.tr.Step()
 	s.iterations.Add(1)
 	if info.Event != "" {
-		s.event = info.Event
+		s.opt.event = info.Event
 	}
-	s.status = info.Status
+	s.opt.status = info.Status
 	if err != nil {
 		return errorf("optimizer: %w", err)
 	}
 	return nil
 }
 
-// run is the optimizer goroutine: it steps while playing, applies commands
-// between steps and publishes snapshots at most every FrameInterval while
-// running, and after every command.
+// run is the optimizer goroutine: it steps while playing (or while a
+// "step" command has iterations left), at most cfg.Speed iterations a
+// second, applies commands between iterations, and publishes the model at
+// most every FrameInterval while running and after every command.
 func (s *session) run() {
 	defer s.recoverPanic("optimizer")
-	var pace *time.Timer
+	pace := time.NewTimer(time.Hour)
+	pace.Stop()
 	for {
-		if s.running && s.steps == 0 && s.cfg.Speed > 0 {
-			if wait := time.Until(s.lastStep.Add(time.Second / time.Duration(s.cfg.Speed))); wait > 0 {
-				if pace == nil {
-					pace = time.NewTimer(wait)
-				} else {
-					pace.Reset(wait)
-				}
-				select {
-				case <-s.ctx.Done():
-					return
-				case c := <-s.cmds:
-					s.handle(c)
-					s.publish()
-					continue
-				case <-pace.C:
-				}
+		stepping := s.opt.running || s.opt.steps > 0
+		var due <-chan time.Time // the speed limit's next iteration
+		if stepping && s.opt.steps == 0 && s.cfg.Speed > 0 {
+			if wait := time.Until(s.opt.lastStep.Add(time.Second / time.Duration(s.cfg.Speed))); wait > 0 {
+				pace.Reset(wait)
+				due, stepping = pace.C, false
 			}
 		}
-		if s.running || s.steps > 0 {
-			// Commands are served between iterations, and the session's
-			// end stops the work: a long "step" holds neither.
+		if !stepping {
+			// Wait for a command, or for the speed limit's next iteration.
 			select {
 			case <-s.ctx.Done():
 				return
 			case c := <-s.cmds:
+				pace.Stop()
 				s.handle(c)
 				s.publish()
-				continue
-			default:
-			}
-			if err := s.step(); err != nil {
-				s.running, s.cfg.Play = false, false
-				s.finishSteps()
-				s.reply(reply{Type: "error", Op: "play", Error: err.Error()})
-				s.publish()
-				continue
-			}
-			if s.steps > 0 {
-				if s.steps--; s.steps == 0 {
-					s.finishSteps()
-					s.publish()
-					continue
-				}
-			}
-			if s.status.Terminated() {
-				s.running, s.cfg.Play = false, false
-				s.finishSteps()
-				s.publish()
-				continue
-			}
-			if time.Since(s.lastPub) >= FrameInterval {
-				s.publish()
+			case <-due:
 			}
 			continue
 		}
+		// Commands are served between iterations, and the session's end
+		// stops the work: a long "step" holds neither.
 		select {
 		case <-s.ctx.Done():
 			return
 		case c := <-s.cmds:
 			s.handle(c)
 			s.publish()
+			continue
+		default:
 		}
+		s.iterate()
+	}
+}
+
+// iterate runs one iteration and publishes what it changed.
+func (s *session) iterate() {
+	if err := s.step(); err != nil {
+		s.opt.running, s.cfg.Play = false, false
+		s.finishSteps()
+		s.reply(reply{Type: "error", Op: "play", Error: err.Error()})
+		s.publish()
+		return
+	}
+	if s.opt.steps > 0 {
+		if s.opt.steps--; s.opt.steps == 0 {
+			s.finishSteps()
+			s.publish()
+			return
+		}
+	}
+	if s.opt.status.Terminated() {
+		s.opt.running, s.cfg.Play = false, false
+		s.finishSteps()
+		s.publish()
+		return
+	}
+	if time.Since(s.opt.lastPub) >= FrameInterval {
+		s.publish()
 	}
 }
 
 // finishSteps ends a "step" command's iterations: frames from now on say
 // it has been applied.
 func (s *session) finishSteps() {
-	s.steps = 0
-	if s.stepID > s.applied {
-		s.applied = s.stepID
+	s.opt.steps = 0
+	if s.opt.stepID > s.opt.applied {
+		s.opt.applied = s.opt.stepID
 	}
-	s.stepID = 0
+	s.opt.stepID = 0
 }
 
 // handle applies one parsed command and replies.
 func (s *session) handle(c Command) {
-	if !c.received.IsZero() { // the longest wait since the load watch last looked
-		if w := int64(time.Since(c.received)); w > s.cmdWait.Load() {
+	if !c.Received.IsZero() { // the longest wait since the load watch last looked
+		if w := int64(time.Since(c.Received)); w > s.cmdWait.Load() {
 			s.cmdWait.Store(w)
 		}
 	}
 	if c.Op != "move" {
-		s.drag = nil // any other command ends a drag
+		s.hist.drag = nil // any other command ends a drag
 	}
 	switch c.Op {
 	case "play", "pause", "reset", "architecture", "dataset":
@@ -393,7 +333,7 @@ func (s *session) handle(c Command) {
 	}
 	msg, err := s.apply(c)
 	if c.ID != 0 && !(c.Op == "step" && err == nil) {
-		s.applied = c.ID // a step's id is applied when its iterations are done
+		s.opt.applied = c.ID // a step's id is applied when its iterations are done
 	}
 	if err != nil {
 		s.log.Debug("command refused", "op", c.Op, "err", err)
@@ -401,4 +341,28 @@ func (s *session) handle(c Command) {
 		return
 	}
 	s.ack(c, msg)
+}
+
+// nextDataID numbers the session's data versions; frames carry the id of
+// the data their model was fitted to.
+func (s *session) nextDataID() int {
+	s.dataSeq++
+	return s.dataSeq
+}
+
+// sendSetup sends the current data's setup message, to the page and to
+// the followers.
+func (s *session) sendSetup() error {
+	b, err := setupMessage(s.data, s.view, s.cfg)
+	if err != nil {
+		return err
+	}
+	s.send(outMsg{binary: true, data: b})
+	s.hub.publishSetup(b)
+	return nil
+}
+
+// arch is the part of c that shapes and starts the model.
+func (c Config) arch() view.Arch {
+	return view.Arch{Hidden: slices.Clone(c.Hidden), Inducing: c.Inducing, Seed: c.Seed}
 }

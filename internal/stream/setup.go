@@ -2,18 +2,20 @@ package stream
 
 import (
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/view"
+	"dgpviz/internal/wire"
 
 	"gonum.org/v1/gonum/mat"
 )
 
 type normFrame struct {
-	Mean  []num `json:"mean"`
-	Scale []num `json:"scale"`
+	Mean  []wire.Num `json:"mean"`
+	Scale []wire.Num `json:"scale"`
 }
 
 // setupHeader is the "setup" message: the data set (in the model's
 // normalised units) and the normalisation, sent when a session starts and
-// whenever its data set changes (data_id changes).
+// whenever its data change (data_id changes), with the view's section.
 type setupHeader struct {
 	V           int       `json:"v"`
 	Type        string    `json:"type"`
@@ -25,64 +27,44 @@ type setupHeader struct {
 	D           int       `json:"d"`
 	InputNames  []string  `json:"input_names"`
 	OutputNames []string  `json:"output_names"`
-	X           Ref       `json:"x"`
-	Y           Ref       `json:"y"`
+	InputUnit   string    `json:"input_unit,omitempty"`
+	OutputUnit  string    `json:"output_unit,omitempty"`
+	X           wire.Ref  `json:"x"`
+	Y           wire.Ref  `json:"y"`
 	NormX       normFrame `json:"norm_x"`
 	NormY       normFrame `json:"norm_y"`
 	Edited      bool      `json:"edited"`             // points added, moved or removed in this session
 	Warnings    []string  `json:"warnings,omitempty"` // what will make a fit degenerate (dataset.Warnings)
 	Config      Config    `json:"config"`
-	Robot       *robotSet `json:"robot,omitempty"`
-	Frey        *freySet  `json:"frey,omitempty"`
-	Sections    []section `json:"sections"`
+	// View is the view's own section; its "kind" names the view.
+	View     any            `json:"view"`
+	Sections []wire.Section `json:"sections"`
 }
 
-func (h *setupHeader) setSections(s []section) { h.Sections = s }
+func (h *setupHeader) SetSections(s []wire.Section) { h.Sections = s }
 
-// data is a session's data set in model units. It is never changed once
-// made: an edit of the data points makes a new one (edits.go), so undo
-// states and snapshots can share it.
-type data struct {
-	id     int
-	ds     *dataset.Dataset
-	nx, ny dataset.Normalizer // fixed for the session, so that edits move nothing else
-	x, y   *mat.Dense         // the working data, normalised: ds's, or edited
-	edited bool               // x, y are not ds's
-	robot  *robotInfo         // robot WiFi data (robot.go), else nil
-	frey   *freyInfo          // the Frey faces (frey.go), else nil
-}
+// exactSetupValues is the size above which the setup's data are sent as
+// 16-bit quantised values rather than float32: 1965 Frey faces of 560
+// grey levels take 2.2 MB rather than 4.4, and a grey level needs 8 bits.
+const exactSetupValues = 1 << 18
 
-func (d *data) setup(cfg Config) ([]byte, error) {
-	x, y := d.x, d.y
-	n, q := x.Dims()
-	_, dd := y.Dims()
+func setupMessage(d *view.Data, v view.View, cfg Config) ([]byte, error) {
+	ds := d.Set
+	n, q, dd := d.Dims()
 	h := &setupHeader{
-		V: ProtocolVersion, Type: "setup", DataID: d.id, Name: d.ds.Name, Description: d.ds.Description,
-		N: n, Q: q, D: dd, InputNames: d.ds.InputNames, OutputNames: d.ds.OutputNames,
-		NormX: normFrame{nums(d.nx.Mean), nums(d.nx.Scale)}, NormY: normFrame{nums(d.ny.Mean), nums(d.ny.Scale)},
-		Edited: d.edited, Config: cfg,
-		Warnings: dataset.Warnings(&dataset.Dataset{Name: d.ds.Name, X: x, Y: y, InputNames: d.ds.InputNames, OutputNames: d.ds.OutputNames}),
+		V: ProtocolVersion, Type: "setup", DataID: d.ID, Name: ds.Name, Description: ds.Description,
+		N: n, Q: q, D: dd, InputNames: ds.InputNames, OutputNames: ds.OutputNames, InputUnit: ds.InputUnit, OutputUnit: ds.OutputUnit,
+		NormX: normFrame{wire.Nums(d.NormX.Mean), wire.Nums(d.NormX.Scale)}, NormY: normFrame{wire.Nums(d.NormY.Mean), wire.Nums(d.NormY.Scale)},
+		Edited: d.Edited, Config: cfg,
+		Warnings: dataset.Warnings(&dataset.Dataset{Name: ds.Name, X: d.X, Y: d.Y, InputNames: ds.InputNames, OutputNames: ds.OutputNames}),
 	}
-	if d.frey != nil {
-		h.Warnings = freyWarnings(h.Warnings)
-	}
-	e := encoder{forceF32: true}
-	if d.frey != nil {
-		// 1965 frames of 560 grey levels: 16-bit quantised (2.2 MB rather
-		// than 4.4), and y is x (an autoencoder), so one section serves both.
-		e.forceF32 = false
-		h.X = e.arr(denseData(x))
-		if mat.Equal(x, y) {
-			h.Y = h.X
-		} else {
-			h.Y = e.arr(denseData(y))
-		}
-		h.Frey = d.frey.setup()
+	e := wire.Encoder{ForceF32: n*(q+dd) <= exactSetupValues}
+	h.X = e.Arr(view.DenseData(d.X))
+	if mat.Equal(d.X, d.Y) { // an autoencoder's outputs are its inputs: one section serves both
+		h.Y = h.X
 	} else {
-		h.X, h.Y = e.arr(denseData(x)), e.arr(denseData(y))
+		h.Y = e.Arr(view.DenseData(d.Y))
 	}
-	if d.robot != nil {
-		h.Robot = d.robot.setup(&e, d.ny)
-	}
-	return e.finish(h)
+	h.View = v.Setup(&e, d)
+	return e.Finish(h)
 }

@@ -7,6 +7,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/view"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -77,7 +78,7 @@ func (s *Server) ParkModel(mf *engine.ModelFile) (string, error) {
 		return "", err
 	}
 	p := &parked{cfg: cfg, model: m.Clone(), restart: -1,
-		data: &data{id: 1, ds: ds, nx: nx, ny: ny, x: mat.DenseCopyOf(m.X), y: mat.DenseCopyOf(m.Y), frey: newFreyInfo(ds)}}
+		data: &view.Data{ID: 1, Set: ds, NormX: nx, NormY: ny, X: mat.DenseCopyOf(m.X), Y: mat.DenseCopyOf(m.Y)}}
 	return s.parkNew(p, ds, EstimateConfig(cfg, n, q, dy).Bytes)
 }
 

@@ -366,46 +366,10 @@ func pickColumns(a []float64, n, q, d int) []float64 {
 // Each direction's sign makes its largest loading positive, so the result
 // does not depend on the SVD's sign convention.
 func principalComponents(y []float64, n, dy, d int, x []float64, q int) []float64 {
-	c := slices.Clone(y)
-	for j := 0; j < dy; j++ {
-		var s float64
+	out, k := linalg.PrincipalScores(y, n, dy, d)
+	for j := k; j < d; j++ { // no such component: an input column instead
 		for r := 0; r < n; r++ {
-			s += c[r*dy+j]
-		}
-		s /= float64(n)
-		for r := 0; r < n; r++ {
-			c[r*dy+j] -= s
-		}
-	}
-	var svd mat.SVD
-	ok := svd.Factorize(mat.NewDense(n, dy, c), mat.SVDThin)
-	out := make([]float64, n*d)
-	var v mat.Dense
-	var sv []float64
-	if ok {
-		svd.VTo(&v)
-		sv = svd.Values(nil)
-	}
-	for j := 0; j < d; j++ {
-		if !ok || j >= len(sv) || sv[j] <= 1e-12*sv[0] {
-			for r := 0; r < n; r++ {
-				out[r*d+j] = x[r*q+j%q]
-			}
-			continue
-		}
-		sign, big := 1.0, 0.0
-		for i := 0; i < dy; i++ {
-			if a := math.Abs(v.At(i, j)); a > big {
-				big = a
-				sign = math.Copysign(1, v.At(i, j))
-			}
-		}
-		for r := 0; r < n; r++ {
-			var s float64
-			for i := 0; i < dy; i++ {
-				s += c[r*dy+i] * v.At(i, j)
-			}
-			out[r*d+j] = sign * s
+			out[r*d+j] = x[r*q+j%q]
 		}
 	}
 	return out

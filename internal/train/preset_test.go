@@ -30,7 +30,7 @@ func TestRobotPresetClosesTheLoop(t *testing.T) {
 	}
 	n, _ := ds.X.Dims()
 	x, y := dataset.FitNormalizer(ds.X).Apply(ds.X), dataset.FitNormalizer(ds.Y).Apply(ds.Y)
-	pos := mat.DenseCopyOf(ds.Positions.Slice(0, n, 0, 2))
+	pos := mat.DenseCopyOf(ds.Truth.Slice(0, n, 0, 2))
 	p := RobotPreset(1)
 	m, reps, err := p.Start(context.Background(), x, y, TrainerConfig{Workers: 1}, nil)
 	if err != nil {
@@ -48,7 +48,7 @@ func TestRobotPresetClosesTheLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	score := func(a mat.Matrix) float64 {
-		s, err := latent.LoopClosure(a, pos, latent.DefaultMinLag, latent.DefaultRadius)
+		s, err := latent.LoopClosure(a, pos, latent.RuleFor(pos))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,7 @@ func TestRobotPresetStudy(t *testing.T) {
 	n, _ := ds.X.Dims()
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
 	x, y := nx.Apply(ds.X), ny.Apply(ds.Y)
-	pos := mat.DenseCopyOf(ds.Positions.Slice(0, n, 0, 2))
+	pos := mat.DenseCopyOf(ds.Truth.Slice(0, n, 0, 2))
 	rmse := func(m *engine.Model) float64 {
 		var ev engine.Evaluator
 		msgs, err := ev.Predict(m, nx.Apply(ds.XTest))
@@ -45,7 +45,7 @@ func TestRobotPresetStudy(t *testing.T) {
 		var s float64
 		for i := range r {
 			for j := range c {
-				e := dataset.RobotUnscale(pred.At(i, j)) - dataset.RobotUnscale(ds.YTest.At(i, j))
+				e := pred.At(i, j) - ds.YTest.At(i, j)
 				s += e * e
 			}
 		}
@@ -76,7 +76,7 @@ func TestRobotPresetStudy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := latent.LoopClosure(res.Messages[0].Mean, pos, latent.DefaultMinLag, latent.DefaultRadius)
+			s, err := latent.LoopClosure(res.Messages[0].Mean, pos, latent.RuleFor(pos))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"dgpviz/internal/wire"
 	"math"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 )
 
 // mcAfter waits for the first mc message that reflects command id.
-func (c *client) mcAfter(id int64) Decoded {
+func (c *client) mcAfter(id int64) wire.Decoded {
 	c.t.Helper()
 	for i, f := range c.figures {
 		if a, _ := f["applied"].(float64); int64(a) >= id {
@@ -189,13 +190,13 @@ func TestBadFigureCommands(t *testing.T) {
 	}{
 		{map[string]any{"op": "message_figure", "layer": 7}, "there is no layer 8"},
 		{map[string]any{"op": "message_figure", "layer": -1}, "there is no layer 0"},
-		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []any{}}, "inputs has 0 entries"},
-		{map[string]any{"op": "message_figure", "layer": 0, "inputs": nine}, "inputs has 9 entries, want 1…8"},
-		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 0}}}, "inputs[0].var = 0"},
-		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 1}, {"mean": 0, "var": -2}}}, "inputs[1].var = -2"},
-		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 1e9, "var": 1}}}, "inputs[0].mean"},
-		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 1e9}}}, "inputs[0].var"},
-		{map[string]any{"op": "message_figure", "layer": 0, "samples": 10}, "samples = 10 out of range"},
+		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []any{}}, "0 inputs, want 1…8"},
+		{map[string]any{"op": "message_figure", "layer": 0, "inputs": nine}, "9 inputs, want 1…8"},
+		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 0}}}, "input 1 has variance 0"},
+		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 1}, {"mean": 0, "var": -2}}}, "input 2 has variance -2"},
+		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 1e9, "var": 1}}}, "input 1 has mean"},
+		{map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 1e9}}}, "input 1 has variance"},
+		{map[string]any{"op": "message_figure", "layer": 0, "samples": 10}, "10 samples is out of range"},
 		{map[string]any{"op": "message_figure", "layer": 0, "samples": 1 << 30}, "samples"},
 		{map[string]any{"op": "message_figure", "layer": 0, "name": "x"}, "use message_figure_preset"},
 		{map[string]any{"op": "message_figure_preset", "layer": 0}, "missing \"name\""},
@@ -231,7 +232,7 @@ func TestBadFigureCommands(t *testing.T) {
 	// A 2-D layer is refused with the reason.
 	c.ack(map[string]any{"op": "architecture", "hidden": []int{2}})
 	r := c.reply(c.send(map[string]any{"op": "message_figure", "layer": 0}))
-	if s, _ := r["error"].(string); !strings.Contains(s, "output dimension 2") {
+	if s, _ := r["error"].(string); !strings.Contains(s, "2 output dimensions") {
 		t.Errorf("2-D layer: %v", r)
 	}
 	c.ack(map[string]any{"op": "architecture", "hidden": []int{1}})
@@ -256,26 +257,5 @@ func TestMCLayerGoneReportsError(t *testing.T) {
 	m := c.until("mc error", 10*time.Second, func(m msg) bool { return m.typ() == "message_figure" && m.frame["error"] != nil })
 	if s, _ := m.frame["error"].(string); !strings.Contains(s, "there is no layer 3") || strings.Contains(s, "stream: ") {
 		t.Fatalf("error %q", s)
-	}
-}
-
-// BenchmarkMCMessage is one live update of the panel: four inputs ×
-// 20,000 samples on the demo's layer 1 after some optimisation, encoded.
-func BenchmarkMCMessage(b *testing.B) {
-	e := newEnv(b, nil)
-	c := e.dial(b, paused)
-	h := c.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
-	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 50}))
-	fs, _ := e.srv.FigureSession(h["figure_key"].(string))
-	ps, err := montecarlo.Presets(fs.Model, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	req := &figureRequest{layer: 1, inputs: ps[montecarlo.PresetPaper], samples: FigureDefaultSamples}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := figureMessage(fs.Model, nil, 0, req, 1); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

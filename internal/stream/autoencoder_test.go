@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"dgpviz/internal/view/autoencoder"
+	"dgpviz/internal/wire"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,8 +15,6 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // freyFixture is the generated Frey fixture of the dataset package (60
@@ -31,17 +31,17 @@ func freyEnv(t testing.TB, path string) *testEnv {
 		t.Fatal(err)
 	}
 	return newEnv(t, func(o *Options) {
-		o.Limits = FreyLimits(o.Limits, ds)
 		if err := o.Catalog.Add(ds, o.Limits); err != nil {
 			t.Fatal(err)
 		}
+		o.Limits = PresetLimits(o.Limits, o.Catalog)
 	})
 }
 
 // TestFreySetupAndFrames: the setup carries the frames once (x and y one
-// section) and the frey section; frames carry the latent (N × 2), the
-// decoder's inducing inputs and the bound, and leave out the 560-column
-// arrays.
+// section) and the autoencoder's section with the image shape; frames
+// carry the latent (N × 2), the decoder's inducing inputs and the bound,
+// and leave out the 560-column arrays.
 func TestFreySetupAndFrames(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
@@ -53,25 +53,15 @@ func TestFreySetupAndFrames(t *testing.T) {
 	if got := len(floats(get(su, "x"))); got != n*dataset.FreyPixels {
 		t.Fatalf("setup x: %d values, want %d", got, n*dataset.FreyPixels)
 	}
-	if h, w := num64(get(su, "frey", "height")), num64(get(su, "frey", "width")); h != 28 || w != 20 {
-		t.Fatalf("frey image %v×%v, want 28×20", h, w)
+	if h, w := num64(get(su, "view", "height")), num64(get(su, "view", "width")); h != 28 || w != 20 {
+		t.Fatalf("image %v×%v, want 28×20", h, w)
 	}
-	if get(su, "frey", "preset") != FreyPresetName {
-		t.Fatalf("preset %v", get(su, "frey", "preset"))
+	if get(su, "view", "kind") != autoencoder.Kind || get(su, "view", "preset") != train.FreyPreset(1).Name {
+		t.Fatalf("view %v, preset %v", get(su, "view", "kind"), get(su, "view", "preset"))
 	}
-	sources := map[string]int{}
-	defer func() {
-		// While the optimizer runs, frames show its own evaluation of the
-		// model: no frame-writer evaluation, no forward pass.
-		if sources["optimizer"] == 0 {
-			t.Errorf("frame sources %v: none from the optimizer's evaluation", sources)
-		}
-	}()
 	for range 6 {
 		m := c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
 		f := m.frame
-		src, _ := get(f, "frey", "source").(string)
-		sources[src]++
 		if got := len(floats(get(f, "layers", 0, "mean"))); got != 2*n {
 			t.Fatalf("latent mean: %d values, want %d", got, 2*n)
 		}
@@ -87,7 +77,7 @@ func TestFreySetupAndFrames(t *testing.T) {
 		if get(f, "bound") == nil {
 			t.Fatalf("frame without a bound")
 		}
-		om, _ := get(f, "frey", "omitted").([]any)
+		om, _ := get(f, "view", "omitted").([]any)
 		if len(om) != 3 {
 			t.Fatalf("omitted %v, want 0.z, 1.u_mean, 1.u_var", om)
 		}
@@ -96,7 +86,7 @@ func TestFreySetupAndFrames(t *testing.T) {
 
 // decodeFrame sends a decode command and returns the decoded message or
 // the error reply.
-func (c *client) decode(cmd map[string]any) (Decoded, map[string]any) {
+func (c *client) decode(cmd map[string]any) (wire.Decoded, map[string]any) {
 	c.t.Helper()
 	cmd["op"] = "decode"
 	id := c.send(cmd)
@@ -176,7 +166,7 @@ func TestFreyDecodeBadInput(t *testing.T) {
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
 	c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	many := make([]float64, 2*(MaxDecodePoints+1))
+	many := make([]float64, 2*(autoencoder.MaxDecodePoints+1))
 	for _, tc := range []struct {
 		cmd  map[string]any
 		want string
@@ -185,9 +175,9 @@ func TestFreyDecodeBadInput(t *testing.T) {
 		{map[string]any{"points": []float64{1, 2, 3}}, "multiple of the latent dimension 2"},
 		{map[string]any{"points": many}, "at most 144"},
 		{map[string]any{"points": []float64{0, 5000}}, "out of range"},
-		{map[string]any{"frames": []int{-1}}, "frames[0] = -1 out of range"},
-		{map[string]any{"frames": []int{60}}, "out of range 0…59"},
-		{map[string]any{"frames": make([]int, MaxDecodeFrames+1)}, "at most 16"},
+		{map[string]any{"frames": []int{-1}}, "there is no row 0 (the data have rows 1…60)"},
+		{map[string]any{"frames": []int{60}}, "there is no row 61 (the data have rows 1…60)"},
+		{map[string]any{"frames": make([]int, autoencoder.MaxDecodeRows+1)}, "at most 16"},
 		{map[string]any{"points": "zero"}, "is not a"},
 		{map[string]any{"points": []float64{0, 0}, "colour": 1}, "unknown field"},
 	} {
@@ -206,7 +196,7 @@ func TestFreyDecodeBadInput(t *testing.T) {
 	for range 40 {
 		c.next++
 		ids[c.next] = true
-		b, _ := json.Marshal(map[string]any{"id": c.next, "op": "decode", "points": make([]float64, 2*MaxDecodePoints)})
+		b, _ := json.Marshal(map[string]any{"id": c.next, "op": "decode", "points": make([]float64, 2*autoencoder.MaxDecodePoints)})
 		if err := c.c.WriteMessage(1, b); err != nil {
 			t.Fatal(err)
 		}
@@ -234,13 +224,14 @@ func TestFreyDecodeBadInput(t *testing.T) {
 	c.ack(map[string]any{"op": "step", "n": 1})
 }
 
-// TestDecodeOnOtherData: decode on the step demo says it needs the Frey view.
+// TestDecodeOnOtherData: decode on the step demo says that its view has no
+// such command.
 func TestFreyDecodeOnOtherData(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, "data=step&play=0")
 	c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
 	_, er := c.decode(map[string]any{"points": []float64{0}})
-	if msg, _ := er["error"].(string); !strings.Contains(msg, "Frey faces view") {
+	if msg, _ := er["error"].(string); !strings.Contains(msg, "regression view, which has no such command") {
 		t.Fatalf("decode on step data: %v", er)
 	}
 }
@@ -277,10 +268,10 @@ func FuzzCheckDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if CheckDecode(c, 2, 60) != nil {
+		if autoencoder.CheckDecode(c, 2, 60) != nil {
 			return
 		}
-		if len(c.Points)%2 != 0 || len(c.Points) > 2*MaxDecodePoints || len(c.Frames) > MaxDecodeFrames || len(c.Points)+len(c.Frames) == 0 {
+		if len(c.Points)%2 != 0 || len(c.Points) > 2*autoencoder.MaxDecodePoints || len(c.Frames) > autoencoder.MaxDecodeRows || len(c.Points)+len(c.Frames) == 0 {
 			t.Fatalf("accepted %s", b)
 		}
 		for _, i := range c.Frames {
@@ -313,11 +304,11 @@ func freyStreaming(t *testing.T, workers int) {
 		t.Fatal(err)
 	}
 	e := newEnv(t, func(o *Options) {
-		o.Limits = FreyLimits(o.Limits, ds)
 		o.Workers = workers
 		if err := o.Catalog.Add(ds, o.Limits); err != nil {
 			t.Fatal(err)
 		}
+		o.Limits = PresetLimits(o.Limits, o.Catalog)
 	})
 	t0 := time.Now()
 	c := e.dial(t, "data=frey&hidden=2&m=15&speed=0&play=0")
@@ -365,87 +356,49 @@ func freyStreaming(t *testing.T, workers int) {
 
 // freySnapshot is a snapshot of the Frey preset's model (the real frames
 // when present, else the fixture) after iters iterations.
-func freySnapshot(b testing.TB, iters int) *snapshot {
+func freyPublication(b testing.TB, iters int) *publication {
 	b.Helper()
 	path := freyRealPath
 	if _, err := os.Stat(path); err != nil {
 		path = freyFixture
 	}
-	return freySnapshotOf(b, path, iters)
+	return freyPublicationOf(b, path, iters)
 }
 
-func freySnapshotOf(b testing.TB, path string, iters int) *snapshot {
+func freyPublicationOf(b testing.TB, path string, iters int) *publication {
 	b.Helper()
 	ds, err := dataset.LoadFrey(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	nx := dataset.FitNormalizer(ds.X)
-	x := nx.Apply(ds.X)
-	p := train.FreyPreset(1)
-	m, err := train.Initialize(x, mat.DenseCopyOf(x), p.Init)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tr, err := train.NewTrainer(m, train.TrainerConfig{Method: train.LBFGS, Workers: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for range iters {
-		tr.Step()
-	}
-	ev, _ := tr.LastEvaluation()
-	return &snapshot{model: tr.Model().CloneParams(), iter: tr.Iter(), method: "lbfgs", lr: 0.01, running: true, dataID: 1, frey: newFreyInfo(ds), eval: ev}
+	return publicationFor(b, ds, train.FreyPreset(1).Init, iters)
 }
 
-// BenchmarkFreyFrame measures building a streaming Frey frame, with its
-// size: "optimizer" from the optimizer's own evaluation (while it runs),
-// "analysis" without it (the latent by a forward pass through the
-// encoder, the bound from the background analysis).
+// BenchmarkFreyFrame measures building a streaming Frey frame from the
+// optimizer's evaluation, with its size.
 func BenchmarkFreyFrame(b *testing.B) {
-	for _, src := range []string{"optimizer", "analysis"} {
-		b.Run(src, func(b *testing.B) {
-			snap := freySnapshot(b, 5)
-			if src == "analysis" {
-				snap.eval = nil
-			} else if snap.eval == nil {
-				b.Fatal("no evaluation after 5 steps")
-			}
-			f := newFramer()
-			if _, err := f.frame(snap); err != nil {
-				b.Fatal(err)
-			}
-			var size int
-			for b.Loop() {
-				snap.iter++
-				out, err := f.frame(snap)
-				if err != nil {
-					b.Fatal(err)
-				}
-				size = len(out)
-			}
-			if f.fry != nil {
-				f.fry.analyzed.Wait()
-			}
-			b.ReportMetric(float64(size), "bytes/frame")
-		})
+	p := freyPublication(b, 5)
+	if p.snap.Eval == nil {
+		b.Fatal("no evaluation after 5 steps")
 	}
-}
-
-// BenchmarkFreyAnalysis is the background analysis (bound and terms) of
-// one Frey state.
-func BenchmarkFreyAnalysis(b *testing.B) {
-	snap := freySnapshot(b, 5)
+	var f framer
+	var size int
 	for b.Loop() {
-		freyAnalyze(snap.model, 1, 0)
+		p.snap.Iter++
+		out, err := f.frame(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = len(out)
 	}
+	b.ReportMetric(float64(size), "bytes/frame")
 }
 
 // BenchmarkFreyStep is one optimizer iteration of the Frey preset (one
 // worker, as a session's default).
 func BenchmarkFreyStep(b *testing.B) {
-	snap := freySnapshot(b, 0)
-	tr, err := train.NewTrainer(snap.model, train.TrainerConfig{Method: train.LBFGS, Workers: 1})
+	p := freyPublication(b, 0)
+	tr, err := train.NewTrainer(p.snap.Model, train.TrainerConfig{Method: train.LBFGS, Workers: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -460,27 +413,27 @@ func BenchmarkFreyStep(b *testing.B) {
 
 // TestFreyLoadedModel: a Frey autoencoder loaded from a model file (its
 // data a private data set whose 560 inputs are its 560 outputs) resumes
-// into the Frey view: a frey setup section and small frames, not 560-column
-// messages.
+// into the autoencoder view: small frames, not 560-column messages, and
+// decode works.
 func TestFreyLoadedModel(t *testing.T) {
 	e := freyEnv(t, freyFixture)
-	snap := freySnapshotOf(t, freyFixture, 3)
+	pub := freyPublicationOf(t, freyFixture, 3)
 	ds, err := dataset.LoadFrey(freyFixture)
 	if err != nil {
 		t.Fatal(err)
 	}
 	nx := dataset.FitNormalizer(ds.X)
-	token, err := e.srv.ParkModel(&engine.ModelFile{Model: snap.model, NormX: nx, NormY: nx})
+	token, err := e.srv.ParkModel(&engine.ModelFile{Model: pub.snap.Model, NormX: nx, NormY: nx})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := e.dial(t, "resume="+token)
 	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
-	if get(su, "frey", "preset") != FreyPresetName {
-		t.Fatalf("the loaded Frey model's setup has no frey section: %v", get(su, "frey"))
+	if get(su, "view", "kind") != autoencoder.Kind {
+		t.Fatalf("the loaded Frey model's setup is of the %v view", get(su, "view", "kind"))
 	}
 	f := c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
-	if get(f, "frey") == nil || get(f, "layers", 1, "mean") != nil {
+	if get(f, "view", "omitted") == nil || get(f, "layers", 1, "mean") != nil {
 		t.Fatalf("the loaded Frey model streams generic frames")
 	}
 	if d, er := c.decode(map[string]any{"points": []float64{0, 0}}); er != nil || num64(get(d, "g")) != 1 {

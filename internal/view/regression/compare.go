@@ -1,15 +1,17 @@
-package stream
+package regression
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
+	"dgpviz/internal/view"
+	"dgpviz/internal/wire"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -17,9 +19,9 @@ import (
 // The depth comparison, the paper's step figure live: the session's data
 // fitted by 1-, 2- and 3-layer models (hidden widths none, 1 and 1,1), each
 // the best by the bound of CompareRestarts restarts, all run concurrently
-// off the optimizer's goroutine. Progress and, at the end, each depth's
-// fitted curve and rise width go to the page as binary "compare" messages
-// through a latest-wins slot (each supersedes the last).
+// in the background. Progress and, at the end, each depth's fitted curve
+// and rise width go to the page as binary "compare" messages (each
+// supersedes the last).
 
 // Comparison settings.
 const (
@@ -31,30 +33,23 @@ const (
 
 var compareDepths = [][]int{{}, {1}, {1, 1}}
 
-type compareState struct {
-	out  *mailbox[[]byte]
-	busy atomic.Bool
-}
-
-func newCompareState() *compareState { return &compareState{out: newMailbox[[]byte]()} }
-
 // compareDepth is one depth's progress and result.
 type compareDepth struct {
-	Layers   int       `json:"layers"`
-	Hidden   []int     `json:"hidden"`
-	Iters    []int     `json:"iters"`  // per restart, so far
-	Bounds   []num     `json:"bounds"` // per restart, so far (null: none yet or failed)
-	Done     bool      `json:"done"`
-	Best     int       `json:"best"`             // the restart kept (−1 until done)
-	Bound    *num      `json:"bound,omitempty"`  // the kept restart's bound
-	Rise     *num      `json:"rise,omitempty"`   // 10–90 % rise width of the predictive mean, original x units
-	Error    string    `json:"error,omitempty"`  // why the depth failed
-	Mean, SD Ref       `json:"-"`                // set in the final message
-	MeanRef  *Ref      `json:"mean,omitempty"`   // predictive mean on the grid (model units)
-	SDRef    *Ref      `json:"sd,omitempty"`     // predictive sd, noise included
-	Status   string    `json:"status,omitempty"` // why the kept restart stopped
-	Elapsed  num       `json:"seconds"`          // wall time so far
-	started  time.Time `json:"-"`
+	Layers   int        `json:"layers"`
+	Hidden   []int      `json:"hidden"`
+	Iters    []int      `json:"iters"`  // per restart, so far
+	Bounds   []wire.Num `json:"bounds"` // per restart, so far (null: none yet or failed)
+	Done     bool       `json:"done"`
+	Best     int        `json:"best"`             // the restart kept (−1 until done)
+	Bound    *wire.Num  `json:"bound,omitempty"`  // the kept restart's bound
+	Rise     *wire.Num  `json:"rise,omitempty"`   // 10–90 % rise width of the predictive mean, original x units
+	Error    string     `json:"error,omitempty"`  // why the depth failed
+	Mean, SD wire.Ref   `json:"-"`                // set in the final message
+	MeanRef  *wire.Ref  `json:"mean,omitempty"`   // predictive mean on the grid (model units)
+	SDRef    *wire.Ref  `json:"sd,omitempty"`     // predictive sd, noise included
+	Status   string     `json:"status,omitempty"` // why the kept restart stopped
+	Elapsed  wire.Num   `json:"seconds"`          // wall time so far
+	started  time.Time  `json:"-"`
 }
 
 type compareHeader struct {
@@ -66,62 +61,61 @@ type compareHeader struct {
 	Restarts int            `json:"restarts"`
 	Depths   []compareDepth `json:"depths"`
 	G        int            `json:"g"`
-	X        *Ref           `json:"x,omitempty"` // the grid (model units)
-	Sections []section      `json:"sections"`
+	X        *wire.Ref      `json:"x,omitempty"` // the grid (model units)
+	Sections []wire.Section `json:"sections"`
 }
 
-func (h *compareHeader) setSections(s []section) { h.Sections = s }
+func (h *compareHeader) SetSections(s []wire.Section) { h.Sections = s }
 
 // compareCommand starts the comparison on the session's data.
-func (s *session) compareCommand(c Command) (string, error) {
-	if _, q := s.data.x.Dims(); q != 1 {
-		return "", errorf("compare: the data has %d inputs; the comparison draws one", q)
+func (v *View) compareCommand(s view.Session, c wire.Command) (string, error) {
+	d := s.Data()
+	if _, q := d.X.Dims(); q != 1 {
+		return "", fmt.Errorf("compare: the data have %d inputs; the comparison draws one", q)
 	}
-	if _, d := s.data.y.Dims(); d != 1 {
-		return "", errorf("compare: the data has %d outputs; the comparison draws one", d)
+	if _, dy := d.Y.Dims(); dy != 1 {
+		return "", fmt.Errorf("compare: the data have %d outputs; the comparison draws one", dy)
 	}
 	iters := CompareMaxIters
 	if c.N != nil {
 		iters = *c.N
 	}
 	if iters < 10 || iters > CompareMaxIters {
-		return "", errorf("compare: n = %d iterations per restart out of range 10…%d", iters, CompareMaxIters)
+		return "", fmt.Errorf("compare: %d iterations per restart is out of range 10…%d", iters, CompareMaxIters)
 	}
-	if !s.compare.busy.CompareAndSwap(false, true) {
-		return "", errorf("compare: a comparison is running")
+	x, y := mat.DenseCopyOf(d.X), mat.DenseCopyOf(d.Y)
+	icfg := train.InitConfig{Inducing: s.Arch().Inducing, Seed: s.Arch().Seed}
+	err := s.Go("compare", func(ctx context.Context, send func([]byte)) { runCompare(ctx, send, c.ID, x, y, d, icfg, iters) })
+	if err != nil {
+		return "", fmt.Errorf("compare: %w", err)
 	}
-	x, y, d := mat.DenseCopyOf(s.data.x), mat.DenseCopyOf(s.data.y), s.data
-	icfg := train.InitConfig{Inducing: s.cfg.Inducing, Seed: s.cfg.Seed}
-	go s.runCompare(c.ID, x, y, d, icfg, iters)
 	return "compare: fitting 1, 2 and 3 layers", nil
 }
 
-func (s *session) runCompare(id int64, x, y *mat.Dense, d *data, icfg train.InitConfig, iters int) {
-	defer s.compare.busy.Store(false)
-	defer s.recoverPanic("compare")
+func runCompare(ctx context.Context, send func([]byte), id int64, x, y *mat.Dense, d *view.Data, icfg train.InitConfig, iters int) {
 	var mu sync.Mutex
 	depths := make([]compareDepth, len(compareDepths))
 	models := make([]*engine.Model, len(compareDepths))
 	for i, h := range compareDepths {
-		depths[i] = compareDepth{Layers: len(h) + 1, Hidden: slices.Clone(h), Iters: make([]int, CompareRestarts), Bounds: make([]num, CompareRestarts), Best: -1, started: time.Now()}
+		depths[i] = compareDepth{Layers: len(h) + 1, Hidden: slices.Clone(h), Iters: make([]int, CompareRestarts), Bounds: make([]wire.Num, CompareRestarts), Best: -1, started: time.Now()}
 		for r := range depths[i].Bounds {
-			depths[i].Bounds[r] = num(math.NaN())
+			depths[i].Bounds[r] = wire.Num(math.NaN())
 		}
 	}
-	send := func(done bool) {
+	message := func(done bool) {
 		mu.Lock()
-		h := &compareHeader{V: ProtocolVersion, Type: "compare", Applied: id, DataID: d.id, Done: done, Restarts: CompareRestarts}
+		h := &compareHeader{V: wire.Version, Type: "compare", Applied: id, DataID: d.ID, Done: done, Restarts: CompareRestarts}
 		h.Depths = make([]compareDepth, len(depths))
 		for i := range depths {
 			h.Depths[i] = depths[i]
 			h.Depths[i].Iters = slices.Clone(depths[i].Iters)
 			h.Depths[i].Bounds = slices.Clone(depths[i].Bounds)
 			if !depths[i].Done {
-				h.Depths[i].Elapsed = num(time.Since(depths[i].started).Seconds())
+				h.Depths[i].Elapsed = wire.Num(time.Since(depths[i].started).Seconds())
 			}
 		}
 		mu.Unlock()
-		var e encoder
+		var e wire.Encoder
 		if done {
 			xs := x.RawMatrix().Data
 			lo, hi := slices.Min(xs), slices.Max(xs)
@@ -131,7 +125,7 @@ func (s *session) runCompare(id int64, x, y *mat.Dense, d *data, icfg train.Init
 				grid.Set(i, 0, lo-pad+(hi-lo+2*pad)*float64(i)/float64(compareGrid-1))
 			}
 			h.G = compareGrid
-			gx := e.f32(grid.RawMatrix().Data)
+			gx := e.F32(grid.RawMatrix().Data)
 			h.X = &gx
 			for i, m := range models {
 				if m == nil {
@@ -140,7 +134,7 @@ func (s *session) runCompare(id int64, x, y *mat.Dense, d *data, icfg train.Init
 				var ev engine.Evaluator
 				msgs, err := ev.Predict(m, grid)
 				if err != nil {
-					h.Depths[i].Error = ForPeople(err.Error())
+					h.Depths[i].Error = err.Error()
 					continue
 				}
 				last := msgs[len(msgs)-1]
@@ -149,22 +143,19 @@ func (s *session) runCompare(id int64, x, y *mat.Dense, d *data, icfg train.Init
 				for k := range sd {
 					sd[k] = math.Sqrt(last.Var.At(k, 0))
 				}
-				mr, sr := e.f32(mean), e.f32(sd)
+				mr, sr := e.F32(mean), e.F32(sd)
 				h.Depths[i].MeanRef, h.Depths[i].SDRef = &mr, &sr
 				if w, ok := riseWidth(grid.RawMatrix().Data, mean, lo, hi, levels(y.RawMatrix().Data)); ok {
-					rw := num(w * d.nx.Scale[0]) // original x units
+					rw := wire.Num(w * d.NormX.Scale[0]) // original x units
 					h.Depths[i].Rise = &rw
 				}
 			}
 		}
-		b, err := e.finish(h)
-		if err != nil {
-			s.log.Error("compare", "err", err)
-			return
+		if b, err := e.Finish(h); err == nil {
+			send(b)
 		}
-		s.compare.out.put(b)
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	for i, h := range compareDepths {
@@ -176,24 +167,24 @@ func (s *session) runCompare(id int64, x, y *mat.Dense, d *data, icfg train.Init
 			m, best, reps, err := train.FitRestarts(ctx, x, y, ic, train.TrainerConfig{Workers: 1}, train.FitOptions{MaxIters: iters}, CompareRestarts,
 				func(r int, st train.StepInfo) {
 					mu.Lock()
-					depths[i].Iters[r], depths[i].Bounds[r] = st.Iter, num(st.Bound)
+					depths[i].Iters[r], depths[i].Bounds[r] = st.Iter, wire.Num(st.Bound)
 					mu.Unlock()
 				})
 			mu.Lock()
 			defer mu.Unlock()
 			dd := &depths[i]
-			dd.Done, dd.Elapsed = true, num(time.Since(dd.started).Seconds())
+			dd.Done, dd.Elapsed = true, wire.Num(time.Since(dd.started).Seconds())
 			for r, rep := range reps {
-				dd.Iters[r], dd.Bounds[r] = rep.Report.Iters, num(rep.Report.Bound)
+				dd.Iters[r], dd.Bounds[r] = rep.Report.Iters, wire.Num(rep.Report.Bound)
 				if rep.Err != nil {
-					dd.Bounds[r] = num(math.NaN())
+					dd.Bounds[r] = wire.Num(math.NaN())
 				}
 			}
 			if err != nil {
-				dd.Error = ForPeople(err.Error())
+				dd.Error = err.Error()
 				return
 			}
-			b := num(reps[best].Report.Bound)
+			b := wire.Num(reps[best].Report.Bound)
 			dd.Best, dd.Bound, dd.Status = best, &b, reps[best].Report.Status.String()
 			models[i] = m
 		}()
@@ -205,11 +196,11 @@ func (s *session) runCompare(id int64, x, y *mat.Dense, d *data, icfg train.Init
 	for {
 		select {
 		case <-done:
-			send(true)
+			message(true)
 			return
 		case <-tick.C:
-			send(false)
-		case <-s.ctx.Done():
+			message(false)
+		case <-ctx.Done():
 			return
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
+	"dgpviz/internal/view"
+	"dgpviz/internal/view/explorer"
 )
 
 // robotTestData returns the real robot data when present, else the 60-scan
@@ -52,21 +54,32 @@ func TestRobotSetupAndFrames(t *testing.T) {
 	c := e.dial(t, "data=robot&hidden=3,3&m=10&speed=0&play=1")
 	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
 	n := int(num64(get(su, "n")))
-	nAll := int(num64(get(su, "robot", "n_all")))
+	nAll := int(num64(get(su, "view", "n_all")))
 	d := int(num64(get(su, "d")))
-	if got := len(floats(get(su, "robot", "positions"))); got != 2*nAll {
-		t.Fatalf("positions: %d values, want %d", got, 2*nAll)
+	if get(su, "view", "kind") != explorer.Kind {
+		t.Fatalf("view %v, want the explorer", get(su, "view", "kind"))
 	}
-	if got := len(floats(get(su, "robot", "filled"))); got != nAll*d {
-		t.Fatalf("filled: %d values, want %d", got, nAll*d)
+	if got := len(floats(get(su, "view", "truth", "values"))); got != 2*nAll {
+		t.Fatalf("truth: %d values, want %d", got, 2*nAll)
+	}
+	if got := len(floats(get(su, "view", "imputed"))); got != nAll*d {
+		t.Fatalf("imputed: %d values, want %d", got, nAll*d)
 	}
 	if nAll > n {
-		if got := len(floats(get(su, "robot", "y_test"))); got != (nAll-n)*d {
+		if got := len(floats(get(su, "view", "y_test"))); got != (nAll-n)*d {
 			t.Fatalf("y_test: %d values, want %d", got, (nAll-n)*d)
 		}
 	}
-	if ts := num64(get(su, "robot", "time_score")); !(ts >= 0 && ts <= 1) {
-		t.Fatalf("time_score %v", ts)
+	// The baselines' scores (null where the path has no revisits, as on
+	// the fixture).
+	bl, _ := get(su, "view", "truth", "baselines").([]any)
+	if len(bl) != 2 {
+		t.Fatalf("baselines %v, want the outputs' principal components and the input alone", bl)
+	}
+	for k := range bl {
+		if sc := get(bl[k], "score"); sc != nil && !(num64(sc) >= 0 && num64(sc) <= 1) {
+			t.Fatalf("baseline %v: score %v", get(bl[k], "name"), sc)
+		}
 	}
 	// Frames: hidden messages in every frame; the output layer and the test
 	// predictions with every new analysis; scores for both hidden layers.
@@ -79,18 +92,18 @@ func TestRobotSetupAndFrames(t *testing.T) {
 				t.Fatalf("frame %v: layer %d mean has %d values, want %d", get(f, "seq"), li, got, 3*n)
 			}
 		}
-		if got := len(get(f, "robot", "scores").([]any)); got != 2 {
+		if got := len(get(f, "view", "scores").([]any)); got != 2 {
 			t.Fatalf("scores: %d, want 2", got)
 		}
-		if get(f, "robot", "new_output") == true {
+		if get(f, "view", "new_output") == true {
 			if got := len(floats(get(f, "layers", 2, "mean"))); got != d*n {
 				t.Fatalf("output mean has %d values, want %d", got, d*n)
 			}
 			if nAll > n {
-				if got := len(floats(get(f, "robot", "test", "mean"))); got != (nAll-n)*d {
+				if got := len(floats(get(f, "view", "test", "mean"))); got != (nAll-n)*d {
 					t.Fatalf("test mean: %d values, want %d", got, (nAll-n)*d)
 				}
-				if r := num64(get(f, "robot", "test_rmse")); !(r > 0 && r < 100) {
+				if r := num64(get(f, "view", "test_rmse")); !(r > 0 && r < 100) {
 					t.Fatalf("test_rmse %v dBm", r)
 				}
 			}
@@ -143,42 +156,29 @@ func TestRobotFrameEvalError(t *testing.T) {
 	c.ack(map[string]any{"op": "step", "n": 1})
 }
 
-func robotSnapshot(b testing.TB, iters int) *snapshot {
-	ds := robotTestData(b)
-	snap := snapshotFor(b, ds, InitLike{Hidden: []int{3, 3}, Inducing: 20}, iters)
-	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
-	snap.robot = newRobotInfo(ds, nx, ny, newBaselineCache(context.Background(), 300)) // as the test servers (helpers_test.go)
-	return snap
+func robotPublication(b testing.TB, iters int) *publication {
+	return publicationFor(b, robotTestData(b), train.InitConfig{Hidden: []int{3, 3}, Inducing: 20, Seed: 1}, iters)
 }
 
 // BenchmarkRobotFrame measures building a streaming robot frame: the first
 // frame analyses synchronously, later ones reuse the background analysis
 // (the writer's steady state while the optimizer runs).
 func BenchmarkRobotFrame(b *testing.B) {
-	snap := robotSnapshot(b, 20)
-	f := newFramer()
-	if _, err := f.frame(snap); err != nil {
+	p := robotPublication(b, 20)
+	var f framer
+	if _, err := f.frame(p); err != nil {
 		b.Fatal(err)
 	}
 	var size int
 	for b.Loop() {
-		snap.iter++ // a newer state; background analyses start every 200 ms
-		out, err := f.frame(snap)
+		p.snap.Iter++ // a newer state; background analyses start every 200 ms
+		out, err := f.frame(p)
 		if err != nil {
 			b.Fatal(err)
 		}
 		size = len(out)
 	}
-	f.rob.analyzed.Wait()
 	b.ReportMetric(float64(size), "bytes/frame")
-}
-
-// BenchmarkRobotAnalysis is the background analysis of one robot state.
-func BenchmarkRobotAnalysis(b *testing.B) {
-	snap := robotSnapshot(b, 20)
-	for b.Loop() {
-		analyze(snap.model, snap.robot, 1, 0)
-	}
 }
 
 // BenchmarkRobotStreaming runs the robot preset in a session at full speed
@@ -191,7 +191,7 @@ func BenchmarkRobotStreaming(b *testing.B) {
 	// share the CPU with the session only once per data set.
 	for range 300 {
 		c.ack(map[string]any{"op": "pause"})
-		if f := c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame; get(f, "robot", "gp1_rmse") != nil {
+		if f := c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame; get(f, "view", "gp1_rmse") != nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -201,42 +201,34 @@ func BenchmarkRobotStreaming(b *testing.B) {
 	b.ReportMetric(frames, "frames/s")
 }
 
-// TestShutdownStopsBaselines checks that the robot baseline, fitted in the
-// background, belongs to its server: Shutdown cancels it and waits for it,
-// and a second server computes its own.
+// TestShutdownStopsBaselines checks that work the views share across a
+// server's sessions (the explorer's baseline, fitted once per data set in
+// the background) belongs to its server: Shutdown cancels it and waits for
+// it, and a second server computes its own.
 func TestShutdownStopsBaselines(t *testing.T) {
-	ds := robotTestData(t)
 	l := DefaultLimits()
-	cat, err := NewCatalog(nil, l)
+	srv, err := NewServer(Options{Limits: l, Defaults: DefaultConfig(), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.Add(ds, l); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := NewServer(Options{Catalog: cat, Limits: l, Defaults: DefaultConfig(), Workers: 1, BaselineIters: 1000000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
-	b := newRobotInfo(ds, nx, ny, srv.baselines).baselines()
+	key := struct{ name string }{"baseline"}
+	m := srv.env.Once(key, func(ctx context.Context) any { <-ctx.Done(); return ctx.Err() })
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
-		t.Fatalf("shutdown with a million-iteration baseline running: %v", err)
+		t.Fatalf("shutdown with a baseline running: %v", err)
 	}
-	select {
-	case <-b.done:
-	default:
+	if _, ok := m.Value(); !ok {
 		t.Fatal("Shutdown returned before the baseline stopped")
 	}
 	t.Logf("shutdown stopped the baseline in %v", time.Since(start).Round(time.Millisecond))
-	srv2, err := NewServer(Options{Catalog: cat, Limits: l, Defaults: DefaultConfig(), Workers: 1, BaselineIters: 5})
+	srv2, err := NewServer(Options{Limits: l, Defaults: DefaultConfig(), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b2 := newRobotInfo(ds, nx, ny, srv2.baselines).baselines(); b2 == b {
+	defer srv2.Shutdown(context.Background())
+	if srv2.env.Once(key, func(context.Context) any { return nil }) == m {
 		t.Error("a second server shares the first one's baselines")
 	}
 }
@@ -274,26 +266,30 @@ func TestRobotRestartOp(t *testing.T) {
 	if get(f, "iter") != 0.0 {
 		t.Fatalf("paused at iteration %v, want 0", get(f, "iter"))
 	}
-	list, _ := get(f, "robot", "restarts", "list").([]any)
+	list, _ := get(f, "restarts", "list").([]any)
 	if len(list) < 2 {
-		t.Fatalf("restarts: %v, want the preset's %d", get(f, "robot", "restarts"), 3)
+		t.Fatalf("restarts: %v, want the preset's %d", get(f, "restarts"), 3)
 	}
-	chosen := int(num64(get(f, "robot", "restarts", "chosen")))
-	if live := int(num64(get(f, "robot", "restarts", "live"))); live != chosen {
-		t.Fatalf("live restart %d, want the chosen %d", live, chosen)
+	// Restarts count from 1 on the wire and in the page; r is 0-based.
+	chosen := int(num64(get(f, "restarts", "chosen"))) - 1
+	if live := int(num64(get(f, "restarts", "live"))) - 1; live != chosen {
+		t.Fatalf("live restart %d, want the chosen %d", live+1, chosen+1)
 	}
 	bounds := make([]float64, len(list))
 	for r := range list {
-		bounds[r] = num64(get(f, "robot", "restarts", "list", r, "bound"))
+		if k := num64(get(f, "restarts", "list", r, "restart")); int(k) != r+1 {
+			t.Errorf("restart %d is numbered %v", r+1, k)
+		}
+		bounds[r] = num64(get(f, "restarts", "list", r, "bound"))
 		// The score is NaN (null) for every restart where the path has no
 		// revisits, as on the small fixture used without ../shared.
-		s := num64(get(f, "robot", "restarts", "list", r, "score"))
-		s0 := num64(get(f, "robot", "restarts", "list", 0, "score"))
+		s := num64(get(f, "restarts", "list", r, "score"))
+		s0 := num64(get(f, "restarts", "list", 0, "score"))
 		if !(s >= 0 && s <= 1) && !(math.IsNaN(s) && math.IsNaN(s0)) {
-			t.Errorf("restart %d: geometry score %v", r, s)
+			t.Errorf("restart %d: geometry score %v", r+1, s)
 		}
-		if in := get(f, "robot", "restarts", "list", r, "init"); in != "pca" && in != "linear" {
-			t.Errorf("restart %d: init %v, want pca or linear", r, in)
+		if in := get(f, "restarts", "list", r, "start"); in != "pca" && in != "linear" {
+			t.Errorf("restart %d: start %v, want pca or linear", r+1, in)
 		}
 	}
 	for r := range bounds {
@@ -306,13 +302,13 @@ func TestRobotRestartOp(t *testing.T) {
 		t.Errorf("frame bound %v, chosen restart's %v", b, bounds[chosen])
 	}
 	other := (chosen + 1) % len(list)
-	id := c.ack(map[string]any{"op": "restart", "restart": other})
+	id := c.ack(map[string]any{"op": "restart", "restart": other + 1})
 	f = c.frameAfter(id)
 	if b := num64(get(f, "bound")); math.Abs(b-bounds[other]) > 1e-6*math.Abs(b) {
 		t.Errorf("after switching to restart %d: bound %v, want its %v", other, b, bounds[other])
 	}
-	if live := int(num64(get(f, "robot", "restarts", "live"))); live != other {
-		t.Errorf("live restart %d after switching to %d", live, other)
+	if live := int(num64(get(f, "restarts", "live"))) - 1; live != other {
+		t.Errorf("live restart %d after switching to %d", live+1, other+1)
 	}
 	id = c.send(map[string]any{"op": "undo"})
 	if r := c.reply(id); r["type"] != "ack" || !strings.Contains(r["message"].(string), "switch to restart") {
@@ -322,16 +318,16 @@ func TestRobotRestartOp(t *testing.T) {
 	if b := num64(get(f, "bound")); math.Abs(b-bounds[chosen]) > 1e-6*math.Abs(b) {
 		t.Errorf("after undo: bound %v, want the chosen restart's %v", b, bounds[chosen])
 	}
-	if live := int(num64(get(f, "robot", "restarts", "live"))); live != chosen {
-		t.Errorf("live restart %d after undo, want %d", live, chosen)
+	if live := int(num64(get(f, "restarts", "live"))) - 1; live != chosen {
+		t.Errorf("live restart %d after undo, want %d", live+1, chosen+1)
 	}
 	for _, tc := range []struct {
 		cmd  map[string]any
 		want string
 	}{
 		{map[string]any{"op": "restart"}, `missing "restart"`},
-		{map[string]any{"op": "restart", "restart": -1}, "there is no restart -1"},
-		{map[string]any{"op": "restart", "restart": 99}, "there is no restart 99 (the preset ran restarts 0…"},
+		{map[string]any{"op": "restart", "restart": 0}, "there is no restart 0"},
+		{map[string]any{"op": "restart", "restart": 99}, "there is no restart 99 (the preset ran restarts 1…"},
 		{map[string]any{"op": "restart", "restart": "one"}, `field "restart"`},
 		{map[string]any{"op": "restart", "restart": 1.5}, `field "restart"`},
 	} {
@@ -349,7 +345,7 @@ func TestRobotRestartOp(t *testing.T) {
 func TestRestartOpWithoutRestarts(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, "")
-	r := c.reply(c.send(map[string]any{"op": "restart", "restart": 0}))
+	r := c.reply(c.send(map[string]any{"op": "restart", "restart": 1}))
 	if r["type"] != "error" || !strings.Contains(fmt.Sprint(r["error"]), "not chosen among restarts") {
 		t.Fatalf("restart on the step data: %v", r)
 	}
@@ -360,32 +356,30 @@ func TestRestartOpWithoutRestarts(t *testing.T) {
 // table's numbers are what switching gives.
 func TestRobotRestartsReproduce(t *testing.T) {
 	ds := robotTestData(t)
-	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
-	r := newRobotInfo(ds, nx, ny, newBaselineCache(context.Background(), 10))
-	cfg := DefaultConfig()
-	cfg.Hidden, cfg.Inducing = []int{3, 3}, 10
-	m, rs, err := r.initModel(context.Background(), nx.Apply(ds.X), ny.Apply(ds.Y), cfg, 2)
+	d := view.NewData(1, ds)
+	m, reps, err := view.StartPreset(context.Background(), train.RobotPreset(1), d, view.Arch{Hidden: []int{3, 3}, Inducing: 10, Seed: 1}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs == nil || len(rs.list) < 2 {
+	rs := view.NewRestarts(reps, 1, "", nil)
+	if rs == nil || len(rs.List) < 2 {
 		t.Fatalf("restarts %v", rs)
 	}
-	for k, e := range rs.list {
-		if e.model == nil {
-			t.Fatalf("restart %d: no model (%s)", k, e.failure)
+	for k, e := range rs.List {
+		if e.Model == nil {
+			t.Fatalf("restart %d: no model (%s)", k+1, e.Failure)
 		}
-		if math.Abs(e.bound-e.report) > 1e-9*math.Abs(e.report) {
-			t.Errorf("restart %d: kept model's bound %v, the restart reported %v", k, e.bound, e.report)
+		if r := reps[k].Report.Bound; math.Abs(e.Bound-r) > 1e-9*math.Abs(r) {
+			t.Errorf("restart %d: kept model's bound %v, the restart reported %v", k+1, e.Bound, r)
 		}
-		t.Logf("restart %d (%s start, seed %d): bound %.4f, geometry %.3f", k, e.start, e.init.Seed, e.bound, e.score)
+		t.Logf("restart %d (%s start, seed %d): bound %.4f", k+1, e.Start, e.Init.Seed, e.Bound)
 	}
 	ev := engine.Evaluator{Workers: 1}
 	res, _, err := ev.Evaluate(m, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Bound != rs.list[rs.chosen].bound {
-		t.Errorf("the preset's model has bound %v, its restart %d in the table %v", res.Bound, rs.chosen, rs.list[rs.chosen].bound)
+	if res.Bound != rs.List[rs.Chosen].Bound {
+		t.Errorf("the preset's model has bound %v, its restart %d in the table %v", res.Bound, rs.Chosen+1, rs.List[rs.Chosen].Bound)
 	}
 }

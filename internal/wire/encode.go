@@ -1,4 +1,4 @@
-package stream
+package wire
 
 import (
 	"encoding/binary"
@@ -8,44 +8,39 @@ import (
 	"strconv"
 )
 
-// Binary messages (frames and setups) are laid out as
-//
-//	u32 little-endian  header length H
-//	H bytes            header: UTF-8 JSON, padded with spaces to a multiple of 4
-//	payload            the sections, each starting at a multiple of 4
-//
-// Arrays in the header are references {"$": k} to sections[k] of the
-// header's "sections" table. A section is either
-//
-//	{"t":"f32","n":N,"o":OFF}                  N float32 (little-endian) at payload offset OFF
-//	{"t":"q16","n":N,"o":OFF,"lo":A,"hi":B}    N uint16: v = A + q·(B−A)/65534, q = 65535 means NaN
-//
-// See docs/protocol.md.
-
 // quantizeOver is the array length above which arrays are sent as q16
 // (16-bit quantised) instead of f32: long per-datum arrays only need screen
 // precision, short ones (inducing points, hyperparameters) stay exact to
 // float32.
 const quantizeOver = 64
 
+// Version is the version of the websocket protocol in docs/protocol.md.
+// It is sent in every message as "v"; a client that sees a different
+// major version should not interpret the message.
+const Version = 2 // 2: the message figure's ops and message are "message_figure…" (were "mc…")
+
 // Ref is a reference from the JSON header to a binary section.
 type Ref struct {
 	I int `json:"$"`
 }
 
-type section struct {
+// Section describes one array of a message's payload (see the package
+// documentation).
+type Section struct {
 	T  string `json:"t"`
 	N  int    `json:"n"`
 	O  int    `json:"o"`
-	Lo num    `json:"lo,omitempty"`
-	Hi num    `json:"hi,omitempty"`
+	Lo Num    `json:"lo,omitempty"`
+	Hi Num    `json:"hi,omitempty"`
 }
 
-// num is a float64 that encodes as the shortest round-trip JSON number and
+// Num is a float64 that encodes as the shortest round-trip JSON number and
 // as null when it is not finite (JSON has no NaN).
-type num float64
+type Num float64
 
-func (n num) MarshalJSON() ([]byte, error) {
+// MarshalJSON writes n as the shortest number that reads back as n, or
+// null.
+func (n Num) MarshalJSON() ([]byte, error) {
 	f := float64(n)
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return []byte("null"), nil
@@ -53,40 +48,43 @@ func (n num) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
 }
 
-func nums(v []float64) []num {
-	out := make([]num, len(v))
+// Nums converts v to Nums.
+func Nums(v []float64) []Num {
+	out := make([]Num, len(v))
 	for i, x := range v {
-		out[i] = num(x)
+		out[i] = Num(x)
 	}
 	return out
 }
 
-// encoder accumulates binary sections for one message.
-type encoder struct {
-	secs    []section
+// Encoder accumulates binary sections for one message.
+type Encoder struct {
+	secs    []Section
 	payload []byte
-	// forceF32 disables quantisation (for tests and for exact setups).
-	forceF32 bool
+	// ForceF32 disables quantisation (for tests and for exact setups).
+	ForceF32 bool
 }
 
-// arr adds v as a section and returns its reference.
-func (e *encoder) arr(v []float64) Ref {
-	if len(v) > quantizeOver && !e.forceF32 {
-		return e.q16(v)
+// Arr adds v as a section and returns its reference.
+func (e *Encoder) Arr(v []float64) Ref {
+	if len(v) > quantizeOver && !e.ForceF32 {
+		return e.Q16(v)
 	}
-	return e.f32(v)
+	return e.F32(v)
 }
 
-func (e *encoder) f32(v []float64) Ref {
+// F32 adds v as float32 values, whatever its length.
+func (e *Encoder) F32(v []float64) Ref {
 	off := len(e.payload)
 	for _, x := range v {
 		e.payload = binary.LittleEndian.AppendUint32(e.payload, math.Float32bits(float32(x)))
 	}
-	e.secs = append(e.secs, section{T: "f32", N: len(v), O: off})
+	e.secs = append(e.secs, Section{T: "f32", N: len(v), O: off})
 	return Ref{len(e.secs) - 1}
 }
 
-func (e *encoder) q16(v []float64) Ref {
+// Q16 adds v quantised to 16 bits over its finite range.
+func (e *Encoder) Q16(v []float64) Ref {
 	off := len(e.payload)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, x := range v {
@@ -111,17 +109,21 @@ func (e *encoder) q16(v []float64) Ref {
 	if len(e.payload)%4 != 0 {
 		e.payload = append(e.payload, 0, 0)
 	}
-	e.secs = append(e.secs, section{T: "q16", N: len(v), O: off, Lo: num(lo), Hi: num(hi)})
+	e.secs = append(e.secs, Section{T: "q16", N: len(v), O: off, Lo: Num(lo), Hi: Num(hi)})
 	return Ref{len(e.secs) - 1}
 }
 
-// finish marshals header (which must have a Sections field that finish
-// fills through setSections) and returns the complete binary message.
-func (e *encoder) finish(header interface{ setSections([]section) }) ([]byte, error) {
-	header.setSections(e.secs)
+// Header is a binary message's JSON header: it carries the sections
+// table, which Finish fills.
+type Header interface{ SetSections([]Section) }
+
+// Finish marshals header with the sections added so far and returns the
+// complete binary message.
+func (e *Encoder) Finish(header Header) ([]byte, error) {
+	header.SetSections(e.secs)
 	h, err := json.Marshal(header)
 	if err != nil {
-		return nil, fmt.Errorf("stream: encoding header: %w", err)
+		return nil, fmt.Errorf("encoding a message header: %w", err)
 	}
 	pad := (4 - len(h)%4) % 4
 	out := make([]byte, 0, 4+len(h)+pad+len(e.payload))
@@ -141,22 +143,22 @@ type Decoded map[string]any
 // []float64 holding the section's values (NaN for q16's NaN code).
 func Decode(msg []byte) (Decoded, error) {
 	if len(msg) < 4 {
-		return nil, fmt.Errorf("stream: message of %d bytes is too short", len(msg))
+		return nil, fmt.Errorf("message of %d bytes is too short", len(msg))
 	}
 	hl := int(binary.LittleEndian.Uint32(msg))
 	if hl > len(msg)-4 || hl%4 != 0 {
-		return nil, fmt.Errorf("stream: header length %d is invalid for a %d-byte message", hl, len(msg))
+		return nil, fmt.Errorf("header length %d is invalid for a %d-byte message", hl, len(msg))
 	}
 	var h map[string]any
 	if err := json.Unmarshal(msg[4:4+hl], &h); err != nil {
-		return nil, fmt.Errorf("stream: header: %w", err)
+		return nil, fmt.Errorf("header: %w", err)
 	}
 	payload := msg[4+hl:]
-	var secs []section
+	var secs []Section
 	if raw, ok := h["sections"]; ok {
 		b, _ := json.Marshal(raw)
 		if err := json.Unmarshal(b, &secs); err != nil {
-			return nil, fmt.Errorf("stream: sections: %w", err)
+			return nil, fmt.Errorf("sections: %w", err)
 		}
 	}
 	vals := make([][]float64, len(secs))
@@ -165,14 +167,14 @@ func Decode(msg []byte) (Decoded, error) {
 		switch s.T {
 		case "f32":
 			if s.O < 0 || s.O+4*s.N > len(payload) {
-				return nil, fmt.Errorf("stream: section %d out of bounds", k)
+				return nil, fmt.Errorf("section %d out of bounds", k)
 			}
 			for i := range v {
 				v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(payload[s.O+4*i:])))
 			}
 		case "q16":
 			if s.O < 0 || s.O+2*s.N > len(payload) {
-				return nil, fmt.Errorf("stream: section %d out of bounds", k)
+				return nil, fmt.Errorf("section %d out of bounds", k)
 			}
 			step := 0.0
 			if s.Hi > s.Lo {
@@ -187,7 +189,7 @@ func Decode(msg []byte) (Decoded, error) {
 				}
 			}
 		default:
-			return nil, fmt.Errorf("stream: section %d has unknown type %q", k, s.T)
+			return nil, fmt.Errorf("section %d has unknown type %q", k, s.T)
 		}
 		vals[k] = v
 	}
@@ -213,3 +215,6 @@ func Decode(msg []byte) (Decoded, error) {
 	resolve(h)
 	return Decoded(h), nil
 }
+
+// NumPtr returns a pointer to v as a Num (for optional header fields).
+func NumPtr(v float64) *Num { n := Num(v); return &n }

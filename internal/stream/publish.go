@@ -1,0 +1,115 @@
+package stream
+
+import (
+	"slices"
+	"time"
+
+	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
+	"dgpviz/internal/view"
+)
+
+// publication is what the optimizer goroutine hands to the writer and to
+// the view's background work: a snapshot of the model with the
+// optimizer's evaluation of it, and the optimizer's state for the frame's
+// header. It is never changed once made.
+type publication struct {
+	snap      *view.Snapshot
+	view      view.View
+	event     string
+	status    train.Status
+	ips       float64
+	method    string
+	lr        float64
+	frozen    []string
+	restarts  *view.Restarts
+	restart   int // the restart the model started from (-1: none)
+	followers int
+}
+
+// publisher keeps the last published model, so that a republication of
+// the same model (an ack, a paused session's command) shares its copy and
+// its evaluation: figure downloads keyed by the copy stay cached, and a
+// paused session evaluates nothing per frame.
+type publisher struct {
+	key     modelVersion
+	version uint64 // the snapshots' Version: one per published model
+	edits   int64  // edits of the trainer's model so far
+	model   *engine.Model
+	eval    *train.Evaluation
+	evalErr error
+	ev      engine.Evaluator // evaluates a model the optimizer has not (a new or edited one)
+}
+
+// modelVersion identifies the trainer's model as it stands: a new trainer,
+// every optimizer step (which may change it even without an accepted
+// iteration, e.g. raising the jitter) and every edit make a new version.
+type modelVersion struct {
+	tr           *train.Trainer
+	steps, edits int64
+}
+
+// publish hands a snapshot of the model to the writer, the view's work
+// and the followers' hub.
+func (s *session) publish() {
+	now := time.Now()
+	s.opt.lastPub = now
+	it := s.tr.Iter()
+	if dt := now.Sub(s.opt.ipsT); dt >= 250*time.Millisecond || !s.opt.running {
+		if s.opt.running && dt > 0 {
+			s.opt.ips = float64(it-s.opt.ipsIter) / dt.Seconds()
+		} else if !s.opt.running {
+			s.opt.ips = 0
+		}
+		s.opt.ipsT, s.opt.ipsIter = now, it
+	}
+	pb := &s.pub
+	if key := (modelVersion{tr: s.tr, steps: s.iterations.Load(), edits: pb.edits}); pb.model == nil || key != pb.key {
+		// CloneParams shares the data, which nothing writes into: 2 × 8.8
+		// MB of Frey faces are not copied for every frame.
+		pb.key, pb.model = key, s.tr.Model().CloneParams()
+		pb.version++
+		pb.eval, pb.evalErr = s.evaluation()
+	}
+	p := &publication{
+		snap: &view.Snapshot{Model: pb.model, Eval: pb.eval, EvalErr: pb.evalErr, Data: s.data, Iter: it,
+			Applied: s.opt.applied, Running: s.opt.running, Version: pb.version},
+		view: s.view, event: s.opt.event, status: s.opt.status, ips: s.opt.ips,
+		method: s.cfg.Method.String(), lr: s.cfg.LearningRate, frozen: slices.Clone(s.cfg.Frozen),
+		restarts: s.restarts, restart: s.restart, followers: s.hub.count(),
+	}
+	s.hub.publishState(&forkState{cfg: s.cfg, pub: p})
+	s.setLatest(p)
+	s.playing.Store(s.opt.running)
+	s.published.Add(1)
+	if s.frames.put(p) {
+		s.dropped.Add(1)
+	}
+}
+
+// evaluation is the optimizer's own evaluation of its model: the last
+// step's when the model is still where that step left it, else (after an
+// edit, a new model or a reverted step) one made now.
+func (s *session) evaluation() (*train.Evaluation, error) {
+	if ev, ok := s.tr.LastEvaluation(); ok {
+		return ev, nil
+	}
+	s.pub.ev.Workers = s.srv.workers
+	res, _, err := s.pub.ev.Evaluate(s.tr.Model(), engine.Options{NoOutputMessage: true})
+	if err != nil {
+		return nil, err
+	}
+	return train.NewEvaluation(res), nil
+}
+
+// setLatest makes p the latest publication and wakes whoever waits for a
+// newer one (view.Session.Latest).
+func (s *session) setLatest(p *publication) {
+	s.changedMu.Lock()
+	defer s.changedMu.Unlock()
+	s.latest.Store(p)
+	if s.changed != nil {
+		close(s.changed)
+	}
+	s.changed = make(chan struct{})
+}

@@ -1,0 +1,126 @@
+package explorer
+
+import (
+	"math"
+
+	"dgpviz/internal/engine"
+	"dgpviz/internal/latent"
+	"dgpviz/internal/view"
+	"dgpviz/internal/wire"
+)
+
+// analysis is the part of a frame that the optimizer's evaluation does not
+// give: the output layer's messages at the training and test rows, the
+// hidden layers' at the test rows, the test error and the geometry
+// scores. It runs at most every AnalysisEvery while the optimizer runs
+// (view.Analysis).
+type analysis struct {
+	out    *engine.Message  // the output layer's message at the training rows
+	test   *engine.Message  // the output layer's message at the test rows
+	testH  []engine.Message // the hidden layers' messages at the test rows: where the model puts rows it never saw
+	rmse   float64          // test RMSE, original units
+	scores []latent.Score   // one per hidden layer (ground truth only)
+}
+
+func analyze(m *engine.Model, f *facts) *analysis {
+	ev := engine.Evaluator{Workers: 1} // frames must not compete with the optimizer
+	a := &analysis{rmse: math.NaN()}
+	msgs, err := ev.Predict(m, m.X)
+	if err != nil {
+		return a
+	}
+	a.out = &msgs[len(msgs)-1]
+	if f.truth != nil {
+		for _, msg := range msgs[:len(msgs)-1] {
+			s, err := latent.LoopClosure(msg.Mean, f.truth, f.rule)
+			if err != nil {
+				s.Value = math.NaN()
+			}
+			a.scores = append(a.scores, s)
+		}
+	}
+	if f.xTest != nil {
+		if tm, err := ev.Predict(m, f.xTest); err == nil {
+			a.test, a.testH = &tm[len(tm)-1], tm[:len(tm)-1]
+			a.rmse = f.rmse(a.test.Mean)
+		}
+	}
+	return a
+}
+
+// frameSection is the frame's "view" section.
+type frameSection struct {
+	Kind string `json:"kind"`
+	// EvalIter is the iteration the output messages, the test predictions
+	// and the scores belong to (the analysis's).
+	EvalIter int `json:"eval_iter"`
+	// Scores are the geometry scores of each hidden layer (null: no
+	// ground truth, or not available).
+	Scores   []*wire.Num `json:"scores"`
+	TestRMSE *wire.Num   `json:"test_rmse,omitempty"` // original units
+	MeanRMSE *wire.Num   `json:"mean_rmse,omitempty"` // the training mean (a baseline)
+	GP1RMSE  *wire.Num   `json:"gp1_rmse,omitempty"`  // a one-layer sparse GP (a baseline; absent until fitted)
+	// NewOutput says that this frame carries the output layer's message
+	// and the test messages of a new analysis (sent once per analysis).
+	NewOutput  bool      `json:"new_output"`
+	Test       *testSec  `json:"test,omitempty"`
+	TestHidden []testSec `json:"test_hidden,omitempty"`
+}
+
+type testSec struct {
+	N    int      `json:"n"`
+	D    int      `json:"d"`
+	Mean wire.Ref `json:"mean"`
+	Var  wire.Ref `json:"var"`
+}
+
+func (v *View) NewFramer() view.Framer {
+	return &framer{v: v, an: &view.Analysis[*analysis]{Every: AnalysisEvery}}
+}
+
+type framer struct {
+	v       *View
+	an      *view.Analysis[*analysis]
+	sentSeq uint64 // the analysis whose arrays the last frame carried
+}
+
+func (fr *framer) Frame(e *wire.Encoder, s *view.Snapshot) ([]view.LayerFrame, any) {
+	f := fr.v.factsOf(s.Data)
+	a := fr.an.Current(s, func(s *view.Snapshot) *analysis { return analyze(s.Model, f) })
+	layers, _ := view.BaseLayers(e, s, 0)
+	sec := &frameSection{Kind: Kind, EvalIter: a.Iter, Scores: []*wire.Num{}}
+	sec.NewOutput = a.Seq != fr.sentSeq && a.Value.out != nil
+	fr.sentSeq = a.Seq
+	if sec.NewOutput {
+		layers[len(layers)-1].SetMessage(e, *a.Value.out)
+		if t := a.Value.test; t != nil {
+			sec.Test = encodeTest(e, *t)
+			for _, h := range a.Value.testH {
+				sec.TestHidden = append(sec.TestHidden, *encodeTest(e, h))
+			}
+		}
+	}
+	for _, sc := range a.Value.scores {
+		sec.Scores = append(sec.Scores, optional(sc.Value))
+	}
+	sec.TestRMSE, sec.MeanRMSE = optional(a.Value.rmse), optional(f.meanRMSE)
+	if f.xTest != nil {
+		if g, ok := fr.v.gp1RMSE(f).Value(); ok {
+			sec.GP1RMSE = optional(g.(float64))
+		}
+	}
+	return layers, sec
+}
+
+func encodeTest(e *wire.Encoder, m engine.Message) *testSec {
+	n, d := m.Mean.Dims()
+	return &testSec{N: n, D: d, Mean: e.Arr(view.DenseData(m.Mean)), Var: e.Arr(view.DenseData(m.Var))}
+}
+
+// optional is v as a Num, or nil when v is not a number.
+func optional(v float64) *wire.Num {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return wire.NumPtr(v)
+}

@@ -1,0 +1,98 @@
+package explorer
+
+import (
+	"dgpviz/internal/latent"
+	"dgpviz/internal/train"
+	"dgpviz/internal/view"
+	"dgpviz/internal/wire"
+)
+
+// setupSection is the setup's "view" section: what the data carry besides
+// inputs and outputs, all optional, rows aligned as training rows then
+// test rows.
+type setupSection struct {
+	Kind   string `json:"kind"`
+	Preset string `json:"preset"`
+	NAll   int    `json:"n_all"`   // training + test rows
+	NTrain int    `json:"n_train"` // the first n_train rows are the training set
+	// XTest and YTest are the test rows (normalised like x and y).
+	XTest *wire.Ref `json:"x_test,omitempty"`
+	YTest *wire.Ref `json:"y_test,omitempty"`
+	// Imputed (n_all × d) is 1 where an output was missing and filled in.
+	Imputed *wire.Ref       `json:"imputed,omitempty"`
+	Truth   *truthSection   `json:"truth,omitempty"`
+	Columns []columnSection `json:"columns"`
+}
+
+// truthSection is the ground truth and the geometry score's rule.
+type truthSection struct {
+	Names  []string `json:"names"`
+	Unit   string   `json:"unit,omitempty"`
+	P      int      `json:"p"`      // coordinates per row
+	Values wire.Ref `json:"values"` // n_all × p
+	MinLag int      `json:"min_lag"`
+	Radius wire.Num `json:"radius"`
+	// Revisits are the pairs the score uses among the training rows
+	// (latent.Revisits), flattened i0, j0, i1, j1, …; FarPairs is how many
+	// pairs are far apart in time.
+	Revisits     int      `json:"revisits"`
+	FarPairs     int      `json:"far_pairs"`
+	RevisitPairs wire.Ref `json:"revisit_pairs"`
+	// Baselines are the scores of latents that use no model.
+	Baselines []baselineSection `json:"baselines"`
+}
+
+type baselineSection struct {
+	Name  string    `json:"name"`
+	Score *wire.Num `json:"score"`
+}
+
+// columnSection is an extra column for colouring (n_all values).
+type columnSection struct {
+	Name       string   `json:"name"`
+	Values     wire.Ref `json:"values"`
+	Categories []string `json:"categories,omitempty"`
+}
+
+func (v *View) Setup(e *wire.Encoder, d *view.Data) any {
+	f := v.factsOf(d)
+	ds := d.Set
+	_, nTest := ds.Rows()
+	_, dy := ds.Y.Dims()
+	s := &setupSection{Kind: Kind, Preset: train.RobotPreset(0).Name, NAll: f.nTrain + nTest, NTrain: f.nTrain, Columns: []columnSection{}}
+	if f.xTest != nil {
+		xt, yt := e.Arr(view.DenseData(f.xTest)), e.Arr(view.DenseData(d.NormY.Apply(f.yTest)))
+		s.XTest, s.YTest = &xt, &yt
+	}
+	if ds.Imputed != nil {
+		v := make([]float64, s.NAll*dy)
+		for i := 0; i < s.NAll && i < len(ds.Imputed); i++ {
+			for j := 0; j < dy && j < len(ds.Imputed[i]); j++ {
+				if ds.Imputed[i][j] {
+					v[i*dy+j] = 1
+				}
+			}
+		}
+		r := e.Arr(v)
+		s.Imputed = &r
+	}
+	if f.truth != nil {
+		_, p := ds.Truth.Dims()
+		t := &truthSection{Names: ds.TruthNames, Unit: ds.TruthUnit, P: p, Values: e.Arr(view.DenseData(ds.Truth)),
+			MinLag: f.rule.MinLag, Radius: wire.Num(f.rule.Radius), Baselines: []baselineSection{}}
+		var pairs []float64
+		for _, pr := range latent.Revisits(f.truth, f.rule) {
+			pairs = append(pairs, float64(pr[0]), float64(pr[1]))
+		}
+		t.Revisits, t.RevisitPairs = len(pairs)/2, e.Arr(pairs)
+		for _, b := range f.baselines {
+			t.FarPairs = b.score.FarPairs
+			t.Baselines = append(t.Baselines, baselineSection{Name: b.name, Score: optional(b.score.Value)})
+		}
+		s.Truth = t
+	}
+	for _, c := range ds.Columns {
+		s.Columns = append(s.Columns, columnSection{Name: c.Name, Values: e.Arr(c.Values), Categories: c.Categories})
+	}
+	return s
+}

@@ -1,0 +1,42 @@
+// Package views chooses a data set's view by what the data are: outputs
+// that are the inputs make an autoencoder, several outputs the latent
+// explorer, one output a regression (see dgpviz/internal/view). It is the
+// one place that knows every view.
+package views
+
+import (
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/view"
+	"dgpviz/internal/view/autoencoder"
+	"dgpviz/internal/view/explorer"
+	"dgpviz/internal/view/regression"
+)
+
+// Kind returns the kind of view that shows ds.
+func Kind(ds *dataset.Dataset) string {
+	switch {
+	case autoencoder.Applies(ds):
+		return autoencoder.Kind
+	case explorer.Applies(ds):
+		return explorer.Kind
+	default:
+		return regression.Kind
+	}
+}
+
+// For returns a new view of ds for one session of a server with env.
+func For(ds *dataset.Dataset, env *view.Env) view.View {
+	switch Kind(ds) {
+	case autoencoder.Kind:
+		return autoencoder.New()
+	case explorer.Kind:
+		return explorer.New(env)
+	default:
+		return regression.New()
+	}
+}
+
+// Ops lists the ops of every view, for the command table.
+func Ops() []string {
+	return view.OpNames(regression.New(), explorer.New(nil), autoencoder.New())
+}
