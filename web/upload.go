@@ -80,17 +80,20 @@ func answerResume(w http.ResponseWriter, r *http.Request, log *slog.Logger, what
 // implements it. New mounts POST /data when the Backend does.
 type DataLoader interface {
 	ParkData(ds *dataset.Dataset) (token string, err error)
+	Limits() stream.Limits
 }
 
 // maxDataBytes bounds a CSV sent to POST /data: 2,000 rows (the default
-// row limit) of a few dozen columns.
-const maxDataBytes = 4 << 20
+// row limit) of 560 grey levels, such as the Frey faces.
+const maxDataBytes = 16 << 20
 
-// dataUpload serves POST /data: the body is a CSV with a header row
-// (columns named x… are the inputs, y… the outputs, as for `viz serve
-// -data csv:PATH`); the answer is {"resume": TOKEN}, with which the page
-// reconnects into a session fitting that data with the server's default
-// architecture. Bad files get 400 with the reason, too large ones 413.
+// dataUpload serves POST /data[?name=NAME][&shape=HxW]: the body is a CSV
+// with a header row, read as `viz serve -data csv:PATH` reads one
+// (dataset.CSVConventions); shape says that the outputs are the pixels of
+// images. The answer is {"resume": TOKEN}, with which the page reconnects
+// into a session fitting that data with its view's preset or the server's
+// default architecture. Rows beyond the server's limit are refused as they
+// are read. Bad files get 400 with the reason, too large ones 413.
 type dataUpload struct {
 	b   DataLoader
 	log *slog.Logger
@@ -102,7 +105,15 @@ func (h dataUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if name == "" || len(name) > 80 {
 		name = "your data"
 	}
-	ds, err := dataset.ReadCSV(r.Body, name, dataset.CSVOptions{})
+	opt := dataset.CSVOptions{MaxRows: h.b.Limits().MaxRows}
+	if sh := r.URL.Query().Get("shape"); sh != "" {
+		var err error
+		if opt.Shape, err = dataset.ParseShape(sh); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
+	ds, err := dataset.ReadCSV(r.Body, name, opt)
 	if err != nil {
 		badUpload(w, err, "the file", maxDataBytes, "not a usable CSV")
 		return

@@ -34,6 +34,7 @@ type serveOptions struct {
 	perIP    int      // open connections per client address
 	logLevel slog.Level
 	workers  int
+	shape    [2]int          // -shape: the CSV data sets' image shape
 	set      map[string]bool // flags given on the command line
 }
 
@@ -41,9 +42,14 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	o := serveOptions{cfg: stream.DefaultConfig(), limits: stream.DefaultLimits()}
 	fs := newFlags("serve", stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
-	fs.Func("data", `data set: "step", "robot:PATH", "frey:PATH" (the Frey faces MAT-file; opens the Frey faces view) or "csv:PATH"; repeat to offer several (the first is the default). A CSV has a header row; columns whose names start with x are the inputs, those starting with y the outputs, others are ignored; values must be finite numbers`, func(s string) error {
+	fs.Func("data", `data set: "step", "robot:PATH", "frey:PATH" (the Frey faces MAT-file) or "csv:PATH"; repeat to offer several (the first is the default). The data's shape chooses the view: one output a regression, several outputs the latent explorer, outputs that are the inputs an autoencoder. `+dataset.CSVConventions, func(s string) error {
 		o.data = append(o.data, s)
 		return nil
+	})
+	fs.Func("shape", "the outputs of the CSV data sets are the pixels of images of this shape, rows x columns (e.g. 28x20): the autoencoder draws them as images", func(s string) error {
+		sh, err := dataset.ParseShape(s)
+		o.shape = sh
+		return err
 	})
 	hidden := fs.String("hidden", "1,1", "hidden layer widths, comma-separated (1,1: a 3-layer deep GP)")
 	fs.IntVar(&o.cfg.Inducing, "inducing", o.cfg.Inducing, "inducing points per layer")
@@ -99,6 +105,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			log.Warn("degenerate data", "dataset", name, "warning", w)
 		}
 	}
+	if o.shape != [2]int{} {
+		if err := shapeCSVs(cat, o.data, o.shape); err != nil {
+			return usageError{err}
+		}
+	}
 	if len(o.data) > 0 {
 		o.cfg.Dataset = cat.NameOf(o.data[0])
 	}
@@ -119,6 +130,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		hosts = append(hosts, h)
 	}
 	return serve(ctx, web.LimitPerClient(ln, o.perIP), web.AllowHosts(web.New(srv, srv, log), hosts), srv, log, stdout)
+}
+
+// shapeCSVs declares the outputs of the CSV data sets among specs images
+// of the given shape.
+func shapeCSVs(cat *stream.Catalog, specs []string, shape [2]int) error {
+	n := 0
+	for _, spec := range specs {
+		if !strings.HasPrefix(strings.TrimSpace(spec), "csv:") {
+			continue
+		}
+		if err := cat.Get(cat.NameOf(spec)).SetShape(shape); err != nil {
+			return fmt.Errorf("-shape: %w", err)
+		}
+		n++
+	}
+	if n == 0 {
+		return errors.New("-shape applies to CSV data sets (-data csv:PATH), and none was given")
+	}
+	return nil
 }
 
 // presetDefaults returns the configuration and limits of viz serve: the

@@ -16,10 +16,21 @@ import (
 // CSVOptions selects the input and output columns of a CSV file by header
 // name. An empty InputColumns selects every column whose name starts with
 // "x"; an empty OutputColumns selects every column whose name starts with
-// "y". Columns that are neither inputs nor outputs are ignored.
+// "y". Columns that are neither inputs nor outputs are read by the
+// conventions of ReadCSV or ignored.
 type CSVOptions struct {
 	InputColumns, OutputColumns []string
+	// Shape, when not zero, says that every row's outputs are the pixels
+	// of a Shape[0] × Shape[1] image, row by row.
+	Shape [2]int
+	// MaxRows, when positive, refuses more data rows than this as they are
+	// read (a server's limit); the loaders' MaxRows applies in any case.
+	MaxRows int
 }
+
+// CSVConventions describes, for people, how ReadCSV reads a header: the
+// command line's help, the README and the page's upload dialog say it.
+const CSVConventions = `A header row names the columns: x… are the inputs and y… the outputs (a file with only y columns is an autoencoder: its inputs are its outputs); truth… are ground-truth coordinates (for example truth_x, truth_y: used to judge a latent space, never fitted); label… are values or categories to colour by (never fitted); a column named split says train or test for each row. Other columns are ignored. Values must be finite numbers of magnitude at most 1e150.`
 
 // LoadCSV reads the CSV file at path; see ReadCSV. The data set is named
 // after the base name of path.
@@ -40,8 +51,17 @@ func LoadCSV(path string, opt CSVOptions) (*Dataset, error) {
 // are trimmed of surrounding white space, blank lines are skipped, and both
 // LF and CRLF line endings are accepted, as is a leading UTF-8 byte order
 // mark. The selected input and output columns (see CSVOptions) must hold
-// finite numbers; ignored columns may hold anything. There is no held-out
-// set.
+// finite numbers; so must ground truth. Besides inputs and outputs, a
+// header may name (CSVConventions):
+//
+//   - truth… columns: ground-truth coordinates of each row (Dataset.Truth);
+//   - label… columns: values to colour by, numbers or categories (Dataset.Columns);
+//   - a split column: train or test for each row; the test rows become the
+//     held-out set, and every per-row column lists training rows first.
+//
+// Without input columns (and without CSVOptions.InputColumns) the inputs
+// are the outputs: an autoencoder. Other columns are ignored and may hold
+// anything.
 func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 	return readCSV(r, name, "csv "+name, opt)
 }
@@ -98,14 +118,21 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		return nil, errorf("line %d: missing header row: the first row holds only numbers", headerLine)
 	}
 
-	in, err := csvColumns(header, index, opt.InputColumns, "x", "input")
-	if err != nil {
-		return nil, errorf("%v", err)
-	}
 	out, err := csvColumns(header, index, opt.OutputColumns, "y", "output")
 	if err != nil {
 		return nil, errorf("%v", err)
 	}
+	in, err := csvColumns(header, index, opt.InputColumns, "x", "input")
+	autoencoder := err != nil && len(opt.InputColumns) == 0
+	if err != nil && !autoencoder {
+		return nil, errorf("%v", err)
+	}
+	if s := opt.Shape; s != [2]int{} && (s[0] < 1 || s[1] < 1 || s[0]*s[1] != len(out)) {
+		return nil, errorf("images of %d × %d pixels need %d output columns; the file has %d", s[0], s[1], s[0]*s[1], len(out))
+	}
+	truth := prefixed(header, "truth")
+	labels := prefixed(header, "label")
+	split, hasSplit := index["split"]
 	for _, j := range in {
 		for _, k := range out {
 			if j == k {
@@ -114,7 +141,15 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		}
 	}
 
-	var xs, ys []float64
+	maxRows := MaxRows
+	if opt.MaxRows > 0 {
+		maxRows = min(maxRows, opt.MaxRows)
+	}
+	var (
+		xs, ys, ts []float64
+		labelText  = make([][]string, len(labels))
+		test       []bool // per row: in the held-out set
+	)
 	rows := 0
 	for {
 		rec, err := cr.Read()
@@ -126,22 +161,35 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		}
 		line, _ := cr.FieldPos(0)
 		rows++
-		if rows > MaxRows {
-			return nil, errorf("line %d: more than %d data rows (MaxRows)", line, MaxRows)
+		if rows > maxRows {
+			return nil, errorf("line %d: more than %d data rows, the limit", line, maxRows)
 		}
 		if len(rec) != len(header) {
 			return nil, errorf("line %d: %d fields, header has %d", line, len(rec), len(header))
 		}
-		for _, cols := range [2]struct {
+		for _, cols := range [3]struct {
 			idx []int
 			dst *[]float64
-		}{{in, &xs}, {out, &ys}} {
+		}{{in, &xs}, {out, &ys}, {truth, &ts}} {
 			for _, j := range cols.idx {
 				v, msg := parseNumber(strings.TrimSpace(rec[j]))
 				if msg != "" {
 					return nil, errorf("line %d, column %d (%q): %s", line, j+1, header[j], msg)
 				}
 				*cols.dst = append(*cols.dst, v)
+			}
+		}
+		for k, j := range labels {
+			labelText[k] = append(labelText[k], strings.TrimSpace(rec[j]))
+		}
+		if hasSplit {
+			switch v := strings.ToLower(strings.TrimSpace(rec[split])); v {
+			case "train":
+				test = append(test, false)
+			case "test":
+				test = append(test, true)
+			default:
+				return nil, errorf("line %d, column %d (\"split\"): %q, want train or test", line, split+1, truncateText(v, 20))
 			}
 		}
 	}
@@ -156,14 +204,129 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		}
 		return s
 	}
-	return &Dataset{
+	if autoencoder {
+		in, xs = out, ys
+	}
+	order := trainFirst(test, rows)
+	nTest := rows
+	for _, t := range test {
+		if !t {
+			nTest--
+		}
+	}
+	if !hasSplit {
+		nTest = 0
+	}
+	nTrain := rows - nTest
+	if nTrain < 1 {
+		return nil, errorf("every row is in the test split: at least one must be train")
+	}
+	ds := &Dataset{
 		Name:        "csv:" + name,
 		Description: fmt.Sprintf("CSV file %s: %d rows, %d inputs, %d outputs", name, rows, len(in), len(out)),
-		X:           mat.NewDense(rows, len(in), xs),
-		Y:           mat.NewDense(rows, len(out), ys),
 		InputNames:  names(in),
 		OutputNames: names(out),
-	}, nil
+		Shape:       opt.Shape,
+	}
+	x, y := reorder(xs, order, len(in)), reorder(ys, order, len(out))
+	ds.X, ds.Y = mat.NewDense(nTrain, len(in), x[:nTrain*len(in)]), mat.NewDense(nTrain, len(out), y[:nTrain*len(out)])
+	if autoencoder {
+		ds.Y = mat.DenseCopyOf(ds.X)
+		ds.Description = fmt.Sprintf("CSV file %s: %d rows of %d values, autoencoded", name, rows, len(out))
+	}
+	if nTest > 0 {
+		ds.XTest = mat.NewDense(nTest, len(in), x[nTrain*len(in):])
+		ds.YTest = mat.NewDense(nTest, len(out), y[nTrain*len(out):])
+		if autoencoder {
+			ds.YTest = mat.DenseCopyOf(ds.XTest)
+		}
+		ds.Description += fmt.Sprintf("; %d train / %d test rows", nTrain, nTest)
+	}
+	if len(truth) > 0 {
+		ds.Truth, ds.TruthNames = mat.NewDense(rows, len(truth), reorder(ts, order, len(truth))), names(truth)
+	}
+	for k, j := range labels {
+		ds.Columns = append(ds.Columns, labelColumn(header[j], labelText[k], order))
+	}
+	return ds, nil
+}
+
+// prefixed returns the indices of the header columns whose name starts
+// with prefix.
+func prefixed(header []string, prefix string) []int {
+	var idx []int
+	for j, h := range header {
+		if strings.HasPrefix(h, prefix) {
+			idx = append(idx, j)
+		}
+	}
+	return idx
+}
+
+// trainFirst returns the rows in the order a data set keeps them: the
+// training rows, then the test rows (test[i] says which; nil: all train),
+// each in file order.
+func trainFirst(test []bool, rows int) []int {
+	order := make([]int, 0, rows)
+	for i := range rows {
+		if test == nil || !test[i] {
+			order = append(order, i)
+		}
+	}
+	for i := range test {
+		if test[i] {
+			order = append(order, i)
+		}
+	}
+	return order
+}
+
+// reorder returns the rows of v (width w) in order.
+func reorder(v []float64, order []int, w int) []float64 {
+	out := make([]float64, 0, len(v))
+	for _, i := range order {
+		out = append(out, v[i*w:(i+1)*w]...)
+	}
+	return out
+}
+
+// labelColumn makes a column to colour by from its text per row (in
+// order): numbers when every row holds one, else categories in the order
+// they first appear.
+func labelColumn(name string, text []string, order []int) Column {
+	c := Column{Name: name, Values: make([]float64, len(order))}
+	numeric := true
+	for _, t := range text {
+		if _, msg := parseNumber(t); msg != "" {
+			numeric = false
+			break
+		}
+	}
+	index := map[string]int{}
+	for r, i := range order {
+		if numeric {
+			c.Values[r], _ = parseNumber(text[i])
+			continue
+		}
+		k, ok := index[text[i]]
+		if !ok {
+			k = len(c.Categories)
+			index[text[i]] = k
+			c.Categories = append(c.Categories, text[i])
+		}
+		c.Values[r] = float64(k)
+	}
+	return c
+}
+
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // csvColumns returns the indices of the columns named in want or, when want

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -96,7 +97,7 @@ func TestReadCSVErrors(t *testing.T) {
 	for i := range 300 { // 300 distinct names, none starting with "x"
 		names = append(names, fmt.Sprint("a", i))
 	}
-	wideNoX := strings.Join(names, ",") + ",y\n1" + strings.Repeat(",1", 300) + "\n"
+	wideNoXY := strings.Join(names, ",") + ",b\n1" + strings.Repeat(",1", 300) + "\n"
 	var long strings.Builder
 	long.WriteString("x,y\n")
 	for range MaxRows + 1 {
@@ -112,9 +113,14 @@ func TestReadCSVErrors(t *testing.T) {
 		{"only blank lines", "\n\r\n\n", CSVOptions{}, "empty file"},
 		{"header only", "x,y\n", CSVOptions{}, "no data rows"},
 		{"missing header", "1,2\n3,4\n", CSVOptions{}, "line 1: missing header row"},
-		{"no input column", "a,y\n1,2\n", CSVOptions{}, `no input column: no column name starts with "x"`},
+		{"no input column named", "a,y\n1,2\n", CSVOptions{InputColumns: []string{"x"}}, `unknown input column "x"`},
 		{"no output column", "x,b\n1,2\n", CSVOptions{}, `no output column: no column name starts with "y"`},
-		{"upper case is not default", "X,Y\n1,2\n", CSVOptions{}, "no input column"},
+		{"upper case is not default", "X,Y\n1,2\n", CSVOptions{}, "no output column"},
+		{"bad split", "x,y,split\n1,2,train\n3,4,validation\n", CSVOptions{}, `line 3, column 3 ("split"): "validation", want train or test`},
+		{"all test", "x,y,split\n1,2,test\n", CSVOptions{}, "every row is in the test split"},
+		{"truth not a number", "x,y,truth_x\n1,2,here\n", CSVOptions{}, `line 2, column 3 ("truth_x"): "here" is not a number`},
+		{"shape", "y1,y2,y3\n1,2,3\n", CSVOptions{Shape: [2]int{2, 2}}, "images of 2 × 2 pixels need 4 output columns; the file has 3"},
+		{"server's row limit", "x,y\n1,2\n3,4\n5,6\n", CSVOptions{MaxRows: 2}, "line 4: more than 2 data rows, the limit"},
 		{"unknown input", "x,y\n1,2\n", CSVOptions{InputColumns: []string{"t"}}, `unknown input column "t" (header: x,y)`},
 		{"unknown output", "x,y\n1,2\n", CSVOptions{OutputColumns: []string{"w"}}, `unknown output column "w"`},
 		{"listed twice", "x,y\n1,2\n", CSVOptions{InputColumns: []string{"x", "x"}}, `input column "x" listed twice`},
@@ -130,9 +136,9 @@ func TestReadCSVErrors(t *testing.T) {
 		{"Inf", "x,y\n1,+Inf\n", CSVOptions{}, `line 2, column 2 ("y"): "+Inf" is not a finite number`},
 		{"out of range", "x,y\n1e999,1\n", CSVOptions{}, `line 2, column 1 ("x"): "1e999" is out of range`},
 		{"bad quote", "x,y\n1,\"2\n", CSVOptions{}, "line 2, character 6: extraneous or missing \" in quoted-field"},
-		{"long header", wideNoX, CSVOptions{}, "(header: a0,a1,a2,"},
+		{"long header", wideNoXY, CSVOptions{}, "(header: a0,a1,a2,"},
 		{"too many columns", wide, CSVOptions{}, fmt.Sprintf("line 1: header has %d columns, more than %d (MaxColumns)", MaxColumns+1, MaxColumns)},
-		{"too many rows", long.String(), CSVOptions{}, fmt.Sprintf("line %d: more than %d data rows (MaxRows)", MaxRows+2, MaxRows)},
+		{"too many rows", long.String(), CSVOptions{}, fmt.Sprintf("line %d: more than %d data rows, the limit", MaxRows+2, MaxRows)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ReadCSV(strings.NewReader(c.in), "t.csv", c.opt)
@@ -177,5 +183,105 @@ func TestHeaderList(t *testing.T) {
 	}
 	if got := headerList([]string{"x", "y"}); got != "x,y" {
 		t.Errorf("headerList = %q, want x,y", got)
+	}
+}
+
+// TestReadCSVConventions: truth…, label… and split columns and a file of
+// outputs only, read by the conventions of CSVConventions.
+func TestReadCSVConventions(t *testing.T) {
+	const in = "t,x_time,y_a,y_b,truth_x,truth_y,label_room,label_speed,split,note\n" +
+		"a,0,1,2,10,20,kitchen,0.5,train,ignored\n" +
+		"b,1,3,4,11,21,hall,0.7,test,ignored\n" +
+		"c,2,5,6,12,22,kitchen,0.9,train,ignored\n"
+	ds, err := ReadCSV(strings.NewReader(in), "conv.csv", CSVOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Training rows (1 and 3) first, then the test row (2), in every
+	// per-row column.
+	if !mat.Equal(ds.X, mat.NewDense(2, 1, []float64{0, 2})) || !mat.Equal(ds.XTest, mat.NewDense(1, 1, []float64{1})) {
+		t.Errorf("X %v, XTest %v", mat.Formatted(ds.X), mat.Formatted(ds.XTest))
+	}
+	if !mat.Equal(ds.Y, mat.NewDense(2, 2, []float64{1, 2, 5, 6})) || !mat.Equal(ds.YTest, mat.NewDense(1, 2, []float64{3, 4})) {
+		t.Errorf("Y %v, YTest %v", mat.Formatted(ds.Y), mat.Formatted(ds.YTest))
+	}
+	if !mat.Equal(ds.Truth, mat.NewDense(3, 2, []float64{10, 20, 12, 22, 11, 21})) || strings.Join(ds.TruthNames, ",") != "truth_x,truth_y" {
+		t.Errorf("truth %v %q", mat.Formatted(ds.Truth), ds.TruthNames)
+	}
+	if len(ds.Columns) != 2 {
+		t.Fatalf("columns %+v, want label_room and label_speed", ds.Columns)
+	}
+	room, speed := ds.Columns[0], ds.Columns[1]
+	if room.Name != "label_room" || strings.Join(room.Categories, ",") != "kitchen,hall" || fmt.Sprint(room.Values) != "[0 0 1]" {
+		t.Errorf("label_room %+v: want categories kitchen, hall and rows kitchen, kitchen, hall", room)
+	}
+	if speed.Categories != nil || fmt.Sprint(speed.Values) != "[0.5 0.9 0.7]" {
+		t.Errorf("label_speed %+v: want numbers 0.5, 0.9, 0.7", speed)
+	}
+	if ds.IsAutoencoder() {
+		t.Error("a file with inputs is not an autoencoder")
+	}
+
+	// Outputs only: an autoencoder of images.
+	ae, err := ReadCSV(strings.NewReader("y1,y2,y3,y4\n0,1,2,3\n4,5,6,7\n"), "img.csv", CSVOptions{Shape: [2]int{2, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ae.IsAutoencoder() || ae.Shape != [2]int{2, 2} || strings.Join(ae.InputNames, ",") != "y1,y2,y3,y4" {
+		t.Errorf("outputs only: autoencoder %v, shape %v, inputs %q", ae.IsAutoencoder(), ae.Shape, ae.InputNames)
+	}
+}
+
+func TestParseShape(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want [2]int
+		ok   bool
+	}{
+		{"28x20", [2]int{28, 20}, true},
+		{" 28 × 20 ", [2]int{28, 20}, true},
+		{"32X32", [2]int{32, 32}, true},
+		{"28", [2]int{}, false},
+		{"0x5", [2]int{}, false},
+		{"5x-1", [2]int{}, false},
+		{"a x b", [2]int{}, false},
+		{"5000x1", [2]int{}, false}, // a side above 4096
+	} {
+		got, err := ParseShape(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("ParseShape(%q) = %v, %v; want %v (ok %v)", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
+
+// TestWriteCSVRoundTrip: the robot fixture and the Frey fixture written
+// as CSV and read back give the same values: training and test rows,
+// ground truth, and an autoencoder stays one.
+func TestWriteCSVRoundTrip(t *testing.T) {
+	robot, err := LoadRobot(fixtureFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	robot.Columns = []Column{{Name: "room", Values: make([]float64, 60), Categories: []string{"lab"}}}
+	frey, err := LoadFrey("testdata/frey_small.mat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ds := range []*Dataset{robot, frey} {
+		var buf bytes.Buffer
+		if err := WriteCSV(&buf, ds); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadCSV(&buf, ds.Name, CSVOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", ds.Name, err)
+		}
+		same := func(a, b *mat.Dense) bool { return (a == nil) == (b == nil) && (a == nil || mat.Equal(a, b)) }
+		if !same(ds.X, back.X) || !same(ds.Y, back.Y) || !same(ds.XTest, back.XTest) || !same(ds.YTest, back.YTest) || !same(ds.Truth, back.Truth) {
+			t.Errorf("%s: the values differ after a round trip through CSV", ds.Name)
+		}
+		if ds.IsAutoencoder() != back.IsAutoencoder() || len(ds.Columns) != len(back.Columns) {
+			t.Errorf("%s: autoencoder %v → %v, %d columns → %d", ds.Name, ds.IsAutoencoder(), back.IsAutoencoder(), len(ds.Columns), len(back.Columns))
+		}
 	}
 }

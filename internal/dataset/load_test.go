@@ -19,7 +19,7 @@ func TestLoad(t *testing.T) {
 		{"robot:", "", `missing path after "robot:"`},
 		{"csv:", "", `missing path after "csv:"`},
 		{"robot:testdata/nope.txt", "", "no such file"},
-		{"csv:" + fixtureFile, "", "no input column"}, // one space-separated field per line
+		{"csv:" + fixtureFile, "", "no output column"}, // one space-separated field per line
 		{"frey", "", `unknown data set "frey": valid are "step", "robot:PATH", "csv:PATH" and "frey:PATH"`},
 		{"json:a.json", "", `unknown data set "json:a.json"`},
 		{"Step", "", "unknown data set"},

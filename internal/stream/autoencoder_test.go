@@ -15,6 +15,8 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // freyFixture is the generated Frey fixture of the dataset package (60
@@ -439,4 +441,68 @@ func TestFreyLoadedModel(t *testing.T) {
 	if d, er := c.decode(map[string]any{"points": []float64{0, 0}}); er != nil || num64(get(d, "g")) != 1 {
 		t.Fatalf("decode in the loaded model's session: %v %v", d, er)
 	}
+}
+
+// TestAutoencoderFromCSV: the Frey fixture written as a CSV of its pixels
+// with its image shape, and a generated set of small images, open the
+// autoencoder view with their image shape, and decode images of it.
+func TestAutoencoderFromCSV(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits the autoencoder preset twice (seconds under -race): not in the short tier")
+	}
+	frey, err := dataset.LoadFrey(freyFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		ds    *dataset.Dataset
+		shape [2]int
+	}{
+		{"Frey fixture", frey, [2]int{28, 20}},
+		{"generated 8×6 images", blobImages(40, 8, 6), [2]int{8, 6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(o *Options) { o.Limits.SessionMemory = 1 << 30 })
+			token, err := e.srv.ParkData(csvData(t, tc.ds, dataset.CSVOptions{Shape: tc.shape}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := e.dial(t, "resume="+token)
+			su := c.until("setup", 60*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+			if get(su, "view", "kind") != autoencoder.Kind || num64(get(su, "view", "height")) != float64(tc.shape[0]) || num64(get(su, "view", "width")) != float64(tc.shape[1]) {
+				t.Fatalf("view %v, image %v×%v", get(su, "view", "kind"), get(su, "view", "height"), get(su, "view", "width"))
+			}
+			c.until("frame", 60*time.Second, func(m msg) bool { return m.typ() == "frame" })
+			d, er := c.decode(map[string]any{"points": []float64{0, 0, 1, 1}, "frames": []int{0}})
+			if er != nil {
+				t.Fatalf("decode: %v", er)
+			}
+			px := tc.shape[0] * tc.shape[1]
+			if len(floats(get(d, "mean"))) != 2*px || num64(get(d, "height")) != float64(tc.shape[0]) || len(floats(get(d, "recon_mean"))) != px {
+				t.Fatalf("decoded %d values of %v×%v images", len(floats(get(d, "mean"))), get(d, "height"), get(d, "width"))
+			}
+		})
+	}
+}
+
+// blobImages returns n images of h × w pixels of a bright blob moving
+// across a dark field, as an autoencoder's data (outputs only).
+func blobImages(n, h, w int) *dataset.Dataset {
+	y := mat.NewDense(n, h*w, nil)
+	for i := range n {
+		a := 2 * math.Pi * float64(i) / float64(n)
+		cy, cx := float64(h-1)/2+float64(h)/4*math.Sin(a), float64(w-1)/2+float64(w)/4*math.Cos(a)
+		for r := range h {
+			for c := range w {
+				d2 := (float64(r)-cy)*(float64(r)-cy) + (float64(c)-cx)*(float64(c)-cx)
+				y.Set(i, r*w+c, math.Round(255*math.Exp(-d2/4)))
+			}
+		}
+	}
+	names := make([]string, h*w)
+	for k := range names {
+		names[k] = fmt.Sprintf("p%d", k+1)
+	}
+	return &dataset.Dataset{Name: "blobs", X: mat.DenseCopyOf(y), Y: y, InputNames: names, OutputNames: names}
 }

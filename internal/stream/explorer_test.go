@@ -15,6 +15,7 @@ import (
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/view/explorer"
+	"dgpviz/internal/wire"
 )
 
 // robotTestData returns the real robot data when present, else the 60-scan
@@ -381,5 +382,86 @@ func TestRobotRestartsReproduce(t *testing.T) {
 	}
 	if res.Bound != rs.List[rs.Chosen].Bound {
 		t.Errorf("the preset's model has bound %v, its restart %d in the table %v", res.Bound, rs.Chosen+1, rs.List[rs.Chosen].Bound)
+	}
+}
+
+// csvData is ds written as a CSV (dataset.WriteCSV) and read back as an
+// upload is read.
+func csvData(t testing.TB, ds *dataset.Dataset, opt dataset.CSVOptions) *dataset.Dataset {
+	t.Helper()
+	var buf strings.Builder
+	if err := dataset.WriteCSV(&buf, ds); err != nil {
+		t.Fatal(err)
+	}
+	back, err := dataset.ReadCSV(strings.NewReader(buf.String()), "upload.csv", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
+// TestExplorerFromCSV: the robot data written as a CSV (time, the signals,
+// the true path as ground truth, the split) and uploaded open the latent
+// explorer with the same numbers as the robot reader's data: the same
+// model, the same geometry scores and baselines, the same held-out error.
+func TestExplorerFromCSV(t *testing.T) {
+	ds := robotTestData(t)
+	e := newEnv(t, func(o *Options) {
+		o.Defaults.Play = false
+		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+			t.Fatal(err)
+		}
+	})
+	token, err := e.srv.ParkData(csvData(t, ds, dataset.CSVOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := func(c *client) (setup, frame wire.Decoded) {
+		su := c.until("setup", 60*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+		// A paused session's first frame that carries the analysis.
+		f := c.until("frame", 60*time.Second, func(m msg) bool { return m.typ() == "frame" && get(m.frame, "view", "new_output") == true }).frame
+		return su, f
+	}
+	s1, f1 := first(e.dial(t, fmt.Sprintf("data=robot&hidden=3,3&m=%d&seed=1&play=0", train.RobotInducing)))
+	s2, f2 := first(e.dial(t, "resume="+token))
+	if get(s2, "view", "kind") != explorer.Kind {
+		t.Fatalf("the CSV opens the %v view", get(s2, "view", "kind"))
+	}
+	for _, path := range [][]any{{"view", "truth", "revisits"}, {"view", "truth", "min_lag"}, {"view", "truth", "radius"},
+		{"view", "truth", "baselines", 0, "score"}, {"view", "truth", "baselines", 1, "score"}, {"view", "n_train"}, {"view", "n_all"}} {
+		if a, b := get(s1, path...), get(s2, path...); fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("setup %v: %v from the robot reader, %v from the CSV", path, a, b)
+		}
+	}
+	for _, path := range [][]any{{"bound"}, {"view", "scores", 0}, {"view", "scores", 1}, {"view", "test_rmse"}, {"view", "mean_rmse"}} {
+		if a, b := get(f1, path...), get(f2, path...); fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("frame %v: %v from the robot reader, %v from the CSV", path, a, b)
+		}
+	}
+	t.Logf("geometry h1 %v, h2 %v; baselines %v %v; test RMSE %v dBm", get(f1, "view", "scores", 0), get(f1, "view", "scores", 1),
+		get(s1, "view", "truth", "baselines", 0, "score"), get(s1, "view", "truth", "baselines", 1, "score"), get(f1, "view", "test_rmse"))
+}
+
+// TestExplorerWithoutTruth: five signals over time, with neither ground
+// truth nor a test split, open the latent explorer with no geometry score
+// and no held-out error.
+func TestExplorerWithoutTruth(t *testing.T) {
+	ds := wideDataset(60, 5)
+	e := newEnv(t, func(o *Options) {
+		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+			t.Fatal(err)
+		}
+	})
+	c := e.dial(t, "data=wide&hidden=3,3&m=10&play=0")
+	su := c.until("setup", 60*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	if get(su, "view", "kind") != explorer.Kind || get(su, "view", "truth") != nil || get(su, "view", "x_test") != nil {
+		t.Fatalf("view %v, truth %v, test set %v", get(su, "view", "kind"), get(su, "view", "truth"), get(su, "view", "x_test"))
+	}
+	f := c.until("frame", 60*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	if sc, _ := get(f, "view", "scores").([]any); len(sc) != 0 || get(f, "view", "test_rmse") != nil {
+		t.Fatalf("scores %v, test RMSE %v without ground truth or test split", sc, get(f, "view", "test_rmse"))
+	}
+	if got := len(floats(get(f, "layers", 0, "mean"))); got != 3*60 {
+		t.Fatalf("hidden layer 1: %d values, want %d", got, 3*60)
 	}
 }

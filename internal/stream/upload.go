@@ -8,6 +8,7 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/view"
+	"dgpviz/internal/views"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -83,8 +84,8 @@ func (s *Server) ParkModel(mf *engine.ModelFile) (string, error) {
 }
 
 // ParkData parks a session on an uploaded data set (private to it) with
-// the server's default architecture, and returns the token that resumes
-// it: the page reconnects and fits its own data.
+// its view's preset or the server's default architecture, and returns the
+// token that resumes it: the page reconnects and fits its own data.
 func (s *Server) ParkData(ds *dataset.Dataset) (string, error) {
 	l := s.limits
 	n, q := ds.X.Dims()
@@ -96,9 +97,11 @@ func (s *Server) ParkData(ds *dataset.Dataset) (string, error) {
 		return "", errorf("the data has %d rows; at least 2 are needed", n)
 	}
 	ds.Name = "data-" + newResumeToken()[:12]
-	cfg := s.def
-	cfg.Dataset, cfg.Play = ds.Name, false
-	cfg.Hidden, cfg.Frozen = slices.Clone(cfg.Hidden), slices.Clone(cfg.Frozen)
+	// The view the data's shape chooses, with its preset when it has one;
+	// the fit starts as soon as the page opens, as the demo's does.
+	cfg := presetConfig(s.def, views.For(ds, nil), s.def, l)
+	cfg.Dataset = ds.Name
+	cfg.Frozen = slices.Clone(cfg.Frozen)
 	if err := checkBudget(cfg, l, n, q, dy); err != nil {
 		return "", err
 	}

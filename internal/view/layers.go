@@ -79,12 +79,14 @@ func LayerParams(e *wire.Encoder, l *engine.Layer, maxArray int) (lf LayerFrame,
 	return lf, omitted
 }
 
-// SetTerms adds the layer's terms of the bound and its per-datum
-// penalties.
-func (lf *LayerFrame) SetTerms(e *wire.Encoder, t engine.LayerTerms) {
+// SetTerms adds the layer's terms of the bound and, perDatum, its
+// penalties for every datum.
+func (lf *LayerFrame) SetTerms(e *wire.Encoder, t engine.LayerTerms, perDatum bool) {
 	lf.KL, lf.Compression, lf.Propagation = wire.NumPtr(t.KL), wire.NumPtr(t.Compression), wire.NumPtr(t.Propagation)
-	comp, prop := e.Arr(t.CompressionPerDatum), e.Arr(t.PropagationPerDatum)
-	lf.Comp, lf.Prop = &comp, &prop
+	if perDatum {
+		comp, prop := e.Arr(t.CompressionPerDatum), e.Arr(t.PropagationPerDatum)
+		lf.Comp, lf.Prop = &comp, &prop
+	}
 }
 
 // SetMessage adds the message out of the layer (mean and variance, N × D).
@@ -97,20 +99,28 @@ func (lf *LayerFrame) SetMessage(e *wire.Encoder, m engine.Message) {
 	}
 }
 
-// BaseLayers returns every layer's frame from s: parameters (arrays above
-// maxArray left out, see LayerParams), terms and penalties from the
-// optimizer's evaluation, and the hidden layers' messages from it. The
-// output layer's message is the view's to add. omitted names the arrays
-// left out as "layer.field", layers counted from 0 as in the frame.
-func BaseLayers(e *wire.Encoder, s *Snapshot, maxArray int) (layers []LayerFrame, omitted []string) {
+// LayerOptions say what BaseLayers leaves out.
+type LayerOptions struct {
+	// MaxArray: inducing arrays of more values are left out (0: none is).
+	MaxArray int
+	// NoPerDatum leaves out the penalties of every datum (the totals stay).
+	NoPerDatum bool
+}
+
+// BaseLayers returns every layer's frame from s: parameters (see
+// LayerParams), terms and penalties from the optimizer's evaluation, and
+// the hidden layers' messages from it. The output layer's message is the
+// view's to add. omitted names the arrays left out as "layer.field",
+// layers counted from 0 as in the frame.
+func BaseLayers(e *wire.Encoder, s *Snapshot, o LayerOptions) (layers []LayerFrame, omitted []string) {
 	for i, l := range s.Model.Layers {
-		lf, om := LayerParams(e, l, maxArray)
+		lf, om := LayerParams(e, l, o.MaxArray)
 		for _, f := range om {
 			omitted = append(omitted, strconv.Itoa(i)+"."+f)
 		}
 		if ev := s.Eval; ev != nil {
 			if i < len(ev.Layers) {
-				lf.SetTerms(e, ev.Layers[i])
+				lf.SetTerms(e, ev.Layers[i], !o.NoPerDatum)
 			}
 			if i < len(ev.Hidden) {
 				lf.SetMessage(e, ev.Hidden[i])

@@ -117,11 +117,12 @@ func (*View) NewFramer() view.Framer { return framer{} }
 
 // framer builds frames from the optimizer's evaluation alone: the bound,
 // the terms and the hidden layers' messages (N × 2), each layer's
-// parameters but the arrays of D columns.
+// parameters but the arrays of D columns; not the penalties of every row,
+// which the view does not draw.
 type framer struct{}
 
 func (framer) Frame(e *wire.Encoder, s *view.Snapshot) ([]view.LayerFrame, any) {
-	layers, omitted := view.BaseLayers(e, s, maxFrameArray)
+	layers, omitted := view.BaseLayers(e, s, view.LayerOptions{MaxArray: maxFrameArray, NoPerDatum: true})
 	if omitted == nil {
 		omitted = []string{}
 	}

@@ -87,7 +87,7 @@ type framer struct {
 func (fr *framer) Frame(e *wire.Encoder, s *view.Snapshot) ([]view.LayerFrame, any) {
 	f := fr.v.factsOf(s.Data)
 	a := fr.an.Current(s, func(s *view.Snapshot) *analysis { return analyze(s.Model, f) })
-	layers, _ := view.BaseLayers(e, s, 0)
+	layers, _ := view.BaseLayers(e, s, view.LayerOptions{})
 	sec := &frameSection{Kind: Kind, EvalIter: a.Iter, Scores: []*wire.Num{}}
 	sec.NewOutput = a.Seq != fr.sentSeq && a.Value.out != nil
 	fr.sentSeq = a.Seq

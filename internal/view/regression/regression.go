@@ -95,7 +95,7 @@ type fitFrame struct {
 
 func (f *framer) Frame(e *wire.Encoder, s *view.Snapshot) ([]view.LayerFrame, any) {
 	m := s.Model
-	layers, _ := view.BaseLayers(e, s, 0)
+	layers, _ := view.BaseLayers(e, s, view.LayerOptions{})
 	nl := len(m.Layers)
 	if s.Eval != nil {
 		if msgs, err := f.ev.Predict(m, m.X); err == nil {
