@@ -35,7 +35,8 @@ func TestFollowers(t *testing.T) {
 	if num64(first["iter"]) != 7 {
 		t.Errorf("the follower's first frame is at iteration %v, the presenter's at 7", first["iter"])
 	}
-	silent := e.dial(t, "follow="+key) // never reads again
+	silent := e.dial(t, "follow="+key) // never reads again, once it has joined (its hello comes after)
+	silent.until("the silent follower's hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" })
 
 	// The presenter sees two followers; the follower sees its steps.
 	id := p.ack(map[string]any{"op": "step", "n": 5})
