@@ -1,37 +1,42 @@
 // Package stream runs dgpviz's live sessions over websockets: transport
-// only — sessions, the protocol, pacing and encoding. The model, its edits
-// and its math are the engine's (dgpviz/internal/engine); the figures'
-// data are montecarlo's; this package calls them and sends what they
-// return.
+// only — sessions, the protocol's commands and replies, pacing, edits and
+// undo. The model and its math are the engine's (dgpviz/internal/engine),
+// the optimizer is train's; what a frame shows is the view's
+// (dgpviz/internal/view), chosen by the data's shape (dgpviz/internal/views):
+// this package names no data set and computes no figure, score or image.
 //
 // Goroutines per session (each started and ended by the session):
 //
 //   - the reader (pump.go), on the HTTP handler's goroutine: text messages
 //     become commands for the optimizer, with a read limit and pong
-//     deadlines;
+//     deadlines; a view's questions (view.Op.Answer, the autoencoder's
+//     decode) go to the answering goroutine instead (answer.go);
 //   - the optimizer (session.run), the only user of the session's trainer:
 //     it steps while playing (or while a "step" command has iterations
 //     left), applies commands between iterations through the command table
-//     (commands.go), and hands private snapshots of the model to a
-//     one-slot, latest-wins mailbox (mailbox.go);
-//   - the writer (pump.go), the only writer to the socket: replies,
-//     setups, frames built from the latest snapshot at most 60 times a
-//     second, and only once the page has drawn the last one if it says
-//     so (drawgate.go), message-figure messages, and pings;
-//   - while the message figure is open, its Monte Carlo worker
-//     (messagefigure.go, runFigure), which hands encoded messages to the writer
-//     through a mailbox of its own;
-//   - for robot data, the frame's analysis (geometry scores, test error)
-//     runs on a short-lived goroutine of the writer's at most 5 times a
-//     second (robot_frame.go).
+//     (commands.go) and the view's ops, and publishes a snapshot of the
+//     model with its own evaluation of it (publish.go) to a one-slot,
+//     latest-wins mailbox (mailbox.go);
+//   - the writer (pump.go), the only writer to the socket: replies and
+//     setups, the view's messages (outbox), frames built from the latest
+//     publication when the pacer lets one go (pacer.go: once the page has
+//     drawn the last one, and no sooner than a gap that keeps frames
+//     cheap), and pings;
+//   - the answering goroutine, which answers a view's questions from the
+//     latest publication;
+//   - the view's background work (work.go: the message figure's Monte
+//     Carlo worker, the depth comparison, the fit's density), under a
+//     context that ends with the session or when the data change view.
 //
-// Per server, the robot view's baselines are fitted once per data set on a
-// background goroutine that Shutdown cancels and waits for (robot.go).
-// The optimizer never waits for the socket; a slow client gets the latest
-// frame, not a backlog. A session's context ends all of its work when its
-// socket closes.
+// A view's own analysis — the explorer's test predictions and geometry
+// scores — runs on the writer's goroutine or a short-lived one of its own,
+// at the view's cadence (view.Analysis). Work shared by a server's
+// sessions (the explorer's baselines) runs under the server's context,
+// which Shutdown cancels and waits for. The optimizer never waits for the
+// socket; a slow client gets the latest frame, not a backlog. A session's
+// context ends all of its work when its socket closes.
 //
 // The protocol — binary frames with a JSON header and float32 / 16-bit
-// quantised sections, JSON commands and replies — is versioned and
-// documented in docs/protocol.md.
+// quantised sections (dgpviz/internal/wire), JSON commands and replies — is
+// versioned and documented in docs/protocol.md.
 package stream

@@ -13,9 +13,10 @@ import (
 
 // Resuming a session. A page whose socket drops (a network blip, a laptop
 // lid, a proxy restart) reconnects with the token its hello carried; within
-// the resume grace period (Options.ResumeGrace, a minute by default) of the disconnect the new socket takes over the old
-// session's model, iteration count, data edits, undo history and robot
-// preset's restarts instead of starting again at iteration 0. The optimizer's
+// the resume grace period (Options.ResumeGrace, a minute by default) of the
+// disconnect the new socket takes over the old session's model, iteration
+// count, data edits, undo history and preset's restarts instead of
+// starting again at iteration 0. The optimizer's
 // memory is not kept: it starts afresh from the model, as after an edit.
 
 // DefaultResumeGrace is how long a disconnected session's state is kept

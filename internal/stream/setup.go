@@ -44,8 +44,8 @@ type setupHeader struct {
 func (h *setupHeader) SetSections(s []wire.Section) { h.Sections = s }
 
 // exactSetupValues is the size above which the setup's data are sent as
-// 16-bit quantised values rather than float32: 1965 Frey faces of 560
-// grey levels take 2.2 MB rather than 4.4, and a grey level needs 8 bits.
+// 16-bit quantised values rather than float32: 1965 images of 560 grey
+// levels take 2.2 MB rather than 4.4, and a grey level needs 8 bits.
 const exactSetupValues = 1 << 18
 
 func setupMessage(d *view.Data, v view.View, cfg Config) ([]byte, error) {
