@@ -33,8 +33,8 @@ func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 			return bad("parameter %q does not apply to the faces figure", k)
 		}
 	}
-	if fs.View != autoencoder.Kind || fs.Data.Shape[0] == 0 {
-		return bad("the faces figure needs images shown as an autoencoder (this session's data are shown in the %s view)", fs.View)
+	if fs.View.Kind() != autoencoder.Kind || fs.Data.Shape[0] == 0 {
+		return bad("the faces figure needs images shown as an autoencoder (this session's data are shown in the %s view)", fs.View.Kind())
 	}
 	grid := facesGridDefault
 	if v := q.Get("grid"); q.Has("grid") {

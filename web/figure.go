@@ -125,7 +125,8 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rk := renderKey{model: fs.Model, live: fmt.Sprint(fs.Layer, fs.Inputs, fs.Samples, fs.HasFigureInput), name: name, query: q.Encode()}
+	layer, ins, samples, live := liveFigure(fs)
+	rk := renderKey{model: fs.Model, live: fmt.Sprint(layer, ins, samples, live), name: name, query: q.Encode()}
 	body, cached := h.gate.get(rk)
 	var err error
 	if !cached {
@@ -201,13 +202,22 @@ func asBadRequest(err error, out *badRequest) bool {
 
 func bad(format string, args ...any) error { return badRequest{fmt.Sprintf(format, args...)} }
 
+// liveFigure returns the session's live message figure (0-based layer,
+// inputs, samples), when its view shows one.
+func liveFigure(fs *stream.FigureSession) (layer int, inputs []montecarlo.GaussianInput, samples int, ok bool) {
+	if v, isRegression := fs.View.(*regression.View); isRegression {
+		return v.FigureRequest()
+	}
+	return 0, nil, 0, false
+}
+
 func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.FigureSession, q url.Values) error {
 	if q.Has("grid") {
 		return bad("parameter \"grid\" does not apply to the message figure")
 	}
 	m := fs.Model
-	layer, ins, samples := fs.Layer, fs.Inputs, fs.Samples
-	if !fs.HasFigureInput {
+	layer, ins, samples, live := liveFigure(fs)
+	if !live {
 		layer, samples = montecarlo.FirstFigureLayer(m), regression.FigureDefaultSamples
 	}
 	if v := q.Get("layer"); v != "" {

@@ -100,9 +100,6 @@ type reply struct {
 	// /?follow=KEY (follow.go). Follower (hello) marks a follower's hello.
 	ShareKey string `json:"share_key,omitempty"`
 	Follower bool   `json:"follower,omitempty"`
-	// InputColors (hello) are the message figure's input colours, so that
-	// the live panel and the downloads agree.
-	InputColors []string `json:"input_colors,omitempty"`
 }
 
 // packagePrefix matches the package prefixes of this program's errors

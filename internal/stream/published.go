@@ -5,33 +5,21 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
-	"dgpviz/internal/montecarlo"
 	"dgpviz/internal/view"
 )
 
 // FigureSession is what a download needs from a session: its latest
 // published model (a private copy: safe to read while the optimizer
-// runs) with its data, its view, and the message figure's current layer
-// and inputs when the view shows one.
+// runs) with its data, and its view (whose figures the download may
+// draw as the page shows them).
 type FigureSession struct {
 	Model        *engine.Model
 	Snapshot     *view.Snapshot
-	View         string           // the view's kind
+	View         view.View
 	Data         *dataset.Dataset // the session's data set (shared, read-only)
 	Iter         int
 	Dataset      string
 	NormX, NormY dataset.Normalizer // the session's normalisation (private copies)
-	// Layer (0-based), Inputs and Samples are the live message figure's,
-	// when HasFigureInput.
-	Layer          int
-	Inputs         []montecarlo.GaussianInput
-	Samples        int
-	HasFigureInput bool
-}
-
-// figureRequester is a view that shows a message figure.
-type figureRequester interface {
-	FigureRequest() (layer int, inputs []montecarlo.GaussianInput, samples int, ok bool)
 }
 
 // FigureSession returns the state of the session whose hello carried
@@ -53,12 +41,9 @@ func (s *Server) FigureSession(key string) (fs *FigureSession, ok bool) {
 		return nil, false
 	}
 	d := p.snap.Data
-	fs = &FigureSession{Model: p.snap.Model, Snapshot: p.snap, View: p.view.Kind(), Iter: p.snap.Iter,
+	fs = &FigureSession{Model: p.snap.Model, Snapshot: p.snap, View: p.view, Iter: p.snap.Iter,
 		Dataset: d.Set.Name, Data: d.Set,
 		NormX: dataset.Normalizer{Mean: slices.Clone(d.NormX.Mean), Scale: slices.Clone(d.NormX.Scale)},
 		NormY: dataset.Normalizer{Mean: slices.Clone(d.NormY.Mean), Scale: slices.Clone(d.NormY.Scale)}}
-	if fr, ok := p.view.(figureRequester); ok {
-		fs.Layer, fs.Inputs, fs.Samples, fs.HasFigureInput = fr.FigureRequest()
-	}
 	return fs, true
 }

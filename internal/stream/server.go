@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"dgpviz/internal/engine"
-	"dgpviz/internal/plotkit"
 	"dgpviz/internal/view"
 
 	"github.com/gorilla/websocket"
@@ -261,7 +260,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	hello.FigureKey = ss.downloadKey // downloads of this session's figures (published.go)
-	hello.InputColors = plotkit.PaletteHex()
 	ss.resumeToken = newResumeToken()
 	hello.Resume = ss.resumeToken
 	hello.ShareKey = ss.hub.key

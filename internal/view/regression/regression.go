@@ -10,6 +10,7 @@ import (
 	"math"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/plotkit"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/wire"
@@ -51,8 +52,10 @@ func (*View) Init(_ context.Context, d *view.Data, a view.Arch, _ int) (*engine.
 	return m, nil, err
 }
 
-// Setup: the setup's data and names are all the view needs.
-func (*View) Setup(*wire.Encoder, *view.Data) any { return &section{Kind: Kind} }
+// Setup: besides the setup's data, the message figure's colours.
+func (*View) Setup(*wire.Encoder, *view.Data) any {
+	return &setupSection{Kind: Kind, InputColors: plotkit.PaletteHex()}
+}
 
 func (v *View) Ops() []view.Op {
 	return []view.Op{
@@ -82,6 +85,14 @@ type framer struct {
 type section struct {
 	Kind string    `json:"kind"`
 	Fit  *fitFrame `json:"fit,omitempty"`
+}
+
+// setupSection is the setup's "view" section.
+type setupSection struct {
+	Kind string `json:"kind"`
+	// InputColors are the message figure's input colours, so that the
+	// live panel and the downloads agree.
+	InputColors []string `json:"input_colors"`
 }
 
 // fitFrame is the whole network's output message on a grid of inputs.
