@@ -246,6 +246,27 @@ func TestBrowserRobot(t *testing.T) {
 	}
 	slices.Sort(d)
 	t.Logf("the same with both 3-D views, one turning: %d draws; p50 %.2f ms, p95 %.2f ms, max %.2f ms; by view %s", len(d), d[len(d)/2], d[len(d)*95/100], d[len(d)-1], viewTimes(e))
+	// The latent views' draws per second: for 3 s, paused, the page redraws
+	// at every animation frame (as for a new frame, then with a moving
+	// brush). Rendering the frame, rasterisation included, sets how many
+	// animation frames there are: at most 60 a second.
+	e.eval(`window.dgpviz.panels.explorer.view3d(0, false), window.dgpviz.panels.explorer.view3d(1, false), true`, nil)
+	e.settle()
+	for _, c := range []struct{ what, step string }{
+		{"a redraw as for a new frame", ``},
+		{"a moving brush", `rp.select(k % 150, k % 150 + 60);`},
+	} {
+		m := evalAs[map[string]float64](e, `(async () => {
+  const rp = window.dgpviz.panels.explorer;
+  rp.clear(); await new Promise(r => requestAnimationFrame(() => r()));
+  performance.clearMeasures();
+  let k = 0; const t0 = performance.now();
+  while (performance.now() - t0 < 3000) { `+c.step+` window.dgpviz.redraw(); k++; await new Promise(r => requestAnimationFrame(() => r())); }
+  const secs = (performance.now() - t0) / 1000, d = performance.getEntriesByName("explorer-latent").map(m => m.duration).sort((a, b) => a - b);
+  return {draws: d.length, perSecond: d.length / secs, p50: d[d.length >> 1], p95: d[Math.floor(d.length * 0.95)]};
+})()`)
+		t.Logf("latent views, paused, drawn at every animation frame, %s: %.0f draws, %.1f draws/s; latent views' script p50 %.2f / p95 %.2f ms", c.what, m["draws"], m["perSecond"], m["p50"], m["p95"])
+	}
 	// The measures above time the script alone: Chrome records a canvas's
 	// drawing and rasterises it later, in the same animation frame but
 	// outside them. Here a 1-pixel read of every view's canvas forces the

@@ -4,14 +4,20 @@
 // its key or the canvas's size changes, and copied onto the view's canvas
 // with one drawImage at the start of every draw; the marks go over it. It
 // is opaque, in the page's card colour, so the copy replaces every pixel.
+// A transparent layer keeps marks that change more seldom than the others
+// on the canvas (the latent views' held-out scans, placed by the
+// analysis), copied over them in their turn.
 import { canvasSize, getDrawScale } from "../plot.js";
 
 const paints = {}; // paints by layer name, for tests (layerPaints)
 export const layerPaints = () => ({ ...paints });
 
 export class StaticLayer {
-  constructor(name) {
+  // name: for layerPaints; opaque false: a layer of marks that change
+  // seldom, drawn over what is on the canvas (transparent elsewhere).
+  constructor(name, { opaque = true } = {}) {
     this.name = name;
+    this.opaque = opaque;
     this.key = null;
     this.cv = document.createElement("canvas");
   }
@@ -27,8 +33,10 @@ export class StaticLayer {
       if (off.width !== W || off.height !== H) { off.width = W; off.height = H; }
       const octx = off.getContext("2d");
       octx.setTransform(1, 0, 0, 1, 0, 0);
-      octx.fillStyle = getComputedStyle(plot.canvas).getPropertyValue("--card").trim() || "#fff";
-      octx.fillRect(0, 0, W, H);
+      if (this.opaque) {
+        octx.fillStyle = getComputedStyle(plot.canvas).getPropertyValue("--card").trim() || "#fff";
+        octx.fillRect(0, 0, W, H);
+      } else octx.clearRect(0, 0, W, H);
       octx.setTransform(main.getTransform());
       octx.font = main.font;
       plot.ctx = octx;

@@ -5,7 +5,7 @@
 // pauses meanwhile), a lit stretch of rows joined in order, the hovered
 // row ringed and the cursor, whose place the faces beside decode.
 import { Plot, StickyRange, canvasPoint, getDrawScale } from "../../plot.js";
-import { byColour, discs, ellipses, rows, diamond, clipTo } from "../marks.js";
+import { byColour, discs, ellipses, rows, diamonds, clipTo } from "../marks.js";
 
 // createMap draws on cv; env: {send, redraw, running() (the optimizer
 // runs), setCursor(x, y), setHover(i)}.
@@ -143,10 +143,10 @@ export function createMap(cv, env) {
           ctx.beginPath(); ctx.arc(X(m.hover), Y(m.hover), 6, 0, 2 * Math.PI);
           ctx.strokeStyle = "#111827"; ctx.lineWidth = 2; ctx.stroke();
         }
-        for (let j = 0; j < zs; j++) { // the decoder's inducing inputs
-          const hot = drag && drag.index === j, [zx, zy] = hot ? drag.z : [dec.z[2 * j], dec.z[2 * j + 1]];
-          diamond(ctx, s.sx(zx), s.sy(zy), hot ? 8 : 6.5, hot ? "#f97316" : "#dc2626", 1.5, "#fff");
-        }
+        const pts = []; // the decoder's inducing inputs (the dragged one hot)
+        for (let j = 0; j < zs; j++) if (!drag || drag.index !== j) pts.push(s.sx(dec.z[2 * j]), s.sy(dec.z[2 * j + 1]));
+        diamonds(ctx, pts, 6.5, "#dc2626", 1.5, "#fff");
+        if (drag) diamonds(ctx, [s.sx(drag.z[0]), s.sy(drag.z[1])], 8, "#f97316", 1.5, "#fff");
         if (m.cursor) {
           const x = s.sx(m.cursor.x), y = s.sy(m.cursor.y);
           ctx.beginPath(); ctx.moveTo(x - 9, y); ctx.lineTo(x - 3, y); ctx.moveTo(x + 3, y); ctx.lineTo(x + 9, y);

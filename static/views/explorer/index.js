@@ -41,7 +41,7 @@ register("explorer", (root, app) => {
     colour: "time", showRevisits: true, showTest: true,
     sel: selection(),
     fit: { count: 0, out: null, outVar: null, test: null, testVar: null }, // the last analysis's output layer
-    testHidden: null, // the hidden layers' messages at the held-out rows, from the last analysis
+    testHidden: null, testKey: 0, // the hidden layers' messages at the held-out rows, from the last analysis
     lastFrame: null, stats: { draws: 0, frames: 0, missed: 0, lastSeq: -1 },
   };
   // The link: the selection, and how panels change it.
@@ -92,7 +92,7 @@ register("explorer", (root, app) => {
     const last = f.layers[f.layers.length - 1];
     const fit = { ...st.fit };
     if (a?.newOutput && last.mean) Object.assign(fit, { count: fit.count + 1, out: last.mean, outVar: last.var });
-    if (a?.test) { Object.assign(fit, { test: a.test.mean, testVar: a.test.var }); st.testHidden = a.testHidden; }
+    if (a?.test) { Object.assign(fit, { test: a.test.mean, testVar: a.test.var }); st.testHidden = a.testHidden; st.testKey++; }
     st.fit = fit;
     const s = st.stats;
     if (s.lastSeq >= 0 && f.seq > s.lastSeq + 1) s.missed += f.seq - s.lastSeq - 1;
@@ -138,7 +138,7 @@ register("explorer", (root, app) => {
       const data = st.data, v = st.views;
       const m = {
         frame: f, data, dataKey: st.dataId, colour: colourBy(data, st.colour), byTime: st.colour === "time", sel: st.sel,
-        revisits: st.showRevisits, testHidden: st.showTest ? st.testHidden : null, scores: a?.scores, fit: st.fit,
+        revisits: st.showRevisits, testHidden: st.showTest ? st.testHidden : null, testKey: st.testKey, scores: a?.scores, fit: st.fit,
       };
       // each panel's drawing time, as performance measures "explorer-<panel>"
       let t = performance.now();

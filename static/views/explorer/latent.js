@@ -16,7 +16,10 @@ export function createLatent(li, { send, redraw, link }) {
   const btnReset = el("button", { type: "button", "data-testid": `robot-latent-${li}-reset`, title: "Back to the starting angle and zoom", hidden: "" }, "reset view");
   const box = viewBox(`latent-${li}`, `Hidden layer ${li + 1}`, `latent l${li}`, [el("span", { class: "rv-tools" }, btn3d, btnReset)]);
   const cv = box.cv;
-  const v = { plot: new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), layer: new StaticLayer(`robot-latent-${li}`), bufs: [] };
+  const v = {
+    plot: new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), bufs: [],
+    layer: new StaticLayer(`robot-latent-${li}`), held: new StaticLayer(`robot-latent-${li} held-out`, { opaque: false }),
+  };
   const o = { on: false, ...VIEW3D }; // the 3-D view
   let drawn = null; // the last draw's {hit, screen}
   let drag = null, lastSend = 0, ranges = null;
@@ -122,7 +125,8 @@ export function createLatent(li, { send, redraw, link }) {
     // (the first projection, or the 3-D view).
     screen: (i) => drawn?.screen(i) ?? null,
     // draw: m = {frame, data, colour, sel, testHidden (the held-out scans'
-    // messages, or null: not shown), revisits (show them), dataKey}.
+    // messages, or null: not shown), testKey (changes with them), revisits
+    // (show them), dataKey}.
     draw(m) {
       const f = m.frame, L = f.layers[li], nh = f.layers.length - 1;
       box.root.hidden = li >= nh || !L?.mean;
@@ -134,7 +138,7 @@ export function createLatent(li, { send, redraw, link }) {
       const M = (i, a) => (i < n ? L.mean[i * D + a] : T.mean[(i - n) * D + a]);
       const a = {
         li, L, next: f.layers[li + 1], n, nT, M, rng: latentRanges(f, D, n + nT, M, m.dataKey),
-        colour: m.colour, sel: m.sel, truth: m.revisits ? m.data.truth : null, drag: drag && !drag.rotate ? drag : null,
+        colour: m.colour, sel: m.sel, truth: m.revisits ? m.data.truth : null, drag: drag && !drag.rotate ? drag : null, testKey: m.testKey,
       };
       const three = D >= 3 && o.on;
       drawn = three ? draw3d(v, a, o) : drawPairs(v, a);

@@ -5,7 +5,7 @@
 // layer's inducing inputs, which live in this space, as diamonds one can
 // drag. The axes and the colour bar are the static layer.
 import { nearestPoint } from "./link.js";
-import { training, heldOut, trail, revisitLinks, handle } from "./scans.js";
+import { training, heldOut, trail, revisitLinks, handles } from "./scans.js";
 import { ellipses, clipTo } from "../marks.js";
 
 export const CB = 30; // px under the plots for the colour bar
@@ -40,12 +40,12 @@ export function drawPairs(v, a) {
   });
   const ctx = plot.ctx, any = sel.any;
   // the next layer's inducing inputs (the dragged one where it is dragged)
-  const handles = (p) => {
+  const inducing = (p) => {
     if (!next || next.q !== D) return;
-    for (let k = 0; k < next.m; k++) {
-      const dz = drag && drag.handle === k ? drag.z : null;
-      handle(ctx, p.s.sx(dz ? dz[p.a] : next.z[k * D + p.a]), p.s.sy(dz ? dz[p.b] : next.z[k * D + p.b]), !!dz);
-    }
+    const pts = [];
+    for (let k = 0; k < next.m; k++) if (!drag || drag.handle !== k) pts.push(p.s.sx(next.z[k * D + p.a]), p.s.sy(next.z[k * D + p.b]));
+    handles(ctx, pts);
+    if (drag) handles(ctx, [p.s.sx(drag.z[p.a]), p.s.sy(drag.z[p.b])], true);
   };
   // halos: ±2 sd in each projected dimension, one path per colour (a halo
   // inside its scan's dot would not show: left out)
@@ -60,12 +60,18 @@ export function drawPairs(v, a) {
     for (let b = 0; b < colour.bins; b++) ellipses(ctx, colour.members[b], p.X, p.Y, halo, ry, faint[b], keep);
     trail(ctx, p.X, p.Y, n);
     revisitLinks(ctx, truth, sel, p.X, p.Y, n);
-    if (any) handles(p); // under the lit scans
+    if (any) inducing(p); // under the lit scans
     const c = training(ctx, colour, sel, p.X, p.Y, n, 2.7);
     if (pi === 0) count = c;
-    heldOut(ctx, colour, sel, p.X, p.Y, n, nn, 2.6);
-    if (!any) handles(p);
   }));
+  // the held-out scans, placed by the analysis: painted again only when it,
+  // the axes, the colours or the selection change
+  if (nT) {
+    v.held.draw(plot, `${a.testKey}|${P.map(({ s }) => [s.x0, s.x1, s.y0, s.y1]).join()}|${colour.key}|${any ? sel.key : ""}`, (hctx) => {
+      for (const p of P) clipTo(hctx, p.box, () => heldOut(hctx, colour, sel, p.X, p.Y, n, nn, 2.6));
+    });
+  }
+  if (!any) for (const p of P) clipTo(ctx, p.box, () => inducing(p));
   const proj = P.map(({ s, a, b }) => ({ s, a, b }));
   return {
     count,

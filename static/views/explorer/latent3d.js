@@ -4,7 +4,7 @@
 // through time, the revisit links, the scans (nearer ones larger) and the
 // next layer's inducing inputs. The colour bar is the static layer.
 import { nearestPoint } from "./link.js";
-import { training, heldOut, trail, revisitLinks, handle } from "./scans.js";
+import { training, heldOut, trail, revisitLinks, handles } from "./scans.js";
 import { clipTo } from "../marks.js";
 import { CB } from "./latent2d.js";
 
@@ -66,13 +66,17 @@ export function draw3d(v, a, o) {
     }
     trail(ctx, X, Y, n);
     revisitLinks(ctx, truth, sel, X, Y, n);
-    const handles = () => {
-      if (next && next.q === D) for (let j = 0; j < next.m; j++) handle(ctx, ...P(next.z[j * D], next.z[j * D + 1], next.z[j * D + 2]), false);
+    const inducing = () => {
+      if (next && next.q === D) handles(ctx, Array.from({ length: next.m }, (_, j) => P(next.z[j * D], next.z[j * D + 1], next.z[j * D + 2])).flat());
     };
-    if (any) handles();
+    if (any) inducing();
     count = training(ctx, colour, sel, X, Y, n, 3, S);
-    heldOut(ctx, colour, sel, X, Y, n, nn, 2.8, S);
-    if (!any) handles();
+    if (nT) { // painted again only when the analysis, the view, the colours or the selection change
+      v.held.draw(plot, `3d|${a.testKey}|${o.yaw},${o.pitch},${o.zoom}|${lo},${hi}|${colour.key}|${any ? sel.key : ""}`, (hctx) => {
+        clipTo(hctx, box, () => heldOut(hctx, colour, sel, X, Y, n, nn, 2.8, S));
+      });
+    }
+    if (!any) inducing();
     ctx.textAlign = "center"; ctx.textBaseline = "middle";
     tips.forEach(([tx, ty], ax) => { ctx.fillStyle = AXES[ax]; ctx.fillText(`h${li + 1}[${ax}]`, tx, ty); });
     ctx.textAlign = "left"; ctx.textBaseline = "top"; ctx.fillStyle = "#475569";

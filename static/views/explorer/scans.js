@@ -2,7 +2,7 @@
 // them: dots in their colours, held-out scans hollow, a highlight that
 // greys what is not lit, the path through time, the revisit links and the
 // inducing inputs' diamonds. Canvas 2D paths batched by colour (marks.js).
-import { byColour, discs, rings, rows, links, polyline, diamond } from "../marks.js";
+import { byColour, discs, rings, rows, links, polyline, diamonds } from "../marks.js";
 
 const GREY = "rgba(160,170,180,0.35)", RING = "rgba(17,17,17,0.6)", TRAIL = "rgba(60,60,60,0.18)";
 const HANDLE = "rgba(234,88,12,0.85)", HANDLE_HOT = "#c2410c"; // an inducing input (dragged: hot)
@@ -44,7 +44,8 @@ export function revisitLinks(ctx, truth, sel, x, y, n, { faint = true, hover = t
   if (hover && sel.hover >= 0 && sel.hover < n) links(ctx, truth.partners(sel.hover).flatMap((j) => [sel.hover, j]), x, y, "rgba(220,38,38,0.85)", 1.5);
 }
 
-// handle draws an inducing input's diamond (hot: being dragged).
-export function handle(ctx, px, py, hot) {
-  diamond(ctx, px, py, 4.5, hot ? HANDLE_HOT : HANDLE, 1, "#fff");
+// handles draws inducing inputs' diamonds at pts ([x₀, y₀, …]); hot: the
+// one being dragged.
+export function handles(ctx, pts, hot = false) {
+  diamonds(ctx, pts, 4.5, hot ? HANDLE_HOT : HANDLE, 1, "#fff");
 }
