@@ -31,9 +31,6 @@ export class ColourScale {
     this.key = `${title}|${this.loText}|${this.hiText}`; // what the colour bar shows
   }
 
-  // colourOf is item i's colour.
-  colourOf(i) { return this.css[this.bin[i]]; }
-
   // translucent is each bin's colour at opacity alpha.
   translucent(alpha) { return palette(this.bins, alpha); }
 

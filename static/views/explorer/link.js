@@ -26,7 +26,7 @@ export function selection(lo = -1, hi = -1, hover = -1, partners = null) {
 }
 
 // nearestRow is the row whose time is nearest t.
-export function nearestRow(times, t) {
+function nearestRow(times, t) {
   let best = 0;
   for (let i = 1; i < times.length; i++) if (Math.abs(times[i] - t) < Math.abs(times[best] - t)) best = i;
   return best;
