@@ -59,7 +59,7 @@ export function drawPairs(v, a) {
     const keep = (i) => i < n && (!any || sel.lit(i));
     for (let b = 0; b < colour.bins; b++) ellipses(ctx, colour.members[b], p.X, p.Y, halo, ry, faint[b], keep);
     trail(ctx, p.X, p.Y, n);
-    revisitLinks(ctx, truth, sel, p.X, p.Y, n);
+    revisitLinks(ctx, truth, sel, p.X, p.Y, n, { each: true });
     if (any) inducing(p); // under the lit scans
     const c = training(ctx, colour, sel, p.X, p.Y, n, 2.7);
     if (pi === 0) count = c;

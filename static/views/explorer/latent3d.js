@@ -65,7 +65,7 @@ export function draw3d(v, a, o) {
       tips.push([tx, ty]);
     }
     trail(ctx, X, Y, n);
-    revisitLinks(ctx, truth, sel, X, Y, n);
+    revisitLinks(ctx, truth, sel, X, Y, n, { each: true });
     const inducing = () => {
       if (next && next.q === D) handles(ctx, Array.from({ length: next.m }, (_, j) => P(next.z[j * D], next.z[j * D + 1], next.z[j * D + 2])).flat());
     };

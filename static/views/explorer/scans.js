@@ -37,10 +37,14 @@ export function trail(ctx, x, y, n) {
 
 // revisitLinks draws the revisits (truth.pairs) as faint links, and the
 // hovered scan's links strong (hover: a training scan lit with its
-// partners); truth null: the data carry none.
-export function revisitLinks(ctx, truth, sel, x, y, n, { faint = true, hover = true } = {}) {
+// partners); truth null: the data carry none. With each, every faint link
+// is stroked on its own, so that where many meet (a fan of revisits in a
+// latent view) they add up and show.
+export function revisitLinks(ctx, truth, sel, x, y, n, { faint = true, hover = true, each = false } = {}) {
   if (!truth) return;
-  if (faint) links(ctx, truth.pairs, x, y, "rgba(220,38,38,0.1)", 1);
+  const p = truth.pairs, FAINT = "rgba(220,38,38,0.1)";
+  if (faint && each) for (let k = 0; k + 1 < p.length; k += 2) links(ctx, [p[k], p[k + 1]], x, y, FAINT, 1);
+  else if (faint) links(ctx, p, x, y, FAINT, 1);
   if (hover && sel.hover >= 0 && sel.hover < n) links(ctx, truth.partners(sel.hover).flatMap((j) => [sel.hover, j]), x, y, "rgba(220,38,38,0.85)", 1.5);
 }
 
