@@ -178,7 +178,7 @@ function onText(m) {
     case "error":
       if (m.op === "architecture") depthPending = null;
       toast(m.error, "error");
-      for (const fn of listeners.get("error") ?? []) fn(m); // e.g. a refused decode (panels/frey.js)
+      for (const fn of listeners.get("error") ?? []) fn(m); // e.g. a refused decode (views/autoencoder)
       break;
   }
 }
@@ -236,7 +236,7 @@ function onBinary(m) {
 
 function ensureLayerPanels(f) {
   const host = $("layer-panels");
-  // The Frey faces view draws its own latent map (panels/frey.js): no
+  // The autoencoder view draws its own latent map (views/autoencoder): no
   // layer panels for 560-D layers whose arrays frames leave out.
   const want = state.setup?.frey ? [] : f.layers.map((l) => (l.q === 1 && l.d === 1 ? "layer1d" : "layernd"));
   const have = panels.layers.map((p) => p.kind);
@@ -463,13 +463,14 @@ function depth(delta) {
 }
 
 // mountPanels gives every element with a data-panel attribute the panel
-// module of that name (static/panels/NAME.js): a new panel is one templ
-// component and one module, and nothing here lists them.
+// module of that name (static/panels/NAME.js), and every element with a
+// data-view attribute that view (static/views/NAME/index.js): a new panel
+// is one templ component and one module, and nothing here lists them.
 async function mountPanels() {
-  const els = [...document.querySelectorAll("#panels > [data-panel]")];
-  await Promise.all(els.map((el) => import(`./panels/${el.dataset.panel}.js`))); // in parallel
+  const els = [...document.querySelectorAll("#panels > [data-panel], #panels > [data-view]")];
+  await Promise.all(els.map((el) => import(el.dataset.view ? `./views/${el.dataset.view}/index.js` : `./panels/${el.dataset.panel}.js`))); // in parallel
   for (const el of els) {
-    const kind = el.dataset.panel;
+    const kind = el.dataset.view ?? el.dataset.panel;
     panels[kind] = create(kind, el, app);
     mounted.push(panels[kind]);
   }

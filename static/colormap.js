@@ -1,6 +1,6 @@
-// Perceptual colour map (viridis, 16 stops from matplotlib's table) for
-// time, with precomputed CSS colours so drawing 400 points costs no string
-// building, and a horizontal colour bar.
+// Perceptual colour map (viridis, 16 stops from matplotlib's table), with
+// precomputed CSS colours so drawing 400 points costs no string building,
+// and a horizontal colour bar.
 
 const V = [
   [68, 1, 84], [72, 26, 108], [71, 47, 125], [65, 68, 135], [57, 86, 140], [49, 104, 142], [42, 120, 142], [35, 136, 142],
@@ -14,8 +14,7 @@ export function viridis(t) {
 }
 
 // paletteRGB(n) returns n colours along the map as [r, g, b] arrays
-// (cached), for drawing in script (splat.js); palette(n, alpha) the same
-// colours as CSS strings.
+// (cached); palette(n, alpha) the same colours as CSS strings.
 const rgbCache = new Map();
 export function paletteRGB(n) {
   let p = rgbCache.get(n);
@@ -37,21 +36,30 @@ export function palette(n, alpha = 1) {
   return p;
 }
 
+// gradient is the map left→right from x0 to x1, as a canvas fill.
+export function gradient(ctx, x0, x1) {
+  const g = ctx.createLinearGradient(x0, 0, x1, 0);
+  for (let k = 0; k < V.length; k++) g.addColorStop(k / (V.length - 1), `rgb(${V[k].join(",")})`);
+  return g;
+}
+
 // colorBar draws the map left→right in the box (x, y, w, h) with tick
 // labels lo and hi and a title (on a second line when the bar is too
-// narrow for the three side by side).
-export function colorBar(ctx, x, y, w, h, lo, hi, title) {
-  const g = ctx.createLinearGradient(x, 0, x + w, 0);
-  for (let k = 0; k < V.length; k++) g.addColorStop(k / (V.length - 1), `rgb(${V[k].join(",")})`);
-  ctx.fillStyle = g;
+// narrow for the three side by side); large, in type for the back of a
+// lecture hall (the title bold).
+export function colorBar(ctx, x, y, w, h, lo, hi, title, large = false) {
+  ctx.fillStyle = gradient(ctx, x, x + w);
   ctx.fillRect(x, y, w, h);
   ctx.strokeStyle = "rgba(0,0,0,0.25)";
   ctx.strokeRect(x + 0.5, y + 0.5, w - 1, h - 1);
-  ctx.fillStyle = "#5f6b7a";
-  ctx.font = "11px system-ui, sans-serif";
+  ctx.fillStyle = large ? "#1f2933" : "#5f6b7a";
+  const font = large ? "13px system-ui, sans-serif" : "11px system-ui, sans-serif", gap = large ? 3 : 2;
+  ctx.font = font;
   ctx.textBaseline = "top";
-  ctx.textAlign = "left"; ctx.fillText(lo, x, y + h + 2);
-  ctx.textAlign = "right"; ctx.fillText(hi, x + w, y + h + 2);
+  ctx.textAlign = "left"; ctx.fillText(lo, x, y + h + gap);
+  ctx.textAlign = "right"; ctx.fillText(hi, x + w, y + h + gap);
   const room = w - 2 * Math.max(ctx.measureText(lo).width, ctx.measureText(hi).width) - 16;
-  ctx.textAlign = "center"; ctx.fillText(title, x + w / 2, y + h + 2 + (ctx.measureText(title).width > room ? 13 : 0));
+  if (large) ctx.font = `600 ${font}`;
+  ctx.textAlign = "center"; ctx.fillText(title, x + w / 2, y + h + gap + (ctx.measureText(title).width > room ? (large ? 15 : 13) : 0));
+  if (large) ctx.font = "12px system-ui, sans-serif";
 }

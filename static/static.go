@@ -4,7 +4,8 @@ package static
 
 import "embed"
 
-// FS holds app.js, the other modules, panels/*.js and style.css.
+// FS holds app.js, the other modules, panels/*.js, the views (views/*.js
+// and one folder per view) and style.css.
 //
-//go:embed *.js *.css panels/*.js
+//go:embed *.js *.css panels/*.js views/*.js views/*/*.js
 var FS embed.FS

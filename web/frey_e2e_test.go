@@ -90,7 +90,7 @@ func TestBrowserFrey(t *testing.T) {
 			break
 		}
 	}
-	e.waitFor("the Frey view", `window.dgpviz && window.dgpviz.panels.frey && window.dgpviz.panels.frey.stats.draws > 1 && !document.getElementById("panel-frey").hidden && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
+	e.waitFor("the Frey view", `window.dgpviz && window.dgpviz.panels.autoencoder && window.dgpviz.panels.autoencoder.stats.draws > 1 && !document.getElementById("panel-frey").hidden && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
 	t.Logf("Frey view drawn %v after navigating", time.Since(start).Round(time.Millisecond))
 	if cfg := evalAs[[]float64](e, `window.dgpviz.state.config.hidden`); !slices.Equal(cfg, []float64{2}) {
 		t.Fatalf("Frey preset: hidden %v, want [2]", cfg)
@@ -162,7 +162,7 @@ func TestBrowserFrey(t *testing.T) {
 	t.Logf("cursor: %s", e.text(`[data-testid="frey-cursor-at"]`))
 
 	// Hover a data point: its frame beside its reconstruction.
-	p := evalAs[[]float64](e, `(() => { const f = window.dgpviz.state.frame, m = f.layers[0].mean; return window.dgpviz.panels.frey.screen(m[2 * 17], m[2 * 17 + 1]); })()`)
+	p := evalAs[[]float64](e, `(() => { const f = window.dgpviz.state.frame, m = f.layers[0].mean; return window.dgpviz.panels.autoencoder.screen(m[2 * 17], m[2 * 17 + 1]); })()`)
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, rect[0]+p[0], rect[1]+p[1]))
 	e.waitFor("a frame and its reconstruction", `document.querySelector('[data-testid="frey-frame-orig"]').dataset.frame !== undefined`)
 	e.settle()
@@ -175,16 +175,16 @@ func TestBrowserFrey(t *testing.T) {
 	t.Logf("hovered frame %s: %s", hovered, e.text(`[data-testid="frey-frame-at"]`))
 
 	// A stretch of the video.
-	e.eval(`window.dgpviz.panels.frey.range(10, 25), true`, nil)
+	e.eval(`window.dgpviz.panels.autoencoder.range(10, 25), true`, nil)
 	e.settle()
-	if lit := evalAs[map[string]float64](e, `window.dgpviz.panels.frey.lit`); lit["from"] != 10 || lit["to"] != 25 {
+	if lit := evalAs[map[string]float64](e, `window.dgpviz.panels.autoencoder.lit`); lit["from"] != 10 || lit["to"] != 25 {
 		t.Errorf("lit stretch %v, want 10–25", lit)
 	}
 	if v := evalAs[string](e, `document.querySelector('[data-testid="frey-from"]').value + "-" + document.querySelector('[data-testid="frey-to"]').value`); v != "10-25" {
 		t.Errorf("range inputs %q, want 10-25", v)
 	}
 	shotFrey(e, "lit")
-	e.eval(`window.dgpviz.panels.frey.range(-1), true`, nil)
+	e.eval(`window.dgpviz.panels.autoencoder.range(-1), true`, nil)
 	// …and by dragging along the video strip, from 20 % to 40 % of it.
 	e.eval(`window.scrollTo(0, 0), true`, nil)
 	e.settle()
@@ -197,11 +197,11 @@ func TestBrowserFrey(t *testing.T) {
 	}
 	e.run(chromedp.MouseEvent(chromedp.MouseReleased, sx(0.4), sy, chromedp.ButtonLeft))
 	e.settle()
-	lit := evalAs[map[string]float64](e, `window.dgpviz.panels.frey.lit`)
+	lit := evalAs[map[string]float64](e, `window.dgpviz.panels.autoencoder.lit`)
 	if nn := n - 1; math.Abs(lit["from"]-0.2*nn) > 0.03*nn+1 || math.Abs(lit["to"]-0.4*nn) > 0.03*nn+1 {
 		t.Errorf("dragging the strip from 20 %% to 40 %%: frames %v–%v lit of %v", lit["from"], lit["to"], n)
 	}
-	e.eval(`window.dgpviz.panels.frey.range(-1), true`, nil)
+	e.eval(`window.dgpviz.panels.autoencoder.range(-1), true`, nil)
 
 	// Drag decoder inducing input 4 by 50 px: a move, and the bound changes.
 	e.eval(`window.scrollTo(0, 0), true`, nil)
@@ -209,7 +209,7 @@ func TestBrowserFrey(t *testing.T) {
 	rect = evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="frey-map"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 	b0 := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
 	z0 := evalAs[[]float64](e, `Array.from(window.dgpviz.state.frame.layers[1].z.slice(6, 8))`)
-	h := evalAs[[]float64](e, `window.dgpviz.panels.frey.handle(3)`)
+	h := evalAs[[]float64](e, `window.dgpviz.panels.autoencoder.handle(3)`)
 	hx, hy := rect[0]+h[0], rect[1]+h[1]
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, hx, hy), chromedp.MouseEvent(chromedp.MousePressed, hx, hy, chromedp.ButtonLeft))
 	for k := 1; k <= 10; k++ {
@@ -233,9 +233,9 @@ func TestBrowserFrey(t *testing.T) {
 	e.run(chromedp.Click(`[data-testid="play"]`))
 	e.waitFor("iterations", `window.dgpviz.state.frame.iter >= 20`)
 	t.Logf("playing: %s it/s shown by the page", e.text(`[data-testid="ips"]`))
-	// Drawing time of the Frey view per frame (performance measures "frey-draw"), logged.
+	// Drawing time of the Frey view per frame (performance measures "autoencoder-draw"), logged.
 	t.Logf("Frey view drawing: %s", evalAs[string](e, `(() => {
-	  const d = performance.getEntriesByName("frey-draw").map((m) => m.duration).sort((a, b) => a - b);
+	  const d = performance.getEntriesByName("autoencoder-draw").map((m) => m.duration).sort((a, b) => a - b);
 	  if (!d.length) return "no measures";
 	  const q = (p) => d[Math.min(d.length - 1, Math.floor(p * d.length))].toFixed(1);
 	  return d.length + " draws, p50 " + q(0.5) + " ms, p95 " + q(0.95) + " ms";
@@ -305,7 +305,7 @@ func TestBrowserFrey(t *testing.T) {
 	if math.Abs(pb[2]-pp[2]) > 2 {
 		t.Errorf("presenting: the bound panel is %.0f px wide, the Frey panel %.0f", pb[2], pp[2])
 	}
-	p = evalAs[[]float64](e, `(() => { const f = window.dgpviz.state.frame, m = f.layers[0].mean; return window.dgpviz.panels.frey.screen(m[2 * 29], m[2 * 29 + 1]); })()`)
+	p = evalAs[[]float64](e, `(() => { const f = window.dgpviz.state.frame, m = f.layers[0].mean; return window.dgpviz.panels.autoencoder.screen(m[2 * 29], m[2 * 29 + 1]); })()`)
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, pm[0]+p[0], pm[1]+p[1]))
 	e.waitFor("the hovered frame while presenting", `document.querySelector('[data-testid="frey-frame-orig"]').dataset.frame !== `+fmt.Sprintf("%q", hovered))
 	t.Logf("presenting: hovered frame %s (aimed at 29)", evalAs[string](e, `document.querySelector('[data-testid="frey-frame-orig"]').dataset.frame`))

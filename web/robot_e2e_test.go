@@ -67,7 +67,7 @@ func newRobotE2E(t *testing.T) *e2e {
 func TestBrowserRobot(t *testing.T) {
 	e := newRobotE2E(t)
 	e.run(chromedp.Navigate(e.base + "/"))
-	e.waitFor("the robot view", `window.dgpviz && window.dgpviz.panels.robot && window.dgpviz.panels.robot.stats.draws > 3 && !document.getElementById("panel-robot").hidden`)
+	e.waitFor("the robot view", `window.dgpviz && window.dgpviz.panels.explorer && window.dgpviz.panels.explorer.stats.draws > 3 && !document.getElementById("panel-robot").hidden`)
 	e.waitFor("the geometry score", `document.querySelector('[data-testid="score-1"]').textContent !== "–"`)
 	e.waitFor("the signals' test predictions", `window.dgpviz.state.frame && window.dgpviz.state.frame.iter > 30`)
 	if cfg := evalAs[[]float64](e, `window.dgpviz.state.config.hidden`); !slices.Equal(cfg, []float64{3, 3}) {
@@ -98,7 +98,7 @@ func TestBrowserRobot(t *testing.T) {
 
 	// The held-out scans are in the latent views (hidden layers' messages
 	// at the test scans come with the analysis), and can be hidden.
-	e.waitFor("held-out scans in the latent views", `window.dgpviz.state.frame.robot && (window.dgpviz.panels.robot.stats.draws > 0) && document.querySelector('[data-testid="robot-latent-0"]')?.textContent.includes("held-out scans")`)
+	e.waitFor("held-out scans in the latent views", `window.dgpviz.state.frame.robot && (window.dgpviz.panels.explorer.stats.draws > 0) && document.querySelector('[data-testid="robot-latent-0"]')?.textContent.includes("held-out scans")`)
 	e.eval(`window.dgpviz.send({op: "pause"}), true`, nil)
 	e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 500))`, nil) // the last analysis lands
@@ -125,9 +125,9 @@ func TestBrowserRobot(t *testing.T) {
 		if p1 == p0 {
 			t.Error("hiding the revisit links did not change the path view")
 		}
-		scan := int(evalAs[float64](e, `(() => { const r = window.dgpviz.panels.robot; for (let i = 0; i < window.dgpviz.state.setup.n; i++) if (r.revisitsOf(i).length) return i; return -1; })()`))
-		partners := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.revisitsOf(%d)`, scan))
-		e.eval(fmt.Sprintf(`window.dgpviz.panels.robot.hover(%d), true`, scan), nil)
+		scan := int(evalAs[float64](e, `(() => { const r = window.dgpviz.panels.explorer; for (let i = 0; i < window.dgpviz.state.setup.n; i++) if (r.revisitsOf(i).length) return i; return -1; })()`))
+		partners := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.revisitsOf(%d)`, scan))
+		e.eval(fmt.Sprintf(`window.dgpviz.panels.explorer.hover(%d), true`, scan), nil)
 		e.settle()
 		lit := evalAs[map[string]string](e, `Object.fromEntries([...document.querySelectorAll('[data-testid^="robot-"][data-testid$="-canvas"]')].map(c => [c.dataset.testid, c.dataset.highlighted]))`)
 		for _, id := range []string{"robot-latent-0-canvas", "robot-path-canvas"} {
@@ -135,7 +135,7 @@ func TestBrowserRobot(t *testing.T) {
 				t.Errorf("hovering scan %d (revisits %v): %s highlights %s scans, want %d", scan, partners, id, lit[id], len(partners)+1)
 			}
 		}
-		e.eval(`window.dgpviz.panels.robot.hover(-1), true`, nil)
+		e.eval(`window.dgpviz.panels.explorer.hover(-1), true`, nil)
 	} else {
 		t.Log("the path has no revisits (the small fixture): revisit links not checked")
 	}
@@ -163,7 +163,7 @@ func TestBrowserRobot(t *testing.T) {
 	}
 	e.run(chromedp.MouseEvent(chromedp.MouseReleased, x1, y, chromedp.ButtonLeft))
 	e.settle()
-	sel := evalAs[map[string]float64](e, `window.dgpviz.panels.robot.sel`)
+	sel := evalAs[map[string]float64](e, `window.dgpviz.panels.explorer.sel`)
 	lo, hi := int(sel["lo"]), int(sel["hi"])
 	n := int(evalAs[float64](e, `window.dgpviz.state.setup.n`))
 	if lo < 0 || hi <= lo {
@@ -187,11 +187,11 @@ func TestBrowserRobot(t *testing.T) {
 		}
 	}
 	e.screenshot("robot-brushed.png", "")
-	if n := evalAs[float64](e, `(() => { const r = window.dgpviz.panels.robot; for (let i = 0; i < window.dgpviz.state.setup.n; i++) if (r.revisitsOf(i).length) return i; return -1; })()`); n >= 0 {
-		e.eval(fmt.Sprintf(`window.dgpviz.panels.robot.clear(), window.dgpviz.panels.robot.hover(%v), true`, n), nil)
+	if n := evalAs[float64](e, `(() => { const r = window.dgpviz.panels.explorer; for (let i = 0; i < window.dgpviz.state.setup.n; i++) if (r.revisitsOf(i).length) return i; return -1; })()`); n >= 0 {
+		e.eval(fmt.Sprintf(`window.dgpviz.panels.explorer.clear(), window.dgpviz.panels.explorer.hover(%v), true`, n), nil)
 		e.settle()
 		e.screenshot("robot-revisits.png", "")
-		e.eval(`window.dgpviz.panels.robot.hover(-1), true`, nil)
+		e.eval(`window.dgpviz.panels.explorer.hover(-1), true`, nil)
 	}
 
 	// Drawing time per frame while the optimizer streams, and whether the
@@ -200,14 +200,14 @@ func TestBrowserRobot(t *testing.T) {
 	// The page's animation frames are counted too: the browser runs fewer
 	// than 60 a second when the drawing (with its rasterisation, which
 	// happens after the measured script) does not fit in one.
-	e.eval(`window.dgpviz.panels.robot.clear(); performance.clearMeasures(); window.__rafs = 0; window.__rafOn = true; (function tick() { window.__rafs++; if (window.__rafOn) requestAnimationFrame(tick); })(); true`, nil)
-	st0 := evalAs[map[string]float64](e, `({...window.dgpviz.panels.robot.stats})`)
-	lp0 := evalAs[map[string]float64](e, `window.dgpviz.panels.robot.layerPaints()`)
+	e.eval(`window.dgpviz.panels.explorer.clear(); performance.clearMeasures(); window.__rafs = 0; window.__rafOn = true; (function tick() { window.__rafs++; if (window.__rafOn) requestAnimationFrame(tick); })(); true`, nil)
+	st0 := evalAs[map[string]float64](e, `({...window.dgpviz.panels.explorer.stats})`)
+	lp0 := evalAs[map[string]float64](e, `window.dgpviz.panels.explorer.layerPaints()`)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 3000))`, nil)
-	e.eval(`window.dgpviz.panels.robot.select(40, 90); true`, nil)
+	e.eval(`window.dgpviz.panels.explorer.select(40, 90); true`, nil)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 1500))`, nil)
-	st1 := evalAs[map[string]float64](e, `({...window.dgpviz.panels.robot.stats})`)
-	lp1 := evalAs[map[string]float64](e, `window.dgpviz.panels.robot.layerPaints()`)
+	st1 := evalAs[map[string]float64](e, `({...window.dgpviz.panels.explorer.stats})`)
+	lp1 := evalAs[map[string]float64](e, `window.dgpviz.panels.explorer.layerPaints()`)
 	var paints []string
 	for _, id := range slices.Sorted(maps.Keys(lp1)) {
 		if k := lp1[id] - lp0[id]; k > 0 {
@@ -215,7 +215,7 @@ func TestBrowserRobot(t *testing.T) {
 		}
 	}
 	rafs := evalAs[float64](e, `window.__rafOn = false, window.__rafs`)
-	d := evalAs[[]float64](e, `performance.getEntriesByName("robot-draw").map(m => m.duration)`)
+	d := evalAs[[]float64](e, `performance.getEntriesByName("explorer-draw").map(m => m.duration)`)
 	if len(d) == 0 {
 		t.Fatalf("no robot draws in 4.5 s of streaming")
 	}
@@ -229,8 +229,8 @@ func TestBrowserRobot(t *testing.T) {
 	// at any moment (BenchmarkRobotDraw-style budgets belong in a
 	// measurement, not in a correctness test).
 	e.eval(`window.dgpviz.send({op: "pause"}); new Promise(r => setTimeout(() => r(true), 700))`, nil)
-	e.eval(`(async () => { performance.clearMeasures(); for (let k = 0; k < 120; k++) { window.dgpviz.panels.robot.select(k, k + 60); await new Promise(r => requestAnimationFrame(() => r())); } return true; })()`, nil)
-	d = evalAs[[]float64](e, `performance.getEntriesByName("robot-draw").map(m => m.duration)`)
+	e.eval(`(async () => { performance.clearMeasures(); for (let k = 0; k < 120; k++) { window.dgpviz.panels.explorer.select(k, k + 60); await new Promise(r => requestAnimationFrame(() => r())); } return true; })()`, nil)
+	d = evalAs[[]float64](e, `performance.getEntriesByName("explorer-draw").map(m => m.duration)`)
 	if len(d) < 100 {
 		t.Fatalf("only %d robot draws for 120 brush moves", len(d))
 	}
@@ -238,21 +238,42 @@ func TestBrowserRobot(t *testing.T) {
 	t.Logf("robot views (%d + %d scans × 2 hidden layers, path, signals, penalties), paused, a moving brush: %d draws; p50 %.2f ms, p95 %.2f ms, max %.2f ms (a 60 Hz frame is 16.7 ms); by view %s",
 		n, nAll-n, len(d), d[len(d)/2], d[len(d)*95/100], d[len(d)-1], viewTimes(e))
 	// The same with the 3-D views of both layers, turning one.
-	e.eval(`window.dgpviz.panels.robot.view3d(0, true), window.dgpviz.panels.robot.view3d(1, true), true`, nil)
+	e.eval(`window.dgpviz.panels.explorer.view3d(0, true), window.dgpviz.panels.explorer.view3d(1, true), true`, nil)
 	e.settle()
-	e.eval(`(async () => { performance.clearMeasures(); for (let k = 0; k < 120; k++) { window.dgpviz.panels.robot.turn3d(0, -0.65 + 0.02 * k, 0.5, 1); window.dgpviz.panels.robot.select(k, k + 60); await new Promise(r => requestAnimationFrame(() => r())); } return true; })()`, nil)
-	d = evalAs[[]float64](e, `performance.getEntriesByName("robot-draw").map(m => m.duration)`)
+	e.eval(`(async () => { performance.clearMeasures(); for (let k = 0; k < 120; k++) { window.dgpviz.panels.explorer.turn3d(0, -0.65 + 0.02 * k, 0.5, 1); window.dgpviz.panels.explorer.select(k, k + 60); await new Promise(r => requestAnimationFrame(() => r())); } return true; })()`, nil)
+	d = evalAs[[]float64](e, `performance.getEntriesByName("explorer-draw").map(m => m.duration)`)
 	if len(d) < 100 {
 		t.Fatalf("only %d robot draws for 120 turns of the 3-D view", len(d))
 	}
 	slices.Sort(d)
 	t.Logf("the same with both 3-D views, one turning: %d draws; p50 %.2f ms, p95 %.2f ms, max %.2f ms; by view %s", len(d), d[len(d)/2], d[len(d)*95/100], d[len(d)-1], viewTimes(e))
+	// The latent views' draws per second: for 3 s, paused, the page redraws
+	// at every animation frame (as for a new frame, then with a moving
+	// brush). Rendering the frame, rasterisation included, sets how many
+	// animation frames there are: at most 60 a second.
+	e.eval(`window.dgpviz.panels.explorer.view3d(0, false), window.dgpviz.panels.explorer.view3d(1, false), true`, nil)
+	e.settle()
+	for _, c := range []struct{ what, step string }{
+		{"a redraw as for a new frame", ``},
+		{"a moving brush", `rp.select(k % 150, k % 150 + 60);`},
+	} {
+		m := evalAs[map[string]float64](e, `(async () => {
+  const rp = window.dgpviz.panels.explorer;
+  rp.clear(); await new Promise(r => requestAnimationFrame(() => r()));
+  performance.clearMeasures();
+  let k = 0; const t0 = performance.now();
+  while (performance.now() - t0 < 3000) { `+c.step+` window.dgpviz.redraw(); k++; await new Promise(r => requestAnimationFrame(() => r())); }
+  const secs = (performance.now() - t0) / 1000, d = performance.getEntriesByName("explorer-latent").map(m => m.duration).sort((a, b) => a - b);
+  return {draws: d.length, perSecond: d.length / secs, p50: d[d.length >> 1], p95: d[Math.floor(d.length * 0.95)]};
+})()`)
+		t.Logf("latent views, paused, drawn at every animation frame, %s: %.0f draws, %.1f draws/s; latent views' script p50 %.2f / p95 %.2f ms", c.what, m["draws"], m["perSecond"], m["p50"], m["p95"])
+	}
 	// The measures above time the script alone: Chrome records a canvas's
 	// drawing and rasterises it later, in the same animation frame but
 	// outside them. Here a 1-pixel read of every view's canvas forces the
 	// rasterisation into the timing (in a loop of synchronous draws, not
 	// in the page's own drawing, where reads would slow a GPU canvas).
-	e.eval(`window.dgpviz.panels.robot.view3d(0, false), window.dgpviz.panels.robot.view3d(1, false), true`, nil)
+	e.eval(`window.dgpviz.panels.explorer.view3d(0, false), window.dgpviz.panels.explorer.view3d(1, false), true`, nil)
 	e.settle()
 	for _, c := range []struct{ what, step string }{
 		{"a redraw (as for a new frame; pairwise views)", ``},
@@ -260,7 +281,7 @@ func TestBrowserRobot(t *testing.T) {
 		{"a turning 3-D view of both layers", `if (k === 0) rp.view3d(0, true), rp.view3d(1, true); rp.turn3d(0, -0.65 + 0.02 * k, 0.5, 1);`},
 	} {
 		m := evalAs[map[string][]float64](e, `(() => {
-  const rp = window.dgpviz.panels.robot, s = window.dgpviz.state;
+  const rp = window.dgpviz.panels.explorer, s = window.dgpviz.state;
   const cvs = [...document.querySelectorAll('[data-testid^="robot-"][data-testid$="-canvas"]')].map(c => c.getContext("2d"));
   const flush = () => { for (const c of cvs) c.getImageData(0, 0, 1, 1); };
   rp.clear(); rp.draw(s); flush();
@@ -276,7 +297,7 @@ func TestBrowserRobot(t *testing.T) {
 		t.Logf("drawing with rasterisation, paused, %s: script p50 %.2f / p95 %.2f ms; script and rasterisation p50 %.2f / p95 %.2f / max %.2f ms (issue 14: ≤ 4 ms)",
 			c.what, js[len(js)/2], js[len(js)*95/100], all[len(all)/2], all[len(all)*95/100], all[len(all)-1])
 	}
-	e.eval(`window.dgpviz.panels.robot.view3d(0, false), window.dgpviz.panels.robot.view3d(1, false), true`, nil)
+	e.eval(`window.dgpviz.panels.explorer.view3d(0, false), window.dgpviz.panels.explorer.view3d(1, false), true`, nil)
 	e.noErrors()
 }
 
@@ -309,7 +330,7 @@ func TestBrowserRobotExplore(t *testing.T) {
 	}
 	e := newRobotE2E(t)
 	e.run(chromedp.Navigate(e.base + "/"))
-	e.waitFor("the robot view", `window.dgpviz && window.dgpviz.panels.robot && window.dgpviz.panels.robot.stats.draws > 3 && !document.getElementById("panel-robot").hidden`)
+	e.waitFor("the robot view", `window.dgpviz && window.dgpviz.panels.explorer && window.dgpviz.panels.explorer.stats.draws > 3 && !document.getElementById("panel-robot").hidden`)
 	e.waitFor("the restart table", `document.querySelectorAll('[data-testid="robot-restarts"] tbody tr').length >= 2 && !document.querySelector('[data-testid="robot-restarts"]').hidden`)
 	e.eval(`window.dgpviz.send({op: "pause"}), true`, nil)
 	e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
@@ -378,7 +399,7 @@ func TestBrowserRobotExplore(t *testing.T) {
 
 	// ---- 3-D view ----
 	lo, hi := 40, 90
-	e.eval(fmt.Sprintf(`window.dgpviz.panels.robot.select(%d, %d), true`, lo, hi), nil)
+	e.eval(fmt.Sprintf(`window.dgpviz.panels.explorer.select(%d, %d), true`, lo, hi), nil)
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, 2, 2))
 	e.settle()
 	want := fmt.Sprint(hi - lo + 1)
@@ -389,15 +410,15 @@ func TestBrowserRobotExplore(t *testing.T) {
 		t.Fatalf("brushed %d…%d: highlighted %v", lo, hi, c)
 	}
 	scan := 60
-	p2d := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen("latent-0", %d)`, scan))
+	p2d := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.screen("latent-0", %d)`, scan))
 	e.run(chromedp.Click(`[data-testid="robot-latent-0-3d"]`))
 	e.settle()
-	if on := evalAs[bool](e, `window.dgpviz.panels.robot.view3d(0).on`); !on {
+	if on := evalAs[bool](e, `window.dgpviz.panels.explorer.view3d(0).on`); !on {
 		t.Fatal("the 3-D button did not turn the 3-D view on")
 	}
 	e.run(chromedp.ScrollIntoView(`[data-testid="robot-latent-0-canvas"]`))
 	e.settle()
-	p3a := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen("latent-0", %d)`, scan))
+	p3a := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.screen("latent-0", %d)`, scan))
 	hashA, _ := e.canvas(`[data-testid="robot-latent-0-canvas"]`)
 	if c := lit(); c["robot-latent-0-canvas"] != want || c["robot-path-canvas"] != want {
 		t.Errorf("3-D view: highlighted %v, want %s in the 3-D view and on the path", c, want)
@@ -412,9 +433,9 @@ func TestBrowserRobotExplore(t *testing.T) {
 	e.run(chromedp.MouseEvent(chromedp.MouseReleased, x0+120, y0+40, chromedp.ButtonLeft))
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, 2, 2))
 	e.settle()
-	p3b := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen("latent-0", %d)`, scan))
+	p3b := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.screen("latent-0", %d)`, scan))
 	hashB, _ := e.canvas(`[data-testid="robot-latent-0-canvas"]`)
-	v3 := evalAs[map[string]any](e, `window.dgpviz.panels.robot.view3d(0)`)
+	v3 := evalAs[map[string]any](e, `window.dgpviz.panels.explorer.view3d(0)`)
 	if math.Hypot(p3b[0]-p3a[0], p3b[1]-p3a[1]) < 3 || hashA == hashB {
 		t.Errorf("dragging the 3-D view: scan %d stayed at %v (was %v), view %v", scan, p3b, p3a, v3)
 	}
@@ -425,24 +446,24 @@ func TestBrowserRobotExplore(t *testing.T) {
 	// The wheel zooms about the centre; reset restores the view.
 	e.eval(fmt.Sprintf(`document.querySelector('[data-testid="robot-latent-0-canvas"]').dispatchEvent(new WheelEvent("wheel", {deltaY: -300, clientX: %v, clientY: %v, cancelable: true, bubbles: true})), true`, x0, y0), nil)
 	e.settle()
-	if z := evalAs[float64](e, `window.dgpviz.panels.robot.view3d(0).zoom`); !(z > 1.2) {
+	if z := evalAs[float64](e, `window.dgpviz.panels.explorer.view3d(0).zoom`); !(z > 1.2) {
 		t.Errorf("wheel up: zoom %v, want > 1.2", z)
 	}
 	e.screenshot("robot-3d.png", `[data-testid="robot-latent-0"]`)
 	e.run(chromedp.Click(`[data-testid="robot-latent-0-reset"]`))
 	e.settle()
-	if p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen("latent-0", %d)`, scan)); math.Hypot(p[0]-p3a[0], p[1]-p3a[1]) > 0.01 {
+	if p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.screen("latent-0", %d)`, scan)); math.Hypot(p[0]-p3a[0], p[1]-p3a[1]) > 0.01 {
 		t.Errorf("reset: scan %d at %v, want back at %v", scan, p, p3a)
 	}
 
 	// The keyboard turns it too (the canvas takes focus in 3-D).
-	yaw0 := evalAs[float64](e, `window.dgpviz.panels.robot.view3d(0).yaw`)
+	yaw0 := evalAs[float64](e, `window.dgpviz.panels.explorer.view3d(0).yaw`)
 	e.eval(`(() => { const c = document.querySelector('[data-testid="robot-latent-0-canvas"]'); c.focus(); for (let k = 0; k < 3; k++) c.dispatchEvent(new KeyboardEvent("keydown", {key: "ArrowRight", bubbles: true, cancelable: true})); return document.activeElement === c; })()`, nil)
 	e.settle()
-	if yaw := evalAs[float64](e, `window.dgpviz.panels.robot.view3d(0).yaw`); math.Abs(yaw-yaw0-0.3) > 1e-9 {
+	if yaw := evalAs[float64](e, `window.dgpviz.panels.explorer.view3d(0).yaw`); math.Abs(yaw-yaw0-0.3) > 1e-9 {
 		t.Errorf("three ArrowRight presses: yaw %v → %v, want +0.3", yaw0, yaw)
 	}
-	if p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen("latent-0", %d)`, scan)); math.Hypot(p[0]-p3a[0], p[1]-p3a[1]) < 1 {
+	if p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.screen("latent-0", %d)`, scan)); math.Hypot(p[0]-p3a[0], p[1]-p3a[1]) < 1 {
 		t.Errorf("turning by keys did not move scan %d (%v)", scan, p)
 	}
 	e.run(chromedp.Click(`[data-testid="robot-latent-0-reset"]`))
@@ -461,11 +482,11 @@ func TestBrowserRobotExplore(t *testing.T) {
 		}
 		// One brushed scan: its colour in the 3-D view (layer 1), the
 		// pairwise view (layer 2) and on the path.
-		e.eval(fmt.Sprintf(`window.dgpviz.panels.robot.select(%d, %d), true`, scan, scan), nil)
+		e.eval(fmt.Sprintf(`window.dgpviz.panels.explorer.select(%d, %d), true`, scan, scan), nil)
 		e.settle()
 		var cols [][]float64
 		for _, v := range []string{"latent-0", "latent-1", "path"} {
-			p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.screen(%q, %d)`, v, scan))
+			p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.screen(%q, %d)`, v, scan))
 			cols = append(cols, evalAs[[]float64](e, fmt.Sprintf(pixelAt, `[data-testid="robot-`+v+`-canvas"]`, p[0], p[1])))
 		}
 		for k := 1; k < len(cols); k++ {
@@ -477,7 +498,7 @@ func TestBrowserRobotExplore(t *testing.T) {
 			}
 		}
 		// … and it is the colour map's colour for the scan's bin.
-		bin := evalAs[float64](e, fmt.Sprintf(`window.dgpviz.panels.robot.colourBin(%d)`, scan))
+		bin := evalAs[float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.colourBin(%d)`, scan))
 		want := evalAs[string](e, fmt.Sprintf(`import("/static/colormap.js").then(m => m.palette(24, 1)[%v])`, bin))
 		if got := fmt.Sprintf("rgba(%v,%v,%v,1)", cols[0][0], cols[0][1], cols[0][2]); got != want {
 			t.Errorf("colour by %s: scan %d (bin %v) drawn %s, the colour map has %s", mode, scan, bin, got, want)
@@ -489,19 +510,19 @@ func TestBrowserRobotExplore(t *testing.T) {
 	check("y", "true y position (m)")
 	ap := int(evalAs[float64](e, `window.dgpviz.state.setup.d`)) / 2 // an access point in the middle of the list
 	check(fmt.Sprintf("ap:%d", ap), fmt.Sprintf("signal of AP %d", ap+1))
-	e.eval(`window.dgpviz.panels.robot.clear(), true`, nil)
+	e.eval(`window.dgpviz.panels.explorer.clear(), true`, nil)
 	e.settle()
 	e.screenshot("robot-colour-ap.png", `[data-testid="robot-latent-1"]`)
 	// The colour bin follows the true x position, computed here from the setup.
-	e.eval(`window.dgpviz.panels.robot.colourBy("x"), true`, nil)
+	e.eval(`window.dgpviz.panels.explorer.colourBy("x"), true`, nil)
 	e.settle()
 	if ok := evalAs[bool](e, `(() => { const r = window.dgpviz.state.setup.robot, P = r.positions; let lo = Infinity, hi = -Infinity;
 		for (let i = 0; i < r.n_all; i++) { lo = Math.min(lo, P[2*i]); hi = Math.max(hi, P[2*i]); }
-		for (let i = 0; i < r.n_all; i++) if (window.dgpviz.panels.robot.colourBin(i) !== Math.min(23, Math.floor((P[2*i] - lo) / (hi - lo) * 24))) return false;
+		for (let i = 0; i < r.n_all; i++) if (window.dgpviz.panels.explorer.colourBin(i) !== Math.min(23, Math.floor((P[2*i] - lo) / (hi - lo) * 24))) return false;
 		return true; })()`); !ok {
 		t.Error("colour by true x: the colour bins do not follow the true x positions")
 	}
-	e.eval(fmt.Sprintf(`window.dgpviz.panels.robot.select(%d, %d), true`, lo, hi), nil)
+	e.eval(fmt.Sprintf(`window.dgpviz.panels.explorer.select(%d, %d), true`, lo, hi), nil)
 	e.settle()
 
 	// ---- screenshots at lecture-hall sizes ----
@@ -524,13 +545,13 @@ func TestBrowserRobotExplore(t *testing.T) {
 	e.noErrors()
 }
 
-// viewTimes summarises the robot views' drawing times (performance
-// measures "robot-latent", "robot-path", …): the median and 95th
+// viewTimes summarises the explorer's panels' drawing times (performance
+// measures "explorer-latent", "explorer-truth", …): the median and 95th
 // percentile of each.
 func viewTimes(e *e2e) string {
-	m := evalAs[map[string][]float64](e, `Object.fromEntries(["latent", "path", "signals", "penalties"].map(k => [k, performance.getEntriesByName("robot-" + k).map(m => m.duration)]))`)
+	m := evalAs[map[string][]float64](e, `Object.fromEntries(["latent", "truth", "output", "penalties"].map(k => [k, performance.getEntriesByName("explorer-" + k).map(m => m.duration)]))`)
 	var out []string
-	for _, k := range []string{"latent", "path", "signals", "penalties"} {
+	for _, k := range []string{"latent", "truth", "output", "penalties"} {
 		d := m[k]
 		if len(d) == 0 {
 			continue

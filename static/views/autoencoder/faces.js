@@ -1,0 +1,49 @@
+// Decoded outputs beside the map: the one under the cursor with its
+// predictive sd, and the hovered row (a frame of the video) beside the
+// model's reconstruction of it. Each is asked for again when the cursor
+// or the hover moves or the model changes.
+import { fmt } from "../../plot.js";
+import { paintOutput, paintSD } from "./picture.js";
+
+const SD_MAX = 40; // the sd picture's top colour (in the outputs' units)
+
+// createFaces fills the elements q(testid) finds, for data (data.js).
+export function createFaces(q, data) {
+  let face = null, frame = -1, frameIter = -1; // what is shown
+  const unit = data.image ? "grey levels" : data.unit || "(output units)";
+  return {
+    // wantCursor returns the request for the output at the cursor {x, y}
+    // at iteration iter, or null when it is shown.
+    wantCursor(cursor, iter) {
+      if (!cursor || (face && face.x === cursor.x && face.y === cursor.y && face.iter === iter)) return null;
+      return { points: [cursor.x, cursor.y] };
+    },
+    // wantFrame returns the request for row i (−1: none), or null.
+    wantFrame(i, iter) { return i >= 0 && (frame !== i || frameIter !== iter) ? { frames: [i] } : null; },
+    answer(kind, m) {
+      const d = m.d;
+      if (kind === "cursor" && m.g === 1) {
+        paintOutput(q("frey-cursor-mean"), m.mean, 0, d, data.image, data.outputRange);
+        paintSD(q("frey-cursor-var"), m.var, 0, d, data.image, SD_MAX);
+        let s = 0;
+        for (let k = 0; k < d; k++) s += Math.sqrt(Math.max(0, m.var[k]));
+        face = { x: m.points[0], y: m.points[1], iter: m.iter };
+        const at = q("frey-cursor-at");
+        at.textContent = `latent (${fmt(m.points[0])}, ${fmt(m.points[1])}) · mean sd ${fmt(s / d)} ${unit}`;
+        at.dataset.iter = String(m.iter);
+        q("frey-cursor-mean").dataset.at = `${m.points[0]},${m.points[1]}`;
+      } else if (kind === "frame" && m.frames.length === 1) {
+        const i = m.frames[0];
+        paintOutput(q("frey-frame-orig"), m.original, 0, d, data.image, data.outputRange);
+        paintOutput(q("frey-frame-recon"), m.recon_mean, 0, d, data.image, data.outputRange);
+        let e = 0;
+        for (let k = 0; k < d; k++) e += (m.recon_mean[k] - m.original[k]) ** 2;
+        frame = i; frameIter = m.iter;
+        q("frey-frame-title").textContent = `${data.row.one[0].toUpperCase()}${data.row.one.slice(1)} ${i} of ${data.n}`;
+        q("frey-frame-at").textContent = `reconstruction error ${fmt(Math.sqrt(e / d))} ${unit} RMS`;
+        q("frey-frame-orig").dataset.frame = String(i);
+      }
+    },
+    forget() { face = null; frame = -1; frameIter = -1; },
+  };
+}
