@@ -158,7 +158,6 @@ function onText(m) {
       $("follow-bar").hidden = !state.follower;
       state.sets = m.datasets; // the catalogue, and a loaded model's own data
       state.limits = m.limits;
-      state.inputColors = m.input_colors; // the message figure's colours
       $("save-model").href = `/model.json?session=${encodeURIComponent(m.figure_key)}`;
       if (m.config) applyConfig(m.config);
       break;
@@ -238,7 +237,7 @@ function ensureLayerPanels(f) {
   const host = $("layer-panels");
   // The autoencoder view draws its own latent map (views/autoencoder): no
   // layer panels for 560-D layers whose arrays frames leave out.
-  const want = state.setup?.frey ? [] : f.layers.map((l) => (l.q === 1 && l.d === 1 ? "layer1d" : "layernd"));
+  const want = state.setup?.view?.kind === "autoencoder" ? [] : f.layers.map((l) => (l.q === 1 && l.d === 1 ? "layer1d" : "layernd"));
   const have = panels.layers.map((p) => p.kind);
   if (want.length === have.length && want.every((k, i) => k === have[i])) return;
   for (const p of panels.layers) p.destroy?.();
@@ -355,7 +354,13 @@ function wire() {
   $("dataset").addEventListener("change", (e) => app.send({ op: "dataset", dataset: e.target.value }));
   $("controls").addEventListener("submit", (e) => e.preventDefault());
   $("load-model").addEventListener("change", (e) => { const f = e.target.files?.[0]; e.target.value = ""; if (f) upload("/model", f); });
-  $("upload-data").addEventListener("change", (e) => { const f = e.target.files?.[0]; e.target.value = ""; if (f) upload(`/data?name=${encodeURIComponent(f.name)}`, f); });
+  $("open-upload").addEventListener("click", () => $("upload-dialog").showModal());
+  $("upload-data").addEventListener("change", (e) => {
+    const f = e.target.files?.[0], shape = $("upload-shape").value.trim();
+    e.target.value = "";
+    $("upload-dialog").close();
+    if (f) upload(`/data?name=${encodeURIComponent(f.name)}${shape ? `&shape=${encodeURIComponent(shape)}` : ""}`, f);
+  });
   $("undo").addEventListener("click", undo);
   $("redo").addEventListener("click", redo);
 

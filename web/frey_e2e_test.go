@@ -180,8 +180,8 @@ func TestBrowserFrey(t *testing.T) {
 	if lit := evalAs[map[string]float64](e, `window.dgpviz.panels.autoencoder.lit`); lit["from"] != 10 || lit["to"] != 25 {
 		t.Errorf("lit stretch %v, want 10–25", lit)
 	}
-	if v := evalAs[string](e, `document.querySelector('[data-testid="frey-from"]').value + "-" + document.querySelector('[data-testid="frey-to"]').value`); v != "10-25" {
-		t.Errorf("range inputs %q, want 10-25", v)
+	if v := evalAs[string](e, `document.querySelector('[data-testid="frey-from"]').value + "-" + document.querySelector('[data-testid="frey-to"]').value`); v != "11-26" {
+		t.Errorf("range inputs %q, want 11-26 (rows 10–25 counted from 1)", v)
 	}
 	shotFrey(e, "lit")
 	e.eval(`window.dgpviz.panels.autoencoder.range(-1), true`, nil)
@@ -247,7 +247,10 @@ func TestBrowserFrey(t *testing.T) {
 	// The server's figure and the latent CSV.
 	key := evalAs[string](e, `window.dgpviz.state.figureKey`)
 	for _, f := range []string{"png", "svg", "pdf", "csv"} {
-		resp, err := http.Get(e.base + "/figure/faces." + f + "?session=" + key)
+		// The page's own links, as a person clicks them (the CSV's once
+		// carried a grid the server refused).
+		href := evalAs[string](e, fmt.Sprintf(`(() => { const a = document.querySelector('.frey-figure-links a[data-format=%q]'); a.dispatchEvent(new MouseEvent("click", {cancelable: true})); return a.getAttribute("href"); })()`, f))
+		resp, err := http.Get(e.base + href)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +259,7 @@ func TestBrowserFrey(t *testing.T) {
 		if resp.StatusCode != 200 || len(body) < 1000 {
 			t.Errorf("faces.%s: %d, %d bytes: %.200s", f, resp.StatusCode, len(body), body)
 		}
-		if f == "csv" && !strings.HasPrefix(string(body), "frame,latent1_mean,latent2_mean,latent1_var,latent2_var\n") {
+		if f == "csv" && !strings.HasPrefix(string(body), "row,layer1_mean1,layer1_mean2,layer1_var1,layer1_var2\n1,") {
 			t.Errorf("latent CSV header: %.80q", body)
 		}
 		if f == "png" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/stream"
 	"dgpviz/static"
@@ -89,7 +90,7 @@ type pageHandler struct {
 
 func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	def := h.b.Defaults()
-	p := PageData{Datasets: h.b.Catalog().Info(), Limits: h.b.Limits(), Groups: engine.GroupNames()}
+	p := PageData{Datasets: h.b.Catalog().Info(), Limits: h.b.Limits(), Groups: engine.GroupNames(), CSVConventions: dataset.CSVConventions}
 	cfg, err := stream.ParseQuery(r.URL.Query(), def)
 	if err == nil {
 		err = cfg.Validate(h.b.Limits(), h.b.Catalog())

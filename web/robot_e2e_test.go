@@ -83,22 +83,22 @@ func TestBrowserRobot(t *testing.T) {
 	}
 	// Where the deep GP's held-out error is worse than a baseline, the page
 	// says so and why (the test scans come after the training scans).
-	e.waitFor("the test RMSE", `window.dgpviz.state.frame.robot && window.dgpviz.state.frame.robot.test_rmse != null && window.dgpviz.state.frame.robot.mean_rmse != null`)
+	e.waitFor("the test RMSE", `window.dgpviz.state.frame.view && window.dgpviz.state.frame.view.test_rmse != null && window.dgpviz.state.frame.view.mean_rmse != null`)
 	e.settle()
 	// The text and the frame it was drawn from, read together: a frame
 	// arriving between two reads may tip a close comparison (the small
 	// fixture's 17.7 against 17.6 dBm).
-	v := evalAs[map[string]any](e, `(() => { const r = window.dgpviz.state.frame.robot; return {verdict: document.querySelector('[data-testid="rmse-verdict"]').textContent, worse: r.test_rmse > r.mean_rmse || (r.gp1_rmse != null && r.test_rmse > r.gp1_rmse)}; })()`)
+	v := evalAs[map[string]any](e, `(() => { const r = window.dgpviz.state.frame.view; return {verdict: document.querySelector('[data-testid="rmse-verdict"]').textContent, worse: r.test_rmse > r.mean_rmse || (r.gp1_rmse != null && r.test_rmse > r.gp1_rmse)}; })()`)
 	verdict, _ := v["verdict"].(string)
 	worse, _ := v["worse"].(bool)
-	if worse && !strings.Contains(verdict, "extrapolate in time") || !worse && !strings.Contains(verdict, "does better") {
+	if worse && !strings.Contains(verdict, "come after the training scans in time, so the model must extrapolate") || !worse && !strings.Contains(verdict, "does better") {
 		t.Errorf("verdict %q (deep GP worse than a baseline: %v)", verdict, worse)
 	}
 	t.Logf("verdict: %s", verdict)
 
 	// The held-out scans are in the latent views (hidden layers' messages
 	// at the test scans come with the analysis), and can be hidden.
-	e.waitFor("held-out scans in the latent views", `window.dgpviz.state.frame.robot && (window.dgpviz.panels.explorer.stats.draws > 0) && document.querySelector('[data-testid="robot-latent-0"]')?.textContent.includes("held-out scans")`)
+	e.waitFor("held-out scans in the latent views", `window.dgpviz.state.frame.view && (window.dgpviz.panels.explorer.stats.draws > 0) && document.querySelector('[data-testid="robot-latent-0"]')?.textContent.includes("held-out scans")`)
 	e.eval(`window.dgpviz.send({op: "pause"}), true`, nil)
 	e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 500))`, nil) // the last analysis lands
@@ -121,7 +121,7 @@ func TestBrowserRobot(t *testing.T) {
 	p1, _ := e.canvas(`[data-testid="robot-path-canvas"]`)
 	e.run(chromedp.Click(`[data-testid="robot-show-revisits"]`))
 	e.settle()
-	if nRev := evalAs[float64](e, `window.dgpviz.state.setup.robot.revisits`); nRev > 0 {
+	if nRev := evalAs[float64](e, `(window.dgpviz.state.setup.view.truth?.revisits ?? 0)`); nRev > 0 {
 		if p1 == p0 {
 			t.Error("hiding the revisit links did not change the path view")
 		}
@@ -146,8 +146,8 @@ func TestBrowserRobot(t *testing.T) {
 	// train/test, the true position and the variances.
 	csv := evalAs[string](e, `fetch("/figure/latent.csv?session=" + window.dgpviz.state.figureKey).then(r => r.text())`)
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
-	nAll := int(evalAs[float64](e, `window.dgpviz.state.setup.robot.n_all`))
-	if head := lines[0]; !strings.Contains(head, ",split,true_x,true_y,layer1_mean1,layer1_mean2,layer1_mean3,layer1_var1,") || len(lines) != nAll+1 {
+	nAll := int(evalAs[float64](e, `window.dgpviz.state.setup.view.n_all`))
+	if head := lines[0]; !strings.Contains(head, ",split,truth_x,truth_y,layer1_mean1,layer1_mean2,layer1_mean3,layer1_var1,") || len(lines) != nAll+1 {
 		t.Errorf("latent CSV: %d rows (want %d), header %q", len(lines)-1, nAll, head)
 	} else if !strings.Contains(lines[1], ",train,") || !strings.Contains(lines[nAll], ",test,") {
 		t.Errorf("latent CSV: first row %q, last %q: want train then test scans", lines[1], lines[nAll])
@@ -342,13 +342,13 @@ func TestBrowserRobotExplore(t *testing.T) {
 		Restart int      `json:"restart"`
 		Bound   *float64 `json:"bound"`
 		Score   *float64 `json:"score"`
-		Init    string   `json:"init"`
+		Start   string   `json:"start"`
 	}
 	type restarts struct {
 		Chosen, Live int
 		List         []row
 	}
-	rs := evalAs[restarts](e, `window.dgpviz.state.frame.robot.restarts`)
+	rs := evalAs[restarts](e, `window.dgpviz.state.frame.restarts`)
 	if rows := int(evalAs[float64](e, `document.querySelectorAll('[data-testid="robot-restarts"] tbody tr').length`)); rows != len(rs.List) {
 		t.Errorf("restart table: %d rows, %d restarts", rows, len(rs.List))
 	}
@@ -360,7 +360,7 @@ func TestBrowserRobotExplore(t *testing.T) {
 			continue
 		}
 		if r.Score != nil {
-			t.Logf("restart %d (%s start): bound %.2f, geometry score %.3f", r.Restart, r.Init, *r.Bound, *r.Score)
+			t.Logf("restart %d (%s start): bound %.2f, geometry score %.3f", r.Restart, r.Start, *r.Bound, *r.Score)
 		}
 	}
 	t.Logf("restarts: the preset chose %d, live %d", rs.Chosen, rs.Live)
@@ -374,15 +374,15 @@ func TestBrowserRobotExplore(t *testing.T) {
 	if other < 0 {
 		t.Fatal("no other restart with a model to switch to")
 	}
-	if txt := e.text(fmt.Sprintf(`[data-testid="robot-restart-%d"]`, other)); !strings.Contains(txt, fmt.Sprintf("%.1f", *rs.List[other].Bound)) {
-		t.Errorf("restart %d's row %q lacks its bound %.1f", other, txt, *rs.List[other].Bound)
+	if txt := e.text(fmt.Sprintf(`[data-testid="robot-restart-%d"]`, other)); !strings.Contains(txt, fmt.Sprintf("%.1f", *rs.List[other-1].Bound)) {
+		t.Errorf("restart %d's row %q lacks its bound %.1f", other, txt, *rs.List[other-1].Bound)
 	}
 	before := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
 	e.run(chromedp.Click(fmt.Sprintf(`[data-testid="robot-restart-use-%d"]`, other)))
-	e.waitFor("the switch", fmt.Sprintf(`window.dgpviz.state.frame.robot.restarts.live === %d && window.dgpviz.state.frame.robot.new_output !== undefined`, other))
+	e.waitFor("the switch", fmt.Sprintf(`window.dgpviz.state.frame.restarts.live === %d && window.dgpviz.state.frame.view.new_output !== undefined`, other))
 	e.settle()
 	after := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
-	if want := *rs.List[other].Bound; math.Abs(after-want) > 1e-6*math.Abs(want) {
+	if want := *rs.List[other-1].Bound; math.Abs(after-want) > 1e-6*math.Abs(want) {
 		t.Errorf("after switching to restart %d: bound %v, want its %v (was %v)", other, after, want, before)
 	}
 	if cls := evalAs[string](e, fmt.Sprintf(`document.querySelector('[data-testid="robot-restart-%d"]').className`, other)); cls != "live" {
@@ -392,7 +392,7 @@ func TestBrowserRobotExplore(t *testing.T) {
 	e.screenshot("robot-restarts.png", `[data-testid="robot-restarts"]`)
 	// Undo goes back to the chosen restart's model.
 	e.run(chromedp.Click(`[data-testid="undo"]`))
-	e.waitFor("the undo", fmt.Sprintf(`window.dgpviz.state.frame.robot.restarts.live === %d`, rs.Live))
+	e.waitFor("the undo", fmt.Sprintf(`window.dgpviz.state.frame.restarts.live === %d`, rs.Live))
 	if b := evalAs[float64](e, `window.dgpviz.state.frame.bound`); math.Abs(b-before) > 1e-6*math.Abs(before) {
 		t.Errorf("after undo: bound %v, want %v", b, before)
 	}
@@ -506,17 +506,17 @@ func TestBrowserRobotExplore(t *testing.T) {
 		t.Logf("colour by %s: scan %d has colour bin %v, RGB %v (3-D h1), %v (h2), %v (path)", mode, scan, bin, cols[0][:3], cols[1][:3], cols[2][:3])
 	}
 	check("time", "time")
-	check("x", "true x position (m)")
-	check("y", "true y position (m)")
+	check("x", "truth_x (m)")
+	check("y", "truth_y (m)")
 	ap := int(evalAs[float64](e, `window.dgpviz.state.setup.d`)) / 2 // an access point in the middle of the list
-	check(fmt.Sprintf("ap:%d", ap), fmt.Sprintf("signal of AP %d", ap+1))
+	check(fmt.Sprintf("ap:%d", ap), fmt.Sprintf("output %d", ap+1))
 	e.eval(`window.dgpviz.panels.explorer.clear(), true`, nil)
 	e.settle()
 	e.screenshot("robot-colour-ap.png", `[data-testid="robot-latent-1"]`)
 	// The colour bin follows the true x position, computed here from the setup.
 	e.eval(`window.dgpviz.panels.explorer.colourBy("x"), true`, nil)
 	e.settle()
-	if ok := evalAs[bool](e, `(() => { const r = window.dgpviz.state.setup.robot, P = r.positions; let lo = Infinity, hi = -Infinity;
+	if ok := evalAs[bool](e, `(() => { const r = window.dgpviz.state.setup.view, P = r.truth.values; let lo = Infinity, hi = -Infinity;
 		for (let i = 0; i < r.n_all; i++) { lo = Math.min(lo, P[2*i]); hi = Math.max(hi, P[2*i]); }
 		for (let i = 0; i < r.n_all; i++) if (window.dgpviz.panels.explorer.colourBin(i) !== Math.min(23, Math.floor((P[2*i] - lo) / (hi - lo) * 24))) return false;
 		return true; })()`); !ok {

@@ -43,6 +43,8 @@ type Dataset struct {
 	// InputUnit and OutputUnit name the units of X and Y ("s", "dBm",
 	// "grey level"); "" when the data do not say.
 	InputUnit, OutputUnit string
+	// RowName is what one row is called ("scan", "frame"); "" for "row".
+	RowName string
 
 	// Truth holds, when the data carry it (nil otherwise), ground-truth
 	// coordinates of every row — the training rows, then the test rows —

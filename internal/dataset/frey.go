@@ -86,6 +86,7 @@ func readFrey(r io.Reader, src string) (*Dataset, error) {
 		OutputNames: names,
 		InputUnit:   "grey level",
 		OutputUnit:  "grey level",
+		RowName:     "frame",
 		Shape:       [2]int{FreyHeight, FreyWidth},
 		Range:       [2]float64{0, 255},
 	}, nil

@@ -201,6 +201,7 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 		OutputNames: names,
 		InputUnit:   "s",
 		OutputUnit:  "dBm",
+		RowName:     "scan",
 		Truth:       mat.NewDense(n, 2, pos),
 		TruthNames:  []string{"truth_x", "truth_y"},
 		TruthUnit:   "m",

@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"cmp"
+
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/view"
 	"dgpviz/internal/wire"
@@ -29,6 +31,7 @@ type setupHeader struct {
 	OutputNames []string  `json:"output_names"`
 	InputUnit   string    `json:"input_unit,omitempty"`
 	OutputUnit  string    `json:"output_unit,omitempty"`
+	RowName     string    `json:"row_name"` // what one row is called: "row", or the data's word ("scan", "frame")
 	X           wire.Ref  `json:"x"`
 	Y           wire.Ref  `json:"y"`
 	NormX       normFrame `json:"norm_x"`
@@ -53,7 +56,7 @@ func setupMessage(d *view.Data, v view.View, cfg Config) ([]byte, error) {
 	n, q, dd := d.Dims()
 	h := &setupHeader{
 		V: ProtocolVersion, Type: "setup", DataID: d.ID, Name: ds.Name, Description: ds.Description,
-		N: n, Q: q, D: dd, InputNames: ds.InputNames, OutputNames: ds.OutputNames, InputUnit: ds.InputUnit, OutputUnit: ds.OutputUnit,
+		N: n, Q: q, D: dd, InputNames: ds.InputNames, OutputNames: ds.OutputNames, InputUnit: ds.InputUnit, OutputUnit: ds.OutputUnit, RowName: cmp.Or(ds.RowName, "row"),
 		NormX: normFrame{wire.Nums(d.NormX.Mean), wire.Nums(d.NormX.Scale)}, NormY: normFrame{wire.Nums(d.NormY.Mean), wire.Nums(d.NormY.Scale)},
 		Edited: d.Edited, Config: cfg,
 		Warnings: dataset.Warnings(&dataset.Dataset{Name: ds.Name, X: d.X, Y: d.Y, InputNames: ds.InputNames, OutputNames: ds.OutputNames}),

@@ -18,7 +18,7 @@ register("fit", (el, app) => {
   let press = null; // {n (data point or −1), px, py, x, y, moved}
   const editable = () => {
     const st = app.state.setup;
-    return st && st.q === 1 && st.d === 1 && !st.robot && plot.sx;
+    return st && st.q === 1 && st.d === 1 && plot.sx;
   };
   const pos = (ev) => canvasPoint(canvas, ev);
   function pointAt(px, py) {
@@ -137,8 +137,8 @@ register("fit", (el, app) => {
       const ux = unitsOf(setup.norm_x.mean[0], setup.norm_x.scale[0]);
       const uy = unitsOf(setup.norm_y.mean[dim], setup.norm_y.scale[dim]);
       const N = setup.n;
-      if (setup.q === 1 && frame.fit) {
-        const f = frame.fit, G = f.g;
+      if (setup.q === 1 && frame.view?.fit) {
+        const f = frame.view.fit, G = f.g;
         const m = (i) => f.mean[i * f.d + dim], sd = (i) => Math.sqrt(Math.max(0, f.var[i * f.d + dim]));
         let lo = Infinity, hi = -Infinity;
         for (let i = 0; i < G; i++) { lo = Math.min(lo, m(i) - 2 * sd(i)); hi = Math.max(hi, m(i) + 2 * sd(i)); }
@@ -174,7 +174,7 @@ register("fit", (el, app) => {
         });
         resetBtn.hidden = !setup.edited;
         const items = [
-          { label: D === 1 && !setup.robot ? "data (click to add, drag to move, Alt-click to remove)" : "data", color: C.data, kind: "dot" },
+          { label: D === 1 ? "data (click to add, drag to move, Alt-click to remove)" : "data", color: C.data, kind: "dot" },
           { label: "final message mean", color: C.mean, kind: "line" },
           { label: withDensity && dens ? "± 2 sd of the final message (dashed)" : "± 2 sd of the final message", color: C.band, kind: "band" },
         ];

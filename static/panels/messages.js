@@ -10,8 +10,8 @@
 import { register, layerUnits } from "./registry.js";
 import { Plot, C, fmt, canvasPoint, clientPoint } from "../plot.js";
 
-// The paper's red bars; the inputs' colours come from the server (hello's
-// input_colors), the same as the downloaded figure's.
+// The paper's red bars; the inputs' colours come from the server (the
+// regression setup's input_colors), the same as the downloaded figure's.
 const RED = "#d62728";
 const MAX_INPUTS = 8;
 const HIT = 9;
@@ -24,7 +24,7 @@ const rgba = (hex, a) => {
 register("messages", (el, app) => {
   let fig = null; // the latest "message_figure" message: this panel's own state
   app.on("message_figure", (m) => { fig = m; });
-  const color = (k) => { const c = app.state.inputColors || ["#1f77b4"]; return c[k % c.length]; };
+  const color = (k) => { const c = app.state.setup?.view?.input_colors || ["#1f77b4"]; return c[k % c.length]; };
   const canvas = el.querySelector("canvas");
   const plot = new Plot(canvas, { l: 10, r: 10, t: 10, b: 10 });
   const tools = el.querySelector(".panel-tools");

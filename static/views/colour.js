@@ -42,12 +42,15 @@ export class ColourScale {
 }
 
 // The explorer's colourings: by the input (time, for the robot), by a
-// ground-truth coordinate when the data carry one, or by any output.
-// colourModes lists them for a menu ({value, label}); colourBy returns the
-// scale of one (cached per data and mode) over training and test rows.
+// ground-truth coordinate when the data carry one, by any extra column
+// (labels and values never fitted), or by any output. colourModes lists
+// them for a menu ({value, label}); colourBy returns the scale of one
+// (cached per data and mode) over training and test rows.
 export function colourModes(data) {
   const modes = [{ value: "time", label: data.input.word }];
-  if (data.truth) modes.push({ value: "x", label: "true x" }, { value: "y", label: "true y" });
+  if (data.truth) modes.push({ value: "x", label: data.truth.names[0] ?? "truth 1" });
+  if (data.truth?.p > 1) modes.push({ value: "y", label: data.truth.names[1] ?? "truth 2" });
+  data.columns.forEach((c, k) => modes.push({ value: `col:${k}`, label: c.name }));
   for (let j = 0; j < data.d; j++) modes.push({ value: `ap:${j}`, label: `${data.outputNoun} ${j + 1} · ${data.outputName(j)}` });
   return modes;
 }
@@ -58,9 +61,16 @@ export function colourBy(data, mode) {
   if (!byMode) scales.set(data, (byMode = new Map()));
   let s = byMode.get(mode);
   if (s) return s;
-  const held = data.test ? ", ● training, ○ held-out scans" : "";
+  const held = data.test ? `, ● training, ○ held-out ${data.row.many}` : "";
   if ((mode === "x" || mode === "y") && data.truth) {
-    s = new ColourScale(data.truth[mode], { title: `true ${mode} position (${data.truth.unit})${held}`, unit: data.truth.unit });
+    const name = data.truth.names[mode === "x" ? 0 : 1] ?? mode, u = data.truth.unit;
+    s = new ColourScale(data.truth[mode], { title: `${name}${u ? ` (${u})` : ""}${held}`, unit: u });
+  } else if (mode.startsWith("col:") && data.columns[Number(mode.slice(4))]) {
+    const c = data.columns[Number(mode.slice(4))];
+    // Categories are coloured by their index, one bin each (up to 24).
+    const bins = c.categories ? Math.max(2, Math.min(24, c.categories.length)) : 24;
+    s = new ColourScale(c.values, { bins, lo: c.categories ? -0.5 : undefined, hi: c.categories ? bins - 0.5 : undefined,
+      title: c.categories ? `${c.name}: ${c.categories.slice(0, 6).join(", ")}${c.categories.length > 6 ? ", …" : ""}${held}` : `${c.name}${held}` });
   } else if (mode.startsWith("ap:")) {
     const j = Number(mode.slice(3)), v = new Float64Array(data.nAll);
     for (let i = 0; i < data.nAll; i++) v[i] = data.output(j, i);
@@ -68,7 +78,7 @@ export function colourBy(data, mode) {
     s = new ColourScale(v, { title: `${data.outputNoun} ${j + 1} (${data.outputName(j)})${u}`, unit: data.unit });
   } else {
     const { word, unit, values } = data.input;
-    s = new ColourScale(values, { title: data.test ? `${word} (● training, ○ held-out scans)` : word, unit });
+    s = new ColourScale(values, { title: data.test ? `${word} (● training, ○ held-out ${data.row.many})` : word, unit });
   }
   byMode.set(mode, s);
   return s;

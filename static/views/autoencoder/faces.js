@@ -5,12 +5,17 @@
 import { fmt } from "../../plot.js";
 import { paintOutput, paintSD } from "./picture.js";
 
-const SD_MAX = 40; // the sd picture's top colour (in the outputs' units)
+// The sd picture's top colour is this share of the outputs' range: 40 of
+// the 255 grey levels of images.
+const SD_SHARE = 40 / 255;
 
 // createFaces fills the elements q(testid) finds, for data (data.js).
 export function createFaces(q, data) {
   let face = null, frame = -1, frameIter = -1; // what is shown
-  const unit = data.image ? "grey levels" : data.unit || "(output units)";
+  const unit = data.unit === "grey level" ? "grey levels" : data.unit || "(output units)";
+  const r = data.image && data.image.hi > data.image.lo ? data.image : data.outputRange;
+  const sdMax = SD_SHARE * (r.hi - r.lo || 1);
+  q("frey-sd-scale").textContent = `sd: 0 (dark) → ${fmt(sdMax)} ${unit} (yellow)`;
   return {
     // wantCursor returns the request for the output at the cursor {x, y}
     // at iteration iter, or null when it is shown.
@@ -24,7 +29,7 @@ export function createFaces(q, data) {
       const d = m.d;
       if (kind === "cursor" && m.g === 1) {
         paintOutput(q("frey-cursor-mean"), m.mean, 0, d, data.image, data.outputRange);
-        paintSD(q("frey-cursor-var"), m.var, 0, d, data.image, SD_MAX);
+        paintSD(q("frey-cursor-var"), m.var, 0, d, data.image, sdMax);
         let s = 0;
         for (let k = 0; k < d; k++) s += Math.sqrt(Math.max(0, m.var[k]));
         face = { x: m.points[0], y: m.points[1], iter: m.iter };
@@ -39,7 +44,7 @@ export function createFaces(q, data) {
         let e = 0;
         for (let k = 0; k < d; k++) e += (m.recon_mean[k] - m.original[k]) ** 2;
         frame = i; frameIter = m.iter;
-        q("frey-frame-title").textContent = `${data.row.one[0].toUpperCase()}${data.row.one.slice(1)} ${i} of ${data.n}`;
+        q("frey-frame-title").textContent = `${data.row.one[0].toUpperCase()}${data.row.one.slice(1)} ${i + 1} of ${data.n}`;
         q("frey-frame-at").textContent = `reconstruction error ${fmt(Math.sqrt(e / d))} ${unit} RMS`;
         q("frey-frame-orig").dataset.frame = String(i);
       }

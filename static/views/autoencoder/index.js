@@ -53,16 +53,16 @@ register("autoencoder", (root, app) => {
     a = Math.max(0, Math.min(n - 1, Math.round(a))); b = Math.max(0, Math.min(n - 1, Math.round(b)));
     if (b < a) [a, b] = [b, a];
     st.from = a; st.to = b;
-    fromIn.value = String(a); toIn.value = String(b);
+    fromIn.value = String(a + 1); toIn.value = String(b + 1); // counted from 1, as a person reads them
     app.redraw();
   }
   function clearRange() {
     st.from = st.to = -1;
-    fromIn.value = "0"; toIn.value = String(Math.max(0, (st.data?.n ?? 1) - 1));
+    fromIn.value = "1"; toIn.value = String(Math.max(1, st.data?.n ?? 1));
     app.redraw();
   }
-  fromIn.addEventListener("change", () => setRange(Number(fromIn.value), st.to < 0 ? Number(fromIn.value) + 50 : st.to));
-  toIn.addEventListener("change", () => setRange(st.from < 0 ? 0 : st.from, Number(toIn.value)));
+  fromIn.addEventListener("change", () => setRange(Number(fromIn.value) - 1, st.to < 0 ? Number(fromIn.value) + 49 : st.to));
+  toIn.addEventListener("change", () => setRange(st.from < 0 ? 0 : st.from, Number(toIn.value) - 1));
   q("frey-clear").addEventListener("click", clearRange);
   const tilesBox = q("frey-tiles"), gridSel = q("frey-grid");
   tilesBox.addEventListener("change", () => { if (tiles) { tiles.on = tilesBox.checked; tiles.forget(); } app.redraw(); });
@@ -73,8 +73,9 @@ register("autoencoder", (root, app) => {
     a.addEventListener("click", (ev) => {
       const key = app.state.figureKey;
       if (!key) { ev.preventDefault(); return; }
-      a.href = `/figure/faces.${a.dataset.format}?session=${encodeURIComponent(key)}&grid=${tiles?.grid ?? 7}`;
-      a.download = `dgpviz-frey-latent.${a.dataset.format}`;
+      const grid = a.dataset.format === "csv" ? "" : `&grid=${tiles?.grid ?? 7}`; // the CSV has no tiles
+      a.href = `/figure/faces.${a.dataset.format}?session=${encodeURIComponent(key)}${grid}`;
+      a.download = `dgpviz-autoencoder-latent.${a.dataset.format}`;
     });
   }
 
@@ -94,13 +95,14 @@ register("autoencoder", (root, app) => {
   // mount starts afresh for new data.
   function mount(data) {
     st.data = data;
-    st.colour = new ColourScale(Float64Array.from({ length: data.n }, (_, i) => i), { bins: 32, title: `${data.row.one} in ${data.row.all}` });
+    st.colour = new ColourScale(Float64Array.from({ length: data.n }, (_, i) => i), { bins: 32, title: `${data.row.one} number` });
     tiles = createTiles(data); tiles.on = tilesBox.checked; tiles.grid = Number(gridSel.value);
     faces = createFaces(q, data);
     strip = createStrip(q("frey-strip"), data, env);
     st.cursor = null; st.hover = -1;
     decoder.reset(); map.reset();
-    fromIn.max = toIn.max = String(data.n - 1);
+    fromIn.min = toIn.min = "1";
+    fromIn.max = toIn.max = String(data.n);
     clearRange();
   }
 

@@ -32,10 +32,10 @@ export function createStrip(cv, data, env) {
         ctx.strokeRect(s.sx(a - 0.5), s.box.t + 0.5, s.sx(b + 0.5) - s.sx(a - 0.5), bh - 1);
       }
       if (m.hover >= 0) { ctx.fillStyle = "#111827"; ctx.fillRect(s.sx(m.hover) - 1, s.box.t - 3, 2, bh + 6); }
-      ctx.fillStyle = "#5f6b7a"; ctx.textBaseline = "top"; ctx.textAlign = "left"; ctx.fillText(`${one} 0`, s.box.l, s.box.b + 2);
-      ctx.textAlign = "right"; ctx.fillText(`${one} ${n - 1}`, s.box.r, s.box.b + 2);
+      ctx.fillStyle = "#5f6b7a"; ctx.textBaseline = "top"; ctx.textAlign = "left"; ctx.fillText(`${one} 1`, s.box.l, s.box.b + 2);
+      ctx.textAlign = "right"; ctx.fillText(`${one} ${n}`, s.box.r, s.box.b + 2);
       ctx.textAlign = "center";
-      ctx.fillText(a >= 0 ? `${one}s ${a}–${b} lit` : `${data.row.all}, in order`, (s.box.l + s.box.r) / 2, s.box.b + 2);
+      ctx.fillText(a >= 0 ? `${data.row.many} ${a + 1}–${b + 1} lit` : `${data.row.all}, in order`, (s.box.l + s.box.r) / 2, s.box.b + 2);
       ctx.textAlign = "right"; ctx.textBaseline = "middle"; ctx.fillText(data.row.all.replace(/^the /, ""), s.box.l - 6, (s.box.t + s.box.b) / 2);
     },
   };

@@ -146,7 +146,7 @@ export function createLatent(li, { send, redraw, link }) {
       cv.dataset.colourbar = m.colour.title;
       const sc = m.scores?.[li];
       setText(box.title, `Hidden layer ${li + 1} (h${li + 1}): message means${three ? " in 3-D (drag or arrow keys to turn, wheel or +/− to zoom)" : ", halos ±2 sd"}` +
-        `${nT ? `, ○ held-out scans (predicted from ${m.data.input.word} alone)` : ""}, ◆ layer ${li + 2}'s inducing inputs${three ? "" : " (drag)"}` +
+        `${nT ? `, ○ held-out ${m.data.row.many} (predicted from ${m.data.input.word} alone)` : ""}, ◆ layer ${li + 2}'s inducing inputs${three ? "" : " (drag)"}` +
         (sc != null ? ` · geometry score ${sc.toFixed(3)}` : ""));
     },
   };

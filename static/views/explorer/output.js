@@ -1,5 +1,5 @@
-// One output over time (any of them: a menu chooses; for the robot, one
-// access point's signal): the data (stand-ins for missing readings hollow,
+// One output over the input (any of them: a menu chooses; for the robot,
+// one access point's signal): the data (stand-ins for missing readings hollow,
 // where the data have them), the model's posterior mean and ±2 sd at the
 // training rows and, dashed, at the held-out rows. Its time axis brushes a
 // time range. It is drawn again only when the analysis, the output, the
@@ -16,8 +16,7 @@ const DATA = "17,24,39", FILLIN = "148,163,184", GOLD = "rgb(202,138,4)"; // dat
 export function createOutput(data, { link, redraw }) {
   const menu = el("select", { "data-testid": "robot-ap", title: data.outputNoun });
   for (let j = 0; j < data.d; j++) menu.add(new Option(data.outputLabel(j), String(j)));
-  const box = viewBox("signals", `${data.outputNoun === "output" ? "One output" : "Signal strength of one access point"} over ${data.input.word}`, "signals",
-    [el("label", { class: "ap" }, data.outputNoun === "output" ? "Output " : "Access point ", menu)]);
+  const box = viewBox("signals", `One output over ${data.input.word}`, "signals", [el("label", { class: "ap" }, "Output ", menu)]);
   const cv = box.cv, plot = new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), layer = new StaticLayer("robot-signals");
   let j = mostObserved(data), drawn = "", axis = null;
   menu.value = String(j);

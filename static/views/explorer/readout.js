@@ -1,33 +1,85 @@
 // The explorer's numbers in words (web/robot.templ's readout): each hidden
-// layer's geometry score against the ground truth, the input-only
-// latent's, and the held-out error of the model beside the baselines', with
-// a verdict that says why where the model does worse.
+// layer's geometry score against the ground truth beside the two
+// baselines that use no model, and the held-out error of the model beside
+// the baselines', each with a verdict that says only what the numbers
+// beside it support. Where the data carry no ground truth or no test
+// split, the readout says so instead of showing a score.
 import { setText } from "../dom.js";
 
-// readout fills root's readout from the data (data.js) and a frame's
-// analysis (data.js's analysis(), or null).
+// close is how near two geometry scores must be to read as the same (the
+// score of a given latent moves by about this much between restarts).
+const close = 0.02;
+
+// readout fills root's readout from the data (data.js), a frame's
+// analysis (data.js's analysis(), or null) and the restarts.
 export function readout(root, data, a) {
   const set = (id, v) => setText(root.querySelector(`[data-testid="${id}"]`), v);
-  const sc = a?.scores ?? [];
-  // No revisits on the path (a short recording): say so, not "–".
-  const none = a?.scores && a.revisits === 0 ? "no revisits" : "–";
-  set("score-1", sc[0] != null ? sc[0].toFixed(3) : none);
-  set("score-2", sc[1] != null ? sc[1].toFixed(3) : none);
-  set("score-time", data.timeScore != null ? data.timeScore.toFixed(3) : "–");
+  for (const box of root.querySelectorAll(".robot-readout [data-needs]")) {
+    box.hidden = !data[box.dataset.needs];
+  }
+  setText(root.querySelector("[data-testid='explorer-about']"), about(data));
+  const sc = a?.scores ?? [], T = data.truth;
+  const none = T && T.revisits === 0 ? "no revisits" : "–";
+  const f = (v) => (v != null ? v.toFixed(3) : none);
+  set("score-1", f(sc[0]));
+  set("score-2", f(sc[1]));
+  set("score-pca", f(baseline(T, "principal")));
+  set("score-time", f(baseline(T, "input")));
+  const u = data.unit ? ` ${data.unit}` : "";
+  set("rmse-model-label", `test RMSE${u}`);
   set("rmse-model", a?.testRMSE != null ? a.testRMSE.toFixed(2) : "–");
   set("rmse-mean", a?.meanRMSE != null ? a.meanRMSE.toFixed(2) : "…");
   set("rmse-gp1", a?.gp1RMSE != null ? a.gp1RMSE.toFixed(2) : "computing…");
-  set("rmse-verdict", verdict(data, a));
+  set("geometry-verdict", geometry(data, a));
+  set("rmse-verdict", heldOut(data, a));
 }
 
-// verdict says in words where the model is worse on the held-out rows
-// than a baseline, and why.
-function verdict(data, a) {
-  const m = a?.testRMSE, u = data.unit ? ` ${data.unit}` : "";
+// about says what the view is showing: the data, the preset, and which
+// optional things the data carry.
+function about(data) {
+  const carry = [];
+  carry.push(data.truth ? `ground truth (${data.truth.names.join(", ")})` : "no ground truth, so no geometry score");
+  carry.push(data.test ? `a test split of ${data.test.n} ${data.row.many}` : "no test split, so no held-out error");
+  if (data.columns.length) carry.push(`${data.columns.length} column${data.columns.length > 1 ? "s" : ""} to colour by`);
+  return `${data.n} training ${data.row.many}, ${data.d} outputs; the data carry ${carry.join("; ")}.` +
+    (data.preset ? ` Model: the preset "${data.preset}".` : "");
+}
+
+function baseline(T, word) {
+  return T?.baselines.find((b) => b.name.includes(word))?.score ?? null;
+}
+
+// geometry says how the first hidden layer's geometry compares with the
+// latents that use no model, and where the model started.
+function geometry(data, a) {
+  const T = data.truth;
+  if (!T) return "No geometry score: these data carry no ground truth to judge the latent space against (a CSV gives it as truth… columns).";
+  if (T.revisits === 0) return "No geometry score: the ground truth never comes back to where it was (no revisits), so there is no loop to close.";
+  const h1 = a?.scores?.[0], pca = baseline(T, "principal"), inp = baseline(T, "input");
+  if (h1 == null || pca == null) return "";
+  const rs = a?.restarts, live = rs?.list.find((r) => r.restart === rs.live);
+  const start = live?.start === "pca" ? `; this model's first hidden layer started from them (restart ${live.restart})`
+    : live?.start === "linear" ? `; this model's first hidden layer started from the input (restart ${live.restart})` : "";
+  const v = (x) => x.toFixed(3);
+  if (h1 > pca + close) return `h₁ (${v(h1)}) closes the loop better than the outputs' principal components (${v(pca)}) and the input alone (${v(inp)})${start}.`;
+  if (h1 >= pca - close) return `h₁ scores ${v(h1)}, as the outputs' principal components do with no model at all (${v(pca)}): the geometry is already in the data's leading components${start}. The input alone scores ${v(inp)}.`;
+  return `h₁ scores ${v(h1)}, below the outputs' principal components (${v(pca)})${start}${h1 > inp + close ? `, above the input alone (${v(inp)})` : `, and no better than the input alone (${v(inp)})`}.`;
+}
+
+// heldOut says where the model is worse on the held-out rows than a
+// baseline, and why.
+function heldOut(data, a) {
+  const m = a?.testRMSE, u = data.unit ? ` ${data.unit}` : "", rows = data.row.many;
   const base = [["the training mean", a?.meanRMSE], ["a one-layer GP", a?.gp1RMSE]].filter(([, v]) => v != null);
   if (m == null || base.length === 0) return "";
   const better = base.filter(([, v]) => v < m);
-  if (!better.length) return `On the held-out scans the deep GP (${m.toFixed(1)}${u}) does better than ${base.map(([n]) => n).join(" and ")}.`;
-  return `On the held-out scans the deep GP (${m.toFixed(1)}${u}) does worse than ${better.map(([n, v]) => `${n} (${v.toFixed(1)}${u})`).join(" and ")}: ` +
-    `its input is ${data.input.word} and the held-out scans come after the training scans, so it must extrapolate in ${data.input.word}, where a GP reverts to its mean with growing uncertainty. Its strength here is the latent map, not forecasting.`;
+  if (!better.length) return `On the held-out ${rows} the deep GP (${m.toFixed(1)}${u}) does better than ${base.map(([n]) => n).join(" and ")}.`;
+  const worse = `On the held-out ${rows} the deep GP (${m.toFixed(1)}${u}) does worse than ${better.map(([n, v]) => `${n} (${v.toFixed(1)}${u})`).join(" and ")}`;
+  const x = data.input.values;
+  let trainMax = -Infinity, testMin = Infinity;
+  for (let i = 0; i < data.n; i++) trainMax = Math.max(trainMax, x[i]);
+  for (let i = data.n; i < data.nAll; i++) testMin = Math.min(testMin, x[i]);
+  if (!(testMin > trainMax)) return `${worse}.`;
+  return `${worse}: the held-out ${rows} all come after the training ${rows} in ${data.input.word}, so the model must extrapolate, ` +
+    "where a GP reverts to its mean with growing uncertainty. Its strength here is the latent map, not forecasting.";
 }

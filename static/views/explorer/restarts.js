@@ -1,7 +1,9 @@
 // The restarts a preset ran (web/robot.templ's table): each one's start,
-// iterations, bound and geometry score, the one the bound kept (★) and the
+// iterations, bound and score (the geometry of its first hidden layer,
+// where the data carry ground truth), the one the bound kept (★) and the
 // live one; "use" makes one the live model (the "restart" op; undo goes
-// back). Hidden when the model was not chosen among restarts.
+// back). Restarts are counted from 1. Hidden when the model was not chosen
+// among restarts.
 import { el } from "../dom.js";
 
 // createRestarts fills the table under root; send sends a command.
@@ -17,6 +19,8 @@ export function createRestarts(root, send) {
       const key = rs ? JSON.stringify(rs) : "";
       if (!rs || shown === key) return;
       shown = key;
+      const th = box.querySelector("[data-testid='robot-restarts-score']");
+      if (th) th.textContent = rs.score_name || "score";
       body.replaceChildren(...rs.list.map((r) => {
         const live = r.restart === rs.live;
         const use = el("button", { type: "button", "data-testid": `robot-restart-use-${r.restart}`,
@@ -25,7 +29,7 @@ export function createRestarts(root, send) {
         use.addEventListener("click", () => send({ op: "restart", restart: r.restart }));
         return el("tr", { "data-testid": `robot-restart-${r.restart}`, class: live ? "live" : "" },
           el("td", { text: `${r.restart}${r.restart === rs.chosen ? " ★" : ""}` }),
-          el("td", { text: r.init === "linear" ? "time" : r.init === "pca" ? "PCA of the signals" : r.init }),
+          el("td", { text: r.start === "linear" ? "the input" : r.start === "pca" ? "principal components of the outputs" : r.start }),
           el("td", { text: String(r.iters) }),
           el("td", { text: r.bound != null ? r.bound.toFixed(1) : r.failure || "failed" }),
           el("td", { text: r.score != null ? r.score.toFixed(3) : "–" }),
