@@ -64,7 +64,7 @@ register("explorer", (root, app) => {
   // mount makes the panels for new data.
   function mount(data) {
     const latent = [createLatent(0, env), createLatent(1, env)];
-    const truth = data.truth ? createTruth(env) : null;
+    const truth = data.truth?.p > 1 ? createTruth(data.truth, env) : null;
     st.views = { latent, truth, output: createOutput(data, env), penalties: createPenalties(data, env) };
     body.replaceChildren(latent[0].root, ...(truth ? [truth.root] : []), latent[1].root, st.views.output.root, st.views.penalties.root);
     if (colourSel) {

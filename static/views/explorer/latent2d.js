@@ -1,5 +1,5 @@
 // A hidden layer's message means in pairwise projections side by side
-// (h[0]–h[1], h[0]–h[2], h[1]–h[2] for a 3-D layer; one for 2-D; h[0]
+// (dimensions 1–2, 1–3, 2–3 for a 3-D layer; one for 2-D; dimension 1
 // against itself for 1-D), each with halos of ±2 sd, the path through
 // time, the revisit links, the scans (held-out ones hollow) and the next
 // layer's inducing inputs, which live in this space, as diamonds one can
@@ -34,7 +34,7 @@ export function drawPairs(v, a) {
   v.layer.draw(plot, `${li}|${P.map(({ s }) => [s.x0, s.x1, s.y0, s.y1]).join()}|${colour.key}`, (ctx) => {
     P.forEach((p, pi) => {
       Object.assign(plot, p.s);
-      plot.axes({ xlabel: `h${li + 1}[${p.a}]`, ylabel: `h${li + 1}[${p.b}]`, xlabelAt: p.box.b + 30, ylabelAt: pi * (pw + gap) + 13 });
+      plot.axes({ xlabel: `h${li + 1} dimension ${p.a + 1}`, ylabel: `h${li + 1} dimension ${p.b + 1}`, xlabelAt: p.box.b + 30, ylabelAt: pi * (pw + gap) + 13 });
     });
     colour.bar(ctx, plot.m.l, h - CB + 4, w - plot.m.l - plot.m.r, 8);
   });

@@ -9,7 +9,7 @@ import { clipTo } from "../marks.js";
 import { CB } from "./latent2d.js";
 
 export const VIEW3D = { yaw: -0.65, pitch: 0.5, zoom: 1 }; // the starting view
-const BOX = "rgb(203,210,217)", AXES = ["rgb(185,28,28)", "rgb(4,120,87)", "rgb(29,78,216)"]; // the triad: h[0], h[1], h[2]
+const BOX = "rgb(203,210,217)", AXES = ["rgb(185,28,28)", "rgb(4,120,87)", "rgb(29,78,216)"]; // the triad: dimensions 1, 2, 3
 
 // draw3d draws the layer as latent2d's drawPairs does, turned as o says
 // ({yaw, pitch, zoom}), and returns the same {count, hit, screen}.
@@ -78,9 +78,9 @@ export function draw3d(v, a, o) {
     }
     if (!any) inducing();
     ctx.textAlign = "center"; ctx.textBaseline = "middle";
-    tips.forEach(([tx, ty], ax) => { ctx.fillStyle = AXES[ax]; ctx.fillText(`h${li + 1}[${ax}]`, tx, ty); });
+    tips.forEach(([tx, ty], ax) => { ctx.fillStyle = AXES[ax]; ctx.fillText(`h${li + 1}[${ax + 1}]`, tx, ty); });
     ctx.textAlign = "left"; ctx.textBaseline = "top"; ctx.fillStyle = "#475569";
-    ctx.fillText([0, 1, 2].map((ax) => `h${li + 1}[${ax}] ${lo[ax].toFixed(1)} … ${hi[ax].toFixed(1)}`).join("   ").replaceAll("-", "−"), box.l + 4, box.t);
+    ctx.fillText([0, 1, 2].map((ax) => `h${li + 1}[${ax + 1}] ${lo[ax].toFixed(1)} … ${hi[ax].toFixed(1)}`).join("   ").replaceAll("-", "−"), box.l + 4, box.t);
   });
   return {
     count,

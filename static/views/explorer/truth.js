@@ -1,4 +1,4 @@
-// The ground truth: where each scan really was (the robot's path, x and y
+// The ground truth: where each row really was (the robot's path, x and y
 // in metres), never used for fitting, in the colours of every view, with
 // the revisits linked. Shown only for data that carry ground truth
 // (data.js). Its colour bar brushes a time range while the colours show
@@ -13,8 +13,9 @@ import { wireTimeBrush, nearestPoint } from "./link.js";
 const GREY = "rgba(160,170,180,0.35)";
 
 // createTruth makes the view; env: {link}.
-export function createTruth({ link }) {
-  const box = viewBox("path", "True path (x, y in metres; never used for fitting)", "path");
+export function createTruth(T, { link }) {
+  const u = T.unit ? ` in ${T.unit}` : "", names = T.names.slice(0, 2).join(", ");
+  const box = viewBox("path", `Ground truth (${names}${u}; never used for fitting)`, "path");
   const cv = box.cv, plot = new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), layer = new StaticLayer("robot-path");
   let drawn = "", axis = null, last = null; // last: {nAll, X, Y, times}
   wireTimeBrush(cv, link, () => last.times, () => axis, (px, py) => (last ? nearestPoint(last.nAll, last.X, last.Y, px, py) : -1));
@@ -38,7 +39,8 @@ export function createTruth({ link }) {
       // The static layer: axes, the path, the revisit links, every scan in
       // its colour (or grey under a highlight), the colour bar.
       layer.draw(plot, `${colour.key}|${any}|${m.revisits}`, (ctx) => {
-        plot.axes({ xlabel: `x (${T.unit})`, ylabel: `y (${T.unit})`, xlabelAt: s.box.b + 30 });
+        const unit = T.unit ? ` (${T.unit})` : "";
+        plot.axes({ xlabel: `${T.names[0] ?? "truth 1"}${unit}`, ylabel: `${T.names[1] ?? "truth 2"}${unit}`, xlabelAt: s.box.b + 30 });
         polyline(ctx, 0, nAll, X, Y, "rgba(60,60,60,0.2)", 1);
         revisitLinks(ctx, truth, sel, X, Y, n, { hover: false });
         if (any) discs(ctx, all, X, Y, 2.5, GREY);
