@@ -95,7 +95,12 @@ register("autoencoder", (root, app) => {
   // mount starts afresh for new data.
   function mount(data) {
     st.data = data;
-    st.colour = new ColourScale(Float64Array.from({ length: data.n }, (_, i) => i), { bins: 32, title: `${data.row.one} number` });
+    // Rows are numbered from 1, as a person counts them.
+    st.colour = new ColourScale(Float64Array.from({ length: data.n }, (_, i) => i + 1), { bins: 32, title: `${data.row.one} number` });
+    const cap = (w) => w[0].toUpperCase() + w.slice(1);
+    q("frey-rows-word").textContent = cap(data.row.many);
+    q("frey-row-caption").textContent = `the ${data.row.one}`;
+    q("frey-clear").textContent = `all ${data.row.many}`;
     tiles = createTiles(data); tiles.on = tilesBox.checked; tiles.grid = Number(gridSel.value);
     faces = createFaces(q, data);
     strip = createStrip(q("frey-strip"), data, env);
