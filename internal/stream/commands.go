@@ -45,6 +45,7 @@ var commands = []struct {
 	{"message_figure_off", (*session).figureCommand},
 	{"decode", (*session).cmdDecode},
 	{"drawn", (*session).cmdDrawn},
+	{"present", (*session).cmdPresent},
 }
 
 // Ops returns the names of the commands, for documentation and errors.

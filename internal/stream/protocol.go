@@ -47,6 +47,9 @@ type Command struct {
 	Points       []float64     `json:"points,omitempty"`        // decode (decode.go)
 	Frames       []int         `json:"frames,omitempty"`        // decode
 	Seq          *uint64       `json:"seq,omitempty"`           // drawn (drawgate.go)
+	Present      *bool         `json:"present,omitempty"`       // present (present.go)
+	Scale        *float64      `json:"scale,omitempty"`         // present
+	Slide        *string       `json:"slide,omitempty"`         // present
 
 	received time.Time // when the reader took it (the load watch's reply delay, load.go)
 }
@@ -133,6 +136,9 @@ type reply struct {
 	// /?follow=KEY (follow.go). Follower (hello) marks a follower's hello.
 	ShareKey string `json:"share_key,omitempty"`
 	Follower bool   `json:"follower,omitempty"`
+	// ShareURL (hello) is the page followers open, when it is not this
+	// server's (relays, share.go): links are ShareURL?follow=KEY.
+	ShareURL string `json:"share_url,omitempty"`
 	// InputColors (hello) are the message figure's input colours, so that
 	// the live panel and the downloads agree.
 	InputColors []string `json:"input_colors,omitempty"`

@@ -59,6 +59,7 @@ type Options struct {
 	// (resume.go; 0: DefaultResumeGrace).
 	ResumeGrace time.Duration
 	Logger      *slog.Logger
+	Share       ShareOptions // sharing beyond this server: NATS relays (share.go)
 }
 
 // DefaultBaselineIters: by 1500 iterations the baseline's test RMSE has
@@ -78,6 +79,7 @@ type Server struct {
 	baselines *baselineCache
 	bg        context.Context // background work (robot baselines, load watch); ended by Shutdown
 	grace     time.Duration   // how long a parked session waits to be resumed (resume.go)
+	share     ShareOptions    // share.go
 	bgCancel  context.CancelFunc
 	// overloaded is set while the playing sessions' median frame rate is
 	// below the minimum (load.go): new sessions are refused with 1013.
@@ -117,6 +119,9 @@ func NewServer(o Options) (*Server, error) {
 			return nil, errorf("allowed origin pattern %q: %v", p, err)
 		}
 	}
+	if err := o.Share.check(); err != nil {
+		return nil, err
+	}
 	if o.BaselineIters <= 0 {
 		o.BaselineIters = DefaultBaselineIters
 	}
@@ -126,6 +131,7 @@ func NewServer(o Options) (*Server, error) {
 	bg, cancel := context.WithCancel(context.Background())
 	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, baselines: newBaselineCache(bg, o.BaselineIters),
 		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{}, followerDecodes: make(chan struct{}, 1)}
+	s.share = o.Share
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context
 	return s, nil
@@ -196,7 +202,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel,
-		cmds: make(chan Command, cmdQueue), decodes: make(chan Command, decodeQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(), density: newDensityState(), compare: newCompareState(), hub: newHub(), gate: newDrawGate(),
+		cmds: make(chan Command, cmdQueue), decodes: make(chan Command, decodeQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue), frames: newMailbox[*snapshot](), figure: newFigureState(), density: newDensityState(), compare: newCompareState(), hub: s.newHub(ctx), gate: newDrawGate(),
 	}
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
@@ -262,6 +268,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ss.resumeToken = newResumeToken()
 	hello.Resume = ss.resumeToken
 	hello.ShareKey = ss.hub.key
+	hello.ShareURL = s.share.FollowURL
 	if err != nil {
 		ss.send(outMsg{data: hello.bytes()})
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})

@@ -55,7 +55,7 @@ type session struct {
 	frames     *mailbox[*snapshot] // optimizer → writer, latest wins (mailbox.go)
 	figure     *figureState        // message figure (messagefigure.go)
 	density    *densityState       // the fit panel's Monte Carlo density (density.go)
-	hub        *hub                // read-only followers (follow.go)
+	hub        *Hub                // read-only followers (follow.go)
 	gate       *drawGate           // frames paced by the page's drawing (drawgate.go)
 	compare    *compareState       // the depth comparison (compare.go)
 	readerDone chan struct{}
