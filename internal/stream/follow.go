@@ -56,11 +56,12 @@ type Hub struct {
 	setupHead feedHeader
 	present   []byte
 	frame     seqFrame
-	hist      history    // the bound history (history.go)
-	histMsg   []byte     // its encoding, until it changes
-	state     *forkState // what a fork starts from (the presenter's server only)
-	info      ShareInfo  // what a relay knows of the presenter (Restore)
-	out       Feed       // the stream beyond this process, or nil
+	hist      history                // the bound history (history.go)
+	histMsg   []byte                 // its encoding, until it changes
+	state     *forkState             // what a fork starts from (the presenter's server only)
+	info      ShareInfo              // what a relay knows of the presenter (Restore)
+	out       Feed                   // the stream beyond this process, or nil
+	remote    map[string]remoteCount // relays' followers (share.go)
 	ended     bool
 	endReason string
 	done      chan struct{} // closed by End
@@ -200,15 +201,54 @@ func (h *Hub) publishState(st *forkState) {
 	h.mu.Unlock()
 }
 
-// count is the number of followers (shown to the presenter in frames).
+// count is the number of followers, relays' included (shown to the
+// presenter in frames).
 func (h *Hub) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(h.followers)
+	for r, c := range h.remote {
+		if time.Since(c.at) > watchingFor {
+			delete(h.remote, r)
+			continue
+		}
+		n += c.n
+	}
+	return n
+}
+
+// Followers returns the number of followers of this hub (not relays').
+func (h *Hub) Followers() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.followers)
 }
 
-// Followers returns the number of followers.
-func (h *Hub) Followers() int { return h.count() }
+// remoteCount is a relay's follower count and when it said so.
+type remoteCount struct {
+	n  int
+	at time.Time
+}
+
+// watchingFor is how long a relay's follower count stands: relays repeat
+// it every few seconds (internal/relay), so a relay that died is not
+// counted for long.
+const watchingFor = 10 * time.Second
+
+func (h *Hub) watching(relay string, n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.remote == nil {
+		h.remote = map[string]remoteCount{}
+	}
+	if n == 0 {
+		delete(h.remote, relay)
+		return
+	}
+	if _, known := h.remote[relay]; known || len(h.remote) < 1024 {
+		h.remote[relay] = remoteCount{n, time.Now()}
+	}
+}
 
 // historyMsg returns the encoded bound history, nil when there is none.
 // h.mu is held.

@@ -6,10 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"path"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,25 +146,7 @@ func (s *Server) Limits() Limits { return s.limits }
 
 // checkOrigin accepts requests without an Origin header (not from a
 // browser), same-origin requests, and origins matching AllowedOrigins.
-func (s *Server) checkOrigin(r *http.Request) bool {
-	o := r.Header.Get("Origin")
-	if o == "" {
-		return true
-	}
-	u, err := url.Parse(o)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true
-	}
-	for _, p := range s.origins {
-		if ok, _ := path.Match(p, strings.ToLower(u.Host)); ok {
-			return true
-		}
-	}
-	return false
-}
+func (s *Server) checkOrigin(r *http.Request) bool { return OriginAllowed(r, s.origins) }
 
 // Sessions returns the number of open sessions.
 func (s *Server) Sessions() int {

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
+	"path"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -47,6 +50,9 @@ type ShareSource interface {
 	// Ask answers a relay's follower's "fork" or "decode" (raw: the
 	// command as the follower sent it) with a text or binary message.
 	Ask(op string, raw []byte) (msg []byte, binary bool)
+	// Watching records that a relay serves n followers of the session
+	// (the presenter's frames count them, for watchingFor).
+	Watching(relay string, n int)
 }
 
 // Snapshot is a shared session's latest state: what a follower who joins
@@ -237,6 +243,8 @@ func (s *sharedSession) Snapshot() Snapshot {
 	return snap
 }
 
+func (s *sharedSession) Watching(relay string, n int) { s.hub.watching(relay, n) }
+
 func (s *sharedSession) Ask(op string, raw []byte) ([]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -258,4 +266,70 @@ func (o ShareOptions) check() error {
 		}
 	}
 	return nil
+}
+
+// CheckAnswer checks the presenter's server's answer to a relay's
+// follower's fork or decode (binary: a "decoded" message; text: an ack or
+// error reply) and returns what the follower gets: a reply keeps only
+// the fields a fork's or a decode's reply has.
+func CheckAnswer(b []byte, binary bool) ([]byte, error) {
+	if binary {
+		if _, err := parseFeedHeader(b, "decoded"); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	var a forkAck
+	if err := json.Unmarshal(b, &a); err != nil {
+		return nil, fmt.Errorf("answer: %v", err)
+	}
+	ok := a.V == ProtocolVersion && (a.Type == "ack" || a.Type == "error") && (a.Op == "fork" || a.Op == "decode") &&
+		len(a.Message) <= 1000 && len(a.Error) <= 1000 && (a.Resume == "" || ValidToken(a.Resume))
+	if !ok {
+		return nil, errors.New("answer: not a fork's or a decode's reply")
+	}
+	if a.URL != "" {
+		if err := CheckPageURL(strings.TrimSuffix(a.URL, "?resume="+a.Resume)); err != nil || a.Resume == "" {
+			return nil, errors.New("answer: the fork's link is not a page address with its resume token")
+		}
+	}
+	out := forkAck{reply: reply{Type: a.Type, ID: a.ID, Op: a.Op, Message: a.Message, Error: a.Error, Resume: a.Resume}, URL: a.URL}
+	return out.bytes(), nil
+}
+
+// ValidToken reports whether s has the form of a share key or a resume
+// token (newResumeToken: 32 lower-case hex digits).
+func ValidToken(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// OriginAllowed accepts requests without an Origin header (not from a
+// browser), same-origin requests, and origins whose host matches one of
+// the patterns (path.Match syntax, lower case, e.g. "*.example.org").
+func OriginAllowed(r *http.Request, patterns []string) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, strings.ToLower(u.Host)); ok {
+			return true
+		}
+	}
+	return false
 }
