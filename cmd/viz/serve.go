@@ -35,6 +35,7 @@ type serveOptions struct {
 	logLevel slog.Level
 	workers  int
 	set      map[string]bool // flags given on the command line
+	share    shareFlags      // -nats…: relays (relay.go)
 }
 
 func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
@@ -70,6 +71,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	})
 	fs.IntVar(&o.perIP, "max-conns-per-ip", 64, "open connections one client address may hold (page, assets, websocket, downloads)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
+	o.share.define(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
@@ -105,7 +107,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	o.cfg = robotDefaults(o, cat) // robot_serve.go
 	o.cfg = freyDefaults(o, cat)  // frey_serve.go
 	o.limits = freyLimits(o, cat) // frey_serve.go
-	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: o.limits, Defaults: o.cfg, AllowedOrigins: o.origins, Workers: o.workers, Logger: log})
+	share, stopShare, err := o.share.start(o.addr, log) // relay.go
+	if err != nil {
+		return err
+	}
+	defer stopShare()
+	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: o.limits, Defaults: o.cfg, AllowedOrigins: o.origins, Workers: o.workers, Logger: log, Share: share})
 	if err != nil {
 		return usageError{err}
 	}
@@ -120,7 +127,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if h, _, err := net.SplitHostPort(o.addr); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
 		hosts = append(hosts, h)
 	}
-	return serve(ctx, web.LimitPerClient(ln, o.perIP), web.AllowHosts(web.New(srv, srv, log), hosts), srv, log, stdout)
+	log.Info("defaults", "config", srv.Defaults().Query().Encode(), "datasets", srv.Catalog().Names())
+	return serve(ctx, web.LimitPerClient(ln, o.perIP), web.AllowHosts(web.New(srv, srv, log), hosts), sessionServer{srv}, log, stdout)
 }
 
 // HTTP limits (the websocket route's connections are hijacked, and the
@@ -138,12 +146,22 @@ const (
 	requestsGrace = 2 * time.Second
 )
 
+// shutdowner is what serve runs: a session server or a relay.
+type shutdowner interface {
+	Shutdown(context.Context) error
+	command() string // "serve", "relay"
+}
+
+type sessionServer struct{ *stream.Server }
+
+func (sessionServer) command() string { return "serve" }
+
 // serve runs the HTTP server on ln until ctx ends, then shuts down:
 // first every websocket session is closed with a close frame (1001) and
 // the server's background work stops, then the HTTP server stops
 // accepting and waits briefly for running requests, cutting off any that
 // do not finish; all within 5 s.
-func serve(ctx context.Context, ln net.Listener, h http.Handler, srv *stream.Server, log *slog.Logger, stdout io.Writer) error {
+func serve(ctx context.Context, ln net.Listener, h http.Handler, srv shutdowner, log *slog.Logger, stdout io.Writer) error {
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -154,16 +172,17 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, srv *stream.Ser
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	fmt.Fprintf(stdout, "dgpviz: serving on %s\n", url)
-	log.Info("serving", "url", url, "defaults", srv.Defaults().Query().Encode(), "datasets", srv.Catalog().Names())
+	verb := map[string]string{"serve": "serving", "relay": "relaying"}[srv.command()]
+	fmt.Fprintf(stdout, "dgpviz: %s on %s\n", verb, url)
+	log.Info(verb, "url", url)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("viz serve: %w", err)
+		return fmt.Errorf("viz %s: %w", srv.command(), err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "sessions", srv.Sessions())
+	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), sessionsGrace)
 	defer cancel()
 	errSessions := srv.Shutdown(sctx)
@@ -174,10 +193,10 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, srv *stream.Ser
 		hs.Close()
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("viz serve: %w", err)
+		return fmt.Errorf("viz %s: %w", srv.command(), err)
 	}
 	if errSessions != nil {
-		return fmt.Errorf("viz serve: shutdown: %w", errSessions)
+		return fmt.Errorf("viz %s: shutdown: %w", srv.command(), errSessions)
 	}
 	log.Info("stopped")
 	return nil

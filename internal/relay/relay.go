@@ -17,6 +17,7 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -313,6 +314,10 @@ func (s *Server) ask(key, op string, raw []byte) ([]byte, bool) {
 	if err != nil {
 		s.log.Warn("a presenter's answer was refused", "key", key, "err", err)
 		return errorReply(id, op, "the presenter's server sent an answer the relay could not check"), false
+	}
+	if op == "fork" && !binary && !bytes.Contains(b, []byte(`"url":`)) && bytes.Contains(b, []byte(`"resume":`)) {
+		// A fork the follower cannot open: its page is not this relay's.
+		return errorReply(id, op, "the presenter's server has no public address to fork on (viz serve -public-url)"), false
 	}
 	return b, binary
 }
