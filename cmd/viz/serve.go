@@ -104,9 +104,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(o.data) > 0 {
 		o.cfg.Dataset = cat.NameOf(o.data[0])
 	}
-	o.cfg = robotDefaults(o, cat) // robot_serve.go
-	o.cfg = freyDefaults(o, cat)  // frey_serve.go
-	o.limits = freyLimits(o, cat) // frey_serve.go
+	o.cfg = robotDefaults(o, cat)                       // robot_serve.go
+	o.cfg = freyDefaults(o, cat)                        // frey_serve.go
+	o.limits = freyLimits(o, cat)                       // frey_serve.go
 	share, stopShare, err := o.share.start(o.addr, log) // relay.go
 	if err != nil {
 		return err
