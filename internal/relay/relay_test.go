@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"dgpviz/internal/stream"
+	"dgpviz/web"
 
 	"github.com/gorilla/websocket"
 	"github.com/nats-io/nats-server/v2/server"
@@ -37,16 +39,17 @@ func newWorld(t *testing.T) *world {
 	w := &world{t: t, ns: ns, natsAddr: ns.Addr().String()}
 	t.Cleanup(func() { w.ns.Shutdown() })
 	nc := w.connect("presenter")
-	var srv *stream.Server
-	hs := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { srv.ServeHTTP(rw, r) }))
+	var site http.Handler // the presenter's page and websocket
+	hs := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { site.ServeHTTP(rw, r) }))
 	w.pURL = hs.URL + "/"
 	l := stream.DefaultLimits()
-	srv, err = stream.NewServer(stream.Options{Limits: l, Defaults: stream.DefaultConfig(), Workers: 1,
+	srv, err := stream.NewServer(stream.Options{Limits: l, Defaults: stream.DefaultConfig(), Workers: 1,
 		Share: stream.ShareOptions{Publisher: NewPublisher(nc, PublisherOptions{}), PublicURL: w.pURL}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.presenter = srv
+	site = web.New(srv, srv, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
