@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/stream"
+
 	"github.com/chromedp/chromedp"
 )
 
@@ -56,7 +58,7 @@ func waitJS(t *testing.T, ctx context.Context, what, cond string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + " | " + (document.getElementById("banner")?.textContent ?? "") + " | " + (document.getElementById("toast")?.textContent ?? "")`))
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + " | " + (document.getElementById("banner")?.textContent ?? "") + " | " + (document.getElementById("toast")?.textContent ?? "") + " | " + JSON.stringify({f: window.dgpviz?.state.follower, it: window.dgpviz?.state.frame?.iter, r: window.dgpviz?.state.relays, e: window.dgpviz?.errors})`))
 			t.Fatalf("waiting for %s: %v; page: %s", what, err, page)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -75,10 +77,11 @@ func TestBrowserRelayFailover(t *testing.T) {
 
 	p := dialPeer(t, strings.Replace(w.pURL, "http", "ws", 1)+"ws?play=0&speed=0")
 	key, _ := p.until("hello", isType("hello")).text["share_key"].(string)
-	for range 3 {
-		p.send(map[string]any{"op": "step", "n": 10})
-		time.Sleep(50 * time.Millisecond)
-	}
+	p.send(map[string]any{"op": "step", "n": 30})
+	p.until("iteration 30", func(m wsMsg) bool {
+		d, _ := stream.Decode(m.b)
+		return m.typ == "frame" && d["iter"] == 30.0
+	})
 	if _, err := chromedp.Run(ctx, chromedp.Navigate(a.hs.URL+"/?follow="+key)); err != nil {
 		t.Fatal(err)
 	}
