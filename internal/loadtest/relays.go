@@ -279,9 +279,9 @@ func (f *relayFollower) read(conn *websocket.Conn) string {
 		}
 		f.mu.Unlock()
 		conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		if conn.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"op":"drawn","seq":%d}`, seq)) != nil {
+		if conn.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"op":"drawn","seq":%d}`, seq)) != nil && !f.stop.Load() {
 			return "1006"
-		}
+		} // (once it has sent its close, it reads on for the relay's)
 	}
 }
 

@@ -520,13 +520,17 @@ func followerReader(conn *websocket.Conn, gate *drawGate, o FollowerOptions, out
 			m.data = reply{Type: "error", Error: "not a command"}.bytes()
 		default:
 			var c struct {
-				ID int64  `json:"id"`
-				Op string `json:"op"`
+				ID  int64   `json:"id"`
+				Op  string  `json:"op"`
+				Seq *uint64 `json:"seq"`
 			}
 			err := json.Unmarshal(b, &c)
 			switch {
 			case err != nil:
 				m.data = reply{Type: "error", Error: "a command is a JSON object with an op"}.bytes()
+			case c.Op == "drawn" && c.Seq != nil && len(b) < 64: // every frame's: no second parse
+				gate.drawn(*c.Seq)
+				continue
 			case c.Op == "drawn":
 				c, err := ParseCommand(b)
 				if err == nil {
