@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"strings"
 
 	"dgpviz/internal/relay"
 	"dgpviz/internal/stream"
@@ -89,14 +88,7 @@ func parseRelay(args []string, stderr io.Writer) (relayOptions, error) {
 	fs.StringVar(&o.o.PublicURL, "public-url", "", "this relay's page as followers reach it (e.g. http://10.0.0.5:8090/), announced to the other relays so that a page whose relay fails tries another; leave empty behind a load balancer")
 	fs.IntVar(&o.o.MaxFollowers, "max-followers", relay.DefaultMaxFollowers, "followers of this relay, all sessions together")
 	fs.IntVar(&o.o.MaxSessions, "max-sessions", relay.DefaultMaxSessions, "shared sessions this relay follows at once")
-	fs.Func("allow-origin", "also accept websocket connections from pages at this host pattern (e.g. '*.example.org'); repeatable", func(s string) error {
-		o.o.AllowedOrigins = append(o.o.AllowedOrigins, strings.ToLower(s))
-		return nil
-	})
-	fs.Func("allow-host", "also answer requests for this host name (the loopback names and the -addr host always are; '*': any, which gives up the defence against DNS rebinding); repeatable", func(s string) error {
-		o.hosts = append(o.hosts, strings.ToLower(s))
-		return nil
-	})
+	hostFlags(fs, &o.o.AllowedOrigins, &o.hosts)
 	fs.IntVar(&o.perIP, "max-conns-per-ip", 256, "open connections one client address may hold (behind a load balancer or a campus NAT every follower has the same address: raise it to -max-followers)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
 	if err := parseFlags(fs, args); err != nil {
@@ -139,10 +131,7 @@ func runRelay(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return badInput("viz relay: %v", err)
 	}
-	hosts := append(web.LoopbackHosts(), o.hosts...)
-	if h, _, err := net.SplitHostPort(o.addr); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
-		hosts = append(hosts, h)
-	}
+	hosts := answeredHosts(o.addr, o.hosts)
 	return serve(ctx, web.LimitPerClient(ln, o.perIP), web.AllowHosts(r.Handler(), hosts), relayServer{r}, log, stdout)
 }
 

@@ -61,14 +61,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.Func("server-memory", fmt.Sprintf("memory all sessions together may be estimated to need, in MiB (0: no budget; default %d)", o.limits.ServerMemory>>20), mibFlag(&o.limits.ServerMemory))
 	fs.DurationVar(&o.limits.MaxIterTime, "max-iter-time", o.limits.MaxIterTime, "longest estimated optimizer iteration a session's model may have (0: no limit)")
 	fs.IntVar(&o.workers, "workers", 1, "evaluator goroutines per session (0: one per CPU)")
-	fs.Func("allow-origin", "also accept websocket connections from pages at this host pattern (e.g. '*.example.org'); repeatable", func(s string) error {
-		o.origins = append(o.origins, strings.ToLower(s))
-		return nil
-	})
-	fs.Func("allow-host", "also answer requests for this host name (the loopback names and the -addr host always are; '*': any, which gives up the defence against DNS rebinding); repeatable", func(s string) error {
-		o.hosts = append(o.hosts, strings.ToLower(s))
-		return nil
-	})
+	hostFlags(fs, &o.origins, &o.hosts)
 	fs.IntVar(&o.perIP, "max-conns-per-ip", 64, "open connections one client address may hold (page, assets, websocket, downloads)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
 	o.share.define(fs)
@@ -123,12 +116,31 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{fmt.Errorf("viz serve: %w", err)}
 	}
-	hosts := append(web.LoopbackHosts(), o.hosts...)
-	if h, _, err := net.SplitHostPort(o.addr); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
-		hosts = append(hosts, h)
-	}
+	hosts := answeredHosts(o.addr, o.hosts)
 	log.Info("defaults", "config", srv.Defaults().Query().Encode(), "datasets", srv.Catalog().Names())
 	return serve(ctx, web.LimitPerClient(ln, o.perIP), web.AllowHosts(web.New(srv, srv, log), hosts), sessionServer{srv}, log, stdout)
+}
+
+// hostFlags defines -allow-origin and -allow-host (viz serve, viz relay).
+func hostFlags(fs *flag.FlagSet, origins, hosts *[]string) {
+	fs.Func("allow-origin", "also accept websocket connections from pages at this host pattern (e.g. '*.example.org'); repeatable", func(s string) error {
+		*origins = append(*origins, strings.ToLower(s))
+		return nil
+	})
+	fs.Func("allow-host", "also answer requests for this host name (the loopback names and the -addr host always are; '*': any, which gives up the defence against DNS rebinding); repeatable", func(s string) error {
+		*hosts = append(*hosts, strings.ToLower(s))
+		return nil
+	})
+}
+
+// answeredHosts are the host names a server on addr answers: the
+// loopback names, addr's host and extra (-allow-host).
+func answeredHosts(addr string, extra []string) []string {
+	hosts := append(web.LoopbackHosts(), extra...)
+	if h, _, err := net.SplitHostPort(addr); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
+		hosts = append(hosts, h)
+	}
+	return hosts
 }
 
 // HTTP limits (the websocket route's connections are hijacked, and the

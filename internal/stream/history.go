@@ -200,18 +200,7 @@ func decodeHistory(b []byte) (history, error) {
 		return h, err
 	}
 	hl := binary.LittleEndian.Uint32(b)
-	var hd struct {
-		DataID      int       `json:"data_id"`
-		N           int       `json:"n"`
-		Layers      int       `json:"layer_count"`
-		Iter        Ref       `json:"iters"`
-		Bound       Ref       `json:"bounds"`
-		Likelihood  Ref       `json:"likelihoods"`
-		KL          Ref       `json:"kl"`
-		Compression Ref       `json:"compression"`
-		Propagation Ref       `json:"propagation"`
-		Sections    []section `json:"sections"`
-	}
+	var hd historyHeader
 	if err := json.Unmarshal(b[4:4+hl], &hd); err != nil {
 		return h, fmt.Errorf("history: %v", err)
 	}
