@@ -79,6 +79,7 @@ type Server struct {
 	id       string // names this relay in follower counts
 	upgrader websocket.Upgrader
 	limits   stream.Limits
+	cat      *stream.Catalog // the page's (web.Backend): the default data set's name
 
 	mu        sync.Mutex
 	feeds     map[string]*feed // followed sessions by share key
@@ -115,6 +116,11 @@ func New(o Options) (*Server, error) {
 	s := &Server{o: o, nc: o.NATS, log: o.Logger, id: hex.EncodeToString(id[:]), feeds: map[string]*feed{}, stopping: make(chan struct{}), peers: map[string]time.Time{}}
 	s.limits = stream.DefaultLimits()
 	s.limits.MaxFollowers = o.MaxFollowers
+	cat, err := stream.NewCatalog(nil, s.limits)
+	if err != nil {
+		return nil, err
+	}
+	s.cat = cat
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: func(r *http.Request) bool { return stream.OriginAllowed(r, o.AllowedOrigins) }}
 	// After NATS comes back, every followed session catches up from a
 	// snapshot: what the presenter's server published meanwhile is lost.
@@ -204,10 +210,7 @@ func (s *Server) Followers() int {
 // page is the follower's.
 func (s *Server) Defaults() stream.Config { return stream.DefaultConfig() }
 func (s *Server) Limits() stream.Limits   { return s.limits }
-func (s *Server) Catalog() *stream.Catalog {
-	cat, _ := stream.NewCatalog(nil, s.limits)
-	return cat
-}
+func (s *Server) Catalog() *stream.Catalog { return s.cat }
 
 // Handler returns the relay's site: the page (only with ?follow=KEY: a
 // relay has no sessions of its own), its assets, the websocket and
