@@ -3,8 +3,11 @@ package stream
 import (
 	"math"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"dgpviz/internal/dataset"
 )
 
 // TestLateFollowerGetsHistoryAndPresentation: a follower who joins after
@@ -110,4 +113,32 @@ func TestHistoryRules(t *testing.T) {
 	if err != nil || got.n() != h.n() || got.layers != 1 || got.iter[7] != h.iter[7] || got.bound[9] != h.bound[9] {
 		t.Errorf("history read back: %v, %d points", err, got.n())
 	}
+}
+
+// BenchmarkHubFrame is what a hub costs the presenter's writer per frame
+// with no followers: reading the frame's header for the bound history. It
+// reports the process's CPU time per frame too ("cpu-ns/op"), which a
+// busy shared machine inflates less than the wall time.
+func BenchmarkHubFrame(b *testing.B) {
+	snap := snapshotFor(b, dataset.Step(), InitLike{Hidden: []int{1, 1}, Inducing: 12}, 20)
+	frame, err := newFramer().frame(snap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := newHub()
+	cpu0 := processCPU()
+	for b.Loop() {
+		h.hist.clear()
+		h.frame = seqFrame{}
+		h.Frame(frame, 1)
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(len(frame)), "bytes/frame")
+}
+
+// processCPU is the process's user and system CPU time (ns).
+func processCPU() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
