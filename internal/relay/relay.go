@@ -450,6 +450,7 @@ func (f *feed) run() {
 		joinAt    time.Time
 		lastHeard = time.Now()
 		goneSince time.Time // the presenter's server first answered nothing
+		retryAt   time.Time // a catch-up that failed is tried again then
 		aliveDone = make(chan error, 1)
 		asking    bool
 		lastWatch time.Time
@@ -495,7 +496,8 @@ func (f *feed) run() {
 						fail(errNoSuchShare)
 						return
 					}
-					gone()
+					gone() // or not yet back after NATS restarted: catch up later
+					retryAt = time.Now().Add(time.Second)
 					continue
 				}
 				done, err := snapshotPart(&snap, m)
@@ -515,7 +517,7 @@ func (f *feed) run() {
 					}
 					continue
 				}
-				lastHeard, goneSince = time.Now(), time.Time{}
+				lastHeard, goneSince, retryAt = time.Now(), time.Time{}, time.Time{}
 				if !readyDone {
 					readyDone = true
 					close(f.ready)
@@ -548,6 +550,10 @@ func (f *feed) run() {
 					fail(errUnreachable)
 					return
 				}
+				retryAt = now
+			}
+			if !joining && !retryAt.IsZero() && now.After(retryAt) {
+				join()
 			}
 			if !goneSince.IsZero() && now.Sub(goneSince) > GoneAfter {
 				fail(errNoSuchShare)
