@@ -208,8 +208,8 @@ func (s *Server) Followers() int {
 
 // Defaults, Limits and Catalog serve the page (web.Backend): a relay's
 // page is the follower's.
-func (s *Server) Defaults() stream.Config { return stream.DefaultConfig() }
-func (s *Server) Limits() stream.Limits   { return s.limits }
+func (s *Server) Defaults() stream.Config  { return stream.DefaultConfig() }
+func (s *Server) Limits() stream.Limits    { return s.limits }
 func (s *Server) Catalog() *stream.Catalog { return s.cat }
 
 // Handler returns the relay's site: the page (only with ?follow=KEY: a
