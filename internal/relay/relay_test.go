@@ -315,6 +315,18 @@ func TestRelays(t *testing.T) {
 	f2 := dialPeer(t, b.ws+"?follow="+key)
 	checkJoin(f2, 5)
 
+	// Anything else on the session's subjects is refused by the relays:
+	// followers get only the presenter's messages.
+	junk := w.connect("junk")
+	for kind, b := range map[string][]byte{
+		"frame":        binaryMsg(`{"v":2,"type":"frame","seq":999999,"sections":[{"t":"f32","n":100,"o":0}]}`, nil),
+		"setup":        []byte("not a setup"),
+		"presentation": []byte(`{"v":2,"type":"presentation","present":true,"scale":99}`),
+	} {
+		junk.Publish(streamSubject(key, kind), b)
+	}
+	junk.Flush()
+
 	// Frames byte-identical to the presenter's, on both relays.
 	last := step(4)
 	want := seqOf(t, last.b)
