@@ -309,13 +309,19 @@ func (h *Hub) Info() ShareInfo {
 	return h.info
 }
 
-// hubOf returns the live session shared under key.
+// hubOf returns the live session shared under key (nil: none, or it has
+// ended and its connection is still closing).
 func (s *Server) hubOf(key string) *Hub {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for ss := range s.sessions {
 		if ss.hub.key == key {
-			return ss.hub
+			select {
+			case <-ss.hub.done:
+				return nil
+			default:
+				return ss.hub
+			}
 		}
 	}
 	return nil
