@@ -38,7 +38,8 @@ let drawnSeq = -1, rafId = 0; // the last frame drawn (draw), per connection; th
 const view = (() => {
   const q = new URLSearchParams(location.search);
   const scale = Number(q.get("scale"));
-  return { present: q.get("present") === "1", scale: scale >= 0.8 && scale <= 2.5 ? scale : 1.4, follow: q.get("follow") || "" };
+  // hops: relays this follower has tried since its last frame (follow.js)
+  return { present: q.get("present") === "1", scale: scale >= 0.8 && scale <= 2.5 ? scale : 1.4, follow: q.get("follow") || "", hops: Number(q.get("hops")) || 0 };
 })();
 
 // panels: the page's panels by their data-panel name, and the layer panels.
@@ -129,9 +130,11 @@ function connect() {
     showRunning();
     if (switching) { switching = false; setTimeout(connect, 0); return; }
     // A follower whose relay went away (closed, restarting, full) tries
-    // another relay's page at once; 1001 and 1008 say the session ended.
-    const other = state.follower && ![1000, 1001, 1008].includes(ev.code) ? otherRelay(state.relays) : "";
-    if (other) { banner("Connection lost: following from another relay…"); location.replace(`${other}?follow=${encodeURIComponent(view.follow)}${viewQuery()}`); return; }
+    // another relay's page at once, each at most once until a frame comes
+    // (then it waits and retries as any page); 1001 and 1008 say the
+    // session ended.
+    const other = state.follower && ![1000, 1001, 1008].includes(ev.code) && view.hops < (state.relays?.length ?? 0) ? otherRelay(state.relays) : "";
+    if (other) { banner("Connection lost: following from another relay…"); location.replace(`${other}?follow=${encodeURIComponent(view.follow)}&hops=${view.hops + 1}${viewQuery()}`); return; }
     // 1013 "try again later" (the server is at capacity): wait longer.
     const delay = Math.min(ev.code === 1013 ? 30000 : 5000, (ev.code === 1013 ? 2000 : 500) * 2 ** retry++);
     const why = ev.reason ? `: ${ev.reason}` : "";
@@ -229,6 +232,7 @@ function onBinary(m) {
     return;
   }
   if (m.type !== "frame" || !state.setup || m.data_id !== state.setup.data_id) return;
+  view.hops = 0;
   const prev = state.frame;
   state.frame = m;
   const ev = m.optimizer?.event;
