@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/stream"
+
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 )
@@ -31,6 +33,18 @@ func TestBrowserFollowerMirrorsPresenter(t *testing.T) {
 	if err := p.ReadJSON(&hello); err != nil {
 		t.Fatal(err)
 	}
+	p.WriteJSON(map[string]any{"op": "step", "n": 30}) // one command: a step replaces one still running
+	p.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		mt, b, err := p.ReadMessage()
+		if err != nil {
+			t.Fatalf("waiting for the presenter's iteration 30: %v", err)
+		}
+		if d, err := stream.Decode(b); mt == websocket.BinaryMessage && err == nil && d["type"] == "frame" && d["iter"] == 30.0 {
+			break
+		}
+	}
+	p.SetReadDeadline(time.Time{})
 	go func() {
 		for {
 			if _, _, err := p.ReadMessage(); err != nil {
@@ -38,10 +52,6 @@ func TestBrowserFollowerMirrorsPresenter(t *testing.T) {
 			}
 		}
 	}()
-	for range 3 {
-		p.WriteJSON(map[string]any{"op": "step", "n": 10})
-		time.Sleep(100 * time.Millisecond)
-	}
 	p.WriteJSON(map[string]any{"op": "present", "present": true, "scale": 1.7, "slide": "lesson:paper/2"})
 	e.run(chromedp.Navigate(e.base + "/?follow=" + hello.ShareKey))
 	e.waitFor("the presenter's frames", `window.dgpviz && window.dgpviz.state.follower && window.dgpviz.state.frame && window.dgpviz.state.frame.iter >= 30`)
