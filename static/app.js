@@ -9,6 +9,7 @@ import { create } from "./panels/registry.js";
 import "./panels/layer.js";
 import "./panels/layernd.js";
 import { fmt, setDrawScale, onCanvasResize } from "./plot.js";
+import { historyPoints, presentCommand, otherRelay } from "./follow.js";
 
 const $ = (id) => document.getElementById(id);
 const MAX_HISTORY = 4000;
@@ -23,6 +24,10 @@ const state = {
   running: false,
   connected: false,
   session: 0,
+  // A follower of a relay who forks opens the presenter's page with
+  // ?resume=TOKEN: the first connection resumes that session.
+  resume: new URLSearchParams(location.search).get("resume") || undefined,
+  slide: "", // the lecture's slide (app.setSlide; mirrored by followers)
 };
 
 let ws = null, nextId = 1, retry = 0, drawQueued = false, switching = false; // switching: a deliberate reconnect (a loaded model)
@@ -33,7 +38,8 @@ let drawnSeq = -1, rafId = 0; // the last frame drawn (draw), per connection; th
 const view = (() => {
   const q = new URLSearchParams(location.search);
   const scale = Number(q.get("scale"));
-  return { present: q.get("present") === "1", scale: scale >= 0.8 && scale <= 2.5 ? scale : 1.4, follow: q.get("follow") || "" };
+  // hops: relays this follower has tried since its last frame (follow.js)
+  return { present: q.get("present") === "1", scale: scale >= 0.8 && scale <= 2.5 ? scale : 1.4, follow: q.get("follow") || "", hops: Number(q.get("hops")) || 0 };
 })();
 
 // panels: the page's panels by their data-panel name, and the layer panels.
@@ -71,6 +77,9 @@ const app = {
     if (!listeners.has(type)) listeners.set(type, []);
     listeners.get(type).push(fn);
   },
+  // setSlide says which slide the presenter is on: followers get it
+  // ("presentation" listeners) with the presentation state.
+  setSlide(slide) { state.slide = String(slide); sendPresentation(); },
   redraw() {
     if (drawQueued) return;
     drawQueued = true;
@@ -120,6 +129,12 @@ function connect() {
     state.running = false;
     showRunning();
     if (switching) { switching = false; setTimeout(connect, 0); return; }
+    // A follower whose relay went away (closed, restarting, full) tries
+    // another relay's page at once, each at most once until a frame comes
+    // (then it waits and retries as any page); 1001 and 1008 say the
+    // session ended.
+    const other = state.follower && ![1000, 1001, 1008].includes(ev.code) && view.hops < (state.relays?.length ?? 0) ? otherRelay(state.relays) : "";
+    if (other) { banner("Connection lost: following from another relay…"); location.replace(`${other}?follow=${encodeURIComponent(view.follow)}&hops=${view.hops + 1}${viewQuery()}`); return; }
     // 1013 "try again later" (the server is at capacity): wait longer.
     const delay = Math.min(ev.code === 1013 ? 30000 : 5000, (ev.code === 1013 ? 2000 : 500) * 2 ** retry++);
     const why = ev.reason ? `: ${ev.reason}` : "";
@@ -158,11 +173,15 @@ function onText(m) {
       $("follow-bar").hidden = !state.follower;
       state.sets = m.datasets; // the catalogue, and a loaded model's own data
       state.limits = m.limits;
+      state.relays = m.relays; // a relay's follower: other relays to try
+      state.shareURL = m.share_url; // Share live links point there (relays), if set
+      if (!state.follower) sendPresentation(true);
       $("save-model").href = `/model.json?session=${encodeURIComponent(m.figure_key)}`;
       if (m.config) applyConfig(m.config);
       break;
     case "ack":
       if (m.op === "architecture") depthPending = null;
+      if (m.op === "fork" && m.url) { location.assign(m.url); break; } // forked through a relay: on the presenter's server
       if (m.op === "fork" && m.resume) { // our own copy: reconnect into it
         view.follow = "";
         state.resume = m.resume;
@@ -174,6 +193,13 @@ function onText(m) {
       if (!["move", "pause", "play", "step", "message_figure", "message_figure_off", "fit_density"].includes(m.op)) toast(m.message, "ok");
       if (typeof m.undo === "number") showUndo(m);
       break;
+    case "presentation": // the presenter's, mirrored (docs/protocol.md, "Following")
+      if (!state.follower) break;
+      state.slide = m.slide;
+      if (m.present !== view.present) setPresent(m.present);
+      if (m.scale !== view.scale) setScale(m.scale);
+      for (const fn of listeners.get("presentation") ?? []) fn(m);
+      break;
     case "error":
       if (m.op === "architecture") depthPending = null;
       toast(m.error, "error");
@@ -184,6 +210,11 @@ function onText(m) {
 
 function onBinary(m) {
   if (m.v !== VERSION) return;
+  if (m.type === "history") { // a follower's bound history from the start
+    if (state.setup && m.data_id === state.setup.data_id) state.history = historyPoints(m);
+    app.redraw();
+    return;
+  }
   if (listeners.has(m.type)) { // e.g. the message figure's "message_figure" (panels/messages.js)
     if (state.setup && m.data_id === state.setup.data_id) for (const fn of listeners.get(m.type)) fn(m);
     app.redraw();
@@ -200,6 +231,7 @@ function onBinary(m) {
     return;
   }
   if (m.type !== "frame" || !state.setup || m.data_id !== state.setup.data_id) return;
+  view.hops = 0;
   const prev = state.frame;
   state.frame = m;
   const ev = m.optimizer?.event;
@@ -413,7 +445,7 @@ function viewQuery() {
 
 function shareLink() {
   if (!state.shareKey) return;
-  const url = `${location.origin}/?follow=${encodeURIComponent(state.shareKey)}${view.present ? "&present=1" : ""}`;
+  const url = `${state.shareURL || `${location.origin}/`}?follow=${encodeURIComponent(state.shareKey)}${view.present ? "&present=1" : ""}`;
   navigator.clipboard?.writeText(url).catch(() => {});
   $("share-link").value = url;
   $("share-dialog").hidden = false;
@@ -422,6 +454,18 @@ function shareLink() {
 
 function fork() {
   app.send({ op: "fork" });
+}
+
+// sendPresentation tells followers the presentation state (once per
+// change; force: again, on a new connection).
+let sentPresentation = "";
+function sendPresentation(force) {
+  if (state.follower || !ws || ws.readyState !== WebSocket.OPEN) return;
+  const cmd = presentCommand(view.present, view.scale, state.slide);
+  const key = JSON.stringify(cmd);
+  if (key === sentPresentation && !force) return;
+  sentPresentation = key;
+  ws.send(key);
 }
 
 // fitBound lets the bound panel fill the last row of the presentation grid
@@ -441,6 +485,7 @@ function setPresent(on) {
   $("present").textContent = on ? "Exit presentation" : "Present";
   setScale(view.scale);
   fitBound();
+  sendPresentation();
 }
 
 function setScale(f) {
@@ -450,6 +495,7 @@ function setScale(f) {
   document.body.style.setProperty("--ui-scale", String(k));
   if (state.config) applyConfig(state.config); // the URL
   app.redraw();
+  sendPresentation();
 }
 
 // depth adds (+1) or removes (−1) a hidden layer of width 1: the paper's

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	"dgpviz/internal/loadtest"
@@ -27,16 +30,24 @@ func parseLoadtest(args []string, stderr io.Writer) (loadtestOptions, error) {
 	fs.IntVar(&o.lt.N, "n", 16, "sessions (modes sessions and slow: the normal clients; slow adds n/4 slow ones) or connections (churn)")
 	fs.DurationVar(&o.lt.Duration, "duration", loadtestDefaultDuration, "how long to measure (churn: the longest it may run)")
 	fs.StringVar(&o.lt.Query, "query", "play=1", "the sessions' URL query (as /ws?…), e.g. 'play=1&hidden=2,2'")
-	fs.StringVar(&o.lt.Mode, "mode", loadtest.ModeSessions, "sessions: n sessions playing; churn: n connections dropped in every way, then goroutines and new sessions checked; slow: n sessions, then n/4 clients that read slowly or never; followers: one presenter session and n read-only followers of it")
+	fs.StringVar(&o.lt.Mode, "mode", loadtest.ModeSessions, "sessions: n sessions playing; churn: n connections dropped in every way, then goroutines and new sessions checked; slow: n sessions, then n/4 clients that read slowly or never; followers: one presenter session and n read-only followers of it; relays: one presenter's server (viz serve -nats), an embedded NATS server, -relays relays (viz relay) and n followers spread over them")
 	fs.StringVar(&o.lt.URL, "url", "", "an external server's websocket URL (ws://host:port/ws; start it with -max-conns-per-ip above n, the clients all come from one address); empty: start a server in this process on 127.0.0.1:0 with the default step data set (its goroutines are counted, but its RSS includes the clients', and past a few dozen sessions the clients queue behind the optimizers in one scheduler: measure rates and latency at high loads with -url)")
 	fs.IntVar(&o.lt.PID, "pid", 0, "the external server's process id, to read its RSS from /proc (with -url)")
 	fs.IntVar(&o.lt.MaxSessions, "max-sessions", 0, "the in-process server's session limit (0: at least n)")
 	fs.DurationVar(&o.lt.ReplyEvery, "reply-every", 0, "how often each session sends a speed command and times its ack (0: 1s)")
 	fs.IntVar(&o.lt.Concurrency, "concurrency", 0, "churn: connections in flight at once (0: 32)")
+	fs.IntVar(&o.lt.Relays, "relays", 0, "relays: relay processes (0: 4)")
+	fs.Func("faults", "relays: failures to cause, comma-separated: kill-relay (a relay killed a third into the run), restart-nats (NATS restarted at two thirds), presenter-leaves (at the end)", func(s string) error {
+		o.lt.Faults = strings.Split(s, ",")
+		return nil
+	})
 	fs.BoolVar(&o.json, "json", false, "write the report as JSON")
 	fs.BoolVar(&o.verbose, "v", false, "progress notes on stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
+	}
+	if o.lt.Mode == loadtest.ModeRelays {
+		o.lt.Exec = vizCommand
 	}
 	if err := o.lt.Check(); err != nil {
 		return o, badInput("viz loadtest: %v", err)
@@ -65,4 +76,14 @@ func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	r.WriteText(stdout)
 	return nil
+}
+
+// vizCommand runs this program with args (the relays mode's presenter's
+// server and relays). Tests set it to run the test binary as viz.
+var vizCommand = func(args ...string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return exec.Command(exe, args...)
 }

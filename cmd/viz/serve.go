@@ -36,6 +36,7 @@ type serveOptions struct {
 	workers  int
 	shape    [2]int          // -shape: the CSV data sets' image shape
 	set      map[string]bool // flags given on the command line
+	share    shareFlags      // -nats…: relays (relay.go)
 }
 
 func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
@@ -66,16 +67,10 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.Func("server-memory", fmt.Sprintf("memory all sessions together may be estimated to need, in MiB (0: no budget; default %d)", o.limits.ServerMemory>>20), mibFlag(&o.limits.ServerMemory))
 	fs.DurationVar(&o.limits.MaxIterTime, "max-iter-time", o.limits.MaxIterTime, "longest estimated optimizer iteration a session's model may have (0: no limit)")
 	fs.IntVar(&o.workers, "workers", 1, "evaluator goroutines per session (0: one per CPU)")
-	fs.Func("allow-origin", "also accept websocket connections from pages at this host pattern (e.g. '*.example.org'); repeatable", func(s string) error {
-		o.origins = append(o.origins, strings.ToLower(s))
-		return nil
-	})
-	fs.Func("allow-host", "also answer requests for this host name (the loopback names and the -addr host always are; '*': any, which gives up the defence against DNS rebinding); repeatable", func(s string) error {
-		o.hosts = append(o.hosts, strings.ToLower(s))
-		return nil
-	})
+	hostFlags(fs, &o.origins, &o.hosts)
 	fs.IntVar(&o.perIP, "max-conns-per-ip", 64, "open connections one client address may hold (page, assets, websocket, downloads)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
+	o.share.define(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
@@ -114,7 +109,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		o.cfg.Dataset = cat.NameOf(o.data[0])
 	}
 	o.cfg, o.limits = presetDefaults(o, cat)
-	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: o.limits, Defaults: o.cfg, AllowedOrigins: o.origins, Workers: o.workers, Logger: log})
+	share, stopShare, err := o.share.start(o.addr, log) // relay.go
+	if err != nil {
+		return err
+	}
+	defer stopShare()
+	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: o.limits, Defaults: o.cfg, AllowedOrigins: o.origins, Workers: o.workers, Logger: log, Share: share})
 	if err != nil {
 		return usageError{err}
 	}
@@ -125,11 +125,31 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{fmt.Errorf("viz serve: %w", err)}
 	}
-	hosts := append(web.LoopbackHosts(), o.hosts...)
-	if h, _, err := net.SplitHostPort(o.addr); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
+	hosts := answeredHosts(o.addr, o.hosts)
+	log.Info("defaults", "config", srv.Defaults().Query().Encode(), "datasets", srv.Catalog().Names())
+	return serve(ctx, web.LimitPerClient(ln, o.perIP), web.AllowHosts(web.New(srv, srv, log), hosts), sessionServer{srv}, log, stdout)
+}
+
+// hostFlags defines -allow-origin and -allow-host (viz serve, viz relay).
+func hostFlags(fs *flag.FlagSet, origins, hosts *[]string) {
+	fs.Func("allow-origin", "also accept websocket connections from pages at this host pattern (e.g. '*.example.org'); repeatable", func(s string) error {
+		*origins = append(*origins, strings.ToLower(s))
+		return nil
+	})
+	fs.Func("allow-host", "also answer requests for this host name (the loopback names and the -addr host always are; '*': any, which gives up the defence against DNS rebinding); repeatable", func(s string) error {
+		*hosts = append(*hosts, strings.ToLower(s))
+		return nil
+	})
+}
+
+// answeredHosts are the host names a server on addr answers: the
+// loopback names, addr's host and extra (-allow-host).
+func answeredHosts(addr string, extra []string) []string {
+	hosts := append(web.LoopbackHosts(), extra...)
+	if h, _, err := net.SplitHostPort(addr); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
 		hosts = append(hosts, h)
 	}
-	return serve(ctx, web.LimitPerClient(ln, o.perIP), web.AllowHosts(web.New(srv, srv, log), hosts), srv, log, stdout)
+	return hosts
 }
 
 // shapeCSVs declares the outputs of the CSV data sets among specs images
@@ -182,12 +202,22 @@ const (
 	requestsGrace = 2 * time.Second
 )
 
+// shutdowner is what serve runs: a session server or a relay.
+type shutdowner interface {
+	Shutdown(context.Context) error
+	command() string // "serve", "relay"
+}
+
+type sessionServer struct{ *stream.Server }
+
+func (sessionServer) command() string { return "serve" }
+
 // serve runs the HTTP server on ln until ctx ends, then shuts down:
 // first every websocket session is closed with a close frame (1001) and
 // the server's background work stops, then the HTTP server stops
 // accepting and waits briefly for running requests, cutting off any that
 // do not finish; all within 5 s.
-func serve(ctx context.Context, ln net.Listener, h http.Handler, srv *stream.Server, log *slog.Logger, stdout io.Writer) error {
+func serve(ctx context.Context, ln net.Listener, h http.Handler, srv shutdowner, log *slog.Logger, stdout io.Writer) error {
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -198,16 +228,17 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, srv *stream.Ser
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	fmt.Fprintf(stdout, "dgpviz: serving on %s\n", url)
-	log.Info("serving", "url", url, "defaults", srv.Defaults().Query().Encode(), "datasets", srv.Catalog().Names())
+	verb := map[string]string{"serve": "serving", "relay": "relaying"}[srv.command()]
+	fmt.Fprintf(stdout, "dgpviz: %s on %s\n", verb, url)
+	log.Info(verb, "url", url)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("viz serve: %w", err)
+		return fmt.Errorf("viz %s: %w", srv.command(), err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "sessions", srv.Sessions())
+	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), sessionsGrace)
 	defer cancel()
 	errSessions := srv.Shutdown(sctx)
@@ -218,10 +249,10 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, srv *stream.Ser
 		hs.Close()
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("viz serve: %w", err)
+		return fmt.Errorf("viz %s: %w", srv.command(), err)
 	}
 	if errSessions != nil {
-		return fmt.Errorf("viz serve: shutdown: %w", errSessions)
+		return fmt.Errorf("viz %s: shutdown: %w", srv.command(), errSessions)
 	}
 	log.Info("stopped")
 	return nil

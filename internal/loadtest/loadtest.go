@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os/exec"
 	"strings"
 	"time"
 )
@@ -41,6 +42,10 @@ const (
 	// followers of it (/ws?follow=KEY): the followers' frame rates, the
 	// presenter's, the server's memory.
 	ModeFollowers = "followers"
+	// ModeRelays: one presenter's server, an embedded NATS server, Relays
+	// relays as processes (Exec) and N followers spread over them
+	// (relays.go).
+	ModeRelays = "relays"
 )
 
 // Options configure a run.
@@ -62,6 +67,13 @@ type Options struct {
 	Concurrency int
 	// Progress, if set, receives one-line progress notes.
 	Progress func(string)
+	// Relays is the number of relay processes (ModeRelays; 0: 4).
+	Relays int
+	// Faults are ModeRelays's failures to cause (FaultKillRelay, …).
+	Faults []string
+	// Exec returns the command that runs viz with args (ModeRelays: the
+	// presenter's server and the relays are processes).
+	Exec func(args ...string) *exec.Cmd
 }
 
 // Check validates the options, with errors that name the flag.
@@ -70,9 +82,33 @@ func (o *Options) Check() error {
 		o.Mode = ModeSessions
 	}
 	switch o.Mode {
-	case ModeSessions, ModeChurn, ModeSlow, ModeFollowers:
+	case ModeSessions, ModeChurn, ModeSlow, ModeFollowers, ModeRelays:
 	default:
-		return fmt.Errorf("-mode %q: want sessions, churn, slow or followers", o.Mode)
+		return fmt.Errorf("-mode %q: want sessions, churn, slow, followers or relays", o.Mode)
+	}
+	if o.Mode == ModeRelays {
+		if o.Relays == 0 {
+			o.Relays = 4
+		}
+		if o.Relays < 1 || o.Relays > 64 {
+			return fmt.Errorf("-relays %d: want 1…64", o.Relays)
+		}
+		if o.URL != "" || o.PID != 0 || o.MaxSessions != 0 {
+			return errors.New("-mode relays starts its own presenter's server, NATS server and relays: -url, -pid and -max-sessions do not apply")
+		}
+		if o.Exec == nil {
+			return errors.New("-mode relays needs the viz program to run the presenter's server and the relays")
+		}
+		for _, f := range o.Faults {
+			if f != FaultKillRelay && f != FaultRestartNATS && f != FaultPresenterLeaves {
+				return fmt.Errorf("-faults %q: want kill-relay, restart-nats and/or presenter-leaves", f)
+			}
+			if f == FaultKillRelay && o.Relays < 2 {
+				return errors.New("-faults kill-relay needs at least 2 relays: its followers go on through another")
+			}
+		}
+	} else if len(o.Faults) > 0 || o.Relays != 0 {
+		return errors.New("-relays and -faults are for -mode relays")
 	}
 	if o.N < 1 || o.N > 100000 {
 		return fmt.Errorf("-n %d: want 1…100000", o.N)
@@ -128,6 +164,10 @@ func (o *Options) Check() error {
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
+	}
+	if o.Mode == ModeRelays {
+		r := &Report{Mode: o.Mode, N: o.N, Duration: o.Duration.Seconds(), Query: o.Query, CloseCodes: map[string]int{}}
+		return r, runRelays(ctx, o, r)
 	}
 	t, err := newTarget(o)
 	if err != nil {

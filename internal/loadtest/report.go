@@ -46,8 +46,9 @@ type Report struct {
 	CloseReasons map[string]string `json:"close_reasons,omitempty"` // one reason per code
 	Slow         *SlowReport       `json:"slow,omitempty"`
 	// PresenterFPS is the presenter's frame rate (followers mode).
-	PresenterFPS *float64     `json:"presenter_fps,omitempty"`
-	Churn        *ChurnReport `json:"churn,omitempty"`
+	PresenterFPS *float64      `json:"presenter_fps,omitempty"`
+	Churn        *ChurnReport  `json:"churn,omitempty"`
+	Relays       *RelaysReport `json:"relays,omitempty"`
 }
 
 // SlowReport is the slow mode's: normal clients' frame rates before and
@@ -146,11 +147,19 @@ func (r *Report) WriteText(w io.Writer) {
 	if !r.InProcess {
 		where = "external server"
 	}
+	if r.Relays != nil {
+		where, r.URL = "a presenter's server, NATS and relays", "loopback"
+	}
 	fmt.Fprintf(w, "viz loadtest: mode %s, n %d, %s, %s at %s", r.Mode, r.N, durText(r.Duration), where, r.URL)
 	if r.MaxSessions > 0 {
 		fmt.Fprintf(w, " (max sessions %d)", r.MaxSessions)
 	}
 	fmt.Fprintf(w, ", query %q\n", r.Query)
+	if r.Relays != nil {
+		r.Relays.writeText(w, r)
+		fmt.Fprintf(w, "close codes:  %s\n", codesText(r.CloseCodes))
+		return
+	}
 	if r.Churn == nil {
 		fmt.Fprintf(w, "sessions:     %d served, %d refused, %d failed handshakes", r.Clients, r.Refused, r.DialErrors)
 		if r.DialError != "" {

@@ -114,9 +114,6 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	// Close every client cleanly and wait for the server to settle.
 	var wg sync.WaitGroup
 	all := append(liveClients(clients), liveClients(slow)...)
-	if presenter != nil {
-		all = append(all, presenter)
-	}
 	for _, c := range all {
 		wg.Add(1)
 		spawn(func() { defer wg.Done(); c.finish() })
@@ -127,6 +124,9 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 		}
 	}
 	wg.Wait()
+	if presenter != nil { // after its followers: its end closes theirs (1001)
+		presenter.finish()
+	}
 	// Frames and probes counted; the readers have ended.
 	r.After, r.SettleSeconds, r.Settled = t.settle(t0, baseGoroutines, 2, 15*time.Second)
 	r.SettleSeconds = round3(r.SettleSeconds)

@@ -47,6 +47,7 @@ var commands = []struct {
 	{"restart", (*session).cmdRestart},
 	{"speed", (*session).cmdSpeed},
 	{"drawn", (*session).cmdDrawn},
+	{"present", (*session).cmdPresent},
 }
 
 // Ops returns the names of the commands, the views' included, for

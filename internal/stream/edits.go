@@ -39,15 +39,15 @@ type editState struct {
 	restart int
 }
 
-// history is a session's undo and redo stacks and the drag in progress.
-type history struct {
+// editHistory is a session's undo and redo stacks and the drag in progress.
+type editHistory struct {
 	undo, redo []editState
 	drag       *dragBase
 }
 
 // clear forgets every edit: a new model (reset, architecture, data set) is
 // not an edit of the old one.
-func (h *history) clear() { h.undo, h.redo, h.drag = nil, nil, nil }
+func (h *editHistory) clear() { h.undo, h.redo, h.drag = nil, nil, nil }
 
 // bytes estimates the memory the state holds: its parameters (inducing
 // inputs, q(u) means and factors), and its data when they are not the

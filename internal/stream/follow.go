@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,25 +20,53 @@ import (
 // Followers: a presenter's session shared read-only. The presenter's page
 // shows a "share live" link, /?follow=KEY; a follower's socket
 // (/ws?follow=KEY) gets the presenter's setups and frames, encoded once
-// by the presenter's writer and fanned out by a hub: each follower has a
+// by the presenter's writer and fanned out by a Hub: each follower has a
 // one-slot latest-wins mailbox per kind, so a slow follower gets the
-// latest frame and never holds up the presenter or the others. Followers
-// run no model; the one command they may send is "fork", which parks a
-// session of their own from the presenter's current state (resume.go) and
-// answers with its resume token.
+// latest frame and never holds up the presenter or the others. A follower
+// who joins late gets the latest setup, the session's bound history
+// (history.go) and the presenter's presentation state (present.go) at
+// once. Followers run no model; the commands they may send are "fork",
+// which parks a session of their own from the presenter's current state
+// (resume.go) and answers with its resume token, and a question to the
+// presenter's view such as "decode".
+//
+// A Hub is a Feed: the presenter's writer feeds it, and with viz serve
+// -nats a second Feed publishes the same stream to NATS, where relays
+// (internal/relay) feed Hubs of their own and serve their followers with
+// the same code (Hub.Serve).
 
 // DefaultMaxFollowers bounds the followers of all sessions together.
 const DefaultMaxFollowers = 250
 
-// hub fans one session's setups and frames out to its followers.
-type hub struct {
+// A Feed takes a shared session's stream as the presenter's writer makes
+// it: the in-process Hub, which fans it out to this server's followers,
+// and, beyond the process, a Publisher's feed (share.go).
+type Feed interface {
+	Setup(b []byte)             // a setup message, binary
+	Frame(b []byte, seq uint64) // a frame, binary, and its "seq"
+	Presentation(b []byte)      // the presentation state, a text message
+	End(reason string)          // the session has ended
+}
+
+// Hub fans one shared session's stream out to its followers.
+type Hub struct {
 	key string // the share key (hello's "share_key")
 
 	mu        sync.Mutex
 	followers map[*follower]struct{}
-	setup     []byte // the latest setup and frame, for a follower who joins
+	setup     []byte // the latest setup, presentation and frame, for a follower who joins
+	setupHead feedHeader
+	present   []byte
 	frame     seqFrame
-	state     *forkState // what a fork starts from
+	hist      history                // the bound history (history.go)
+	histMsg   []byte                 // its encoding, until it changes
+	state     *forkState             // what a fork starts from (the presenter's server only)
+	info      ShareInfo              // what a relay knows of the presenter (Restore)
+	out       Feed                   // the stream beyond this process, or nil
+	remote    map[string]remoteCount // relays' followers (share.go)
+	ended     bool
+	endReason string
+	done      chan struct{} // closed by End
 }
 
 // forkState is the presenter's state as last published: its
@@ -49,8 +78,10 @@ type forkState struct {
 }
 
 type follower struct {
-	setup *mailbox[[]byte]
-	frame *mailbox[seqFrame]
+	setup   *mailbox[[]byte]
+	history *mailbox[[]byte]
+	present *mailbox[[]byte]
+	frame   *mailbox[seqFrame]
 }
 
 // seqFrame is an encoded frame and its sequence number (the follower's
@@ -60,48 +91,193 @@ type seqFrame struct {
 	seq uint64
 }
 
-func newHub() *hub {
-	return &hub{key: newResumeToken(), followers: map[*follower]struct{}{}}
+// NewHub returns the hub of the session shared under key.
+func NewHub(key string) *Hub {
+	return &Hub{key: key, followers: map[*follower]struct{}{}, done: make(chan struct{})}
 }
 
-func (h *hub) publishSetup(b []byte) {
+func newHub() *Hub { return NewHub(newResumeToken()) }
+
+// Key returns the share key.
+func (h *Hub) Key() string { return h.key }
+
+// Done is closed when the session has ended.
+func (h *Hub) Done() <-chan struct{} { return h.done }
+
+// Setup fans a setup message out. A new data set (not an edit of the
+// points) starts the bound history again, as the page does.
+func (h *Hub) Setup(b []byte) {
+	hd, err := parseFeedHeader(b, "setup")
+	if err != nil {
+		return // the presenter's own setups always parse; a relay checked it
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.setup = b
+	if h.ended {
+		return
+	}
+	h.setSetup(b, hd)
 	for f := range h.followers {
 		f.setup.put(b)
 	}
-}
-
-func (h *hub) publishFrame(b []byte, seq uint64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.frame = seqFrame{b, seq}
-	for f := range h.followers {
-		f.frame.put(h.frame)
+	if h.out != nil {
+		h.out.Setup(b)
 	}
 }
 
-func (h *hub) publishState(st *forkState) {
+// setSetup records setup b. h.mu is held.
+func (h *Hub) setSetup(b []byte, hd feedHeader) {
+	prev := h.setupHead
+	edit := h.setup != nil && hd.Name == prev.Name && (hd.Edited || prev.Edited)
+	if !edit {
+		h.hist.clear()
+	}
+	h.hist.dataID = hd.DataID
+	h.histMsg = nil
+	h.setup, h.setupHead = b, hd
+}
+
+// Frame fans a frame out and adds its bound to the history. A frame older
+// than the latest (a relay's late copy) is dropped.
+func (h *Hub) Frame(b []byte, seq uint64) {
+	hd, err := parseFeedHeader(b, "frame")
+	if err != nil || hd.Seq != seq {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended || (h.frame.b != nil && seq <= h.frame.seq) { // seq grows with every frame of a session
+		return
+	}
+	h.frame = seqFrame{b, seq}
+	if hd.DataID == h.hist.dataID && h.hist.add(hd) {
+		h.histMsg = nil
+	}
+	for f := range h.followers {
+		f.frame.put(h.frame)
+	}
+	if h.out != nil {
+		h.out.Frame(b, seq)
+	}
+}
+
+// Presentation fans the presenter's presentation state out (present.go).
+func (h *Hub) Presentation(b []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended {
+		return
+	}
+	h.present = b
+	for f := range h.followers {
+		f.present.put(b)
+	}
+	if h.out != nil {
+		h.out.Presentation(b)
+	}
+}
+
+// End ends the session: its followers are closed with 1001 and reason,
+// and followers who come later are refused.
+func (h *Hub) End(reason string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended {
+		return
+	}
+	h.ended, h.endReason = true, reason
+	close(h.done)
+	if h.out != nil {
+		h.out.End(reason)
+	}
+}
+
+// publishSetup and publishFrame are the presenter's writer's names for
+// Setup and Frame.
+func (h *Hub) publishSetup(b []byte)             { h.Setup(b) }
+func (h *Hub) publishFrame(b []byte, seq uint64) { h.Frame(b, seq) }
+
+func (h *Hub) publishState(st *forkState) {
 	h.mu.Lock()
 	h.state = st
 	h.mu.Unlock()
 }
 
-// count is the number of followers (shown to the presenter in frames).
-func (h *hub) count() int {
+// count is the number of followers, relays' included (shown to the
+// presenter in frames).
+func (h *Hub) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(h.followers)
+	for r, c := range h.remote {
+		if time.Since(c.at) > watchingFor {
+			delete(h.remote, r)
+			continue
+		}
+		n += c.n
+	}
+	return n
+}
+
+// Followers returns the number of followers of this hub (not relays').
+func (h *Hub) Followers() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.followers)
 }
 
-// join adds a follower with the latest setup and frame already queued.
-func (h *hub) join() *follower {
-	f := &follower{setup: newMailbox[[]byte](), frame: newMailbox[seqFrame]()}
+// remoteCount is a relay's follower count and when it said so.
+type remoteCount struct {
+	n  int
+	at time.Time
+}
+
+// watchingFor is how long a relay's follower count stands: relays repeat
+// it every few seconds (internal/relay), so a relay that died is not
+// counted for long.
+const watchingFor = 10 * time.Second
+
+func (h *Hub) watching(relay string, n int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.remote == nil {
+		h.remote = map[string]remoteCount{}
+	}
+	if n == 0 {
+		delete(h.remote, relay)
+		return
+	}
+	if _, known := h.remote[relay]; known || len(h.remote) < 1024 {
+		h.remote[relay] = remoteCount{n, time.Now()}
+	}
+}
+
+// historyMsg returns the encoded bound history, nil when there is none.
+// h.mu is held.
+func (h *Hub) historyMsg() []byte {
+	if h.histMsg == nil && h.hist.n() > 0 {
+		h.histMsg = h.hist.encode()
+	}
+	return h.histMsg
+}
+
+// join adds a follower with the latest setup, history, presentation and
+// frame already queued; nil once the session has ended.
+func (h *Hub) join() *follower {
+	f := &follower{setup: newMailbox[[]byte](), history: newMailbox[[]byte](), present: newMailbox[[]byte](), frame: newMailbox[seqFrame]()}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended {
+		return nil
+	}
 	if h.setup != nil {
 		f.setup.put(h.setup)
+	}
+	if b := h.historyMsg(); b != nil {
+		f.history.put(b)
+	}
+	if h.present != nil {
+		f.present.put(h.present)
 	}
 	if h.frame.b != nil {
 		f.frame.put(h.frame)
@@ -110,22 +286,58 @@ func (h *hub) join() *follower {
 	return f
 }
 
-func (h *hub) leave(f *follower) {
+func (h *Hub) leave(f *follower) {
 	h.mu.Lock()
 	delete(h.followers, f)
 	h.mu.Unlock()
 }
 
-// hubOf returns the live session shared under key.
-func (s *Server) hubOf(key string) *hub {
+// Config returns the presenter's configuration as last published (nil:
+// not known yet).
+func (h *Hub) Config() *Config {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state != nil {
+		cfg := h.state.cfg
+		return &cfg
+	}
+	return h.info.Config
+}
+
+// Info returns what a relay knows of the presenter (Restore).
+func (h *Hub) Info() ShareInfo {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.info
+}
+
+// hubOf returns the live session shared under key (nil: none, or it has
+// ended and its connection is still closing).
+func (s *Server) hubOf(key string) *Hub {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for ss := range s.sessions {
 		if ss.hub.key == key {
-			return ss.hub
+			select {
+			case <-ss.hub.done:
+				return nil
+			default:
+				return ss.hub
+			}
 		}
 	}
 	return nil
+}
+
+// newHub makes a session's hub, published beyond the process when the
+// server has a Publisher; it ends with the session (ctx).
+func (s *Server) newHub(ctx context.Context) *Hub {
+	h := newHub()
+	if p := s.share.Publisher; p != nil {
+		h.out = p.Share(h.key, &sharedSession{srv: s, hub: h})
+	}
+	context.AfterFunc(ctx, func() { h.End("the presenter's session has ended") })
+	return h
 }
 
 // serveFollower runs a follower's connection until it closes or the
@@ -136,9 +348,6 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 		return
 	}
 	defer conn.Close()
-	refuse := func(code int, text string) {
-		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncateUTF8(text, 120)), time.Now().Add(writeWait))
-	}
 	h := s.hubOf(key)
 	s.mu.Lock()
 	full := s.followers >= s.limits.MaxFollowers
@@ -149,13 +358,13 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 	s.mu.Unlock()
 	switch {
 	case closing:
-		refuse(closeGoingAway, "server is shutting down")
+		CloseWith(conn, closeGoingAway, "server is shutting down")
 		return
 	case h == nil:
-		refuse(closePolicy, "no such shared session: it may have ended")
+		CloseWith(conn, closePolicy, NoSuchShare)
 		return
 	case full:
-		refuse(closeTryLater, "too many followers (limit "+strconv.Itoa(s.limits.MaxFollowers)+")")
+		CloseWith(conn, closeTryLater, "too many followers (limit "+strconv.Itoa(s.limits.MaxFollowers)+")")
 		return
 	}
 	defer func() {
@@ -163,42 +372,82 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 		s.followers--
 		s.mu.Unlock()
 	}()
-	f := h.join()
-	defer h.leave(f)
+	hello := reply{Type: "hello", Follower: true, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames(), Config: h.Config()}
+	h.Serve(conn, hello.bytes(), FollowerOptions{
+		MaxCommandBytes: s.limits.MaxCommandBytes,
+		Ask:             func(op string, raw []byte) ([]byte, bool) { return s.followerAsk(h, op, raw, false) },
+	})
+}
 
-	h.mu.Lock()
-	st := h.state
-	h.mu.Unlock()
-	hello := reply{Type: "hello", Follower: true, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames()}
-	if st != nil {
-		cfg := st.cfg
-		hello.Config = &cfg
+// NoSuchShare is the close reason for a follower of an unknown share key.
+const NoSuchShare = "no such shared session: it may have ended"
+
+// CloseWith sends a close frame with code and a reason cut to fit.
+func CloseWith(conn *websocket.Conn, code int, text string) {
+	conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncateUTF8(text, 120)), time.Now().Add(writeWait))
+}
+
+// FollowerOptions configure Hub.Serve.
+type FollowerOptions struct {
+	MaxCommandBytes int // longer commands get an error reply
+	// Ask answers a follower's command other than "drawn" — "fork", or a
+	// question to the view such as "decode" — (raw: the command as sent)
+	// with a text or binary message; nil: they are refused.
+	Ask func(op string, raw []byte) (msg []byte, binary bool)
+	// Stop closes the follower with StopCode and StopText (a relay
+	// shutting down); nil: never.
+	Stop     <-chan struct{}
+	StopCode int
+	StopText string
+}
+
+// Serve runs a follower's connection on h: hello first, then h's setups,
+// history, presentation and frames, frames paced by the page's "drawn"
+// (drawgate.go), until the connection closes, the session ends (close
+// 1001 with the reason End gave) or o.Stop.
+func (h *Hub) Serve(conn *websocket.Conn, hello []byte, o FollowerOptions) {
+	f := h.join()
+	if f == nil {
+		h.mu.Lock()
+		reason := h.endReason
+		h.mu.Unlock()
+		CloseWith(conn, closeGoingAway, reason)
+		return
 	}
+	defer h.leave(f)
 	out := make(chan outMsg, 8) // replies from the reader
 	done := make(chan struct{})
 	gate := newDrawGate()
-	go s.followerReader(conn, h, gate, out, done)
+	go followerReader(conn, gate, o, out, done)
 	conn.SetWriteDeadline(time.Now().Add(writeWait))
-	if conn.WriteMessage(websocket.TextMessage, hello.bytes()) != nil {
+	if conn.WriteMessage(websocket.TextMessage, hello) != nil {
 		return
 	}
 	ping := time.NewTicker(pingPeriod)
 	defer ping.Stop()
-	gone := time.NewTicker(time.Second) // the presenter's session may end
-	defer gone.Stop()
 	write := func(mt int, b []byte) bool {
 		conn.SetWriteDeadline(time.Now().Add(writeWait))
 		return conn.WriteMessage(mt, b) == nil
 	}
-	// sendFrame sends the latest frame when the page has drawn the last
-	// one (drawgate.go), or sets timeout for when the gate opens anyway.
+	// send sends what waits, in the order the page needs it: the setup
+	// (frames and the history refer to it), the history, the presentation
+	// state, then the latest frame when the page has drawn the last one
+	// (drawgate.go), or sets timeout for when the gate opens anyway.
 	timeout := time.NewTimer(time.Hour)
 	timeout.Stop()
 	defer timeout.Stop()
-	sendFrame := func() bool {
-		// A setup queued meanwhile goes first: frames refer to it.
+	send := func() bool {
 		if b, ok := f.setup.take(); ok && !write(websocket.BinaryMessage, b) {
 			return false
+		}
+		if b, ok := f.history.take(); ok && !write(websocket.BinaryMessage, b) {
+			return false
+		}
+		if b, ok := f.present.take(); ok && !write(websocket.TextMessage, b) {
+			return false
+		}
+		if !f.frame.has() {
+			return true
 		}
 		now := time.Now()
 		if open, wait := gate.open(now); !open {
@@ -211,6 +460,9 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 		}
 		gate.sent(fr.seq, now)
 		return write(websocket.BinaryMessage, fr.b)
+	}
+	if !send() {
+		return
 	}
 	for {
 		select {
@@ -225,40 +477,36 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 				return
 			}
 		case <-f.setup.notify:
-			if b, ok := f.setup.take(); ok && !write(websocket.BinaryMessage, b) {
-				return
-			}
+		case <-f.history.notify:
+		case <-f.present.notify:
 		case <-f.frame.notify:
-			if !sendFrame() {
-				return
-			}
 		case <-gate.notify:
-			if f.frame.has() && !sendFrame() {
-				return
-			}
 		case <-timeout.C:
-			if !sendFrame() {
-				return
-			}
 		case <-ping.C:
 			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
 				return
 			}
-		case <-gone.C:
-			if s.hubOf(key) == nil {
-				refuse(closeGoingAway, "the presenter's session has ended")
-				return
-			}
+			continue
+		case <-h.done:
+			h.mu.Lock()
+			reason := h.endReason
+			h.mu.Unlock()
+			CloseWith(conn, closeGoingAway, reason)
+			return
+		case <-o.Stop:
+			CloseWith(conn, o.StopCode, o.StopText)
+			return
+		}
+		if !send() {
+			return
 		}
 	}
 }
 
-// followerReader reads a follower's commands: "fork" parks a session of
-// its own; a view's Answer ops (the autoencoder's "decode") are answered
-// from the presenter's published model, since they change nothing;
-// "drawn" opens the follower's gate (drawgate.go); anything else is
-// refused (read-only).
-func (s *Server) followerReader(conn *websocket.Conn, h *hub, gate *drawGate, out chan<- outMsg, done chan<- struct{}) {
+// followerReader reads a follower's commands: "drawn" opens the
+// follower's gate (drawgate.go); "fork" and "decode" go to o.Ask;
+// anything else is refused (read-only).
+func followerReader(conn *websocket.Conn, gate *drawGate, o FollowerOptions, out chan<- outMsg, done chan<- struct{}) {
 	defer close(done)
 	conn.SetReadLimit(hardReadLimit)
 	conn.SetReadDeadline(time.Now().Add(pongWait))
@@ -269,26 +517,27 @@ func (s *Server) followerReader(conn *websocket.Conn, h *hub, gate *drawGate, ou
 			return
 		}
 		conn.SetReadDeadline(time.Now().Add(pongWait))
-		b, err := io.ReadAll(io.LimitReader(r, int64(s.limits.MaxCommandBytes)+1))
+		b, err := io.ReadAll(io.LimitReader(r, int64(o.MaxCommandBytes)+1))
 		if err != nil {
 			return
 		}
-		var rep reply
-		var answer []byte // a binary answer instead of rep
+		m := outMsg{}
 		switch {
-		case mt != websocket.TextMessage || len(b) > s.limits.MaxCommandBytes || !utf8.Valid(b):
-			rep = reply{Type: "error", Error: "not a command"}
+		case mt != websocket.TextMessage || len(b) > o.MaxCommandBytes || !utf8.Valid(b):
+			m.data = reply{Type: "error", Error: "not a command"}.bytes()
 		default:
 			var c struct {
-				ID int64  `json:"id"`
-				Op string `json:"op"`
+				ID  int64   `json:"id"`
+				Op  string  `json:"op"`
+				Seq *uint64 `json:"seq"`
 			}
 			err := json.Unmarshal(b, &c)
 			switch {
 			case err != nil:
-				rep = reply{Type: "error", Error: "a command is a JSON object with an op"}
-			case h.answerable(c.Op):
-				answer, rep = s.followerAnswer(h, b)
+				m.data = reply{Type: "error", Error: "a command is a JSON object with an op"}.bytes()
+			case c.Op == "drawn" && c.Seq != nil && len(b) < 64: // every frame's: no second parse
+				gate.drawn(*c.Seq)
+				continue
 			case c.Op == "drawn":
 				c, err := ParseCommand(b)
 				if err == nil {
@@ -297,21 +546,12 @@ func (s *Server) followerReader(conn *websocket.Conn, h *hub, gate *drawGate, ou
 				if err == nil {
 					continue // no reply
 				}
-				rep = reply{Type: "error", ID: c.ID, Op: "drawn", Error: err.Error()}
-			case c.Op != "fork":
-				rep = reply{Type: "error", ID: c.ID, Op: truncate(c.Op, 40), Error: "you are following a shared session (read-only): fork it to make it yours"}
+				m.data = reply{Type: "error", ID: c.ID, Op: "drawn", Error: err.Error()}.bytes()
+			case o.Ask != nil:
+				m.data, m.binary = o.Ask(truncate(c.Op, 40), b)
 			default:
-				token, err := s.fork(h)
-				if err != nil {
-					rep = reply{Type: "error", ID: c.ID, Op: "fork", Error: err.Error()}
-				} else {
-					rep = reply{Type: "ack", ID: c.ID, Op: "fork", Message: "forked: reconnecting to your own copy", Resume: token}
-				}
+				m.data = reply{Type: "error", ID: c.ID, Op: truncate(c.Op, 40), Error: "you are following a shared session (read-only): fork it to make it yours"}.bytes()
 			}
-		}
-		m := outMsg{binary: true, data: answer}
-		if answer == nil {
-			m = outMsg{data: rep.bytes()}
 		}
 		select {
 		case out <- m:
@@ -321,12 +561,56 @@ func (s *Server) followerReader(conn *websocket.Conn, h *hub, gate *drawGate, ou
 	}
 }
 
+// followerAsk answers a follower's command: "fork" parks a session of its
+// own; a question to the presenter's view (view.Op.Answer, the
+// autoencoder's "decode") is answered from the presenter's published
+// model; anything else is refused (read-only). remote marks a follower of
+// a relay, whose fork ack carries the link to this server's page that
+// resumes the fork (ShareOptions.PublicURL).
+func (s *Server) followerAsk(h *Hub, op string, raw []byte, remote bool) ([]byte, bool) {
+	c, _ := ParseCommand(raw)
+	switch {
+	case op == "fork":
+	case h.answerable(op):
+		answer, rep := s.followerAnswer(h, raw)
+		if answer != nil {
+			return answer, true
+		}
+		return rep.bytes(), false
+	default:
+		return reply{Type: "error", ID: c.ID, Op: op, Error: "you are following a shared session (read-only): fork it to make it yours"}.bytes(), false
+	}
+	token, err := s.fork(h)
+	if err != nil {
+		return reply{Type: "error", ID: c.ID, Op: "fork", Error: err.Error()}.bytes(), false
+	}
+	ack := forkAck{reply: reply{Type: "ack", ID: c.ID, Op: "fork", Message: "forked: reconnecting to your own copy", Resume: token}}
+	if remote && s.share.PublicURL != "" {
+		ack.URL = s.share.PublicURL + "?resume=" + token
+		ack.Message = "forked: opening your own copy on the presenter's server"
+	}
+	return ack.bytes(), false
+}
+
+// forkAck is the ack of a fork; URL (a follower of a relay) is the page
+// that resumes it on the presenter's server.
+type forkAck struct {
+	reply
+	URL string `json:"url,omitempty"`
+}
+
+func (a forkAck) bytes() []byte {
+	a.V = ProtocolVersion
+	b, _ := json.Marshal(a)
+	return b
+}
+
 // followerAnswer answers a follower's question to the view (command b)
 // from the presenter's published model: a binary message, or an error
 // reply. Followers' questions take turns (Server.followerAnswers), so that
 // a room of followers hovering over faces costs the presenter's machine
 // one core at most.
-func (s *Server) followerAnswer(h *hub, b []byte) ([]byte, reply) {
+func (s *Server) followerAnswer(h *Hub, b []byte) ([]byte, reply) {
 	c, err := ParseCommand(b)
 	if err != nil {
 		return nil, reply{Type: "error", ID: c.ID, Op: c.Op, Error: err.Error()}
@@ -350,8 +634,8 @@ func (s *Server) followerAnswer(h *hub, b []byte) ([]byte, reply) {
 	return ans, reply{}
 }
 
-// answerable reports whether op is an Answer op of the presenter's view.
-func (h *hub) answerable(op string) bool {
+// answerable reports whether op is a question to the presenter's view.
+func (h *Hub) answerable(op string) bool {
 	h.mu.Lock()
 	st := h.state
 	h.mu.Unlock()
@@ -363,7 +647,7 @@ func (h *hub) answerable(op string) bool {
 }
 
 // fork parks a session starting from h's presenter's current state.
-func (s *Server) fork(h *hub) (string, error) {
+func (s *Server) fork(h *Hub) (string, error) {
 	h.mu.Lock()
 	st := h.state
 	h.mu.Unlock()

@@ -100,6 +100,9 @@ type reply struct {
 	// /?follow=KEY (follow.go). Follower (hello) marks a follower's hello.
 	ShareKey string `json:"share_key,omitempty"`
 	Follower bool   `json:"follower,omitempty"`
+	// ShareURL (hello) is the page followers open, when it is not this
+	// server's (relays, share.go): links are ShareURL?follow=KEY.
+	ShareURL string `json:"share_url,omitempty"`
 }
 
 // packagePrefix matches the package prefixes of this program's errors

@@ -71,6 +71,10 @@ func (ss *session) reader(conn *websocket.Conn) {
 			ss.queueAnswer(c)
 			continue
 		}
+		if c.Op == "present" { // the presentation state, for followers (present.go)
+			ss.present(c)
+			continue
+		}
 		if c.Op == "drawn" { // the page's drawing paces the frames (drawgate.go)
 			if err := drawnSeq(c, ss.gate); err != nil {
 				ss.reply(reply{Type: "error", ID: c.ID, Op: c.Op, Error: err.Error()})

@@ -30,7 +30,7 @@ type parked struct {
 	data     *view.Data
 	model    *engine.Model
 	iter     int
-	hist     history
+	hist     editHistory
 	restarts *view.Restarts
 	restart  int
 	private  string // the private data set it owns (upload.go), or ""
@@ -55,7 +55,7 @@ func (s *Server) park(ss *session) bool {
 		return false
 	}
 	p := &parked{owner: ss, cfg: ss.cfg, data: ss.data, model: ss.tr.Model(), iter: ss.tr.Iter(),
-		hist: history{undo: ss.hist.undo, redo: ss.hist.redo}, restarts: ss.restarts, restart: ss.restart, disconnected: time.Now()}
+		hist: editHistory{undo: ss.hist.undo, redo: ss.hist.redo}, restarts: ss.restarts, restart: ss.restart, disconnected: time.Now()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {

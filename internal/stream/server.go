@@ -6,10 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"path"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +57,7 @@ type Options struct {
 	// (resume.go; 0: DefaultResumeGrace).
 	ResumeGrace time.Duration
 	Logger      *slog.Logger
+	Share       ShareOptions // sharing beyond this server: NATS relays (share.go)
 }
 
 // DefaultBaselineIters: by 1500 iterations the baseline's test RMSE has
@@ -78,6 +77,7 @@ type Server struct {
 	env      *view.Env
 	bg       context.Context // background work (the views' baselines, load watch); ended by Shutdown
 	grace    time.Duration   // how long a parked session waits to be resumed (resume.go)
+	share    ShareOptions    // share.go
 	bgCancel context.CancelFunc
 	// overloaded is set while the playing sessions' median frame rate is
 	// below the minimum (load.go): new sessions are refused with 1013.
@@ -118,6 +118,9 @@ func NewServer(o Options) (*Server, error) {
 			return nil, errorf("allowed origin pattern %q: %v", p, err)
 		}
 	}
+	if err := o.Share.check(); err != nil {
+		return nil, err
+	}
 	if o.BaselineIters <= 0 {
 		o.BaselineIters = DefaultBaselineIters
 	}
@@ -127,6 +130,7 @@ func NewServer(o Options) (*Server, error) {
 	bg, cancel := context.WithCancel(context.Background())
 	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(bg, o.BaselineIters),
 		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{}, followerAnswers: make(chan struct{}, 1)}
+	s.share = o.Share
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context
 	return s, nil
@@ -143,25 +147,7 @@ func (s *Server) Limits() Limits { return s.limits }
 
 // checkOrigin accepts requests without an Origin header (not from a
 // browser), same-origin requests, and origins matching AllowedOrigins.
-func (s *Server) checkOrigin(r *http.Request) bool {
-	o := r.Header.Get("Origin")
-	if o == "" {
-		return true
-	}
-	u, err := url.Parse(o)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true
-	}
-	for _, p := range s.origins {
-		if ok, _ := path.Match(p, strings.ToLower(u.Host)); ok {
-			return true
-		}
-	}
-	return false
-}
+func (s *Server) checkOrigin(r *http.Request) bool { return OriginAllowed(r, s.origins) }
 
 // Sessions returns the number of open sessions.
 func (s *Server) Sessions() int {
@@ -198,7 +184,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel, downloadKey: newResumeToken(),
 		cmds: make(chan Command, cmdQueue), answers: make(chan Command, answerQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue),
-		frames: newMailbox[*publication](), viewOut: newOutbox(), hub: newHub(), gate: newDrawGate(),
+		frames: newMailbox[*publication](), viewOut: newOutbox(), hub: s.newHub(ctx), gate: newDrawGate(),
 	}
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
@@ -263,6 +249,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ss.resumeToken = newResumeToken()
 	hello.Resume = ss.resumeToken
 	hello.ShareKey = ss.hub.key
+	hello.ShareURL = s.share.FollowURL
 	if err != nil {
 		ss.send(outMsg{data: hello.bytes()})
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})

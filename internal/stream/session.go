@@ -51,7 +51,7 @@ type session struct {
 	out        chan outMsg            // → writer (replies, setups); bounded
 	frames     *mailbox[*publication] // optimizer → writer, latest wins (mailbox.go)
 	viewOut    *outbox                // the view's background work → writer, latest wins per name
-	hub        *hub                   // read-only followers (follow.go)
+	hub        *Hub                   // read-only followers (follow.go)
 	gate       *drawGate              // frames paced by the page's drawing (drawgate.go)
 	latest     atomic.Pointer[publication]
 	changedMu  sync.Mutex
@@ -73,7 +73,7 @@ type session struct {
 	opt      optimizerState
 	restarts *view.Restarts // the preset's restarts, or nil
 	restart  int            // the restart the model started from (-1: none)
-	hist     history        // undo, redo and the drag in progress (edits.go)
+	hist     editHistory    // undo, redo and the drag in progress (edits.go)
 	dataSeq  int            // the last data version's id (nextDataID)
 	pub      publisher      // the last published model and its evaluation
 

@@ -38,6 +38,9 @@ type Command struct {
 	Points       []float64     `json:"points,omitempty"`        // decode
 	Frames       []int         `json:"frames,omitempty"`        // decode
 	Seq          *uint64       `json:"seq,omitempty"`           // drawn
+	Present      *bool         `json:"present,omitempty"`       // present
+	Scale        *float64      `json:"scale,omitempty"`         // present
+	Slide        *string       `json:"slide,omitempty"`         // present
 
 	// Received is when the transport's reader took the command (the load
 	// watch measures how long commands wait); not part of the JSON.
