@@ -23,6 +23,11 @@ import (
 // synthetic frames of 28 × 20 grey levels).
 const freyFixture = "../dataset/testdata/frey_small.mat"
 
+// freyWait is how long the Frey tests wait for a setup, a frame or an
+// answer: the preset's restarts on the fixture take seconds, and a minute
+// under -race on a busy 2-core machine.
+const freyWait = 90 * time.Second
+
 // freyRealPath is the paper's data, when present.
 var freyRealPath = filepath.Join("..", "..", "..", "shared", "data", "frey_faces", "frey_rawface.mat")
 
@@ -50,7 +55,7 @@ func TestFreySetupAndFrames(t *testing.T) {
 	}
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&speed=0&play=1")
-	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	su := c.until("setup", freyWait, func(m msg) bool { return m.typ() == "setup" }).frame
 	n := int(num64(get(su, "n")))
 	if got := len(floats(get(su, "x"))); got != n*dataset.FreyPixels {
 		t.Fatalf("setup x: %d values, want %d", got, n*dataset.FreyPixels)
@@ -62,7 +67,7 @@ func TestFreySetupAndFrames(t *testing.T) {
 		t.Fatalf("view %v, preset %v", get(su, "view", "kind"), get(su, "view", "preset"))
 	}
 	for range 6 {
-		m := c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
+		m := c.until("frame", freyWait, func(m msg) bool { return m.typ() == "frame" })
 		f := m.frame
 		if got := len(floats(get(f, "layers", 0, "mean"))); got != 2*n {
 			t.Fatalf("latent mean: %d values, want %d", got, 2*n)
@@ -92,7 +97,7 @@ func (c *client) decode(cmd map[string]any) (wire.Decoded, map[string]any) {
 	c.t.Helper()
 	cmd["op"] = "decode"
 	id := c.send(cmd)
-	m := c.until("decoded", 20*time.Second, func(m msg) bool {
+	m := c.until("decoded", freyWait, func(m msg) bool {
 		if m.text != nil {
 			got, _ := m.text["id"].(float64)
 			return int64(got) == id
@@ -112,8 +117,8 @@ func TestFreyDecode(t *testing.T) {
 	}
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
-	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
-	c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	su := c.until("setup", freyWait, func(m msg) bool { return m.typ() == "setup" }).frame
+	c.until("frame", freyWait, func(m msg) bool { return m.typ() == "frame" })
 	d, er := c.decode(map[string]any{"points": []float64{0, 0, 1.5, -1}, "frames": []int{0, 7}})
 	if er != nil {
 		t.Fatalf("decode: %v", er)
@@ -167,7 +172,7 @@ func TestFreyDecodeBadInput(t *testing.T) {
 	}
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
-	c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c.until("frame", freyWait, func(m msg) bool { return m.typ() == "frame" })
 	many := make([]float64, 2*(autoencoder.MaxDecodePoints+1))
 	for _, tc := range []struct {
 		cmd  map[string]any
@@ -231,7 +236,7 @@ func TestFreyDecodeBadInput(t *testing.T) {
 func TestFreyDecodeOnOtherData(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, "data=step&play=0")
-	c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c.until("frame", freyWait, func(m msg) bool { return m.typ() == "frame" })
 	_, er := c.decode(map[string]any{"points": []float64{0}})
 	if msg, _ := er["error"].(string); !strings.Contains(msg, "regression view, which has no such command") {
 		t.Fatalf("decode on step data: %v", er)
@@ -246,7 +251,7 @@ func TestFreyMoveDecoderInducing(t *testing.T) {
 	}
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
-	f0 := c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	f0 := c.until("frame", freyWait, func(m msg) bool { return m.typ() == "frame" }).frame
 	z := floats(get(f0, "layers", 1, "z"))
 	id := c.ack(map[string]any{"op": "move", "layer": 1, "index": 3, "z": []float64{z[6] + 0.8, z[7] - 0.5}})
 	f1 := c.frameAfter(id)
@@ -294,6 +299,9 @@ func TestFreyStreamingReal(t *testing.T) {
 	}
 	if testing.Short() {
 		t.Skip("fits for several seconds")
+	}
+	if raceEnabled {
+		t.Skip("a measurement of live rates: the race detector slows the fit tenfold, which says nothing")
 	}
 	for _, workers := range []int{1, 2} {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { freyStreaming(t, workers) })
@@ -430,11 +438,11 @@ func TestFreyLoadedModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.dial(t, "resume="+token)
-	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	su := c.until("setup", freyWait, func(m msg) bool { return m.typ() == "setup" }).frame
 	if get(su, "view", "kind") != autoencoder.Kind {
 		t.Fatalf("the loaded Frey model's setup is of the %v view", get(su, "view", "kind"))
 	}
-	f := c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	f := c.until("frame", freyWait, func(m msg) bool { return m.typ() == "frame" }).frame
 	if get(f, "view", "omitted") == nil || get(f, "layers", 1, "mean") != nil {
 		t.Fatalf("the loaded Frey model streams generic frames")
 	}

@@ -56,7 +56,7 @@ func TestFitDensity(t *testing.T) {
 	// Two at once: the second is refused while the first is computed.
 	c.send(map[string]any{"op": "fit_density", "samples": 5000})
 	r := c.reply(c.send(map[string]any{"op": "fit_density", "samples": 100}))
-	if s, _ := r["error"].(string); r["type"] != "error" || !strings.Contains(s, "still being computed") {
+	if s, _ := r["error"].(string); r["type"] != "error" || !strings.Contains(s, "still running") {
 		t.Logf("a second request was not refused (the first may have finished already): %v", r)
 	}
 	c.ack(map[string]any{"op": "speed", "speed": 30})

@@ -52,7 +52,7 @@ func (v viewSession) Latest() (*view.Snapshot, <-chan struct{}) {
 }
 
 // errRunning refuses background work whose last run has not finished.
-var errRunning = errors.New("the last one is still being computed")
+var errRunning = errors.New("the last one is still running")
 
 // workSet is a session's background work for its view, one run per name
 // at a time. A new view (another data set) cancels its predecessor's.
