@@ -9,13 +9,17 @@ const SD_MAX = 40; // the sd picture's top colour (in the outputs' units)
 
 // createFaces fills the elements q(testid) finds, for data (data.js).
 export function createFaces(q, data) {
-  let face = null, frame = -1, frameIter = -1; // what is shown
+  // what is shown: face, the cursor position decoded (as asked: the answer's
+  // points are float32, never equal to the position asked for) and the
+  // iteration; frame and frameIter, the row.
+  let asked = null, face = null, frame = -1, frameIter = -1;
   const unit = data.image ? "grey levels" : data.unit || "(output units)";
   return {
     // wantCursor returns the request for the output at the cursor {x, y}
     // at iteration iter, or null when it is shown.
     wantCursor(cursor, iter) {
       if (!cursor || (face && face.x === cursor.x && face.y === cursor.y && face.iter === iter)) return null;
+      asked = cursor;
       return { points: [cursor.x, cursor.y] };
     },
     // wantFrame returns the request for row i (−1: none), or null.
@@ -27,7 +31,7 @@ export function createFaces(q, data) {
         paintSD(q("frey-cursor-var"), m.var, 0, d, data.image, SD_MAX);
         let s = 0;
         for (let k = 0; k < d; k++) s += Math.sqrt(Math.max(0, m.var[k]));
-        face = { x: m.points[0], y: m.points[1], iter: m.iter };
+        face = { x: asked?.x, y: asked?.y, iter: m.iter };
         const at = q("frey-cursor-at");
         at.textContent = `latent (${fmt(m.points[0])}, ${fmt(m.points[1])}) · mean sd ${fmt(s / d)} ${unit}`;
         at.dataset.iter = String(m.iter);
