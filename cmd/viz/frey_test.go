@@ -110,7 +110,7 @@ func TestServeFreyOpensInPreset(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	page := string(body)
-	for _, want := range []string{`value="frey" selected`, `data-panel="frey"`, `id="hidden"`, `value="2"`, fmt.Sprintf(`value="%d"`, train.FreyInducing)} {
+	for _, want := range []string{`value="frey" selected`, `data-view="autoencoder"`, `id="hidden"`, `value="2"`, fmt.Sprintf(`value="%d"`, train.FreyInducing)} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
 		}
