@@ -561,3 +561,87 @@ func viewTimes(e *e2e) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// withoutExtras draws the explorer's panels (static/views/explorer/) on
+// generated data that carry no ground truth and no test split — 40 rows,
+// an input "t (s)" and 3 outputs, two hidden layers of 3 and 2 — and the
+// autoencoder's pictures of outputs without an image shape, and reports
+// what they drew: every panel must work without the optional things the
+// data may carry (static/views/data.js).
+const withoutExtras = `(async () => {
+  const { describe } = await import("/static/views/data.js");
+  const { colourModes, colourBy } = await import("/static/views/colour.js");
+  const { selection } = await import("/static/views/explorer/link.js");
+  const { createLatent } = await import("/static/views/explorer/latent.js");
+  const { createOutput } = await import("/static/views/explorer/output.js");
+  const { createPenalties } = await import("/static/views/explorer/penalties.js");
+  const { paintOutput } = await import("/static/views/autoencoder/picture.js");
+  const n = 40, d = 3, wave = (i, k) => Math.sin(0.2 * i + k);
+  const setup = { n, q: 1, d, data_id: 1, input_names: ["t (s)"], output_names: ["a", "b", "c"],
+    x: Float32Array.from({ length: n }, (_, i) => i / n), y: Float32Array.from({ length: n * d }, (_, k) => wave(k / d, k % d)),
+    norm_x: { mean: [0], scale: [10] }, norm_y: { mean: [0, 0, 0], scale: [1, 1, 1] } };
+  const layer = (D, q, m) => ({ d: D, q, m, z: Float32Array.from({ length: m * q }, (_, k) => wave(k, 1)),
+    mean: Float32Array.from({ length: n * D }, (_, k) => wave(k / D, k % D)), var: new Float32Array(n * D).fill(0.01),
+    comp: new Float32Array(n).fill(0.5), prop: new Float32Array(n).fill(0.2) });
+  const frame = { seq: 1, iter: 1, applied: 0, layers: [layer(3, 1, 5), layer(2, 3, 5), layer(3, 2, 5)] };
+  const data = describe(setup), sel = selection(5, 9);
+  const env = { send() {}, redraw() {}, link: { sel, select() {}, hoverAt() {} } };
+  const host = document.createElement("div");
+  host.className = "robot-body";
+  host.style.width = "1200px";
+  document.getElementById("panels").prepend(host);
+  const panels = { "latent-0": createLatent(0, env), "latent-1": createLatent(1, env), signals: createOutput(data, env), penalties: createPenalties(data, env) };
+  for (const p of Object.values(panels)) host.append(p.root);
+  const m = { frame, data, dataKey: 1, colour: colourBy(data, "time"), byTime: true, sel, revisits: true, testHidden: null, testKey: 0, scores: null,
+    fit: { count: 1, out: frame.layers[2].mean, outVar: frame.layers[2].var, test: null, testVar: null } };
+  for (const p of Object.values(panels)) p.draw(m);
+  const ink = (cv) => { const px = cv.getContext("2d").getImageData(0, 0, cv.width, cv.height).data; let k = 0; for (let i = 0; i < px.length; i += 4) if ((px[i] & px[i + 1] & px[i + 2]) !== 255) k++; return k; };
+  const out = { truth: data.truth, test: data.test, modes: colourModes(data).map((c) => c.value), ink: {}, lit: {}, titles: {} };
+  for (const [k, p] of Object.entries(panels)) { out.ink[k] = ink(p.cv); out.lit[k] = p.cv.dataset.highlighted; out.titles[k] = p.root.querySelector("h3").textContent; }
+  const pic = document.createElement("canvas");
+  paintOutput(pic, Float32Array.of(1, 3, 2, 5, 4), 0, 5, null, { lo: 0, hi: 5 });
+  out.ink.profile = ink(pic);
+  host.remove();
+  return out;
+})()`
+
+// TestBrowserExplorerWithoutExtras: the explorer's panels draw on data
+// without ground truth or a test split (no true x/y to colour by, no
+// held-out scans, no stand-ins), and the autoencoder's pictures draw
+// outputs without an image shape as profiles.
+func TestBrowserExplorerWithoutExtras(t *testing.T) {
+	e := newE2E(t)
+	e.openPaused()
+	type result struct {
+		Truth, Test any
+		Modes       []string
+		Ink         map[string]float64
+		Lit, Titles map[string]string
+	}
+	r := evalAs[result](e, withoutExtras)
+	if r.Truth != nil || r.Test != nil {
+		t.Errorf("generated data without ground truth or a test split: truth %v, test %v", r.Truth, r.Test)
+	}
+	if want := []string{"time", "ap:0", "ap:1", "ap:2"}; !slices.Equal(r.Modes, want) {
+		t.Errorf("colour modes %v, want %v (no true x, y)", r.Modes, want)
+	}
+	for k, ink := range r.Ink {
+		if ink < 300 {
+			t.Errorf("%s drew %v inked pixels: (nearly) blank", k, ink)
+		}
+	}
+	// Rows 5…9 brushed: lit in every panel (the penalties count training rows; all are).
+	for _, k := range []string{"latent-0", "latent-1", "signals", "penalties"} {
+		if r.Lit[k] != "5" {
+			t.Errorf("%s lights %s rows, want 5", k, r.Lit[k])
+		}
+	}
+	if s := r.Titles["signals"]; strings.Contains(s, "fill-ins") || strings.Contains(s, "test scans") || !strings.Contains(s, "Output 1 (a)") {
+		t.Errorf("output view's title %q: it names stand-ins or test scans the data do not have", s)
+	}
+	if s := r.Titles["latent-0"]; strings.Contains(s, "held-out") {
+		t.Errorf("latent view's title %q names held-out scans the data do not have", s)
+	}
+	t.Logf("drawn without ground truth or a test split: ink %v, titles %q", r.Ink, r.Titles)
+	e.noErrors()
+}

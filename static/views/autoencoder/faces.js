@@ -11,7 +11,10 @@ const SD_SHARE = 40 / 255;
 
 // createFaces fills the elements q(testid) finds, for data (data.js).
 export function createFaces(q, data) {
-  let face = null, frame = -1, frameIter = -1; // what is shown
+  // what is shown: face, the cursor position decoded (as asked: the answer's
+  // points are float32, never equal to the position asked for) and the
+  // iteration; frame and frameIter, the row.
+  let asked = null, face = null, frame = -1, frameIter = -1;
   const unit = data.unit === "grey level" ? "grey levels" : data.unit || "(output units)";
   const r = data.image && data.image.hi > data.image.lo ? data.image : data.outputRange;
   const sdMax = SD_SHARE * (r.hi - r.lo || 1);
@@ -21,6 +24,7 @@ export function createFaces(q, data) {
     // at iteration iter, or null when it is shown.
     wantCursor(cursor, iter) {
       if (!cursor || (face && face.x === cursor.x && face.y === cursor.y && face.iter === iter)) return null;
+      asked = cursor;
       return { points: [cursor.x, cursor.y] };
     },
     // wantFrame returns the request for row i (−1: none), or null.
@@ -32,7 +36,7 @@ export function createFaces(q, data) {
         paintSD(q("frey-cursor-var"), m.var, 0, d, data.image, sdMax);
         let s = 0;
         for (let k = 0; k < d; k++) s += Math.sqrt(Math.max(0, m.var[k]));
-        face = { x: m.points[0], y: m.points[1], iter: m.iter };
+        face = { x: asked?.x, y: asked?.y, iter: m.iter };
         const at = q("frey-cursor-at");
         at.textContent = `latent (${fmt(m.points[0])}, ${fmt(m.points[1])}) · mean sd ${fmt(s / d)} ${unit}`;
         at.dataset.iter = String(m.iter);

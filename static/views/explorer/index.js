@@ -44,9 +44,11 @@ register("explorer", (root, app) => {
     testHidden: null, testKey: 0, // the hidden layers' messages at the held-out rows, from the last analysis
     lastFrame: null, stats: { draws: 0, frames: 0, missed: 0, lastSeq: -1 },
   };
-  // The link: the selection, and how panels change it.
+  // The link: the selection, and how panels change it. A hovered row lights
+  // up with the rows it revisits while the revisits are shown.
+  const partners = () => (st.showRevisits && st.data?.truth ? st.data.truth.partners : null);
   const setSel = (lo, hi, hover) => {
-    st.sel = selection(lo, hi, hover, st.showRevisits && st.data?.truth ? st.data.truth.partners : null);
+    st.sel = selection(lo, hi, hover, partners());
     app.redraw();
   };
   const link = {
@@ -75,7 +77,7 @@ register("explorer", (root, app) => {
     showTest?.closest("label")?.toggleAttribute("hidden", !data.test);
     st.fit = { count: 0, out: null, outVar: null, test: null, testVar: null };
     st.testHidden = null;
-    setSel(-1, -1, -1);
+    st.sel = selection(-1, -1, -1, partners());
   }
   // ensureLatent adds a view for each hidden layer beyond the first two.
   function ensureLatent(nh) {
