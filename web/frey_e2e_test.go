@@ -90,7 +90,7 @@ func TestBrowserFrey(t *testing.T) {
 			break
 		}
 	}
-	e.waitFor("the Frey view", `window.dgpviz && window.dgpviz.panels.autoencoder && window.dgpviz.panels.autoencoder.stats.draws > 1 && !document.getElementById("panel-frey").hidden && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
+	e.waitFor("the Frey view", `window.dgpviz && window.dgpviz.panels.autoencoder && window.dgpviz.panels.autoencoder.stats.draws > 1 && !document.getElementById("panel-autoencoder").hidden && window.dgpviz.state.frame && window.dgpviz.state.frame.bound != null`)
 	t.Logf("Frey view drawn %v after navigating", time.Since(start).Round(time.Millisecond))
 	if cfg := evalAs[[]float64](e, `window.dgpviz.state.config.hidden`); !slices.Equal(cfg, []float64{2}) {
 		t.Fatalf("Frey preset: hidden %v, want [2]", cfg)
@@ -104,33 +104,33 @@ func TestBrowserFrey(t *testing.T) {
 		t.Errorf("%v layer panels in the Frey view, want none", n)
 	}
 	// The map: points, inducing inputs and tiles.
-	e.waitFor("face tiles", `Number(document.querySelector('[data-testid="frey-map"]').dataset.tiles) === 49`)
+	e.waitFor("face tiles", `Number(document.querySelector('[data-testid="autoencoder-map"]').dataset.tiles) === 49`)
 	e.settle()
-	n := evalAs[float64](e, `Number(document.querySelector('[data-testid="frey-map"]').dataset.points)`)
-	if m, want := evalAs[float64](e, `Number(document.querySelector('[data-testid="frey-map"]').dataset.inducing)`), evalAs[float64](e, `window.dgpviz.state.setup.n`); n != want || m != 15 {
+	n := evalAs[float64](e, `Number(document.querySelector('[data-testid="autoencoder-map"]').dataset.points)`)
+	if m, want := evalAs[float64](e, `Number(document.querySelector('[data-testid="autoencoder-map"]').dataset.inducing)`), evalAs[float64](e, `window.dgpviz.state.setup.n`); n != want || m != 15 {
 		t.Errorf("map draws %v points and %v inducing inputs, want %v and 15", n, m, want)
 	}
-	hTiles, inkTiles := e.canvas(`[data-testid="frey-map"]`)
+	hTiles, inkTiles := e.canvas(`[data-testid="autoencoder-map"]`)
 	if inkTiles < 5000 {
 		t.Errorf("the latent map is (nearly) blank: %v inked pixels", inkTiles)
 	}
 	// Tiles off and on again.
-	e.run(chromedp.Click(`[data-testid="frey-tiles"]`))
-	e.waitFor("no tiles", `document.querySelector('[data-testid="frey-map"]').dataset.tiles === "0"`)
+	e.run(chromedp.Click(`[data-testid="autoencoder-tiles"]`))
+	e.waitFor("no tiles", `document.querySelector('[data-testid="autoencoder-map"]').dataset.tiles === "0"`)
 	e.settle()
-	hOff, inkOff := e.canvas(`[data-testid="frey-map"]`)
+	hOff, inkOff := e.canvas(`[data-testid="autoencoder-map"]`)
 	if hOff == hTiles || inkOff >= inkTiles {
 		t.Errorf("toggling the tiles off: ink %v → %v, hash changed %v", inkTiles, inkOff, hOff != hTiles)
 	}
-	e.run(chromedp.Click(`[data-testid="frey-tiles"]`))
-	e.waitFor("tiles again", `Number(document.querySelector('[data-testid="frey-map"]').dataset.tiles) === 49`)
+	e.run(chromedp.Click(`[data-testid="autoencoder-tiles"]`))
+	e.waitFor("tiles again", `Number(document.querySelector('[data-testid="autoencoder-map"]').dataset.tiles) === 49`)
 	e.settle()
-	if h, ink := e.canvas(`[data-testid="frey-map"]`); ink <= inkOff || h == hOff {
+	if h, ink := e.canvas(`[data-testid="autoencoder-map"]`); ink <= inkOff || h == hOff {
 		t.Errorf("tiles back on: ink %v, not more than without tiles (%v), or the same picture (%v)", ink, inkOff, h == hOff)
 	}
 
 	// The cursor: a face at two places in the latent space.
-	rect := evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="frey-map"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	rect := evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="autoencoder-map"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 	// Empty spots: the map's corners inside the axes are far from most points.
 	spot := func(fx, fy float64) (float64, float64) {
 		return rect[0] + 62 + fx*(rect[2]-76), rect[1] + 10 + fy*(rect[3]-84)
@@ -138,41 +138,41 @@ func TestBrowserFrey(t *testing.T) {
 	x1, y1 := spot(0.1, 0.12)
 	t0 := time.Now()
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, x1, y1))
-	e.waitFor("a decoded face", `document.querySelector('[data-testid="frey-cursor-mean"]').dataset.at !== undefined`)
+	e.waitFor("a decoded face", `document.querySelector('[data-testid="autoencoder-cursor-mean"]').dataset.at !== undefined`)
 	t.Logf("cursor → decoded face on the page: %v", time.Since(t0).Round(time.Millisecond))
 	e.settle()
-	at1 := evalAs[string](e, `document.querySelector('[data-testid="frey-cursor-mean"]').dataset.at`)
-	f1, ink1 := e.canvas(`[data-testid="frey-cursor-mean"]`)
-	v1, _ := e.canvas(`[data-testid="frey-cursor-var"]`)
+	at1 := evalAs[string](e, `document.querySelector('[data-testid="autoencoder-cursor-mean"]').dataset.at`)
+	f1, ink1 := e.canvas(`[data-testid="autoencoder-cursor-mean"]`)
+	v1, _ := e.canvas(`[data-testid="autoencoder-cursor-var"]`)
 	if ink1 != 560 {
 		t.Errorf("the cursor's face has %v inked pixels, want 560 (28 × 20)", ink1)
 	}
 	x2, y2 := spot(0.9, 0.88)
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, x2, y2))
-	e.waitFor("another face", fmt.Sprintf(`document.querySelector('[data-testid="frey-cursor-mean"]').dataset.at !== %q`, at1))
+	e.waitFor("another face", fmt.Sprintf(`document.querySelector('[data-testid="autoencoder-cursor-mean"]').dataset.at !== %q`, at1))
 	e.settle()
-	f2, _ := e.canvas(`[data-testid="frey-cursor-mean"]`)
-	v2, _ := e.canvas(`[data-testid="frey-cursor-var"]`)
+	f2, _ := e.canvas(`[data-testid="autoencoder-cursor-mean"]`)
+	v2, _ := e.canvas(`[data-testid="autoencoder-cursor-var"]`)
 	if f1 == f2 {
 		t.Errorf("the decoded face did not change when the cursor moved across the map")
 	}
 	if v1 == v2 {
 		t.Errorf("the predictive sd image did not change when the cursor moved across the map")
 	}
-	t.Logf("cursor: %s", e.text(`[data-testid="frey-cursor-at"]`))
+	t.Logf("cursor: %s", e.text(`[data-testid="autoencoder-cursor-at"]`))
 
 	// Hover a data point: its frame beside its reconstruction.
 	p := evalAs[[]float64](e, `(() => { const f = window.dgpviz.state.frame, m = f.layers[0].mean; return window.dgpviz.panels.autoencoder.screen(m[2 * 17], m[2 * 17 + 1]); })()`)
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, rect[0]+p[0], rect[1]+p[1]))
-	e.waitFor("a frame and its reconstruction", `document.querySelector('[data-testid="frey-frame-orig"]').dataset.frame !== undefined`)
+	e.waitFor("a frame and its reconstruction", `document.querySelector('[data-testid="autoencoder-frame-orig"]').dataset.frame !== undefined`)
 	e.settle()
-	hovered := evalAs[string](e, `document.querySelector('[data-testid="frey-frame-orig"]').dataset.frame`)
-	_, inkO := e.canvas(`[data-testid="frey-frame-orig"]`)
-	_, inkR := e.canvas(`[data-testid="frey-frame-recon"]`)
+	hovered := evalAs[string](e, `document.querySelector('[data-testid="autoencoder-frame-orig"]').dataset.frame`)
+	_, inkO := e.canvas(`[data-testid="autoencoder-frame-orig"]`)
+	_, inkR := e.canvas(`[data-testid="autoencoder-frame-recon"]`)
 	if inkO != 560 || inkR != 560 {
 		t.Errorf("frame %s: original %v, reconstruction %v inked pixels, want 560 each", hovered, inkO, inkR)
 	}
-	t.Logf("hovered frame %s: %s", hovered, e.text(`[data-testid="frey-frame-at"]`))
+	t.Logf("hovered frame %s: %s", hovered, e.text(`[data-testid="autoencoder-frame-at"]`))
 
 	// A stretch of the video.
 	e.eval(`window.dgpviz.panels.autoencoder.range(10, 25), true`, nil)
@@ -180,7 +180,7 @@ func TestBrowserFrey(t *testing.T) {
 	if lit := evalAs[map[string]float64](e, `window.dgpviz.panels.autoencoder.lit`); lit["from"] != 10 || lit["to"] != 25 {
 		t.Errorf("lit stretch %v, want 10–25", lit)
 	}
-	if v := evalAs[string](e, `document.querySelector('[data-testid="frey-from"]').value + "-" + document.querySelector('[data-testid="frey-to"]').value`); v != "11-26" {
+	if v := evalAs[string](e, `document.querySelector('[data-testid="autoencoder-from"]').value + "-" + document.querySelector('[data-testid="autoencoder-to"]').value`); v != "11-26" {
 		t.Errorf("range inputs %q, want 11-26 (rows 10–25 counted from 1)", v)
 	}
 	shotFrey(e, "lit")
@@ -188,7 +188,7 @@ func TestBrowserFrey(t *testing.T) {
 	// …and by dragging along the video strip, from 20 % to 40 % of it.
 	e.eval(`window.scrollTo(0, 0), true`, nil)
 	e.settle()
-	sr := evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="frey-strip"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	sr := evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="autoencoder-strip"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 	sx := func(f float64) float64 { return sr[0] + 62 + f*(sr[2]-76) }
 	sy := sr[1] + 4 + (sr[3]-20)/2
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, sx(0.2), sy), chromedp.MouseEvent(chromedp.MousePressed, sx(0.2), sy, chromedp.ButtonLeft))
@@ -206,7 +206,7 @@ func TestBrowserFrey(t *testing.T) {
 	// Drag decoder inducing input 4 by 50 px: a move, and the bound changes.
 	e.eval(`window.scrollTo(0, 0), true`, nil)
 	e.settle()
-	rect = evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="frey-map"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	rect = evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="autoencoder-map"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 	b0 := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
 	z0 := evalAs[[]float64](e, `Array.from(window.dgpviz.state.frame.layers[1].z.slice(6, 8))`)
 	h := evalAs[[]float64](e, `window.dgpviz.panels.autoencoder.handle(3)`)
@@ -242,14 +242,14 @@ func TestBrowserFrey(t *testing.T) {
 	})()`))
 	e.run(chromedp.Click(`[data-testid="play"]`))
 	e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
-	e.waitFor("tiles of the new model", `Number(document.querySelector('[data-testid="frey-map"]').dataset.tiles) === 49`)
+	e.waitFor("tiles of the new model", `Number(document.querySelector('[data-testid="autoencoder-map"]').dataset.tiles) === 49`)
 
 	// The server's figure and the latent CSV.
 	key := evalAs[string](e, `window.dgpviz.state.figureKey`)
 	for _, f := range []string{"png", "svg", "pdf", "csv"} {
 		// The page's own links, as a person clicks them (the CSV's once
 		// carried a grid the server refused).
-		href := evalAs[string](e, fmt.Sprintf(`(() => { const a = document.querySelector('.frey-figure-links a[data-format=%q]'); a.dispatchEvent(new MouseEvent("click", {cancelable: true})); return a.getAttribute("href"); })()`, f))
+		href := evalAs[string](e, fmt.Sprintf(`(() => { const a = document.querySelector('.autoencoder-figure-links a[data-format=%q]'); a.dispatchEvent(new MouseEvent("click", {cancelable: true})); return a.getAttribute("href"); })()`, f))
 		resp, err := http.Get(e.base + href)
 		if err != nil {
 			t.Fatal(err)
@@ -263,7 +263,7 @@ func TestBrowserFrey(t *testing.T) {
 			t.Errorf("latent CSV header: %.80q", body)
 		}
 		if f == "png" {
-			os.WriteFile(filepath.Join(artifactDir(t), "frey-figure.png"), body, 0o644)
+			os.WriteFile(filepath.Join(artifactDir(t), "autoencoder-figure.png"), body, 0o644)
 			if cfg, err := png.DecodeConfig(bytes.NewReader(body)); err != nil || cfg.Width < 1600 {
 				t.Errorf("faces.png: %v, %d px wide, want ≥ 1600", err, cfg.Width)
 			}
@@ -282,7 +282,7 @@ func TestBrowserFrey(t *testing.T) {
 	}
 	// Screenshots at lecture-hall sizes, with the cursor over the map.
 	e.eval(`window.scrollTo(0, 0), true`, nil)
-	rect = evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="frey-map"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	rect = evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="autoencoder-map"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 	x1, y1 = spot(0.1, 0.12)
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, x1, y1))
 	shotFrey(e, "view")
@@ -297,7 +297,7 @@ func TestBrowserFrey(t *testing.T) {
 	box := func(sel string) []float64 {
 		return evalAs[[]float64](e, fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`, sel))
 	}
-	pm, pp, ps, pb := box(`[data-testid="frey-map"]`), box(`[data-testid="panel-frey"]`), box(`#panel-frey .fv-side`), box(`[data-testid="panel-bound"]`)
+	pm, pp, ps, pb := box(`[data-testid="autoencoder-map"]`), box(`[data-testid="panel-autoencoder"]`), box(`#panel-autoencoder .fv-side`), box(`[data-testid="panel-bound"]`)
 	t.Logf("presenting at 1280×720: map %.0f×%.0f, panel %.0f×%.0f, side bottom %.0f, bound %.0f wide", pm[2], pm[3], pp[2], pp[3], ps[1]+ps[3], pb[2])
 	if pm[3] < 0.45*720 {
 		t.Errorf("presenting: the latent map is %.0f px high, want at least 45 %% of the 720 px screen", pm[3])
@@ -310,8 +310,8 @@ func TestBrowserFrey(t *testing.T) {
 	}
 	p = evalAs[[]float64](e, `(() => { const f = window.dgpviz.state.frame, m = f.layers[0].mean; return window.dgpviz.panels.autoencoder.screen(m[2 * 29], m[2 * 29 + 1]); })()`)
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, pm[0]+p[0], pm[1]+p[1]))
-	e.waitFor("the hovered frame while presenting", `document.querySelector('[data-testid="frey-frame-orig"]').dataset.frame !== `+fmt.Sprintf("%q", hovered))
-	t.Logf("presenting: hovered frame %s (aimed at 29)", evalAs[string](e, `document.querySelector('[data-testid="frey-frame-orig"]').dataset.frame`))
+	e.waitFor("the hovered frame while presenting", `document.querySelector('[data-testid="autoencoder-frame-orig"]').dataset.frame !== `+fmt.Sprintf("%q", hovered))
+	t.Logf("presenting: hovered frame %s (aimed at 29)", evalAs[string](e, `document.querySelector('[data-testid="autoencoder-frame-orig"]').dataset.frame`))
 	shotFrey(e, "present")
 	e.noErrors()
 }
@@ -321,13 +321,13 @@ func shotFrey(e *e2e, name string) {
 	e.t.Helper()
 	for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}} {
 		e.run(chromedp.EmulateViewport(sz[0], sz[1]))
-		e.eval(`document.querySelector('[data-testid="panel-frey"]').scrollIntoView({block: "start"}); new Promise(r => setTimeout(() => r(true), 400))`, nil)
+		e.eval(`document.querySelector('[data-testid="panel-autoencoder"]').scrollIntoView({block: "start"}); new Promise(r => setTimeout(() => r(true), 400))`, nil)
 		e.settle()
 		png, err := chromedp.Run(e.ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		path := filepath.Join(artifactDir(e.t), fmt.Sprintf("frey-%s-%dx%d.png", name, sz[0], sz[1]))
+		path := filepath.Join(artifactDir(e.t), fmt.Sprintf("autoencoder-%s-%dx%d.png", name, sz[0], sz[1]))
 		if err := os.WriteFile(path, png, 0o644); err != nil {
 			e.t.Fatal(err)
 		}

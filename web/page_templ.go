@@ -103,11 +103,11 @@ func Page(p PageData) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = RobotPanel().Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = ExplorerPanel().Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = FreyPanel().Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = AutoencoderPanel().Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

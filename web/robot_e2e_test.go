@@ -67,13 +67,13 @@ func newRobotE2E(t *testing.T) *e2e {
 func TestBrowserRobot(t *testing.T) {
 	e := newRobotE2E(t)
 	e.run(chromedp.Navigate(e.base + "/"))
-	e.waitFor("the robot view", `window.dgpviz && window.dgpviz.panels.explorer && window.dgpviz.panels.explorer.stats.draws > 3 && !document.getElementById("panel-robot").hidden`)
+	e.waitFor("the robot view", `window.dgpviz && window.dgpviz.panels.explorer && window.dgpviz.panels.explorer.stats.draws > 3 && !document.getElementById("panel-explorer").hidden`)
 	e.waitFor("the geometry score", `document.querySelector('[data-testid="score-1"]').textContent !== "–"`)
 	e.waitFor("the signals' test predictions", `window.dgpviz.state.frame && window.dgpviz.state.frame.iter > 30`)
 	if cfg := evalAs[[]float64](e, `window.dgpviz.state.config.hidden`); !slices.Equal(cfg, []float64{3, 3}) {
 		t.Fatalf("robot preset: hidden %v, want [3 3]", cfg)
 	}
-	for _, id := range []string{"robot-latent-0", "robot-latent-1", "robot-path", "robot-signals", "robot-penalties"} {
+	for _, id := range []string{"explorer-latent-0", "explorer-latent-1", "explorer-path", "explorer-signals", "explorer-penalties"} {
 		if ink := evalAs[float64](e, fmt.Sprintf(inkedPixels, fmt.Sprintf(`[data-testid="%s-canvas"]`, id))); ink < 1000 {
 			t.Errorf("view %s is (nearly) blank: %v inked pixels", id, ink)
 		}
@@ -98,28 +98,28 @@ func TestBrowserRobot(t *testing.T) {
 
 	// The held-out scans are in the latent views (hidden layers' messages
 	// at the test scans come with the analysis), and can be hidden.
-	e.waitFor("held-out scans in the latent views", `window.dgpviz.state.frame.view && (window.dgpviz.panels.explorer.stats.draws > 0) && document.querySelector('[data-testid="robot-latent-0"]')?.textContent.includes("held-out scans")`)
+	e.waitFor("held-out scans in the latent views", `window.dgpviz.state.frame.view && (window.dgpviz.panels.explorer.stats.draws > 0) && document.querySelector('[data-testid="explorer-latent-0"]')?.textContent.includes("held-out scans")`)
 	e.eval(`window.dgpviz.send({op: "pause"}), true`, nil)
 	e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 500))`, nil) // the last analysis lands
 	e.settle()
-	h0, _ := e.canvas(`[data-testid="robot-latent-0-canvas"]`)
-	e.run(chromedp.Click(`[data-testid="robot-show-test"]`))
+	h0, _ := e.canvas(`[data-testid="explorer-latent-0-canvas"]`)
+	e.run(chromedp.Click(`[data-testid="explorer-show-test"]`))
 	e.settle()
-	h1, _ := e.canvas(`[data-testid="robot-latent-0-canvas"]`)
-	e.run(chromedp.Click(`[data-testid="robot-show-test"]`))
+	h1, _ := e.canvas(`[data-testid="explorer-latent-0-canvas"]`)
+	e.run(chromedp.Click(`[data-testid="explorer-show-test"]`))
 	e.settle()
-	h2, _ := e.canvas(`[data-testid="robot-latent-0-canvas"]`)
+	h2, _ := e.canvas(`[data-testid="explorer-latent-0-canvas"]`)
 	if h1 == h0 || h2 != h0 {
 		t.Errorf("toggling the held-out scans: canvas %v → %v → %v, want a change and back", h0, h1, h2)
 	}
 	// Revisit links: toggling them changes the path view; hovering a scan
 	// with revisits lights it and its partners in every view.
-	p0, _ := e.canvas(`[data-testid="robot-path-canvas"]`)
-	e.run(chromedp.Click(`[data-testid="robot-show-revisits"]`))
+	p0, _ := e.canvas(`[data-testid="explorer-path-canvas"]`)
+	e.run(chromedp.Click(`[data-testid="explorer-show-revisits"]`))
 	e.settle()
-	p1, _ := e.canvas(`[data-testid="robot-path-canvas"]`)
-	e.run(chromedp.Click(`[data-testid="robot-show-revisits"]`))
+	p1, _ := e.canvas(`[data-testid="explorer-path-canvas"]`)
+	e.run(chromedp.Click(`[data-testid="explorer-show-revisits"]`))
 	e.settle()
 	if nRev := evalAs[float64](e, `(window.dgpviz.state.setup.view.truth?.revisits ?? 0)`); nRev > 0 {
 		if p1 == p0 {
@@ -129,8 +129,8 @@ func TestBrowserRobot(t *testing.T) {
 		partners := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.revisitsOf(%d)`, scan))
 		e.eval(fmt.Sprintf(`window.dgpviz.panels.explorer.hover(%d), true`, scan), nil)
 		e.settle()
-		lit := evalAs[map[string]string](e, `Object.fromEntries([...document.querySelectorAll('[data-testid^="robot-"][data-testid$="-canvas"]')].map(c => [c.dataset.testid, c.dataset.highlighted]))`)
-		for _, id := range []string{"robot-latent-0-canvas", "robot-path-canvas"} {
+		lit := evalAs[map[string]string](e, `Object.fromEntries([...document.querySelectorAll('[data-testid^="explorer-"][data-testid$="-canvas"]')].map(c => [c.dataset.testid, c.dataset.highlighted]))`)
+		for _, id := range []string{"explorer-latent-0-canvas", "explorer-path-canvas"} {
 			if lit[id] != fmt.Sprint(len(partners)+1) {
 				t.Errorf("hovering scan %d (revisits %v): %s highlights %s scans, want %d", scan, partners, id, lit[id], len(partners)+1)
 			}
@@ -152,10 +152,10 @@ func TestBrowserRobot(t *testing.T) {
 	} else if !strings.Contains(lines[1], ",train,") || !strings.Contains(lines[nAll], ",test,") {
 		t.Errorf("latent CSV: first row %q, last %q: want train then test scans", lines[1], lines[nAll])
 	}
-	e.screenshot("robot-view.png", "")
+	e.screenshot("explorer-view.png", "")
 
 	// Brush a time range by dragging along the signals view's time axis.
-	box := evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="robot-signals-canvas"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	box := evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="explorer-signals-canvas"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 	x0, x1, y := box[0]+0.15*box[2], box[0]+0.3*box[2], box[1]+0.5*box[3]
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, x0, y), chromedp.MouseEvent(chromedp.MousePressed, x0, y, chromedp.ButtonLeft))
 	for k := 1; k <= 8; k++ {
@@ -173,24 +173,24 @@ func TestBrowserRobot(t *testing.T) {
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, 2, 2))
 	e.settle()
 	e.settle()
-	counts := evalAs[map[string]string](e, `Object.fromEntries([...document.querySelectorAll('[data-testid^="robot-"][data-testid$="-canvas"]')].map(c => [c.dataset.testid, c.dataset.highlighted]))`)
+	counts := evalAs[map[string]string](e, `Object.fromEntries([...document.querySelectorAll('[data-testid^="explorer-"][data-testid$="-canvas"]')].map(c => [c.dataset.testid, c.dataset.highlighted]))`)
 	want := fmt.Sprint(hi - lo + 1)
 	wantTrain := fmt.Sprint(min(hi, n-1) - lo + 1)
 	t.Logf("brushed scans %d…%d: highlighted %v", lo, hi, counts)
 	for id, c := range counts {
 		w := want
-		if id == "robot-latent-0-canvas" || id == "robot-latent-1-canvas" || id == "robot-penalties-canvas" {
+		if id == "explorer-latent-0-canvas" || id == "explorer-latent-1-canvas" || id == "explorer-penalties-canvas" {
 			w = wantTrain
 		}
 		if c != w {
 			t.Errorf("%s highlights %s scans, want %s", id, c, w)
 		}
 	}
-	e.screenshot("robot-brushed.png", "")
+	e.screenshot("explorer-brushed.png", "")
 	if n := evalAs[float64](e, `(() => { const r = window.dgpviz.panels.explorer; for (let i = 0; i < window.dgpviz.state.setup.n; i++) if (r.revisitsOf(i).length) return i; return -1; })()`); n >= 0 {
 		e.eval(fmt.Sprintf(`window.dgpviz.panels.explorer.clear(), window.dgpviz.panels.explorer.hover(%v), true`, n), nil)
 		e.settle()
-		e.screenshot("robot-revisits.png", "")
+		e.screenshot("explorer-revisits.png", "")
 		e.eval(`window.dgpviz.panels.explorer.hover(-1), true`, nil)
 	}
 
@@ -211,7 +211,7 @@ func TestBrowserRobot(t *testing.T) {
 	var paints []string
 	for _, id := range slices.Sorted(maps.Keys(lp1)) {
 		if k := lp1[id] - lp0[id]; k > 0 {
-			paints = append(paints, fmt.Sprintf("%s %.0f", strings.TrimPrefix(id, "robot-"), k))
+			paints = append(paints, fmt.Sprintf("%s %.0f", strings.TrimPrefix(id, "explorer-"), k))
 		}
 	}
 	rafs := evalAs[float64](e, `window.__rafOn = false, window.__rafs`)
@@ -282,7 +282,7 @@ func TestBrowserRobot(t *testing.T) {
 	} {
 		m := evalAs[map[string][]float64](e, `(() => {
   const rp = window.dgpviz.panels.explorer, s = window.dgpviz.state;
-  const cvs = [...document.querySelectorAll('[data-testid^="robot-"][data-testid$="-canvas"]')].map(c => c.getContext("2d"));
+  const cvs = [...document.querySelectorAll('[data-testid^="explorer-"][data-testid$="-canvas"]')].map(c => c.getContext("2d"));
   const flush = () => { for (const c of cvs) c.getImageData(0, 0, 1, 1); };
   rp.clear(); rp.draw(s); flush();
   const js = [], all = [];
@@ -330,8 +330,8 @@ func TestBrowserRobotExplore(t *testing.T) {
 	}
 	e := newRobotE2E(t)
 	e.run(chromedp.Navigate(e.base + "/"))
-	e.waitFor("the robot view", `window.dgpviz && window.dgpviz.panels.explorer && window.dgpviz.panels.explorer.stats.draws > 3 && !document.getElementById("panel-robot").hidden`)
-	e.waitFor("the restart table", `document.querySelectorAll('[data-testid="robot-restarts"] tbody tr').length >= 2 && !document.querySelector('[data-testid="robot-restarts"]').hidden`)
+	e.waitFor("the robot view", `window.dgpviz && window.dgpviz.panels.explorer && window.dgpviz.panels.explorer.stats.draws > 3 && !document.getElementById("panel-explorer").hidden`)
+	e.waitFor("the restart table", `document.querySelectorAll('[data-testid="explorer-restarts"] tbody tr').length >= 2 && !document.querySelector('[data-testid="explorer-restarts"]').hidden`)
 	e.eval(`window.dgpviz.send({op: "pause"}), true`, nil)
 	e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
 	e.eval(`new Promise(r => setTimeout(() => r(true), 500))`, nil)
@@ -349,7 +349,7 @@ func TestBrowserRobotExplore(t *testing.T) {
 		List         []row
 	}
 	rs := evalAs[restarts](e, `window.dgpviz.state.frame.restarts`)
-	if rows := int(evalAs[float64](e, `document.querySelectorAll('[data-testid="robot-restarts"] tbody tr').length`)); rows != len(rs.List) {
+	if rows := int(evalAs[float64](e, `document.querySelectorAll('[data-testid="explorer-restarts"] tbody tr').length`)); rows != len(rs.List) {
 		t.Errorf("restart table: %d rows, %d restarts", rows, len(rs.List))
 	}
 	for _, r := range rs.List {
@@ -374,22 +374,22 @@ func TestBrowserRobotExplore(t *testing.T) {
 	if other < 0 {
 		t.Fatal("no other restart with a model to switch to")
 	}
-	if txt := e.text(fmt.Sprintf(`[data-testid="robot-restart-%d"]`, other)); !strings.Contains(txt, fmt.Sprintf("%.1f", *rs.List[other-1].Bound)) {
+	if txt := e.text(fmt.Sprintf(`[data-testid="explorer-restart-%d"]`, other)); !strings.Contains(txt, fmt.Sprintf("%.1f", *rs.List[other-1].Bound)) {
 		t.Errorf("restart %d's row %q lacks its bound %.1f", other, txt, *rs.List[other-1].Bound)
 	}
 	before := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
-	e.run(chromedp.Click(fmt.Sprintf(`[data-testid="robot-restart-use-%d"]`, other)))
+	e.run(chromedp.Click(fmt.Sprintf(`[data-testid="explorer-restart-use-%d"]`, other)))
 	e.waitFor("the switch", fmt.Sprintf(`window.dgpviz.state.frame.restarts.live === %d && window.dgpviz.state.frame.view.new_output !== undefined`, other))
 	e.settle()
 	after := evalAs[float64](e, `window.dgpviz.state.frame.bound`)
 	if want := *rs.List[other-1].Bound; math.Abs(after-want) > 1e-6*math.Abs(want) {
 		t.Errorf("after switching to restart %d: bound %v, want its %v (was %v)", other, after, want, before)
 	}
-	if cls := evalAs[string](e, fmt.Sprintf(`document.querySelector('[data-testid="robot-restart-%d"]').className`, other)); cls != "live" {
+	if cls := evalAs[string](e, fmt.Sprintf(`document.querySelector('[data-testid="explorer-restart-%d"]').className`, other)); cls != "live" {
 		t.Errorf("restart %d's row is %q after the switch, want live", other, cls)
 	}
 	t.Logf("switched from restart %d (bound %.2f) to %d: bound %.2f", rs.Live, before, other, after)
-	e.screenshot("robot-restarts.png", `[data-testid="robot-restarts"]`)
+	e.screenshot("explorer-restarts.png", `[data-testid="explorer-restarts"]`)
 	// Undo goes back to the chosen restart's model.
 	e.run(chromedp.Click(`[data-testid="undo"]`))
 	e.waitFor("the undo", fmt.Sprintf(`window.dgpviz.state.frame.restarts.live === %d`, rs.Live))
@@ -404,27 +404,27 @@ func TestBrowserRobotExplore(t *testing.T) {
 	e.settle()
 	want := fmt.Sprint(hi - lo + 1)
 	lit := func() map[string]string {
-		return evalAs[map[string]string](e, `Object.fromEntries([...document.querySelectorAll('[data-testid^="robot-"][data-testid$="-canvas"]')].map(c => [c.dataset.testid, c.dataset.highlighted]))`)
+		return evalAs[map[string]string](e, `Object.fromEntries([...document.querySelectorAll('[data-testid^="explorer-"][data-testid$="-canvas"]')].map(c => [c.dataset.testid, c.dataset.highlighted]))`)
 	}
-	if c := lit(); c["robot-latent-0-canvas"] != want {
+	if c := lit(); c["explorer-latent-0-canvas"] != want {
 		t.Fatalf("brushed %d…%d: highlighted %v", lo, hi, c)
 	}
 	scan := 60
 	p2d := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.screen("latent-0", %d)`, scan))
-	e.run(chromedp.Click(`[data-testid="robot-latent-0-3d"]`))
+	e.run(chromedp.Click(`[data-testid="explorer-latent-0-3d"]`))
 	e.settle()
 	if on := evalAs[bool](e, `window.dgpviz.panels.explorer.view3d(0).on`); !on {
 		t.Fatal("the 3-D button did not turn the 3-D view on")
 	}
-	e.run(chromedp.ScrollIntoView(`[data-testid="robot-latent-0-canvas"]`))
+	e.run(chromedp.ScrollIntoView(`[data-testid="explorer-latent-0-canvas"]`))
 	e.settle()
 	p3a := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.screen("latent-0", %d)`, scan))
-	hashA, _ := e.canvas(`[data-testid="robot-latent-0-canvas"]`)
-	if c := lit(); c["robot-latent-0-canvas"] != want || c["robot-path-canvas"] != want {
+	hashA, _ := e.canvas(`[data-testid="explorer-latent-0-canvas"]`)
+	if c := lit(); c["explorer-latent-0-canvas"] != want || c["explorer-path-canvas"] != want {
 		t.Errorf("3-D view: highlighted %v, want %s in the 3-D view and on the path", c, want)
 	}
 	// Drag across the 3-D view to turn it.
-	box := evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="robot-latent-0-canvas"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	box := evalAs[[]float64](e, `(() => { const r = document.querySelector('[data-testid="explorer-latent-0-canvas"]').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 	x0, y0 := box[0]+0.5*box[2], box[1]+0.5*box[3]
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, x0, y0), chromedp.MouseEvent(chromedp.MousePressed, x0, y0, chromedp.ButtonLeft))
 	for k := 1; k <= 10; k++ {
@@ -434,23 +434,23 @@ func TestBrowserRobotExplore(t *testing.T) {
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, 2, 2))
 	e.settle()
 	p3b := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.screen("latent-0", %d)`, scan))
-	hashB, _ := e.canvas(`[data-testid="robot-latent-0-canvas"]`)
+	hashB, _ := e.canvas(`[data-testid="explorer-latent-0-canvas"]`)
 	v3 := evalAs[map[string]any](e, `window.dgpviz.panels.explorer.view3d(0)`)
 	if math.Hypot(p3b[0]-p3a[0], p3b[1]-p3a[1]) < 3 || hashA == hashB {
 		t.Errorf("dragging the 3-D view: scan %d stayed at %v (was %v), view %v", scan, p3b, p3a, v3)
 	}
-	if c := lit(); c["robot-latent-0-canvas"] != want || c["robot-latent-1-canvas"] != want || c["robot-path-canvas"] != want {
+	if c := lit(); c["explorer-latent-0-canvas"] != want || c["explorer-latent-1-canvas"] != want || c["explorer-path-canvas"] != want {
 		t.Errorf("after turning the 3-D view: highlighted %v, want %s", c, want)
 	}
 	t.Logf("scan %d: pairwise view %v; 3-D %v → %v after a drag; view %v", scan, p2d, p3a, p3b, v3)
 	// The wheel zooms about the centre; reset restores the view.
-	e.eval(fmt.Sprintf(`document.querySelector('[data-testid="robot-latent-0-canvas"]').dispatchEvent(new WheelEvent("wheel", {deltaY: -300, clientX: %v, clientY: %v, cancelable: true, bubbles: true})), true`, x0, y0), nil)
+	e.eval(fmt.Sprintf(`document.querySelector('[data-testid="explorer-latent-0-canvas"]').dispatchEvent(new WheelEvent("wheel", {deltaY: -300, clientX: %v, clientY: %v, cancelable: true, bubbles: true})), true`, x0, y0), nil)
 	e.settle()
 	if z := evalAs[float64](e, `window.dgpviz.panels.explorer.view3d(0).zoom`); !(z > 1.2) {
 		t.Errorf("wheel up: zoom %v, want > 1.2", z)
 	}
-	e.screenshot("robot-3d.png", `[data-testid="robot-latent-0"]`)
-	e.run(chromedp.Click(`[data-testid="robot-latent-0-reset"]`))
+	e.screenshot("explorer-3d.png", `[data-testid="explorer-latent-0"]`)
+	e.run(chromedp.Click(`[data-testid="explorer-latent-0-reset"]`))
 	e.settle()
 	if p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.screen("latent-0", %d)`, scan)); math.Hypot(p[0]-p3a[0], p[1]-p3a[1]) > 0.01 {
 		t.Errorf("reset: scan %d at %v, want back at %v", scan, p, p3a)
@@ -458,7 +458,7 @@ func TestBrowserRobotExplore(t *testing.T) {
 
 	// The keyboard turns it too (the canvas takes focus in 3-D).
 	yaw0 := evalAs[float64](e, `window.dgpviz.panels.explorer.view3d(0).yaw`)
-	e.eval(`(() => { const c = document.querySelector('[data-testid="robot-latent-0-canvas"]'); c.focus(); for (let k = 0; k < 3; k++) c.dispatchEvent(new KeyboardEvent("keydown", {key: "ArrowRight", bubbles: true, cancelable: true})); return document.activeElement === c; })()`, nil)
+	e.eval(`(() => { const c = document.querySelector('[data-testid="explorer-latent-0-canvas"]'); c.focus(); for (let k = 0; k < 3; k++) c.dispatchEvent(new KeyboardEvent("keydown", {key: "ArrowRight", bubbles: true, cancelable: true})); return document.activeElement === c; })()`, nil)
 	e.settle()
 	if yaw := evalAs[float64](e, `window.dgpviz.panels.explorer.view3d(0).yaw`); math.Abs(yaw-yaw0-0.3) > 1e-9 {
 		t.Errorf("three ArrowRight presses: yaw %v → %v, want +0.3", yaw0, yaw)
@@ -466,15 +466,15 @@ func TestBrowserRobotExplore(t *testing.T) {
 	if p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.screen("latent-0", %d)`, scan)); math.Hypot(p[0]-p3a[0], p[1]-p3a[1]) < 1 {
 		t.Errorf("turning by keys did not move scan %d (%v)", scan, p)
 	}
-	e.run(chromedp.Click(`[data-testid="robot-latent-0-reset"]`))
+	e.run(chromedp.Click(`[data-testid="explorer-latent-0-reset"]`))
 	e.settle()
 
 	// ---- colour by ----
 	check := func(mode, label string) {
 		t.Helper()
-		e.eval(fmt.Sprintf(`(() => { const s = document.querySelector('[data-testid="robot-colour"]'); s.value = %q; s.dispatchEvent(new Event("change")); return true; })()`, mode), nil)
+		e.eval(fmt.Sprintf(`(() => { const s = document.querySelector('[data-testid="explorer-colour"]'); s.value = %q; s.dispatchEvent(new Event("change")); return true; })()`, mode), nil)
 		e.settle()
-		bars := evalAs[[]string](e, `["latent-0", "latent-1", "path"].map(k => document.querySelector('[data-testid="robot-' + k + '-canvas"]').dataset.colourbar)`)
+		bars := evalAs[[]string](e, `["latent-0", "latent-1", "path"].map(k => document.querySelector('[data-testid="explorer-' + k + '-canvas"]').dataset.colourbar)`)
 		for k, b := range bars {
 			if !strings.Contains(b, label) {
 				t.Errorf("colour by %s: view %d's colour bar reads %q, want %q", mode, k, b, label)
@@ -487,7 +487,7 @@ func TestBrowserRobotExplore(t *testing.T) {
 		var cols [][]float64
 		for _, v := range []string{"latent-0", "latent-1", "path"} {
 			p := evalAs[[]float64](e, fmt.Sprintf(`window.dgpviz.panels.explorer.screen(%q, %d)`, v, scan))
-			cols = append(cols, evalAs[[]float64](e, fmt.Sprintf(pixelAt, `[data-testid="robot-`+v+`-canvas"]`, p[0], p[1])))
+			cols = append(cols, evalAs[[]float64](e, fmt.Sprintf(pixelAt, `[data-testid="explorer-`+v+`-canvas"]`, p[0], p[1])))
 		}
 		for k := 1; k < len(cols); k++ {
 			for c := 0; c < 3; c++ {
@@ -512,7 +512,7 @@ func TestBrowserRobotExplore(t *testing.T) {
 	check(fmt.Sprintf("ap:%d", ap), fmt.Sprintf("output %d", ap+1))
 	e.eval(`window.dgpviz.panels.explorer.clear(), true`, nil)
 	e.settle()
-	e.screenshot("robot-colour-ap.png", `[data-testid="robot-latent-1"]`)
+	e.screenshot("explorer-colour-ap.png", `[data-testid="explorer-latent-1"]`)
 	// The colour bin follows the true x position, computed here from the setup.
 	e.eval(`window.dgpviz.panels.explorer.colourBy("x"), true`, nil)
 	e.settle()
@@ -528,14 +528,14 @@ func TestBrowserRobotExplore(t *testing.T) {
 	// ---- screenshots at lecture-hall sizes ----
 	for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}} {
 		e.run(chromedp.EmulateViewport(sz[0], sz[1]))
-		for _, at := range []string{"panel-robot", "robot-latent-0"} {
+		for _, at := range []string{"panel-explorer", "explorer-latent-0"} {
 			e.eval(fmt.Sprintf(`document.querySelector('[data-testid=%q]').scrollIntoView({block: "start"}); new Promise(r => setTimeout(() => r(true), 300))`, at), nil)
 			e.settle()
 			png, err := chromedp.Run(e.ctx, chromedp.CaptureScreenshot())
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(artifactDir(t), fmt.Sprintf("robot-explore-%s-%dx%d.png", at, sz[0], sz[1]))
+			path := filepath.Join(artifactDir(t), fmt.Sprintf("explorer-explore-%s-%dx%d.png", at, sz[0], sz[1]))
 			if err := os.WriteFile(path, png, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -587,7 +587,7 @@ const withoutExtras = `(async () => {
   const data = describe(setup), sel = selection(5, 9);
   const env = { send() {}, redraw() {}, link: { sel, select() {}, hoverAt() {} } };
   const host = document.createElement("div");
-  host.className = "robot-body";
+  host.className = "explorer-body";
   host.style.width = "1200px";
   document.getElementById("panels").prepend(host);
   const panels = { "latent-0": createLatent(0, env), "latent-1": createLatent(1, env), signals: createOutput(data, env), penalties: createPenalties(data, env) };

@@ -16,10 +16,10 @@ export function setText(e, t) {
 }
 
 // viewBox makes one of the explorer's views: a heading with tools and a
-// canvas (data-testid robot-KEY and robot-KEY-canvas).
+// canvas (data-testid explorer-KEY and explorer-KEY-canvas).
 export function viewBox(key, title, cls, tools = []) {
-  const cv = el("canvas", { "data-testid": `robot-${key}-canvas`, role: "img", "aria-label": title });
-  const root = el("div", { class: `rv ${cls}`, "data-testid": `robot-${key}` },
+  const cv = el("canvas", { "data-testid": `explorer-${key}-canvas`, role: "img", "aria-label": title });
+  const root = el("div", { class: `rv ${cls}`, "data-testid": `explorer-${key}` },
     el("div", { class: "rv-head" }, el("h3", { text: title }), ...tools), el("div", { class: "rv-plot" }, cv));
   return { root, cv, title: root.querySelector("h3") };
 }

@@ -18,7 +18,7 @@ export function createFaces(q, data) {
   const unit = data.unit === "grey level" ? "grey levels" : data.unit || "(output units)";
   const r = data.image && data.image.hi > data.image.lo ? data.image : data.outputRange;
   const sdMax = SD_SHARE * (r.hi - r.lo || 1);
-  q("frey-sd-scale").textContent = `sd: 0 (dark) → ${fmt(sdMax)} ${unit} (yellow)`;
+  q("autoencoder-sd-scale").textContent = `sd: 0 (dark) → ${fmt(sdMax)} ${unit} (yellow)`;
   return {
     // wantCursor returns the request for the output at the cursor {x, y}
     // at iteration iter, or null when it is shown.
@@ -32,25 +32,25 @@ export function createFaces(q, data) {
     answer(kind, m) {
       const d = m.d;
       if (kind === "cursor" && m.g === 1) {
-        paintOutput(q("frey-cursor-mean"), m.mean, 0, d, data.image, data.outputRange);
-        paintSD(q("frey-cursor-var"), m.var, 0, d, data.image, sdMax);
+        paintOutput(q("autoencoder-cursor-mean"), m.mean, 0, d, data.image, data.outputRange);
+        paintSD(q("autoencoder-cursor-var"), m.var, 0, d, data.image, sdMax);
         let s = 0;
         for (let k = 0; k < d; k++) s += Math.sqrt(Math.max(0, m.var[k]));
         face = { x: asked?.x, y: asked?.y, iter: m.iter };
-        const at = q("frey-cursor-at");
+        const at = q("autoencoder-cursor-at");
         at.textContent = `latent (${fmt(m.points[0])}, ${fmt(m.points[1])}) · mean sd ${fmt(s / d)} ${unit}`;
         at.dataset.iter = String(m.iter);
-        q("frey-cursor-mean").dataset.at = `${m.points[0]},${m.points[1]}`;
+        q("autoencoder-cursor-mean").dataset.at = `${m.points[0]},${m.points[1]}`;
       } else if (kind === "frame" && m.frames.length === 1) {
         const i = m.frames[0];
-        paintOutput(q("frey-frame-orig"), m.original, 0, d, data.image, data.outputRange);
-        paintOutput(q("frey-frame-recon"), m.recon_mean, 0, d, data.image, data.outputRange);
+        paintOutput(q("autoencoder-frame-orig"), m.original, 0, d, data.image, data.outputRange);
+        paintOutput(q("autoencoder-frame-recon"), m.recon_mean, 0, d, data.image, data.outputRange);
         let e = 0;
         for (let k = 0; k < d; k++) e += (m.recon_mean[k] - m.original[k]) ** 2;
         frame = i; frameIter = m.iter;
-        q("frey-frame-title").textContent = `${data.row.one[0].toUpperCase()}${data.row.one.slice(1)} ${i + 1} of ${data.n}`;
-        q("frey-frame-at").textContent = `reconstruction error ${fmt(Math.sqrt(e / d))} ${unit} RMS`;
-        q("frey-frame-orig").dataset.frame = String(i);
+        q("autoencoder-frame-title").textContent = `${data.row.one[0].toUpperCase()}${data.row.one.slice(1)} ${i + 1} of ${data.n}`;
+        q("autoencoder-frame-at").textContent = `reconstruction error ${fmt(Math.sqrt(e / d))} ${unit} RMS`;
+        q("autoencoder-frame-orig").dataset.frame = String(i);
       }
     },
     forget() { face = null; frame = -1; frameIter = -1; },

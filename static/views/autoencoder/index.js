@@ -36,7 +36,7 @@ register("autoencoder", (root, app) => {
     setHover(i) { st.hover = i; app.redraw(); },
     setRange,
   };
-  const map = createMap(q("frey-map"), env);
+  const map = createMap(q("autoencoder-map"), env);
   const decoder = createDecoder(app, (kind, m) => {
     st.stats.decoded++;
     if (kind === "tiles") tiles?.answer(m); else faces?.answer(kind, m);
@@ -46,7 +46,7 @@ register("autoencoder", (root, app) => {
   let strip = null;
 
   // ---- the lit stretch: typed in, or dragged along the strip ----
-  const fromIn = q("frey-from"), toIn = q("frey-to");
+  const fromIn = q("autoencoder-from"), toIn = q("autoencoder-to");
   function setRange(a, b) {
     const n = st.data?.n ?? 0;
     if (!(n > 0)) return;
@@ -63,13 +63,13 @@ register("autoencoder", (root, app) => {
   }
   fromIn.addEventListener("change", () => setRange(Number(fromIn.value) - 1, st.to < 0 ? Number(fromIn.value) + 49 : st.to));
   toIn.addEventListener("change", () => setRange(st.from < 0 ? 0 : st.from, Number(toIn.value) - 1));
-  q("frey-clear").addEventListener("click", clearRange);
-  const tilesBox = q("frey-tiles"), gridSel = q("frey-grid");
+  q("autoencoder-clear").addEventListener("click", clearRange);
+  const tilesBox = q("autoencoder-tiles"), gridSel = q("autoencoder-grid");
   tilesBox.addEventListener("change", () => { if (tiles) { tiles.on = tilesBox.checked; tiles.forget(); } app.redraw(); });
   gridSel.addEventListener("change", () => { if (tiles) { tiles.grid = Number(gridSel.value); tiles.forget(); } app.redraw(); });
 
   // ---- the server's figure and the latent CSV ----
-  for (const a of root.querySelectorAll(".frey-figure-links a")) {
+  for (const a of root.querySelectorAll(".autoencoder-figure-links a")) {
     a.addEventListener("click", (ev) => {
       const key = app.state.figureKey;
       if (!key) { ev.preventDefault(); return; }
@@ -98,12 +98,12 @@ register("autoencoder", (root, app) => {
     // Rows are numbered from 1, as a person counts them.
     st.colour = new ColourScale(Float64Array.from({ length: data.n }, (_, i) => i + 1), { bins: 32, title: `${data.row.one} number` });
     const cap = (w) => w[0].toUpperCase() + w.slice(1);
-    q("frey-rows-word").textContent = cap(data.row.many);
-    q("frey-row-caption").textContent = `the ${data.row.one}`;
-    q("frey-clear").textContent = `all ${data.row.many}`;
+    q("autoencoder-rows-word").textContent = cap(data.row.many);
+    q("autoencoder-row-caption").textContent = `the ${data.row.one}`;
+    q("autoencoder-clear").textContent = `all ${data.row.many}`;
     tiles = createTiles(data); tiles.on = tilesBox.checked; tiles.grid = Number(gridSel.value);
     faces = createFaces(q, data);
-    strip = createStrip(q("frey-strip"), data, env);
+    strip = createStrip(q("autoencoder-strip"), data, env);
     st.cursor = null; st.hover = -1;
     decoder.reset(); map.reset();
     fromIn.min = toIn.min = "1";

@@ -8,11 +8,11 @@
 // key for figure downloads, canvases() the canvases the PNG puts side by
 // side ([first latent, second latent, ground truth], any of them absent).
 export function wireExport(root, figureKey, canvases) {
-  root.querySelector('[data-testid="robot-export-csv"]')?.addEventListener("click", () => {
+  root.querySelector('[data-testid="explorer-export-csv"]')?.addEventListener("click", () => {
     const key = figureKey();
-    if (key) download(`/figure/latent.csv?session=${encodeURIComponent(key)}`, "dgpviz-robot-latent.csv");
+    if (key) download(`/figure/latent.csv?session=${encodeURIComponent(key)}`, "dgpviz-explorer-latent.csv");
   });
-  root.querySelector('[data-testid="robot-export-png"]')?.addEventListener("click", () => {
+  root.querySelector('[data-testid="explorer-export-png"]')?.addEventListener("click", () => {
     const [a, b, c] = canvases();
     const wl = Math.max(a?.width ?? 0, b?.width ?? 0);
     const out = document.createElement("canvas");
@@ -26,16 +26,16 @@ export function wireExport(root, figureKey, canvases) {
     out.toBlob((blob) => {
       if (!blob) return;
       const url = URL.createObjectURL(blob);
-      download(url, "dgpviz-robot-latent.png");
+      download(url, "dgpviz-explorer-latent.png");
       setTimeout(() => URL.revokeObjectURL(url), 1000);
     }, "image/png");
   });
-  for (const a of root.querySelectorAll(".robot-figure-links a")) {
+  for (const a of root.querySelectorAll(".explorer-figure-links a")) {
     a.addEventListener("click", (ev) => {
       const key = figureKey();
       if (!key) { ev.preventDefault(); return; }
       a.href = `/figure/latent.${a.dataset.format}?session=${encodeURIComponent(key)}`;
-      a.download = `dgpviz-robot-latent.${a.dataset.format}`;
+      a.download = `dgpviz-explorer-latent.${a.dataset.format}`;
     });
   }
 }

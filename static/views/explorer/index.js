@@ -34,8 +34,8 @@ import { wireExport } from "./export.js";
 
 register("explorer", (root, app) => {
   const q = (id) => root.querySelector(`[data-testid="${id}"]`);
-  const body = root.querySelector(".robot-body");
-  const showRev = q("robot-show-revisits"), showTest = q("robot-show-test"), colourSel = q("robot-colour");
+  const body = root.querySelector(".explorer-body");
+  const showRev = q("explorer-show-revisits"), showTest = q("explorer-show-test"), colourSel = q("explorer-colour");
   const st = {
     dataId: -1, data: null, views: null,
     colour: "time", showRevisits: true, showTest: true,

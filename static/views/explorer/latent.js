@@ -12,13 +12,13 @@ import { draw3d, VIEW3D } from "./latent3d.js";
 
 // createLatent makes hidden layer li's view; env: {send, redraw, link}.
 export function createLatent(li, { send, redraw, link }) {
-  const btn3d = el("button", { type: "button", "data-testid": `robot-latent-${li}-3d`, "aria-pressed": "false", title: "Show this layer as one 3-D view you can turn: drag to rotate, wheel to zoom" }, "3-D view");
-  const btnReset = el("button", { type: "button", "data-testid": `robot-latent-${li}-reset`, title: "Back to the starting angle and zoom", hidden: "" }, "reset view");
+  const btn3d = el("button", { type: "button", "data-testid": `explorer-latent-${li}-3d`, "aria-pressed": "false", title: "Show this layer as one 3-D view you can turn: drag to rotate, wheel to zoom" }, "3-D view");
+  const btnReset = el("button", { type: "button", "data-testid": `explorer-latent-${li}-reset`, title: "Back to the starting angle and zoom", hidden: "" }, "reset view");
   const box = viewBox(`latent-${li}`, `Hidden layer ${li + 1}`, `latent l${li}`, [el("span", { class: "rv-tools" }, btn3d, btnReset)]);
   const cv = box.cv;
   const v = {
     plot: new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), bufs: [],
-    layer: new StaticLayer(`robot-latent-${li}`), held: new StaticLayer(`robot-latent-${li} held-out`, { opaque: false }),
+    layer: new StaticLayer(`explorer-latent-${li}`), held: new StaticLayer(`explorer-latent-${li} held-out`, { opaque: false }),
   };
   const o = { on: false, ...VIEW3D }; // the 3-D view
   let drawn = null; // the last draw's {hit, screen}

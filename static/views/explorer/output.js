@@ -14,10 +14,10 @@ const DATA = "17,24,39", FILLIN = "148,163,184", GOLD = "rgb(202,138,4)"; // dat
 
 // createOutput makes the view for data (data.js); env: {link, redraw}.
 export function createOutput(data, { link, redraw }) {
-  const menu = el("select", { "data-testid": "robot-ap", title: data.outputNoun });
+  const menu = el("select", { "data-testid": "explorer-ap", title: data.outputNoun });
   for (let j = 0; j < data.d; j++) menu.add(new Option(data.outputLabel(j), String(j)));
   const box = viewBox("signals", `One output over ${data.input.word}`, "signals", [el("label", { class: "ap" }, "Output ", menu)]);
-  const cv = box.cv, plot = new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), layer = new StaticLayer("robot-signals");
+  const cv = box.cv, plot = new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), layer = new StaticLayer("explorer-signals");
   let j = mostObserved(data), drawn = "", axis = null;
   menu.value = String(j);
   menu.addEventListener("change", () => { j = Number(menu.value); redraw(); });

@@ -14,7 +14,7 @@ const close = 0.02;
 // analysis (data.js's analysis(), or null) and the restarts.
 export function readout(root, data, a) {
   const set = (id, v) => setText(root.querySelector(`[data-testid="${id}"]`), v);
-  for (const box of root.querySelectorAll(".robot-readout [data-needs]")) {
+  for (const box of root.querySelectorAll(".explorer-readout [data-needs]")) {
     box.hidden = !data[box.dataset.needs];
   }
   setText(root.querySelector("[data-testid='explorer-about']"), about(data));

@@ -8,7 +8,7 @@ import { el } from "../dom.js";
 
 // createRestarts fills the table under root; send sends a command.
 export function createRestarts(root, send) {
-  const box = root.querySelector("[data-testid='robot-restarts']"), body = box?.querySelector("tbody");
+  const box = root.querySelector("[data-testid='explorer-restarts']"), body = box?.querySelector("tbody");
   let shown = null; // the restarts in the table
   return {
     // draw shows rs ({chosen, live, list}, or null), rebuilding the rows
@@ -19,15 +19,15 @@ export function createRestarts(root, send) {
       const key = rs ? JSON.stringify(rs) : "";
       if (!rs || shown === key) return;
       shown = key;
-      const th = box.querySelector("[data-testid='robot-restarts-score']");
+      const th = box.querySelector("[data-testid='explorer-restarts-score']");
       if (th) th.textContent = rs.score_name || "score";
       body.replaceChildren(...rs.list.map((r) => {
         const live = r.restart === rs.live;
-        const use = el("button", { type: "button", "data-testid": `robot-restart-use-${r.restart}`,
+        const use = el("button", { type: "button", "data-testid": `explorer-restart-use-${r.restart}`,
           title: live ? "The live model started from this restart" : `Continue from restart ${r.restart}'s model (undo goes back)` }, live ? "live" : "use");
         if (live || r.bound == null) use.disabled = true;
         use.addEventListener("click", () => send({ op: "restart", restart: r.restart }));
-        return el("tr", { "data-testid": `robot-restart-${r.restart}`, class: live ? "live" : "" },
+        return el("tr", { "data-testid": `explorer-restart-${r.restart}`, class: live ? "live" : "" },
           el("td", { text: `${r.restart}${r.restart === rs.chosen ? " ★" : ""}` }),
           el("td", { text: r.start === "linear" ? "the input" : r.start === "pca" ? "principal components of the outputs" : r.start }),
           el("td", { text: String(r.iters) }),

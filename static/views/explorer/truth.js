@@ -16,7 +16,7 @@ const GREY = "rgba(160,170,180,0.35)";
 export function createTruth(T, { link }) {
   const u = T.unit ? ` in ${T.unit}` : "", names = T.names.slice(0, 2).join(", ");
   const box = viewBox("path", `Ground truth (${names}${u}; never used for fitting)`, "path");
-  const cv = box.cv, plot = new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), layer = new StaticLayer("robot-path");
+  const cv = box.cv, plot = new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), layer = new StaticLayer("explorer-path");
   let drawn = "", axis = null, last = null; // last: {nAll, X, Y, times}
   wireTimeBrush(cv, link, () => last.times, () => axis, (px, py) => (last ? nearestPoint(last.nAll, last.X, last.Y, px, py) : -1));
   return {
