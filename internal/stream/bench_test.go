@@ -77,12 +77,8 @@ var robotConfig = train.InitConfig{Hidden: []int{3, 3}, Inducing: 30, Seed: 1}
 func TestRobotFrameSizes(t *testing.T) {
 	ds := robotData(t)
 	for _, c := range []train.InitConfig{robotConfig, {Hidden: []int{3}, Inducing: 30, Seed: 1}, {Hidden: []int{3, 3}, Inducing: DefaultLimits().MaxInducing, Seed: 1}} {
-		steps := 5
-		if testing.Short() {
-			steps = 1 // a frame's size hardly depends on how far the fit went
-		}
 		var f framer
-		p := publicationFor(t, ds, c, steps)
+		p := publicationFor(t, ds, c, 1) // a frame's size hardly depends on how far the fit went
 		heavy, err := f.frame(p)
 		if err != nil {
 			t.Fatal(err)

@@ -165,7 +165,7 @@ func CheckDecode(c wire.Command, q, n int) error {
 		return errors.New("decode: the model has no latent layer")
 	}
 	if len(c.Points)%q != 0 {
-		return fmt.Errorf("decode: %d point coordinates, want a multiple of the latent dimension %d (x₁, y₁, x₂, y₂, …)", len(c.Points), q)
+		return fmt.Errorf("decode: \"points\" has %d coordinates, want a multiple of the latent dimension %d (x₁, y₁, x₂, y₂, …)", len(c.Points), q)
 	}
 	if g := len(c.Points) / q; g > MaxDecodePoints {
 		return fmt.Errorf("decode: %d points, at most %d", g, MaxDecodePoints)
