@@ -41,7 +41,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	o := serveOptions{cfg: stream.DefaultConfig(), limits: stream.DefaultLimits()}
 	fs := newFlags("serve", stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
-	fs.Func("data", `data set: "step", "robot:PATH", "frey:PATH" (the Frey faces MAT-file; opens the Frey faces view) or "csv:PATH"; repeat to offer several (the first is the default). A CSV has a header row; columns whose names start with x are the inputs, those starting with y the outputs, others are ignored; values must be finite numbers`, func(s string) error {
+	fs.Func("data", `data set: "step", "robot" or "robot:PATH" (robot WiFi readings; opens the robot view), "frey" or "frey:PATH" (the Frey faces MAT-file; opens the Frey faces view), or "csv:PATH"; repeat to offer several (the first is the default). "robot" and "frey" are the files 'viz data get' fetches. A CSV has a header row; columns whose names start with x are the inputs, those starting with y the outputs, others are ignored; values must be finite numbers`, func(s string) error {
 		o.data = append(o.data, s)
 		return nil
 	})
