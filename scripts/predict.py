@@ -17,10 +17,12 @@ import base64
 import csv
 import json
 import sys
+import zlib
 
 import numpy as np
 
-# Compact arrays hold little-endian binary of these types.
+# Compact arrays hold little-endian binary of these types (zlib-compressed
+# when "compression" says so), in base64.
 DTYPES = {"float64": "<f8", "int32": "<i4", "int16": "<i2",
           "uint16": "<u2", "int8": "i1", "uint8": "u1"}
 
@@ -31,7 +33,10 @@ def array(v):
     if isinstance(v, list):
         return np.array(v, dtype=np.float64), False
     shape = v["shape"]
-    vals = np.frombuffer(base64.b64decode(v["base64"]), dtype=DTYPES[v["dtype"]]).astype(np.float64)
+    raw = base64.b64decode(v["base64"])
+    if v.get("compression") == "zlib":
+        raw = zlib.decompress(raw)
+    vals = np.frombuffer(raw, dtype=DTYPES[v["dtype"]]).astype(np.float64)
     if v.get("triangle") == "lower":  # q_sqrt: the lower triangles, row by row
         d, m, _ = shape
         out = np.zeros((d, m, m))

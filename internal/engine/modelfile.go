@@ -50,18 +50,21 @@ type layerJSON struct {
 }
 
 // arrayJSON is an array in compact form: Shape's extents, the values
-// row-major as little-endian Dtype in standard base64 (RFC 4648, padded).
+// row-major as little-endian Dtype, compressed with zlib when Compression
+// says so (RFC 1950; WriteModel always does), in standard base64 (RFC
+// 4648, padded).
 // Units "original" marks data stored in their original units, which the
 // reader normalises with the file's normalisation; Triangle "lower" a
 // stack of square matrices of which only the lower triangles are stored,
 // row by row. SameAs "X" (for data.Y alone) says Y's stored values are X's.
 type arrayJSON struct {
-	SameAs   string `json:"same_as,omitempty"`
-	Shape    []int  `json:"shape,omitempty"`
-	Dtype    string `json:"dtype,omitempty"`
-	Units    string `json:"units,omitempty"`
-	Triangle string `json:"triangle,omitempty"`
-	Base64   string `json:"base64,omitempty"`
+	SameAs      string `json:"same_as,omitempty"`
+	Shape       []int  `json:"shape,omitempty"`
+	Dtype       string `json:"dtype,omitempty"`
+	Units       string `json:"units,omitempty"`
+	Triangle    string `json:"triangle,omitempty"`
+	Compression string `json:"compression,omitempty"`
+	Base64      string `json:"base64,omitempty"`
 }
 
 // ModelFile is a model as read from or written to a JSON model file, with
@@ -88,9 +91,14 @@ type ReadOptions struct {
 	MaxInducing int // inducing points of a layer (default MaxInducing)
 	// Budget, when not nil, is told the bytes the reader is about to hold
 	// in all, before each large allocation; its error ends the reading
-	// and is returned as it is.
+	// and is returned as it is. Without one the reader holds at most
+	// MaxModelMemory.
 	Budget func(bytes int64) error
 }
+
+// MaxModelMemory bounds the memory ReadModelWith takes without a Budget:
+// compressed arrays can claim far more than the file's size.
+const MaxModelMemory = 4 << 30
 
 func (o ReadOptions) withDefaults() ReadOptions {
 	def := func(v *int, d int) {
@@ -103,6 +111,14 @@ func (o ReadOptions) withDefaults() ReadOptions {
 	def(&o.MaxLayers, MaxLayers)
 	def(&o.MaxWidth, MaxDim)
 	def(&o.MaxInducing, MaxInducing)
+	if o.Budget == nil {
+		o.Budget = func(bytes int64) error {
+			if bytes > MaxModelMemory {
+				return fmt.Errorf("the model file needs more than %d GiB of memory", MaxModelMemory>>30)
+			}
+			return nil
+		}
+	}
 	return o
 }
 
@@ -535,7 +551,7 @@ func (mr *modelReader) layer(i int) (*Layer, error) {
 		InducingInputs: mat.NewDense(mz, q, z.vals), QMu: mat.NewDense(mz, d, qmu.vals)}
 	l.QSqrt = make([]*mat.Dense, d)
 	for j := range l.QSqrt {
-		l.QSqrt[j] = mat.NewDense(mz, mz, qsqrt.vals[j*mz*mz:(j+1)*mz*mz])
+		l.QSqrt[j] = mat.NewDense(mz, mz, qsqrt.mats[j])
 	}
 	return l, nil
 }

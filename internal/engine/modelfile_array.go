@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"bytes"
+	"compress/zlib"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 
@@ -32,10 +36,11 @@ type arraySpec struct {
 	limits [3]axisLimit
 }
 
-// array is an array as read: row-major values (a stack of full square
-// matrices for rank 3) and the shape.
+// array is an array as read: row-major values, or for rank 3 the full
+// square matrices, and the shape.
 type array struct {
 	vals     []float64
+	mats     [][]float64
 	shape    [3]int
 	original bool   // data in original units
 	sameAs   string // data.Y: "X"
@@ -87,7 +92,8 @@ func (mr *modelReader) array(spec arraySpec) (*array, error) {
 // limits as the rows come.
 func (mr *modelReader) rows(spec arraySpec) (*array, error) {
 	s := mr.s
-	var buf []float64
+	var buf chunks
+	defer mr.release(buf.held)
 	rows, cols := 0, -1
 	err := s.array(func(i int) error {
 		if i >= spec.limits[0].max {
@@ -105,10 +111,8 @@ func (mr *modelReader) rows(spec arraySpec) (*array, error) {
 			if err != nil {
 				return within(fmt.Sprintf("%s[%d][%d]", spec.name, i, j), err)
 			}
-			buf, err = mr.grow(buf, 1)
-			buf[len(buf)-1] = v
 			n++
-			return err
+			return buf.add(mr, v)
 		})
 		if err != nil {
 			return within(fmt.Sprintf("%s[%d]", spec.name, i), err)
@@ -130,7 +134,47 @@ func (mr *modelReader) rows(spec arraySpec) (*array, error) {
 	if rows == 0 {
 		return nil, placef("%s: missing or empty", spec.name)
 	}
-	return &array{vals: buf, shape: [3]int{rows, cols}}, nil
+	vals, err := mr.floats(buf.n)
+	if err != nil {
+		return nil, err
+	}
+	buf.copyTo(vals)
+	return &array{vals: vals, shape: [3]int{rows, cols}}, nil
+}
+
+// chunks collects values of an array whose length is not known before its
+// end, in chunks that are never copied while it grows: a growing slice
+// would hold the old and the new copy at once, and leave the old ones to
+// the garbage collector.
+type chunks struct {
+	c    [][]float64
+	n    int   // values
+	held int64 // bytes charged
+}
+
+const chunkLen = 1 << 13 // 64 KiB of float64s
+
+func (c *chunks) add(mr *modelReader, v float64) error {
+	last := len(c.c) - 1
+	if last < 0 || len(c.c[last]) == cap(c.c[last]) {
+		size := min(chunkLen, max(256, c.n))
+		if err := mr.charge(8 * int64(size)); err != nil {
+			return err
+		}
+		c.held += 8 * int64(size)
+		c.c = append(c.c, make([]float64, 0, size))
+		last++
+	}
+	c.c[last] = append(c.c[last], v)
+	c.n++
+	return nil
+}
+
+func (c *chunks) copyTo(dst []float64) {
+	at := 0
+	for _, ch := range c.c {
+		at += copy(dst[at:], ch)
+	}
 }
 
 // lowerStack reads q_sqrt written as an array of square matrices, each an
@@ -138,8 +182,8 @@ func (mr *modelReader) rows(spec arraySpec) (*array, error) {
 func (mr *modelReader) lowerStack(spec arraySpec) (*array, error) {
 	s := mr.s
 	var (
-		vals    []float64 // the full matrices, row-major
-		scratch []float64 // one matrix's rows as written
+		mats    [][]float64 // the full matrices, row-major
+		scratch []float64   // one matrix's rows as written
 		lens    []int
 		mz      = -1
 		count   int
@@ -186,11 +230,11 @@ func (mr *modelReader) lowerStack(spec arraySpec) (*array, error) {
 		if len(lens) != mz || mz == 0 {
 			return placef("%s[%d]: %d rows, want %d", spec.name, k, len(lens), mz)
 		}
-		at := len(vals)
-		if vals, err = mr.grow(vals, mz*mz); err != nil {
+		full, err := mr.floats(mz * mz)
+		if err != nil {
 			return err
 		}
-		full := vals[at:]
+		mats = append(mats, full)
 		from := 0
 		for r, n := range lens {
 			if n != mz && n != r+1 {
@@ -210,7 +254,7 @@ func (mr *modelReader) lowerStack(spec arraySpec) (*array, error) {
 	if count == 0 {
 		return nil, placef("%s: missing or empty", spec.name)
 	}
-	return &array{vals: vals, shape: [3]int{count, mz, mz}}, nil
+	return &array{mats: mats, shape: [3]int{count, mz, mz}}, nil
 }
 
 // compact reads an arrayJSON object. Its shape is checked against the
@@ -219,10 +263,10 @@ func (mr *modelReader) lowerStack(spec arraySpec) (*array, error) {
 func (mr *modelReader) compact(spec arraySpec) (*array, error) {
 	s := mr.s
 	var (
-		shape                         []int
-		dtype, units, triangle, same  string
-		b64                           []byte
-		haveShape, haveDtype, haveB64 bool
+		shape                                     []int
+		dtype, units, triangle, compression, same string
+		b64                                       []byte
+		haveShape, haveDtype, haveB64             bool
 	)
 	field := func(key string) string { return spec.name + "." + key }
 	err := s.object(func(key string) error {
@@ -237,6 +281,8 @@ func (mr *modelReader) compact(spec arraySpec) (*array, error) {
 			units, err = s.str(16, field(key))
 		case "triangle":
 			triangle, err = s.str(16, field(key))
+		case "compression":
+			compression, err = s.str(16, field(key))
 		case "shape":
 			haveShape = true
 			err = s.array(func(i int) error {
@@ -259,7 +305,7 @@ func (mr *modelReader) compact(spec arraySpec) (*array, error) {
 		case "base64":
 			maxLen := MaxModelFileBytes
 			if size, ok := dtypes[dtype]; ok && len(shape) == spec.rank {
-				maxLen = base64.StdEncoding.EncodedLen(size * product(shape))
+				maxLen = base64.StdEncoding.EncodedLen(maxEncoded(size * product(shape)))
 			}
 			haveB64 = true
 			b64, err = s.strBytes(nil, maxLen, field(key), mr.charge)
@@ -290,29 +336,30 @@ func (mr *modelReader) compact(spec arraySpec) (*array, error) {
 		return nil, placef(`%s: %q: only q_sqrt may be "lower"`, field("triangle"), triangle)
 	case spec.rank == 3 && shape[1] != shape[2]:
 		return nil, placef("%s: %d×%d matrices, want square ones", field("shape"), shape[1], shape[2])
+	case compression != "" && compression != "zlib":
+		return nil, placef(`%s: %q: want "zlib" or none`, field("compression"), compression)
 	}
 	n := product(shape) // values stored
 	if triangle == "lower" {
 		n = shape[0] * shape[1] * (shape[1] + 1) / 2
 	}
-	if want := base64.StdEncoding.EncodedLen(n * size); len(b64) != want {
+	if want := base64.StdEncoding.EncodedLen(n * size); compression == "" && len(b64) != want {
 		return nil, placef("%s: %d characters, want %d for shape %v of %s", field("base64"), len(b64), want, shape, dtype)
 	}
-	// Decode needs room for whole quanta: up to 2 bytes past the values.
-	rawLen := base64.StdEncoding.DecodedLen(len(b64))
-	if err := mr.charge(int64(rawLen)); err != nil {
+	raw, err := mr.binary(b64, compression, n*size, field("base64"))
+	defer mr.release(int64(cap(raw)))
+	if err != nil {
 		return nil, err
-	}
-	defer mr.release(int64(rawLen))
-	raw := make([]byte, rawLen)
-	if k, err := base64.StdEncoding.Decode(raw, b64); err != nil || k != n*size {
-		return nil, placef("%s: not valid base64", field("base64"))
 	}
 	vals, err := mr.floats(product(shape))
 	if err != nil {
 		return nil, err
 	}
 	if triangle == "lower" {
+		if err := mr.charge(8 * int64(n)); err != nil {
+			return nil, err
+		}
+		defer mr.release(8 * int64(n))
 		tri := make([]float64, n)
 		decodeValues(tri, raw, dtype)
 		m := shape[1]
@@ -327,7 +374,62 @@ func (mr *modelReader) compact(spec arraySpec) (*array, error) {
 	}
 	a := &array{vals: vals, original: units == "original"}
 	copy(a.shape[:], shape)
+	if spec.rank == 3 {
+		a.vals = nil
+		for k := range shape[0] {
+			m2 := shape[1] * shape[1]
+			a.mats = append(a.mats, vals[k*m2:(k+1)*m2:(k+1)*m2])
+		}
+	}
 	return a, nil
+}
+
+// maxEncoded bounds the length of n bytes once compressed: deflate's
+// stored blocks add 5 bytes to every 65,535, zlib 6 bytes in all.
+func maxEncoded(n int) int { return n + n/1000 + 64 }
+
+// binary returns the n bytes that b64 encodes (compressed with zlib when
+// compression says so), charged before they are allocated. A stream that
+// holds more or fewer than n bytes, or fails its checksum, is an error.
+func (mr *modelReader) binary(b64 []byte, compression string, n int, name string) ([]byte, error) {
+	// Decode needs room for whole quanta: up to 2 bytes past the values.
+	decLen := base64.StdEncoding.DecodedLen(len(b64))
+	if err := mr.charge(int64(decLen)); err != nil {
+		return nil, err
+	}
+	dec := make([]byte, decLen)
+	k, err := base64.StdEncoding.Decode(dec, b64)
+	if err != nil || (compression == "" && k != n) {
+		return dec, placef("%s: not valid base64", name)
+	}
+	if compression == "" {
+		return dec[:n], nil
+	}
+	defer mr.release(int64(decLen))
+	if err := mr.charge(int64(n)); err != nil {
+		return nil, err
+	}
+	raw := make([]byte, n)
+	zr, err := zlib.NewReader(bytes.NewReader(dec[:k]))
+	if err == nil {
+		_, err = io.ReadFull(zr, raw)
+	}
+	if err == nil {
+		// The end of the stream checks its checksum; a byte more is too many.
+		var one [1]byte
+		if m, e := zr.Read(one[:]); m != 0 {
+			err = fmt.Errorf("more than %d bytes", n)
+		} else if e != io.EOF {
+			err = e
+		}
+	}
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			err = fmt.Errorf("fewer than %d bytes", n)
+		}
+		return raw, placef("%s: not valid zlib data for its shape (%v)", name, err)
+	}
+	return raw, nil
 }
 
 func product(shape []int) int {
@@ -365,7 +467,19 @@ func float64JSON(vals []float64, shape ...int) *arrayJSON {
 	for i, v := range vals {
 		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(v))
 	}
-	return &arrayJSON{Shape: shape, Dtype: "float64", Base64: base64.StdEncoding.EncodeToString(raw)}
+	return &arrayJSON{Shape: shape, Dtype: "float64", Compression: "zlib", Base64: zlibBase64(raw)}
+}
+
+// zlibBase64 is raw compressed with zlib, in base64. Compression finds
+// what repeats: the last layer's q_sqrt matrices of an autoencoder are the
+// same for every output (560 × 2.7 KiB for the Frey faces, 2.4 KiB in all
+// once compressed).
+func zlibBase64(raw []byte) string {
+	var buf bytes.Buffer
+	zw := zlib.NewWriter(&buf)
+	zw.Write(raw) // cannot fail: a bytes.Buffer
+	zw.Close()
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
 }
 
 // matrixToJSON is a model matrix in the file's form: rows of numbers up to
@@ -403,7 +517,7 @@ func dataToJSON(x, y *mat.Dense, nx, ny dataset.Normalizer) dataJSON {
 	xj, yj := dataMatrixToJSON(x, nx), dataMatrixToJSON(y, ny)
 	xa, okx := xj.(*arrayJSON)
 	ya, oky := yj.(*arrayJSON)
-	if okx && oky && slices.Equal(xa.Shape, ya.Shape) && xa.Dtype == ya.Dtype && xa.Units == ya.Units && xa.Base64 == ya.Base64 {
+	if okx && oky && slices.Equal(xa.Shape, ya.Shape) && xa.Dtype == ya.Dtype && xa.Units == ya.Units && xa.Compression == ya.Compression && xa.Base64 == ya.Base64 {
 		yj = &arrayJSON{SameAs: "X"}
 	}
 	return dataJSON{X: xj, Y: yj}
@@ -434,7 +548,7 @@ func dataMatrixToJSON(a *mat.Dense, nz dataset.Normalizer) any {
 			le.PutUint32(raw[4*i:], uint32(v))
 		}
 	}
-	return &arrayJSON{Shape: []int{r, c}, Dtype: dtype, Units: "original", Base64: base64.StdEncoding.EncodeToString(raw)}
+	return &arrayJSON{Shape: []int{r, c}, Dtype: dtype, Units: "original", Compression: "zlib", Base64: zlibBase64(raw)}
 }
 
 // integerOriginals returns a's values in original units (value·scale +

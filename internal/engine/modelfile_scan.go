@@ -387,7 +387,7 @@ func (s *jsonScanner) strBytes(dst []byte, max int, what string, charge func(int
 			i++
 		}
 		if len(dst)-start+i-s.pos > max {
-			return dst, s.errorf("%s longer than %d bytes", what, max)
+			return dst, fmt.Errorf("%s longer than %d bytes (at byte %d)", what, max, s.off+int64(s.pos))
 		}
 		dst = append(dst, s.buf[s.pos:i]...)
 		s.pos = i
