@@ -203,19 +203,9 @@ func (s *jsonScanner) atEnd() error {
 // object reads an object, calling field for each key; field must consume
 // the value.
 func (s *jsonScanner) object(field func(key string) error) error {
-	if c, err := s.peek(); err != nil {
+	empty, err := s.open('{', '}', "an object {…}")
+	if empty || err != nil {
 		return err
-	} else if c != '{' {
-		return s.mismatch("an object {…}", c)
-	}
-	s.pos++
-	c, err := s.peek()
-	if err != nil {
-		return err
-	}
-	if c == '}' {
-		s.pos++
-		return nil
 	}
 	for {
 		if c, err := s.peek(); err != nil {
@@ -233,56 +223,65 @@ func (s *jsonScanner) object(field func(key string) error) error {
 		if err := field(key); err != nil {
 			return err
 		}
-		c, err := s.peek()
-		if err != nil {
+		if more, err := s.more('}', "a field"); !more || err != nil {
 			return err
-		}
-		s.pos++
-		switch c {
-		case ',':
-		case '}':
-			return nil
-		default:
-			s.pos--
-			return s.errorf("expected , or } after a field, found %s", quoteByte(c))
 		}
 	}
 }
 
 // array reads an array, calling elem for each element; elem must consume it.
 func (s *jsonScanner) array(elem func(i int) error) error {
-	if c, err := s.peek(); err != nil {
+	empty, err := s.open('[', ']', "an array […]")
+	if empty || err != nil {
 		return err
-	} else if c != '[' {
-		return s.mismatch("an array […]", c)
-	}
-	s.pos++
-	c, err := s.peek()
-	if err != nil {
-		return err
-	}
-	if c == ']' {
-		s.pos++
-		return nil
 	}
 	for i := 0; ; i++ {
 		if err := elem(i); err != nil {
 			return err
 		}
-		c, err := s.peek()
-		if err != nil {
+		if more, err := s.more(']', "an array element"); !more || err != nil {
 			return err
 		}
-		s.pos++
-		switch c {
-		case ',':
-		case ']':
-			return nil
-		default:
-			s.pos--
-			return s.errorf("expected , or ] after an array element, found %s", quoteByte(c))
-		}
 	}
+}
+
+// open consumes the bracket that opens an object or an array (what), and
+// the one that closes it when it is empty.
+func (s *jsonScanner) open(bracket, end byte, what string) (empty bool, err error) {
+	c, err := s.peek()
+	if err != nil {
+		return false, err
+	}
+	if c != bracket {
+		return false, s.mismatch(what, c)
+	}
+	s.pos++
+	if c, err = s.peek(); err != nil {
+		return false, err
+	}
+	if c == end {
+		s.pos++
+		return true, nil
+	}
+	return false, nil
+}
+
+// more consumes what follows an element (after names it): a comma, and
+// another element follows, or the closing bracket end.
+func (s *jsonScanner) more(end byte, after string) (bool, error) {
+	c, err := s.peek()
+	if err != nil {
+		return false, err
+	}
+	switch c {
+	case ',':
+		s.pos++
+		return true, nil
+	case end:
+		s.pos++
+		return false, nil
+	}
+	return false, s.errorf("expected , or %s after %s, found %s", string(end), after, quoteByte(c))
 }
 
 // number reads a JSON number as a float64; numbers out of float64's range
