@@ -18,6 +18,8 @@ import (
 // does.
 type ModelLoader interface {
 	ParkModel(mf *engine.ModelFile) (token string, err error)
+	// ModelReadOptions are the limits an uploaded file is read with.
+	ModelReadOptions() engine.ReadOptions
 }
 
 // maxUploadBytes bounds a model file sent to POST /model: a model at every
@@ -37,7 +39,7 @@ type modelUpload struct {
 
 func (h modelUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxUploadBytes)
-	mf, err := engine.ReadModel(r.Body)
+	mf, err := engine.ReadModelWith(r.Body, h.b.ModelReadOptions())
 	if err != nil {
 		badUpload(w, err, "the model file", maxUploadBytes, "not a model file")
 		return

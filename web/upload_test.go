@@ -2,10 +2,14 @@ package web
 
 import (
 	"bytes"
+	"dgpviz/internal/stream"
 	"dgpviz/internal/wire"
+	"encoding/base64"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +56,9 @@ func TestModelUpload(t *testing.T) {
 		{"not json", 400, "not a model file"},
 		{`{"layers": []}`, 400, "not a model file"},
 		{strings.Repeat(" ", maxUploadBytes+10), 413, "larger than"},
+		// Refused while read, at the server's limits (stream.DefaultLimits).
+		{`{"data": {"X": [` + strings.Repeat("[0],", 1<<20) + `[0]]}}`, 400, "the model's data has more rows than the limit 2000"},
+		{`{"layers": [{"inducing_inputs": [` + strings.Repeat("[0],", 100) + `[0]]}]}`, 400, "layer 1 has more inducing points than the limit 64"},
 	} {
 		resp, err := http.Post(hs.URL+"/model", "application/json", bytes.NewReader([]byte(tc.body)))
 		if err != nil {
@@ -147,5 +154,31 @@ func resumeUntil(t *testing.T, base, token, want string) (map[string]any, map[st
 		if d["type"] == want {
 			return hello, d
 		}
+	}
+}
+
+// TestModelUploadBudget: an uploaded model is read within the memory
+// budget of one session, and refused while read when it would need more.
+func TestModelUploadBudget(t *testing.T) {
+	l := stream.DefaultLimits()
+	l.SessionMemory = 4 << 20
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := stream.NewServer(stream.Options{Limits: l, Defaults: stream.DefaultConfig(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(New(srv, srv, log))
+	defer hs.Close()
+	// 2000 × 300 float64s: 4.8 MB once decoded.
+	x := base64.StdEncoding.EncodeToString(make([]byte, 8*2000*300))
+	body := `{"data": {"X": {"shape": [2000, 300], "dtype": "float64", "base64": "` + x + `"}}}`
+	resp, err := http.Post(hs.URL+"/model", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := "the model file needs more memory than the limit of 4 MiB for a session"; resp.StatusCode != 400 || !strings.Contains(string(b), want) {
+		t.Errorf("%d %q, want 400 saying %q", resp.StatusCode, b, want)
 	}
 }

@@ -85,8 +85,8 @@ func TestEvalBadInput(t *testing.T) {
 		name, content, want string
 	}{
 		{"malformed", `{"data": `, "not valid JSON"},
-		{"negative noise", strings.Replace(tinyModel, `"noise_variance": 0.05`, `"noise_variance": -0.05`, 1), "layer 1: noise_variance"},
-		{"shape", strings.Replace(tinyModel, `"inducing_inputs": [[-1], [1]]`, `"inducing_inputs": [[-1, 0], [1, 0]]`, 1), "layer 1: kernel"},
+		{"negative noise", strings.Replace(tinyModel, `"noise_variance": 0.05`, `"noise_variance": -0.05`, 1), "layer 2: noise_variance"},
+		{"shape", strings.Replace(tinyModel, `"inducing_inputs": [[-1], [1]]`, `"inducing_inputs": [[-1, 0], [1, 0]]`, 1), "layer 2: kernel"},
 		// 1/s² overflows: a clear error naming what is not finite, not
 		// "json: unsupported value: +Inf".
 		{"tiny noise", strings.Replace(tinyModel, `"noise_variance": 0.05`, `"noise_variance": 1e-300`, 1), "is not finite"},

@@ -70,7 +70,7 @@ const initMethod = "per layer: inducing inputs at the quantiles (1-D) or k-means
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fit", stderr)
 	var f fitFlags
-	fs.StringVar(&f.data, "data", "step", `data set: "step", "robot:PATH", "csv:PATH" (a header row; columns named x… are inputs, y… outputs) or "frey:PATH"`)
+	fs.StringVar(&f.data, "data", "step", `data set: "step", "robot" or "robot:PATH", "frey" or "frey:PATH" ("robot" and "frey": the files 'viz data get' fetches), or "csv:PATH" (a header row; columns named x… are inputs, y… outputs)`)
 	fs.StringVar(&f.hidden, "hidden", "", "hidden-layer widths, comma-separated (empty: a one-layer GP)")
 	fs.IntVar(&f.inducing, "inducing", train.DefaultInducing, "inducing points per layer")
 	fs.StringVar(&f.kernel, "kernel", "rbf", "kernel of every layer: rbf, rbfiso (one shared lengthscale) or linear")

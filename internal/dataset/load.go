@@ -8,15 +8,24 @@ import (
 // Load returns the data set described by spec:
 //
 //	"step" or ""   the built-in step function (see Step)
+//	"robot"        the robot WiFi data uw-floor.txt, found by Find
 //	"robot:PATH"   robot WiFi data read from PATH (see LoadRobot)
-//	"csv:PATH"     a CSV file read from PATH with default CSVOptions (see LoadCSV)
+//	"frey"         the Frey faces frey_rawface.mat, found by Find
 //	"frey:PATH"    the Frey faces MAT-file read from PATH (see LoadFrey)
+//	"csv:PATH"     a CSV file read from PATH with default CSVOptions (see LoadCSV)
 //
 // Surrounding white space in spec is ignored; PATH is used as given.
 func Load(spec string) (*Dataset, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" || spec == "step" {
 		return Step(), nil
+	}
+	if r, ok := RemoteNamed(spec); ok {
+		path, err := Find(r)
+		if err != nil {
+			return nil, err
+		}
+		spec += ":" + path
 	}
 	scheme, path, ok := strings.Cut(spec, ":")
 	if ok {
@@ -34,5 +43,5 @@ func Load(spec string) (*Dataset, error) {
 			return LoadCSV(path, CSVOptions{})
 		}
 	}
-	return nil, fmt.Errorf(`dataset: unknown data set %q: valid are "step", "robot:PATH", "csv:PATH" and "frey:PATH"`, spec)
+	return nil, fmt.Errorf(`dataset: unknown data set %q: valid are "step", "robot", "robot:PATH", "frey", "frey:PATH" and "csv:PATH"`, spec)
 }

@@ -20,7 +20,7 @@ func TestLoad(t *testing.T) {
 		{"csv:", "", `missing path after "csv:"`},
 		{"robot:testdata/nope.txt", "", "no such file"},
 		{"csv:" + fixtureFile, "", "no output column"}, // one space-separated field per line
-		{"frey", "", `unknown data set "frey": valid are "step", "robot:PATH", "csv:PATH" and "frey:PATH"`},
+		{"faces", "", `unknown data set "faces": valid are "step", "robot", "robot:PATH", "frey", "frey:PATH" and "csv:PATH"`},
 		{"json:a.json", "", `unknown data set "json:a.json"`},
 		{"Step", "", "unknown data set"},
 	} {

@@ -1,11 +1,13 @@
 package dataset
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -68,6 +70,26 @@ var matElemSize = map[uint32]int{
 	miSINGLE: 4, miDOUBLE: 8, miINT64: 8, miUINT64: 8,
 }
 
+// matMagic starts every MAT-file of version 5 (MAT-File Format, 2019, p. 1-6).
+const matMagic = "MATLAB 5.0 MAT-file"
+
+// looksLikeText reports whether b's first 512 bytes are printable UTF-8
+// text (or white space): a file given as a MAT-file that is not one.
+func looksLikeText(b []byte) bool {
+	head := b[:min(len(b), 512)]
+	for len(head) > 0 {
+		r, n := utf8.DecodeRune(head)
+		if r == utf8.RuneError && n <= 1 && len(head) >= utf8.UTFMax {
+			return false
+		}
+		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' {
+			return false
+		}
+		head = head[n:]
+	}
+	return true
+}
+
 const (
 	matHeaderSize = 128
 	// MaxMATElements is the largest number of elements a MAT-file
@@ -101,6 +123,9 @@ func ReadMAT(r io.Reader) ([]MATMatrix, error) {
 func parseMAT(b []byte) ([]MATMatrix, error) {
 	if len(b) >= 10 && string(b[:10]) == "MATLAB 7.3" {
 		return nil, errors.New("dataset: MAT-file: version 7.3 (HDF5) files are not supported; save with -v6")
+	}
+	if len(b) > 0 && !bytes.HasPrefix(b, []byte("MATLAB")) && looksLikeText(b) {
+		return nil, errors.New(`dataset: MAT-file: this is text, not a MATLAB MAT-file (binary, starting "` + matMagic + `"); robot WiFi readings are read with robot:PATH, a CSV with csv:PATH`)
 	}
 	if len(b) < matHeaderSize {
 		return nil, fmt.Errorf("dataset: MAT-file: %d bytes, shorter than the 128-byte header of a version 5 file", len(b))

@@ -34,6 +34,9 @@ func robotTrainCount(n int) int {
 	return (546*n + 999) / 1000
 }
 
+// robotRule says what a robot file is, for the errors of files that are not.
+const robotRule = "plain text, one reading per line: time, access point, x, y, signal strength in dBm, as uw-floor.txt"
+
 // robotFields names the five fields of a robot line, for error messages.
 var robotFields = [5]string{"time", "access point", "x", "y", "signal strength"}
 
@@ -95,7 +98,11 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 		readings int
 		prevLine int // line of the previous reading
 	)
-	sc := bufio.NewScanner(newLimitReader(r))
+	br := bufio.NewReader(newLimitReader(r))
+	if head, _ := br.Peek(len(matMagic)); string(head) == matMagic {
+		return nil, fmt.Errorf("dataset: %s: this is a MATLAB MAT-file, not a robot file (%s); the Frey faces' MAT-file is read with frey:PATH", src, robotRule)
+	}
+	sc := bufio.NewScanner(br)
 	for sc.Scan() {
 		line++
 		f := strings.Fields(sc.Text())
@@ -150,7 +157,7 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 		case errors.Is(err, errTooLarge):
 			return nil, sizeError(src)
 		case errors.Is(err, bufio.ErrTooLong):
-			return nil, lineErr(line+1, "longer than %d bytes", bufio.MaxScanTokenSize)
+			return nil, lineErr(line+1, "longer than %d bytes: not a robot file (%s)", bufio.MaxScanTokenSize, robotRule)
 		}
 		return nil, fmt.Errorf("dataset: %s: %w", src, err)
 	}

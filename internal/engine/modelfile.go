@@ -2,8 +2,10 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"dgpviz/internal/dataset"
@@ -11,22 +13,24 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+// The model file: JSON, documented field by field in docs/model-format.md.
+// Short arrays are JSON numbers; arrays of more than encodeAbove values are
+// compact (arrayJSON): little-endian binary in base64, the data in their
+// original units as integers when that re-normalises bit for bit, and Y
+// stored once when it is X.
+
 // MaxModelFileBytes bounds the size of a model file that ReadModel accepts.
 const MaxModelFileBytes = 256 << 20
 
-// modelJSON is the model file format.
-type modelJSON struct {
-	Jitter *float64    `json:"jitter,omitempty"`
-	Data   dataJSON    `json:"data"`
-	Layers []layerJSON `json:"layers"`
-	// Extra keeps fields that other packages add (normalisation, data set
-	// name, initialisation) so that reading and writing preserves them.
-	Extra map[string]json.RawMessage `json:"-"`
-}
+// encodeAbove is the number of values above which WriteModel writes an
+// array compactly: a person reads a short list, a long one is for programs,
+// and as indented text a value costs ~25 bytes (a Frey model's copy of its
+// data was 56 MB).
+const encodeAbove = 1024
 
 type dataJSON struct {
-	X [][]float64 `json:"X"`
-	Y [][]float64 `json:"Y"`
+	X any `json:"X"` // [][]float64 or *arrayJSON
+	Y any `json:"Y"`
 }
 
 type kernelJSON struct {
@@ -38,11 +42,29 @@ type kernelJSON struct {
 }
 
 type layerJSON struct {
-	Kernel         kernelJSON    `json:"kernel"`
-	NoiseVariance  float64       `json:"noise_variance"`
-	InducingInputs [][]float64   `json:"inducing_inputs"`
-	QMu            [][]float64   `json:"q_mu"`
-	QSqrt          [][][]float64 `json:"q_sqrt"`
+	Kernel         kernelJSON `json:"kernel"`
+	NoiseVariance  float64    `json:"noise_variance"`
+	InducingInputs any        `json:"inducing_inputs"` // [][]float64 or *arrayJSON
+	QMu            any        `json:"q_mu"`
+	QSqrt          any        `json:"q_sqrt"` // [][][]float64 or *arrayJSON
+}
+
+// arrayJSON is an array in compact form: Shape's extents, the values
+// row-major as little-endian Dtype, compressed with zlib when Compression
+// says so (RFC 1950; WriteModel always does), in standard base64 (RFC
+// 4648, padded).
+// Units "original" marks data stored in their original units, which the
+// reader normalises with the file's normalisation; Triangle "lower" a
+// stack of square matrices of which only the lower triangles are stored,
+// row by row. SameAs "X" (for data.Y alone) says Y's stored values are X's.
+type arrayJSON struct {
+	SameAs      string `json:"same_as,omitempty"`
+	Shape       []int  `json:"shape,omitempty"`
+	Dtype       string `json:"dtype,omitempty"`
+	Units       string `json:"units,omitempty"`
+	Triangle    string `json:"triangle,omitempty"`
+	Compression string `json:"compression,omitempty"`
+	Base64      string `json:"base64,omitempty"`
 }
 
 // ModelFile is a model as read from or written to a JSON model file, with
@@ -57,177 +79,582 @@ type ModelFile struct {
 	Extra        map[string]json.RawMessage
 }
 
+// ReadOptions are the limits a model file is read with. Each is checked
+// as the file is read, before the memory it guards is allocated, so a
+// hostile file costs little more than its own size. Zero fields take the
+// engine's own limits.
+type ReadOptions struct {
+	MaxRows     int // data rows (default MaxData)
+	MaxColumns  int // columns of data.X and data.Y (default MaxDim)
+	MaxLayers   int // layers (default MaxLayers)
+	MaxWidth    int // outputs of a hidden layer (default MaxDim)
+	MaxInducing int // inducing points of a layer (default MaxInducing)
+	// Budget, when not nil, is told the bytes the reader is about to hold
+	// in all, before each large allocation; its error ends the reading
+	// and is returned as it is. Without one the reader holds at most
+	// MaxModelMemory.
+	Budget func(bytes int64) error
+}
+
+// MaxModelMemory bounds the memory ReadModelWith takes without a Budget:
+// compressed arrays can claim far more than the file's size.
+const MaxModelMemory = 4 << 30
+
+func (o ReadOptions) withDefaults() ReadOptions {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxRows, MaxData)
+	def(&o.MaxColumns, MaxDim)
+	def(&o.MaxLayers, MaxLayers)
+	def(&o.MaxWidth, MaxDim)
+	def(&o.MaxInducing, MaxInducing)
+	if o.Budget == nil {
+		o.Budget = func(bytes int64) error {
+			if bytes > MaxModelMemory {
+				return fmt.Errorf("the model file needs more than %d GiB of memory", MaxModelMemory>>30)
+			}
+			return nil
+		}
+	}
+	return o
+}
+
 // ReadModelFile reads and validates a model file.
 func ReadModelFile(path string) (*ModelFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	return ReadModel(f)
 }
 
-// ReadModel decodes and validates a JSON model. Errors name the layer and
-// field at fault.
+// ReadModel reads and validates a JSON model with the engine's own limits
+// (see ReadModelWith).
 func ReadModel(r io.Reader) (*ModelFile, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxModelFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("engine: reading model: %w", err)
-	}
-	if len(data) > MaxModelFileBytes {
-		return nil, fmt.Errorf("engine: model file larger than %d bytes", MaxModelFileBytes)
-	}
-	var mj modelJSON
-	if err := json.Unmarshal(data, &mj); err != nil {
-		return nil, fmt.Errorf("engine: model file is not valid JSON: %w", err)
-	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(data, &all); err != nil {
-		return nil, fmt.Errorf("engine: model file is not a JSON object: %w", err)
-	}
-	delete(all, "jitter")
-	delete(all, "data")
-	delete(all, "layers")
-	m, err := mj.model()
-	if err != nil {
-		return nil, err
-	}
-	if err := m.Validate(); err != nil {
-		return nil, err
-	}
-	_, q := m.X.Dims()
-	_, d := m.Y.Dims()
-	nx, ny, err := readNormalization(all["normalization"], q, d)
-	if err != nil {
-		return nil, err
-	}
-	delete(all, "normalization")
-	return &ModelFile{Model: m, NormX: nx, NormY: ny, Extra: all}, nil
+	return ReadModelWith(r, ReadOptions{})
 }
 
-func (mj *modelJSON) model() (*Model, error) {
-	m := &Model{Jitter: DefaultJitter}
-	if mj.Jitter != nil {
-		m.Jitter = *mj.Jitter
+// ReadModelWith reads and validates a JSON model, streaming: limits are
+// checked as the values come, so nothing larger than the limits allow is
+// allocated. It reads files in both forms of arrays (JSON numbers and
+// arrayJSON). Errors name the layer (counted from 1) and field at fault.
+func ReadModelWith(r io.Reader, opt ReadOptions) (*ModelFile, error) {
+	mr := &modelReader{s: newJSONScanner(r, MaxModelFileBytes), opt: opt.withDefaults()}
+	mf, err := mr.read()
+	switch {
+	case errors.Is(err, errModelTooLarge):
+		return nil, fmt.Errorf("the model file is larger than %d MiB", MaxModelFileBytes>>20)
+	case err != nil:
+		return nil, err
 	}
-	var err error
-	if m.X, err = denseFromRows(mj.Data.X, "data.X", -1); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+	return mf, nil
+}
+
+// modelReader reads one model file (ReadModelWith).
+type modelReader struct {
+	s    *jsonScanner
+	opt  ReadOptions
+	held int64 // bytes of arrays held, as told to opt.Budget
+
+	x, y       *dataArray // data.X and data.Y as stored
+	layers     []*Layer
+	jitter     *float64
+	norm       *normalizationJSON
+	extra      map[string]json.RawMessage
+	q, d       int // columns of X and Y, once read (0 before)
+	haveFields map[string]bool
+}
+
+// dataArray is data.X or data.Y as stored: original marks values in the
+// data's original units, normalised once the normalisation is read.
+type dataArray struct {
+	vals       []float64
+	rows, cols int
+	original   bool
+}
+
+// charge tells the budget of n more bytes held.
+func (mr *modelReader) charge(n int64) error {
+	mr.held += n
+	if mr.opt.Budget != nil && n > 0 {
+		if err := mr.opt.Budget(mr.held); err != nil {
+			return finalError{err}
+		}
 	}
-	if m.Y, err = denseFromRows(mj.Data.Y, "data.Y", -1); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+	return nil
+}
+
+// finalError is an error that says all there is to say: a limit, the
+// budget. Syntax errors (*syntaxError) are final too. Neither within nor
+// inLayer adds context to them.
+type finalError struct{ error }
+
+func (e finalError) Unwrap() error { return e.error }
+
+func finalf(format string, args ...any) error { return finalError{fmt.Errorf(format, args...)} }
+
+// placedError is an error that names the field it concerns: within adds
+// no other field name to it (the innermost place is the most precise).
+type placedError struct{ error }
+
+func (e placedError) Unwrap() error { return e.error }
+
+func placef(format string, args ...any) error { return placedError{fmt.Errorf(format, args...)} }
+
+func isFinal(err error) bool {
+	var fe finalError
+	var se *syntaxError
+	return errors.As(err, &fe) || errors.As(err, &se) || errors.Is(err, errModelTooLarge)
+}
+
+// within names place (a field) in err, unless err is final or names its
+// field already.
+func within(place string, err error) error {
+	var pe placedError
+	if err == nil || isFinal(err) || errors.As(err, &pe) {
+		return err
 	}
-	if len(mj.Layers) > MaxLayers {
-		return nil, fmt.Errorf("engine: %d layers exceed the limit %d", len(mj.Layers), MaxLayers)
+	return placedError{fmt.Errorf("%s: %w", place, err)}
+}
+
+// inLayer names layer i (counted from 0) in err, unless err is final.
+func inLayer(i int, err error) error {
+	if err == nil || isFinal(err) {
+		return err
 	}
-	for i, lj := range mj.Layers {
-		l, err := lj.layer()
+	return fmt.Errorf("layer %d: %w", i+1, err)
+}
+
+func (mr *modelReader) release(n int64) { mr.held -= n }
+
+// floats returns a slice of n float64s, charged first.
+func (mr *modelReader) floats(n int) ([]float64, error) {
+	if err := mr.charge(8 * int64(n)); err != nil {
+		return nil, err
+	}
+	return make([]float64, n), nil
+}
+
+func (mr *modelReader) read() (*ModelFile, error) {
+	s := mr.s
+	mr.extra = map[string]json.RawMessage{}
+	mr.haveFields = map[string]bool{}
+	err := s.object(func(key string) error {
+		switch key {
+		case "jitter", "data", "layers", "normalization":
+			if mr.haveFields[key] {
+				return fmt.Errorf("the model file has two %q fields", key)
+			}
+			mr.haveFields[key] = true
+		}
+		switch key {
+		case "jitter":
+			if null, err := s.null(); null || err != nil {
+				return err
+			}
+			v, err := s.number()
+			if err != nil {
+				return within(key, err)
+			}
+			mr.jitter = &v
+			return nil
+		case "data":
+			return mr.data()
+		case "layers":
+			return s.array(func(i int) error {
+				if i >= mr.opt.MaxLayers {
+					return finalf("the model has more layers than the limit %d", mr.opt.MaxLayers)
+				}
+				l, err := mr.layer(i)
+				if err != nil {
+					return inLayer(i, err)
+				}
+				mr.layers = append(mr.layers, l)
+				return nil
+			})
+		case "normalization":
+			if null, err := s.null(); null || err != nil {
+				return err
+			}
+			nj, err := readNormalizationJSON(s, mr.opt.MaxColumns)
+			if err != nil {
+				return within("normalization", err)
+			}
+			mr.norm = nj
+			return nil
+		}
+		raw, err := s.raw(mr.charge)
 		if err != nil {
-			return nil, fmt.Errorf("engine: layer %d: %w", i, err)
+			return err
 		}
-		m.Layers = append(m.Layers, l)
+		mr.extra[key] = raw
+		return nil
+	})
+	if err == nil {
+		err = s.atEnd()
 	}
-	return m, nil
+	if err != nil {
+		return nil, err
+	}
+	return mr.model()
 }
 
-func (lj *layerJSON) layer() (*Layer, error) {
-	z, err := denseFromRows(lj.InducingInputs, "inducing_inputs", -1)
+// model assembles and validates what was read.
+func (mr *modelReader) model() (*ModelFile, error) {
+	m := &Model{Jitter: DefaultJitter, Layers: mr.layers}
+	if mr.jitter != nil {
+		m.Jitter = *mr.jitter
+	}
+	if !(m.Jitter >= 0) || math.IsInf(m.Jitter, 0) {
+		return nil, fmt.Errorf("jitter %v must be finite and ≥ 0", m.Jitter)
+	}
+	switch {
+	case mr.x == nil:
+		return nil, fmt.Errorf("data.X: missing")
+	case mr.y == nil:
+		return nil, fmt.Errorf("data.Y: missing")
+	case mr.x.rows != mr.y.rows:
+		return nil, fmt.Errorf("data: X has %d rows but Y has %d", mr.x.rows, mr.y.rows)
+	}
+	nx, ny, err := checkNormalization(mr.norm, mr.x.cols, mr.y.cols)
 	if err != nil {
 		return nil, err
 	}
-	mz, q := z.Dims()
-	var k Kernel
-	switch lj.Kernel.Type {
-	case "rbf":
-		if lj.Kernel.Variance == nil {
-			return nil, fmt.Errorf("kernel.variance: missing")
-		}
-		if len(lj.Kernel.Lengthscales) == 0 {
-			return nil, fmt.Errorf("kernel.lengthscales: missing")
-		}
-		k = NewRBF(*lj.Kernel.Variance, lj.Kernel.Lengthscales)
-	case "linear":
-		if len(lj.Kernel.Variances) == 0 {
-			return nil, fmt.Errorf("kernel.variances: missing")
-		}
-		k = NewLinear(lj.Kernel.Variances)
-	case "rbfiso":
-		if lj.Kernel.Variance == nil || lj.Kernel.Lengthscale == nil {
-			return nil, fmt.Errorf("kernel.variance or kernel.lengthscale: missing")
-		}
-		if q < 1 {
-			return nil, fmt.Errorf("kernel: rbfiso needs inducing_inputs with at least one column")
-		}
-		k = NewRBFIso(*lj.Kernel.Variance, *lj.Kernel.Lengthscale, q)
-	default:
-		return nil, fmt.Errorf("kernel.type: %q is not rbf, rbfiso or linear", lj.Kernel.Type)
+	if m.X, err = mr.x.matrix(nx); err != nil {
+		return nil, fmt.Errorf("data.X: %w", err)
 	}
-	if k.InputDim() != q {
-		return nil, fmt.Errorf("kernel: %d lengthscales/variances but inducing_inputs has %d columns", k.InputDim(), q)
+	if m.Y, err = mr.y.matrix(ny); err != nil {
+		return nil, fmt.Errorf("data.Y: %w", err)
 	}
-	qmu, err := denseFromRows(lj.QMu, "q_mu", mz)
+	if err := CheckFinite(m.X, "data.X"); err != nil {
+		return nil, err
+	}
+	if err := CheckFinite(m.Y, "data.Y"); err != nil {
+		return nil, err
+	}
+	if len(m.Layers) == 0 {
+		return nil, fmt.Errorf("the model has no layers")
+	}
+	in := mr.x.cols
+	for i, l := range m.Layers {
+		if err := l.validate(in); err != nil {
+			return nil, fmt.Errorf("layer %d: %w", i+1, err)
+		}
+		_, _, in = l.Dims()
+		if i+1 < len(m.Layers) && in > mr.opt.MaxWidth {
+			return nil, fmt.Errorf("hidden layer %d has width %d, more than the limit %d", i+1, in, mr.opt.MaxWidth)
+		}
+	}
+	if in != mr.y.cols {
+		return nil, fmt.Errorf("layer %d: q_mu has %d columns but Y has %d", len(m.Layers), in, mr.y.cols)
+	}
+	return &ModelFile{Model: m, NormX: nx, NormY: ny, Extra: mr.extra}, nil
+}
+
+// matrix returns the data as the model holds them: normalised with nz
+// when stored in original units, as (value − mean)/scale exactly as
+// dataset.Normalizer.Apply computes it, so values re-normalise bit for
+// bit.
+func (a *dataArray) matrix(nz dataset.Normalizer) (*mat.Dense, error) {
+	if a.rows == 0 || a.cols == 0 {
+		return nil, fmt.Errorf("missing or empty")
+	}
+	if a.original {
+		for i := range a.rows {
+			row := a.vals[i*a.cols : (i+1)*a.cols]
+			for j, v := range row {
+				row[j] = (v - nz.Mean[j]) / nz.Scale[j]
+			}
+		}
+	}
+	return mat.NewDense(a.rows, a.cols, a.vals), nil
+}
+
+func (mr *modelReader) data() error {
+	s := mr.s
+	o := mr.opt
+	have := map[string]bool{}
+	err := s.object(func(key string) error {
+		if key != "X" && key != "Y" {
+			return s.skip(0)
+		}
+		if have[key] {
+			return fmt.Errorf("data has two %q fields", key)
+		}
+		have[key] = true
+		name := "data." + key
+		spec := arraySpec{name: name, rank: 2, data: true, limits: [3]axisLimit{
+			{o.MaxRows, func() error { return finalf("the model's data has more rows than the limit %d", o.MaxRows) }},
+			{o.MaxColumns, func() error { return finalf("the model's data has more columns than the limit %d", o.MaxColumns) }},
+		}}
+		a, err := mr.array(spec)
+		if err != nil {
+			return err
+		}
+		if a.sameAs != "" {
+			if key != "Y" || a.sameAs != "X" || mr.x == nil {
+				return fmt.Errorf(`%s: same_as %q: only data.Y may be "X", after data.X`, name, a.sameAs)
+			}
+			vals, err := mr.floats(len(mr.x.vals))
+			if err != nil {
+				return err
+			}
+			copy(vals, mr.x.vals)
+			mr.y = &dataArray{vals: vals, rows: mr.x.rows, cols: mr.x.cols, original: mr.x.original}
+			mr.d = mr.y.cols
+			return nil
+		}
+		da := &dataArray{vals: a.vals, rows: a.shape[0], cols: a.shape[1], original: a.original}
+		if key == "X" {
+			mr.x, mr.q = da, da.cols
+		} else {
+			mr.y, mr.d = da, da.cols
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// layer reads layer i (counted from 0) of the layers array.
+func (mr *modelReader) layer(i int) (*Layer, error) {
+	s := mr.s
+	o := mr.opt
+	var (
+		kj    *kernelJSON
+		noise *float64
+		z     *array
+		qmu   *array
+		qsqrt *array
+	)
+	// Known shapes check what follows as early as the file's order allows:
+	// the data's widths bound the first layer's input and the outputs.
+	maxIn := max(o.MaxColumns, o.MaxWidth)
+	if i == 0 && mr.q > 0 {
+		maxIn = mr.q
+	}
+	maxOut := max(o.MaxColumns, o.MaxWidth)
+	if mr.d > 0 {
+		maxOut = max(o.MaxWidth, mr.d)
+	}
+	tooManyInducing := func() error {
+		return finalf("layer %d has more inducing points than the limit %d", i+1, o.MaxInducing)
+	}
+	tooWideIn := func() error {
+		return finalf("layer %d has more inputs than the limit %d", i+1, maxIn)
+	}
+	tooWideOut := func() error {
+		return finalf("layer %d has more outputs than the limit %d", i+1, maxOut)
+	}
+	m := func() int { // inducing points, once known
+		switch {
+		case z != nil:
+			return z.shape[0]
+		case qmu != nil:
+			return qmu.shape[0]
+		case qsqrt != nil:
+			return qsqrt.shape[1]
+		}
+		return 0
+	}
+	dOut := func() int {
+		switch {
+		case qmu != nil:
+			return qmu.shape[1]
+		case qsqrt != nil:
+			return qsqrt.shape[0]
+		}
+		return 0
+	}
+	have := map[string]bool{}
+	err := s.object(func(key string) error {
+		if have[key] {
+			return fmt.Errorf("two %q fields", key)
+		}
+		have[key] = true
+		var err error
+		mLim := axisLimit{o.MaxInducing, tooManyInducing}
+		if mz := m(); mz > 0 {
+			mLim = axisLimit{mz, func() error { return fmt.Errorf("%s: more than %d rows, the number of inducing points", key, mz) }}
+		}
+		switch key {
+		case "kernel":
+			kj, err = mr.kernel(maxIn)
+			if err != nil {
+				return within("kernel", err)
+			}
+			return nil
+		case "noise_variance":
+			v, err := s.number()
+			if err != nil {
+				return within(key, err)
+			}
+			noise = &v
+			return nil
+		case "inducing_inputs":
+			z, err = mr.array(arraySpec{name: key, rank: 2, limits: [3]axisLimit{mLim, {maxIn, tooWideIn}}})
+			return err
+		case "q_mu":
+			outLim := axisLimit{maxOut, tooWideOut}
+			if d := dOut(); d > 0 {
+				outLim = axisLimit{d, func() error { return fmt.Errorf("q_mu: more than %d columns, one per q_sqrt matrix", d) }}
+			}
+			qmu, err = mr.array(arraySpec{name: key, rank: 2, limits: [3]axisLimit{mLim, outLim}})
+			return err
+		case "q_sqrt":
+			outLim := axisLimit{maxOut, tooWideOut}
+			if d := dOut(); d > 0 {
+				outLim = axisLimit{d, func() error { return fmt.Errorf("q_sqrt: more than %d matrices, one per output", d) }}
+			}
+			qsqrt, err = mr.array(arraySpec{name: key, rank: 3, limits: [3]axisLimit{outLim, mLim, mLim}})
+			return err
+		}
+		return s.skip(0)
+	})
 	if err != nil {
 		return nil, err
 	}
-	_, d := qmu.Dims()
-	if len(lj.QSqrt) != d {
-		return nil, fmt.Errorf("q_sqrt: %d matrices, want one per output (%d)", len(lj.QSqrt), d)
+	switch {
+	case kj == nil:
+		return nil, fmt.Errorf("kernel: missing")
+	case noise == nil:
+		return nil, fmt.Errorf("noise_variance: missing")
+	case z == nil:
+		return nil, fmt.Errorf("inducing_inputs: missing")
+	case qmu == nil:
+		return nil, fmt.Errorf("q_mu: missing")
+	case qsqrt == nil:
+		return nil, fmt.Errorf("q_sqrt: missing")
 	}
-	l := &Layer{Kernel: k, NoiseVariance: lj.NoiseVariance, InducingInputs: z, QMu: qmu}
-	for j, s := range lj.QSqrt {
-		if len(s) != mz {
-			return nil, fmt.Errorf("q_sqrt[%d]: %d rows, want %d", j, len(s), mz)
-		}
-		a := mat.NewDense(mz, mz, nil)
-		for r, row := range s {
-			if len(row) != mz && len(row) != r+1 {
-				return nil, fmt.Errorf("q_sqrt[%d][%d]: %d entries, want %d (or %d, the lower triangle)", j, r, len(row), mz, r+1)
-			}
-			for c := 0; c <= r; c++ {
-				a.Set(r, c, row[c])
-			}
-		}
-		l.QSqrt = append(l.QSqrt, a)
+	mz, q := z.shape[0], z.shape[1]
+	k, err := kj.kernel(q)
+	if err != nil {
+		return nil, err
+	}
+	if qmu.shape[0] != mz {
+		return nil, fmt.Errorf("q_mu: %d rows, want %d", qmu.shape[0], mz)
+	}
+	d := qmu.shape[1]
+	if qsqrt.shape[0] != d {
+		return nil, fmt.Errorf("q_sqrt: %d matrices, want one per output (%d)", qsqrt.shape[0], d)
+	}
+	if qsqrt.shape[1] != mz {
+		return nil, fmt.Errorf("q_sqrt[0]: %d rows, want %d", qsqrt.shape[1], mz)
+	}
+	l := &Layer{Kernel: k, NoiseVariance: *noise,
+		InducingInputs: mat.NewDense(mz, q, z.vals), QMu: mat.NewDense(mz, d, qmu.vals)}
+	l.QSqrt = make([]*mat.Dense, d)
+	for j := range l.QSqrt {
+		l.QSqrt[j] = mat.NewDense(mz, mz, qsqrt.mats[j])
 	}
 	return l, nil
 }
 
-// denseFromRows converts rows to a matrix, requiring a rectangular,
-// non-empty shape and, if rows ≥ 0, that many rows.
-func denseFromRows(v [][]float64, name string, rows int) (*mat.Dense, error) {
-	if len(v) == 0 {
-		return nil, fmt.Errorf("%s: missing or empty", name)
+// kernel reads a layer's kernel object; vectors have at most maxIn entries.
+func (mr *modelReader) kernel(maxIn int) (*kernelJSON, error) {
+	s := mr.s
+	var kj kernelJSON
+	list := func(name string) ([]float64, error) {
+		var out []float64
+		err := s.array(func(i int) error {
+			if i >= maxIn {
+				return fmt.Errorf("more than %d entries, the layer's input width", maxIn)
+			}
+			v, err := s.number()
+			out = append(out, v)
+			return err
+		})
+		return out, err
 	}
-	if rows >= 0 && len(v) != rows {
-		return nil, fmt.Errorf("%s: %d rows, want %d", name, len(v), rows)
-	}
-	c := len(v[0])
-	if c == 0 {
-		return nil, fmt.Errorf("%s[0]: empty row", name)
-	}
-	if c > MaxDim && name != "data.Y" && name != "data.X" {
-		return nil, fmt.Errorf("%s: %d columns exceed the limit %d", name, c, MaxDim)
-	}
-	a := mat.NewDense(len(v), c, nil)
-	for i, row := range v {
-		if len(row) != c {
-			return nil, fmt.Errorf("%s[%d]: %d entries, but row 0 has %d", name, i, len(row), c)
+	err := s.object(func(key string) error {
+		var err error
+		switch key {
+		case "type":
+			kj.Type, err = s.str(64, "the kernel type")
+			err = within("kernel.type", err)
+		case "variance", "lengthscale":
+			var v float64
+			if v, err = s.number(); err != nil {
+				err = within("kernel."+key, err)
+			} else {
+				if key == "variance" {
+					kj.Variance = &v
+				} else {
+					kj.Lengthscale = &v
+				}
+			}
+		case "lengthscales":
+			kj.Lengthscales, err = list(key)
+			err = within("kernel."+key, err)
+		case "variances":
+			kj.Variances, err = list(key)
+			err = within("kernel."+key, err)
+		default:
+			err = s.skip(0)
 		}
-		a.SetRow(i, row)
+		return err
+	})
+	return &kj, err
+}
+
+// kernel returns the kernel kj describes, on q inputs.
+func (kj *kernelJSON) kernel(q int) (Kernel, error) {
+	var k Kernel
+	switch kj.Type {
+	case "rbf":
+		if kj.Variance == nil {
+			return nil, fmt.Errorf("kernel.variance: missing")
+		}
+		if len(kj.Lengthscales) == 0 {
+			return nil, fmt.Errorf("kernel.lengthscales: missing")
+		}
+		k = NewRBF(*kj.Variance, kj.Lengthscales)
+	case "linear":
+		if len(kj.Variances) == 0 {
+			return nil, fmt.Errorf("kernel.variances: missing")
+		}
+		k = NewLinear(kj.Variances)
+	case "rbfiso":
+		if kj.Variance == nil || kj.Lengthscale == nil {
+			return nil, fmt.Errorf("kernel.variance or kernel.lengthscale: missing")
+		}
+		k = NewRBFIso(*kj.Variance, *kj.Lengthscale, q)
+	default:
+		return nil, fmt.Errorf("kernel.type: %q is not rbf, rbfiso or linear", kj.Type)
 	}
-	return a, nil
+	if k.InputDim() != q {
+		return nil, fmt.Errorf("kernel: %d lengthscales/variances but inducing_inputs has %d columns", k.InputDim(), q)
+	}
+	return k, nil
 }
 
 // WriteModel writes m (and extra fields) as an indented JSON model file.
 // The output is deterministic: the same model gives the same bytes.
+// Arrays of more than encodeAbove values are written compactly; when
+// extra holds the data's "normalization" and the data are integers in
+// their original units that re-normalise bit for bit, they are stored as
+// such integers.
 func WriteModel(w io.Writer, m *Model, extra map[string]json.RawMessage) error {
 	out := map[string]any{}
 	for k, v := range extra {
 		out[k] = v
 	}
-	j := m.Jitter
-	out["jitter"] = j
-	out["data"] = dataJSON{X: MatrixRows(m.X), Y: MatrixRows(m.Y)}
+	_, q := m.X.Dims()
+	_, d := m.Y.Dims()
+	nx, ny, err := readNormalization(extra["normalization"], q, d)
+	if err != nil {
+		// Written as given (ReadModel will say what is wrong), with the
+		// data as they are: no original units without a normalisation.
+		nx, ny = dataset.Normalizer{}, dataset.Normalizer{}
+	}
+	out["jitter"] = m.Jitter
+	out["data"] = dataToJSON(m.X, m.Y, nx, ny)
 	var layers []layerJSON
 	for _, l := range m.Layers {
 		layers = append(layers, layerToJSON(l))
@@ -236,13 +663,13 @@ func WriteModel(w io.Writer, m *Model, extra map[string]json.RawMessage) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
 	if err := enc.Encode(out); err != nil {
-		return fmt.Errorf("engine: writing model: %w", err)
+		return fmt.Errorf("writing model: %w", err)
 	}
 	return nil
 }
 
 func layerToJSON(l *Layer) layerJSON {
-	lj := layerJSON{NoiseVariance: l.NoiseVariance, InducingInputs: MatrixRows(l.InducingInputs), QMu: MatrixRows(l.QMu)}
+	lj := layerJSON{NoiseVariance: l.NoiseVariance, InducingInputs: matrixToJSON(l.InducingInputs), QMu: matrixToJSON(l.QMu)}
 	switch k := l.Kernel.(type) {
 	case *RBF:
 		v := k.Variance
@@ -253,9 +680,16 @@ func layerToJSON(l *Layer) layerJSON {
 		v, l := k.Variance(), k.Lengthscale()
 		lj.Kernel = kernelJSON{Type: "rbfiso", Variance: &v, Lengthscale: &l}
 	}
-	for _, s := range l.QSqrt {
-		lj.QSqrt = append(lj.QSqrt, lowerRows(s))
+	mz, _, d := l.Dims()
+	if d*mz*(mz+1)/2 > encodeAbove {
+		lj.QSqrt = lowerToJSON(l.QSqrt, mz)
+		return lj
 	}
+	rows := make([][][]float64, len(l.QSqrt))
+	for k, s := range l.QSqrt {
+		rows[k] = lowerRows(s)
+	}
+	lj.QSqrt = rows
 	return lj
 }
 

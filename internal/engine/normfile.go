@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -37,17 +38,48 @@ func identity(n int) dataset.Normalizer {
 	return nz
 }
 
-// readNormalization decodes raw (absent or null: the identity) for data of
-// q input and d output columns. Missing arrays are the identity's; arrays
-// of the wrong length, non-finite means and non-positive scales are errors.
-func readNormalization(raw json.RawMessage, q, d int) (nx, ny dataset.Normalizer, err error) {
-	nx, ny = identity(q), identity(d)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nx, ny, nil
-	}
+// readNormalizationJSON reads the normalization object from s; its
+// vectors have at most maxCols entries.
+func readNormalizationJSON(s *jsonScanner, maxCols int) (*normalizationJSON, error) {
 	var nj normalizationJSON
-	if err := json.Unmarshal(raw, &nj); err != nil {
-		return nx, ny, fmt.Errorf("engine: normalization: %w", err)
+	err := s.object(func(key string) error {
+		var dst *[]float64
+		switch key {
+		case "x_mean":
+			dst = &nj.XMean
+		case "x_scale":
+			dst = &nj.XScale
+		case "y_mean":
+			dst = &nj.YMean
+		case "y_scale":
+			dst = &nj.YScale
+		default:
+			return s.skip(0)
+		}
+		if null, err := s.null(); null || err != nil {
+			return err
+		}
+		*dst = []float64{}
+		return s.array(func(i int) error {
+			if i >= maxCols {
+				return fmt.Errorf("%s: more entries than the limit %d on columns", key, maxCols)
+			}
+			v, err := s.number()
+			*dst = append(*dst, v)
+			return err
+		})
+	})
+	return &nj, err
+}
+
+// checkNormalization returns the normalisers nj describes (nil: the
+// identity) for data of q input and d output columns. Missing arrays are
+// the identity's; arrays of the wrong length, non-finite means and
+// non-positive scales are errors.
+func checkNormalization(nj *normalizationJSON, q, d int) (nx, ny dataset.Normalizer, err error) {
+	nx, ny = identity(q), identity(d)
+	if nj == nil {
+		return nx, ny, nil
 	}
 	for _, f := range []struct {
 		name  string
@@ -59,14 +91,31 @@ func readNormalization(raw json.RawMessage, q, d int) (nx, ny dataset.Normalizer
 			continue
 		}
 		if len(f.v) != len(*f.dst) {
-			return nx, ny, fmt.Errorf("engine: normalization.%s has %d entries, the data have %d columns", f.name, len(f.v), len(*f.dst))
+			return nx, ny, fmt.Errorf("normalization.%s has %d entries, the data have %d columns", f.name, len(f.v), len(*f.dst))
 		}
 		for i, x := range f.v {
 			if math.IsNaN(x) || math.IsInf(x, 0) || (f.scale && !(x > 0)) {
-				return nx, ny, fmt.Errorf("engine: normalization.%s[%d] = %v is not a valid %s", f.name, i, x, map[bool]string{true: "scale", false: "mean"}[f.scale])
+				return nx, ny, fmt.Errorf("normalization.%s[%d] = %v is not a valid %s", f.name, i, x, map[bool]string{true: "scale", false: "mean"}[f.scale])
 			}
 		}
 		*f.dst = f.v
 	}
 	return nx, ny, nil
+}
+
+// readNormalization decodes raw, a normalization field (absent or null:
+// the identity), for data of q input and d output columns.
+func readNormalization(raw json.RawMessage, q, d int) (nx, ny dataset.Normalizer, err error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return checkNormalization(nil, q, d)
+	}
+	s := newJSONScanner(bytes.NewReader(raw), int64(len(raw)))
+	nj, err := readNormalizationJSON(s, max(q, d))
+	if err == nil {
+		err = s.atEnd()
+	}
+	if err != nil {
+		return identity(q), identity(d), fmt.Errorf("normalization: %w", err)
+	}
+	return checkNormalization(nj, q, d)
 }

@@ -21,6 +21,21 @@ import (
 // it carries on from the loaded model exactly as it was saved, or fits the
 // uploaded data.
 
+// ModelReadOptions are the server's limits for reading an uploaded model
+// file (engine.ReadModelWith): a file beyond them is refused while it is
+// read, before it takes the memory, and what it may take is bounded by the
+// memory budget of one session.
+func (s *Server) ModelReadOptions() engine.ReadOptions {
+	l := s.limits
+	return engine.ReadOptions{MaxRows: l.MaxRows, MaxLayers: l.MaxLayers, MaxWidth: l.MaxWidth, MaxInducing: l.MaxInducing,
+		Budget: func(bytes int64) error {
+			if l.SessionMemory > 0 && bytes > l.SessionMemory {
+				return errorf("the model file needs more memory than the limit of %d MiB for a session", l.SessionMemory>>20)
+			}
+			return nil
+		}}
+}
+
 // ParkModel checks mf against the server's limits and budgets and parks a
 // session that starts from it, returning the token that resumes it
 // (within the resume grace period). Its data set is private to that session.

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dgpviz/internal/dataset"
+)
+
+// TestDataGetBadInput: viz data without a known action or data set says
+// what it wants, with exit status 2.
+func TestDataGetBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"data"}, "want get"},
+		{[]string{"data", "fetch"}, `unknown action "fetch"`},
+		{[]string{"data", "get"}, "name the data sets: robot, frey or all"},
+		{[]string{"data", "get", "mnist"}, `unknown data set "mnist": want robot, frey or all`},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), tc.args, &stdout, &stderr)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want a usage error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestDataNotHere: on a machine without the data, -data robot and -data
+// frey fail with one line naming the command that gets them; once the file
+// is in the data directory they load.
+func TestDataNotHere(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root) // no ../shared/data beside it
+	t.Setenv(dataset.DataDirEnv, filepath.Join(root, "cache"))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fit", "-data", "robot", "-quiet"}, "get them with: go run ./cmd/viz data get robot"},
+		{[]string{"serve", "-data", "frey"}, "get them with: go run ./cmd/viz data get frey"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), tc.args, &stdout, &stderr)
+		if code := exitCode(err, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) || strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line containing %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+	fixture, err := os.ReadFile(filepath.Join(datasetTestdata, "robot_small.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "cache", "robot_wireless", "uw-floor.txt")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, fixture, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"fit", "-data", "robot", "-iters", "2", "-inducing", "4", "-quiet", "-out", filepath.Join(root, "m.json")}, &stdout, &stderr); err != nil {
+		t.Fatalf("fit -data robot with the file in the data directory: %v (%s)", err, stderr.String())
+	}
+}
+
+// datasetTestdata is internal/dataset/testdata, made absolute before a
+// test changes the working directory.
+var datasetTestdata, _ = filepath.Abs("../../internal/dataset/testdata")
