@@ -59,6 +59,16 @@ func TestLoadWatchSeesPlayingSessions(t *testing.T) {
 	b := e.dial(t, "play=1")
 	for _, c := range []*client{a, b} {
 		c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+		// Read on, as a page does: a client that stops reading fills its
+		// socket and slows its own frames, which the watch rightly counts.
+		go func() {
+			for {
+				c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				if _, _, err := c.c.ReadMessage(); err != nil {
+					return
+				}
+			}
+		}()
 	}
 	time.Sleep(3 * loadSample)
 	if e.srv.overloaded.Load() {
