@@ -121,6 +121,7 @@ func (h dataUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ds.Description = fmt.Sprintf("uploaded: %s", name)
+	ds.Title = name
 	token, err := h.b.ParkData(ds)
 	answerResume(w, r, h.log, "data loaded", token, err)
 }

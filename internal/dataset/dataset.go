@@ -30,6 +30,9 @@ type Dataset struct {
 	Name string
 	// Description is one line for the UI, including the source or citation.
 	Description string
+	// Title is what people call the data (an uploaded file's name) when
+	// Name is not it (an upload's private name); "" when Name is.
+	Title string
 
 	// X and Y are the training inputs (N×Q) and outputs (N×D).
 	X, Y *mat.Dense

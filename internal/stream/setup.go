@@ -59,7 +59,7 @@ func setupMessage(d *view.Data, v view.View, cfg Config) ([]byte, error) {
 		N: n, Q: q, D: dd, InputNames: ds.InputNames, OutputNames: ds.OutputNames, InputUnit: ds.InputUnit, OutputUnit: ds.OutputUnit, RowName: cmp.Or(ds.RowName, "row"),
 		NormX: normFrame{wire.Nums(d.NormX.Mean), wire.Nums(d.NormX.Scale)}, NormY: normFrame{wire.Nums(d.NormY.Mean), wire.Nums(d.NormY.Scale)},
 		Edited: d.Edited, Config: cfg,
-		Warnings: dataset.Warnings(&dataset.Dataset{Name: ds.Name, X: d.X, Y: d.Y, InputNames: ds.InputNames, OutputNames: ds.OutputNames}),
+		Warnings: dataset.Warnings(&dataset.Dataset{Name: cmp.Or(ds.Title, ds.Name), X: d.X, Y: d.Y, InputNames: ds.InputNames, OutputNames: ds.OutputNames}),
 	}
 	e := wire.Encoder{ForceF32: n*(q+dd) <= exactSetupValues}
 	h.X = e.Arr(view.DenseData(d.X))
