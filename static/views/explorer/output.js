@@ -73,8 +73,8 @@ export function createOutput(data, { link, redraw }) {
           ctx.strokeStyle = "#64748b"; ctx.lineWidth = 1; ctx.setLineDash([2, 3]);
           ctx.beginPath(); ctx.moveTo(xs, s.box.t); ctx.lineTo(xs, s.box.b); ctx.stroke(); ctx.setLineDash([]);
           ctx.fillStyle = "#475569"; ctx.textBaseline = "top";
-          ctx.textAlign = "right"; ctx.fillText("training scans ◀", xs - 4, s.box.t + 2);
-          ctx.textAlign = "left"; ctx.fillText("▶ held-out test scans", xs + 4, s.box.t + 2);
+          ctx.textAlign = "right"; ctx.fillText(`training ${data.row.many} ◀`, xs - 4, s.box.t + 2);
+          ctx.textAlign = "left"; ctx.fillText(`▶ held-out ${data.row.many}`, xs + 4, s.box.t + 2);
         }
         scans(ctx, () => true, any ? [0.25, 0.4] : [1, 1]);
         timeBar(ctx, colour, m.byTime, s, h, `${data.input.name} — drag here or on the plot to brush a time range; click to clear`);
@@ -89,7 +89,7 @@ export function createOutput(data, { link, redraw }) {
       }
       axis = { scale: s, bottom: h };
       cv.dataset.highlighted = String(count);
-      setText(box.title, `${data.outputTitle(j)}: data ●${data.filled ? `, ${data.fillIns} ○` : ""}, posterior mean and ±2 sd${data.test ? " (dashed: test scans)" : ""}`);
+      setText(box.title, `${data.outputTitle(j)}: data ●${data.filled ? `, ${data.fillIns} ○` : ""}, posterior mean and ±2 sd${data.test ? ` (dashed: held-out ${data.row.many})` : ""}`);
     },
   };
 }

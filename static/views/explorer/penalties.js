@@ -11,7 +11,7 @@ const LAYER_COL = ["#0284c7", "#7c3aed", "#d97706", "#059669", "#db2777", "#4b55
 
 // createPenalties makes the view for data (data.js); env: {link}.
 export function createPenalties(data, { link }) {
-  const box = viewBox("penalties", "Penalties per scan (nats): where the compression and propagation terms concentrate", "penalties");
+  const box = viewBox("penalties", `Penalties per ${data.row.one} (nats): where the compression and propagation terms concentrate`, "penalties");
   const cv = box.cv, plot = new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), layer = new StaticLayer("explorer-penalties");
   let drawn = "", axis = null;
   wireTimeBrush(cv, link, () => data.input.values, () => axis);
@@ -50,7 +50,7 @@ export function createPenalties(data, { link }) {
           }
         });
         ctx.globalAlpha = 1;
-        timeBar(ctx, colour, m.byTime, s, h, `${data.input.name}, training scans`);
+        timeBar(ctx, colour, m.byTime, s, h, `${data.input.name}, training ${data.row.many}`);
         ctx.textAlign = "left"; ctx.textBaseline = "middle"; ctx.font = font;
         let lx = s.box.l + 8;
         L.forEach((l, li) => {
