@@ -29,10 +29,10 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 	for i := range f.Times {
 		f.Times[i] = ds.X.At(i, 0)
 	}
-	if t := ds.Truth; t != nil {
-		if r, c := t.Dims(); r >= n && c >= 2 {
-			f.Truth = mat.DenseCopyOf(t.Slice(0, n, 0, c))
-			f.TruthNames = ds.TruthNames
+	g := NewGeometry(ds)
+	if g != nil {
+		if _, c := g.Truth.Dims(); c >= 2 { // a path to draw
+			f.Truth, f.TruthNames = g.Truth, ds.TruthNames
 		}
 	}
 	if xt := ds.XTest; xt != nil {
@@ -45,10 +45,8 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 		}
 		f.Layers = append(f.Layers, Layer{Name: fmt.Sprintf("h%d", i+1), Mean: msg.Mean, Var: msg.Var})
 		score := math.NaN()
-		if f.Truth != nil {
-			if s, err := LoopClosure(msg.Mean, f.Truth, RuleFor(f.Truth)); err == nil {
-				score = s.Value
-			}
+		if g != nil {
+			score = g.Score(msg.Mean).Value
 		}
 		f.Scores = append(f.Scores, score)
 	}
