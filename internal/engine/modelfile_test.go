@@ -138,8 +138,8 @@ func TestNotPositiveDefinite(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = Evaluate(mf.Model, Options{Gradient: true})
-	if !errors.Is(err, ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "layer 0: inducing_inputs") {
-		t.Errorf("error %v, want ErrNotPositiveDefinite naming layer 0", err)
+	if !errors.Is(err, ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "layer 1: inducing_inputs") {
+		t.Errorf("error %v, want ErrNotPositiveDefinite naming layer 1", err)
 	}
 }
 

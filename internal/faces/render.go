@@ -65,7 +65,7 @@ func Grid(latent *mat.Dense, g int) []float64 {
 func Render(w io.Writer, format string, f *Figure) error {
 	n, q := f.Latent.Dims()
 	if q != 2 || n == 0 {
-		return fmt.Errorf("faces: latent of %d×%d, want N×2 with N ≥ 1", n, q)
+		return fmt.Errorf("latent of %d×%d, want N×2 with N ≥ 1", n, q)
 	}
 	var c vg.CanvasWriterTo
 	if format == "png" {
@@ -73,7 +73,7 @@ func Render(w io.Writer, format string, f *Figure) error {
 	} else {
 		var err error
 		if c, err = plotkit.NewCanvas(format, figureWidth, figureHeight); err != nil {
-			return fmt.Errorf("faces: %w", err)
+			return err
 		}
 	}
 	p := plot.New()
@@ -86,13 +86,13 @@ func Render(w io.Writer, format string, f *Figure) error {
 	tw := th * float64(f.Width) / float64(f.Height) * (maxX - minX) / (maxY - minY) * float64(figureHeight) / float64(figureWidth)
 	for _, t := range f.Tiles {
 		if len(t.Pixels) != f.Height*f.Width {
-			return fmt.Errorf("faces: tile of %d pixels, want %d×%d", len(t.Pixels), f.Height, f.Width)
+			return fmt.Errorf("tile of %d pixels, want %d×%d", len(t.Pixels), f.Height, f.Width)
 		}
 		p.Add(plotter.NewImage(greyImage(t.Pixels, f.Height, f.Width, f.Lo, f.Hi), t.X-tw/2, t.Y-th/2, t.X+tw/2, t.Y+th/2))
 	}
 	sc, err := plotter.NewScatter(latentXYs(f.Latent))
 	if err != nil {
-		return fmt.Errorf("faces: %w", err)
+		return err
 	}
 	sc.GlyphStyleFunc = func(i int) draw.GlyphStyle {
 		return draw.GlyphStyle{Color: latent.Viridis(float64(i) / math.Max(1, float64(n-1))), Radius: vg.Points(1.6), Shape: draw.CircleGlyph{}}

@@ -35,14 +35,14 @@ type Table struct {
 func WriteCSV(w io.Writer, t Table) error {
 	n, q := t.Inputs.Dims()
 	if len(t.InputNames) != q {
-		return fmt.Errorf("latent: %d input names for %d input columns", len(t.InputNames), q)
+		return fmt.Errorf("%d input names for %d input columns", len(t.InputNames), q)
 	}
 	if t.Split != nil && len(t.Split) != n {
-		return fmt.Errorf("latent: %d split labels for %d rows", len(t.Split), n)
+		return fmt.Errorf("%d split labels for %d rows", len(t.Split), n)
 	}
 	if t.Truth != nil {
 		if r, c := t.Truth.Dims(); r != n || c != len(t.TruthNames) {
-			return fmt.Errorf("latent: the ground truth is %d×%d with %d names, want %d rows", r, c, len(t.TruthNames), n)
+			return fmt.Errorf("the ground truth is %d×%d with %d names, want %d rows", r, c, len(t.TruthNames), n)
 		}
 	}
 	header := append([]string(nil), t.InputNames...)
@@ -55,7 +55,7 @@ func WriteCSV(w io.Writer, t Table) error {
 	for _, l := range t.Layers {
 		r, c := l.Mean.Dims()
 		if r != n {
-			return fmt.Errorf("latent: layer %s has %d rows, inputs %d", l.Name, r, n)
+			return fmt.Errorf("layer %s has %d rows, inputs %d", l.Name, r, n)
 		}
 		for k := 0; k < c; k++ {
 			header = append(header, fmt.Sprintf("%s_mean%d", l.Name, k+1))
@@ -66,7 +66,7 @@ func WriteCSV(w io.Writer, t Table) error {
 	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(header); err != nil {
-		return fmt.Errorf("latent: %w", err)
+		return err
 	}
 	row := make([]string, 0, len(header))
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
@@ -93,12 +93,12 @@ func WriteCSV(w io.Writer, t Table) error {
 			}
 		}
 		if err := cw.Write(row); err != nil {
-			return fmt.Errorf("latent: %w", err)
+			return err
 		}
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
-		return fmt.Errorf("latent: %w", err)
+		return err
 	}
 	return nil
 }

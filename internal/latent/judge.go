@@ -1,13 +1,10 @@
 package latent
 
 import (
-	"context"
-	"fmt"
 	"math"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
-	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -18,7 +15,8 @@ import (
 // model. What can be judged depends on what the data carry: ground truth
 // (Geometry: the geometry score of every hidden layer beside two baselines
 // that use no model) and a test split (HeldOut: the held-out RMSE beside
-// the training mean and a one-layer sparse GP).
+// the training mean and a one-layer sparse GP, which the explorer fits:
+// explorer.OneLayerGP).
 
 // BaselineDims is the width of the outputs' principal-component baseline:
 // as wide as the explorer preset's hidden layers.
@@ -160,31 +158,4 @@ func Analyze(m *engine.Model, g *Geometry, h *HeldOut, workers int) (*Analysis, 
 		a.Test, a.TestRMSE = tm, h.RMSE(tm[len(tm)-1].Mean)
 	}
 	return a, nil
-}
-
-// OneLayerGP is the held-out baseline of a one-layer sparse GP from ds's
-// inputs to its outputs, each normalised to mean 0 and variance 1,
-// initialised with train.RobotInducing inducing points (seed 1) and fitted
-// for iters L-BFGS iterations on one core: its test RMSE in the outputs'
-// original units. It depends on ds alone, not on a model. NaN when ds has
-// no test split.
-func OneLayerGP(ctx context.Context, ds *dataset.Dataset, iters int) (float64, error) {
-	if ds.XTest == nil || ds.YTest == nil {
-		return math.NaN(), nil
-	}
-	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
-	m, err := train.Initialize(nx.Apply(ds.X), ny.Apply(ds.Y), train.InitConfig{Inducing: train.RobotInducing, Seed: 1})
-	if err != nil {
-		return math.NaN(), fmt.Errorf("the one-layer GP baseline: %w", err)
-	}
-	fm, _, err := train.Fit(ctx, m, train.TrainerConfig{Workers: 1}, train.FitOptions{MaxIters: iters})
-	if err != nil {
-		return math.NaN(), fmt.Errorf("the one-layer GP baseline: %w", err)
-	}
-	h := NewHeldOut(ds, nx, ny)
-	a, err := Analyze(fm, nil, h, 1)
-	if err != nil {
-		return math.NaN(), fmt.Errorf("the one-layer GP baseline: %w", err)
-	}
-	return a.TestRMSE, nil
 }

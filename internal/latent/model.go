@@ -19,11 +19,11 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 	var ev engine.Evaluator
 	msgs, err := ev.Predict(m, m.X)
 	if err != nil {
-		return nil, fmt.Errorf("latent: %w", err)
+		return nil, err
 	}
 	n, _ := m.X.Dims()
 	if r, _ := ds.X.Dims(); r != n {
-		return nil, fmt.Errorf("latent: the model has %d inputs, the data set %d", n, r)
+		return nil, fmt.Errorf("the model has %d inputs, the data set %d", n, r)
 	}
 	f := &Figure{Times: make([]float64, n), TimeLabel: ds.InputNames[0]}
 	for i := range f.Times {
@@ -58,7 +58,7 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 
 // ErrNoLatent is ModelFigure's error for a model without a hidden layer of
 // two or more dimensions.
-var ErrNoLatent = fmt.Errorf("latent: the model has no hidden layer with 2 or more dimensions to draw")
+var ErrNoLatent = fmt.Errorf("the model has no hidden layer with 2 or more dimensions to draw")
 
 // ModelTable is every layer's messages of model m at ds's training inputs
 // and, when ds has them, its held-out ones (normalised by nx for the
@@ -85,7 +85,7 @@ func ModelTable(m *engine.Model, ds *dataset.Dataset, nx dataset.Normalizer) (Ta
 	var ev engine.Evaluator
 	msgs, err := ev.Predict(m, nx.Apply(inputs))
 	if err != nil {
-		return Table{}, fmt.Errorf("latent: %w", err)
+		return Table{}, err
 	}
 	t := Table{InputNames: ds.InputNames, Inputs: inputs, Split: split}
 	if tr := ds.Truth; tr != nil {

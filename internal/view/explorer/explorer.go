@@ -107,11 +107,11 @@ func (v *View) factsOf(d *view.Data) *facts {
 }
 
 // gp1RMSE is the test RMSE of a one-layer sparse GP from the inputs to the
-// outputs (latent.OneLayerGP), fitted once per data set in the background
+// outputs (OneLayerGP), fitted once per data set in the background
 // (NaN when it cannot be fitted).
 func (v *View) gp1RMSE(f *facts) *view.Memo {
 	return v.env.Once(gp1Key{f.ds}, func(ctx context.Context) any {
-		r, err := latent.OneLayerGP(ctx, f.ds, v.env.BaselineIters)
+		r, err := OneLayerGP(ctx, f.ds, v.env.BaselineIters)
 		if err != nil {
 			return math.NaN()
 		}
