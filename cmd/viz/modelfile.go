@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"strings"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
@@ -125,31 +124,16 @@ func sameData(mf *engine.ModelFile, ds *dataset.Dataset) error {
 	return nil
 }
 
-// Units as people read them beside the numbers.
+// Units as people read them beside the numbers (see also dataset.UnitName).
 const (
-	latentUnit = "latent"        // a hidden layer's outputs have no units
-	natsUnit   = "nats"          // log densities
-	scoreUnit  = "fraction, 0…1" // the geometry score
+	natsUnit  = "nats"         // log densities
+	scoreUnit = "fraction 0…1" // the geometry score
 )
 
-// unitOr returns u, or "original units" when the data do not name theirs.
-func unitOr(u string) string {
-	if u == "" {
-		return "original units"
-	}
-	return u
-}
-
-// squared is the unit of a variance of values in unit u.
-func squared(u string) string {
-	switch {
-	case u == latentUnit:
-		return latentUnit
-	case strings.ContainsAny(u, " /·"):
-		return "(" + u + ")²"
-	}
-	return u + "²"
-}
+var (
+	unitOr  = dataset.UnitName
+	squared = dataset.SquaredUnit
+)
 
 // layerUnit is the unit of layer i's (from 0) outputs of a model with the
 // given number of layers: the data's output unit for the last, latent for
@@ -158,5 +142,5 @@ func layerUnit(i, layers int, info engine.DataInfo) string {
 	if i == layers-1 {
 		return unitOr(info.YUnit)
 	}
-	return latentUnit
+	return dataset.LatentUnit
 }

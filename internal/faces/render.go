@@ -18,15 +18,18 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Figure is the latent map with face tiles.
+// Figure is the latent map with image tiles.
 type Figure struct {
-	Latent        *mat.Dense // N×2 latent means, row i = frame i of the video
+	Latent        *mat.Dense // N×2 latent means, row i = row i+1 of the data
 	Height, Width int        // image rows and columns (Height·Width = D)
-	Tiles         []Tile     // decoded faces at latent positions
+	Tiles         []Tile     // decoded images at latent positions
 	Lo, Hi        float64    // grey levels mapped to black and white
+	// RowName is what a row of the data is ("frame"), for the colour
+	// bar's title; "" for "row".
+	RowName string
 }
 
-// Tile is a decoded face at a latent position.
+// Tile is a decoded image at a latent position.
 type Tile struct {
 	X, Y   float64
 	Pixels []float64 // Height·Width grey levels, row-major
@@ -77,7 +80,7 @@ func Render(w io.Writer, format string, f *Figure) error {
 		}
 	}
 	p := plot.New()
-	p.Title.Text = "Latent space of the autoencoding deep GP, with decoded faces"
+	p.Title.Text = "Latent space of the autoencoding deep GP, with decoded images"
 	p.X.Label.Text = "latent dimension 1"
 	p.Y.Label.Text = "latent dimension 2"
 	// Tile size: a fraction of the latent range, with the image's aspect.
@@ -100,10 +103,14 @@ func Render(w io.Writer, format string, f *Figure) error {
 	p.Add(sc)
 
 	bar := plot.New()
-	bar.Title.Text = "frame in the video"
+	row := f.RowName
+	if row == "" {
+		row = "row"
+	}
+	bar.Title.Text = row + " (from 1)"
 	bar.HideX()
 	bar.Y.Padding = 0
-	cm := &viridisMap{min: 0, max: float64(n - 1), alpha: 1}
+	cm := &viridisMap{min: 1, max: float64(max(n, 2)), alpha: 1} // rows counted from 1
 	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true, Colors: 64})
 
 	dc := draw.New(c)

@@ -536,6 +536,22 @@ func FirstFigureLayer(m *engine.Model) int {
 	return 0
 }
 
+// InputsToModel converts Gaussian inputs of layer (from 0) given in the
+// figure's original units to the model's: the first layer's inputs by nx,
+// as ToOriginal draws them; other layers' inputs are latent and stay. A
+// multi-column or zero nx leaves them as they are.
+func InputsToModel(ins []GaussianInput, nx dataset.Normalizer, layer int) []GaussianInput {
+	if layer != 0 || len(nx.Scale) != 1 {
+		return ins
+	}
+	a, b := nx.Scale[0], nx.Mean[0]
+	out := make([]GaussianInput, len(ins))
+	for i, in := range ins {
+		out[i] = GaussianInput{Mean: (in.Mean - b) / a, Var: in.Var / (a * a)}
+	}
+	return out
+}
+
 // ToOriginal converts the figure, in place, to the data's original units
 // where they apply: the first layer's input axis (by nx) and the last
 // layer's output axis (by ny) of a model with the given number of layers;
