@@ -40,7 +40,7 @@ func runFigureFaces(args []string, stdout, stderr io.Writer) error {
 	m := mf.Model
 	_, d := m.Y.Dims()
 	if len(m.Layers) != 2 {
-		return badInput("viz figure faces: %s has %d layers; the figure needs an autoencoder with one 2-D hidden layer", *path, len(m.Layers))
+		return badInput("viz figure faces: %s has %s; the figure needs an autoencoder with one 2-D hidden layer", *path, plural(len(m.Layers), "layer"))
 	}
 	if _, lq, _ := m.Layers[1].Dims(); lq != 2 {
 		return badInput("viz figure faces: %s has a %d-D hidden layer; the figure needs an autoencoder with one 2-D hidden layer", *path, lq)

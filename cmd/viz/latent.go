@@ -104,7 +104,7 @@ func runLatent(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if _, d := ds.Y.Dims(); d < 2 || len(mf.Model.Layers) < 2 {
-		return badInput("viz latent: %s: the latent analyses need data with several outputs and a model with a hidden layer (this one has %d outputs and %d layers)", *path, d, len(mf.Model.Layers))
+		return badInput("viz latent: %s: the latent analyses need data with several outputs and a model with a hidden layer (this one has %s and %s)", *path, plural(d, "output"), plural(len(mf.Model.Layers), "layer"))
 	}
 	out, err := judgeModel(ctx, mf, ds, *iters, *workers)
 	if err != nil {

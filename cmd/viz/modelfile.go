@@ -144,3 +144,11 @@ func layerUnit(i, layers int, info engine.DataInfo) string {
 	}
 	return dataset.LatentUnit
 }
+
+// plural is "1 layer", "3 layers".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -134,7 +135,7 @@ func parseFloats(s string) ([]float64, error) {
 func readInputCSV(path string, q int) (*mat.Dense, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
 	}
 	defer f.Close()
 	r := csv.NewReader(bufio.NewReader(io.LimitReader(f, dataset.MaxFileSize)))
