@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"strconv"
 
 	"dgpviz/internal/latent"
 	"dgpviz/internal/plotkit"
@@ -112,6 +113,7 @@ func Render(w io.Writer, format string, f *Figure) error {
 	bar.Y.Padding = 0
 	cm := &viridisMap{min: 1, max: float64(max(n, 2)), alpha: 1} // rows counted from 1
 	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true, Colors: 64})
+	bar.Y.Tick.Marker = wholeTicks{}
 
 	dc := draw.New(c)
 	right := dc
@@ -180,3 +182,21 @@ func (m *viridisMap) Palette(n int) palette.Palette {
 type colors []color.Color
 
 func (c colors) Colors() []color.Color { return c }
+
+// wholeTicks labels a row axis with whole numbers ("1750", not "1750.00").
+type wholeTicks struct{}
+
+func (wholeTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	out := ts[:0]
+	for _, t := range ts {
+		if t.Label != "" {
+			if t.Value != math.Round(t.Value) {
+				continue // no row 1.5
+			}
+			t.Label = strconv.FormatFloat(t.Value, 'f', 0, 64)
+		}
+		out = append(out, t)
+	}
+	return out
+}
