@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +87,8 @@ func TestFigureBadRequests(t *testing.T) {
 		{"messages.gif?session=" + key, 404, "unknown figure"},
 		{"nothing.svg?session=" + key, 404, "unknown figure"},
 		{"messages.svg?session=" + key + "&layer=x", 400, "layer \"x\" is not a whole number"},
-		{"messages.svg?session=" + key + "&layer=9", 400, "layer 9 out of range"},
+		{"messages.svg?session=" + key + "&layer=9", 400, "layer 9 out of range: the model has layers 1…3"},
+		{"messages.svg?session=" + key + "&layer=0", 400, "layer 0 out of range: the model has layers 1…3"},
 		{"messages.svg?session=" + key + "&layer=-1", 400, "out of range"},
 		{"messages.svg?session=" + key + "&samples=5", 400, "samples \"5\" out of range"},
 		{"messages.svg?session=" + key + "&samples=lots", 400, "samples"},
@@ -104,10 +106,16 @@ func TestFigureBadRequests(t *testing.T) {
 		{"messages.svg?session=" + key + "&colour=red", 400, "unknown parameter \"colour\""},
 		{"fit.svg?session=" + key + "&layer=0", 400, "does not apply"},
 	}
+	// Answers are for people: no package prefixes, no Go type names, no
+	// ranges counted from 0.
+	devWords := regexp.MustCompile(`(^|: )(stream|engine|montecarlo|dataset|latent|faces|fitfigure|plotkit|web|wire): |\b(u?int\d*|float\d+)\b|invalid character|\b(layers|range) 0…`)
 	for _, tc := range cases {
 		r, body := get(t, hs.URL+"/figure/"+tc.q)
 		if r.StatusCode != tc.status || !strings.Contains(body, tc.want) {
 			t.Errorf("%s: status %d %q, want %d containing %q", tc.q, r.StatusCode, body, tc.status, tc.want)
+		}
+		if m := devWords.FindString(body); m != "" {
+			t.Errorf("%s: %q has %q, which is not for people", tc.q, body, m)
 		}
 	}
 }
