@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,14 @@ func TestBrowserMessageFigure(t *testing.T) {
 	got := evalAs[string](e, `fetch(document.querySelector('[data-testid="mc-download-svg"]').href).then(r => r.status + " " + r.headers.get("content-type")).catch(e => String(e))`)
 	if got != "200 image/svg+xml" {
 		t.Errorf("SVG download: %s", got)
+	}
+	// It names the layer as the page does, counted from 1: in the URL and
+	// in the figure's title.
+	label := evalAs[string](e, `document.querySelector('[data-testid="mc-layer"]').selectedOptions[0].textContent`)
+	href := evalAs[string](e, `new URL(document.querySelector('[data-testid="mc-download-svg"]').href).searchParams.get("layer")`)
+	svg := evalAs[string](e, `fetch(document.querySelector('[data-testid="mc-download-svg"]').href).then(r => r.text())`)
+	if label != "layer "+href || !strings.Contains(svg, ">"+label+"<") {
+		t.Errorf("the page's %q, the link's layer=%s, the figure titled %q: want the same layer", label, href, label)
 	}
 
 	e.eval(`document.querySelector("#panel-messages details.explain").open = true`, nil)

@@ -12,8 +12,8 @@ import (
 	"dgpviz/internal/view/autoencoder"
 )
 
-// facesGridDefault and facesGridMax bound the face tiles of the Frey
-// figure: grid × grid decoded faces.
+// facesGridDefault and facesGridMax bound the image tiles of the faces
+// figure: grid × grid decoded images.
 const (
 	facesGridDefault = 7
 	facesGridMax     = 20
@@ -54,12 +54,12 @@ func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 	ev := engine.Evaluator{Workers: 1}
 	msgs, err := ev.PredictLayers(m, m.X, 1)
 	if err != nil {
-		return fmt.Errorf("web: faces: %w", err)
+		return err
 	}
 	lat := msgs[0]
 	n, _ := lat.Mean.Dims()
 	if format == "csv" {
-		buf.WriteString("row,layer1_mean1,layer1_mean2,layer1_var1,layer1_var2\n")
+		buf.WriteString("row,layer1_mean1 [latent],layer1_mean2 [latent],layer1_var1 [latent],layer1_var2 [latent]\n")
 		for i := range n {
 			fmt.Fprintf(buf, "%d,%s,%s,%s,%s\n", i+1, ff(lat.Mean.At(i, 0)), ff(lat.Mean.At(i, 1)), ff(lat.Var.At(i, 0)), ff(lat.Var.At(i, 1)))
 		}
@@ -73,8 +73,9 @@ func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 	}
 	fig, err := faces.NewFigure(lat.Mean, dec, grid, fs.Data.Shape, fs.Data.Range)
 	if err != nil {
-		return fmt.Errorf("web: faces: %w", err)
+		return err
 	}
+	fig.RowName = fs.Data.RowName
 	return faces.Render(buf, format, fig)
 }
 

@@ -36,17 +36,17 @@ const (
 
 // figureHandler serves
 //
-//	GET /figure/messages.{svg,png,pdf}?session=KEY[&layer=i][&inputs=m:v,m:v…|&preset=NAME][&samples=N][&units=model]
+//	GET /figure/messages.{svg,png,pdf}?session=KEY[&layer=L][&inputs=m:v,m:v…|&preset=NAME][&samples=N][&units=model]
 //	GET /figure/fit.{svg,png,pdf}?session=KEY
 //
 // for the session whose hello carried figure_key KEY, from its latest
 // published model (a private copy, so no race with the optimizer). Absent
 // layer/inputs take the session's live message figure (or the first 1-D
-// layer and the paper's preset). Inputs are in the layer's model units, as
-// in the mc command. The message figure is drawn in the data's original
-// units where the page does (layer 0's input, the last layer's output);
-// units=model keeps normalised units. Bad parameters get 400 with the
-// reason, an unknown or ended session 404.
+// layer and the paper's preset). Layers count from 1, as on the page. The
+// message figure is drawn in the data's original units where the page
+// does (layer 1's input, the last layer's output), and inputs are in the
+// units of its input axis; units=model keeps normalised units for both.
+// Bad parameters get 400 with the reason, an unknown or ended session 404.
 type figureHandler struct {
 	b    FigureBackend
 	log  *slog.Logger
@@ -176,7 +176,7 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.log.Error("web: figure", "err", err)
-		http.Error(w, "could not draw the figure: "+err.Error(), http.StatusInternalServerError)
+		http.Error(w, "could not draw the figure: "+stream.ForPeople(err.Error()), http.StatusInternalServerError)
 		return
 	}
 	ct := map[string]string{"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf", "csv": "text/csv; charset=utf-8"}[format]
@@ -216,30 +216,34 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 		return bad("parameter \"grid\" does not apply to the message figure")
 	}
 	m := fs.Model
-	layer, ins, samples, live := liveFigure(fs)
+	units := q.Get("units")
+	if units != "" && units != "model" && units != "original" {
+		return bad("units %q: want original (default) or model", units)
+	}
+	layer, ins, samples, live := liveFigure(fs) // layer from 0, inputs in model units
 	if !live {
 		layer, samples = montecarlo.FirstFigureLayer(m), regression.FigureDefaultSamples
 	}
 	if v := q.Get("layer"); v != "" {
 		l, err := strconv.Atoi(v)
 		if err != nil {
-			return bad("layer %q is not an integer", v)
+			return bad("layer %q is not a whole number", truncate(v, 20))
 		}
-		if l != layer {
+		if l < 1 || l > len(m.Layers) {
+			return bad("layer %d out of range: the model has layers 1…%d", l, len(m.Layers))
+		}
+		if l-1 != layer {
 			ins = nil
 		}
-		layer = l
-	}
-	if layer < 0 || layer >= len(m.Layers) {
-		return bad("layer %d out of range 0…%d", layer, len(m.Layers)-1)
+		layer = l - 1
 	}
 	if _, qd, d := m.Layers[layer].Dims(); qd != 1 || d != 1 {
-		return bad("layer %d has input dimension %d and output dimension %d; the message figure needs 1 and 1", layer, qd, d)
+		return bad("layer %d has %d input and %d output dimensions; the message figure needs 1 and 1", layer+1, qd, d)
 	}
 	if v := q.Get("samples"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < figureMinSamples || n > figureMaxSamples {
-			return bad("samples %q out of range %d…%d", v, figureMinSamples, figureMaxSamples)
+			return bad("samples %q out of range %d…%d", truncate(v, 20), figureMinSamples, figureMaxSamples)
 		}
 		samples = n
 	}
@@ -247,7 +251,13 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 		return bad("give inputs or preset, not both")
 	}
 	if v := q.Get("inputs"); q.Has("inputs") {
-		parsed, err := parseInputs(v)
+		toModel := func(ins []montecarlo.GaussianInput) []montecarlo.GaussianInput {
+			if units == "model" {
+				return ins
+			}
+			return montecarlo.InputsToModel(ins, fs.NormX, layer)
+		}
+		parsed, err := parseInputs(v, toModel)
 		if err != nil {
 			return err
 		}
@@ -255,7 +265,7 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 	}
 	preset := q.Get("preset")
 	if q.Has("preset") && !slices.Contains(montecarlo.PresetNames(), preset) {
-		return bad("unknown preset %q (one of %q)", preset, montecarlo.PresetNames())
+		return bad("unknown preset %q (want one of %s)", truncate(preset, 40), strings.Join(montecarlo.PresetNames(), ", "))
 	}
 	if ins == nil && preset == "" {
 		preset = montecarlo.PresetPaper
@@ -266,10 +276,6 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 			return bad("presets: %v", err)
 		}
 		ins = ps[preset]
-	}
-	units := q.Get("units")
-	if units != "" && units != "model" && units != "original" {
-		return bad("units %q: want original (default) or model", units)
 	}
 	fd, err := montecarlo.MessageFigure(m, layer, ins, samples, 1)
 	if err != nil {
@@ -294,17 +300,21 @@ func (h figureHandler) fit(buf *bytes.Buffer, format string, fs *stream.FigureSe
 	return fitfigure.RenderFit(buf, format, []*fitfigure.FitData{fd})
 }
 
-// parseInputs reads "mean:var,mean:var,…" (model units) within the
-// message figure's limits.
-func parseInputs(s string) ([]montecarlo.GaussianInput, error) {
+// parseInputs reads "mean:var,mean:var,…", converts them to model units
+// with toModel and checks them against the message figure's limits.
+func parseInputs(s string, toModel func([]montecarlo.GaussianInput) []montecarlo.GaussianInput) ([]montecarlo.GaussianInput, error) {
 	ins, err := montecarlo.ParseGaussianInputs(s)
-	if err == nil {
-		err = regression.CheckFigureInputs(ins)
-	}
 	if err != nil {
-		return nil, bad("inputs: %s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "montecarlo: "), "stream: "))
+		return nil, bad("inputs: %v", err)
 	}
-	return ins, nil
+	model := toModel(ins)
+	if err := regression.CheckFigureInputs(model); err != nil {
+		if model[0] != ins[0] { // the limits are the model's
+			return nil, bad("inputs: %v (in the model's normalised units)", err)
+		}
+		return nil, bad("inputs: %v", err)
+	}
+	return model, nil
 }
 
 func truncate(s string, n int) string {

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -47,8 +48,8 @@ func TestFigureDownloads(t *testing.T) {
 	for _, f := range []string{"svg", "png", "pdf"} {
 		for _, q := range []string{
 			"messages." + f + "?session=" + key,
-			"messages." + f + "?session=" + key + "&layer=1&inputs=-0.5:0.01,0:0.04,1.5:0.01,0:0.3&samples=2000",
-			"messages." + f + "?session=" + key + "&layer=0&preset=" + url.QueryEscape("across a bend") + "&units=model&samples=1000",
+			"messages." + f + "?session=" + key + "&layer=2&inputs=-0.5:0.01,0:0.04,1.5:0.01,0:0.3&samples=2000",
+			"messages." + f + "?session=" + key + "&layer=1&preset=" + url.QueryEscape("across a bend") + "&units=model&samples=1000",
 			"fit." + f + "?session=" + key,
 		} {
 			if testing.Short() && f != "svg" && !strings.HasPrefix(q, "fit.") && strings.Contains(q, "&") {
@@ -85,8 +86,9 @@ func TestFigureBadRequests(t *testing.T) {
 		{"messages.svg?session=" + strings.Repeat("0", 32), 404, "no such session"},
 		{"messages.gif?session=" + key, 404, "unknown figure"},
 		{"nothing.svg?session=" + key, 404, "unknown figure"},
-		{"messages.svg?session=" + key + "&layer=x", 400, "layer \"x\" is not an integer"},
-		{"messages.svg?session=" + key + "&layer=9", 400, "layer 9 out of range"},
+		{"messages.svg?session=" + key + "&layer=x", 400, "layer \"x\" is not a whole number"},
+		{"messages.svg?session=" + key + "&layer=9", 400, "layer 9 out of range: the model has layers 1…3"},
+		{"messages.svg?session=" + key + "&layer=0", 400, "layer 0 out of range: the model has layers 1…3"},
 		{"messages.svg?session=" + key + "&layer=-1", 400, "out of range"},
 		{"messages.svg?session=" + key + "&samples=5", 400, "samples \"5\" out of range"},
 		{"messages.svg?session=" + key + "&samples=lots", 400, "samples"},
@@ -96,7 +98,7 @@ func TestFigureBadRequests(t *testing.T) {
 		{"messages.svg?session=" + key + "&inputs=0:1,0:-1", 400, "input 2: variance -1"},
 		{"messages.svg?session=" + key + "&inputs=NaN:1", 400, "input 1: mean NaN"},
 		{"messages.svg?session=" + key + "&inputs=0:Inf", 400, "input 1: variance +Inf"},
-		{"messages.svg?session=" + key + "&inputs=0:1e9", 400, "input 1 has variance 1e+09"},
+		{"messages.svg?session=" + key + "&inputs=0:1e9", 400, "input 1 has variance"},
 		{"messages.svg?session=" + key + "&inputs=" + strings.Repeat("0:1,", 8) + "0:1", 400, "want 1…8"},
 		{"messages.svg?session=" + key + "&preset=magic", 400, "unknown preset"},
 		{"messages.svg?session=" + key + "&preset=" + url.QueryEscape("across a bend") + "&inputs=0:1", 400, "not both"},
@@ -104,10 +106,16 @@ func TestFigureBadRequests(t *testing.T) {
 		{"messages.svg?session=" + key + "&colour=red", 400, "unknown parameter \"colour\""},
 		{"fit.svg?session=" + key + "&layer=0", 400, "does not apply"},
 	}
+	// Answers are for people: no package prefixes, no Go type names, no
+	// ranges counted from 0.
+	devWords := regexp.MustCompile(`(^|: )(stream|engine|montecarlo|dataset|latent|faces|fitfigure|plotkit|web|wire): |\b(u?int\d*|float\d+)\b|invalid character|\b(layers|range) 0…`)
 	for _, tc := range cases {
 		r, body := get(t, hs.URL+"/figure/"+tc.q)
 		if r.StatusCode != tc.status || !strings.Contains(body, tc.want) {
 			t.Errorf("%s: status %d %q, want %d containing %q", tc.q, r.StatusCode, body, tc.status, tc.want)
+		}
+		if m := devWords.FindString(body); m != "" {
+			t.Errorf("%s: %q has %q, which is not for people", tc.q, body, m)
 		}
 	}
 }
@@ -143,8 +151,10 @@ func TestLatentExport(t *testing.T) {
 		t.Fatalf("csv: status %d, type %q: %s", r.StatusCode, r.Header.Get("Content-Type"), body)
 	}
 	lines := strings.Split(strings.TrimSpace(body), "\n")
-	// The step data: 30 rows; 3 layers of 1 output each: x, then mean and var per layer.
-	if len(lines) != 31 || lines[0] != "x,split,layer1_mean1,layer1_var1,layer2_mean1,layer2_var1,layer3_mean1,layer3_var1" {
+	// The step data: 30 rows; 3 layers of 1 output each: x, then mean and
+	// var per layer, each with its unit (the step data name none: the
+	// data's own; hidden layers are latent).
+	if len(lines) != 31 || lines[0] != "x [original units],split,layer1_mean1 [latent],layer1_var1 [latent],layer2_mean1 [latent],layer2_var1 [latent],layer3_mean1 [original units],layer3_var1 [(original units)²]" {
 		t.Errorf("csv: %d lines, header %q", len(lines), lines[0])
 	}
 	if r, body := get(t, hs.URL+"/figure/latent.svg?session="+key); r.StatusCode != 400 || !strings.Contains(body, "2 or more dimensions") {

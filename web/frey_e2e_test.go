@@ -259,7 +259,7 @@ func TestBrowserFrey(t *testing.T) {
 		if resp.StatusCode != 200 || len(body) < 1000 {
 			t.Errorf("faces.%s: %d, %d bytes: %.200s", f, resp.StatusCode, len(body), body)
 		}
-		if f == "csv" && !strings.HasPrefix(string(body), "row,layer1_mean1,layer1_mean2,layer1_var1,layer1_var2\n1,") {
+		if f == "csv" && !strings.HasPrefix(string(body), "row,layer1_mean1 [latent],layer1_mean2 [latent],layer1_var1 [latent],layer1_var2 [latent]\n1,") {
 			t.Errorf("latent CSV header: %.80q", body)
 		}
 		if f == "png" {

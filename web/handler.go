@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -89,15 +90,10 @@ type pageHandler struct {
 }
 
 func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	def := h.b.Defaults()
 	p := PageData{Datasets: h.b.Catalog().Info(), Limits: h.b.Limits(), Groups: engine.GroupNames(), CSVConventions: dataset.CSVConventions}
-	cfg, err := stream.ParseQuery(r.URL.Query(), def)
-	if err == nil {
-		err = cfg.Validate(h.b.Limits(), h.b.Catalog())
-	}
-	if err != nil {
-		p.Notice = "The link's settings were not usable (" + err.Error() + "); showing the defaults."
-		cfg = def
+	cfg, problems := linkConfig(r.URL.Query(), h.b.Defaults(), h.b.Limits(), h.b.Catalog())
+	if len(problems) > 0 {
+		p.Notice = "Some of the link's settings were not usable and were left out (" + strings.Join(problems, "; ") + "); the others apply."
 	}
 	p.Config = cfg
 	js, _ := json.Marshal(cfg)
@@ -108,6 +104,35 @@ func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := Page(p).Render(r.Context(), w); err != nil {
 		h.log.Error("web: rendering page", "err", err)
 	}
+}
+
+// linkParams are the page URL's configuration parameters (stream.Config's
+// URL form), in the order they apply: the data set first, as the others'
+// limits depend on it.
+var linkParams = []string{"data", "hidden", "m", "opt", "lr", "seed", "frozen", "play", "speed"}
+
+// linkConfig reads the page URL's configuration parameter by parameter,
+// starting from def: a parameter that does not parse or breaks a limit
+// is left out and described in problems, and the others still apply.
+// Other parameters (the page's view: present, scale, follow…) are not its
+// business.
+func linkConfig(q url.Values, def stream.Config, l stream.Limits, cat *stream.Catalog) (cfg stream.Config, problems []string) {
+	cfg = def
+	for _, k := range linkParams {
+		if !q.Has(k) {
+			continue
+		}
+		next, err := stream.ParseQuery(url.Values{k: q[k]}, cfg)
+		if err == nil {
+			err = next.Validate(l, cat)
+		}
+		if err != nil {
+			problems = append(problems, stream.ForPeople(err.Error()))
+			continue
+		}
+		cfg = next
+	}
+	return cfg, problems
 }
 
 type statusWriter struct {

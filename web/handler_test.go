@@ -69,14 +69,31 @@ func TestPageRendersConfigFromURL(t *testing.T) {
 	}
 }
 
+// TestPageWithBadURLShowsNotice: a link's bad parameters are named (in
+// people's words: layers counted from 1, no package prefixes) and left
+// out, and the rest of the link still applies.
 func TestPageWithBadURLShowsNotice(t *testing.T) {
 	hs := newSite(t)
-	_, body := get(t, hs.URL+"/?hidden=1,999&m=12")
-	if !strings.Contains(body, `data-testid="notice"`) || !strings.Contains(body, "hidden[1]: width 999") {
-		t.Errorf("no notice naming the bad width")
+	_, body := get(t, hs.URL+"/?hidden=1,999&m=9&seed=x&opt=adam&speed=200")
+	notice := body[strings.Index(body, `data-testid="notice"`)+1:]
+	notice = notice[:strings.Index(notice, "</p>")]
+	for _, want := range []string{"hidden layer 2: width 999 out of range 1…8", `seed: &#34;x&#34; is not a non-negative integer`, "the others apply"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q lacks %q", notice, want)
+		}
 	}
-	if !strings.Contains(body, `value="1,1"`) {
-		t.Errorf("bad URL did not fall back to the default widths")
+	if strings.Contains(notice, "stream: ") || strings.Contains(notice, "hidden[") {
+		t.Errorf("notice %q has a package prefix or an index from 0", notice)
+	}
+	for _, want := range []string{
+		`value="1,1"`, // the default widths, for the bad ones
+		`data-testid="inducing" type="number" min="1" max="64" step="1" value="9"`,
+		`<option value="adam" selected>`,
+		`<option value="200" selected>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %s: the link's good settings should still apply", want)
+		}
 	}
 }
 

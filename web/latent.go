@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"net/url"
 
 	"dgpviz/internal/latent"
@@ -26,9 +25,9 @@ func latentExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q 
 		return bad("the session has no data set yet")
 	}
 	if format == "csv" {
-		t, err := latent.ModelTable(fs.Model, fs.Data, fs.NormX)
+		t, err := latent.ModelTable(fs.Model, fs.Data, fs.NormX, fs.NormY)
 		if err != nil {
-			return fmt.Errorf("web: %w", err)
+			return err
 		}
 		return latent.WriteCSV(buf, t)
 	}
@@ -37,7 +36,7 @@ func latentExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q 
 		return bad("the model has no hidden layer with 2 or more dimensions to draw")
 	}
 	if err != nil {
-		return fmt.Errorf("web: %w", err)
+		return err
 	}
 	return latent.RenderFigure(buf, format, f)
 }

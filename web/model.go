@@ -12,8 +12,8 @@ import (
 )
 
 // modelHandler serves GET /model.json?session=KEY: the live session's model
-// as a model file (data normalised, with the normalisation, the data set's
-// name and the iteration), which `viz eval`, `viz predict` and `viz figure`
+// as a model file (data normalised, with the normalisation, the data's
+// units and image shape when known, the data set's name and the iteration), which `viz eval`, `viz predict` and `viz figure`
 // read. A page can save its work this way.
 type modelHandler struct {
 	b   FigureBackend
@@ -26,12 +26,12 @@ func (h modelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	meta, _ := json.Marshal(map[string]any{"name": fs.Dataset, "saved_at_iteration": fs.Iter})
-	extra := map[string]json.RawMessage{
-		"normalization": engine.NormalizationJSON(fs.NormX, fs.NormY),
-		"dataset":       meta,
+	mf := &engine.ModelFile{Model: fs.Model, NormX: fs.NormX, NormY: fs.NormY, Extra: map[string]json.RawMessage{"dataset": meta}}
+	if fs.Data != nil {
+		mf.Info = engine.InfoOf(fs.Data) // units, and an image's shape and range
 	}
 	var buf bytes.Buffer
-	if err := engine.WriteModel(&buf, fs.Model, extra); err != nil {
+	if err := engine.WriteModelFile(&buf, mf); err != nil {
 		h.log.Error("web: model download", "err", err)
 		http.Error(w, "could not write the model: "+err.Error(), http.StatusInternalServerError)
 		return

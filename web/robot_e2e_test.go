@@ -147,7 +147,7 @@ func TestBrowserRobot(t *testing.T) {
 	csv := evalAs[string](e, `fetch("/figure/latent.csv?session=" + window.dgpviz.state.figureKey).then(r => r.text())`)
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	nAll := int(evalAs[float64](e, `window.dgpviz.state.setup.view.n_all`))
-	if head := lines[0]; !strings.Contains(head, ",split,truth_x,truth_y,layer1_mean1,layer1_mean2,layer1_mean3,layer1_var1,") || len(lines) != nAll+1 {
+	if head := lines[0]; !strings.Contains(head, "time [s],split,truth_x [m],truth_y [m],layer1_mean1 [latent],layer1_mean2 [latent],layer1_mean3 [latent],layer1_var1 [latent],") || !strings.Contains(head, ",layer3_mean1 [dBm],") || !strings.Contains(head, ",layer3_var30 [dBm²]") || len(lines) != nAll+1 {
 		t.Errorf("latent CSV: %d rows (want %d), header %q", len(lines)-1, nAll, head)
 	} else if !strings.Contains(lines[1], ",train,") || !strings.Contains(lines[nAll], ",test,") {
 		t.Errorf("latent CSV: first row %q, last %q: want train then test scans", lines[1], lines[nAll])

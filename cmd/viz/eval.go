@@ -34,6 +34,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 }
 
 type evalLayerJSON struct {
+	Layer               int       `json:"layer"`
 	KL                  float64   `json:"kl"`
 	Compression         float64   `json:"compression"`
 	Propagation         float64   `json:"propagation"`
@@ -41,17 +42,44 @@ type evalLayerJSON struct {
 	PropagationPerDatum []float64 `json:"propagation_per_datum"`
 }
 
+// messageJSON is a layer's message (counted from 1), in the units it
+// names: the data's original units for the last layer, latent for hidden
+// layers.
 type messageJSON struct {
-	Mean [][]float64 `json:"mean"`
-	Var  [][]float64 `json:"var"`
+	Layer int              `json:"layer"`
+	Units messageUnitsJSON `json:"units"`
+	Mean  [][]float64      `json:"mean"`
+	Var   [][]float64      `json:"var"`
 }
 
+type messageUnitsJSON struct {
+	Mean string `json:"mean"`
+	Var  string `json:"var"`
+}
+
+// newMessageJSON is layer i's (from 0) message of a model with the given
+// number of layers, its means and variances in the units named.
+func newMessageJSON(i, layers int, msg engine.Message, info engine.DataInfo) messageJSON {
+	u := layerUnit(i, layers, info)
+	return messageJSON{Layer: i + 1, Units: messageUnitsJSON{u, squared(u)}, Mean: engine.MatrixRows(msg.Mean), Var: engine.MatrixRows(msg.Var)}
+}
+
+// evalJSON is viz eval's output. The bound and its terms are log
+// densities of the data as the file holds them (normalised), in nats; the
+// messages are in the units they name.
 type evalJSON struct {
+	Units      evalUnitsJSON       `json:"units"`
 	Bound      float64             `json:"bound"`
 	Likelihood float64             `json:"likelihood"`
 	Layers     []evalLayerJSON     `json:"layers"`
 	Messages   []messageJSON       `json:"messages"`
 	Gradient   engine.GradientJSON `json:"gradient"`
+}
+
+type evalUnitsJSON struct {
+	Bound    string `json:"bound"`
+	Terms    string `json:"terms"`
+	Gradient string `json:"gradient"`
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -64,19 +92,29 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *path == "" {
 		return badInput("viz eval: -model FILE is required")
 	}
-	mf, err := engine.ReadModelFile(*path)
+	mf, err := readModelFile("viz eval", *path)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	ev := engine.Evaluator{Workers: *workers}
 	res, grad, err := ev.Evaluate(mf.Model, engine.Options{Gradient: true, OutputVariance: true})
 	if err != nil {
-		return usageError{err}
+		return badInput("viz eval: %s: %v", *path, err)
 	}
-	out := evalJSON{Bound: res.Bound, Likelihood: res.Likelihood, Gradient: grad.JSON(mf.Model)}
+	info := dataInfo(mf)
+	out := evalJSON{Units: evalUnitsJSON{
+		Bound:    natsUnit + ", of the data as the file holds them (normalised)",
+		Terms:    natsUnit,
+		Gradient: "nats per unit of each parameter as the file holds it",
+	}, Bound: res.Bound, Likelihood: res.Likelihood, Gradient: grad.JSON(mf.Model)}
+	layers := len(res.Layers)
 	for i, t := range res.Layers {
-		out.Layers = append(out.Layers, evalLayerJSON{t.KL, t.Compression, t.Propagation, t.CompressionPerDatum, t.PropagationPerDatum})
-		out.Messages = append(out.Messages, messageJSON{Mean: engine.MatrixRows(res.Messages[i].Mean), Var: engine.MatrixRows(res.Messages[i].Var)})
+		out.Layers = append(out.Layers, evalLayerJSON{i + 1, t.KL, t.Compression, t.Propagation, t.CompressionPerDatum, t.PropagationPerDatum})
+		msg := res.Messages[i]
+		if i == layers-1 { // the data's original units
+			msg = engine.Message{Mean: mf.NormY.UndoMean(msg.Mean), Var: mf.NormY.UndoVar(msg.Var)}
+		}
+		out.Messages = append(out.Messages, newMessageJSON(i, layers, msg, info))
 	}
 	return json.NewEncoder(stdout).Encode(out)
 }

@@ -90,7 +90,7 @@ func TestEvalBadInput(t *testing.T) {
 		// 1/s² overflows: a clear error naming what is not finite, not
 		// "json: unsupported value: +Inf".
 		{"tiny noise", strings.Replace(tinyModel, `"noise_variance": 0.05`, `"noise_variance": 1e-300`, 1), "is not finite"},
-		{"singular Kuu", strings.Replace(strings.Replace(tinyModel, `[[0.2], [0.8]]`, `[[0.5], [0.5]]`, 1), `"jitter": 1e-6`, `"jitter": 0`, 1), "layer 0: inducing_inputs"},
+		{"singular Kuu", strings.Replace(strings.Replace(tinyModel, `[[0.2], [0.8]]`, `[[0.5], [0.5]]`, 1), `"jitter": 1e-6`, `"jitter": 0`, 1), "layer 1: inducing_inputs"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,14 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"dgpviz/internal/engine"
 	"dgpviz/internal/fitfigure"
 	"dgpviz/internal/montecarlo"
 	"dgpviz/internal/plotkit"
 )
 
 func init() {
-	register(command{name: "figure", summary: "draw the message figure or the fit figure (svg, png or pdf)", run: runFigure})
+	register(command{name: "figure", summary: "draw the message, fit, latent or faces figure (svg, png or pdf)", run: runFigure})
 }
 
 // modelList collects repeated -model flags.
@@ -27,21 +26,23 @@ func (l *modelList) Set(s string) error { *l = append(*l, s); return nil }
 
 func runFigure(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "usage: viz figure messages|fit|frey [flags]   (viz figure KIND -h for flags)")
+		fmt.Fprintln(stderr, "usage: viz figure messages|fit|latent|faces [flags]   (viz figure KIND -h for flags)")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 			return errHelp
 		}
-		return badInput("viz figure: want a kind: messages, fit or frey")
+		return badInput("viz figure: want a kind: messages, fit, latent or faces")
 	}
 	switch args[0] {
 	case "messages":
 		return runFigureMessages(args[1:], stdout, stderr)
 	case "fit":
 		return runFigureFit(args[1:], stdout, stderr)
-	case "frey":
-		return runFigureFrey(args[1:], stdout, stderr) // frey_figure.go
+	case "latent":
+		return runFigureLatent(args[1:], stdout, stderr) // latent_figure.go
+	case "faces", "frey": // frey: the name it had when it drew only the Frey faces
+		return runFigureFaces(args[1:], stdout, stderr) // faces_figure.go
 	}
-	return badInput("viz figure: unknown kind %q (want messages, fit or frey)", args[0])
+	return badInput("viz figure: unknown kind %q (want messages, fit, latent or faces)", args[0])
 }
 
 // figureFormat returns the format of an output path from its extension,
@@ -75,8 +76,9 @@ func writeFigure(out string, stdout io.Writer, render func(io.Writer) error) err
 func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("figure messages", stderr)
 	path := fs.String("model", "", "model file (JSON)")
-	layer := fs.Int("layer", 1, "layer I (1-based) with a 1-D input and output")
-	inputs := fs.String("inputs", "", `Gaussian inputs "μ1:s1,μ2:s2,…" (s a variance); default: -preset`)
+	layer := fs.Int("layer", 1, "layer I (counted from 1) with a 1-D input and output")
+	inputs := fs.String("inputs", "", `Gaussian inputs "μ1:s1,μ2:s2,…" (s a variance) in the units of the figure's input axis (-units); default: -preset`)
+	units := fs.String("units", "original", "original: the data's units where they apply (layer 1's input, the last layer's output; hidden layers are latent); model: the normalised units the model works in")
 	preset := fs.String("preset", montecarlo.PresetPaper, "teaching preset when -inputs is not given: "+strings.Join(montecarlo.PresetNames(), ", "))
 	samples := fs.Int("samples", 20000, "Monte Carlo samples per input")
 	seed := fs.Uint64("seed", 1, "random seed")
@@ -88,32 +90,46 @@ func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 	if *path == "" || *out == "" {
 		return badInput("viz figure messages: -model FILE and -o FILE are required")
 	}
+	if *units != "original" && *units != "model" {
+		return badInput("viz figure messages: -units %q: want original or model", *units)
+	}
 	f, err := figureFormat(*out, *format)
 	if err != nil {
 		return err
 	}
-	mf, err := engine.ReadModelFile(*path)
+	mf, err := readModelFile("viz figure messages", *path)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
+	m := mf.Model
+	if *layer < 1 || *layer > len(m.Layers) {
+		return badInput("viz figure messages: -layer %d out of range: the model has layers 1…%d", *layer, len(m.Layers))
+	}
+	li := *layer - 1
 	var ins []montecarlo.GaussianInput
 	if *inputs != "" {
 		if ins, err = montecarlo.ParseGaussianInputs(*inputs); err != nil {
 			return badInput("viz figure messages: -inputs: %v", err)
 		}
+		if *units == "original" {
+			ins = montecarlo.InputsToModel(ins, mf.NormX, li)
+		}
 	} else {
-		ps, err := montecarlo.Presets(mf.Model, *layer-1)
+		ps, err := montecarlo.Presets(m, li)
 		if err != nil {
-			return usageError{err}
+			return badInput("viz figure messages: %v", err)
 		}
 		var ok bool
 		if ins, ok = ps[*preset]; !ok {
 			return badInput("viz figure messages: unknown preset %q (want one of %s)", *preset, strings.Join(montecarlo.PresetNames(), ", "))
 		}
 	}
-	data, err := montecarlo.MessageFigure(mf.Model, *layer-1, ins, *samples, *seed)
+	data, err := montecarlo.MessageFigure(m, li, ins, *samples, *seed)
 	if err != nil {
-		return usageError{err}
+		return badInput("viz figure messages: %v", err)
+	}
+	if *units == "original" {
+		data.ToOriginal(mf.NormX, mf.NormY, len(m.Layers))
 	}
 	return writeFigure(*out, stdout, func(w io.Writer) error { return montecarlo.RenderMessageFigure(w, f, data) })
 }
@@ -137,13 +153,13 @@ func runFigureFit(args []string, stdout, stderr io.Writer) error {
 	}
 	var fits []*fitfigure.FitData
 	for _, p := range paths {
-		mf, err := engine.ReadModelFile(p)
+		mf, err := readModelFile("viz figure fit", p)
 		if err != nil {
-			return usageError{err}
+			return err
 		}
 		fd, err := fitfigure.FitFigure(mf.Model, mf.NormX, mf.NormY, *points)
 		if err != nil {
-			return usageError{fmt.Errorf("%s: %w", p, err)}
+			return badInput("viz figure fit: %s: %v", p, err)
 		}
 		fits = append(fits, fd)
 	}

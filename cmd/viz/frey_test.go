@@ -129,9 +129,12 @@ func TestServeFreyOpensInPreset(t *testing.T) {
 	}
 }
 
-// TestFigureFrey draws the Frey figure of a quick fixture fit in all three
-// formats and refuses a model that is not a Frey autoencoder.
-func TestFigureFrey(t *testing.T) {
+// TestFigureFaces draws the faces figure of a quick fixture fit in all
+// three formats, under its old name frey too, with the images' shape from
+// the data set the file records or from -shape, and refuses a model that
+// is not an autoencoder of images with one 2-D hidden layer, and a shape
+// of other pixels.
+func TestFigureFaces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits the Frey autoencoder on the fixture (tens of seconds under -race): not in the short tier")
 	}
@@ -142,10 +145,14 @@ func TestFigureFrey(t *testing.T) {
 	if err := run(context.Background(), []string{"fit", "-data", "frey:" + fixture, "-hidden", "2", "-iters", "10", "-quiet", "-out", model}, &stdout, &stderr); err != nil {
 		t.Fatalf("viz fit: %v\n%s", err, stderr.String())
 	}
-	for _, ext := range []string{"png", "svg", "pdf"} {
-		out := filepath.Join(dir, "frey."+ext)
-		if err := run(context.Background(), []string{"figure", "frey", "-model", model, "-grid", "3", "-o", out}, &stdout, &stderr); err != nil {
-			t.Fatalf("viz figure frey %s: %v\n%s", ext, err, stderr.String())
+	for _, tc := range []struct {
+		kind, ext string
+		extra     []string
+	}{{"faces", "png", nil}, {"faces", "svg", []string{"-shape", "28x20"}}, {"frey", "pdf", nil}} {
+		out := filepath.Join(dir, tc.kind+"."+tc.ext)
+		args := append([]string{"figure", tc.kind, "-model", model, "-grid", "3", "-o", out}, tc.extra...)
+		if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+			t.Fatalf("viz figure %s %s: %v\n%s", tc.kind, tc.ext, err, stderr.String())
 		}
 		if fi, err := os.Stat(out); err != nil || fi.Size() < 1000 {
 			t.Errorf("%s: %v, %v", out, fi, err)
@@ -153,8 +160,17 @@ func TestFigureFrey(t *testing.T) {
 	}
 	step := filepath.Join(dir, "step.json")
 	fitStep(t, dir, "step.json")
-	err := run(context.Background(), []string{"figure", "frey", "-model", step, "-o", filepath.Join(dir, "x.png")}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "not a Frey faces autoencoder") {
-		t.Errorf("step model: err = %v", err)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-model", step}, "has a 1-D hidden layer; the figure needs an autoencoder with one 2-D hidden layer"},
+		{[]string{"-model", model, "-shape", "20x20"}, "images of 20 × 20 pixels need 400 outputs"},
+		{[]string{"-model", model, "-shape", "big"}, "-shape: image shape \"big\""},
+	} {
+		err := run(context.Background(), append(append([]string{"figure", "faces"}, tc.args...), "-o", filepath.Join(dir, "x.png")), &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }

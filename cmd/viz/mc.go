@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/montecarlo"
 
@@ -15,16 +16,38 @@ func init() {
 	register(command{name: "mc", summary: "Monte Carlo moments of a layer's true response, or of whole chains (JSON on stdout)", run: runMC})
 }
 
-// mcMomentsJSON is one layer's Monte Carlo moments, N × D each.
+// mcMomentsJSON is one layer's (counted from 1) Monte Carlo moments, N × D
+// each, in the units it names: the data's original units for the last
+// layer, latent for hidden layers.
 type mcMomentsJSON struct {
+	Layer  int         `json:"layer"`
+	Units  mcUnitsJSON `json:"units"`
 	Mean   [][]float64 `json:"mean"`
 	Var    [][]float64 `json:"var"`
 	MeanSE [][]float64 `json:"mean_se"`
 	VarSE  [][]float64 `json:"var_se"`
 }
 
-func mcJSON(m *montecarlo.Moments) mcMomentsJSON {
-	return mcMomentsJSON{Mean: engine.MatrixRows(m.Mean), Var: engine.MatrixRows(m.Var), MeanSE: engine.MatrixRows(m.MeanSE), VarSE: engine.MatrixRows(m.VarSE)}
+type mcUnitsJSON struct {
+	Mean   string `json:"mean"`
+	Var    string `json:"var"`
+	MeanSE string `json:"mean_se"`
+	VarSE  string `json:"var_se"`
+}
+
+// mcJSON is layer i's (from 0) moments of mf's model; the last layer's go
+// back to the data's original units.
+func mcJSON(i int, m *montecarlo.Moments, mf *engine.ModelFile, info engine.DataInfo) mcMomentsJSON {
+	layers := len(mf.Model.Layers)
+	mean, vr, meanSE, varSE := m.Mean, m.Var, m.MeanSE, m.VarSE
+	if i == layers-1 {
+		ny := mf.NormY
+		zero := dataset.Normalizer{Mean: make([]float64, len(ny.Mean)), Scale: ny.Scale}
+		mean, vr, meanSE, varSE = ny.UndoMean(mean), ny.UndoVar(vr), zero.UndoMean(meanSE), ny.UndoVar(varSE)
+	}
+	u := layerUnit(i, layers, info)
+	return mcMomentsJSON{Layer: i + 1, Units: mcUnitsJSON{u, squared(u), u, squared(u)},
+		Mean: engine.MatrixRows(mean), Var: engine.MatrixRows(vr), MeanSE: engine.MatrixRows(meanSE), VarSE: engine.MatrixRows(varSE)}
 }
 
 func runMC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -44,22 +67,22 @@ func runMC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *path == "" {
 		return badInput("viz mc: -model FILE is required")
 	}
-	mf, err := engine.ReadModelFile(*path)
+	mf, err := readModelFile("viz mc", *path)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	m := mf.Model
+	m, info := mf.Model, dataInfo(mf)
 	opt := montecarlo.Options{Samples: *samples, Seed: *seed, Workers: *workers, NoConditional: *noCond, NoQSpread: *noQ, NoNoise: *noNoise}
 	if *chain {
 		mos, err := montecarlo.ChainMoments(m, m.X, opt)
 		if err != nil {
-			return usageError{err}
+			return badInput("viz mc: %v", err)
 		}
 		out := struct {
 			Layers []mcMomentsJSON `json:"layers"`
 		}{}
 		for i := range mos {
-			out.Layers = append(out.Layers, mcJSON(&mos[i]))
+			out.Layers = append(out.Layers, mcJSON(i, &mos[i], mf, info))
 		}
 		return json.NewEncoder(stdout).Encode(out)
 	}
@@ -69,20 +92,20 @@ func runMC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	i := *layer - 1
 	l, err := montecarlo.NewLayer(m.Layers[i], m.Jitter)
 	if err != nil {
-		return usageError{err}
+		return badInput("viz mc: layer %d: %v", *layer, err)
 	}
 	mu, s := m.X, (*mat.Dense)(nil)
 	if i > 0 {
 		var ev engine.Evaluator
 		msgs, err := ev.Predict(m, m.X)
 		if err != nil {
-			return usageError{err}
+			return badInput("viz mc: %v", err)
 		}
 		mu, s = msgs[i-1].Mean, msgs[i-1].Var
 	}
 	mo, err := l.Moments(mu, s, opt)
 	if err != nil {
-		return usageError{err}
+		return badInput("viz mc: %v", err)
 	}
-	return json.NewEncoder(stdout).Encode(mcJSON(mo))
+	return json.NewEncoder(stdout).Encode(mcJSON(i, mo, mf, info))
 }

@@ -201,3 +201,41 @@ func TestMCBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestMCOriginalUnits checks that `viz mc` gives the last layer's moments
+// in the data's original units, as `viz predict` does, and names them: on
+// a one-layer model with certain inputs the true response's mean is the
+// message mean, and its variance the message's plus 2σ²·compression (the
+// identity of TestMC), so both must agree within the Monte Carlo error
+// after the same normalisation is undone (y = 5 + 2·normalised).
+func TestMCOriginalUnits(t *testing.T) {
+	m := mcModel(1, 8)
+	norm := map[string]json.RawMessage{"normalization": json.RawMessage(`{"x_mean":[0],"x_scale":[1],"y_mean":[5],"y_scale":[2]}`)}
+	path := writeMCModel(t, m, norm)
+	res, _, err := engine.Evaluate(m, engine.Options{OutputVariance: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"mc", "-model", path, "-samples", "20000", "-seed", "5"}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v (%s)", err, stderr.String())
+	}
+	var out mcMomentsJSON
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Layer != 1 || out.Units != (mcUnitsJSON{"original units", "(original units)²", "original units", "(original units)²"}) {
+		t.Errorf("layer %d, units %+v", out.Layer, out.Units)
+	}
+	s2 := m.Layers[0].NoiseVariance
+	for n := range 20 {
+		mean := 5 + 2*res.Messages[0].Mean.At(n, 0)
+		vr := 4 * (res.Messages[0].Var.At(n, 0) + 2*s2*res.Layers[0].CompressionPerDatum[n])
+		if z := (out.Mean[n][0] - mean) / out.MeanSE[n][0]; math.Abs(z) > 4.5 {
+			t.Errorf("row %d: MC mean %.5g ± %.2g, message mean in original units %.5g", n+1, out.Mean[n][0], out.MeanSE[n][0], mean)
+		}
+		if z := (out.Var[n][0] - vr) / out.VarSE[n][0]; math.Abs(z) > 4.5 {
+			t.Errorf("row %d: MC variance %.5g ± %.2g, want %.5g", n+1, out.Var[n][0], out.VarSE[n][0], vr)
+		}
+	}
+}

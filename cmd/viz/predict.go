@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -25,9 +26,16 @@ func init() {
 // maxPredictInputs bounds the number of prediction inputs read from -x or -in.
 const maxPredictInputs = 1000000
 
+// predictJSON is viz predict's output: the inputs and every layer's
+// message at them, each beside its units.
 type predictJSON struct {
+	Units  xUnitsJSON    `json:"units"`
 	X      [][]float64   `json:"x"`
 	Layers []messageJSON `json:"layers"`
+}
+
+type xUnitsJSON struct {
+	X string `json:"x"`
 }
 
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -49,11 +57,12 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *xs != "" && *in != "" {
 		return badInput("viz predict: give -x or -in, not both")
 	}
-	mf, err := engine.ReadModelFile(*path)
+	mf, err := readModelFile("viz predict", *path)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	m, nx, ny := mf.Model, mf.NormX, mf.NormY
+	info := dataInfo(mf)
 	_, q := m.X.Dims()
 
 	// Inputs in original units.
@@ -87,11 +96,11 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	msgs[last].Var = ny.UndoVar(msgs[last].Var)
 
 	if *format == "csv" {
-		return writePredictCSV(stdout, x, msgs)
+		return writePredictCSV(stdout, x, msgs, info)
 	}
-	out := predictJSON{X: engine.MatrixRows(x)}
-	for _, msg := range msgs {
-		out.Layers = append(out.Layers, messageJSON{Mean: engine.MatrixRows(msg.Mean), Var: engine.MatrixRows(msg.Var)})
+	out := predictJSON{Units: xUnitsJSON{unitOr(info.XUnit)}, X: engine.MatrixRows(x)}
+	for i, msg := range msgs {
+		out.Layers = append(out.Layers, newMessageJSON(i, len(msgs), msg, info))
 	}
 	return json.NewEncoder(stdout).Encode(out)
 }
@@ -126,7 +135,7 @@ func parseFloats(s string) ([]float64, error) {
 func readInputCSV(path string, q int) (*mat.Dense, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
 	}
 	defer f.Close()
 	r := csv.NewReader(bufio.NewReader(io.LimitReader(f, dataset.MaxFileSize)))
@@ -175,18 +184,21 @@ func readInputCSV(path string, q int) (*mat.Dense, error) {
 
 // writePredictCSV writes one row per input: the input columns x1…, then for
 // every layer i and output d the columns layer{i}_mean{d}, layer{i}_var{d},
-// all counted from 1 as people count layers (and as -layer flags do).
-func writePredictCSV(w io.Writer, x *mat.Dense, msgs []engine.Message) error {
+// all counted from 1 as people count layers (and as -layer flags do), each
+// header with its unit in brackets: "x1 [s]", "layer1_mean1 [latent]",
+// "layer3_var1 [dBm²]".
+func writePredictCSV(w io.Writer, x *mat.Dense, msgs []engine.Message, info engine.DataInfo) error {
 	n, q := x.Dims()
 	cw := csv.NewWriter(w)
 	var head []string
 	for j := range q {
-		head = append(head, fmt.Sprintf("x%d", j+1))
+		head = append(head, fmt.Sprintf("x%d [%s]", j+1, unitOr(info.XUnit)))
 	}
 	for i, msg := range msgs {
 		_, d := msg.Mean.Dims()
+		u := layerUnit(i, len(msgs), info)
 		for k := range d {
-			head = append(head, fmt.Sprintf("layer%d_mean%d", i+1, k+1), fmt.Sprintf("layer%d_var%d", i+1, k+1))
+			head = append(head, fmt.Sprintf("layer%d_mean%d [%s]", i+1, k+1, u), fmt.Sprintf("layer%d_var%d [%s]", i+1, k+1, squared(u)))
 		}
 	}
 	if err := cw.Write(head); err != nil {

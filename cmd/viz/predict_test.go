@@ -74,6 +74,9 @@ func TestPredict(t *testing.T) {
 	if len(viaX.X) != 3 || viaX.Layers[1].Mean[2][0] != viaIn.Layers[1].Mean[2][0] || viaX.Layers[0].Var[1][0] != viaIn.Layers[0].Var[1][0] {
 		t.Errorf("-x and -in differ: %+v vs %+v", viaX, viaIn)
 	}
+	if own.Units.X != "original units" || own.Layers[0].Units != (messageUnitsJSON{"latent", "latent"}) || own.Layers[1].Units != (messageUnitsJSON{"original units", "(original units)²"}) || own.Layers[1].Layer != 2 {
+		t.Errorf("units %+v, layers %+v %+v", own.Units, own.Layers[0].Units, own.Layers[1].Units)
+	}
 	if viaX.Layers[1].Mean[0][0] != own.Layers[1].Mean[0][0] {
 		t.Errorf("prediction at x = 0: %v via -x, %v at the training input", viaX.Layers[1].Mean[0][0], own.Layers[1].Mean[0][0])
 	}
@@ -82,7 +85,8 @@ func TestPredict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(recs[0], ","); got != "x1,layer1_mean1,layer1_var1,layer2_mean1,layer2_var1" || len(recs) != 4 {
+	// The step data name no units: the headers say the data's own.
+	if got := strings.Join(recs[0], ","); got != "x1 [original units],layer1_mean1 [latent],layer1_var1 [latent],layer2_mean1 [original units],layer2_var1 [(original units)²]" || len(recs) != 4 {
 		t.Fatalf("CSV header %q, %d rows", got, len(recs))
 	}
 	if recs[3][3] != jsonNum(viaX.Layers[1].Mean[2][0]) {

@@ -93,7 +93,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
 	cat, err := stream.NewCatalog(o.data, o.limits)
 	if err != nil {
-		return usageError{err}
+		return badInput("viz serve: -data: %v", err)
 	}
 	for _, name := range cat.Names() {
 		for _, w := range dataset.Warnings(cat.Get(name)) {
@@ -102,7 +102,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if o.shape != [2]int{} {
 		if err := shapeCSVs(cat, o.data, o.shape); err != nil {
-			return usageError{err}
+			return badInput("viz serve: -shape: %v", err)
 		}
 	}
 	if len(o.data) > 0 {
@@ -116,7 +116,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer stopShare()
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: o.limits, Defaults: o.cfg, AllowedOrigins: o.origins, Workers: o.workers, Logger: log, Share: share})
 	if err != nil {
-		return usageError{err}
+		return badInput("viz serve: %v", err)
 	}
 	if o.perIP < 1 {
 		return usageError{fmt.Errorf("viz serve: -max-conns-per-ip %d, want ≥ 1", o.perIP)}

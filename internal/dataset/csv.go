@@ -37,7 +37,7 @@ const CSVConventions = `A header row names the columns: x… are the inputs and 
 func LoadCSV(path string, opt CSVOptions) (*Dataset, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("dataset: csv: %w", err)
+		return nil, openError(err)
 	}
 	defer f.Close()
 	return readCSV(f, filepath.Base(path), "csv "+path, opt)
@@ -69,7 +69,7 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 // readCSV implements ReadCSV; src names the input in errors.
 func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 	errorf := func(format string, args ...any) error {
-		return fmt.Errorf("dataset: %s: %s", src, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%s: %s", src, fmt.Sprintf(format, args...))
 	}
 	readErr := func(err error) error {
 		if errors.Is(err, errTooLarge) {
@@ -79,7 +79,7 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		if errors.As(err, &pe) {
 			return errorf("line %d, character %d: %v", pe.Line, pe.Column, pe.Err)
 		}
-		return fmt.Errorf("dataset: %s: %w", src, err)
+		return fmt.Errorf("%s: %w", src, openError(err))
 	}
 
 	cr := csv.NewReader(newLimitReader(r))
@@ -96,7 +96,7 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 	headerLine, _ := cr.FieldPos(0)
 	header[0] = strings.TrimPrefix(header[0], "\uFEFF")
 	if len(header) > MaxColumns {
-		return nil, errorf("line %d: header has %d columns, more than %d (MaxColumns)", headerLine, len(header), MaxColumns)
+		return nil, errorf("line %d: the header has %d columns, more than the limit %d", headerLine, len(header), MaxColumns)
 	}
 	numeric := true
 	index := make(map[string]int, len(header))
@@ -162,7 +162,7 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		line, _ := cr.FieldPos(0)
 		rows++
 		if rows > maxRows {
-			return nil, errorf("line %d: more than %d data rows, the limit", line, maxRows)
+			return nil, errorf("line %d: more data rows than the limit %d", line, maxRows)
 		}
 		if len(rec) != len(header) {
 			return nil, errorf("line %d: %d fields, header has %d", line, len(rec), len(header))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"strconv"
 
@@ -133,9 +134,19 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	return k, err
 }
 
+// openError describes a file that cannot be opened or read without Go's
+// vocabulary ("open PATH: …", "read PATH: …").
+func openError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("cannot read %s: %w", pe.Path, pe.Err)
+	}
+	return err
+}
+
 // sizeError describes errTooLarge for the source src.
 func sizeError(src string) error {
-	return fmt.Errorf("dataset: %s: input larger than %d bytes (MaxFileSize)", src, maxFileSize)
+	return fmt.Errorf("%s: larger than the limit of %d bytes", src, maxFileSize)
 }
 
 // MaxAbsValue bounds the magnitude of every data value: the model

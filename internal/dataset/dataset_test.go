@@ -59,11 +59,11 @@ func TestFileSizeLimit(t *testing.T) {
 	for i := range 10 { // ten valid 42-byte lines, one scan each
 		fmt.Fprintf(&robot, "%d.000000 00:0f:04:02:07:f0 23.40 5.55 -62\n", 1135214648+i)
 	}
-	if _, err := ReadRobot(strings.NewReader(robot.String())); err == nil || !strings.Contains(err.Error(), "MaxFileSize") {
+	if _, err := ReadRobot(strings.NewReader(robot.String())); err == nil || !strings.Contains(err.Error(), "larger than the limit of 100 bytes") {
 		t.Errorf("robot: err = %v, want MaxFileSize error", err)
 	}
 	csv := "x,y\n" + strings.Repeat("1,2\n", 50)
-	if _, err := ReadCSV(strings.NewReader(csv), "big.csv", CSVOptions{}); err == nil || !strings.Contains(err.Error(), "MaxFileSize") {
+	if _, err := ReadCSV(strings.NewReader(csv), "big.csv", CSVOptions{}); err == nil || !strings.Contains(err.Error(), "larger than the limit of 100 bytes") {
 		t.Errorf("csv: err = %v, want MaxFileSize error", err)
 	}
 }

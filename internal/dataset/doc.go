@@ -17,7 +17,8 @@
 // columns for fitting and maps predictive means and variances back.
 //
 // Loaders never panic on malformed input: every problem is reported as an
-// error prefixed "dataset: " that names the line and the field or column.
+// error, for people (no package prefix), that names the file, the line and
+// the field or column.
 // Inputs are limited to MaxFileSize bytes, MaxRows rows and MaxColumns
 // columns.
 package dataset

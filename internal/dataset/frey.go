@@ -26,7 +26,7 @@ const (
 func LoadFrey(path string) (*Dataset, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("dataset: frey: %w", err)
+		return nil, openError(err)
 	}
 	defer f.Close()
 	return readFrey(f, "frey "+path)
@@ -53,20 +53,20 @@ func readFrey(r io.Reader, src string) (*Dataset, error) {
 		}
 	}
 	if ff == nil {
-		return nil, fmt.Errorf("dataset: %s: no variable %q in the MAT-file", src, FreyVariable)
+		return nil, fmt.Errorf("%s: no variable %q in the MAT-file", src, FreyVariable)
 	}
 	if ff.Rows != FreyPixels {
-		return nil, fmt.Errorf("dataset: %s: variable %q is %d×%d, want %d rows (28×20 pixels per frame)", src, FreyVariable, ff.Rows, ff.Cols, FreyPixels)
+		return nil, fmt.Errorf("%s: variable %q is %d×%d, want %d rows (28×20 pixels per frame)", src, FreyVariable, ff.Rows, ff.Cols, FreyPixels)
 	}
 	if ff.Cols < 2 {
-		return nil, fmt.Errorf("dataset: %s: %d frames, want at least 2", src, ff.Cols)
+		return nil, fmt.Errorf("%s: %d frames, want at least 2", src, ff.Cols)
 	}
 	if ff.Cols > MaxRows {
-		return nil, fmt.Errorf("dataset: %s: %d frames, more than MaxRows (%d)", src, ff.Cols, MaxRows)
+		return nil, fmt.Errorf("%s: %d frames, more than the limit %d", src, ff.Cols, MaxRows)
 	}
 	for k, v := range ff.Data {
 		if v < 0 || v > 255 {
-			return nil, fmt.Errorf("dataset: %s: frame %d pixel %d is %g, outside the grey levels 0–255", src, k/FreyPixels, k%FreyPixels, v)
+			return nil, fmt.Errorf("%s: frame %d pixel %d is %g, outside the grey levels 0–255", src, k/FreyPixels+1, k%FreyPixels+1, v)
 		}
 	}
 	// Column j of ff is frame j: row j of the data set, so the column-major

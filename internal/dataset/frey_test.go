@@ -63,11 +63,11 @@ func TestReadFreyErrors(t *testing.T) {
 		{"no ff", writeMAT(matVar{name: "x", class: 9, typ: miUINT8, rows: FreyPixels, cols: 2, data: make([]float64, 2*FreyPixels)}), `no variable "ff"`},
 		{"wrong size", writeMAT(matVar{name: "ff", class: 9, typ: miUINT8, rows: 10, cols: 2, data: make([]float64, 20)}), "want 560 rows"},
 		{"one frame", writeMAT(matVar{name: "ff", class: 9, typ: miUINT8, rows: FreyPixels, cols: 1, data: make([]float64, FreyPixels)}), "at least 2"},
-		{"out of range", writeMAT(matVar{name: "ff", class: 6, typ: miDOUBLE, rows: FreyPixels, cols: 2, data: append(make([]float64, 2*FreyPixels-1), 300)}), "frame 1 pixel 559 is 300"},
+		{"out of range", writeMAT(matVar{name: "ff", class: 6, typ: miDOUBLE, rows: FreyPixels, cols: 2, data: append(make([]float64, 2*FreyPixels-1), 300)}), "frame 2 pixel 560 is 300"},
 		{"not a MAT-file", []byte("hello"), "MAT-file"},
 	} {
 		_, err := ReadFrey(bytes.NewReader(c.in))
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "dataset: ") {
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.HasPrefix(err.Error(), "dataset: ") {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
 		}
 	}

@@ -32,7 +32,7 @@ func Load(spec string) (*Dataset, error) {
 		switch scheme {
 		case "robot", "csv", "frey":
 			if path == "" {
-				return nil, fmt.Errorf("dataset: %q: missing path after %q", spec, scheme+":")
+				return nil, fmt.Errorf("%q: missing path after %q", spec, scheme+":")
 			}
 			switch scheme {
 			case "robot":
@@ -43,5 +43,5 @@ func Load(spec string) (*Dataset, error) {
 			return LoadCSV(path, CSVOptions{})
 		}
 	}
-	return nil, fmt.Errorf(`dataset: unknown data set %q: valid are "step", "robot", "robot:PATH", "frey", "frey:PATH" and "csv:PATH"`, spec)
+	return nil, fmt.Errorf(`unknown data set %q: valid are "step", "robot", "robot:PATH", "frey", "frey:PATH" and "csv:PATH"`, spec)
 }

@@ -26,7 +26,7 @@ func TestLoad(t *testing.T) {
 	} {
 		ds, err := Load(c.spec)
 		if c.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) || !strings.HasPrefix(err.Error(), "dataset: ") {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) || strings.HasPrefix(err.Error(), "dataset: ") {
 				t.Errorf("Load(%q): err = %v, want %q", c.spec, err, c.wantErr)
 			}
 			continue

@@ -114,7 +114,7 @@ func ReadMAT(r io.Reader) ([]MATMatrix, error) {
 		return nil, sizeError("MAT-file")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("dataset: MAT-file: %w", err)
+		return nil, fmt.Errorf("MAT-file: %w", err)
 	}
 	return parseMAT(b)
 }
@@ -122,26 +122,26 @@ func ReadMAT(r io.Reader) ([]MATMatrix, error) {
 // parseMAT parses a whole MAT-file held in b.
 func parseMAT(b []byte) ([]MATMatrix, error) {
 	if len(b) >= 10 && string(b[:10]) == "MATLAB 7.3" {
-		return nil, errors.New("dataset: MAT-file: version 7.3 (HDF5) files are not supported; save with -v6")
+		return nil, errors.New("MAT-file: version 7.3 (HDF5) files are not supported; save with -v6")
 	}
 	if len(b) > 0 && !bytes.HasPrefix(b, []byte("MATLAB")) && looksLikeText(b) {
-		return nil, errors.New(`dataset: MAT-file: this is text, not a MATLAB MAT-file (binary, starting "` + matMagic + `"); robot WiFi readings are read with robot:PATH, a CSV with csv:PATH`)
+		return nil, errors.New(`MAT-file: this is text, not a MATLAB MAT-file (binary, starting "` + matMagic + `"); robot WiFi readings are read with robot:PATH, a CSV with csv:PATH`)
 	}
 	if len(b) < matHeaderSize {
-		return nil, fmt.Errorf("dataset: MAT-file: %d bytes, shorter than the 128-byte header of a version 5 file", len(b))
+		return nil, fmt.Errorf("MAT-file: %d bytes, shorter than the 128-byte header of a version 5 file", len(b))
 	}
 	if string(b[:6]) != "MATLAB" {
-		return nil, errors.New(`dataset: MAT-file: no "MATLAB" text at the start: not a version 5 MAT-file (version 4 files are not supported)`)
+		return nil, errors.New(`MAT-file: no "MATLAB" text at the start: not a version 5 MAT-file (version 4 files are not supported)`)
 	}
 	switch string(b[126:128]) {
 	case "IM":
 	case "MI":
-		return nil, errors.New("dataset: MAT-file: big-endian files are not supported")
+		return nil, errors.New("MAT-file: big-endian files are not supported")
 	default:
-		return nil, fmt.Errorf("dataset: MAT-file: endian indicator %q is neither \"IM\" nor \"MI\"", b[126:128])
+		return nil, fmt.Errorf("MAT-file: endian indicator %q is neither \"IM\" nor \"MI\"", b[126:128])
 	}
 	if v := binary.LittleEndian.Uint16(b[124:126]); v != 0x0100 {
-		return nil, fmt.Errorf("dataset: MAT-file: header version %#x, want 0x0100", v)
+		return nil, fmt.Errorf("MAT-file: header version %#x, want 0x0100", v)
 	}
 	var out []MATMatrix
 	p := matParser{b: b, off: matHeaderSize}
@@ -149,19 +149,19 @@ func parseMAT(b []byte) ([]MATMatrix, error) {
 		start := p.off
 		typ, data, err := p.element()
 		if err != nil {
-			return nil, fmt.Errorf("dataset: MAT-file: element at byte %d: %w", start, err)
+			return nil, fmt.Errorf("MAT-file: element at byte %d: %w", start, err)
 		}
 		switch typ {
 		case miMATRIX:
 			m, err := parseMATMatrix(data)
 			if err != nil {
-				return nil, fmt.Errorf("dataset: MAT-file: variable at byte %d: %w", start, err)
+				return nil, fmt.Errorf("MAT-file: variable at byte %d: %w", start, err)
 			}
 			out = append(out, m)
 		case miCOMPRESSED:
-			return nil, fmt.Errorf("dataset: MAT-file: element at byte %d is compressed (miCOMPRESSED), which is not supported; save with -v6", start)
+			return nil, fmt.Errorf("MAT-file: element at byte %d is compressed (miCOMPRESSED), which is not supported; save with -v6", start)
 		default:
-			return nil, fmt.Errorf("dataset: MAT-file: element at byte %d has data type %d, want a matrix (14)", start, typ)
+			return nil, fmt.Errorf("MAT-file: element at byte %d has data type %d, want a matrix (14)", start, typ)
 		}
 	}
 	return out, nil
@@ -248,7 +248,7 @@ func parseMATMatrix(b []byte) (MATMatrix, error) {
 		return m, fmt.Errorf("negative dimensions %d×%d", rows, cols)
 	}
 	if int64(rows)*int64(cols) > MaxMATElements {
-		return m, fmt.Errorf("%d×%d matrix: more than MaxMATElements (%d) elements", rows, cols, MaxMATElements)
+		return m, fmt.Errorf("%d×%d matrix: more elements than the limit %d", rows, cols, MaxMATElements)
 	}
 	m.Rows, m.Cols = int(rows), int(cols)
 	// Name.
@@ -285,7 +285,7 @@ func parseMATMatrix(b []byte) (MATMatrix, error) {
 	for i := range m.Data {
 		v := matValue(typ, re[i*size:])
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return m, fmt.Errorf("variable %q: element %d is %v, not a finite number", m.Name, i, v)
+			return m, fmt.Errorf("variable %q: element %d is %v, not a finite number", m.Name, i+1, v)
 		}
 		m.Data[i] = v
 	}

@@ -86,7 +86,7 @@ func TestReadMATErrors(t *testing.T) {
 		{"char", writeMAT(matVar{name: "s", class: 4, typ: miUINT16, rows: 1, cols: 1, data: []float64{65}}), "char arrays"},
 		{"3-D", writeMAT(matVar{name: "a", class: 6, typ: miDOUBLE, dims: []int32{1, 1, 2}, data: []float64{1, 2}}), "3 dimensions"},
 		{"negative dims", writeMAT(matVar{name: "a", class: 6, typ: miDOUBLE, rows: -1, cols: 1, data: []float64{1}}), "negative"},
-		{"too many elements", writeMAT(matVar{name: "a", class: 6, typ: miDOUBLE, rows: 1 << 13, cols: 1 << 13, data: []float64{1}}), "MaxMATElements"},
+		{"too many elements", writeMAT(matVar{name: "a", class: 6, typ: miDOUBLE, rows: 1 << 13, cols: 1 << 13, data: []float64{1}}), "8192×8192 matrix: more elements than the limit 16777216"},
 		{"short data", writeMAT(matVar{name: "a", class: 6, typ: miDOUBLE, rows: 2, cols: 2, data: []float64{1}}), "bytes of data for 2×2"},
 		{"NaN", writeMAT(matVar{name: "a", class: 6, typ: miDOUBLE, rows: 1, cols: 1, data: []float64{math.NaN()}}), "not a finite number"},
 		{"not a matrix", append(bytes.Clone(good[:128]), 9, 0, 0, 0, 8, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8), "want a matrix"},
@@ -94,7 +94,7 @@ func TestReadMATErrors(t *testing.T) {
 		{"bad name", writeMAT(matVar{name: "a\x00", class: 6, typ: miDOUBLE, rows: 1, cols: 1, data: []float64{1}}), "not printable"},
 	} {
 		_, err := ReadMAT(bytes.NewReader(c.in))
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "dataset: MAT-file") {
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "MAT-file") {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
 		}
 	}
@@ -104,7 +104,7 @@ func TestReadMATSizeLimit(t *testing.T) {
 	defer func(n int64) { maxFileSize = n }(maxFileSize)
 	maxFileSize = 100
 	b := writeMAT(matVar{name: "ff", class: 9, typ: miUINT8, rows: 2, cols: 2, data: []float64{1, 2, 3, 4}})
-	if _, err := ReadMAT(bytes.NewReader(b)); err == nil || !strings.Contains(err.Error(), "MaxFileSize") {
+	if _, err := ReadMAT(bytes.NewReader(b)); err == nil || !strings.Contains(err.Error(), "larger than the limit of 100 bytes") {
 		t.Errorf("err = %v, want the size limit", err)
 	}
 }
@@ -129,8 +129,8 @@ func FuzzReadMAT(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		vars, err := ReadMAT(bytes.NewReader(b))
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "dataset: ") {
-				t.Errorf("error without the package prefix: %v", err)
+			if strings.HasPrefix(err.Error(), "dataset: ") {
+				t.Errorf("error with a package prefix: %v", err)
 			}
 			return
 		}

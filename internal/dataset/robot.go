@@ -56,7 +56,7 @@ type robotReading struct {
 func LoadRobot(path string) (*Dataset, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("dataset: robot: %w", err)
+		return nil, openError(err)
 	}
 	defer f.Close()
 	return readRobot(f, "robot "+path)
@@ -88,7 +88,7 @@ func ReadRobot(r io.Reader) (*Dataset, error) {
 // readRobot implements ReadRobot; src names the input in errors.
 func readRobot(r io.Reader, src string) (*Dataset, error) {
 	lineErr := func(line int, format string, args ...any) error {
-		return fmt.Errorf("dataset: %s: line %d: %s", src, line, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%s: line %d: %s", src, line, fmt.Sprintf(format, args...))
 	}
 
 	var (
@@ -100,7 +100,7 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 	)
 	br := bufio.NewReader(newLimitReader(r))
 	if head, _ := br.Peek(len(matMagic)); string(head) == matMagic {
-		return nil, fmt.Errorf("dataset: %s: this is a MATLAB MAT-file, not a robot file (%s); the Frey faces' MAT-file is read with frey:PATH", src, robotRule)
+		return nil, fmt.Errorf("%s: this is a MATLAB MAT-file, not a robot file (%s); the Frey faces' MAT-file is read with frey:PATH", src, robotRule)
 	}
 	sc := bufio.NewScanner(br)
 	for sc.Scan() {
@@ -111,7 +111,7 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 		}
 		readings++
 		if readings > MaxRows {
-			return nil, lineErr(line, "more than %d readings (MaxRows)", MaxRows)
+			return nil, lineErr(line, "more readings than the limit %d", MaxRows)
 		}
 		if len(f) != len(robotFields) {
 			return nil, lineErr(line, "%d fields, want %d (%s)", len(f), len(robotFields), strings.Join(robotFields[:], ", "))
@@ -145,7 +145,7 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 		}
 		if !aps[ap] {
 			if len(aps) == MaxColumns {
-				return nil, lineErr(line, "more than %d distinct access points (MaxColumns)", MaxColumns)
+				return nil, lineErr(line, "more distinct access points than the limit %d", MaxColumns)
 			}
 			aps[ap] = true
 		}
@@ -159,10 +159,10 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 		case errors.Is(err, bufio.ErrTooLong):
 			return nil, lineErr(line+1, "longer than %d bytes: not a robot file (%s)", bufio.MaxScanTokenSize, robotRule)
 		}
-		return nil, fmt.Errorf("dataset: %s: %w", src, err)
+		return nil, fmt.Errorf("%s: %w", src, openError(err))
 	}
 	if len(scans) == 0 {
-		return nil, fmt.Errorf("dataset: %s: no readings", src)
+		return nil, fmt.Errorf("%s: no readings", src)
 	}
 
 	names := make([]string, 0, len(aps))

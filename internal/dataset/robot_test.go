@@ -260,8 +260,8 @@ func TestReadRobotErrors(t *testing.T) {
 		{"infinite strength", "1 aa 1 2 -Inf\n", `field 5 (signal strength): "-Inf" is not a finite`},
 		{"time goes back", "2 aa 0 0 -50\n\n1 aa 0 0 -50\n", "line 3: field 1 (time): 1 is earlier than the time on line 1"},
 		{"repeated AP", "1 aa 0 0 -50\n1 bb 0 0 -50\n1 aa 0 0 -60\n", "line 3: field 2 (access point): aa already read in this scan on line 1"},
-		{"too many lines", manyLines.String(), fmt.Sprintf("line %d: more than %d readings (MaxRows)", MaxRows+1, MaxRows)},
-		{"too many APs", manyAPs.String(), fmt.Sprintf("line %d: more than %d distinct access points (MaxColumns)", MaxColumns+1, MaxColumns)},
+		{"too many lines", manyLines.String(), fmt.Sprintf("line %d: more readings than the limit %d", MaxRows+1, MaxRows)},
+		{"too many APs", manyAPs.String(), fmt.Sprintf("line %d: more distinct access points than the limit %d", MaxColumns+1, MaxColumns)},
 		{"long line", strings.Repeat("1", 70000) + "\n", "line 1: longer than 65536 bytes"}, // bufio.MaxScanTokenSize
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -269,8 +269,8 @@ func TestReadRobotErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error, want %q", c.want)
 			}
-			if !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "dataset: robot: ") {
-				t.Errorf("error %q, want prefix %q and %q", err, "dataset: robot: ", c.want)
+			if !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "robot: ") {
+				t.Errorf("error %q, want prefix %q and %q", err, "robot: ", c.want)
 			}
 		})
 	}
@@ -284,11 +284,11 @@ func TestLoadRobotErrors(t *testing.T) {
 	}
 	for _, c := range []struct{ path, want string }{
 		{filepath.Join(dir, "missing.txt"), "no such file"},
-		{bad, "dataset: robot " + bad + ": line 1: field 5"}, // the path names the file
+		{bad, "robot " + bad + ": line 1: field 5"}, // the path names the file
 		{dir, "is a directory"},
 	} {
 		_, err := LoadRobot(c.path)
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "dataset: ") {
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.HasPrefix(err.Error(), "dataset: ") {
 			t.Errorf("LoadRobot(%s): err = %v, want %q", c.path, err, c.want)
 		}
 	}

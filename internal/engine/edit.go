@@ -23,7 +23,7 @@ import (
 // so the argument stays valid, for example as an undo state.
 
 // ErrEdit wraps the errors of edits whose arguments are out of range.
-var ErrEdit = errors.New("engine: edit")
+var ErrEdit = errors.New("cannot edit the model")
 
 // editMinVarRatio and editMaxVarRatio bound the diagonal loading that
 // ProjectInducing adds, relative to the mean diagonal of a projected
@@ -222,7 +222,7 @@ func project(l *Layer, jitter float64, z *mat.Dense, origin []int) (*Layer, erro
 			copy(lNew[i*m2:i*m2+i+1], lOld[i*m:i*m+i+1])
 		}
 		if err := loadedCholesky(lNew, cov, m2, prefix); err != nil {
-			return nil, fmt.Errorf("engine: projecting q(u) of output %d: %w", k, err)
+			return nil, fmt.Errorf("projecting q(u) of output %d: %w", k+1, err)
 		}
 		out.QSqrt[k] = mat.NewDense(m2, m2, append([]float64(nil), lNew...))
 	}
@@ -353,7 +353,7 @@ func PullInducing(m *Model, li, j int, mu []float64) (*Model, error) {
 	}
 	mz, q, d := l.Dims()
 	if len(mu) != d {
-		return nil, fmt.Errorf("%w: mu has %d values, layer %d has %d outputs", ErrEdit, len(mu), li, d)
+		return nil, fmt.Errorf("%w: mu has %d values, layer %d has %d outputs", ErrEdit, len(mu), li+1, d)
 	}
 	for _, v := range mu {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -394,7 +394,7 @@ func AddInducing(m *Model, li int, z, mu []float64) (*Model, error) {
 	}
 	mz, q, _ := l.Dims()
 	if mz+1 > MaxInducing {
-		return nil, fmt.Errorf("%w: layer %d already has %d inducing points, the limit", ErrEdit, li, mz)
+		return nil, fmt.Errorf("%w: layer %d already has %d inducing points, the limit", ErrEdit, li+1, mz)
 	}
 	zz := mat.NewDense(mz+1, q, nil)
 	zz.Slice(0, mz, 0, q).(*mat.Dense).Copy(l.InducingInputs)
@@ -421,7 +421,7 @@ func RemoveInducing(m *Model, li, j int) (*Model, error) {
 	}
 	mz, q, _ := l.Dims()
 	if mz == 1 {
-		return nil, fmt.Errorf("%w: layer %d has only one inducing point", ErrEdit, li)
+		return nil, fmt.Errorf("%w: layer %d has only one inducing point", ErrEdit, li+1)
 	}
 	zz := mat.NewDense(mz-1, q, nil)
 	for i, r := 0, 0; i < mz; i++ {
@@ -462,11 +462,11 @@ func editLayer(m *Model, li, j int) (*Layer, error) {
 		return nil, fmt.Errorf("%w: no model", ErrEdit)
 	}
 	if li < 0 || li >= len(m.Layers) {
-		return nil, fmt.Errorf("%w: layer %d out of range 0…%d", ErrEdit, li, len(m.Layers)-1)
+		return nil, fmt.Errorf("%w: layer %d out of range 1…%d", ErrEdit, li+1, len(m.Layers))
 	}
 	l := m.Layers[li]
 	if mz, _, _ := l.Dims(); j >= mz {
-		return nil, fmt.Errorf("%w: inducing point %d out of range 0…%d of layer %d", ErrEdit, j, mz-1, li)
+		return nil, fmt.Errorf("%w: inducing point %d out of range 1…%d of layer %d", ErrEdit, j+1, mz, li+1)
 	}
 	return l, nil
 }

@@ -14,12 +14,12 @@ import (
 // ErrNotPositiveDefinite is wrapped by evaluation errors when a layer's
 // Kuu cannot be factorised even with the model's jitter. An optimizer can
 // recover by raising the jitter or reverting the step.
-var ErrNotPositiveDefinite = errors.New("engine: Kuu is not positive definite")
+var ErrNotPositiveDefinite = errors.New("Kuu is not positive definite")
 
 // ErrNotFinite is wrapped by evaluation errors when the bound or its
 // gradient is not finite: a noise variance so small that 1/s² overflows,
 // say. The trainer treats such a point as infinitely bad.
-var ErrNotFinite = errors.New("engine: not finite")
+var ErrNotFinite = errors.New("not finite")
 
 // notFiniteError names what was not finite, and wraps ErrNotFinite.
 type notFiniteError struct {
@@ -28,7 +28,7 @@ type notFiniteError struct {
 }
 
 func (e notFiniteError) Error() string {
-	return fmt.Sprintf("engine: %s is not finite (%v)", e.what, e.v)
+	return fmt.Sprintf("%s is not finite (%v)", e.what, e.v)
 }
 func (e notFiniteError) Is(target error) bool { return target == ErrNotFinite }
 
@@ -112,11 +112,11 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 	scale := 1.0
 	if rows != nil {
 		if len(rows) == 0 {
-			return nil, nil, fmt.Errorf("engine: empty minibatch")
+			return nil, nil, fmt.Errorf("empty minibatch")
 		}
 		for _, r := range rows {
 			if r < 0 || r >= nAll {
-				return nil, nil, fmt.Errorf("engine: minibatch row %d out of range [0,%d)", r, nAll)
+				return nil, nil, fmt.Errorf("minibatch row %d out of range 1…%d", r+1, nAll)
 			}
 		}
 		scale = float64(nAll) / float64(len(rows))
@@ -161,7 +161,7 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 	for i := range m.Layers {
 		w := works[i]
 		if errs[i] != nil {
-			return nil, nil, fmt.Errorf("engine: layer %d: %w", i, errs[i])
+			return nil, nil, fmt.Errorf("layer %d: %w", i+1, errs[i])
 		}
 		last := i == len(m.Layers)-1
 		var lik *likRows

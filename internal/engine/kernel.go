@@ -120,7 +120,7 @@ func addTo(dst, src []float64) {
 // dimension q and default hyperparameters (unit variance and lengthscales).
 func NewKernel(name string, q int) (Kernel, error) {
 	if q < 1 {
-		return nil, fmt.Errorf("engine: kernel input dimension %d < 1", q)
+		return nil, fmt.Errorf("kernel input dimension %d, want ≥ 1", q)
 	}
 	switch name {
 	case "rbf":
@@ -130,7 +130,7 @@ func NewKernel(name string, q int) (Kernel, error) {
 	case "rbfiso":
 		return NewRBFIso(1, 1, q), nil
 	}
-	return nil, fmt.Errorf("engine: unknown kernel type %q (want rbf, rbfiso or linear)", name)
+	return nil, fmt.Errorf("unknown kernel type %q (want rbf, rbfiso or linear)", name)
 }
 
 func ones(n int) []float64 {

@@ -77,18 +77,18 @@ func (m *Model) Clone() *Model {
 // layer and field at fault.
 func (m *Model) Validate() error {
 	if !(m.Jitter >= 0) || math.IsInf(m.Jitter, 0) {
-		return fmt.Errorf("engine: jitter %v must be finite and ≥ 0", m.Jitter)
+		return fmt.Errorf("jitter %v must be finite and ≥ 0", m.Jitter)
 	}
 	if m.X == nil || m.Y == nil {
-		return fmt.Errorf("engine: data: X and Y are required")
+		return fmt.Errorf("data: X and Y are required")
 	}
 	n, q0 := m.X.Dims()
 	ny, dy := m.Y.Dims()
 	if n != ny {
-		return fmt.Errorf("engine: data: X has %d rows but Y has %d", n, ny)
+		return fmt.Errorf("data: X has %d rows but Y has %d", n, ny)
 	}
 	if n > MaxData {
-		return fmt.Errorf("engine: data: %d rows exceed the limit %d", n, MaxData)
+		return fmt.Errorf("data: %d rows, more than the limit %d", n, MaxData)
 	}
 	if err := CheckFinite(m.X, "data.X"); err != nil {
 		return err
@@ -97,20 +97,20 @@ func (m *Model) Validate() error {
 		return err
 	}
 	if len(m.Layers) == 0 {
-		return fmt.Errorf("engine: model has no layers")
+		return fmt.Errorf("the model has no layers")
 	}
 	if len(m.Layers) > MaxLayers {
-		return fmt.Errorf("engine: %d layers exceed the limit %d", len(m.Layers), MaxLayers)
+		return fmt.Errorf("%d layers, more than the limit %d", len(m.Layers), MaxLayers)
 	}
 	in := q0
 	for i, l := range m.Layers {
 		if err := l.validate(in); err != nil {
-			return fmt.Errorf("engine: layer %d: %w", i, err)
+			return fmt.Errorf("layer %d: %w", i+1, err)
 		}
 		_, _, in = l.Dims()
 	}
 	if in != dy {
-		return fmt.Errorf("engine: layer %d: q_mu has %d columns but Y has %d", len(m.Layers)-1, in, dy)
+		return fmt.Errorf("layer %d: q_mu has %d columns but Y has %d", len(m.Layers), in, dy)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 
@@ -31,7 +32,32 @@ const encodeAbove = 1024
 type dataJSON struct {
 	X any `json:"X"` // [][]float64 or *arrayJSON
 	Y any `json:"Y"`
+	// The DataInfo fields, each written when known.
+	XUnit string      `json:"x_unit,omitempty"`
+	YUnit string      `json:"y_unit,omitempty"`
+	Shape *[2]int     `json:"shape,omitempty"`
+	Range *[2]float64 `json:"range,omitempty"`
 }
+
+// DataInfo is what a model file says of its data beyond the numbers, each
+// field optional: the units of X and Y in original units ("s", "dBm"),
+// and for outputs that are the pixels of images, the images' shape (rows,
+// columns; pixel k of a row at row k / Shape[1], column k % Shape[1]) and
+// the pixels' nominal range (drawn from black to white). Readers use them
+// to label and draw; the model does not depend on them.
+type DataInfo struct {
+	XUnit, YUnit string
+	Shape        [2]int
+	Range        [2]float64
+}
+
+// InfoOf returns what ds says of its data (see DataInfo).
+func InfoOf(ds *dataset.Dataset) DataInfo {
+	return DataInfo{XUnit: ds.InputUnit, YUnit: ds.OutputUnit, Shape: ds.Shape, Range: ds.Range}
+}
+
+// maxUnitBytes bounds a unit's name in a model file.
+const maxUnitBytes = 64
 
 type kernelJSON struct {
 	Type         string    `json:"type"`
@@ -76,7 +102,10 @@ type ModelFile struct {
 	// = value·Scale + Mean per column (the identity when the file has no
 	// "normalization" field). NormalizationJSON writes that field.
 	NormX, NormY dataset.Normalizer
-	Extra        map[string]json.RawMessage
+	// Info is what the file says of its data beyond the numbers (zero when
+	// it says nothing).
+	Info  DataInfo
+	Extra map[string]json.RawMessage
 }
 
 // ReadOptions are the limits a model file is read with. Each is checked
@@ -161,6 +190,7 @@ type modelReader struct {
 	held int64 // bytes of arrays held, as told to opt.Budget
 
 	x, y       *dataArray // data.X and data.Y as stored
+	info       DataInfo   // data's other fields
 	layers     []*Layer
 	jitter     *float64
 	norm       *normalizationJSON
@@ -352,7 +382,70 @@ func (mr *modelReader) model() (*ModelFile, error) {
 	if in != mr.y.cols {
 		return nil, fmt.Errorf("layer %d: q_mu has %d columns but Y has %d", len(m.Layers), in, mr.y.cols)
 	}
-	return &ModelFile{Model: m, NormX: nx, NormY: ny, Extra: mr.extra}, nil
+	if err := mr.checkInfo(); err != nil {
+		return nil, err
+	}
+	return &ModelFile{Model: m, NormX: nx, NormY: ny, Info: mr.info, Extra: mr.extra}, nil
+}
+
+// checkInfo checks the data's shape against its columns: an image of
+// Shape[0] × Shape[1] pixels per output row.
+func (mr *modelReader) checkInfo() error {
+	in := mr.info
+	if in.Shape != [2]int{} && in.Shape[0]*in.Shape[1] != mr.y.cols {
+		return fmt.Errorf("data.shape: %d × %d pixels, but Y has %d columns", in.Shape[0], in.Shape[1], mr.y.cols)
+	}
+	return nil
+}
+
+// dataInfoField reads one of data's DataInfo fields.
+func (mr *modelReader) dataInfoField(key string) error {
+	s := mr.s
+	if null, err := s.null(); null || err != nil {
+		return err
+	}
+	switch key {
+	case "x_unit", "y_unit":
+		u, err := s.str(maxUnitBytes, "data."+key)
+		if err != nil {
+			return placedError{err}
+		}
+		if key == "x_unit" {
+			mr.info.XUnit = u
+		} else {
+			mr.info.YUnit = u
+		}
+		return nil
+	}
+	var v []float64
+	err := s.array(func(i int) error {
+		if i >= 2 {
+			return placef("data.%s: more than 2 numbers", key)
+		}
+		x, err := s.number()
+		v = append(v, x)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(v) != 2 {
+		return placef("data.%s: %d numbers, want 2", key, len(v))
+	}
+	if key == "range" {
+		if math.IsNaN(v[0]) || math.IsInf(v[0], 0) || math.IsInf(v[1], 0) || !(v[1] > v[0]) {
+			return placef("data.range: [%v, %v] is not a range of finite numbers, low to high", v[0], v[1])
+		}
+		mr.info.Range = [2]float64{v[0], v[1]}
+		return nil
+	}
+	for _, x := range v {
+		if x != math.Trunc(x) || x < 1 || x > float64(mr.opt.MaxColumns) {
+			return placef("data.shape: %v is not a whole number of pixels from 1 to %d", x, mr.opt.MaxColumns)
+		}
+	}
+	mr.info.Shape = [2]int{int(v[0]), int(v[1])}
+	return nil
 }
 
 // matrix returns the data as the model holds them: normalised with nz
@@ -379,7 +472,11 @@ func (mr *modelReader) data() error {
 	o := mr.opt
 	have := map[string]bool{}
 	err := s.object(func(key string) error {
-		if key != "X" && key != "Y" {
+		switch key {
+		case "x_unit", "y_unit", "shape", "range":
+			return within("data."+key, mr.dataInfoField(key))
+		case "X", "Y":
+		default:
 			return s.skip(0)
 		}
 		if have[key] {
@@ -641,6 +738,21 @@ func (kj *kernelJSON) kernel(q int) (Kernel, error) {
 // their original units that re-normalise bit for bit, they are stored as
 // such integers.
 func WriteModel(w io.Writer, m *Model, extra map[string]json.RawMessage) error {
+	return WriteModelFile(w, &ModelFile{Model: m, Extra: extra})
+}
+
+// WriteModelFile writes mf as a JSON model file: its model, its data with
+// mf.Info, and mf.Extra's fields. The normalization field is mf.Extra's
+// when it has one, else mf.NormX and mf.NormY's when set.
+func WriteModelFile(w io.Writer, mf *ModelFile) error {
+	m, extra := mf.Model, mf.Extra
+	if _, ok := extra["normalization"]; !ok && mf.NormX.Mean != nil && mf.NormY.Mean != nil {
+		extra = maps.Clone(extra)
+		if extra == nil {
+			extra = map[string]json.RawMessage{}
+		}
+		extra["normalization"] = NormalizationJSON(mf.NormX, mf.NormY)
+	}
 	out := map[string]any{}
 	for k, v := range extra {
 		out[k] = v
@@ -654,7 +766,16 @@ func WriteModel(w io.Writer, m *Model, extra map[string]json.RawMessage) error {
 		nx, ny = dataset.Normalizer{}, dataset.Normalizer{}
 	}
 	out["jitter"] = m.Jitter
-	out["data"] = dataToJSON(m.X, m.Y, nx, ny)
+	data := dataToJSON(m.X, m.Y, nx, ny)
+	in := mf.Info
+	data.XUnit, data.YUnit = in.XUnit, in.YUnit
+	if in.Shape != [2]int{} {
+		data.Shape = &in.Shape
+	}
+	if in.Range[1] > in.Range[0] {
+		data.Range = &in.Range
+	}
+	out["data"] = data
 	var layers []layerJSON
 	for _, l := range m.Layers {
 		layers = append(layers, layerToJSON(l))

@@ -57,6 +57,38 @@ const goodLayer = `{"kernel": {"type": "rbf", "variance": 1.0, "lengthscales": [
  "noise_variance": 0.01, "inducing_inputs": [[0], [1]], "q_mu": [[0], [1]],
  "q_sqrt": [[[1, 0], [0.1, 1]]]}`
 
+// TestModelFileDataInfo: the data's units, image shape and range are
+// written when known, read back, and absent when not known.
+func TestModelFileDataInfo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	m := RandomModel(rng, 7, []int{6, 2, 6}, []string{"rbf", "rbf"}, 3)
+	info := DataInfo{XUnit: "grey level", YUnit: "grey level", Shape: [2]int{2, 3}, Range: [2]float64{0, 255}}
+	var buf bytes.Buffer
+	if err := WriteModelFile(&buf, &ModelFile{Model: m, Info: info}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"shape": [`) || !strings.Contains(buf.String(), `"y_unit": "grey level"`) {
+		t.Errorf("the file lacks the data's shape or unit:\n%s", buf.String()[:min(buf.Len(), 400)])
+	}
+	mf, err := ReadModel(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mf.Info != info {
+		t.Errorf("read %+v, wrote %+v", mf.Info, info)
+	}
+	buf.Reset()
+	if err := WriteModel(&buf, m, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), `"shape"`) || strings.Contains(buf.String(), `"range"`) || strings.Contains(buf.String(), `_unit"`) {
+		t.Error("a model without data info writes some")
+	}
+	if mf, err := ReadModel(&buf); err != nil || mf.Info != (DataInfo{}) {
+		t.Errorf("no info read as %+v (%v)", mf.Info, err)
+	}
+}
+
 func TestReadModelErrors(t *testing.T) {
 	data := `"data": {"X": [[0], [0.5], [1]], "Y": [[0], [1], [1]]}`
 	cases := []struct {
@@ -77,6 +109,11 @@ func TestReadModelErrors(t *testing.T) {
 		{"output width", `{` + data + `, "layers": [` + strings.Replace(strings.Replace(goodLayer, `"q_mu": [[0], [1]]`, `"q_mu": [[0, 1], [1, 0]]`, 1), `"q_sqrt": [[[1, 0], [0.1, 1]]]`, `"q_sqrt": [[[1, 0], [0.1, 1]], [[1, 0], [0, 1]]]`, 1) + `]}`, "Y has 1"},
 		{"NaN literal", `{` + data + `, "layers": [` + strings.Replace(goodLayer, `0.01`, `NaN`, 1) + `]}`, "not valid JSON"},
 		{"negative jitter", `{"jitter": -1, ` + data + `, "layers": [` + goodLayer + `]}`, "jitter"},
+		{"shape of other columns", `{"data": {"X": [[0], [0.5], [1]], "Y": [[0], [1], [1]], "shape": [2, 3]}, "layers": [` + goodLayer + `]}`, "data.shape: 2 × 3 pixels, but Y has 1 columns"},
+		{"shape not whole", `{"data": {"X": [[0], [0.5], [1]], "Y": [[0], [1], [1]], "shape": [1.5, 1]}, "layers": [` + goodLayer + `]}`, "data.shape: 1.5 is not a whole number"},
+		{"shape of 3", `{"data": {"X": [[0], [0.5], [1]], "Y": [[0], [1], [1]], "shape": [1, 1, 1]}, "layers": [` + goodLayer + `]}`, "data.shape: more than 2 numbers"},
+		{"range reversed", `{"data": {"X": [[0], [0.5], [1]], "Y": [[0], [1], [1]], "range": [255, 0]}, "layers": [` + goodLayer + `]}`, "data.range: [255, 0]"},
+		{"unit not text", `{"data": {"X": [[0], [0.5], [1]], "Y": [[0], [1], [1]], "y_unit": 3}, "layers": [` + goodLayer + `]}`, "data.y_unit"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,8 +138,8 @@ func TestNotPositiveDefinite(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = Evaluate(mf.Model, Options{Gradient: true})
-	if !errors.Is(err, ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "layer 0: inducing_inputs") {
-		t.Errorf("error %v, want ErrNotPositiveDefinite naming layer 0", err)
+	if !errors.Is(err, ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "layer 1: inducing_inputs") {
+		t.Errorf("error %v, want ErrNotPositiveDefinite naming layer 1", err)
 	}
 }
 

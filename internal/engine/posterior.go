@@ -161,14 +161,14 @@ func (e *Evaluator) PredictLayers(m *Model, x *mat.Dense, layers int) ([]Message
 		return nil, err
 	}
 	if layers < 1 || layers > len(m.Layers) {
-		return nil, fmt.Errorf("engine: %d layers requested of %d", layers, len(m.Layers))
+		return nil, fmt.Errorf("%d layers requested of %d", layers, len(m.Layers))
 	}
 	n, q := x.Dims()
 	if _, q0 := m.X.Dims(); q != q0 {
-		return nil, fmt.Errorf("engine: inputs have %d columns, the model expects %d", q, q0)
+		return nil, fmt.Errorf("the inputs have %d columns, the model %d", q, q0)
 	}
 	if err := CheckFinite(x, "inputs"); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+		return nil, err
 	}
 	for len(e.layers) < layers {
 		e.layers = append(e.layers, &layerWork{})
@@ -179,7 +179,7 @@ func (e *Evaluator) PredictLayers(m *Model, x *mat.Dense, layers int) ([]Message
 	for i, l := range m.Layers[:layers] {
 		w := e.layers[i]
 		if err := w.prepare(l, m.Jitter, 1, false); err != nil {
-			return nil, fmt.Errorf("engine: layer %d: %w", i, err)
+			return nil, fmt.Errorf("layer %d: %w", i+1, err)
 		}
 		e.forward(w, n, in, inVar, false, true, true, nil)
 		out[i] = Message{

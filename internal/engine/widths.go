@@ -20,10 +20,10 @@ func ParseHidden(s string) ([]int, error) {
 	for _, f := range strings.Split(s, ",") {
 		w, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || w < 1 {
-			return nil, fmt.Errorf("engine: hidden widths %q: %q is not a positive integer (write them like 1,1)", truncateText(s, 40), truncateText(f, 20))
+			return nil, fmt.Errorf("hidden widths %q: %q is not a positive integer (write them like 1,1)", truncateText(s, 40), truncateText(f, 20))
 		}
 		if len(out) == MaxLayers-1 {
-			return nil, fmt.Errorf("engine: hidden widths %q: more than %d hidden layers", truncateText(s, 40), MaxLayers-1)
+			return nil, fmt.Errorf("hidden widths %q: more than %d hidden layers", truncateText(s, 40), MaxLayers-1)
 		}
 		out = append(out, w)
 	}

@@ -21,16 +21,16 @@ type Decoder struct {
 // normalisation (len D Mean and Scale).
 func NewDecoder(m *engine.Model, ny dataset.Normalizer) (*Decoder, error) {
 	if m == nil || len(m.Layers) < 2 {
-		return nil, fmt.Errorf("faces: an autoencoder needs at least 2 layers")
+		return nil, fmt.Errorf("an autoencoder needs at least 2 layers")
 	}
 	last := m.Layers[len(m.Layers)-1]
 	_, q, d := last.Dims()
 	if len(ny.Mean) != d || len(ny.Scale) != d {
-		return nil, fmt.Errorf("faces: normaliser of %d columns for %d outputs", len(ny.Mean), d)
+		return nil, fmt.Errorf("normaliser of %d columns for %d outputs", len(ny.Mean), d)
 	}
 	post, err := engine.NewLayerPosterior(last, m.Jitter)
 	if err != nil {
-		return nil, fmt.Errorf("faces: %w", err)
+		return nil, err
 	}
 	return &Decoder{post: post, noise: last.NoiseVariance, ny: ny, q: q, d: d}, nil
 }
@@ -48,7 +48,7 @@ func (dec *Decoder) Dims() (q, d int) { return dec.q, dec.d }
 func (dec *Decoder) Decode(x, mean, variance []float64) error {
 	g := len(x) / dec.q
 	if len(x) != g*dec.q || len(mean) != g*dec.d || len(variance) != g*dec.d {
-		return fmt.Errorf("faces: Decode: %d latent values for Q = %d, %d and %d outputs for D = %d", len(x), dec.q, len(mean), len(variance), dec.d)
+		return fmt.Errorf("Decode: %d latent values for Q = %d, %d and %d outputs for D = %d", len(x), dec.q, len(mean), len(variance), dec.d)
 	}
 	vc := make([]float64, g)
 	dec.post.FunctionOn(x, mean, variance, vc, &dec.sc)

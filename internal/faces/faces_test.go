@@ -116,7 +116,7 @@ func TestRenderFormats(t *testing.T) {
 	for k := range tile {
 		tile[k] = float64(40 * k)
 	}
-	f := &Figure{Latent: lat, Height: 3, Width: 2, Lo: 0, Hi: 255, Tiles: []Tile{{X: 1, Y: 0.5, Pixels: tile}}}
+	f := &Figure{Latent: lat, Height: 3, Width: 2, Lo: 0, Hi: 255, Tiles: []Tile{{X: 1, Y: 0.5, Pixels: tile}}, RowName: "frame"}
 	for _, format := range []string{"png", "svg", "pdf"} {
 		var b bytes.Buffer
 		if err := Render(&b, format, f); err != nil {
@@ -131,8 +131,9 @@ func TestRenderFormats(t *testing.T) {
 				t.Errorf("PNG %d px wide, want ≥ 1600 (slide resolution)", w)
 			}
 		}
-		if format == "svg" && !strings.Contains(b.String(), "frame in the video") {
-			t.Error("SVG without the colour bar's label")
+		// The colour bar counts rows from 1, as people do.
+		if format == "svg" && (!strings.Contains(b.String(), "frame (from 1)") || !strings.Contains(b.String(), ">1<") || !strings.Contains(b.String(), ">3<")) {
+			t.Error("SVG without the colour bar's label or its ticks 1 and 3")
 		}
 	}
 	f.Tiles[0].Pixels = tile[:5]

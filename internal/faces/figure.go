@@ -12,7 +12,7 @@ import (
 // copied) and, for grid > 0, grid × grid images that dec decodes on a
 // lattice over the latent's range, of shape rows × columns, drawn black to
 // white over rng (rng empty: over the decoded values' range). dec may be
-// nil when grid is 0. The page's download and `viz figure frey` both draw
+// nil when grid is 0. The page's download and `viz figure faces` both draw
 // it.
 func NewFigure(latent *mat.Dense, dec *Decoder, grid int, shape [2]int, rng [2]float64) (*Figure, error) {
 	fig := &Figure{Latent: mat.DenseCopyOf(latent), Height: shape[0], Width: shape[1], Lo: rng[0], Hi: rng[1]}

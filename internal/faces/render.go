@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"strconv"
 
 	"dgpviz/internal/latent"
 	"dgpviz/internal/plotkit"
@@ -18,15 +19,18 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Figure is the latent map with face tiles.
+// Figure is the latent map with image tiles.
 type Figure struct {
-	Latent        *mat.Dense // N×2 latent means, row i = frame i of the video
+	Latent        *mat.Dense // N×2 latent means, row i = row i+1 of the data
 	Height, Width int        // image rows and columns (Height·Width = D)
-	Tiles         []Tile     // decoded faces at latent positions
+	Tiles         []Tile     // decoded images at latent positions
 	Lo, Hi        float64    // grey levels mapped to black and white
+	// RowName is what a row of the data is ("frame"), for the colour
+	// bar's title; "" for "row".
+	RowName string
 }
 
-// Tile is a decoded face at a latent position.
+// Tile is a decoded image at a latent position.
 type Tile struct {
 	X, Y   float64
 	Pixels []float64 // Height·Width grey levels, row-major
@@ -65,7 +69,7 @@ func Grid(latent *mat.Dense, g int) []float64 {
 func Render(w io.Writer, format string, f *Figure) error {
 	n, q := f.Latent.Dims()
 	if q != 2 || n == 0 {
-		return fmt.Errorf("faces: latent of %d×%d, want N×2 with N ≥ 1", n, q)
+		return fmt.Errorf("latent of %d×%d, want N×2 with N ≥ 1", n, q)
 	}
 	var c vg.CanvasWriterTo
 	if format == "png" {
@@ -73,11 +77,11 @@ func Render(w io.Writer, format string, f *Figure) error {
 	} else {
 		var err error
 		if c, err = plotkit.NewCanvas(format, figureWidth, figureHeight); err != nil {
-			return fmt.Errorf("faces: %w", err)
+			return err
 		}
 	}
 	p := plot.New()
-	p.Title.Text = "Latent space of the autoencoding deep GP, with decoded faces"
+	p.Title.Text = "Latent space of the autoencoding deep GP, with decoded images"
 	p.X.Label.Text = "latent dimension 1"
 	p.Y.Label.Text = "latent dimension 2"
 	// Tile size: a fraction of the latent range, with the image's aspect.
@@ -86,13 +90,13 @@ func Render(w io.Writer, format string, f *Figure) error {
 	tw := th * float64(f.Width) / float64(f.Height) * (maxX - minX) / (maxY - minY) * float64(figureHeight) / float64(figureWidth)
 	for _, t := range f.Tiles {
 		if len(t.Pixels) != f.Height*f.Width {
-			return fmt.Errorf("faces: tile of %d pixels, want %d×%d", len(t.Pixels), f.Height, f.Width)
+			return fmt.Errorf("tile of %d pixels, want %d×%d", len(t.Pixels), f.Height, f.Width)
 		}
 		p.Add(plotter.NewImage(greyImage(t.Pixels, f.Height, f.Width, f.Lo, f.Hi), t.X-tw/2, t.Y-th/2, t.X+tw/2, t.Y+th/2))
 	}
 	sc, err := plotter.NewScatter(latentXYs(f.Latent))
 	if err != nil {
-		return fmt.Errorf("faces: %w", err)
+		return err
 	}
 	sc.GlyphStyleFunc = func(i int) draw.GlyphStyle {
 		return draw.GlyphStyle{Color: latent.Viridis(float64(i) / math.Max(1, float64(n-1))), Radius: vg.Points(1.6), Shape: draw.CircleGlyph{}}
@@ -100,11 +104,16 @@ func Render(w io.Writer, format string, f *Figure) error {
 	p.Add(sc)
 
 	bar := plot.New()
-	bar.Title.Text = "frame in the video"
+	row := f.RowName
+	if row == "" {
+		row = "row"
+	}
+	bar.Title.Text = row + " (from 1)"
 	bar.HideX()
 	bar.Y.Padding = 0
-	cm := &viridisMap{min: 0, max: float64(n - 1), alpha: 1}
+	cm := &viridisMap{min: 1, max: float64(max(n, 2)), alpha: 1} // rows counted from 1
 	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true, Colors: 64})
+	bar.Y.Tick.Marker = wholeTicks{}
 
 	dc := draw.New(c)
 	right := dc
@@ -173,3 +182,21 @@ func (m *viridisMap) Palette(n int) palette.Palette {
 type colors []color.Color
 
 func (c colors) Colors() []color.Color { return c }
+
+// wholeTicks labels a row axis with whole numbers ("1750", not "1750.00").
+type wholeTicks struct{}
+
+func (wholeTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	out := ts[:0]
+	for _, t := range ts {
+		if t.Label != "" {
+			if t.Value != math.Round(t.Value) {
+				continue // no row 1.5
+			}
+			t.Label = strconv.FormatFloat(t.Value, 'f', 0, 64)
+		}
+		out = append(out, t)
+	}
+	return out
+}

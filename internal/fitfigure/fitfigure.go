@@ -48,26 +48,26 @@ type FitData struct {
 // nx, ny of its data (the zero Normalizer: the identity).
 func FitFigure(m *engine.Model, nx, ny dataset.Normalizer, points int) (*FitData, error) {
 	if m == nil {
-		return nil, fmt.Errorf("fitfigure: nil model")
+		return nil, fmt.Errorf("nil model")
 	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("fitfigure: %w", err)
+		return nil, err
 	}
 	n, q := m.X.Dims()
 	_, d := m.Y.Dims()
 	if q != 1 || d != 1 {
-		return nil, fmt.Errorf("fitfigure: the fit figure needs 1-D inputs and outputs, the model has %d and %d", q, d)
+		return nil, fmt.Errorf("the fit figure needs 1-D inputs and outputs, the model has %d and %d", q, d)
 	}
 	if points == 0 {
 		points = GridPoints
 	}
 	if points < 2 || points > MaxGridPoints {
-		return nil, fmt.Errorf("fitfigure: %d grid points, want 2…%d", points, MaxGridPoints)
+		return nil, fmt.Errorf("%d grid points, want 2…%d", points, MaxGridPoints)
 	}
 	xm, xsc, ym, ysc := 0.0, 1.0, 0.0, 1.0
 	if nx.Mean != nil || ny.Mean != nil {
 		if len(nx.Mean) != 1 || len(nx.Scale) != 1 || len(ny.Mean) != 1 || len(ny.Scale) != 1 {
-			return nil, fmt.Errorf("fitfigure: the normalisation must have one column for a 1-D model")
+			return nil, fmt.Errorf("the normalisation must have one column for a 1-D model")
 		}
 		xm, xsc, ym, ysc = nx.Mean[0], nx.Scale[0], ny.Mean[0], ny.Scale[0]
 	}
@@ -81,12 +81,12 @@ func FitFigure(m *engine.Model, nx, ny dataset.Normalizer, points int) (*FitData
 	var ev engine.Evaluator
 	msgs, err := ev.Predict(m, grid)
 	if err != nil {
-		return nil, fmt.Errorf("fitfigure: %w", err)
+		return nil, err
 	}
 	last := msgs[len(msgs)-1]
 	res, _, err := ev.Evaluate(m, engine.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("fitfigure: %w", err)
+		return nil, err
 	}
 	fd := &FitData{Layers: len(m.Layers), Bound: res.Bound, X: make([]float64, n), Y: make([]float64, n),
 		Grid: plotkit.Curve{X: make([]float64, points), Mean: make([]float64, points), SD: make([]float64, points)}}
@@ -107,16 +107,16 @@ func FitFigure(m *engine.Model, nx, ny dataset.Normalizer, points int) (*FitData
 // the data as dots and the predictive mean ± 2 sd.
 func RenderFit(w io.Writer, format string, fits []*FitData) error {
 	if len(fits) == 0 {
-		return fmt.Errorf("fitfigure: RenderFit needs at least one fit")
+		return fmt.Errorf("RenderFit needs at least one fit")
 	}
 	for i, f := range fits {
 		if f == nil || len(f.Grid.X) < 2 {
-			return fmt.Errorf("fitfigure: fit %d has no prediction grid", i)
+			return fmt.Errorf("fit %d has no prediction grid", i+1)
 		}
 	}
 	c, err := plotkit.NewCanvas(format, PanelWidth, PanelHeight*vg.Length(len(fits)))
 	if err != nil {
-		return fmt.Errorf("fitfigure: %w", err)
+		return err
 	}
 	dc := draw.New(c)
 	tiles := draw.Tiles{Rows: len(fits), Cols: 1, PadY: vg.Millimeter, PadTop: vg.Millimeter}
@@ -146,7 +146,7 @@ func fitPlot(f *FitData) (*plot.Plot, error) {
 	plotkit.SetTickSizes(p)
 	poly, line, err := plotkit.MeanBand(f.Grid, color.RGBA{R: 0xc6, G: 0xdb, B: 0xef, A: 0xff})
 	if err != nil {
-		return nil, fmt.Errorf("fitfigure: fit: %w", err)
+		return nil, fmt.Errorf("fit: %w", err)
 	}
 	line.Color = plotkit.Color(0)
 	line.Width = vg.Points(1.5)
@@ -156,7 +156,7 @@ func fitPlot(f *FitData) (*plot.Plot, error) {
 	}
 	sc, err := plotter.NewScatter(pts)
 	if err != nil {
-		return nil, fmt.Errorf("fitfigure: fit data: %w", err)
+		return nil, fmt.Errorf("fit data: %w", err)
 	}
 	sc.GlyphStyle.Radius = vg.Points(1.2)
 	sc.GlyphStyle.Color = color.Black

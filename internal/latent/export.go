@@ -6,13 +6,18 @@ import (
 	"io"
 	"strconv"
 
+	"dgpviz/internal/dataset"
+
 	"gonum.org/v1/gonum/mat"
 )
 
-// Layer is one hidden layer's latent messages for export.
+// Layer is one layer's messages for export or drawing.
 type Layer struct {
 	Name      string     // e.g. "layer1"
 	Mean, Var *mat.Dense // N × Q
+	// Unit is the unit of the means (dataset.UnitName or
+	// dataset.LatentUnit; "" for latent): the variances' is its square.
+	Unit string
 }
 
 // Table is a latent export: one row per point, training points then
@@ -20,53 +25,67 @@ type Layer struct {
 type Table struct {
 	InputNames []string
 	Inputs     *mat.Dense // N × q, the data's original units
+	// InputUnit and TruthUnit are the units of the inputs and the ground
+	// truth ("" when the data do not name them).
+	InputUnit, TruthUnit string
 	// Split, when not nil, says "train" or "test" per row.
 	Split []string
 	// Truth, when not nil, holds the ground truth (N × P), named by
 	// TruthNames: for display and judging, never used for fitting.
 	Truth      *mat.Dense
 	TruthNames []string
-	Layers     []Layer // every layer's messages at the rows (model units)
+	Layers     []Layer // every layer's messages at the rows, in their units
 }
 
 // WriteCSV writes the table: the input columns, then split and the ground
 // truth's columns when present, then for every layer its means and variances
-// (layer1_mean1, …, layer1_var1, …: layers and dimensions counted from 1).
+// (layer1_mean1, …, layer1_var1, …: layers and dimensions counted from 1),
+// every header but split's with its unit (dataset.Header: "time [s]",
+// "layer1_mean1 [latent]", "layer3_var1 [dBm²]").
 func WriteCSV(w io.Writer, t Table) error {
 	n, q := t.Inputs.Dims()
 	if len(t.InputNames) != q {
-		return fmt.Errorf("latent: %d input names for %d input columns", len(t.InputNames), q)
+		return fmt.Errorf("%d input names for %d input columns", len(t.InputNames), q)
 	}
 	if t.Split != nil && len(t.Split) != n {
-		return fmt.Errorf("latent: %d split labels for %d rows", len(t.Split), n)
+		return fmt.Errorf("%d split labels for %d rows", len(t.Split), n)
 	}
 	if t.Truth != nil {
 		if r, c := t.Truth.Dims(); r != n || c != len(t.TruthNames) {
-			return fmt.Errorf("latent: the ground truth is %d×%d with %d names, want %d rows", r, c, len(t.TruthNames), n)
+			return fmt.Errorf("the ground truth is %d×%d with %d names, want %d rows", r, c, len(t.TruthNames), n)
 		}
 	}
-	header := append([]string(nil), t.InputNames...)
+	var header []string
+	for _, name := range t.InputNames {
+		header = append(header, dataset.Header(name, dataset.UnitName(t.InputUnit)))
+	}
 	if t.Split != nil {
 		header = append(header, "split")
 	}
 	if t.Truth != nil {
-		header = append(header, t.TruthNames...)
+		for _, name := range t.TruthNames {
+			header = append(header, dataset.Header(name, dataset.UnitName(t.TruthUnit)))
+		}
 	}
 	for _, l := range t.Layers {
 		r, c := l.Mean.Dims()
 		if r != n {
-			return fmt.Errorf("latent: layer %s has %d rows, inputs %d", l.Name, r, n)
+			return fmt.Errorf("layer %s has %d rows, inputs %d", l.Name, r, n)
+		}
+		u := l.Unit
+		if u == "" {
+			u = dataset.LatentUnit
 		}
 		for k := 0; k < c; k++ {
-			header = append(header, fmt.Sprintf("%s_mean%d", l.Name, k+1))
+			header = append(header, dataset.Header(fmt.Sprintf("%s_mean%d", l.Name, k+1), u))
 		}
 		for k := 0; k < c; k++ {
-			header = append(header, fmt.Sprintf("%s_var%d", l.Name, k+1))
+			header = append(header, dataset.Header(fmt.Sprintf("%s_var%d", l.Name, k+1), dataset.SquaredUnit(u)))
 		}
 	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(header); err != nil {
-		return fmt.Errorf("latent: %w", err)
+		return err
 	}
 	row := make([]string, 0, len(header))
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
@@ -93,12 +112,12 @@ func WriteCSV(w io.Writer, t Table) error {
 			}
 		}
 		if err := cw.Write(row); err != nil {
-			return fmt.Errorf("latent: %w", err)
+			return err
 		}
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
-		return fmt.Errorf("latent: %w", err)
+		return err
 	}
 	return nil
 }

@@ -69,17 +69,17 @@ func LoopClosure(latent, positions mat.Matrix, rule Rule) (Score, error) {
 	n, _ := latent.Dims()
 	np, _ := positions.Dims()
 	if n != np {
-		return Score{}, fmt.Errorf("latent: %d latent points but %d positions", n, np)
+		return Score{}, fmt.Errorf("%d latent points but %d positions", n, np)
 	}
 	if minLag < 1 || !(radius > 0) {
-		return Score{}, fmt.Errorf("latent: minLag %d and radius %v must be positive", minLag, radius)
+		return Score{}, fmt.Errorf("minLag %d and radius %v must be positive", minLag, radius)
 	}
 	var far []float64
 	for i := 0; i < n; i++ {
 		for j := i + minLag; j < n; j++ {
 			dl := distance(latent, i, j)
 			if math.IsNaN(dl) {
-				return Score{}, fmt.Errorf("latent: point %d or %d is not finite", i, j)
+				return Score{}, fmt.Errorf("row %d or %d is not finite", i+1, j+1)
 			}
 			far = append(far, dl)
 		}
@@ -89,7 +89,7 @@ func LoopClosure(latent, positions mat.Matrix, rule Rule) (Score, error) {
 		revisit = append(revisit, distance(latent, p[0], p[1]))
 	}
 	if len(revisit) == 0 {
-		return Score{FarPairs: len(far)}, fmt.Errorf("latent: no revisits (pairs ≥ %d steps apart within %v of each other)", minLag, radius)
+		return Score{FarPairs: len(far)}, fmt.Errorf("no revisits (pairs ≥ %d steps apart within %v of each other)", minLag, radius)
 	}
 	sort.Float64s(far)
 	var total float64

@@ -77,7 +77,7 @@ func TestWriteCSV(t *testing.T) {
 	in := mat.NewDense(2, 1, []float64{0, 1.5})
 	l := Layer{Name: "layer1", Mean: mat.NewDense(2, 2, []float64{1, 2, 3, 4}), Var: mat.NewDense(2, 2, []float64{0.1, 0.2, 0.3, 0.4})}
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, Table{InputNames: []string{"time"}, Inputs: in, Split: []string{"train", "test"}, Truth: mat.NewDense(2, 2, []float64{1, 2, 3, 4}), TruthNames: []string{"truth_x", "truth_y"}, Layers: []Layer{l}}); err != nil {
+	if err := WriteCSV(&buf, Table{InputNames: []string{"time"}, InputUnit: "s", TruthUnit: "m", Inputs: in, Split: []string{"train", "test"}, Truth: mat.NewDense(2, 2, []float64{1, 2, 3, 4}), TruthNames: []string{"truth_x", "truth_y"}, Layers: []Layer{l}}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -85,7 +85,7 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		{"time", "split", "truth_x", "truth_y", "layer1_mean1", "layer1_mean2", "layer1_var1", "layer1_var2"},
+		{"time [s]", "split", "truth_x [m]", "truth_y [m]", "layer1_mean1 [latent]", "layer1_mean2 [latent]", "layer1_var1 [latent]", "layer1_var2 [latent]"},
 		{"0", "train", "1", "2", "1", "2", "0.1", "0.2"},
 		{"1.5", "test", "3", "4", "3", "4", "0.3", "0.4"},
 	}

@@ -19,20 +19,23 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 	var ev engine.Evaluator
 	msgs, err := ev.Predict(m, m.X)
 	if err != nil {
-		return nil, fmt.Errorf("latent: %w", err)
+		return nil, err
 	}
 	n, _ := m.X.Dims()
 	if r, _ := ds.X.Dims(); r != n {
-		return nil, fmt.Errorf("latent: the model has %d inputs, the data set %d", n, r)
+		return nil, fmt.Errorf("the model has %d inputs, the data set %d", n, r)
 	}
-	f := &Figure{Times: make([]float64, n), TimeLabel: ds.InputNames[0]}
+	f := &Figure{Times: make([]float64, n), TimeLabel: withUnit(ds.InputNames[0], ds.InputUnit)}
 	for i := range f.Times {
 		f.Times[i] = ds.X.At(i, 0)
 	}
-	if t := ds.Truth; t != nil {
-		if r, c := t.Dims(); r >= n && c >= 2 {
-			f.Truth = mat.DenseCopyOf(t.Slice(0, n, 0, c))
-			f.TruthNames = ds.TruthNames
+	g := NewGeometry(ds)
+	if g != nil {
+		if _, c := g.Truth.Dims(); c >= 2 { // a path to draw
+			f.Truth = g.Truth
+			for _, name := range ds.TruthNames {
+				f.TruthNames = append(f.TruthNames, withUnit(name, ds.TruthUnit))
+			}
 		}
 	}
 	if xt := ds.XTest; xt != nil {
@@ -45,10 +48,8 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 		}
 		f.Layers = append(f.Layers, Layer{Name: fmt.Sprintf("h%d", i+1), Mean: msg.Mean, Var: msg.Var})
 		score := math.NaN()
-		if f.Truth != nil {
-			if s, err := LoopClosure(msg.Mean, f.Truth, RuleFor(f.Truth)); err == nil {
-				score = s.Value
-			}
+		if g != nil {
+			score = g.Score(msg.Mean).Value
 		}
 		f.Scores = append(f.Scores, score)
 	}
@@ -60,14 +61,15 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 
 // ErrNoLatent is ModelFigure's error for a model without a hidden layer of
 // two or more dimensions.
-var ErrNoLatent = fmt.Errorf("latent: the model has no hidden layer with 2 or more dimensions to draw")
+var ErrNoLatent = fmt.Errorf("the model has no hidden layer with 2 or more dimensions to draw")
 
 // ModelTable is every layer's messages of model m at ds's training inputs
 // and, when ds has them, its held-out ones (normalised by nx for the
 // model), with the inputs in original units, a train/test column and the
-// ground truth when known: the one latent table behind the page's
-// "Export latent CSV" and /figure/latent.csv.
-func ModelTable(m *engine.Model, ds *dataset.Dataset, nx dataset.Normalizer) (Table, error) {
+// ground truth when known, the last layer's messages in the data's
+// original units (by ny) and the hidden layers' latent: the one latent
+// table behind the page's "Export latent CSV" and /figure/latent.csv.
+func ModelTable(m *engine.Model, ds *dataset.Dataset, nx, ny dataset.Normalizer) (Table, error) {
 	inputs := ds.X
 	n, _ := ds.X.Dims()
 	split := make([]string, n)
@@ -87,16 +89,29 @@ func ModelTable(m *engine.Model, ds *dataset.Dataset, nx dataset.Normalizer) (Ta
 	var ev engine.Evaluator
 	msgs, err := ev.Predict(m, nx.Apply(inputs))
 	if err != nil {
-		return Table{}, fmt.Errorf("latent: %w", err)
+		return Table{}, err
 	}
-	t := Table{InputNames: ds.InputNames, Inputs: inputs, Split: split}
+	t := Table{InputNames: ds.InputNames, Inputs: inputs, Split: split, InputUnit: ds.InputUnit, TruthUnit: ds.TruthUnit}
 	if tr := ds.Truth; tr != nil {
 		if r, _ := tr.Dims(); r == len(split) {
 			t.Truth, t.TruthNames = tr, ds.TruthNames
 		}
 	}
 	for i, msg := range msgs {
-		t.Layers = append(t.Layers, Layer{Name: fmt.Sprintf("layer%d", i+1), Mean: msg.Mean, Var: msg.Var})
+		l := Layer{Name: fmt.Sprintf("layer%d", i+1), Mean: msg.Mean, Var: msg.Var, Unit: dataset.LatentUnit}
+		if i == len(msgs)-1 {
+			l.Mean, l.Var, l.Unit = ny.UndoMean(msg.Mean), ny.UndoVar(msg.Var), dataset.UnitName(ds.OutputUnit)
+		}
+		t.Layers = append(t.Layers, l)
 	}
 	return t, nil
+}
+
+// withUnit labels an axis: "time (s)", or the name alone when the data do
+// not name the unit.
+func withUnit(name, unit string) string {
+	if unit == "" {
+		return name
+	}
+	return name + " (" + unit + ")"
 }

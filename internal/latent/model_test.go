@@ -37,9 +37,21 @@ func TestModelFigureAndTable(t *testing.T) {
 	if f.TimeRange[1] != xt.At(nt-1, 0) {
 		t.Errorf("time range %v does not reach the last held-out input", f.TimeRange)
 	}
-	tab, err := ModelTable(m, ds, dataset.Normalizer{})
+	// The last layer's messages go back to the data's original units
+	// (y = 10 + 3·normalised), the hidden layers' stay latent.
+	ny := dataset.Normalizer{Mean: []float64{10}, Scale: []float64{3}}
+	ds.OutputUnit = "dBm"
+	tab, err := ModelTable(m, ds, dataset.Normalizer{}, ny)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var ev engine.Evaluator
+	msgs, _ := ev.Predict(m, m.X)
+	if got, want := tab.Layers[1].Mean.At(3, 0), 10+3*msgs[1].Mean.At(3, 0); got != want || tab.Layers[1].Var.At(3, 0) != msgs[1].Var.At(3, 0)*3*3 || tab.Layers[1].Unit != "dBm" {
+		t.Errorf("output layer: mean %v (want %v), unit %q", got, want, tab.Layers[1].Unit)
+	}
+	if tab.Layers[0].Mean.At(3, 1) != msgs[0].Mean.At(3, 1) || tab.Layers[0].Unit != dataset.LatentUnit {
+		t.Errorf("hidden layer changed or unit %q", tab.Layers[0].Unit)
 	}
 	if len(tab.Split) != n+nt || tab.Split[n-1] != "train" || tab.Split[n] != "test" || len(tab.Layers) != 2 {
 		t.Errorf("table: %d rows, layers %d", len(tab.Split), len(tab.Layers))

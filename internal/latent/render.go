@@ -59,26 +59,26 @@ func Viridis(t float64) color.RGBA {
 // truth's path beside the first row.
 func RenderFigure(w io.Writer, format string, f *Figure) error {
 	if len(f.Layers) == 0 {
-		return fmt.Errorf("latent: no hidden layer with 2 or more dimensions to draw")
+		return fmt.Errorf("no hidden layer with 2 or more dimensions to draw")
 	}
 	n := len(f.Times)
 	if n == 0 {
-		return fmt.Errorf("latent: no points")
+		return fmt.Errorf("no points")
 	}
 	cols := 0
 	for _, l := range f.Layers {
 		r, q := l.Mean.Dims()
 		if r != n {
-			return fmt.Errorf("latent: layer %s has %d points, times %d", l.Name, r, n)
+			return fmt.Errorf("layer %s has %d points, times %d", l.Name, r, n)
 		}
 		if q < 2 {
-			return fmt.Errorf("latent: layer %s has %d dimension; projections need 2", l.Name, q)
+			return fmt.Errorf("layer %s has %d dimension; projections need 2", l.Name, q)
 		}
 		cols = max(cols, q*(q-1)/2)
 	}
 	if f.Truth != nil {
 		if r, c := f.Truth.Dims(); r != n || c < 2 {
-			return fmt.Errorf("latent: the ground truth is %d×%d, want %d rows and at least 2 columns", r, c, n)
+			return fmt.Errorf("the ground truth is %d×%d, want %d rows and at least 2 columns", r, c, n)
 		}
 		cols++
 	}
@@ -101,7 +101,7 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 	width, height := vg.Length(cols)*cell, vg.Length(len(f.Layers))*cell+barH
 	c, err := plotkit.NewCanvas(format, width, height)
 	if err != nil {
-		return fmt.Errorf("latent: %w", err)
+		return err
 	}
 	full := draw.New(c)
 	dc := draw.Crop(full, 0, 0, barH, 0)
@@ -187,7 +187,7 @@ func scatter(title, xl, yl string, at func(i int) (float64, float64), n int, col
 	if line {
 		l, err := plotter.NewLine(pts)
 		if err != nil {
-			return nil, fmt.Errorf("latent: %w", err)
+			return nil, err
 		}
 		l.Color = color.Gray{Y: 0xc8}
 		l.Width = vg.Points(0.5)
@@ -195,7 +195,7 @@ func scatter(title, xl, yl string, at func(i int) (float64, float64), n int, col
 	}
 	s, err := plotter.NewScatter(pts)
 	if err != nil {
-		return nil, fmt.Errorf("latent: %w", err)
+		return nil, err
 	}
 	s.GlyphStyleFunc = func(i int) draw.GlyphStyle {
 		return draw.GlyphStyle{Color: colour(i), Radius: vg.Points(1.6), Shape: draw.CircleGlyph{}}

@@ -52,7 +52,7 @@ func KDE(samples []float64, points int) (*Density, error) {
 		points = DefaultGridPoints
 	}
 	if points < 2 || points > MaxGridPoints {
-		return nil, fmt.Errorf("montecarlo: KDE with %d grid points, want 2…%d", points, MaxGridPoints)
+		return nil, fmt.Errorf("KDE with %d grid points, want 2…%d", points, MaxGridPoints)
 	}
 	sorted := slices.Clone(samples)
 	slices.Sort(sorted)
@@ -61,11 +61,11 @@ func KDE(samples []float64, points int) (*Density, error) {
 
 func checkSamples(samples []float64) error {
 	if len(samples) < 2 {
-		return fmt.Errorf("montecarlo: %d samples, want at least 2", len(samples))
+		return fmt.Errorf("%d samples, want at least 2", len(samples))
 	}
 	for i, v := range samples {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("montecarlo: sample %d = %v is not finite", i, v)
+			return fmt.Errorf("sample %d = %v is not finite", i+1, v)
 		}
 	}
 	return nil
@@ -191,7 +191,7 @@ func NewHistogram(samples []float64, bins int) (*Histogram, error) {
 		return nil, err
 	}
 	if bins > MaxBins {
-		return nil, fmt.Errorf("montecarlo: %d bins, want at most %d", bins, MaxBins)
+		return nil, fmt.Errorf("%d bins, want at most %d", bins, MaxBins)
 	}
 	sorted := slices.Clone(samples)
 	slices.Sort(sorted)
@@ -279,7 +279,7 @@ func Compare(samples []float64, g Gaussian) (*Distance, error) {
 		return nil, err
 	}
 	if !(g.Var > 0) || math.IsInf(g.Var, 0) || math.IsNaN(g.Mean) || math.IsInf(g.Mean, 0) {
-		return nil, fmt.Errorf("montecarlo: Gaussian N(%v, %v) needs a finite mean and a finite, positive variance", g.Mean, g.Var)
+		return nil, fmt.Errorf("Gaussian N(%v, %v) needs a finite mean and a finite, positive variance", g.Mean, g.Var)
 	}
 	sorted := slices.Clone(samples)
 	slices.Sort(sorted)

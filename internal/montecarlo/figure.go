@@ -88,24 +88,24 @@ type SampleMoments struct {
 // a 1-D input and output.
 func figureLayer(m *engine.Model, layer int) (*Layer, error) {
 	if m == nil {
-		return nil, fmt.Errorf("montecarlo: nil model")
+		return nil, fmt.Errorf("nil model")
 	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("montecarlo: %w", err)
+		return nil, err
 	}
 	if layer < 0 || layer >= len(m.Layers) {
-		return nil, fmt.Errorf("montecarlo: layer %d out of range: the model has layers 0…%d", layer, len(m.Layers)-1)
+		return nil, fmt.Errorf("layer %d out of range: the model has layers 1…%d", layer+1, len(m.Layers))
 	}
 	_, q, d := m.Layers[layer].Dims()
 	if q != 1 || d != 1 {
-		return nil, fmt.Errorf("montecarlo: layer %d has %d input and %d output dimensions; the message figure needs 1 and 1", layer, q, d)
+		return nil, fmt.Errorf("layer %d has %d input and %d output dimensions; the message figure needs 1 and 1", layer+1, q, d)
 	}
 	l, err := NewLayer(m.Layers[layer], m.Jitter)
 	if err != nil {
-		return nil, fmt.Errorf("montecarlo: layer %d: %w", layer, err)
+		return nil, fmt.Errorf("layer %d: %w", layer+1, err)
 	}
 	if l.kind == kindOther {
-		return nil, fmt.Errorf("montecarlo: layer %d: kernel %q has no closed-form psi statistics", layer, l.kernel.Name())
+		return nil, fmt.Errorf("layer %d: kernel %q has no closed-form psi statistics", layer+1, l.kernel.Name())
 	}
 	return l, nil
 }
@@ -124,14 +124,14 @@ func MessageFigure(m *engine.Model, layer int, inputs []GaussianInput, samples i
 		return nil, err
 	}
 	if len(inputs) == 0 || len(inputs) > MaxFigureInputs {
-		return nil, fmt.Errorf("montecarlo: %d inputs, want 1…%d", len(inputs), MaxFigureInputs)
+		return nil, fmt.Errorf("%d inputs, want 1…%d", len(inputs), MaxFigureInputs)
 	}
 	for i, in := range inputs {
 		if math.IsNaN(in.Mean) || math.IsInf(in.Mean, 0) {
-			return nil, fmt.Errorf("montecarlo: input %d: mean %v is not finite", i, in.Mean)
+			return nil, fmt.Errorf("input %d: mean %v is not finite", i+1, in.Mean)
 		}
 		if !(in.Var > 0) || math.IsInf(in.Var, 0) {
-			return nil, fmt.Errorf("montecarlo: input %d: variance %v must be finite and > 0", i, in.Var)
+			return nil, fmt.Errorf("input %d: variance %v must be finite and > 0", i+1, in.Var)
 		}
 	}
 	opt := Options{Samples: samples, Seed: seed}
@@ -165,7 +165,7 @@ func MessageFigure(m *engine.Model, layer int, inputs []GaussianInput, samples i
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("montecarlo: input %d: %w", i, err)
+			return nil, fmt.Errorf("input %d: %w", i+1, err)
 		}
 	}
 	return fd, nil
@@ -301,7 +301,7 @@ func Presets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
 		var ev engine.Evaluator
 		msgs, err := ev.Predict(m, m.X)
 		if err != nil {
-			return nil, fmt.Errorf("montecarlo: %w", err)
+			return nil, err
 		}
 		xs = linalg.Flatten(nil, msgs[layer-1].Mean)
 	}
@@ -496,7 +496,7 @@ func round6(v float64) float64 {
 // finite and variances finite and positive; callers add their own limits.
 func ParseGaussianInputs(s string) ([]GaussianInput, error) {
 	if strings.TrimSpace(s) == "" {
-		return nil, fmt.Errorf("montecarlo: no inputs: want mean:variance pairs separated by commas, e.g. 0.5:0.01")
+		return nil, fmt.Errorf("no inputs: want mean:variance pairs separated by commas, e.g. 0.5:0.01")
 	}
 	var out []GaussianInput
 	for i, part := range strings.Split(s, ",") {
@@ -504,13 +504,13 @@ func ParseGaussianInputs(s string) ([]GaussianInput, error) {
 		m, err1 := strconv.ParseFloat(strings.TrimSpace(ms), 64)
 		v, err2 := strconv.ParseFloat(strings.TrimSpace(vs), 64)
 		if !ok || err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("montecarlo: input %d %q: want mean:variance, e.g. 0.5:0.01", i+1, truncate(part, 40))
+			return nil, fmt.Errorf("input %d %q: want mean:variance, e.g. 0.5:0.01", i+1, truncate(part, 40))
 		}
 		if math.IsNaN(m) || math.IsInf(m, 0) {
-			return nil, fmt.Errorf("montecarlo: input %d: mean %v is not finite", i+1, m)
+			return nil, fmt.Errorf("input %d: mean %v is not finite", i+1, m)
 		}
 		if !(v > 0) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("montecarlo: input %d: variance %v must be finite and > 0", i+1, v)
+			return nil, fmt.Errorf("input %d: variance %v must be finite and > 0", i+1, v)
 		}
 		out = append(out, GaussianInput{Mean: m, Var: v})
 	}
@@ -534,6 +534,22 @@ func FirstFigureLayer(m *engine.Model) int {
 		}
 	}
 	return 0
+}
+
+// InputsToModel converts Gaussian inputs of layer (from 0) given in the
+// figure's original units to the model's: the first layer's inputs by nx,
+// as ToOriginal draws them; other layers' inputs are latent and stay. A
+// multi-column or zero nx leaves them as they are.
+func InputsToModel(ins []GaussianInput, nx dataset.Normalizer, layer int) []GaussianInput {
+	if layer != 0 || len(nx.Scale) != 1 {
+		return ins
+	}
+	a, b := nx.Scale[0], nx.Mean[0]
+	out := make([]GaussianInput, len(ins))
+	for i, in := range ins {
+		out[i] = GaussianInput{Mean: (in.Mean - b) / a, Var: in.Var / (a * a)}
+	}
+	return out
 }
 
 // ToOriginal converts the figure, in place, to the data's original units

@@ -50,11 +50,11 @@ func NewLayer(l *engine.Layer, jitter float64) (*Layer, error) {
 		return nil, err
 	}
 	if !(jitter >= 0) || math.IsInf(jitter, 0) {
-		return nil, fmt.Errorf("montecarlo: jitter %v must be finite and ≥ 0", jitter)
+		return nil, fmt.Errorf("jitter %v must be finite and ≥ 0", jitter)
 	}
 	post, err := engine.NewLayerPosterior(l, jitter)
 	if err != nil {
-		return nil, fmt.Errorf("montecarlo: %w", err)
+		return nil, err
 	}
 	m, q, d := l.Dims()
 	ly := &Layer{m: m, q: q, d: d, kernel: l.Kernel.Clone(), noise: l.NoiseVariance}
@@ -156,31 +156,31 @@ func NewLayer(l *engine.Layer, jitter float64) (*Layer, error) {
 // errors rather than panics.
 func checkLayer(l *engine.Layer) error {
 	if l == nil {
-		return fmt.Errorf("montecarlo: nil layer")
+		return fmt.Errorf("nil layer")
 	}
 	if l.Kernel == nil || l.InducingInputs == nil || l.QMu == nil {
-		return fmt.Errorf("montecarlo: layer needs a kernel, inducing inputs and q_mu")
+		return fmt.Errorf("layer needs a kernel, inducing inputs and q_mu")
 	}
 	m, q := l.InducingInputs.Dims()
 	mq, d := l.QMu.Dims()
 	switch {
 	case m < 1 || m > engine.MaxInducing:
-		return fmt.Errorf("montecarlo: %d inducing inputs, want 1…%d", m, engine.MaxInducing)
+		return fmt.Errorf("%d inducing inputs, want 1…%d", m, engine.MaxInducing)
 	case mq != m:
-		return fmt.Errorf("montecarlo: q_mu has %d rows, want %d", mq, m)
+		return fmt.Errorf("q_mu has %d rows, want %d", mq, m)
 	case l.Kernel.InputDim() != q:
-		return fmt.Errorf("montecarlo: kernel has input dimension %d, inducing inputs %d", l.Kernel.InputDim(), q)
+		return fmt.Errorf("kernel has input dimension %d, inducing inputs %d", l.Kernel.InputDim(), q)
 	case len(l.QSqrt) != d:
-		return fmt.Errorf("montecarlo: %d q_sqrt matrices, want %d", len(l.QSqrt), d)
+		return fmt.Errorf("%d q_sqrt matrices, want %d", len(l.QSqrt), d)
 	case !(l.NoiseVariance > 0) || math.IsInf(l.NoiseVariance, 0):
-		return fmt.Errorf("montecarlo: noise variance %v must be finite and > 0", l.NoiseVariance)
+		return fmt.Errorf("noise variance %v must be finite and > 0", l.NoiseVariance)
 	}
 	for k, s := range l.QSqrt {
 		if s == nil {
-			return fmt.Errorf("montecarlo: q_sqrt[%d] is nil", k)
+			return fmt.Errorf("q_sqrt of output %d is missing", k+1)
 		}
 		if r, c := s.Dims(); r != m || c != m {
-			return fmt.Errorf("montecarlo: q_sqrt[%d] is %d×%d, want %d×%d", k, r, c, m, m)
+			return fmt.Errorf("q_sqrt of output %d is %d×%d, want %d×%d", k+1, r, c, m, m)
 		}
 	}
 	return nil
@@ -285,7 +285,7 @@ func (l *Layer) conditional(x, kx, v, mean, varU []float64, wantU bool) (varCond
 // variance is not included.
 func (l *Layer) FunctionAt(x, mean, varU []float64) (varCond float64, err error) {
 	if len(x) != l.q || len(mean) != l.d || len(varU) != l.d {
-		return 0, fmt.Errorf("montecarlo: FunctionAt: x has length %d (want %d), mean and varU %d and %d (want %d)", len(x), l.q, len(mean), len(varU), l.d)
+		return 0, fmt.Errorf("FunctionAt: x has length %d (want %d), mean and varU %d and %d (want %d)", len(x), l.q, len(mean), len(varU), l.d)
 	}
 	kx := make([]float64, l.m)
 	v := make([]float64, l.m)

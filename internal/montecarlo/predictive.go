@@ -36,25 +36,25 @@ type PredictiveDensity struct {
 // random streams: equal arguments give equal densities.
 func Predictive(m *engine.Model, xs []float64, dim, samples, bins int, seed uint64) (*PredictiveDensity, error) {
 	if m == nil {
-		return nil, fmt.Errorf("montecarlo: nil model")
+		return nil, fmt.Errorf("nil model")
 	}
 	_, q := m.X.Dims()
 	_, d := m.Y.Dims()
 	switch {
 	case q != 1:
-		return nil, fmt.Errorf("montecarlo: the predictive density needs a 1-D input, the model has %d", q)
+		return nil, fmt.Errorf("the predictive density needs a 1-D input, the model has %d", q)
 	case dim < 0 || dim >= d:
-		return nil, fmt.Errorf("montecarlo: output %d out of range 0…%d", dim, d-1)
+		return nil, fmt.Errorf("output %d out of range 1…%d", dim+1, d)
 	case len(xs) < 2 || len(xs) > MaxPredictiveInputs:
-		return nil, fmt.Errorf("montecarlo: %d inputs, want 2…%d", len(xs), MaxPredictiveInputs)
+		return nil, fmt.Errorf("%d inputs, want 2…%d", len(xs), MaxPredictiveInputs)
 	case samples < 10 || samples > MaxPredictiveSamples:
-		return nil, fmt.Errorf("montecarlo: %d samples per input, want 10…%d", samples, MaxPredictiveSamples)
+		return nil, fmt.Errorf("%d samples per input, want 10…%d", samples, MaxPredictiveSamples)
 	case bins < 2 || bins > MaxPredictiveBins:
-		return nil, fmt.Errorf("montecarlo: %d bins, want 2…%d", bins, MaxPredictiveBins)
+		return nil, fmt.Errorf("%d bins, want 2…%d", bins, MaxPredictiveBins)
 	}
 	for _, x := range xs {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("montecarlo: input %v is not finite", x)
+			return nil, fmt.Errorf("input %v is not finite", x)
 		}
 	}
 	all := make([][]float64, len(xs))

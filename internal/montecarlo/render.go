@@ -32,11 +32,11 @@ var InducingColor = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
 // inducing inputs. Bottom right: the colour-coded input Gaussians.
 func RenderMessageFigure(w io.Writer, format string, data *FigureData) error {
 	if data == nil || len(data.Inputs) == 0 || len(data.GP.X) < 2 {
-		return fmt.Errorf("montecarlo: RenderMessageFigure needs figure data with inputs and a GP curve")
+		return fmt.Errorf("RenderMessageFigure needs figure data with inputs and a GP curve")
 	}
 	c, err := plotkit.NewCanvas(format, MessageFigureWidth, MessageFigureHeight)
 	if err != nil {
-		return fmt.Errorf("montecarlo: %w", err)
+		return err
 	}
 	dc := draw.New(c)
 	half := (dc.Max.X - dc.Min.X) / 2
@@ -88,7 +88,7 @@ func responsePlot(r *InputResponse, col color.RGBA) (*plot.Plot, error) {
 	}
 	mc, err := plotter.NewLine(xy)
 	if err != nil {
-		return nil, fmt.Errorf("montecarlo: density: %w", err)
+		return nil, fmt.Errorf("density: %w", err)
 	}
 	mc.Color = color.Black
 	mc.Width = vg.Points(1)
@@ -106,7 +106,7 @@ func responsePlot(r *InputResponse, col color.RGBA) (*plot.Plot, error) {
 	}
 	msg, err := plotter.NewLine(gx)
 	if err != nil {
-		return nil, fmt.Errorf("montecarlo: message: %w", err)
+		return nil, fmt.Errorf("message: %w", err)
 	}
 	msg.Color = col
 	msg.Width = vg.Points(1.5)
@@ -124,14 +124,14 @@ func gpPlot(data *FigureData) (*plot.Plot, error) {
 	plotkit.SetTickSizes(p)
 	poly, line, err := plotkit.MeanBand(data.GP, color.Gray{Y: 0xdd})
 	if err != nil {
-		return nil, fmt.Errorf("montecarlo: GP: %w", err)
+		return nil, fmt.Errorf("GP: %w", err)
 	}
 	line.Width = vg.Points(1)
 	p.Add(poly, line)
 	for _, b := range data.Inducing {
 		bar, err := plotter.NewLine(plotter.XYs{{X: b.Z, Y: b.Mean - 2*b.SD}, {X: b.Z, Y: b.Mean + 2*b.SD}})
 		if err != nil {
-			return nil, fmt.Errorf("montecarlo: inducing bar: %w", err)
+			return nil, fmt.Errorf("inducing bar: %w", err)
 		}
 		bar.Color = InducingColor
 		bar.Width = vg.Points(1.5)
@@ -159,7 +159,7 @@ func inputsPlot(data *FigureData, lo, hi float64) (*plot.Plot, error) {
 		}
 		l, err := plotter.NewLine(xy)
 		if err != nil {
-			return nil, fmt.Errorf("montecarlo: input %d: %w", i, err)
+			return nil, fmt.Errorf("input %d: %w", i+1, err)
 		}
 		l.Color = plotkit.Color(i)
 		l.Width = vg.Points(1.5)

@@ -47,16 +47,16 @@ type Options struct {
 
 func (o *Options) check(inputs int) error {
 	if o.Samples < 2 || o.Samples > MaxSamples {
-		return fmt.Errorf("montecarlo: %d samples per input, want 2…%d", o.Samples, MaxSamples)
+		return fmt.Errorf("%d samples per input, want 2…%d", o.Samples, MaxSamples)
 	}
 	if o.Workers < 0 {
-		return fmt.Errorf("montecarlo: %d workers, want ≥ 0", o.Workers)
+		return fmt.Errorf("%d workers, want ≥ 0", o.Workers)
 	}
 	if inputs < 1 {
-		return fmt.Errorf("montecarlo: no inputs")
+		return fmt.Errorf("no inputs")
 	}
 	if total := float64(inputs) * float64(o.Samples); total > MaxTotalSamples {
-		return fmt.Errorf("montecarlo: %d inputs × %d samples exceed the limit of %d samples", inputs, o.Samples, int64(MaxTotalSamples))
+		return fmt.Errorf("%d inputs × %d samples, more than the limit %d samples", inputs, o.Samples, int64(MaxTotalSamples))
 	}
 	return nil
 }
@@ -319,26 +319,26 @@ func (j *job) moments(i int) Moments {
 // nil for certain inputs).
 func inputs(mu, s *mat.Dense, q int) (m, v []float64, n int, err error) {
 	if mu == nil {
-		return nil, nil, 0, fmt.Errorf("montecarlo: no input means")
+		return nil, nil, 0, fmt.Errorf("no input means")
 	}
 	n, c := mu.Dims()
 	if c != q {
-		return nil, nil, 0, fmt.Errorf("montecarlo: inputs have %d columns, the layer expects %d", c, q)
+		return nil, nil, 0, fmt.Errorf("inputs have %d columns, the layer expects %d", c, q)
 	}
 	m = linalg.Flatten(nil, mu)
 	for i, x := range m {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, nil, 0, fmt.Errorf("montecarlo: input mean[%d][%d] = %v is not finite", i/q, i%q, x)
+			return nil, nil, 0, fmt.Errorf("input mean of row %d, dimension %d = %v is not finite", i/q+1, i%q+1, x)
 		}
 	}
 	if s != nil {
 		if r, c := s.Dims(); r != n || c != q {
-			return nil, nil, 0, fmt.Errorf("montecarlo: input variances are %d×%d, want %d×%d", r, c, n, q)
+			return nil, nil, 0, fmt.Errorf("input variances are %d×%d, want %d×%d", r, c, n, q)
 		}
 		v = linalg.Flatten(nil, s)
 		for i, x := range v {
 			if !(x >= 0) || math.IsInf(x, 0) {
-				return nil, nil, 0, fmt.Errorf("montecarlo: input variance[%d][%d] = %v must be finite and ≥ 0", i/q, i%q, x)
+				return nil, nil, 0, fmt.Errorf("input variance of row %d, dimension %d = %v must be finite and ≥ 0", i/q+1, i%q+1, x)
 			}
 		}
 	}
@@ -383,16 +383,16 @@ func (l *Layer) Moments(mu, s *mat.Dense, opt Options) (*Moments, error) {
 // ModelLayers prepares every layer of a validated model.
 func ModelLayers(m *engine.Model) ([]*Layer, error) {
 	if m == nil {
-		return nil, fmt.Errorf("montecarlo: nil model")
+		return nil, fmt.Errorf("nil model")
 	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("montecarlo: %w", err)
+		return nil, err
 	}
 	layers := make([]*Layer, len(m.Layers))
 	for i, el := range m.Layers {
 		l, err := NewLayer(el, m.Jitter)
 		if err != nil {
-			return nil, fmt.Errorf("montecarlo: layer %d: %w", i, err)
+			return nil, fmt.Errorf("layer %d: %w", i+1, err)
 		}
 		layers[i] = l
 	}

@@ -62,16 +62,16 @@ func (l *Layer) Terms(mu, s []float64) (*Terms, error) {
 
 func (l *Layer) checkInput(mu, s []float64) error {
 	if len(mu) != l.q || (s != nil && len(s) != l.q) {
-		return fmt.Errorf("montecarlo: input has mean of length %d and variance of length %d, the layer expects %d", len(mu), len(s), l.q)
+		return fmt.Errorf("input has mean of length %d and variance of length %d, the layer expects %d", len(mu), len(s), l.q)
 	}
 	for i, v := range mu {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("montecarlo: input mean[%d] = %v is not finite", i, v)
+			return fmt.Errorf("input mean of dimension %d = %v is not finite", i+1, v)
 		}
 	}
 	for i, v := range s {
 		if !(v >= 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("montecarlo: input variance[%d] = %v must be finite and ≥ 0", i, v)
+			return fmt.Errorf("input variance of dimension %d = %v must be finite and ≥ 0", i+1, v)
 		}
 	}
 	return nil

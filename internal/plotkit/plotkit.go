@@ -39,7 +39,7 @@ func NewCanvas(format string, w, h vg.Length) (vg.CanvasWriterTo, error) {
 			return draw.NewFormattedCanvas(w, h, format)
 		}
 	}
-	return nil, fmt.Errorf("plotkit: unknown figure format %q (want svg, png or pdf)", format)
+	return nil, fmt.Errorf("unknown figure format %q (want svg, png or pdf)", format)
 }
 
 // PNGCanvas is a w × h PNG canvas at dpi, for figures that need more pixels
@@ -116,13 +116,13 @@ func MeanBand(g Curve, fill color.Color) (*plotter.Polygon, *plotter.Line, error
 	}
 	poly, err := plotter.NewPolygon(band)
 	if err != nil {
-		return nil, nil, fmt.Errorf("plotkit: band: %w", err)
+		return nil, nil, fmt.Errorf("band: %w", err)
 	}
 	poly.Color = fill
 	poly.LineStyle.Width = 0
 	line, err := plotter.NewLine(mean)
 	if err != nil {
-		return nil, nil, fmt.Errorf("plotkit: mean: %w", err)
+		return nil, nil, fmt.Errorf("mean: %w", err)
 	}
 	return poly, line, nil
 }

@@ -80,7 +80,7 @@ func (c Config) Validate(l Limits, cat *Catalog) error {
 	}
 	for i, w := range c.Hidden {
 		if w < 1 || w > l.MaxWidth {
-			return errorf("hidden[%d]: width %d out of range 1…%d", i, w, l.MaxWidth)
+			return errorf("hidden layer %d: width %d out of range 1…%d", i+1, w, l.MaxWidth)
 		}
 	}
 	if c.Inducing < 1 || c.Inducing > l.MaxInducing {
@@ -144,7 +144,7 @@ func ParseQuery(q url.Values, def Config) (Config, error) {
 	if q.Has("hidden") {
 		h, err := engine.ParseHidden(q.Get("hidden"))
 		if err != nil {
-			return def, errorf("hidden: %v", err)
+			return def, errorf("%v", err) // names the hidden widths
 		}
 		c.Hidden = h
 	}

@@ -25,13 +25,10 @@ func ParseCommand(b []byte) (Command, error) {
 	d.DisallowUnknownFields()
 	if err := d.Decode(&c); err != nil {
 		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te):
-			return c, errorf("field %q: %s is not a %s", te.Field, te.Value, te.Type)
-		case strings.HasPrefix(err.Error(), "json: unknown field"):
-			return c, errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
+		if errors.As(err, &te) || strings.HasPrefix(err.Error(), "json: unknown field") {
+			return c, errorf("%s", wire.JSONError(err))
 		}
-		return c, errorf("malformed command (want a JSON object such as {\"op\":\"play\"}): %v", err)
+		return c, errorf("malformed command (want a JSON object such as {\"op\":\"play\"}): %s", wire.JSONError(err))
 	}
 	if _, err := d.Token(); err != io.EOF {
 		return c, errorf("malformed command: extra data after the JSON object")

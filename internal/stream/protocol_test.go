@@ -438,7 +438,7 @@ func TestBadConfigURL(t *testing.T) {
 			gotErr, _ = m.text["error"].(string)
 		}
 	}
-	if !strings.Contains(gotErr, "hidden[1]: width 99") {
+	if !strings.Contains(gotErr, "hidden layer 2: width 99") {
 		t.Errorf("error reply %q does not name the bad width", gotErr)
 	}
 	if !websocket.IsCloseError(err, websocket.ClosePolicyViolation) {

@@ -164,8 +164,13 @@ register("messages", (el, app) => {
       if (!key || !inputs) { a.removeAttribute("href"); continue; }
       const q = new URLSearchParams({ session: key });
       if (a.dataset.figure === "messages") {
-        q.set("layer", String(layer));
-        q.set("inputs", inputs.map((g) => `${+g.mean.toPrecision(6)}:${+g.var.toPrecision(6)}`).join(","));
+        // The URL counts layers from 1 and gives the inputs in the units of
+        // the figure's input axis: layer 1's in the data's original units
+        // (the wire's are normalised), hidden layers' latent.
+        const nx = layer === 0 ? s.setup?.norm_x : null;
+        const a0 = nx?.scale?.length === 1 ? nx.scale[0] : 1, b0 = nx?.mean?.length === 1 ? nx.mean[0] : 0;
+        q.set("layer", String(layer + 1));
+        q.set("inputs", inputs.map((g) => `${+(g.mean * a0 + b0).toPrecision(6)}:${+(g.var * a0 * a0).toPrecision(6)}`).join(","));
         q.set("samples", samplesSel.value);
       }
       a.href = `/figure/${a.dataset.figure}.${a.dataset.format}?${q}`;

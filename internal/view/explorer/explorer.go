@@ -21,8 +21,6 @@ import (
 	"dgpviz/internal/latent"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // Kind names the view.
@@ -31,10 +29,6 @@ const Kind = "explorer"
 // AnalysisEvery is the least time between two analyses while the optimizer
 // runs: about 5 a second, each 5–10 ms of one core on the robot data.
 const AnalysisEvery = 200 * time.Millisecond
-
-// baselineLatentDims is the width of the outputs' principal-component
-// baseline: as wide as the preset's hidden layers.
-const baselineLatentDims = 3
 
 // Applies reports whether ds is shown in the explorer: several outputs that
 // are not its inputs.
@@ -74,17 +68,13 @@ func (v *View) Init(ctx context.Context, d *view.Data, a view.Arch, workers int)
 	f := v.factsOf(d)
 	scoreName := ""
 	var score func(*engine.Model, *engine.Result) float64
-	if f.truth != nil {
+	if g := f.geometry; g != nil {
 		scoreName = "geometry h₁"
 		score = func(_ *engine.Model, res *engine.Result) float64 {
 			if len(res.Messages) < 2 {
 				return math.NaN()
 			}
-			s, err := latent.LoopClosure(res.Messages[0].Mean, f.truth, f.rule)
-			if err != nil {
-				return math.NaN()
-			}
-			return s.Value
+			return g.Score(res.Messages[0].Mean).Value
 		}
 	}
 	_, q := d.X.Dims()
@@ -93,25 +83,14 @@ func (v *View) Init(ctx context.Context, d *view.Data, a view.Arch, workers int)
 
 func (*View) Ops() []view.Op { return nil }
 
-// facts are what the explorer knows of a data set: its ground truth and
-// the score's rule, the baselines' scores, and the test split in model
-// units.
+// facts are what the explorer knows of a data set (latent.NewGeometry,
+// latent.NewHeldOut): its ground truth, the score's rule and the
+// baselines' scores, and the test split in model units.
 type facts struct {
-	ds     *dataset.Dataset
-	nTrain int
-	truth  *mat.Dense // the training rows' ground truth, nil without
-	rule   latent.Rule
-	// baselines are the geometry scores of the latents that use no model.
-	baselines []baseline
-	xTest     *mat.Dense // normalised test inputs, nil without a split
-	yTest     *mat.Dense // test outputs, original units
-	normY     dataset.Normalizer
-	meanRMSE  float64 // the training mean's test RMSE, original units
-}
-
-type baseline struct {
-	name  string
-	score latent.Score
+	ds       *dataset.Dataset
+	nTrain   int
+	geometry *latent.Geometry // nil without ground truth
+	heldOut  *latent.HeldOut  // nil without a test split
 }
 
 func (v *View) factsOf(d *view.Data) *facts {
@@ -121,80 +100,22 @@ func (v *View) factsOf(d *view.Data) *facts {
 		return f
 	}
 	ds := d.Set
-	f := &facts{ds: ds, normY: d.NormY, meanRMSE: math.NaN()}
+	f := &facts{ds: ds, geometry: latent.NewGeometry(ds), heldOut: latent.NewHeldOut(ds, d.NormX, d.NormY)}
 	f.nTrain, _ = ds.X.Dims()
-	if t := ds.Truth; t != nil {
-		if r, c := t.Dims(); r >= f.nTrain && c >= 1 {
-			f.truth = mat.DenseCopyOf(t.Slice(0, f.nTrain, 0, c))
-			f.rule = latent.RuleFor(f.truth)
-			for _, b := range []struct {
-				name string
-				lat  *mat.Dense
-			}{
-				{"principal components of the outputs", latent.OutputBaseline(ds.Y, baselineLatentDims)},
-				{"the input alone", latent.InputBaseline(ds.X)},
-			} {
-				s, err := latent.LoopClosure(b.lat, f.truth, f.rule)
-				if err != nil {
-					s.Value = math.NaN()
-				}
-				f.baselines = append(f.baselines, baseline{b.name, s})
-			}
-		}
-	}
-	if ds.XTest != nil && ds.YTest != nil {
-		f.xTest = d.NormX.Apply(ds.XTest)
-		f.yTest = ds.YTest
-		nt, dy := ds.YTest.Dims()
-		f.meanRMSE = f.rmse(mat.NewDense(nt, dy, nil)) // normalised 0 is the training mean
-	}
 	v.facts[ds] = f
 	return f
 }
 
-// rmse is the root mean squared error, in the outputs' original units, of
-// predicted means (normalised, nTest × d) at the test rows.
-func (f *facts) rmse(mean *mat.Dense) float64 {
-	if f.yTest == nil || mean == nil {
-		return math.NaN()
-	}
-	n, d := f.yTest.Dims()
-	if r, c := mean.Dims(); r != n || c != d {
-		return math.NaN()
-	}
-	var s float64
-	for i := range n {
-		for j := range d {
-			e := mean.At(i, j)*f.normY.Scale[j] + f.normY.Mean[j] - f.yTest.At(i, j)
-			s += e * e
-		}
-	}
-	return math.Sqrt(s / float64(n*d))
-}
-
 // gp1RMSE is the test RMSE of a one-layer sparse GP from the inputs to the
-// outputs, fitted once per data set in the background (NaN when it
-// cannot be fitted).
+// outputs (OneLayerGP), fitted once per data set in the background
+// (NaN when it cannot be fitted).
 func (v *View) gp1RMSE(f *facts) *view.Memo {
 	return v.env.Once(gp1Key{f.ds}, func(ctx context.Context) any {
-		if f.xTest == nil {
-			return math.NaN()
-		}
-		nx, ny := dataset.FitNormalizer(f.ds.X), f.normY
-		m, err := train.Initialize(nx.Apply(f.ds.X), ny.Apply(f.ds.Y), train.InitConfig{Inducing: train.RobotInducing, Seed: 1})
+		r, err := OneLayerGP(ctx, f.ds, v.env.BaselineIters)
 		if err != nil {
 			return math.NaN()
 		}
-		fm, _, err := train.Fit(ctx, m, train.TrainerConfig{Workers: 1}, train.FitOptions{MaxIters: v.env.BaselineIters})
-		if err != nil {
-			return math.NaN()
-		}
-		ev := engine.Evaluator{Workers: 1}
-		msgs, err := ev.Predict(fm, f.xTest)
-		if err != nil {
-			return math.NaN()
-		}
-		return f.rmse(msgs[len(msgs)-1].Mean)
+		return r
 	})
 }
 

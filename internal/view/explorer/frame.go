@@ -10,41 +10,13 @@ import (
 )
 
 // analysis is the part of a frame that the optimizer's evaluation does not
-// give: the output layer's messages at the training and test rows, the
-// hidden layers' at the test rows, the test error and the geometry
-// scores. It runs at most every AnalysisEvery while the optimizer runs
-// (view.Analysis).
-type analysis struct {
-	out    *engine.Message  // the output layer's message at the training rows
-	test   *engine.Message  // the output layer's message at the test rows
-	testH  []engine.Message // the hidden layers' messages at the test rows: where the model puts rows it never saw
-	rmse   float64          // test RMSE, original units
-	scores []latent.Score   // one per hidden layer (ground truth only)
-}
-
-func analyze(m *engine.Model, f *facts) *analysis {
-	ev := engine.Evaluator{Workers: 1} // frames must not compete with the optimizer
-	a := &analysis{rmse: math.NaN()}
-	msgs, err := ev.Predict(m, m.X)
-	if err != nil {
-		return a
-	}
-	a.out = &msgs[len(msgs)-1]
-	if f.truth != nil {
-		for _, msg := range msgs[:len(msgs)-1] {
-			s, err := latent.LoopClosure(msg.Mean, f.truth, f.rule)
-			if err != nil {
-				s.Value = math.NaN()
-			}
-			a.scores = append(a.scores, s)
-		}
-	}
-	if f.xTest != nil {
-		if tm, err := ev.Predict(m, f.xTest); err == nil {
-			a.test, a.testH = &tm[len(tm)-1], tm[:len(tm)-1]
-			a.rmse = f.rmse(a.test.Mean)
-		}
-	}
+// give (latent.Analyze): the output layer's messages at the training and
+// test rows, the hidden layers' at the test rows (where the model puts rows
+// it never saw), the test error and the geometry scores. It runs at most
+// every AnalysisEvery while the optimizer runs (view.Analysis).
+func analyze(m *engine.Model, f *facts) *latent.Analysis {
+	// One worker: frames must not compete with the optimizer.
+	a, _ := latent.Analyze(m, f.geometry, f.heldOut, 1)
 	return a
 }
 
@@ -75,36 +47,38 @@ type testSec struct {
 }
 
 func (v *View) NewFramer() view.Framer {
-	return &framer{v: v, an: &view.Analysis[*analysis]{Every: AnalysisEvery}}
+	return &framer{v: v, an: &view.Analysis[*latent.Analysis]{Every: AnalysisEvery}}
 }
 
 type framer struct {
 	v       *View
-	an      *view.Analysis[*analysis]
+	an      *view.Analysis[*latent.Analysis]
 	sentSeq uint64 // the analysis whose arrays the last frame carried
 }
 
 func (fr *framer) Frame(e *wire.Encoder, s *view.Snapshot) ([]view.LayerFrame, any) {
 	f := fr.v.factsOf(s.Data)
-	a := fr.an.Current(s, func(s *view.Snapshot) *analysis { return analyze(s.Model, f) })
+	a := fr.an.Current(s, func(s *view.Snapshot) *latent.Analysis { return analyze(s.Model, f) })
 	layers, _ := view.BaseLayers(e, s, view.LayerOptions{})
 	sec := &frameSection{Kind: Kind, EvalIter: a.Iter, Scores: []*wire.Num{}}
-	sec.NewOutput = a.Seq != fr.sentSeq && a.Value.out != nil
+	an := a.Value
+	sec.NewOutput = a.Seq != fr.sentSeq && an.Train != nil
 	fr.sentSeq = a.Seq
 	if sec.NewOutput {
-		layers[len(layers)-1].SetMessage(e, *a.Value.out)
-		if t := a.Value.test; t != nil {
-			sec.Test = encodeTest(e, *t)
-			for _, h := range a.Value.testH {
+		layers[len(layers)-1].SetMessage(e, an.Train[len(an.Train)-1])
+		if t := an.Test; t != nil {
+			sec.Test = encodeTest(e, t[len(t)-1])
+			for _, h := range t[:len(t)-1] {
 				sec.TestHidden = append(sec.TestHidden, *encodeTest(e, h))
 			}
 		}
 	}
-	for _, sc := range a.Value.scores {
+	for _, sc := range an.Scores {
 		sec.Scores = append(sec.Scores, optional(sc.Value))
 	}
-	sec.TestRMSE, sec.MeanRMSE = optional(a.Value.rmse), optional(f.meanRMSE)
-	if f.xTest != nil {
+	sec.TestRMSE = optional(an.TestRMSE)
+	if f.heldOut != nil {
+		sec.MeanRMSE = optional(f.heldOut.MeanRMSE)
 		if g, ok := fr.v.gp1RMSE(f).Value(); ok {
 			sec.GP1RMSE = optional(g.(float64))
 		}

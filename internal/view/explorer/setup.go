@@ -60,8 +60,8 @@ func (v *View) Setup(e *wire.Encoder, d *view.Data) any {
 	_, nTest := ds.Rows()
 	_, dy := ds.Y.Dims()
 	s := &setupSection{Kind: Kind, Preset: train.RobotPreset(0).Name, NAll: f.nTrain + nTest, NTrain: f.nTrain, Columns: []columnSection{}}
-	if f.xTest != nil {
-		xt, yt := e.Arr(view.DenseData(f.xTest)), e.Arr(view.DenseData(d.NormY.Apply(f.yTest)))
+	if h := f.heldOut; h != nil {
+		xt, yt := e.Arr(view.DenseData(h.X)), e.Arr(view.DenseData(d.NormY.Apply(h.Y)))
 		s.XTest, s.YTest = &xt, &yt
 	}
 	if ds.Imputed != nil {
@@ -76,18 +76,18 @@ func (v *View) Setup(e *wire.Encoder, d *view.Data) any {
 		r := e.Arr(v)
 		s.Imputed = &r
 	}
-	if f.truth != nil {
+	if g := f.geometry; g != nil {
 		_, p := ds.Truth.Dims()
 		t := &truthSection{Names: ds.TruthNames, Unit: ds.TruthUnit, P: p, Values: e.Arr(view.DenseData(ds.Truth)),
-			MinLag: f.rule.MinLag, Radius: wire.Num(f.rule.Radius), Baselines: []baselineSection{}}
+			MinLag: g.Rule.MinLag, Radius: wire.Num(g.Rule.Radius), Baselines: []baselineSection{}}
 		var pairs []float64
-		for _, pr := range latent.Revisits(f.truth, f.rule) {
+		for _, pr := range latent.Revisits(g.Truth, g.Rule) {
 			pairs = append(pairs, float64(pr[0]), float64(pr[1]))
 		}
 		t.Revisits, t.RevisitPairs = len(pairs)/2, e.Arr(pairs)
-		for _, b := range f.baselines {
-			t.FarPairs = b.score.FarPairs
-			t.Baselines = append(t.Baselines, baselineSection{Name: b.name, Score: optional(b.score.Value)})
+		for _, b := range g.Baselines {
+			t.FarPairs = b.Score.FarPairs
+			t.Baselines = append(t.Baselines, baselineSection{Name: b.Name, Score: optional(b.Score.Value)})
 		}
 		s.Truth = t
 	}

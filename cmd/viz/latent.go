@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
+	"dgpviz/internal/latent"
+	"dgpviz/internal/stream"
+	"dgpviz/internal/train"
+	"dgpviz/internal/view/explorer"
+)
+
+func init() {
+	register(command{name: "latent", summary: "judge a model's hidden layers as the explorer page does: geometry scores and held-out error, each beside its baselines", run: runLatent})
+}
+
+// latentJSON is viz latent's output: the numbers of the explorer page's
+// readout for the same model, each beside its units.
+type latentJSON struct {
+	Model string `json:"model"`
+	Data  string `json:"data"`
+	Rows  struct {
+		Train int `json:"train"`
+		Test  int `json:"test"`
+	} `json:"rows"`
+	// Geometry is absent when the data carry no ground truth.
+	Geometry *geometryJSON `json:"geometry,omitempty"`
+	// HeldOut is absent when the data have no test split.
+	HeldOut *heldOutJSON `json:"held_out,omitempty"`
+}
+
+type geometryJSON struct {
+	Units struct {
+		Score  string `json:"score"`
+		MinLag string `json:"min_lag"`
+		Radius string `json:"radius"`
+	} `json:"units"`
+	// The score's rule (latent.RuleFor) and the pairs it compares.
+	MinLag       int               `json:"min_lag"`
+	Radius       float64           `json:"radius"`
+	Revisits     int               `json:"revisits"`
+	FarPairs     int               `json:"far_pairs"`
+	HiddenLayers []layerScoreJSON  `json:"hidden_layers"`
+	Baselines    []namedNumberJSON `json:"baselines"`
+	Truth        []string          `json:"truth"`
+	Note         string            `json:"note,omitempty"`
+}
+
+type layerScoreJSON struct {
+	Layer int      `json:"layer"`
+	Score *float64 `json:"score"` // null: not scorable (no revisits)
+}
+
+type namedNumberJSON struct {
+	Name  string   `json:"name"`
+	Value *float64 `json:"value"` // null: not available
+}
+
+type heldOutJSON struct {
+	Units struct {
+		RMSE string `json:"rmse"`
+	} `json:"units"`
+	RMSE      *float64          `json:"rmse"`
+	Baselines []namedNumberJSON `json:"baselines"`
+	// GP1 says how the one-layer GP baseline was fitted.
+	GP1 struct {
+		Inducing   int `json:"inducing"`
+		Iterations int `json:"iterations"`
+	} `json:"gp1"`
+}
+
+func runLatent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("latent", stderr)
+	path := fs.String("model", "", "model file of data with several outputs (viz fit -out, or the page's Save model)")
+	spec := fs.String("data", "", "the model's data set, for its ground truth and test split (default: the one the file records, e.g. robot)")
+	format := fs.String("format", "json", "output format: json or csv")
+	iters := fs.Int("gp-iters", stream.DefaultBaselineIters, "L-BFGS iterations of the one-layer GP baseline, as the page's (0: leave it out)")
+	workers := fs.Int("workers", 0, "goroutines for the predictions (0: one per CPU)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *path == "" {
+		return badInput("viz latent: -model FILE is required")
+	}
+	if *format != "json" && *format != "csv" {
+		return badInput("viz latent: -format %q: want json or csv", *format)
+	}
+	if *iters < 0 {
+		return badInput("viz latent: -gp-iters %d: want ≥ 0", *iters)
+	}
+	mf, err := readModelFile("viz latent", *path)
+	if err != nil {
+		return err
+	}
+	ds, used, err := modelDataset("viz latent", *path, mf, *spec)
+	if err != nil {
+		return err
+	}
+	if _, d := ds.Y.Dims(); d < 2 || len(mf.Model.Layers) < 2 {
+		return badInput("viz latent: %s: the latent analyses need data with several outputs and a model with a hidden layer (this one has %s and %s)", *path, plural(d, "output"), plural(len(mf.Model.Layers), "layer"))
+	}
+	out, err := judgeModel(ctx, mf, ds, *iters, *workers)
+	if err != nil {
+		return err
+	}
+	out.Model, out.Data = *path, used
+	if *format == "csv" {
+		return writeLatentCSV(stdout, out)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", " ")
+	return enc.Encode(out)
+}
+
+// judgeModel computes the explorer's numbers for mf's model of ds: the
+// same functions as the page (latent.NewGeometry, latent.NewHeldOut,
+// latent.Analyze, explorer.OneLayerGP), with the file's normalisation.
+func judgeModel(ctx context.Context, mf *engine.ModelFile, ds *dataset.Dataset, gpIters, workers int) (*latentJSON, error) {
+	g, h := latent.NewGeometry(ds), latent.NewHeldOut(ds, mf.NormX, mf.NormY)
+	a, err := latent.Analyze(mf.Model, g, h, workers)
+	if err != nil {
+		return nil, badInput("viz latent: %v", err)
+	}
+	out := &latentJSON{}
+	out.Rows.Train, out.Rows.Test = ds.Rows()
+	if g != nil {
+		gj := &geometryJSON{MinLag: g.Rule.MinLag, Radius: g.Rule.Radius, Truth: ds.TruthNames}
+		gj.Units.Score = scoreUnit + " (1: every revisit closer in the latent space than any other pair far apart in time)"
+		gj.Units.MinLag = "rows"
+		gj.Units.Radius = unitOr(ds.TruthUnit)
+		for i, s := range a.Scores {
+			gj.HiddenLayers = append(gj.HiddenLayers, layerScoreJSON{i + 1, number(s.Value)})
+			gj.Revisits, gj.FarPairs = s.Revisits, s.FarPairs
+		}
+		for _, b := range g.Baselines {
+			gj.Baselines = append(gj.Baselines, namedNumberJSON{b.Name, number(b.Score.Value)})
+			gj.Revisits, gj.FarPairs = b.Score.Revisits, b.Score.FarPairs
+		}
+		if gj.Revisits == 0 {
+			gj.Note = "the ground truth never comes back to where it was (no revisits): no score"
+		}
+		out.Geometry = gj
+	}
+	if h != nil {
+		hj := &heldOutJSON{RMSE: number(a.TestRMSE)}
+		hj.Units.RMSE = unitOr(ds.OutputUnit)
+		hj.Baselines = append(hj.Baselines, namedNumberJSON{latent.BaselineMean, number(h.MeanRMSE)})
+		if gpIters > 0 {
+			gp1, err := explorer.OneLayerGP(ctx, ds, gpIters)
+			if err != nil && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			hj.Baselines = append(hj.Baselines, namedNumberJSON{latent.BaselineGP1, number(gp1)})
+			hj.GP1.Inducing, hj.GP1.Iterations = train.RobotInducing, gpIters
+		}
+		out.HeldOut = hj
+	}
+	return out, nil
+}
+
+// number is v, or nil when v is not a number.
+func number(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// writeLatentCSV writes viz latent's numbers one per row: measure, what it
+// is of (a hidden layer, counted from 1, or a baseline), value (empty: not
+// available) and unit.
+func writeLatentCSV(w io.Writer, out *latentJSON) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"measure", "of", "value", "unit"})
+	val := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'g', -1, 64)
+	}
+	if g := out.Geometry; g != nil {
+		for _, l := range g.HiddenLayers {
+			cw.Write([]string{"geometry score", fmt.Sprintf("hidden layer %d", l.Layer), val(l.Score), scoreUnit})
+		}
+		for _, b := range g.Baselines {
+			cw.Write([]string{"geometry score", b.Name + " (baseline)", val(b.Value), scoreUnit})
+		}
+	}
+	if h := out.HeldOut; h != nil {
+		cw.Write([]string{"test RMSE", "the model", val(h.RMSE), h.Units.RMSE})
+		for _, b := range h.Baselines {
+			cw.Write([]string{"test RMSE", b.Name + " (baseline)", val(b.Value), h.Units.RMSE})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
