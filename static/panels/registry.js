@@ -26,14 +26,14 @@ export function layerUnits(setup, i, nLayers, outDim = 0, inDim = 0) {
     r.xlabel = `input ${setup.input_names[inDim] ?? "x"}`;
   } else {
     r.ux = identity;
-    r.xlabel = `h${i}${inDim ? `[${inDim}]` : ""} (hidden layer ${i} output)`;
+    r.xlabel = `h${i}${inDim ? ` dimension ${inDim + 1}` : ""} (hidden layer ${i} output)`;
   }
   if (i === nLayers - 1 && setup) {
     r.uy = unitsOf(setup.norm_y.mean[outDim], setup.norm_y.scale[outDim]);
     r.ylabel = `output ${setup.output_names[outDim] ?? "y"}`;
   } else {
     r.uy = identity;
-    r.ylabel = `h${i + 1}${outDim ? `[${outDim}]` : ""}`;
+    r.ylabel = `h${i + 1}${outDim ? ` dimension ${outDim + 1}` : ""}`;
   }
   return r;
 }
@@ -48,7 +48,7 @@ export function dimSelect(tools, label, n, value, onChange, testid) {
   lab.textContent = label + " ";
   sel = document.createElement("select");
   sel.dataset.testid = testid;
-  for (let k = 0; k < n; k++) sel.add(new Option(String(k), String(k)));
+  for (let k = 0; k < n; k++) sel.add(new Option(String(k + 1), String(k))); // shown from 1, valued from 0
   sel.value = String(Math.min(value, n - 1));
   sel.addEventListener("change", () => onChange(Number(sel.value)));
   lab.append(sel);
