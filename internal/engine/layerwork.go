@@ -201,16 +201,35 @@ func (w *layerWork) prepareUncertain(grad bool) {
 	linalg.Symmetrize(w.g2, m)
 }
 
+// forwardMode selects what forward computes.
+type forwardMode int
+
+const (
+	// fwdBound: the ψ statistics, the penalties and the output message.
+	fwdBound forwardMode = iota
+	// fwdMessages: the output message alone: no Ψ2 loop, no penalties
+	// (left unset).
+	fwdMessages
+	// fwdStats: the ψ statistics and the penalties' sums without the
+	// output message (and its likelihood), which depend on q(u): the
+	// statistics from which the final layer's optimal q(u) is computed
+	// (optimalFinalQ).
+	fwdStats
+)
+
 // forward computes the layer's ψ statistics, penalties and output message
-// for n data with input message (in, inVar). With messagesOnly it computes
-// the output message alone: no Ψ2 loop, no penalties (left unset). The
+// for n data with input message (in, inVar), or a part of them (mode). The
 // side tasks run in its data region (see parallel).
 //
 // lik, when not nil, is the last layer's likelihood to compute with the
 // mean, chunk by chunk (likRows; likelihood then sums it): its y is set,
 // forward sizes the rest.
-func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar, messagesOnly bool, lik *likRows, side ...func()) {
+func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar bool, mode forwardMode, lik *likRows, side ...func()) {
 	m, q, d := w.m, w.q, w.d
+	messagesOnly, noMessage := mode == fwdMessages, mode == fwdStats
+	if noMessage {
+		needVar, lik = false, nil
+	}
 	w.in, w.inVar = in, inVar
 	w.psi1 = linalg.Resize(w.psi1, n*m)
 	w.comp = linalg.Resize(w.comp, n)
@@ -255,9 +274,12 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		}
 		n := w.psi2.accLen()
 		for c := 0; c < chunks; c++ {
-			if a := w.accs[c]; a == nil || len(a.buf) != n {
+			if a := w.accs[c]; a == nil || cap(a.buf) < n {
 				w.accs[c] = &psi2Acc{buf: make([]float64, n)}
 			} else {
+				// The two passes of an optimal final q(u) differ in
+				// length (no gradient sums in the first).
+				a.buf = a.buf[:n]
 				a.dirty = true // cleared by its chunk's task, in parallel
 			}
 		}
@@ -312,7 +334,9 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 				w.kernel.psi1(w.psi1[i*m:(i+1)*m], in[i*q:(i+1)*q], s, w.z)
 			}
 		}
-		w.messageRows(lo, hi)
+		if !noMessage {
+			w.messageRows(lo, hi)
+		}
 		if lik != nil {
 			lik.rows(chunk, lo, hi, d, w.mean)
 		}
