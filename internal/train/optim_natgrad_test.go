@@ -1,0 +1,135 @@
+package train
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestNatStepConjugate: for a bound quadratic in v under q(v) = N(μ, W·Wᵀ),
+//
+//	F = E_q[bᵀv − ½vᵀAv] − KL(q ‖ N(0, I)),
+//
+// whose optimum is Σ* = (A + I)⁻¹, μ* = Σ*·b, a natural-gradient step of
+// size 1 from any q lands on the optimum (Salimbeni et al., 2018, §3), and
+// one of size ½ halves the distance in the natural parameters.
+func TestNatStepConjugate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const m = 5
+	for trial := range 10 {
+		// A = R·Rᵀ (positive semi-definite), b, and a random q.
+		r := make([]float64, m*m)
+		for i := range r {
+			r[i] = rng.NormFloat64()
+		}
+		a := make([]float64, m*m)
+		mulInto(a, r, r, m, true)
+		b := make([]float64, m)
+		mu := make([]float64, m)
+		w := make([]float64, m*m)
+		for i := range m {
+			b[i] = rng.NormFloat64()
+			mu[i] = rng.NormFloat64()
+			for j := 0; j <= i; j++ {
+				w[i*m+j] = 0.3 * rng.NormFloat64()
+			}
+			w[i*m+i] = 0.5 + rng.Float64()
+		}
+		// Gradients: g_μ = b − Aμ − μ; ∂F/∂Σ = −½A − ½I + ½Σ⁻¹, and the
+		// gradient w.r.t. the lower triangle of W is lower(2·Σ̄·W).
+		sigma := make([]float64, m*m)
+		mulInto(sigma, w, w, m, true)
+		sinv := invertSPD(t, sigma, m)
+		gmu := make([]float64, m)
+		sbar := make([]float64, m*m)
+		for i := range m {
+			gmu[i] = b[i] - mu[i]
+			for j := range m {
+				gmu[i] -= a[i*m+j] * mu[j]
+				sbar[i*m+j] = -0.5*a[i*m+j] + 0.5*sinv[i*m+j]
+			}
+			sbar[i*m+i] -= 0.5
+		}
+		gw := make([]float64, m*m)
+		mulInto(gw, sbar, w, m, false)
+		for i := range m {
+			for j := range m {
+				if j > i {
+					gw[i*m+j] = 0
+				} else {
+					gw[i*m+j] *= 2
+				}
+			}
+		}
+		mu2, w2 := make([]float64, m), make([]float64, m*m)
+		if !natStep(m, mu, w, gmu, gw, 1, mu2, w2, make([]float64, 4*m*m)) {
+			t.Fatalf("trial %d: step of size 1 refused", trial)
+		}
+		// The optimum.
+		api := make([]float64, m*m)
+		copy(api, a)
+		for i := range m {
+			api[i*m+i]++
+		}
+		sstar := invertSPD(t, api, m)
+		sigma2 := make([]float64, m*m)
+		mulInto(sigma2, w2, w2, m, true)
+		for i := range m {
+			var want float64
+			for j := range m {
+				want += sstar[i*m+j] * b[j]
+				if d := math.Abs(sigma2[i*m+j] - sstar[i*m+j]); d > 1e-10 {
+					t.Errorf("trial %d: Σ'[%d][%d] = %.12g, optimum %.12g", trial, i, j, sigma2[i*m+j], sstar[i*m+j])
+				}
+			}
+			if d := math.Abs(mu2[i] - want); d > 1e-10*math.Max(1, math.Abs(want)) {
+				t.Errorf("trial %d: μ'[%d] = %.12g, optimum %.12g", trial, i, mu2[i], want)
+			}
+		}
+		// Size ½: the precision moves half way, Σ'⁻¹ = (Σ⁻¹ + A + I)/2.
+		if !natStep(m, mu, w, gmu, gw, 0.5, mu2, w2, make([]float64, 4*m*m)) {
+			t.Fatalf("trial %d: step of size ½ refused", trial)
+		}
+		mulInto(sigma2, w2, w2, m, true)
+		p2 := invertSPD(t, sigma2, m)
+		for i := range m * m {
+			if want := 0.5 * (sinv[i] + api[i]); math.Abs(p2[i]-want) > 1e-8*math.Max(1, math.Abs(want)) {
+				t.Errorf("trial %d: half step: precision entry %d = %.12g, want %.12g", trial, i, p2[i], want)
+			}
+		}
+	}
+}
+
+// invertSPD returns the inverse of the symmetric positive definite a (m×m)
+// by Gauss–Jordan elimination, independent of the Cholesky code under test.
+func invertSPD(t *testing.T, a []float64, m int) []float64 {
+	t.Helper()
+	aug := make([]float64, m*2*m)
+	for i := range m {
+		copy(aug[i*2*m:i*2*m+m], a[i*m:(i+1)*m])
+		aug[i*2*m+m+i] = 1
+	}
+	for c := range m {
+		p := aug[c*2*m+c]
+		if math.Abs(p) < 1e-14 {
+			t.Fatal("singular")
+		}
+		for j := range 2 * m {
+			aug[c*2*m+j] /= p
+		}
+		for r := range m {
+			if r == c {
+				continue
+			}
+			f := aug[r*2*m+c]
+			for j := range 2 * m {
+				aug[r*2*m+j] -= f * aug[c*2*m+j]
+			}
+		}
+	}
+	out := make([]float64, m*m)
+	for i := range m {
+		copy(out[i*m:(i+1)*m], aug[i*2*m+m:(i+1)*2*m])
+	}
+	return out
+}
