@@ -99,9 +99,6 @@ func TestTrainerLBFGSMonotone(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if s.Status.Converged() {
-					break
-				}
 				// Near the optimum a line search may find no decrease and
 				// restart from steepest descent: the bound stays. It never
 				// falls.
@@ -109,6 +106,9 @@ func TestTrainerLBFGSMonotone(t *testing.T) {
 					t.Fatalf("iteration %d: bound %v fell from %v", s.Iter, s.Bound, prev)
 				}
 				prev = s.Bound
+				if s.Status.Converged() {
+					break
+				}
 			}
 			r, _ := mustEval(t, tr.Model(), engine.Options{})
 			if r.Bound != prev {

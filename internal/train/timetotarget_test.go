@@ -25,10 +25,11 @@ import (
 // iteration with the process's CPU time, and the model's quality when the
 // bound first reaches a target and at the end. It uses only the API that
 // today's build shares with the one before, so that the same file measures
-// both (copied into a checkout of the earlier commit). Run by
-// scripts/timetotarget.sh; by hand:
+// both (copied into a checkout of the earlier commit, with a presetTrainer
+// that returns its configuration); docs/measurements.md has the session's
+// commands. By hand:
 //
-//	DGPVIZ_TTT=robot:1 DGPVIZ_TTT_TARGET=-5000 DGPVIZ_TTT_OUT=r.json go test -run TestTimeToTarget -timeout 2h ./internal/train/
+//	DGPVIZ_TTT=robot:1 DGPVIZ_TTT_TARGET=-5000,-4900 DGPVIZ_TTT_OUT=r.json go test -run TestTimeToTarget -timeout 2h ./internal/train/
 //
 // Cases: step1, step3 (the step data, one layer or hidden 1,1, 15 inducing
 // points, as the README's step table; seeds after the first perturbed by
@@ -46,10 +47,14 @@ func TestTimeToTarget(t *testing.T) {
 	if err != nil {
 		t.Fatalf("DGPVIZ_TTT=%q: want case:seed", spec)
 	}
-	target := math.Inf(1)
+	var targets []float64
 	if v := os.Getenv("DGPVIZ_TTT_TARGET"); v != "" {
-		if target, err = strconv.ParseFloat(v, 64); err != nil {
-			t.Fatal(err)
+		for _, f := range strings.Split(v, ",") {
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			targets = append(targets, x)
 		}
 	}
 	shared, _ := filepath.Abs("../../../shared/data")
@@ -57,10 +62,11 @@ func TestTimeToTarget(t *testing.T) {
 	ctx := context.Background()
 	tcfg := TrainerConfig{Workers: 1}
 
-	out := tttResult{Case: name, Seed: seed}
-	if !math.IsInf(target, 0) {
-		out.Target = &target
-	}
+	out := tttResult{Case: name, Seed: seed, Targets: targets}
+	out.TargetCPU = make([]float64, len(targets))
+	out.TargetIter = make([]int, len(targets))
+	out.AtTarget = make([]map[string]float64, len(targets))
+	atTarget := make([]*engine.Model, len(targets))
 	cpu0 := cpuSeconds()
 	wall0 := time.Now()
 	record := func(s StepInfo) {
@@ -91,17 +97,21 @@ func TestTimeToTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if c.preset != nil {
+		tcfg = presetTrainer(*c.preset, tcfg)
+	}
 	tr, err := NewTrainer(m, tcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var atTarget *engine.Model
 	fm, rep, err := tr.Run(ctx, FitOptions{MaxIters: DefaultMaxIters, Progress: func(s StepInfo) {
 		record(s)
-		if atTarget == nil && s.Bound >= target {
-			out.TargetCPU = out.CPU[len(out.CPU)-1]
-			out.TargetIter = s.Iter
-			atTarget = tr.Model().Clone()
+		for i, target := range targets {
+			if atTarget[i] == nil && s.Bound >= target {
+				out.TargetCPU[i] = out.CPU[len(out.CPU)-1]
+				out.TargetIter[i] = s.Iter
+				atTarget[i] = tr.Model().Clone()
+			}
 		}
 	}})
 	if err != nil {
@@ -111,12 +121,13 @@ func TestTimeToTarget(t *testing.T) {
 	out.Wall = time.Since(wall0).Seconds()
 	out.Bound, out.Status = rep.Bound, rep.Status.String()
 	out.End = c.quality(t, fm)
-	if atTarget != nil {
-		q := c.quality(t, atTarget)
-		out.AtTarget = &q
+	for i, m := range atTarget {
+		if m != nil {
+			out.AtTarget[i] = c.quality(t, m)
+		}
 	}
-	t.Logf("%s seed %d: bound %.6g after %d iterations (%s), %.1f s CPU (restarts %.1f s); target %.6g at %.1f s; quality %v",
-		name, seed, rep.Bound, rep.Iters, rep.Status, out.TotalCPU, out.StartCPU, target, out.TargetCPU, out.End)
+	t.Logf("%s seed %d: bound %.6g after %d iterations (%s), %.1f s CPU (restarts %.1f s); targets %v at %v s; quality %v",
+		name, seed, rep.Bound, rep.Iters, rep.Status, out.TotalCPU, out.StartCPU, targets, out.TargetCPU, out.End)
 	if p := os.Getenv("DGPVIZ_TTT_OUT"); p != "" {
 		b, err := json.Marshal(out)
 		if err != nil {
@@ -131,19 +142,19 @@ func TestTimeToTarget(t *testing.T) {
 type tttResult struct {
 	Case          string
 	Seed          uint64
-	Target        *float64
+	Targets       []float64
 	Iters         []int
 	Bounds, CPU   []float64
 	StartCPU      float64 // the preset's restart selection
 	RestartBounds []float64
-	TargetCPU     float64
-	TargetIter    int
+	TargetCPU     []float64 // per target: when the bound first reached it (0: never)
+	TargetIter    []int
 	TotalCPU      float64
 	Wall          float64
 	Bound         float64
 	Status        string
 	End           map[string]float64
-	AtTarget      *map[string]float64
+	AtTarget      []map[string]float64
 }
 
 // tttData is a case's data and its quality measure.
@@ -240,7 +251,7 @@ func tttCase(t *testing.T, name string, seed uint64, shared string) tttData {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cons, rank := tttLatentOrder(lat[0].Mean, train)
+			cons, rank := latentOrder(lat[0].Mean, train)
 			return map[string]float64{"heldout_rmse": rmse(norm.UndoMean(msgs[len(msgs)-1].Mean), yte), "consecutive_distance": cons, "consecutive_rank": rank}
 		}
 		return c
@@ -249,11 +260,12 @@ func tttCase(t *testing.T, name string, seed uint64, shared string) tttData {
 	return tttData{}
 }
 
-// tttLatentOrder returns the median latent distance of consecutive frames
+// latentOrder returns the median latent distance of consecutive frames
 // and the median, over frames, of the fraction of the other frames that are
 // closer to a frame than its successor in the video (0: the successor is
-// the nearest). frames are the rows' frame numbers.
-func tttLatentOrder(lat *mat.Dense, frames []int) (distance, rank float64) {
+// the nearest; 0.5: chance): the latent's order by time, which the model
+// never sees. frames are the rows' frame numbers.
+func latentOrder(lat *mat.Dense, frames []int) (distance, rank float64) {
 	n, q := lat.Dims()
 	dist := func(a, b int) float64 {
 		var s float64
