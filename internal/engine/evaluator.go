@@ -179,10 +179,7 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 				return nil, nil, fmt.Errorf("engine: layer %d: %w", i, err)
 			}
 			res.FinalQ = q
-			w.uncertain = i > 0
-			if err := w.prepare(l, m.Jitter, scale, opt.Gradient); err != nil {
-				return nil, nil, fmt.Errorf("engine: layer %d: %w", i, err)
-			}
+			w.prepareQ(l, opt.Gradient)
 		}
 		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance, fwdBound, lik, side...)
 		side = nil

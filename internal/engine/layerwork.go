@@ -75,16 +75,6 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	m, q, d := l.Dims()
 	w.kernel, w.m, w.q, w.d, w.s2, w.scale = l.Kernel, m, q, d, l.NoiseVariance, scale
 	w.z = linalg.Flatten(w.z, l.InducingInputs)
-	w.qmu = linalg.Flatten(w.qmu, l.QMu)
-	w.lcat = linalg.Resize(w.lcat, m*m*d)
-	for k, lk := range l.QSqrt {
-		raw := lk.RawMatrix()
-		for i := 0; i < m; i++ {
-			row := w.lcat[i*m*d+k*m : i*m*d+(k+1)*m]
-			copy(row[:i+1], raw.Data[i*raw.Stride:i*raw.Stride+i+1])
-			clear(row[i+1:])
-		}
-	}
 	mm2 := m * m
 	w.kff = linalg.Resize(w.kff, mm2)
 	Cov(l.Kernel, w.kff, w.z, w.z)
@@ -105,7 +95,28 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	w.lw = linalg.Resize(w.lw, mm2)
 	transpose(w.lw, w.lwT, m, m, m)
 	w.compensate = whitenRoundoff(w.lw, w.kuu) > compensateAbove
+	w.psi2 = l.Kernel.newPsi2(w.z, m, w.psi2)
+	w.prepareQ(l, grad)
+	return nil
+}
 
+// prepareQ computes what depends on the layer's q(u) (and on what prepare
+// computed before it): after a prepare of the same kernel, Z and noise,
+// it alone sets up another q(u) — the final layer's optimum
+// (optimalFinalQ).
+func (w *layerWork) prepareQ(l *Layer, grad bool) {
+	m, d := w.m, w.d
+	mm2 := m * m
+	w.qmu = linalg.Flatten(w.qmu, l.QMu)
+	w.lcat = linalg.Resize(w.lcat, m*m*d)
+	for k, lk := range l.QSqrt {
+		raw := lk.RawMatrix()
+		for i := 0; i < m; i++ {
+			row := w.lcat[i*m*d+k*m : i*m*d+(k+1)*m]
+			copy(row[:i+1], raw.Data[i*raw.Stride:i*raw.Stride+i+1])
+			clear(row[i+1:])
+		}
+	}
 	w.a = linalg.Resize(w.a, m*d)
 	w.aT = linalg.Resize(w.aT, m*d)
 	w.ssum = linalg.Resize(w.ssum, mm2)
@@ -151,8 +162,6 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 		trS += w.sW[i*m+i]
 	}
 	w.kl = 0.5 * (trS + linalg.Dot(w.mW, w.mW) - float64(d*m) + float64(d)*w.logdet - logdetS)
-	w.psi2 = l.Kernel.newPsi2(w.z, m, w.psi2)
-	return nil
 }
 
 // prepareBsum computes Bsum = Kinv·Ssum·Kinv = Wᵀ·sW·W.
