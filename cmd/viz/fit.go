@@ -27,7 +27,7 @@ func init() {
 type fitFlags struct {
 	data, hidden, kernel, out, freeze, hiddenInit, inputKernel, preset string
 	optimizer                                                          train.Method
-	inducing, iters, restarts, batch, workers                          int
+	inducing, outputInducing, iters, restarts, batch, workers          int
 	seed                                                               uint64
 	lr, tol, tolAbs, hiddenNoise, outputNoise                          float64
 	window, horizon                                                    int
@@ -97,6 +97,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.preset, "preset", "", "the paper's model and restart selection: robot (time → 3 → 3 → outputs) or frey (an autoencoder through 2 dimensions); by default the preset that fits the data's shape, if any (one input and several outputs: robot; outputs equal to the inputs: frey), unless -hidden or -inducing is given")
 	fs.StringVar(&f.hidden, "hidden", "", "hidden-layer widths, comma-separated (empty: a one-layer GP; default: the preset's)")
 	fs.IntVar(&f.inducing, "inducing", train.DefaultInducing, "inducing points per layer (default: the preset's)")
+	fs.IntVar(&f.outputInducing, "output-inducing", 0, "the final layer's inducing points (0: -inducing; default: the preset's)")
 	fs.StringVar(&f.kernel, "kernel", "rbf", "kernel of every layer: rbf, rbfiso (one shared lengthscale) or linear")
 	fs.StringVar(&f.inputKernel, "input-kernel", "", "first layer's kernel if not -kernel (default: the preset's, else -kernel)")
 	fs.IntVar(&f.iters, "iters", train.DefaultMaxIters, "iteration cap per restart (the stopping rule, -tol-abs, -tol, -window and -horizon, usually stops sooner)")
@@ -169,7 +170,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	} else if p, ok := train.DefaultPreset(x, y, f.seed); ok {
 		preset = &p
 	}
-	icfg := train.InitConfig{Hidden: hidden, Inducing: f.inducing, Kernel: f.kernel, InputKernel: f.inputKernel, Seed: f.seed,
+	icfg := train.InitConfig{Hidden: hidden, Inducing: f.inducing, OutputInducing: f.outputInducing, Kernel: f.kernel, InputKernel: f.inputKernel, Seed: f.seed,
 		HiddenNoise: f.hiddenNoise, OutputNoise: f.outputNoise, HiddenInit: f.hiddenInit}
 	usePreset := false
 	if preset != nil {
@@ -179,6 +180,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		if !given["inducing"] && pi.Inducing != 0 {
 			icfg.Inducing = pi.Inducing
+			if !given["output-inducing"] {
+				icfg.OutputInducing = pi.OutputInducing
+			}
 		}
 		if !given["kernel"] && pi.Kernel != "" {
 			icfg.Kernel = pi.Kernel

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -293,6 +294,13 @@ func TestFitPresetByShape(t *testing.T) {
 		name := ""
 		if r.Init.Preset != nil {
 			name = r.Init.Preset.Name
+		}
+		wantOut := 0
+		if tc.input == "rbfiso" && !slices.Contains(tc.args, "-inducing") {
+			wantOut = train.FreyDecoderInducing
+		}
+		if r.Init.OutputInducing != wantOut {
+			t.Errorf("viz fit %v: %d inducing points in the final layer, want %d (0: as the others)", tc.args, r.Init.OutputInducing, wantOut)
 		}
 		if name != tc.preset || fmt.Sprint(r.Init.Hidden) != fmt.Sprint(tc.hidden) || r.Init.Inducing != tc.inducing || r.Init.InputKernel != tc.input {
 			t.Errorf("viz fit %v: preset %q, hidden %v, inducing %d, input kernel %q; want %q, %v, %d, %q",

@@ -35,10 +35,10 @@ type InitConfig struct {
 	// capped at the number of data (and, for a linear kernel, at the
 	// layer's input dimension, beyond which Kuu is singular).
 	Inducing int `json:"inducing"`
-	// LayerInducing, when set, gives each layer's number of inducing
-	// points instead (one per layer: len(Hidden)+1), e.g. few for an
-	// encoder and more for the decoder it feeds.
-	LayerInducing []int `json:"layer_inducing,omitempty"`
+	// OutputInducing, when not 0, is the final layer's number of inducing
+	// points instead: an autoencoder's decoder, say, needs more than its
+	// encoder.
+	OutputInducing int `json:"output_inducing,omitempty"`
 	// Kernel is every layer's kernel: "rbf" (default), "rbfiso" (one
 	// shared lengthscale) or "linear".
 	Kernel string `json:"kernel"`
@@ -71,7 +71,6 @@ type InitConfig struct {
 // withDefaults fills zero fields and checks the configuration.
 func (c InitConfig) withDefaults() (InitConfig, error) {
 	c.Hidden = slices.Clone(c.Hidden)
-	c.LayerInducing = slices.Clone(c.LayerInducing)
 	if c.Inducing == 0 {
 		c.Inducing = DefaultInducing
 	}
@@ -115,15 +114,8 @@ func (c InitConfig) withDefaults() (InitConfig, error) {
 			return c, fmt.Errorf("train: hidden layer %d: width %d, want 1…%d", i, w, engine.MaxDim)
 		}
 	}
-	if c.LayerInducing != nil {
-		if len(c.LayerInducing) != len(c.Hidden)+1 {
-			return c, fmt.Errorf("%d numbers of inducing points for %d layers", len(c.LayerInducing), len(c.Hidden)+1)
-		}
-		for i, m := range c.LayerInducing {
-			if m < 1 || m > engine.MaxInducing {
-				return c, fmt.Errorf("layer %d: %d inducing points, want 1…%d", i+1, m, engine.MaxInducing)
-			}
-		}
+	if c.OutputInducing < 0 || c.OutputInducing > engine.MaxInducing {
+		return c, fmt.Errorf("%d inducing points in the final layer, want 1…%d", c.OutputInducing, engine.MaxInducing)
 	}
 	return c, nil
 }
@@ -207,8 +199,8 @@ func Initialize(x, y *mat.Dense, cfg InitConfig) (*engine.Model, error) {
 		if i == 0 && cfg.InputKernel != "" {
 			lcfg.Kernel = cfg.InputKernel
 		}
-		if cfg.LayerInducing != nil {
-			lcfg.Inducing = cfg.LayerInducing[i]
+		if last && cfg.OutputInducing > 0 {
+			lcfg.Inducing = cfg.OutputInducing
 		}
 		l, err := initLayer(in, target, n, qi, di, lcfg, ratio, rng)
 		if err != nil {

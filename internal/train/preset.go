@@ -43,14 +43,14 @@ const (
 	RobotRestarts = 3
 	// RobotRestartIters: with the final q(u) at its optimum and natural
 	// gradients, the time-only ("linear") start leads the principal-
-	// component starts for the first ~50 iterations (it led them for
-	// 500–1000 without natural gradients, 25 before the optimum q(u));
-	// after 100 the restart best by bound is a principal-component one in
-	// 3 of 3 seeds, after 200 ahead of the linear one by 208–526 nats,
-	// and the one best after 3000 iterations in 2 of 3 (the third's choice
-	// ends 27 nats below its best, both closing the loop; in one seed the
-	// best after 3000 no longer closes it: geometry 0.06, 127 nats above
-	// the one that does) (TestPresetRestartStudy,
+	// component starts for the first ~25–50 iterations (it led them for
+	// 500–1000 without natural gradients, and 25 was the length before the
+	// optimum q(u)); after 200 the restart best by bound is a principal-
+	// component one in 3 of 3 seeds, ahead of the linear one by 116–502
+	// nats, and the one best after 2000 iterations in 2 of 3 (the third's
+	// choice ends 20 nats below it; both close the loop). In one seed the
+	// best after 2000 iterations no longer closes the loop (geometry 0.28,
+	// 85 nats above the one that does, 0.994) (TestPresetRestartStudy,
 	// DGPVIZ_RESTART_STUDY=robot, DGPVIZ_RESTART_NG=on).
 	RobotRestartIters = 200
 )

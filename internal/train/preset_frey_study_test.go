@@ -50,7 +50,7 @@ func TestFreyPresetStudy(t *testing.T) {
 			continue
 		}
 		p := FreyPreset(1)
-		p.Init.LayerInducing = tc.inducing
+		p.Init.Inducing, p.Init.OutputInducing = tc.inducing[0], tc.inducing[1]
 		m, err := Initialize(c.x, c.y, p.Init)
 		if err != nil {
 			t.Fatal(err)
