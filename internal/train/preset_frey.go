@@ -9,7 +9,7 @@ package train
 // shape, measured elsewhere: 17.4–18.6, median 17.9), each with the latent
 // ordered by time (the successor's median rank among a frame's neighbours
 // 0.012–0.014, PCA-2's 0.038). An iteration costs 1.2 times 30's with 40
-// and about 2.7 times with 50: 40 beats the neural autoencoder's median by
+// and about three times with 50: 40 beats the neural autoencoder's median by
 // a clear margin at a pace the live page can show.
 const (
 	// FreyInducing is the encoder's inducing points (on the pixels).
