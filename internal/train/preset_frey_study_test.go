@@ -26,6 +26,9 @@ func TestFreyPresetStudy(t *testing.T) {
 	}
 	shared, _ := filepath.Abs("../../../shared/data")
 	c := tttCase(t, "frey", 1, shared)
+	pca2, meanFace, pcaRank := freyBaselines(t, c.ytr, c.yte, c.train)
+	t.Logf("baselines: PCA-2 held-out %.2f grey levels, latent rank %.4f; mean face %.2f", pca2, pcaRank, meanFace)
+	fmt.Fprintf(os.Stderr, "PCA-2\t%.3f\t%.4f\nmean face\t%.3f\n", pca2, pcaRank, meanFace)
 	only := map[string]bool{}
 	for _, s := range strings.Split(os.Getenv("DGPVIZ_FREY_STUDY_ONLY"), ",") {
 		if s != "" {

@@ -163,6 +163,10 @@ type tttData struct {
 	hidden  []int
 	preset  *Preset
 	quality func(t *testing.T, m *engine.Model) map[string]float64
+	// The Frey case's split: the training and held-out frames (original
+	// grey levels) and the training frames' numbers.
+	ytr, yte *mat.Dense
+	train    []int
 }
 
 func tttCase(t *testing.T, name string, seed uint64, shared string) tttData {
@@ -240,7 +244,7 @@ func tttCase(t *testing.T, name string, seed uint64, shared string) tttData {
 		norm := dataset.FitNormalizer(ytr)
 		xn := norm.Apply(ytr)
 		p := FreyPreset(seed)
-		c := tttData{x: xn, y: mat.DenseCopyOf(xn), preset: &p}
+		c := tttData{x: xn, y: mat.DenseCopyOf(xn), preset: &p, ytr: ytr, yte: yte, train: train}
 		c.quality = func(t *testing.T, m *engine.Model) map[string]float64 {
 			var ev engine.Evaluator
 			msgs, err := ev.Predict(m, norm.Apply(yte))
