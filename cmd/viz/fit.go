@@ -188,7 +188,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			icfg.Kernel = pi.Kernel
 		}
 		if !given["input-kernel"] {
-			icfg.InputKernel = pi.InputKernel
+			icfg.InputKernel, icfg.InputIsoStart = pi.InputKernel, pi.InputIsoStart
 		}
 		if !given["hidden-init"] && pi.HiddenInit != "" {
 			icfg.HiddenInit = pi.HiddenInit

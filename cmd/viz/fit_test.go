@@ -284,8 +284,8 @@ func TestFitPresetByShape(t *testing.T) {
 		input    string
 	}{
 		{[]string{"-data", "csv:" + walk}, robot.Name, []int{3, 3}, train.RobotInducing, ""},
-		{[]string{"-data", "csv:" + auto}, frey.Name, []int{2}, train.FreyInducing, "rbfiso"},
-		{[]string{"-data", "csv:" + auto, "-hidden", "2"}, "", []int{2}, train.FreyInducing, "rbfiso"},
+		{[]string{"-data", "csv:" + auto}, frey.Name, []int{2}, train.FreyInducing, frey.Init.InputKernel},
+		{[]string{"-data", "csv:" + auto, "-hidden", "2"}, "", []int{2}, train.FreyInducing, frey.Init.InputKernel},
 		{[]string{"-data", "csv:" + walk, "-inducing", "7"}, "", []int{3, 3}, 7, ""},
 		{[]string{"-data", "step", "-preset", "robot"}, robot.Name, []int{3, 3}, train.RobotInducing, ""},
 		{[]string{"-data", "step"}, "", nil, train.DefaultInducing, ""},
@@ -296,7 +296,7 @@ func TestFitPresetByShape(t *testing.T) {
 			name = r.Init.Preset.Name
 		}
 		wantOut := 0
-		if tc.input == "rbfiso" && !slices.Contains(tc.args, "-inducing") {
+		if tc.input == frey.Init.InputKernel && tc.input != "" && !slices.Contains(tc.args, "-inducing") {
 			wantOut = train.FreyDecoderInducing
 		}
 		if r.Init.OutputInducing != wantOut {

@@ -45,6 +45,11 @@ type InitConfig struct {
 	// InputKernel, when set, replaces Kernel for the first layer, e.g.
 	// "rbfiso" on the 560 pixels of a face.
 	InputKernel string `json:"input_kernel,omitempty"`
+	// InputIsoStart starts the first layer's RBF lengthscales all at the
+	// isotropic RBF's, √(Σ sd²), instead of each input's standard
+	// deviation: on many inputs (a face's 560 pixels) the latter leave
+	// every pair of data uncorrelated, exp(−½·~2Q).
+	InputIsoStart bool `json:"input_iso_start,omitempty"`
 	// Seed seeds k-means and the perturbations.
 	Seed uint64 `json:"seed"`
 	// HiddenNoise is the hidden layers' noise variance relative to the
@@ -199,6 +204,7 @@ func Initialize(x, y *mat.Dense, cfg InitConfig) (*engine.Model, error) {
 		if i == 0 && cfg.InputKernel != "" {
 			lcfg.Kernel = cfg.InputKernel
 		}
+		lcfg.InputIsoStart = i == 0 && cfg.InputIsoStart
 		if last && cfg.OutputInducing > 0 {
 			lcfg.Inducing = cfg.OutputInducing
 		}
@@ -250,8 +256,12 @@ func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64,
 		k = engine.NewRBFIso(tv, ls, q)
 	default:
 		ls := make([]float64, q)
+		iso := isoLengthscale(sd)
 		for j := range ls {
 			ls[j] = sd[j]
+			if cfg.InputIsoStart {
+				ls[j] = iso
+			}
 			if cfg.Perturb > 0 {
 				ls[j] *= math.Exp(0.5 * cfg.Perturb * rng.NormFloat64())
 			}
