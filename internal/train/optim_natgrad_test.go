@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"dgpviz/internal/engine"
 )
 
 // TestNatStepConjugate: for a bound quadratic in v under q(v) = N(μ, W·Wᵀ),
@@ -132,4 +134,63 @@ func invertSPD(t *testing.T, a []float64, m int) []float64 {
 		copy(out[i*m:(i+1)*m], aug[i*2*m+m:(i+1)*2*m])
 	}
 	return out
+}
+
+// TestTrainerNaturalGradient: with natural-gradient steps the hidden
+// layers' q(u) move by them within L-BFGS's steps — L-BFGS's memory holds
+// zeros for their entries — the bound never falls, the final q(u) stays at
+// its optimum, and the bound rises at least as far as without them on this
+// robot-shaped model.
+func TestTrainerNaturalGradient(t *testing.T) {
+	m := engine.RandomModel(rand.New(rand.NewPCG(9, 9)), 40, []int{1, 3, 3, 4}, []string{"rbf", "rbf", "rbf"}, 6)
+	r0 := boundOf(t, m)
+	final := map[bool]float64{}
+	for _, ng := range []bool{false, true} {
+		tr, err := NewTrainer(m.Clone(), TrainerConfig{Workers: 1, NaturalGradient: ng})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hidden := 0
+		for _, q := range tr.isQ {
+			if q {
+				hidden++
+			}
+		}
+		if want := map[bool]int{false: 0, true: 2 * (6*3 + 3*6*7/2)}[ng]; hidden != want { // two hidden layers, M = 6, D = 3
+			t.Fatalf("natural gradient %v: %d entries stepped by it, want %d", ng, hidden, want)
+		}
+		before := tr.Model().Layers[0].QMu.At(0, 0)
+		prev := r0
+		for range 60 {
+			s, err := tr.Step()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Bound < prev {
+				t.Fatalf("natural gradient %v, iteration %d: bound %v fell from %v", ng, s.Iter, s.Bound, prev)
+			}
+			prev = s.Bound
+			if s.Status.Terminated() {
+				break
+			}
+		}
+		final[ng] = prev
+		if !finalQIsOptimal(t, tr.Model()) {
+			t.Errorf("natural gradient %v: the final q(u) is not at its optimum", ng)
+		}
+		if tr.Model().Layers[0].QMu.At(0, 0) == before {
+			t.Errorf("natural gradient %v: the first layer's q(u) did not move", ng)
+		}
+		for p := 0; p < tr.lb.n; p++ {
+			for k, q := range tr.isQ {
+				if q && (tr.lb.s[p][k] != 0 || tr.lb.y[p][k] != 0) {
+					t.Fatalf("L-BFGS's memory pair %d holds a q(u) entry the natural gradient steps", p)
+				}
+			}
+		}
+	}
+	t.Logf("bound from %.2f after 60 iterations: %.2f without natural gradients, %.2f with", r0, final[false], final[true])
+	if final[true] < final[false] {
+		t.Errorf("with natural gradients the bound reached %.4f, without %.4f", final[true], final[false])
+	}
 }
