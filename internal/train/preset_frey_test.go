@@ -34,23 +34,7 @@ type freyQuality struct {
 // fitted on the same frames.
 func freyHeldOut(t *testing.T, ds *dataset.Dataset, iters int) freyQuality {
 	t.Helper()
-	n, d := ds.Y.Dims()
-	var train, test []int
-	for i := range n {
-		if i%10 == 5 {
-			test = append(test, i)
-		} else {
-			train = append(train, i)
-		}
-	}
-	rows := func(idx []int) *mat.Dense {
-		out := mat.NewDense(len(idx), d, nil)
-		for r, i := range idx {
-			out.SetRow(r, ds.Y.RawRowView(i))
-		}
-		return out
-	}
-	ytr, yte := rows(train), rows(test)
+	ytr, yte, train := freySplit(ds)
 	norm := dataset.FitNormalizer(ytr)
 	xn := norm.Apply(ytr)
 	p := FreyPreset(1)
@@ -206,67 +190,5 @@ func TestFreyHeldOutReal(t *testing.T) {
 		q.dgp, q.pca2, q.meanFace, q.bound, q.iters, q.elapsed, q.consecutive, q.random, q.rank, q.pcaRank)
 	if !(q.dgp < q.pca2) {
 		t.Errorf("held-out RMSE: deep GP %.3f, PCA-2 %.3f: want deep GP < PCA-2", q.dgp, q.pca2)
-	}
-}
-
-// TestFreyIsoVsARD compares, on the real frames and from the same start,
-// the isotropic RBF on the pixels with the ARD RBF (560 lengthscales, all
-// starting at the isotropic one): bound, held-out RMSE and time after the
-// same number of iterations, and after the same time. Only with DGPVIZ_FREY_FULL=1 (minutes).
-func TestFreyIsoVsARD(t *testing.T) {
-	if os.Getenv("DGPVIZ_FREY_FULL") == "" {
-		t.Skip("set DGPVIZ_FREY_FULL=1 to fit the real Frey faces (minutes)")
-	}
-	path := "../../../shared/data/frey_faces/frey_rawface.mat"
-	ds, err := dataset.LoadFrey(path)
-	if err != nil {
-		t.Skipf("shared data not usable at %s (%v): skipping", path, err)
-	}
-	n, d := ds.Y.Dims()
-	var train, test []int
-	for i := range n {
-		if i%10 == 5 {
-			test = append(test, i)
-		} else {
-			train = append(train, i)
-		}
-	}
-	rows := func(idx []int) *mat.Dense {
-		out := mat.NewDense(len(idx), d, nil)
-		for r, i := range idx {
-			out.SetRow(r, ds.Y.RawRowView(i))
-		}
-		return out
-	}
-	ytr, yte := rows(train), rows(test)
-	norm := dataset.FitNormalizer(ytr)
-	xn := norm.Apply(ytr)
-	p := FreyPreset(1)
-	// rbfiso for 550 iterations takes about the time of ARD's 300.
-	for _, run := range []struct {
-		kind  string
-		iters int
-	}{{"rbfiso", 300}, {"ard", 300}, {"rbfiso", 550}} {
-		kind := run.kind
-		m, err := Initialize(xn, mat.DenseCopyOf(xn), p.Init)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if kind == "ard" {
-			m.Layers[0].Kernel = m.Layers[0].Kernel.(*engine.RBFIso).ARD()
-		}
-		start := time.Now()
-		fm, rep, err := Fit(context.Background(), m, TrainerConfig{}, FitOptions{MaxIters: run.iters})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var e engine.Evaluator
-		msgs, err := e.Predict(fm, norm.Apply(yte))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s: bound %.7g after %d iterations in %v (%.1f it/s); held-out RMSE %.2f grey levels",
-			kind, rep.Bound, rep.Iters, time.Since(start).Round(time.Millisecond), float64(rep.Iters)/time.Since(start).Seconds(),
-			rmse(norm.UndoMean(msgs[len(msgs)-1].Mean), yte))
 	}
 }

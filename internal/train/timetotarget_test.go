@@ -195,19 +195,6 @@ func tttCase(t *testing.T, name string, seed uint64, shared string) tttData {
 		c := tttData{x: nx.Apply(ds.X), y: ny.Apply(ds.Y), preset: &p}
 		c.quality = func(t *testing.T, m *engine.Model) map[string]float64 {
 			var ev engine.Evaluator
-			msgs, err := ev.Predict(m, nx.Apply(ds.XTest))
-			if err != nil {
-				t.Fatal(err)
-			}
-			pred := ny.UndoMean(msgs[len(msgs)-1].Mean)
-			r, cols := pred.Dims()
-			var s float64
-			for i := range r {
-				for j := range cols {
-					e := dataset.RobotUnscale(pred.At(i, j)) - dataset.RobotUnscale(ds.YTest.At(i, j))
-					s += e * e
-				}
-			}
 			train, err := ev.PredictLayers(m, c.x, 1)
 			if err != nil {
 				t.Fatal(err)
@@ -216,7 +203,7 @@ func tttCase(t *testing.T, name string, seed uint64, shared string) tttData {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return map[string]float64{"test_rmse_dbm": math.Sqrt(s / float64(r*cols)), "geometry": g.Value}
+			return map[string]float64{"test_rmse_dbm": robotTestRMSE(t, m, ds, nx, ny), "geometry": g.Value}
 		}
 		return c
 	case "frey":
@@ -224,23 +211,7 @@ func tttCase(t *testing.T, name string, seed uint64, shared string) tttData {
 		if err != nil {
 			t.Skipf("Frey data: %v", err)
 		}
-		n, d := ds.Y.Dims()
-		var train, test []int
-		for i := range n {
-			if i%10 == 5 {
-				test = append(test, i)
-			} else {
-				train = append(train, i)
-			}
-		}
-		rows := func(idx []int) *mat.Dense {
-			out := mat.NewDense(len(idx), d, nil)
-			for r, i := range idx {
-				out.SetRow(r, ds.Y.RawRowView(i))
-			}
-			return out
-		}
-		ytr, yte := rows(train), rows(test)
+		ytr, yte, train := freySplit(ds)
 		norm := dataset.FitNormalizer(ytr)
 		xn := norm.Apply(ytr)
 		p := FreyPreset(seed)
@@ -262,6 +233,49 @@ func tttCase(t *testing.T, name string, seed uint64, shared string) tttData {
 	}
 	t.Fatalf("unknown case %q: want step1, step3, robot or frey", name)
 	return tttData{}
+}
+
+// freySplit splits the frames of ds: those whose number is 5 mod 10 are
+// held out (yte), the others fitted (ytr, with their numbers train).
+func freySplit(ds *dataset.Dataset) (ytr, yte *mat.Dense, train []int) {
+	n, d := ds.Y.Dims()
+	var test []int
+	for i := range n {
+		if i%10 == 5 {
+			test = append(test, i)
+		} else {
+			train = append(train, i)
+		}
+	}
+	rows := func(idx []int) *mat.Dense {
+		out := mat.NewDense(len(idx), d, nil)
+		for r, i := range idx {
+			out.SetRow(r, ds.Y.RawRowView(i))
+		}
+		return out
+	}
+	return rows(train), rows(test), train
+}
+
+// robotTestRMSE is the RMSE in dBm of m's predictions (of data normalised
+// by nx, ny) at the robot data's test scans.
+func robotTestRMSE(t testing.TB, m *engine.Model, ds *dataset.Dataset, nx, ny dataset.Normalizer) float64 {
+	t.Helper()
+	var ev engine.Evaluator
+	msgs, err := ev.Predict(m, nx.Apply(ds.XTest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred := ny.UndoMean(msgs[len(msgs)-1].Mean)
+	r, c := pred.Dims()
+	var s float64
+	for i := range r {
+		for j := range c {
+			e := dataset.RobotUnscale(pred.At(i, j)) - dataset.RobotUnscale(ds.YTest.At(i, j))
+			s += e * e
+		}
+	}
+	return math.Sqrt(s / float64(r*c))
 }
 
 // latentOrder returns the median latent distance of consecutive frames
