@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +15,8 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 func init() {
@@ -22,13 +25,14 @@ func init() {
 
 // fitFlags are the parsed flags of viz fit.
 type fitFlags struct {
-	data, hidden, kernel, out, freeze, hiddenInit, inputKernel string
-	optimizer                                                  train.Method
-	inducing, iters, restarts, batch, workers                  int
-	seed                                                       uint64
-	lr, tol, hiddenNoise, outputNoise                          float64
-	window                                                     int
-	quiet                                                      bool
+	data, hidden, kernel, out, freeze, hiddenInit, inputKernel, preset string
+	optimizer                                                          train.Method
+	inducing, outputInducing, iters, restarts, batch, workers          int
+	seed                                                               uint64
+	lr, tol, tolAbs, hiddenNoise, outputNoise                          float64
+	window, horizon                                                    int
+	quiet, naturalGradient                                             bool
+	finalQ                                                             string
 }
 
 type datasetJSON struct {
@@ -41,10 +45,19 @@ type datasetJSON struct {
 
 type initJSON struct {
 	train.InitConfig
-	Method        string     `json:"method"`
-	Restarts      int        `json:"restarts"`
-	Chosen        int        `json:"chosen_restart"`
-	RestartBounds []*float64 `json:"restart_bounds"`
+	Method        string      `json:"method"`
+	Preset        *presetJSON `json:"preset,omitempty"`
+	Restarts      int         `json:"restarts"`
+	Chosen        int         `json:"chosen_restart"` // counted from 1
+	RestartBounds []*float64  `json:"restart_bounds"`
+}
+
+// presetJSON records a preset whose restart selection started the fit:
+// its restarts ran RestartIters iterations each, and the chosen one was
+// then fitted to the stopping rule.
+type presetJSON struct {
+	Name         string `json:"name"`
+	RestartIters int    `json:"restart_iters"`
 }
 
 type fitJSON struct {
@@ -53,10 +66,20 @@ type fitJSON struct {
 	BatchSize    int          `json:"batch_size,omitempty"`
 	Frozen       []string     `json:"frozen"`
 	MaxIters     int          `json:"max_iters"`
+	TolAbs       float64      `json:"tol_abs"`
 	Tol          float64      `json:"tol"`
 	Window       int          `json:"window"`
-	Iters        int          `json:"iters"`
-	Bound        float64      `json:"bound"`
+	Horizon      int          `json:"horizon"`
+	// FinalQ is "optimal" when the final layer's q(u) was kept at its
+	// optimum, "parameters" when it was optimised with the rest.
+	FinalQ          string  `json:"final_q"`
+	NaturalGradient bool    `json:"natural_gradient"`
+	Iters           int     `json:"iters"`
+	Bound           float64 `json:"bound"`
+	// LastRise is how far the bound rose over the last Window iterations
+	// (null before a window filled), ExpectedRise that rate over Horizon.
+	LastRise     *float64     `json:"last_rise"`
+	ExpectedRise *float64     `json:"expected_rise"`
 	Converged    bool         `json:"converged"`
 	Status       train.Status `json:"status"` // why the fit stopped, in words
 	Events       []string     `json:"events"`
@@ -70,29 +93,37 @@ const initMethod = "per layer: inducing inputs at the quantiles (1-D) or k-means
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fit", stderr)
 	var f fitFlags
-	fs.StringVar(&f.data, "data", "step", `data set: "step", "robot" or "robot:PATH", "frey" or "frey:PATH" ("robot" and "frey": the files 'viz data get' fetches), or "csv:PATH" (a header row; columns named x… are inputs, y… outputs)`)
-	fs.StringVar(&f.hidden, "hidden", "", "hidden-layer widths, comma-separated (empty: a one-layer GP)")
-	fs.IntVar(&f.inducing, "inducing", train.DefaultInducing, "inducing points per layer")
+	fs.StringVar(&f.data, "data", "step", `data set: "step", "robot" or "robot:PATH", "frey" or "frey:PATH" ("robot" and "frey": the files 'viz data get' fetches), or "csv:PATH" (`+dataset.CSVConventions+`)`)
+	fs.StringVar(&f.preset, "preset", "", "the paper's model and restart selection: robot (time → 3 → 3 → outputs) or frey (an autoencoder through 2 dimensions); by default the preset that fits the data's shape, if any (one input and several outputs: robot; outputs equal to the inputs: frey), unless -hidden or -inducing is given")
+	fs.StringVar(&f.hidden, "hidden", "", "hidden-layer widths, comma-separated (empty: a one-layer GP; default: the preset's)")
+	fs.IntVar(&f.inducing, "inducing", train.DefaultInducing, "inducing points per layer (default: the preset's)")
+	fs.IntVar(&f.outputInducing, "output-inducing", 0, "the final layer's inducing points (0: -inducing; default: the preset's)")
 	fs.StringVar(&f.kernel, "kernel", "rbf", "kernel of every layer: rbf, rbfiso (one shared lengthscale) or linear")
-	fs.StringVar(&f.inputKernel, "input-kernel", "", "first layer's kernel if not -kernel (empty: rbfiso for frey data, else -kernel)")
-	fs.IntVar(&f.iters, "iters", train.DefaultMaxIters, "iteration cap per restart (the convergence test, -tol and -window, usually stops sooner)")
+	fs.StringVar(&f.inputKernel, "input-kernel", "", "first layer's kernel if not -kernel (default: the preset's, else -kernel)")
+	fs.IntVar(&f.iters, "iters", train.DefaultMaxIters, "iteration cap per restart (the stopping rule, -tol-abs, -tol, -window and -horizon, usually stops sooner)")
 	fs.TextVar(&f.optimizer, "optimizer", train.LBFGS, "lbfgs or adam")
 	fs.Float64Var(&f.lr, "lr", train.DefaultLearningRate, "adam learning rate")
 	fs.IntVar(&f.batch, "batch", 0, "adam minibatch size (0: full batch)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (initialisation, restarts, minibatches)")
-	fs.IntVar(&f.restarts, "restarts", 1, "seeded initialisations to fit; the best bound is kept")
+	fs.IntVar(&f.restarts, "restarts", 1, "seeded initialisations to fit; the best bound is kept (default with a preset: its short restart selection, then the chosen one to the stopping rule)")
 	fs.StringVar(&f.out, "out", "", "output model file (empty or -: standard output)")
 	fs.StringVar(&f.freeze, "freeze", "", "parameter groups to keep fixed, comma-separated: kernel, noise, inducing, q_mu, q_sqrt")
-	fs.Float64Var(&f.tol, "tol", train.DefaultTol, "converged when the best bound improved by less than tol·max(1, |bound|) over the last -window iterations")
-	fs.IntVar(&f.window, "window", train.DefaultWindow, "iterations over which -tol is measured")
-	fs.StringVar(&f.hiddenInit, "hidden-init", "auto", "first hidden layer's start: auto, pca or linear")
+	fs.Float64Var(&f.tolAbs, "tol-abs", train.DefaultTolAbs, "stop when the rise of the bound expected over the next -horizon iterations is below this many nats (or -tol of the bound, whichever is larger)")
+	fs.Float64Var(&f.tol, "tol", train.DefaultTol, "stop when the rise expected over the next -horizon iterations is below this fraction of |bound| (or -tol-abs nats, whichever is larger)")
+	fs.IntVar(&f.window, "window", train.DefaultWindow, "iterations whose rise of the bound sets the expected rate")
+	fs.IntVar(&f.horizon, "horizon", train.DefaultHorizon, "iterations over which the rise is projected")
+	fs.StringVar(&f.hiddenInit, "hidden-init", "auto", "first hidden layer's start: auto, pca or linear (default: the preset's)")
 	fs.Float64Var(&f.hiddenNoise, "hidden-noise", train.DefaultHiddenNoise, "hidden layers' initial noise variance relative to their output variance")
 	fs.Float64Var(&f.outputNoise, "output-noise", train.DefaultOutputNoise, "initial likelihood noise variance relative to var(Y)")
+	fs.StringVar(&f.finalQ, "final-q", "optimal", "the final layer's q(u): optimal (kept at its optimum given the rest, on the full data) or parameters (optimised with the rest)")
+	fs.BoolVar(&f.naturalGradient, "natural-gradient", false, "step the hidden layers' q(u) by natural gradients within each L-BFGS step")
 	fs.IntVar(&f.workers, "workers", 0, "goroutines per evaluation (0: share the CPUs between restarts)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
 	hidden, err := engine.ParseHidden(f.hidden)
 	if err != nil {
 		return badInput("viz fit: -hidden: %v", err)
@@ -113,6 +144,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.iters < 1 {
 		return badInput("viz fit: -iters %d: want ≥ 1", f.iters)
 	}
+	if f.finalQ != "optimal" && f.finalQ != "parameters" {
+		return badInput("viz fit: -final-q %q: want optimal or parameters", f.finalQ)
+	}
 	ds, err := dataset.Load(f.data)
 	if err != nil {
 		return usageError{fmt.Errorf("viz fit: %w", err)}
@@ -123,41 +157,84 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
 	x, y := nx.Apply(ds.X), ny.Apply(ds.Y)
 
-	if f.inputKernel == "" && ds.Name == "frey" {
-		f.inputKernel = "rbfiso" // 560 pixels: one shared lengthscale (see README, Frey faces)
+	// The preset: named, or the one the data's shape calls for. It gives
+	// the defaults of the model's flags; given neither -hidden nor
+	// -inducing (nor -restarts), its restart selection starts the fit.
+	var preset *train.Preset
+	if given["preset"] {
+		p, err := train.PresetNamed(f.preset, f.seed)
+		if err != nil {
+			return badInput("viz fit: -preset: %v", err)
+		}
+		preset = &p
+	} else if p, ok := train.DefaultPreset(x, y, f.seed); ok {
+		preset = &p
 	}
-	icfg := train.InitConfig{Hidden: hidden, Inducing: f.inducing, Kernel: f.kernel, InputKernel: f.inputKernel, Seed: f.seed,
+	icfg := train.InitConfig{Hidden: hidden, Inducing: f.inducing, OutputInducing: f.outputInducing, Kernel: f.kernel, InputKernel: f.inputKernel, Seed: f.seed,
 		HiddenNoise: f.hiddenNoise, OutputNoise: f.outputNoise, HiddenInit: f.hiddenInit}
+	usePreset := false
+	if preset != nil {
+		pi := preset.Init
+		if !given["hidden"] {
+			icfg.Hidden = pi.Hidden
+		}
+		if !given["inducing"] && pi.Inducing != 0 {
+			icfg.Inducing = pi.Inducing
+			if !given["output-inducing"] {
+				icfg.OutputInducing = pi.OutputInducing
+			}
+		}
+		if !given["kernel"] && pi.Kernel != "" {
+			icfg.Kernel = pi.Kernel
+		}
+		if !given["input-kernel"] {
+			icfg.InputKernel, icfg.InputIsoStart = pi.InputKernel, pi.InputIsoStart
+		}
+		if !given["hidden-init"] && pi.HiddenInit != "" {
+			icfg.HiddenInit = pi.HiddenInit
+		}
+		usePreset = !given["hidden"] && !given["inducing"] && !given["restarts"]
+		preset.Init = icfg
+	}
 	if _, err := icfg.Defaults(); err != nil {
 		return badInput("viz fit: %v", err)
 	}
-	tcfg := train.TrainerConfig{Method: f.optimizer, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: f.workers, Tol: f.tol, Window: f.window}
+	tcfg := train.TrainerConfig{Method: f.optimizer, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: f.workers,
+		TolAbs: f.tolAbs, Tol: f.tol, Window: f.window, Horizon: f.horizon, ExplicitFinalQ: f.finalQ == "parameters", NaturalGradient: f.naturalGradient}
 	if err := tcfg.Check(); err != nil {
 		return badInput("viz fit: %v", err)
 	}
+	tcfg, _ = tcfg.Defaults()
 	opt := train.FitOptions{MaxIters: f.iters}
 
-	var prog *progress
-	var onStep func(int, train.StepInfo)
-	if !f.quiet {
-		prog = newProgress(stderr, f.restarts, f.iters)
-		onStep = prog.step
-	}
 	start := time.Now()
 	var (
 		model *engine.Model
 		best  int
 		reps  []train.RestartReport
+		final train.FitReport
 	)
-	model, best, reps, err = train.FitRestarts(ctx, x, y, icfg, tcfg, opt, f.restarts, onStep)
-	if prog != nil {
-		prog.finish()
+	if usePreset {
+		model, best, reps, final, err = fitPreset(ctx, *preset, x, y, tcfg, opt, f.quiet, stderr)
+	} else {
+		var prog *progress
+		var onStep func(int, train.StepInfo)
+		if !f.quiet {
+			prog = newProgress(stderr, f.restarts, f.iters)
+			onStep = prog.step
+		}
+		model, best, reps, err = train.FitRestarts(ctx, x, y, icfg, tcfg, opt, f.restarts, onStep)
+		if prog != nil {
+			prog.finish()
+		}
+		if best >= 0 {
+			final = reps[best].Report
+		}
 	}
 	interrupted := err != nil && model != nil && ctx.Err() != nil
 	if err != nil && !interrupted {
 		return fmt.Errorf("viz fit: %w", err)
 	}
-	final := reps[best].Report
 	if !f.quiet {
 		for _, r := range reps {
 			status := fmt.Sprintf("bound %.6g after %d iterations", r.Report.Bound, r.Report.Iters)
@@ -168,9 +245,13 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			if r.Restart == best {
 				mark = "*"
 			}
-			fmt.Fprintf(stderr, "%s restart %d (seed %d, %s): %s\n", mark, r.Restart, r.Init.Seed, r.Init.HiddenInit, status)
+			fmt.Fprintf(stderr, "%s restart %d (seed %d, %s): %s\n", mark, r.Restart+1, r.Init.Seed, r.Init.HiddenInit, status)
 		}
-		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations\n", final.Bound, best, time.Since(start).Seconds(), final.Status, final.Iters)
+		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations\n", final.Bound, best+1, time.Since(start).Seconds(), final.Status, final.Iters)
+		if !math.IsNaN(final.Rise) {
+			fmt.Fprintf(stderr, "viz fit: the bound rose %.3g nats over the last %d iterations: %.3g expected over the next %d (the rule stops below %.3g)\n",
+				final.Rise, tcfg.Window, final.Expected, tcfg.Horizon, math.Max(tcfg.TolAbs, tcfg.Tol*math.Abs(final.Bound)))
+		}
 	}
 
 	bounds := make([]*float64, len(reps))
@@ -180,12 +261,22 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			bounds[i] = &b
 		}
 	}
+	ij := initJSON{InitConfig: reps[best].Init, Method: initMethod, Restarts: len(reps), Chosen: best + 1, RestartBounds: bounds}
+	if usePreset {
+		ij.Preset = &presetJSON{Name: preset.Name, RestartIters: preset.RestartIters}
+	}
+	finalQ := "parameters"
+	if n, _ := x.Dims(); tcfg.KeepsFinalQOptimal(n) {
+		finalQ = "optimal"
+	}
 	extra := map[string]any{
 		"dataset":       datasetJSON{Name: ds.Name, Spec: f.data, Description: ds.Description, InputNames: ds.InputNames, OutputNames: ds.OutputNames},
 		"normalization": engine.NormalizationJSON(nx, ny),
-		"init":          initJSON{InitConfig: reps[best].Init, Method: initMethod, Restarts: f.restarts, Chosen: best, RestartBounds: bounds},
+		"init":          ij,
 		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: f.batch, Frozen: frozenNames,
-			MaxIters: f.iters, Tol: tcfg.Tol, Window: tcfg.Window, Iters: final.Iters, Bound: final.Bound, Converged: final.Status.Converged(), Status: final.Status, Events: nonNil(final.Events)},
+			MaxIters: f.iters, TolAbs: tcfg.TolAbs, Tol: tcfg.Tol, Window: tcfg.Window, Horizon: tcfg.Horizon, FinalQ: finalQ, NaturalGradient: f.naturalGradient,
+			Iters: final.Iters, Bound: final.Bound, LastRise: finite(final.Rise), ExpectedRise: finite(final.Expected),
+			Converged: final.Status.Converged(), Status: final.Status, Events: nonNil(final.Events)},
 	}
 	raw := make(map[string]json.RawMessage, len(extra))
 	for k, v := range extra {
@@ -196,7 +287,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		raw[k] = b
 	}
 	var buf bytes.Buffer
-	if err := engine.WriteModel(&buf, model, raw); err != nil {
+	if err := engine.WriteModelFile(&buf, &engine.ModelFile{Model: model, Info: engine.InfoOf(ds), Extra: raw}); err != nil {
 		return fmt.Errorf("viz fit: %w", err)
 	}
 	if f.out == "" || f.out == "-" {
@@ -211,6 +302,60 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("viz fit: interrupted after %d iterations; wrote the best model so far (bound %.6g)", final.Iters, final.Bound)
 	}
 	return nil
+}
+
+// fitPreset runs the preset's restart selection and fits the chosen
+// restart's model to the stopping rule (or opt.MaxIters), as the live page
+// does. The restarts' reports keep their short fits' bounds; final is the
+// continued fit's report.
+func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.TrainerConfig, opt train.FitOptions, quiet bool, stderr io.Writer) (*engine.Model, int, []train.RestartReport, train.FitReport, error) {
+	var prog *progress
+	var onStep func(int, train.StepInfo)
+	if !quiet {
+		fmt.Fprintf(stderr, "viz fit: preset %q: %d restarts of %d iterations, then the best to the stopping rule\n", p.Name, p.Restarts, p.RestartIters)
+		prog = newProgress(stderr, p.Restarts, p.RestartIters)
+		onStep = prog.step
+	}
+	m, reps, err := p.Start(ctx, x, y, tcfg, onStep)
+	if prog != nil {
+		prog.finish()
+	}
+	best := -1
+	for i, r := range reps {
+		if r.Model != nil && r.Model == m {
+			best = i
+		}
+	}
+	if err != nil {
+		return nil, best, reps, train.FitReport{}, err
+	}
+	if reps == nil { // no selection: one model
+		reps = []train.RestartReport{{Init: p.Init, Model: m}}
+		best = 0
+	}
+	m = m.Clone()
+	if !quiet {
+		prog = newProgress(stderr, 1, opt.MaxIters)
+		opt.Progress = func(s train.StepInfo) { prog.step(0, s) }
+	}
+	fm, rep, err := train.Fit(ctx, m, p.Trainer(tcfg), opt)
+	if prog != nil {
+		prog.finish()
+	}
+	if err != nil && (ctx.Err() == nil || fm == nil) {
+		return nil, best, reps, rep, err
+	}
+	reps[best].Model = fm
+	return fm, best, reps, rep, err
+}
+
+// finite returns a pointer to v, or nil when v is NaN or infinite (JSON
+// has neither).
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }
 
 func adamOnly(method train.Method, lr float64) float64 {
@@ -289,7 +434,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 	p.bounds[restart] = s.Bound
 	if s.Event != "" {
 		p.clear()
-		fmt.Fprintf(p.w, "restart %d iteration %d: %s\n", restart, s.Iter, s.Event)
+		fmt.Fprintf(p.w, "restart %d iteration %d: %s\n", restart+1, s.Iter, s.Event)
 	}
 	now := time.Now()
 	if now.Sub(p.last) < p.interval && !s.Status.Converged() {
@@ -319,7 +464,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 		p.drawn = true
 		return
 	}
-	fmt.Fprintf(p.w, "restart %d iteration %d: bound %.10g (all restarts: %d/%d iterations, %.0f it/s, ETA ≤ %s)\n", restart, s.Iter, s.Bound, done, p.total, rate, eta)
+	fmt.Fprintf(p.w, "restart %d iteration %d: bound %.10g (all restarts: %d/%d iterations, %.0f it/s, ETA ≤ %s)\n", restart+1, s.Iter, s.Bound, done, p.total, rate, eta)
 }
 
 func (p *progress) clear() {

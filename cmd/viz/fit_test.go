@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -199,3 +203,120 @@ func TestFitInterruptedWritesBestSoFar(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// writeCSV writes a CSV data set with a header row into dir: n rows,
+// q inputs x1… and the outputs y1… given by out(x).
+func writeCSV(t *testing.T, dir, name string, n, q int, out func(x []float64) []float64) string {
+	t.Helper()
+	var b strings.Builder
+	x := make([]float64, q)
+	for i := range n {
+		for j := range q {
+			x[j] = math.Sin(float64(i*(j+1))*0.37) + float64(i)/float64(n)
+		}
+		y := out(x)
+		if i == 0 {
+			var h []string
+			for j := range q {
+				h = append(h, fmt.Sprintf("x%d", j+1))
+			}
+			for j := range y {
+				h = append(h, fmt.Sprintf("y%d", j+1))
+			}
+			b.WriteString(strings.Join(h, ",") + "\n")
+		}
+		var row []string
+		for _, v := range append(append([]float64(nil), x...), y...) {
+			row = append(row, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		b.WriteString(strings.Join(row, ",") + "\n")
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestFitPresetByShape: the presets are the defaults of the data shapes
+// they fit, never of a data set's name: one input and several outputs
+// fits the robot preset (its restart selection, then the chosen restart),
+// outputs equal to the inputs the Frey preset; -hidden or -inducing make
+// it a model of one's own with the preset's other defaults; -preset names
+// one; other shapes have none.
+func TestFitPresetByShape(t *testing.T) {
+	dir := t.TempDir()
+	walk := writeCSV(t, dir, "walk.csv", 40, 1, func(x []float64) []float64 {
+		return []float64{math.Sin(3 * x[0]), math.Cos(2 * x[0]), x[0] * x[0]}
+	})
+	auto := writeCSV(t, dir, "auto.csv", 40, 3, func(x []float64) []float64 { return append([]float64(nil), x...) })
+	type rec struct {
+		Init struct {
+			train.InitConfig
+			Preset   *presetJSON `json:"preset"`
+			Restarts int         `json:"restarts"`
+		} `json:"init"`
+	}
+	fit := func(args ...string) (rec, string) {
+		t.Helper()
+		out := filepath.Join(dir, "m.json")
+		var stderr bytes.Buffer
+		all := append([]string{"fit", "-iters", "30", "-window", "10", "-out", out}, args...)
+		if err := run(context.Background(), all, &bytes.Buffer{}, &stderr); err != nil {
+			t.Fatalf("viz %v: %v\n%s", all, err, stderr.String())
+		}
+		mf, err := engine.ReadModelFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r rec
+		if err := json.Unmarshal(mf.Extra["init"], &r.Init); err != nil {
+			t.Fatal(err)
+		}
+		return r, stderr.String()
+	}
+	robot, frey := train.RobotPreset(1), train.FreyPreset(1)
+	for _, tc := range []struct {
+		args     []string
+		preset   string // "" none
+		hidden   []int
+		inducing int
+		input    string
+	}{
+		{[]string{"-data", "csv:" + walk}, robot.Name, []int{3, 3}, train.RobotInducing, ""},
+		{[]string{"-data", "csv:" + auto}, frey.Name, []int{2}, train.FreyInducing, frey.Init.InputKernel},
+		{[]string{"-data", "csv:" + auto, "-hidden", "2"}, "", []int{2}, train.FreyInducing, frey.Init.InputKernel},
+		{[]string{"-data", "csv:" + walk, "-inducing", "7"}, "", []int{3, 3}, 7, ""},
+		{[]string{"-data", "step", "-preset", "robot"}, robot.Name, []int{3, 3}, train.RobotInducing, ""},
+		{[]string{"-data", "step"}, "", nil, train.DefaultInducing, ""},
+	} {
+		r, stderr := fit(tc.args...)
+		name := ""
+		if r.Init.Preset != nil {
+			name = r.Init.Preset.Name
+		}
+		wantOut := 0
+		if tc.input == frey.Init.InputKernel && tc.input != "" && !slices.Contains(tc.args, "-inducing") {
+			wantOut = train.FreyDecoderInducing
+		}
+		if r.Init.OutputInducing != wantOut {
+			t.Errorf("viz fit %v: %d inducing points in the final layer, want %d (0: as the others)", tc.args, r.Init.OutputInducing, wantOut)
+		}
+		if name != tc.preset || fmt.Sprint(r.Init.Hidden) != fmt.Sprint(tc.hidden) || r.Init.Inducing != tc.inducing || r.Init.InputKernel != tc.input {
+			t.Errorf("viz fit %v: preset %q, hidden %v, inducing %d, input kernel %q; want %q, %v, %d, %q",
+				tc.args, name, r.Init.Hidden, r.Init.Inducing, r.Init.InputKernel, tc.preset, tc.hidden, tc.inducing, tc.input)
+		}
+		if tc.preset != "" && r.Init.Restarts != robot.Restarts && r.Init.Restarts != frey.Restarts {
+			t.Errorf("viz fit %v: %d restarts recorded", tc.args, r.Init.Restarts)
+		}
+		if !strings.Contains(stderr, "over the last") {
+			t.Errorf("viz fit %v: stderr does not say how far the bound moved in the last stretch:\n%s", tc.args, stderr)
+		}
+	}
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"fit", "-preset", "mnist"}, &bytes.Buffer{}, &stderr)
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "robot or frey") {
+		t.Errorf("-preset mnist: %v, want a usage error naming the presets", err)
+	}
+}

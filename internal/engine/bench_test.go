@@ -107,3 +107,29 @@ func BenchmarkFittedBoundGradient(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOptimalFinalQ is BenchmarkBoundGradient (one worker) with the
+// final layer's q(u) at its optimum: its extra first pass over the final
+// layer's data and the M×M solve.
+func BenchmarkOptimalFinalQ(b *testing.B) {
+	for _, c := range benchConfigs[:2] {
+		rng := rand.New(rand.NewPCG(1, 1))
+		m := RandomModel(rng, c.n, c.widths, []string{"rbf", "rbf", "rbf"}, c.m)
+		for _, collapsed := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/optimal=%v", c.name, collapsed), func(b *testing.B) {
+				e := Evaluator{Workers: 1}
+				opt := Options{Gradient: true, OptimalFinalQ: collapsed, NoOutputMessage: true}
+				if _, _, err := e.Evaluate(m, opt); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					if _, _, err := e.Evaluate(m, opt); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -521,6 +521,13 @@ func refBound(m *Model) (*refModel, []bf, bf, *refState) {
 // Only the parameters in which are differenced (all when which is nil);
 // the others are NaN.
 func refGradient(r *refModel, p []bf, base *refState, hexp int, which []int) []float64 {
+	return refGradientOf(r, p, base, hexp, which, func(b bf, _ []bf, _ *refState) bf { return b })
+}
+
+// refGradientOf is refGradient of the function bound(b, p, st) of the
+// reference bound b and its state st at the parameters p (the collapsed
+// bound, say).
+func refGradientOf(r *refModel, p []bf, base *refState, hexp int, which []int, bound func(b bf, p []bf, st *refState) bf) []float64 {
 	layout := groupsOf(r)
 	g := make([]float64, len(p))
 	if which == nil {
@@ -538,11 +545,13 @@ func refGradient(r *refModel, p []bf, base *refState, hexp int, which []int) []f
 			for k := range next {
 				h := new(big.Float).SetPrec(refPrec).SetMantExp(bfl(math.Max(1, math.Abs(bf64(p[k])))), hexp)
 				keep := layout[k] == GroupNoise || layout[k] == GroupQMu || layout[k] == GroupQSqrt
-				q := append([]bf(nil), p...)
-				q[k] = badd(p[k], h)
-				fp, _ := r.eval(q, base, r.layerOf(k), keep)
-				q[k] = bsub(p[k], h)
-				fm, _ := r.eval(q, base, r.layerOf(k), keep)
+				at := func(v bf) bf {
+					q := append([]bf(nil), p...)
+					q[k] = v
+					b, st := r.eval(q, base, r.layerOf(k), keep)
+					return bound(b, q, st)
+				}
+				fp, fm := at(badd(p[k], h)), at(bsub(p[k], h))
 				g[k] = bf64(bquo(bsub(fp, fm), bmul(bfl(2), h)))
 			}
 		})

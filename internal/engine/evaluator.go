@@ -120,6 +120,9 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 			}
 		}
 		scale = float64(nAll) / float64(len(rows))
+		if opt.OptimalFinalQ {
+			return nil, nil, fmt.Errorf("engine: the final layer's optimal q(u) needs all the data, not a minibatch")
+		}
 	}
 	e.x, e.xbuf = dataRows(e.xbuf, m.X, rows)
 	e.y, e.ybuf = dataRows(e.ybuf, m.Y, rows)
@@ -169,7 +172,16 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 			e.lik.y = e.y
 			lik = &e.lik
 		}
-		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance, false, lik, side...)
+		if last && opt.OptimalFinalQ {
+			q, l, err := e.optimalFinalQ(w, m.Layers[i], n, in, inVar, side...)
+			side = nil
+			if err != nil {
+				return nil, nil, fmt.Errorf("engine: layer %d: %w", i, err)
+			}
+			res.FinalQ = q
+			w.prepareQ(l, opt.Gradient)
+		}
+		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance, fwdBound, lik, side...)
 		side = nil
 		t := LayerTerms{
 			KL:                  w.kl,
@@ -215,6 +227,13 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 		gMean, gVar = w.dIn, w.dInVar
 	}
 	side[0]()
+	if opt.OptimalFinalQ {
+		g := grad.Layers[len(m.Layers)-1]
+		g.QMu.Zero()
+		for _, s := range g.QSqrt {
+			s.Zero()
+		}
+	}
 	if err := checkGradient(grad); err != nil {
 		return res, nil, err
 	}

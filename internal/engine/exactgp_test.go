@@ -42,23 +42,7 @@ func TestExactGPLimit(t *testing.T) {
 					k.SetSym(i, j, tc.kernel.Eval(x.RawRowView(i), x.RawRowView(j)))
 				}
 			}
-			// Exact log marginal likelihood, one independent GP per output.
-			ky := mat.NewSymDense(n, nil)
-			ky.AddSym(k, eye(n, tc.noise))
-			var chol mat.Cholesky
-			if !chol.Factorize(ky) {
-				t.Fatal("K + σ²I not positive definite")
-			}
-			var want float64
-			for d := 0; d < 2; d++ {
-				yd := mat.VecDense{}
-				yd.CloneFromVec(y.ColView(d))
-				var alpha mat.VecDense
-				if err := chol.SolveVecTo(&alpha, &yd); err != nil {
-					t.Fatal(err)
-				}
-				want += -0.5*mat.Dot(&yd, &alpha) - 0.5*chol.LogDet() - 0.5*float64(n)*math.Log(2*math.Pi)
-			}
+			want, chol := exactGP(t, k, y, tc.noise)
 			// Optimal q(u): m = K (K+σ²I)⁻¹ y, S = K − K (K+σ²I)⁻¹ K.
 			var kinvy mat.Dense
 			if err := chol.SolveTo(&kinvy, y); err != nil {
@@ -100,6 +84,31 @@ func TestExactGPLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exactGP returns the exact log marginal likelihood of y's columns, each
+// an independent GP with covariance k + noise·I, and the Cholesky
+// factorisation of k + noise·I.
+func exactGP(t *testing.T, k *mat.SymDense, y *mat.Dense, noise float64) (float64, *mat.Cholesky) {
+	t.Helper()
+	n, dims := y.Dims()
+	ky := mat.NewSymDense(n, nil)
+	ky.AddSym(k, eye(n, noise))
+	chol := new(mat.Cholesky)
+	if !chol.Factorize(ky) {
+		t.Fatal("K + σ²I not positive definite")
+	}
+	var ll float64
+	for d := 0; d < dims; d++ {
+		yd := mat.VecDense{}
+		yd.CloneFromVec(y.ColView(d))
+		var alpha mat.VecDense
+		if err := chol.SolveVecTo(&alpha, &yd); err != nil {
+			t.Fatal(err)
+		}
+		ll += -0.5*mat.Dot(&yd, &alpha) - 0.5*chol.LogDet() - 0.5*float64(n)*math.Log(2*math.Pi)
+	}
+	return ll, chol
 }
 
 func eye(n int, v float64) *mat.DiagDense {

@@ -75,16 +75,6 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	m, q, d := l.Dims()
 	w.kernel, w.m, w.q, w.d, w.s2, w.scale = l.Kernel, m, q, d, l.NoiseVariance, scale
 	w.z = linalg.Flatten(w.z, l.InducingInputs)
-	w.qmu = linalg.Flatten(w.qmu, l.QMu)
-	w.lcat = linalg.Resize(w.lcat, m*m*d)
-	for k, lk := range l.QSqrt {
-		raw := lk.RawMatrix()
-		for i := 0; i < m; i++ {
-			row := w.lcat[i*m*d+k*m : i*m*d+(k+1)*m]
-			copy(row[:i+1], raw.Data[i*raw.Stride:i*raw.Stride+i+1])
-			clear(row[i+1:])
-		}
-	}
 	mm2 := m * m
 	w.kff = linalg.Resize(w.kff, mm2)
 	Cov(l.Kernel, w.kff, w.z, w.z)
@@ -105,7 +95,28 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 	w.lw = linalg.Resize(w.lw, mm2)
 	transpose(w.lw, w.lwT, m, m, m)
 	w.compensate = whitenRoundoff(w.lw, w.kuu) > compensateAbove
+	w.psi2 = l.Kernel.newPsi2(w.z, m, w.psi2)
+	w.prepareQ(l, grad)
+	return nil
+}
 
+// prepareQ computes what depends on the layer's q(u) (and on what prepare
+// computed before it): after a prepare of the same kernel, Z and noise,
+// it alone sets up another q(u) — the final layer's optimum
+// (optimalFinalQ).
+func (w *layerWork) prepareQ(l *Layer, grad bool) {
+	m, d := w.m, w.d
+	mm2 := m * m
+	w.qmu = linalg.Flatten(w.qmu, l.QMu)
+	w.lcat = linalg.Resize(w.lcat, m*m*d)
+	for k, lk := range l.QSqrt {
+		raw := lk.RawMatrix()
+		for i := 0; i < m; i++ {
+			row := w.lcat[i*m*d+k*m : i*m*d+(k+1)*m]
+			copy(row[:i+1], raw.Data[i*raw.Stride:i*raw.Stride+i+1])
+			clear(row[i+1:])
+		}
+	}
 	w.a = linalg.Resize(w.a, m*d)
 	w.aT = linalg.Resize(w.aT, m*d)
 	w.ssum = linalg.Resize(w.ssum, mm2)
@@ -151,8 +162,6 @@ func (w *layerWork) prepare(l *Layer, jitter, scale float64, grad bool) error {
 		trS += w.sW[i*m+i]
 	}
 	w.kl = 0.5 * (trS + linalg.Dot(w.mW, w.mW) - float64(d*m) + float64(d)*w.logdet - logdetS)
-	w.psi2 = l.Kernel.newPsi2(w.z, m, w.psi2)
-	return nil
 }
 
 // prepareBsum computes Bsum = Kinv·Ssum·Kinv = Wᵀ·sW·W.
@@ -201,16 +210,35 @@ func (w *layerWork) prepareUncertain(grad bool) {
 	linalg.Symmetrize(w.g2, m)
 }
 
+// forwardMode selects what forward computes.
+type forwardMode int
+
+const (
+	// fwdBound: the ψ statistics, the penalties and the output message.
+	fwdBound forwardMode = iota
+	// fwdMessages: the output message alone: no Ψ2 loop, no penalties
+	// (left unset).
+	fwdMessages
+	// fwdStats: the ψ statistics and the penalties' sums without the
+	// output message (and its likelihood), which depend on q(u): the
+	// statistics from which the final layer's optimal q(u) is computed
+	// (optimalFinalQ).
+	fwdStats
+)
+
 // forward computes the layer's ψ statistics, penalties and output message
-// for n data with input message (in, inVar). With messagesOnly it computes
-// the output message alone: no Ψ2 loop, no penalties (left unset). The
+// for n data with input message (in, inVar), or a part of them (mode). The
 // side tasks run in its data region (see parallel).
 //
 // lik, when not nil, is the last layer's likelihood to compute with the
 // mean, chunk by chunk (likRows; likelihood then sums it): its y is set,
 // forward sizes the rest.
-func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar, messagesOnly bool, lik *likRows, side ...func()) {
+func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, needVar bool, mode forwardMode, lik *likRows, side ...func()) {
 	m, q, d := w.m, w.q, w.d
+	messagesOnly, noMessage := mode == fwdMessages, mode == fwdStats
+	if noMessage {
+		needVar, lik = false, nil
+	}
 	w.in, w.inVar = in, inVar
 	w.psi1 = linalg.Resize(w.psi1, n*m)
 	w.comp = linalg.Resize(w.comp, n)
@@ -255,9 +283,12 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		}
 		n := w.psi2.accLen()
 		for c := 0; c < chunks; c++ {
-			if a := w.accs[c]; a == nil || len(a.buf) != n {
+			if a := w.accs[c]; a == nil || cap(a.buf) < n {
 				w.accs[c] = &psi2Acc{buf: make([]float64, n)}
 			} else {
+				// The two passes of an optimal final q(u) differ in
+				// length (no gradient sums in the first).
+				a.buf = a.buf[:n]
 				a.dirty = true // cleared by its chunk's task, in parallel
 			}
 		}
@@ -312,7 +343,9 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 				w.kernel.psi1(w.psi1[i*m:(i+1)*m], in[i*q:(i+1)*q], s, w.z)
 			}
 		}
-		w.messageRows(lo, hi)
+		if !noMessage {
+			w.messageRows(lo, hi)
+		}
 		if lik != nil {
 			lik.rows(chunk, lo, hi, d, w.mean)
 		}

@@ -71,10 +71,7 @@ func (m *Model) Params(dst []float64) []float64 {
 		dst = append(dst, l.Kernel.Params()...)
 		dst = append(dst, l.NoiseVariance)
 		dst = appendDense(dst, l.InducingInputs.RawMatrix())
-		dst = appendDense(dst, l.QMu.RawMatrix())
-		for _, s := range l.QSqrt {
-			dst = appendLower(dst, s.RawMatrix())
-		}
+		dst = l.AppendQ(dst)
 	}
 	return dst
 }
@@ -97,6 +94,16 @@ func (m *Model) SetParams(p []float64) {
 	if k != len(p) {
 		panic("engine: SetParams: parameter vector has the wrong length")
 	}
+}
+
+// AppendQ appends the layer's q(u) to dst as in Model.Params: q_mu
+// row-major, then the lower triangles of q_sqrt row by row.
+func (l *Layer) AppendQ(dst []float64) []float64 {
+	dst = appendDense(dst, l.QMu.RawMatrix())
+	for _, s := range l.QSqrt {
+		dst = appendLower(dst, s.RawMatrix())
+	}
+	return dst
 }
 
 // Flatten appends the gradient to dst in the order of Model.ParamLayout.

@@ -181,7 +181,7 @@ func (e *Evaluator) PredictLayers(m *Model, x *mat.Dense, layers int) ([]Message
 		if err := w.prepare(l, m.Jitter, 1, false); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i+1, err)
 		}
-		e.forward(w, n, in, inVar, false, true, true, nil)
+		e.forward(w, n, in, inVar, false, true, fwdMessages, nil)
 		out[i] = Message{
 			Mean: mat.NewDense(n, w.d, append([]float64(nil), w.mean...)),
 			Var:  mat.NewDense(n, w.d, append([]float64(nil), w.vr...)),

@@ -27,6 +27,10 @@ type Result struct {
 	Bound      float64
 	Likelihood float64
 	Layers     []LayerTerms
+	// FinalQ is the final layer's q(u) at its optimum, at which the bound,
+	// terms and messages above were evaluated (Options.OptimalFinalQ), or
+	// nil.
+	FinalQ *OptimalQ
 	// Messages[i] is the message out of layer i. The last layer's variance
 	// is nil unless Options.OutputVariance was set; its message is zero
 	// with Options.NoOutputMessage.
@@ -59,6 +63,14 @@ type Options struct {
 	// OutputVariance requests the last layer's message variance, which the
 	// bound itself does not need.
 	OutputVariance bool
+	// OptimalFinalQ evaluates the bound with the final layer's q(u) at its
+	// optimum given everything else, computed from this evaluation's Ψ
+	// statistics (the collapsed bound; see collapsed.go), instead of the
+	// model's: Result.FinalQ holds it. The gradient is the collapsed
+	// bound's: its final-layer q_mu and q_sqrt entries are zero, since the
+	// bound no longer depends on them, and the others are the gradient at
+	// the optimum (the envelope theorem). It needs all the data (Rows nil).
+	OptimalFinalQ bool
 	// NoOutputMessage leaves the last layer's message out of the Result
 	// (Messages[last] is zero): an optimizer's evaluation, which does not
 	// read the N×D output mean, saves its copy.

@@ -31,7 +31,7 @@ const freyWait = 90 * time.Second
 // freyRealPath is the paper's data, when present.
 var freyRealPath = filepath.Join("..", "..", "..", "shared", "data", "frey_faces", "frey_rawface.mat")
 
-func freyEnv(t testing.TB, path string) *testEnv {
+func freyEnv(t testing.TB, path string, mutate ...func(*Options)) *testEnv {
 	t.Helper()
 	ds, err := dataset.LoadFrey(path)
 	if err != nil {
@@ -42,6 +42,9 @@ func freyEnv(t testing.TB, path string) *testEnv {
 			t.Fatal(err)
 		}
 		o.Limits = PresetLimits(o.Limits, o.Catalog)
+		for _, m := range mutate {
+			m(o)
+		}
 	})
 }
 
@@ -426,7 +429,9 @@ func BenchmarkFreyStep(b *testing.B) {
 // into the autoencoder view: small frames, not 560-column messages, and
 // decode works.
 func TestFreyLoadedModel(t *testing.T) {
-	e := freyEnv(t, freyFixture)
+	// The budget estimates every layer at the model's largest number of
+	// inducing points (the decoder's 30): give it room.
+	e := freyEnv(t, freyFixture, func(o *Options) { o.Limits.SessionMemory = 1 << 30 })
 	pub := freyPublicationOf(t, freyFixture, 3)
 	ds, err := dataset.LoadFrey(freyFixture)
 	if err != nil {

@@ -120,12 +120,13 @@ func (ss *session) adopt(p *parked) error {
 	if err := ss.srv.reserve(ss, EstimateConfig(p.cfg, n, q, dy).Bytes); err != nil {
 		return err
 	}
+	ss.view = views.For(p.data.Set, ss.srv.env)
 	tr, err := train.NewTrainer(p.model, ss.trainerConfig(p.cfg))
 	if err != nil {
 		return errorf("resuming the optimizer: %w", err)
 	}
 	tr.SetIter(p.iter)
-	ss.cfg, ss.tr, ss.data, ss.view = p.cfg, tr, p.data, views.For(p.data.Set, ss.srv.env)
+	ss.cfg, ss.tr, ss.data = p.cfg, tr, p.data
 	ss.dataSeq = max(ss.dataSeq, p.data.ID)
 	ss.private = p.private
 	ss.hist = p.hist

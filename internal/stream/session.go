@@ -188,7 +188,7 @@ func (s *session) build(cfg Config, newData bool) error {
 	if err != nil {
 		return errorf("initialising the model: %w", err)
 	}
-	tr, err := train.NewTrainer(m, s.trainerConfig(cfg))
+	tr, err := train.NewTrainer(m, v.Optimizer(optimizerConfig(cfg, s.srv.workers)))
 	if err != nil {
 		return errorf("starting the optimizer: %w", err)
 	}
@@ -210,14 +210,22 @@ func (s *session) build(cfg Config, newData bool) error {
 	return nil
 }
 
+// trainerConfig is the optimizer's configuration for cfg, with the
+// session's view's preset settings (view.View.Optimizer).
 func (s *session) trainerConfig(cfg Config) train.TrainerConfig {
+	return s.view.Optimizer(optimizerConfig(cfg, s.srv.workers))
+}
+
+// optimizerConfig is the optimizer's configuration for cfg, with workers
+// evaluator workers.
+func optimizerConfig(cfg Config, workers int) train.TrainerConfig {
 	fr := map[engine.Group]bool{}
 	for _, g := range cfg.Frozen {
 		if gg, ok := engine.ParseGroup(g); ok {
 			fr[gg] = true
 		}
 	}
-	return train.TrainerConfig{Method: cfg.Method, LearningRate: cfg.LearningRate, Frozen: fr, Seed: cfg.Seed, Workers: s.srv.workers}
+	return train.TrainerConfig{Method: cfg.Method, LearningRate: cfg.LearningRate, Frozen: fr, Seed: cfg.Seed, Workers: workers}
 }
 
 // step runs one optimizer iteration.

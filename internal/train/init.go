@@ -35,12 +35,21 @@ type InitConfig struct {
 	// capped at the number of data (and, for a linear kernel, at the
 	// layer's input dimension, beyond which Kuu is singular).
 	Inducing int `json:"inducing"`
+	// OutputInducing, when not 0, is the final layer's number of inducing
+	// points instead: an autoencoder's decoder, say, needs more than its
+	// encoder.
+	OutputInducing int `json:"output_inducing,omitempty"`
 	// Kernel is every layer's kernel: "rbf" (default), "rbfiso" (one
 	// shared lengthscale) or "linear".
 	Kernel string `json:"kernel"`
 	// InputKernel, when set, replaces Kernel for the first layer, e.g.
 	// "rbfiso" on the 560 pixels of a face.
 	InputKernel string `json:"input_kernel,omitempty"`
+	// InputIsoStart starts the first layer's RBF lengthscales all at the
+	// isotropic RBF's, √(Σ sd²), instead of each input's standard
+	// deviation: on many inputs (a face's 560 pixels) the latter leave
+	// every pair of data uncorrelated, exp(−½·~2Q).
+	InputIsoStart bool `json:"input_iso_start,omitempty"`
 	// Seed seeds k-means and the perturbations.
 	Seed uint64 `json:"seed"`
 	// HiddenNoise is the hidden layers' noise variance relative to the
@@ -109,6 +118,9 @@ func (c InitConfig) withDefaults() (InitConfig, error) {
 		if w < 1 || w > engine.MaxDim {
 			return c, fmt.Errorf("train: hidden layer %d: width %d, want 1…%d", i, w, engine.MaxDim)
 		}
+	}
+	if c.OutputInducing < 0 || c.OutputInducing > engine.MaxInducing {
+		return c, fmt.Errorf("%d inducing points in the final layer, want 1…%d", c.OutputInducing, engine.MaxInducing)
 	}
 	return c, nil
 }
@@ -192,6 +204,10 @@ func Initialize(x, y *mat.Dense, cfg InitConfig) (*engine.Model, error) {
 		if i == 0 && cfg.InputKernel != "" {
 			lcfg.Kernel = cfg.InputKernel
 		}
+		lcfg.InputIsoStart = i == 0 && cfg.InputIsoStart
+		if last && cfg.OutputInducing > 0 {
+			lcfg.Inducing = cfg.OutputInducing
+		}
 		l, err := initLayer(in, target, n, qi, di, lcfg, ratio, rng)
 		if err != nil {
 			return nil, fmt.Errorf("train: initialize layer %d: %w", i, err)
@@ -240,8 +256,12 @@ func initLayer(in, target []float64, n, q, d int, cfg InitConfig, ratio float64,
 		k = engine.NewRBFIso(tv, ls, q)
 	default:
 		ls := make([]float64, q)
+		iso := isoLengthscale(sd)
 		for j := range ls {
 			ls[j] = sd[j]
+			if cfg.InputIsoStart {
+				ls[j] = iso
+			}
 			if cfg.Perturb > 0 {
 				ls[j] *= math.Exp(0.5 * cfg.Perturb * rng.NormFloat64())
 			}

@@ -22,16 +22,18 @@ const (
 	// reports the full-data bound after each step (one extra evaluation
 	// without gradient). Above it StepInfo.Bound is the minibatch estimate.
 	FullBoundRows = 4096
-	// DefaultTol and DefaultWindow are the convergence test: the best
-	// bound improved by less than DefaultTol·max(1, |bound|) over the last
-	// DefaultWindow accepted iterations. Measured on the 3-layer step model
-	// (viz fit -hidden 1,1 -inducing 15 -seed 1): 1e-4 stops at −0.1085
-	// after 6226 iterations, 1e-5 at −0.0999 after 14660, and 1e-6 not
-	// before the 20000 cap (−0.0980): 1e-5 ends within 0.002 nats of it.
-	DefaultTol    = 1e-5
-	DefaultWindow = 100
+	// DefaultTolAbs, DefaultTol, DefaultWindow and DefaultHorizon are the
+	// stopping rule a person would choose: stop when the improvement still
+	// expected is negligible. The rate at which the best bound rose over
+	// the last DefaultWindow accepted iterations, projected over the next
+	// DefaultHorizon, is below DefaultTolAbs nats or DefaultTol of the
+	// bound, whichever is larger (0.01 nats on the step and robot models,
+	// about 1 nat on the Frey faces' bound of −1.1·10⁶).
+	DefaultTolAbs  = 0.01
+	DefaultTol     = 1e-6
+	DefaultWindow  = 100
+	DefaultHorizon = 1000
 
-	lbfgsMemory  = 10   // L-BFGS correction pairs (Nocedal & Wright, 2006, §7.2: 3…20 work well)
 	maxLineEvals = 30   // trial points per line search
 	armijoC1     = 1e-4 // sufficient decrease (Nocedal & Wright, 2006, §3.1)
 	wolfeC2      = 0.9  // curvature condition for quasi-Newton methods (ibid.)
@@ -51,6 +53,17 @@ const (
 	adamEps    = 1e-8
 )
 
+// lbfgsMemory is the number of L-BFGS correction pairs. Nocedal & Wright
+// (2006, §7.2) find 3…20 enough; these bounds measured otherwise: to the
+// 3-layer step model's −0.12 from 3 starts 2091–2729 evaluations and one
+// start never with 10, 403–1247 with 100 and 511–1028 with 200; to the
+// robot model's −5145 (with natural gradients) 1430–2928 and one start
+// never with 10, 487–1199 with 100 (TestOptimizerStudy). The memory costs
+// 2·lbfgsMemory vectors of the free parameters (14 MB for the Frey
+// preset's ~9000) and ~4·lbfgsMemory of their multiply-adds per iteration,
+// against an evaluation's hundreds of thousands. A variable for the study.
+var lbfgsMemory = 100
+
 // TrainerConfig configures a Trainer.
 type TrainerConfig struct {
 	Method       Method                // LBFGS (the zero value) or Adam
@@ -59,14 +72,31 @@ type TrainerConfig struct {
 	Frozen       map[engine.Group]bool // frozen parameter groups
 	Seed         uint64                // minibatch sampling
 	Workers      int                   // engine.Evaluator workers (0 = GOMAXPROCS)
-	// Tol and Window are the convergence test (defaults DefaultTol,
-	// DefaultWindow): Step reports FunctionConvergence once the best bound
-	// improved by less than Tol·max(1, |bound|) over the last Window
-	// accepted iterations without a divergence event. The window starts
-	// afresh after a new model or configuration (a person's edit), so the
-	// test never fires right after one.
-	Tol    float64
-	Window int
+	// TolAbs, Tol, Window and Horizon are the stopping rule (defaults
+	// DefaultTolAbs, DefaultTol, DefaultWindow, DefaultHorizon): Step
+	// reports FunctionConvergence once the best bound's rise over the last
+	// Window accepted iterations without a divergence event, projected
+	// over the next Horizon (StepInfo.Expected), is below
+	// max(TolAbs, Tol·|bound|). The window starts afresh after a new model
+	// or configuration (a person's edit), so the test never fires right
+	// after one.
+	TolAbs  float64
+	Tol     float64
+	Window  int
+	Horizon int
+	// ExplicitFinalQ optimises the final layer's q(u) as parameters, as
+	// every other layer's. By default, on the full data and with neither
+	// q_mu nor q_sqrt frozen, it is kept at its optimum given everything
+	// else instead (engine.Options.OptimalFinalQ): its M·D·(M+3)/2
+	// parameters — most of the robot's and Frey's — leave the optimizer's
+	// problem, and after every evaluation the model holds the optimum.
+	ExplicitFinalQ bool
+	// NaturalGradient steps the hidden layers' q(u) by natural gradients
+	// (Salimbeni et al., 2018) within each L-BFGS step, whose line search
+	// scales both (optim_natgrad.go; L-BFGS only). Off by default: it
+	// reaches the robot model's bounds in fewer evaluations but the step
+	// model's in far more (docs/measurements.md).
+	NaturalGradient bool
 }
 
 // StepInfo reports one optimizer iteration.
@@ -86,6 +116,11 @@ type StepInfo struct {
 	// optimizer's coordinates at the current point (Adam: of its last
 	// minibatch).
 	GradNorm float64
+	// Rise is how far the best bound rose over the last Window iterations
+	// (TrainerConfig), and Expected that rate projected over the next
+	// Horizon: the stopping rule's measure. Both are NaN until the window
+	// has filled since the last new model, configuration or divergence.
+	Rise, Expected float64
 }
 
 // Trainer optimises a model's parameters one iteration at a time, so that
@@ -147,6 +182,23 @@ type Trainer struct {
 	// is still at its parameters (see LastEvaluation).
 	lastRes *engine.Result
 	evalOK  bool
+
+	// optQ: the final layer's q(u) is kept at its optimum (see
+	// TrainerConfig.ExplicitFinalQ); its natural parameters are
+	// nat[qLo:qHi], outside the free set. Each evaluation computes it
+	// afresh; the points the optimizer may return to keep theirs: qU at
+	// u, qLast at the last evaluation, qLow at ulo.
+	optQ            bool
+	qLo, qHi        int
+	qU, qLast, qLow []float64
+
+	// ng: natural-gradient steps for the hidden layers' q(u) (free
+	// parameters with isQ), which L-BFGS's memory leaves out; gU is the
+	// whitened gradient of all parameters at u (valid when gUOK).
+	ng   bool
+	gU   []float64
+	gUOK bool
+	isQ  []bool
 }
 
 type lbfgsMemoryState struct {
@@ -177,6 +229,13 @@ func NewTrainer(m *engine.Model, cfg TrainerConfig) (*Trainer, error) {
 // Check reports whether c is a valid configuration.
 func (c TrainerConfig) Check() error { return checkConfig(&c) }
 
+// Defaults returns c with its zero fields set to the defaults, or an error
+// if c is invalid.
+func (c TrainerConfig) Defaults() (TrainerConfig, error) {
+	err := checkConfig(&c)
+	return c, err
+}
+
 func checkConfig(cfg *TrainerConfig) error {
 	if _, err := cfg.Method.MarshalText(); err != nil {
 		return err
@@ -193,17 +252,29 @@ func checkConfig(cfg *TrainerConfig) error {
 	if cfg.Workers < 0 {
 		return fmt.Errorf("train: workers %d must be ≥ 0", cfg.Workers)
 	}
+	if cfg.TolAbs == 0 {
+		cfg.TolAbs = DefaultTolAbs
+	}
 	if cfg.Tol == 0 {
 		cfg.Tol = DefaultTol
 	}
 	if cfg.Window == 0 {
 		cfg.Window = DefaultWindow
 	}
+	if cfg.Horizon == 0 {
+		cfg.Horizon = DefaultHorizon
+	}
 	if !(cfg.Tol > 0) || math.IsInf(cfg.Tol, 0) {
-		return fmt.Errorf("train: tolerance %v must be finite and > 0", cfg.Tol)
+		return fmt.Errorf("train: relative tolerance %v must be finite and > 0", cfg.Tol)
+	}
+	if !(cfg.TolAbs > 0) || math.IsInf(cfg.TolAbs, 0) {
+		return fmt.Errorf("train: tolerance %v nats must be finite and > 0", cfg.TolAbs)
 	}
 	if cfg.Window < 1 || cfg.Window > 1_000_000 {
 		return fmt.Errorf("train: window %d, want 1…1000000", cfg.Window)
+	}
+	if cfg.Horizon < 1 || cfg.Horizon > 1_000_000_000 {
+		return fmt.Errorf("train: horizon %d, want 1…1000000000", cfg.Horizon)
 	}
 	frozen := make(map[engine.Group]bool, len(cfg.Frozen))
 	for g, v := range cfg.Frozen {
@@ -239,9 +310,10 @@ func (t *Trainer) Iter() int { return t.iter }
 // earlier one's model (a resumed session keeps counting).
 func (t *Trainer) SetIter(n int) { t.iter = max(n, 0) }
 
-// SetConfig changes the configuration between steps. Changing the method or
-// the frozen groups resets the optimizer's memory; changing the learning
-// rate or batch size does not.
+// SetConfig changes the configuration between steps. Changing the method,
+// the frozen groups or whether the final layer's q(u) is kept at its
+// optimum resets the optimizer's memory; changing the learning rate or
+// batch size otherwise does not.
 func (t *Trainer) SetConfig(cfg TrainerConfig) error {
 	if err := checkConfig(&cfg); err != nil {
 		return err
@@ -259,9 +331,10 @@ func (t *Trainer) SetConfig(cfg TrainerConfig) error {
 	if cfg.LearningRate != old.LearningRate {
 		t.lrMul = 1
 	}
-	if cfg.Method != old.Method || !sameFrozen(cfg.Frozen, old.Frozen) {
+	nData, _ := t.m.X.Dims()
+	if cfg.Method != old.Method || !sameFrozen(cfg.Frozen, old.Frozen) || cfg.KeepsFinalQOptimal(nData) != old.KeepsFinalQOptimal(nData) {
 		t.rebuild()
-	} else if cfg.Tol != old.Tol || cfg.Window != old.Window {
+	} else if cfg.Tol != old.Tol || cfg.TolAbs != old.TolAbs || cfg.Window != old.Window || cfg.Horizon != old.Horizon {
 		t.nBest = 0
 	}
 	return nil
@@ -315,18 +388,48 @@ func canonicalQSqrt(m *engine.Model) {
 	}
 }
 
+// KeepsFinalQOptimal reports whether a trainer with configuration c keeps
+// the final layer's q(u) of a model with n data at its optimum: on the full
+// data, with q(u) neither frozen nor asked to be explicit.
+func (c TrainerConfig) KeepsFinalQOptimal(n int) bool {
+	full := c.Method == LBFGS || c.BatchSize <= 0 || c.BatchSize >= n
+	return full && !c.ExplicitFinalQ && !c.Frozen[engine.GroupQMu] && !c.Frozen[engine.GroupQSqrt]
+}
+
+// OptimalFinalQ reports whether the trainer keeps the final layer's q(u)
+// at its optimum (TrainerConfig.ExplicitFinalQ).
+func (t *Trainer) OptimalFinalQ() bool { return t.optQ }
+
 // rebuild recomputes the free set from the model and the configuration and
 // clears all optimizer memory; the next Step starts afresh.
 func (t *Trainer) rebuild() {
 	t.evalOK = false
 	t.nat = t.m.Params(t.nat[:0])
 	t.w = linalg.Resize(t.w, len(t.nat))
-	t.free = t.free[:0]
+	nData, _ := t.m.X.Dims()
+	t.optQ = t.cfg.KeepsFinalQOptimal(nData)
+	last := len(t.m.Layers) - 1
+	t.qLo, t.qHi = len(t.layout), len(t.layout)
 	for i, info := range t.layout {
-		if !t.cfg.Frozen[info.Group] {
-			t.free = append(t.free, i)
+		if info.Layer == last && (info.Group == engine.GroupQMu || info.Group == engine.GroupQSqrt) {
+			t.qLo = min(t.qLo, i)
 		}
 	}
+	t.ng = t.cfg.NaturalGradient && t.cfg.Method == LBFGS && len(t.m.Layers) > 1 && !t.cfg.Frozen[engine.GroupQMu] && !t.cfg.Frozen[engine.GroupQSqrt]
+	t.gU = linalg.Resize(t.gU, len(t.layout))
+	t.gUOK = false
+	t.free = t.free[:0]
+	t.isQ = t.isQ[:0]
+	for i, info := range t.layout {
+		if !t.cfg.Frozen[info.Group] && !(t.optQ && i >= t.qLo) {
+			t.free = append(t.free, i)
+			t.isQ = append(t.isQ, t.ng && hiddenQ(info, len(t.m.Layers)))
+		}
+	}
+	nq := t.qHi - t.qLo
+	t.qU = linalg.Resize(t.qU, nq)
+	t.qLast = linalg.Resize(t.qLast, nq)
+	t.qLow = linalg.Resize(t.qLow, nq)
 	t.buildWhite()
 	n := len(t.free)
 	t.u = linalg.Resize(t.u, n)
@@ -391,15 +494,34 @@ func (t *Trainer) setU(u []float64) error {
 	return t.unwhiten(t.w, t.nat)
 }
 
+// setPoint sets the model to a point the optimizer evaluated before: the
+// free parameters u and, when the final layer's q(u) is kept at its
+// optimum, the optimum q computed there (so that no q(u) of another point
+// is left behind).
+func (t *Trainer) setPoint(u, q []float64) {
+	if t.optQ {
+		copy(t.w[t.qLo:t.qHi], q) // natural: not whitened (buildWhite)
+	}
+	t.setU(u)
+}
+
 // eval sets the model to u and evaluates the objective f = −bound and, into
 // g, its gradient w.r.t. u, on the given rows (nil: all data).
 func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 	if err := t.setU(u); err != nil {
 		return math.Inf(1), err
 	}
-	res, gr, err := t.ev.Evaluate(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true})
+	optQ := t.optQ && rows == nil
+	res, gr, err := t.ev.Evaluate(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ})
 	if err != nil {
 		return math.Inf(1), err
+	}
+	if optQ {
+		// The model holds the optimum it was evaluated at.
+		res.FinalQ.Apply(t.m.Layers[len(t.m.Layers)-1])
+		t.qLast = t.m.Layers[len(t.m.Layers)-1].AppendQ(t.qLast[:0])
+		copy(t.nat[t.qLo:t.qHi], t.qLast)
+		copy(t.w[t.qLo:t.qHi], t.qLast)
 	}
 	if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
 		return math.Inf(1), fmt.Errorf("train: the bound is not finite (%v): %w", res.Bound, engine.ErrNotFinite)
@@ -451,6 +573,9 @@ func (t *Trainer) start() (string, int, error) {
 			f, err = t.eval(t.u, t.g, nil, true)
 			if err == nil {
 				t.f, t.have = f, true
+				copy(t.qU, t.qLast)
+				copy(t.gU, t.gfull)
+				t.gUOK = true
 				return strings.Join(events, "; "), evals, nil
 			}
 			t.m.SetParams(t.nat) // as it was
@@ -501,7 +626,8 @@ func (t *Trainer) Step() (info StepInfo, err error) {
 	info.Event = joinEvents(ev, info.Event)
 	info.Evals += evals
 	info.GradNorm = normInf(t.g)
-	if info.Status == NotTerminated && t.windowConverged(info) {
+	info.Rise, info.Expected = t.recordWindow(info)
+	if info.Status == NotTerminated && t.negligible(info.Expected, info.Bound) {
 		info.Status = FunctionConvergence
 	}
 	if info.Status.Converged() && info.Status != AllFrozen {
@@ -538,15 +664,16 @@ func Degeneracy(m *engine.Model) string {
 	return ""
 }
 
-// windowConverged records the step in the convergence window and reports
-// whether the best bound improved by less than Tol·max(1, |bound|) over the
-// last Window accepted iterations. A divergence event or a minibatch
-// estimate empties the window: it is no evidence either way.
-func (t *Trainer) windowConverged(info StepInfo) bool {
+// recordWindow records the step in the convergence window and returns the
+// best bound's rise over the last Window iterations and that rate
+// projected over the next Horizon (NaN, NaN until the window is full). A
+// divergence event or a minibatch estimate empties the window: it is no
+// evidence either way.
+func (t *Trainer) recordWindow(info StepInfo) (rise, expected float64) {
 	w := t.cfg.Window
 	if info.Event != "" || info.Estimate {
 		t.nBest = 0
-		return false
+		return math.NaN(), math.NaN()
 	}
 	if len(t.best) != w {
 		t.best, t.nBest = make([]float64, w), 0
@@ -562,7 +689,17 @@ func (t *Trainer) windowConverged(info StepInfo) bool {
 	}
 	t.best[t.nBest%w] = b
 	t.nBest++
-	return full && b-old <= t.cfg.Tol*math.Max(1, math.Abs(b))
+	if !full {
+		return math.NaN(), math.NaN()
+	}
+	rise = b - old
+	return rise, rise * float64(t.cfg.Horizon) / float64(w)
+}
+
+// negligible reports whether an improvement expected of a bound b is
+// below the stopping rule's tolerance, max(TolAbs, Tol·|b|).
+func (t *Trainer) negligible(expected, b float64) bool {
+	return expected <= math.Max(t.cfg.TolAbs, t.cfg.Tol*math.Abs(b))
 }
 
 func joinEvents(a, b string) string {
@@ -584,10 +721,16 @@ func (t *Trainer) lbfgsStep() StepInfo {
 	n := len(t.free)
 	d := t.dir
 	t.direction(d)
+	if t.ng {
+		t.natDirection(d)
+	}
 	gd := linalg.Dot(t.g, d)
 	if !(gd < 0) {
 		t.resetMemory()
 		t.direction(d)
+		if t.ng {
+			t.natDirection(d)
+		}
 		gd = linalg.Dot(t.g, d)
 	}
 	step := 1.0
@@ -600,6 +743,7 @@ func (t *Trainer) lbfgsStep() StepInfo {
 
 	lo, hi := 0.0, math.Inf(1)
 	var flo, fAcc float64
+	fromLo := false // accepted the point of sufficient decrease (ulo), whose full gradient is gone
 	var failures, evals int
 	var lastErr error
 	accepted := false
@@ -620,6 +764,7 @@ func (t *Trainer) lbfgsStep() StepInfo {
 			lo, flo = step, ft
 			copy(t.ulo, t.ut)
 			copy(t.glo, t.gt)
+			copy(t.qLow, t.qLast)
 		default:
 			accepted, fAcc = true, ft
 		}
@@ -639,13 +784,15 @@ func (t *Trainer) lbfgsStep() StepInfo {
 		// Sufficient decrease without the curvature condition: take it.
 		copy(t.ut, t.ulo)
 		copy(t.gt, t.glo)
-		t.setU(t.ut)
+		copy(t.qLast, t.qLow)
+		t.setPoint(t.ut, t.qLast)
 		accepted, fAcc = true, flo
+		fromLo = true
 	}
 
 	var event string
 	if !accepted {
-		t.setU(t.u) // revert to the last good parameters
+		t.setPoint(t.u, t.qU) // revert to the last good parameters
 		kind := "no decrease"
 		if lastErr != nil {
 			kind = failureKind(lastErr)
@@ -696,6 +843,9 @@ func (t *Trainer) lbfgsStep() StepInfo {
 	for k := range n {
 		s[k] = t.ut[k] - t.u[k]
 		y[k] = t.gt[k] - t.g[k]
+		if t.ng && t.isQ[k] {
+			s[k], y[k] = 0, 0 // the natural gradient steps them
+		}
 		sy += s[k] * y[k]
 		yy += y[k] * y[k]
 	}
@@ -707,6 +857,11 @@ func (t *Trainer) lbfgsStep() StepInfo {
 	fprev := t.f
 	copy(t.u, t.ut)
 	copy(t.g, t.gt)
+	copy(t.qU, t.qLast)
+	t.gUOK = !fromLo
+	if t.gUOK {
+		copy(t.gU, t.gfull)
+	}
 	t.f = fAcc
 	t.iter++
 	t.fresh++
@@ -726,7 +881,7 @@ func (t *Trainer) direction(d []float64) {
 	// The two loops of the recursion, each update of d fused with the
 	// dot product that the next one needs (axpyDot: the same sums as
 	// linalg.Dot, so the same bits), to pass over d once per pair.
-	key := func(i int) int { return (lb.top - 1 - i + lbfgsMemory) % lbfgsMemory }
+	key := func(i int) int { return (lb.top - 1 - i + len(lb.s)) % len(lb.s) }
 	var dot float64
 	if lb.n > 0 {
 		dot = linalg.Dot(lb.s[key(0)], d)
@@ -844,7 +999,7 @@ func (t *Trainer) adamStep() StepInfo {
 	}
 	info.Evals = evals
 	if err != nil {
-		t.setU(t.u)
+		t.setPoint(t.u, t.qU)
 		t.diverged()
 		info.Iter, info.Bound = t.iter, -t.f
 		info.Event = fmt.Sprintf("diverged (%s): reverted, learning rate lowered to %.3g", failureKind(err), t.cfg.LearningRate*t.lrMul)
@@ -853,6 +1008,7 @@ func (t *Trainer) adamStep() StepInfo {
 	copy(t.u, t.ut)
 	if full {
 		copy(t.g, t.gt)
+		copy(t.qU, t.qLast)
 	}
 	t.f = f
 	t.iter++

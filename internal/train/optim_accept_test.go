@@ -114,9 +114,11 @@ func TestRobotAcceptance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// 200 iterations: the deep model's bound is then within 5 % of its
-		// value after 500 (BenchmarkRobotLBFGS500) and clear of the one-layer GP.
-		fm, rep, err := Fit(context.Background(), m, TrainerConfig{}, FitOptions{MaxIters: 200})
+		// The one-layer GP, its q(u) at the optimum, converges within 50
+		// iterations (−5220.9); the deep model passes it after ~2000
+		// (seed 1: −5275 after 1000, −5153 after 3000; it converges near
+		// −5131 after ~9000).
+		fm, rep, err := Fit(context.Background(), m, TrainerConfig{}, FitOptions{MaxIters: 3000})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"dgpviz/internal/engine"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 
@@ -18,8 +19,8 @@ const DefaultMaxIters = 20000
 // FitOptions control Fit.
 type FitOptions struct {
 	// MaxIters is the iteration limit (default DefaultMaxIters). The
-	// trainer's convergence test (TrainerConfig.Tol and Window) stops a fit
-	// sooner.
+	// trainer's stopping rule (TrainerConfig.TolAbs, Tol, Window, Horizon)
+	// stops a fit sooner.
 	MaxIters int
 	// Progress, if not nil, is called after every iteration.
 	Progress func(StepInfo)
@@ -32,6 +33,10 @@ type FitReport struct {
 	Status Status   // why the fit stopped (Converged() when not by MaxIters or failure)
 	Events []string // the divergence events, in order
 	Evals  int      // bound evaluations
+	// Rise and Expected are the last iteration's: how far the best bound
+	// rose over the last TrainerConfig.Window iterations and that rate
+	// projected over the next Horizon (NaN before a window has filled).
+	Rise, Expected float64
 }
 
 func (o FitOptions) withDefaults() (FitOptions, error) {
@@ -68,7 +73,7 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitRe
 	if err != nil {
 		return nil, FitReport{}, err
 	}
-	var rep FitReport
+	rep := FitReport{Rise: math.NaN(), Expected: math.NaN()}
 	for k := 0; k < opt.MaxIters; k++ {
 		if err := ctx.Err(); err != nil {
 			return t.m, rep, err
@@ -77,6 +82,7 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitRe
 		rep.Evals += info.Evals
 		rep.Iters = info.Iter
 		rep.Bound = info.Bound
+		rep.Rise, rep.Expected = info.Rise, info.Expected
 		if info.Event != "" {
 			rep.Events = append(rep.Events, info.Event)
 		}

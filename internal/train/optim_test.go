@@ -78,9 +78,10 @@ func stepData() (x, y *mat.Dense, nx, ny dataset.Normalizer) {
 	return nx.Apply(ds.X), ny.Apply(ds.Y), nx, ny
 }
 
-// TestTrainerLBFGSMonotone checks that every L-BFGS step raises the bound
-// (the line search enforces sufficient decrease of −bound) and that the
-// reported bound is the model's bound.
+// TestTrainerLBFGSMonotone checks that no L-BFGS step lowers the bound
+// (the line search enforces sufficient decrease of −bound, or keeps the
+// last good point), that 50 steps raise it far, and that the reported
+// bound is the model's bound.
 func TestTrainerLBFGSMonotone(t *testing.T) {
 	for _, widths := range [][]int{{1, 1}, {1, 2, 1}, {2, 2, 3}} {
 		t.Run(fmt.Sprint(widths), func(t *testing.T) {
@@ -98,13 +99,16 @@ func TestTrainerLBFGSMonotone(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// Near the optimum a line search may find no decrease and
+				// restart from steepest descent: the bound stays. It never
+				// falls.
+				if s.Event == "" && s.Bound < prev {
+					t.Fatalf("iteration %d: bound %v fell from %v", s.Iter, s.Bound, prev)
+				}
+				prev = s.Bound
 				if s.Status.Converged() {
 					break
 				}
-				if s.Event == "" && !(s.Bound > prev) {
-					t.Fatalf("iteration %d: bound %v did not rise from %v", s.Iter, s.Bound, prev)
-				}
-				prev = s.Bound
 			}
 			r, _ := mustEval(t, tr.Model(), engine.Options{})
 			if r.Bound != prev {

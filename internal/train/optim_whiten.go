@@ -35,10 +35,13 @@ func (wl *whiteLayer) offS() int  { return wl.offMu() + wl.mz*wl.d }
 func (t *Trainer) buildWhite() {
 	t.white = t.white[:0]
 	off := 0
-	for _, l := range t.m.Layers {
+	for i, l := range t.m.Layers {
 		mz, q, d := l.Dims()
+		// A final q(u) kept at its optimum is no coordinate of the
+		// optimizer's: it stays natural.
+		opt := t.optQ && i == len(t.m.Layers)-1
 		wl := whiteLayer{off: off, np: l.Kernel.NumParams(), mz: mz, q: q, d: d,
-			mu: !t.cfg.Frozen[engine.GroupQMu], s: !t.cfg.Frozen[engine.GroupQSqrt]}
+			mu: !t.cfg.Frozen[engine.GroupQMu] && !opt, s: !t.cfg.Frozen[engine.GroupQSqrt] && !opt}
 		mm2 := mz * mz
 		wl.kff = make([]float64, mm2)
 		wl.lk = make([]float64, mm2)

@@ -39,7 +39,7 @@ func TestRobotPresetClosesTheLoop(t *testing.T) {
 	for _, r := range reps {
 		t.Logf("restart %d (init %s, perturb %g): bound %.1f", r.Restart, r.Init.HiddenInit, r.Init.Perturb, r.Report.Bound)
 	}
-	fm, rep, err := Fit(context.Background(), m, TrainerConfig{Workers: 2}, FitOptions{MaxIters: 300})
+	fm, rep, err := Fit(context.Background(), m, p.Trainer(TrainerConfig{Workers: 2}), FitOptions{MaxIters: 300})
 	if err != nil {
 		t.Fatal(err)
 	}

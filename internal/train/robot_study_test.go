@@ -3,7 +3,6 @@ package train
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,23 +33,7 @@ func TestRobotPresetStudy(t *testing.T) {
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
 	x, y := nx.Apply(ds.X), ny.Apply(ds.Y)
 	pos := mat.DenseCopyOf(ds.Truth.Slice(0, n, 0, 2))
-	rmse := func(m *engine.Model) float64 {
-		var ev engine.Evaluator
-		msgs, err := ev.Predict(m, nx.Apply(ds.XTest))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pred := ny.UndoMean(msgs[len(msgs)-1].Mean)
-		r, c := pred.Dims()
-		var s float64
-		for i := range r {
-			for j := range c {
-				e := pred.At(i, j) - ds.YTest.At(i, j)
-				s += e * e
-			}
-		}
-		return math.Sqrt(s / float64(r*c))
-	}
+	rmse := func(m *engine.Model) float64 { return robotTestRMSE(t, m, ds, nx, ny) }
 	for _, tc := range []struct {
 		inducing, restarts, restartIters, iters int
 	}{

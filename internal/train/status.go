@@ -76,9 +76,10 @@ const (
 	// AllFrozen: every parameter group is frozen, there is nothing to
 	// optimise.
 	AllFrozen
-	// FunctionConvergence: the best bound improved by less than
-	// TrainerConfig.Tol·max(1, |bound|) over the last Window accepted
-	// iterations.
+	// FunctionConvergence: the improvement still expected is negligible:
+	// the best bound's rise over the last TrainerConfig.Window iterations,
+	// projected over the next Horizon, is below max(TolAbs, Tol·|bound|)
+	// (the stopping rule, StepInfo.Expected).
 	FunctionConvergence
 	// IterationLimit: Run made MaxIters iterations.
 	IterationLimit

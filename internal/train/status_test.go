@@ -92,25 +92,43 @@ func TestRunReportsWhyItStopped(t *testing.T) {
 	}
 }
 
-// TestWindowConvergence: the convergence test fires once the best bound
-// improved by less than Tol·max(1, |bound|) over Window iterations — never
-// before Window accepted iterations, and never within Window iterations of
-// a new model (a person's edit) — and a negligible tolerance never fires.
+// TestWindowConvergence: the stopping rule projects the best bound's rise
+// over the last Window iterations over the next Horizon (StepInfo.Rise
+// and Expected, recomputed here from the steps' bounds) and fires once
+// that is below max(TolAbs, Tol·|bound|) — never before Window
+// iterations, and never within Window iterations of a new model (a
+// person's edit); a negligible tolerance never fires.
 func TestWindowConvergence(t *testing.T) {
 	m := fittedStep3(t)
-	// Tol 1: any improvement of less than max(1, |bound|) nats over 10
-	// iterations counts, so the test fires at the 11th accepted iteration
-	// (the window holds 10 bests before it compares).
-	tr, err := NewTrainer(m.Clone(), TrainerConfig{Workers: 1, Tol: 1, Window: 10})
+	// TolAbs 1e9: any rise counts, so the rule fires at the 11th
+	// iteration (the window holds 10 bests before it compares).
+	cfg := TrainerConfig{Workers: 1, TolAbs: 1e9, Window: 10, Horizon: 1000}
+	tr, err := NewTrainer(m.Clone(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stepUntil := func(limit int) (StepInfo, int) {
 		t.Helper()
 		var info StepInfo
+		best := []float64{}
 		for k := 1; k <= limit; k++ {
 			if info, err = tr.Step(); err != nil {
 				t.Fatal(err)
+			}
+			b := info.Bound
+			if len(best) > 0 {
+				b = math.Max(b, best[len(best)-1])
+			}
+			best = append(best, b)
+			if k <= 10 {
+				if !math.IsNaN(info.Rise) || !math.IsNaN(info.Expected) {
+					t.Fatalf("step %d: rise %v, expected %v before the window filled", k, info.Rise, info.Expected)
+				}
+			} else if info.Event == "" {
+				rise := best[k-1] - best[k-11]
+				if info.Rise != rise || info.Expected != rise*1000/10 {
+					t.Fatalf("step %d: rise %v, expected %v; from the bounds %v and %v", k, info.Rise, info.Expected, rise, rise*100)
+				}
 			}
 			if info.Status.Terminated() {
 				return info, k
@@ -129,14 +147,33 @@ func TestWindowConvergence(t *testing.T) {
 	if info, k = stepUntil(100); info.Status != FunctionConvergence || k < 11 {
 		t.Fatalf("after SetModel: status %v after %d steps, want function convergence no sooner than 11", info.Status, k)
 	}
-	// A negligible tolerance: 200 iterations, and the test never fires
-	// (the optimizer's own tests may; they are not function convergence).
-	tr2, _ := NewTrainer(m.Clone(), TrainerConfig{Workers: 1, Tol: 1e-300, Window: 10})
-	tr = tr2
-	if info, _ = stepUntil(200); info.Status == FunctionConvergence {
-		t.Fatalf("a negligible tolerance fired: %v", info.Status)
+	// The tolerance against the expected rise: a rule that asks for less
+	// than the last expected rise does not fire, one that asks for more
+	// does, at the same point.
+	tr, _ = NewTrainer(m.Clone(), TrainerConfig{Workers: 1, TolAbs: 1e-300, Tol: 1e-300, Window: 10})
+	for range 30 {
+		if info, err = tr.Step(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, bad := range []TrainerConfig{{Tol: -1}, {Tol: math.Inf(1)}, {Window: -3}} {
+	if info.Status == FunctionConvergence || !(info.Expected > 0) {
+		t.Fatalf("a negligible tolerance fired, or no rise to compare: %v, expected %v", info.Status, info.Expected)
+	}
+	for _, c := range []struct {
+		tolAbs float64
+		fires  bool
+	}{{info.Expected / 2, false}, {info.Expected * 2, true}} {
+		tr.cfg.TolAbs = c.tolAbs
+		if got := tr.negligible(info.Expected, info.Bound); got != c.fires {
+			t.Errorf("expected rise %v against %v nats: negligible %v, want %v", info.Expected, c.tolAbs, got, c.fires)
+		}
+	}
+	// The relative tolerance counts where it is the larger.
+	tr.cfg.TolAbs, tr.cfg.Tol = 1e-300, 2*info.Expected/math.Abs(info.Bound)
+	if !tr.negligible(info.Expected, info.Bound) {
+		t.Errorf("relative tolerance %v of |bound| %v did not count", tr.cfg.Tol, math.Abs(info.Bound))
+	}
+	for _, bad := range []TrainerConfig{{Tol: -1}, {Tol: math.Inf(1)}, {TolAbs: -1}, {TolAbs: math.NaN()}, {Window: -3}, {Horizon: -1}} {
 		if err := bad.Check(); err == nil {
 			t.Errorf("%+v passed Check", bad)
 		}

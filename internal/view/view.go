@@ -40,6 +40,10 @@ type View interface {
 	// Preset returns the view's default architecture for data d, and
 	// whether it has one (the explorer's and the autoencoder's presets).
 	Preset(d *Data) (Arch, bool)
+	// Optimizer returns c with the optimizer settings of the view's
+	// preset (natural-gradient steps for the explorer's), for the fit
+	// that continues from Init's model; c as it is without a preset.
+	Optimizer(c train.TrainerConfig) train.TrainerConfig
 	// Init builds the first model of a session on d with architecture a:
 	// the view's preset (restart selection) or a plain initialisation. It
 	// returns the preset's restarts too (nil for a single start).

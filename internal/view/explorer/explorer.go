@@ -58,6 +58,9 @@ func (*View) Preset(*view.Data) (view.Arch, bool) {
 	return view.Arch{Hidden: p.Init.Hidden, Inducing: p.Init.Inducing}, true
 }
 
+// Optimizer returns c with the preset's optimizer settings.
+func (*View) Optimizer(c train.TrainerConfig) train.TrainerConfig { return train.RobotPreset(0).Trainer(c) }
+
 // Init runs the preset's restarts and keeps their models, scored by the
 // geometry of their first hidden layer when the data carry ground truth.
 func (v *View) Init(ctx context.Context, d *view.Data, a view.Arch, workers int) (*engine.Model, *view.Restarts, error) {

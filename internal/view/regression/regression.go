@@ -46,6 +46,9 @@ func (*View) Kind() string { return Kind }
 // Preset: the regression view takes the server's default architecture.
 func (*View) Preset(*view.Data) (view.Arch, bool) { return view.Arch{}, false }
 
+// Optimizer: the regression view has no preset.
+func (*View) Optimizer(c train.TrainerConfig) train.TrainerConfig { return c }
+
 // Init initialises a model on d (train.Initialize), perturbed by the seed.
 func (*View) Init(_ context.Context, d *view.Data, a view.Arch, _ int) (*engine.Model, *view.Restarts, error) {
 	m, err := train.Initialize(d.X, d.Y, train.InitConfig{Hidden: a.Hidden, Inducing: a.Inducing, Seed: a.Seed, Perturb: initPerturb})
