@@ -63,7 +63,9 @@ func (*View) Preset(*view.Data) (view.Arch, bool) {
 }
 
 // Optimizer returns c with the preset's optimizer settings.
-func (*View) Optimizer(c train.TrainerConfig) train.TrainerConfig { return train.FreyPreset(0).Trainer(c) }
+func (*View) Optimizer(c train.TrainerConfig) train.TrainerConfig {
+	return train.FreyPreset(0).Trainer(c)
+}
 
 func (*View) Init(ctx context.Context, d *view.Data, a view.Arch, workers int) (*engine.Model, *view.Restarts, error) {
 	m, reps, err := view.StartPreset(ctx, train.FreyPreset(a.Seed), d, a, workers)

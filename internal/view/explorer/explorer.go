@@ -59,7 +59,9 @@ func (*View) Preset(*view.Data) (view.Arch, bool) {
 }
 
 // Optimizer returns c with the preset's optimizer settings.
-func (*View) Optimizer(c train.TrainerConfig) train.TrainerConfig { return train.RobotPreset(0).Trainer(c) }
+func (*View) Optimizer(c train.TrainerConfig) train.TrainerConfig {
+	return train.RobotPreset(0).Trainer(c)
+}
 
 // Init runs the preset's restarts and keeps their models, scored by the
 // geometry of their first hidden layer when the data carry ground truth.
