@@ -39,8 +39,11 @@ func TestFreyFitPredict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(raw), `"input_kernel": "rbfiso"`) || !strings.Contains(string(raw), `"type": "rbfiso"`) {
-		t.Error("the frey model's input layer is not the isotropic RBF by default")
+	// The autoencoder preset's input kernel, with -hidden and -inducing
+	// given: an ARD RBF whose lengthscales start equal (all at the
+	// isotropic start; at 1 each, every pair of frames is uncorrelated).
+	if !strings.Contains(string(raw), `"input_kernel": "rbf"`) || !strings.Contains(string(raw), `"input_iso_start": true`) {
+		t.Error("the frey model's input layer is not the preset's RBF started isotropic by default")
 	}
 	ds, err := dataset.LoadFrey(fixture)
 	if err != nil {
