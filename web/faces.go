@@ -8,6 +8,7 @@ import (
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/faces"
+	"dgpviz/internal/slides"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/view/autoencoder"
 )
@@ -74,6 +75,9 @@ func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 	fig, err := faces.NewFigure(lat.Mean, dec, grid, fs.Data.Shape, fs.Data.Range)
 	if err != nil {
 		return fmt.Errorf("web: faces: %w", err)
+	}
+	if slideShape(q) {
+		return slides.Faces(buf, format, fig, captionOf(fs, ""))
 	}
 	return faces.Render(buf, format, fig)
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"dgpviz/internal/latent"
+	"dgpviz/internal/slides"
 	"dgpviz/internal/stream"
 )
 
@@ -38,6 +39,9 @@ func latentExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q 
 	}
 	if err != nil {
 		return fmt.Errorf("web: %w", err)
+	}
+	if slideShape(q) {
+		return slides.Latent(buf, format, f, captionOf(fs, ""))
 	}
 	return latent.RenderFigure(buf, format, f)
 }

@@ -3,6 +3,7 @@ package stream
 import (
 	"encoding/binary"
 	"encoding/json"
+	"slices"
 )
 
 // The view's own messages for followers: the message figure, the depth
@@ -61,4 +62,37 @@ func viewType(b []byte) (typ string, dataID int, ok bool) {
 		return "", 0, false
 	}
 	return h.Type, *h.DataID, true
+}
+
+// BoundHistory is a session's bound over iterations, as the bound panel
+// draws it (history.go keeps it): per point the iteration, the bound and
+// the likelihood, and per point and layer (Layers to a point) the terms;
+// NaN where absent.
+type BoundHistory struct {
+	Layers                       int
+	Iter, Bound, Likelihood      []float64
+	KL, Compression, Propagation []float64
+}
+
+// figureData returns copies of the bound history and the view's latest
+// messages of data set dataID, for a download.
+func (h *Hub) figureData(dataID int) (*BoundHistory, map[string][]byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var bh *BoundHistory
+	if n := h.hist.n(); n > 0 && h.hist.dataID == dataID {
+		l := h.hist.layers
+		bh = &BoundHistory{Layers: l, Iter: slices.Clone(h.hist.iter), Bound: slices.Clone(h.hist.bound), Likelihood: slices.Clone(h.hist.lik),
+			KL: make([]float64, n*l), Compression: make([]float64, n*l), Propagation: make([]float64, n*l)}
+		for k := range n * l {
+			bh.KL[k], bh.Compression[k], bh.Propagation[k] = h.hist.terms[3*k], h.hist.terms[3*k+1], h.hist.terms[3*k+2]
+		}
+	}
+	views := map[string][]byte{}
+	if h.hist.dataID == dataID {
+		for t, b := range h.views {
+			views[t] = b
+		}
+	}
+	return bh, views
 }
