@@ -205,7 +205,9 @@ function onText(m) {
       if (m.config) applyConfig(m.config);
       break;
     case "ack":
-      if (m.op === "architecture") depthPending = null;
+      // the last of several "[" / "]" presses answered (earlier ones' acks
+      // leave the count from the last request)
+      if (m.op === "architecture" && (!depthPending || m.config?.hidden?.join(",") === depthPending.join(","))) depthPending = null;
       if (m.op === "fork" && m.url) { location.assign(m.url); break; } // forked through a relay: on the presenter's server
       if (m.op === "fork" && m.resume) { // our own copy: reconnect into it
         view.follow = "";
@@ -224,6 +226,7 @@ function onText(m) {
       if (m.present !== view.present) setPresent(m.present);
       if (m.scale !== view.scale) setScale(m.scale);
       followSlide(m.slide);
+      state.slide = m.slide; // as the presenter sent it
       for (const fn of listeners.get("presentation") ?? []) fn(m);
       break;
     case "error":

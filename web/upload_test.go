@@ -182,3 +182,24 @@ func TestModelUploadBudget(t *testing.T) {
 		t.Errorf("%d %q, want 400 saying %q", resp.StatusCode, b, want)
 	}
 }
+
+// TestDataUploadStartsFitting is issue #26's finding: an uploaded data set
+// opens fitting (running, not paused), as the demo does.
+func TestDataUploadStartsFitting(t *testing.T) {
+	hs := newSite(t)
+	csv := "x,y\n0,0\n0.1,0.2\n0.2,0.35\n0.3,0.5\n0.4,0.55\n0.5,0.5\n0.6,0.3\n"
+	resp, err := http.Post(hs.URL+"/data?name=mine.csv", "text/csv", strings.NewReader(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var out struct{ Resume string }
+	if resp.StatusCode != 200 || json.Unmarshal(body, &out) != nil || out.Resume == "" {
+		t.Fatalf("upload: %d %s", resp.StatusCode, body)
+	}
+	_, f := resumeUntil(t, hs.URL, out.Resume, "frame")
+	if f["running"] != true || f["paused"] != false {
+		t.Errorf("the uploaded data's first frame: running %v, paused %v; want it fitting", f["running"], f["paused"])
+	}
+}

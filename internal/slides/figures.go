@@ -16,6 +16,7 @@ import (
 	"dgpviz/internal/view"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -243,8 +244,8 @@ func RenderLayer(w io.Writer, format string, ld *LayerData, cap Caption) error {
 		}
 		// the penalties beneath, on the same input axis
 		h := dc.Max.Y - dc.Min.Y
-		top := draw.Crop(dc, 0, 0, h*0.27, 0)
-		bottom := draw.Crop(dc, 0, 0, 0, -h*0.75)
+		top := draw.Crop(dc, 0, 0, h*0.32, 0)
+		bottom := draw.Crop(dc, 0, 0, 0, -h*0.7)
 		pen := newPlot(ld.XLabel, "penalty (nats)")
 		for i := range ld.InMean {
 			c, pr := ld.Comp[i], ld.Prop[i]
@@ -258,14 +259,29 @@ func RenderLayer(w io.Writer, format string, ld *LayerData, cap Caption) error {
 			}
 			pen.Add(cb, pb)
 		}
-		pen.Legend.Add("compression", swatch{Comp})
-		pen.Legend.Add("propagation", swatch{Prop})
-		pen.Legend.Left = false
-		pen.X.Min, pen.X.Max = p.X.Min, p.X.Max
-		pen.Y.Min = 0
-		// one input axis for both: the wider of the two ranges
+		p.Legend.Add("compression, beneath", swatch{Comp})
+		p.Legend.Add("propagation, beneath", swatch{Prop})
+		top2 := 0.0
+		for i := range ld.Comp {
+			top2 = math.Max(top2, ld.Comp[i]+ld.Prop[i])
+		}
+		pen.Y.Min, pen.Y.Max = 0, math.Max(top2, 1e-9)*1.05
+		pen.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: top2, Label: fmt.Sprintf("%.3g", top2)}})
+		// one input axis for both: the wider of the two ranges, and the
+		// data areas lined up
 		xmin, xmax := math.Min(p.X.Min, pen.X.Min), math.Max(p.X.Max, pen.X.Max)
 		p.X.Min, p.X.Max, pen.X.Min, pen.X.Max = xmin, xmax, xmin, xmax
+		a, b := p.DataCanvas(top), pen.DataCanvas(bottom)
+		if d := a.Min.X - b.Min.X; d > 0 {
+			bottom = draw.Crop(bottom, d, 0, 0, 0)
+		} else {
+			top = draw.Crop(top, -d, 0, 0, 0)
+		}
+		if d := a.Max.X - b.Max.X; d < 0 {
+			bottom = draw.Crop(bottom, 0, d, 0, 0)
+		} else {
+			top = draw.Crop(top, 0, -d, 0, 0)
+		}
 		p.Draw(top)
 		pen.Draw(bottom)
 		return nil

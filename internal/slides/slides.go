@@ -25,10 +25,11 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Size of every slide figure: 16:9 (a PNG is plotkit.SlidePixels wide).
+// Size of every slide figure: 16:9, 6.4 × 3.6 inches (a PNG at 250 dpi
+// is plotkit.SlidePixels × 900 pixels).
 const (
-	Width  = 16 * vg.Centimeter
-	Height = 9 * vg.Centimeter
+	Width  = 6.4 * vg.Inch
+	Height = 3.6 * vg.Inch
 )
 
 // The page's colours (static/plot.js).

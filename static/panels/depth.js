@@ -47,6 +47,12 @@ register("depth", (el, app) => {
     draw(s) {
       const { setup } = s;
       btn.hidden = !!s.follower;
+      legend(el.querySelector(".legend"), [
+        { label: "data", color: C.data, kind: "dot" },
+        { label: "predictive mean of the kept restart", short: "mean", color: C.mean, kind: "line" },
+        { label: "± 2 sd (noise included)", short: "±2 sd", color: C.band, kind: "band" },
+        { label: "rise: the 10–90 % rise width of the mean, in the input's units", short: "rise: 10–90 % width", color: C.muted, kind: "none" },
+      ]);
       showTable();
       const over = el.querySelector(".overlay");
       // until a comparison of this data is done the panel is a line of
@@ -60,12 +66,6 @@ register("depth", (el, app) => {
       }
       over.textContent = cmp.done ? "" : "fitting 1, 2 and 3 layers…";
       if (!cmp.done) return;
-      legend(el.querySelector(".legend"), [
-        { label: "data", color: C.data, kind: "dot" },
-        { label: "predictive mean of the kept restart", short: "mean", color: C.mean, kind: "line" },
-        { label: "± 2 sd (noise included)", short: "±2 sd", color: C.band, kind: "band" },
-        { label: "rise: the 10–90 % rise width of the mean, in the input's units", short: "rise: 10–90 % width", color: C.muted, kind: "none" },
-      ]);
       const G = cmp.g, xs = cmp.x, N = setup.n;
       let lo = Infinity, hi = -Infinity;
       for (let n = 0; n < N; n++) { lo = Math.min(lo, setup.y[n]); hi = Math.max(hi, setup.y[n]); }

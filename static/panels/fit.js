@@ -8,6 +8,7 @@
 // slice's marker (by default the input where the fit rises most steeply:
 // a step's edge).
 import { register, dimSelect } from "./registry.js";
+import { layerTitle } from "./layer.js";
 import { Plot, C, StickyRange, unitsOf, legend, fmt, canvasPoint, clientPoint } from "../plot.js";
 
 const HIT = 8; // px radius for grabbing a data point or the slice's marker
@@ -264,6 +265,7 @@ register("fit", (el, app) => {
         el.querySelector(".panel-head").after(cap);
       }
       if (cap.textContent !== setup.description) cap.textContent = setup.description;
+      layerTitle(el.querySelector("h2"), "Fit", "the whole deep GP");
       if (D > 1) dimSelect(tools, "output", D, dim, (v) => { dim = v; yr.reset(); app.redraw(); }, "fit-dim");
       const ux = unitsOf(setup.norm_x.mean[0], setup.norm_x.scale[0]);
       const uy = unitsOf(setup.norm_y.mean[dim], setup.norm_y.scale[dim]);

@@ -17,7 +17,7 @@ export function layerTitle(h2, main, detail) {
   h2.dataset.key = key;
   const a = document.createElement("span"), b = document.createElement("span");
   a.className = "t-main"; a.textContent = main;
-  b.className = "t-detail"; b.textContent = ` · ${detail}`;
+  b.className = "t-detail"; b.textContent = detail.startsWith("of ") ? ` ${detail}` : ` · ${detail}`;
   h2.replaceChildren(a, b);
   h2.title = `${main} · ${detail}`;
 }
@@ -254,8 +254,8 @@ register("layer1d", (el, app) => {
         ctx.textAlign = "right"; ctx.textBaseline = "top";
         ctx.fillText(`max ${fmt(mx)} nats`, strip.r - 2, strip.t + 1);
       }
-      layerTitle(el.querySelector(".layer-title"), `Layer ${li + 1} of ${nL}: ${li === 0 ? "input" : `h${li}`} → ${last ? "output" : `h${li + 1}`}`,
-        `${L.m} inducing · ℓ = ${fmt(L.kernel.params[1] ?? NaN)}, σ²f = ${fmt(L.kernel.params[0])}, s² = ${fmt(L.noise)}`);
+      layerTitle(el.querySelector(".layer-title"), `Layer ${li + 1}: ${li === 0 ? "input" : `h${li}`} → ${last ? "output" : `h${li + 1}`}`,
+        `of ${nL} · ${L.m} inducing · ℓ = ${fmt(L.kernel.params[1] ?? NaN)}, σ²f = ${fmt(L.kernel.params[0])}, s² = ${fmt(L.noise)}`);
       const follower = !!s.follower;
       legend(el.querySelector(".legend"), [
         { label: "f mean", short: "f", color: C.mean, kind: "line" },

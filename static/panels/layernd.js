@@ -72,8 +72,8 @@ register("layernd", (el, app) => {
       });
       let comp = 0, prop = 0;
       if (L.comp) for (let n = 0; n < N; n++) { comp += L.comp[n]; prop += L.prop[n]; }
-      layerTitle(el.querySelector(".layer-title"), `Layer ${li + 1} of ${nL}: ${L.q}-D ${li === 0 ? "input" : `h${li}`} → ${D}-D ${last ? "output" : `h${li + 1}`}`,
-        `${L.m} inducing · compression ${fmt(comp)}, propagation ${fmt(prop)} nats`);
+      layerTitle(el.querySelector(".layer-title"), `Layer ${li + 1}: ${L.q}-D ${li === 0 ? "input" : `h${li}`} → ${D}-D ${last ? "output" : `h${li + 1}`}`,
+        `of ${nL} · ${L.m} inducing · compression ${fmt(comp)}, propagation ${fmt(prop)} nats`);
       legend(el.querySelector(".legend"), [
         { label: "message means, coloured by datum order (early → late)", short: "means (early → late)", color: colormap(0.5), kind: "dot" },
         { label: "± 2 sd", color: colormap(0.5, 0.3), kind: "band" },

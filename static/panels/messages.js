@@ -295,7 +295,8 @@ register("messages", (el, app) => {
         }
       });
       ctx.fillStyle = C.ink; ctx.font = "600 12px system-ui, sans-serif"; ctx.textAlign = "left"; ctx.textBaseline = "top";
-      ctx.fillText(`Layer ${layer + 1}: f mean ± 2 sd; inducing variables u (red, ± 2 sd)`, gpBox.l + 6, gpBox.t + 2);
+      const narrow = leftW < 330; // a projector at a large type scale: shorter words
+      ctx.fillText(narrow ? `Layer ${layer + 1}: f ± 2 sd; u in red` : `Layer ${layer + 1}: f mean ± 2 sd; inducing variables u (red, ± 2 sd)`, gpBox.l + 6, gpBox.t + 2);
       ctx.font = "12px system-ui, sans-serif";
       vlabel(ctx, u.ylabel, R.l - 44, (gpBox.t + gpBox.b) / 2);
 
@@ -321,7 +322,7 @@ register("messages", (el, app) => {
         }
       });
       ctx.fillStyle = C.ink; ctx.textAlign = "center"; ctx.textBaseline = "bottom";
-      ctx.fillText(`${u.xlabel} — inputs: drag to move, drag ○ or wheel to widen`, (inBox.l + inBox.r) / 2, H - 4);
+      ctx.fillText(narrow || s.follower ? u.xlabel : `${u.xlabel} — inputs: drag to move, drag ○ or wheel to widen`, (inBox.l + inBox.r) / 2, H - 4);
       vlabel(ctx, "input density", R.l - 44, (inBox.t + inBox.b) / 2);
 
       // -- left: the responses --
@@ -349,7 +350,7 @@ register("messages", (el, app) => {
         ctx.fillStyle = col; ctx.font = "600 12px system-ui, sans-serif"; ctx.textAlign = "left"; ctx.textBaseline = "top";
         ctx.fillText(`${k + 1}`, box.l + 5, box.t + 2);
         ctx.font = "12px system-ui, sans-serif"; ctx.fillStyle = C.ink; ctx.textBaseline = "bottom"; ctx.textAlign = "center";
-        ctx.fillText(`propagation ${fmt(r.propagation)} · compression ${fmt(r.compression)} · W₁ ${fmt(r.w1)}`, (box.l + box.r) / 2, box.b + 32);
+        ctx.fillText(narrow ? `prop. ${fmt(r.propagation)} · compr. ${fmt(r.compression)}` : `propagation ${fmt(r.propagation)} · compression ${fmt(r.compression)} · W₁ ${fmt(r.w1)}`, (box.l + box.r) / 2, box.b + 32);
       }
       ctx.save(); ctx.fillStyle = C.muted; ctx.textAlign = "center";
       vlabel(ctx, `response density over ${u.ylabel}`, 12, H / 2);
