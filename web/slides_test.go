@@ -123,6 +123,14 @@ func TestSlideDownloads(t *testing.T) {
 		t.Errorf("the paper's fit figure is 16:9 too (%d × %d)", cfg.Width, cfg.Height)
 	}
 
+	// The latent views of a model with a 2-D hidden layer.
+	key2, _ := liveSession(t, hs.URL, "play=0&speed=0&hidden=2")
+	if r, body := get(t, hs.URL+"/figure/latent.png?session="+key2); r.StatusCode != 200 {
+		t.Errorf("latent.png: %d %.200s", r.StatusCode, body)
+	} else if cfg, err := png.DecodeConfig(strings.NewReader(body)); err != nil || cfg.Width != 1600 || cfg.Height != 900 {
+		t.Errorf("latent.png: %v, %d × %d, want 1600 × 900", err, cfg.Width, cfg.Height)
+	}
+
 	// The depth comparison, once it has run.
 	if err := c.WriteJSON(map[string]any{"id": 3, "op": "compare", "n": 60}); err != nil {
 		t.Fatal(err)

@@ -273,7 +273,7 @@ func (s *session) run() {
 	for {
 		stepping := (s.opt.running && !s.opt.held) || s.opt.steps > 0
 		var due <-chan time.Time // the speed limit's next iteration
-		if stepping && s.opt.steps == 0 && s.cfg.Speed > 0 && s.opt.settle.settled {
+		if stepping && s.opt.steps == 0 && s.cfg.Speed > 0 && (s.opt.settle.settled || !fastUntilSettled) {
 			if wait := time.Until(s.opt.lastStep.Add(time.Second / time.Duration(s.cfg.Speed))); wait > 0 {
 				pace.Reset(wait)
 				due, stepping = pace.C, false

@@ -22,6 +22,10 @@ const (
 	unsettleBy   = 4     // hysteresis: unsettled at this many times the rise
 )
 
+// fastUntilSettled switches the fast phase on; the pace measurement
+// (TestMeasurePace) turns it off to time the pace before it.
+var fastUntilSettled = true
+
 // settler follows the bound of the iterations since the last new or
 // edited model.
 type settler struct {
