@@ -101,6 +101,8 @@ const app = {
   // setSliceAt moves the samples' slice to input x (model units);
   // transient: while dragging (followers get it when the drag ends).
   setSliceAt(x, transient) { state.show.at = x; app.redraw(); if (!transient) setShow({ ...state.show }); },
+  // urlChanged writes the page's state to its URL again (a lesson began or ended).
+  urlChanged() { if (state.config) applyConfig(state.config); },
   // say shows a short message (a key that can do nothing says why).
   say(msg, kind = "info") { toast(msg, kind); },
   redraw() {
@@ -522,7 +524,8 @@ function wire() {
 // ---- presentation mode ----
 
 function viewQuery() {
-  return view.present ? `&present=1&scale=${view.scale.toFixed(1)}` : "";
+  const l = lesson?.current(); // a lesson under way stays in the URL (a bookmark opens it)
+  return (view.present ? `&present=1&scale=${view.scale.toFixed(1)}` : "") + (l && !view.follow ? `&lesson=${encodeURIComponent(l.name)}` : "");
 }
 
 // ---- sharing: followers watch a session read-only (docs/protocol.md) ----

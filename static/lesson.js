@@ -50,10 +50,8 @@ export function lessons(app, { setShow, send, state, toast }) {
     let data;
     try { data = await load(name); } catch (e) { toast(`Could not open the lesson: ${e.message}`, "error"); return; }
     cur = { name, data, step: -1 };
-    const q = new URLSearchParams(location.search);
-    q.set("lesson", name);
-    history.replaceState(null, "", `${location.pathname}?${q}`);
     enter(step);
+    app.urlChanged?.();
   }
 
   function stop() {
@@ -61,9 +59,7 @@ export function lessons(app, { setShow, send, state, toast }) {
     cur = null;
     bar.hidden = true;
     focus([]);
-    const q = new URLSearchParams(location.search);
-    q.delete("lesson");
-    history.replaceState(null, "", `${location.pathname}?${q}`);
+    app.urlChanged?.();
     document.body.classList.remove("in-lesson");
     setShow({ name: "live", at: null });
   }

@@ -36,7 +36,7 @@ func TestBrowserLesson(t *testing.T) {
 
 	e.eval(`document.activeElement.blur(), true`, nil)
 	e.run(chromedp.KeyEvent(kb.PageDown))
-	e.waitFor("step 2: two layers", `document.querySelector('[data-testid="lesson-title"]').textContent.includes("Add a layer") && window.dgpviz.state.frame.layers.length === 2`)
+	e.waitFor("step 2: two layers, the lesson in the URL", `document.querySelector('[data-testid="lesson-title"]').textContent.includes("Add a layer") && window.dgpviz.state.frame.layers.length === 2 && location.search.includes("hidden=1&") && location.search.includes("lesson=paper")`)
 	f.waitFor("the follower on step 2", `document.querySelector('[data-testid="lesson-title"]').textContent.includes("Add a layer") && window.dgpviz.state.frame.layers.length === 2`)
 
 	// Step 3 (three layers), then on to the message figure at the bend.
@@ -53,7 +53,7 @@ func TestBrowserLesson(t *testing.T) {
 	e.screenshot("lesson-samples.png", "")
 
 	e.run(chromedp.Click(`[data-testid="lesson-close"]`))
-	e.waitFor("the lesson closed", `document.querySelector('[data-testid="lesson"]').hidden && document.body.dataset.show === "live"`)
+	e.waitFor("the lesson closed", `document.querySelector('[data-testid="lesson"]').hidden && document.body.dataset.show === "live" && !location.search.includes("lesson=")`)
 	f.waitFor("the follower's lesson closed", `document.querySelector('[data-testid="lesson"]').hidden && document.body.dataset.show === "live"`)
 	e.noErrors()
 	f.noErrors()
