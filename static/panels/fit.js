@@ -233,7 +233,10 @@ register("fit", (el, app) => {
     for (let k = 0; k < B; k++) { const y = (dens.edges[k] + dens.edges[k + 1]) / 2, wk = p(k) * (dens.edges[k + 1] - dens.edges[k]); m0 += wk; m1 += wk * y; m2 += wk * y * y; }
     const sdS = m0 > 0 ? Math.sqrt(Math.max(0, m2 / m0 - (m1 / m0) ** 2)) : 0, wider = sdS / Math.sqrt(v);
     ctx.textBaseline = "top"; ctx.fillStyle = modes >= 2 || wider > 2 ? C.mc : C.muted; ctx.font = "600 12px system-ui, sans-serif";
-    ctx.fillText(modes >= 2 ? `${modes} humps vs one Gaussian` : wider > 2 ? `samples ${fmt(wider)}× wider than the Gaussian` : "one hump, as the Gaussian", (box.l + box.r) / 2, box.t + 4);
+    const [l1, l2] = modes >= 2 ? [`${modes} humps`, "vs one Gaussian"] : wider > 2 ? [`samples ${wider.toFixed(1)}×`, "wider than the Gaussian"] : ["one hump,", "as the Gaussian"];
+    ctx.fillText(l1, (box.l + box.r) / 2, box.t + 4);
+    ctx.font = "12px system-ui, sans-serif";
+    ctx.fillText(l2, (box.l + box.r) / 2, box.t + 19);
     ctx.font = "12px system-ui, sans-serif";
     return modes;
   }
