@@ -9,7 +9,10 @@ import { create } from "./panels/registry.js";
 import "./panels/layer.js";
 import "./panels/layernd.js";
 import { fmt, setDrawScale, onCanvasResize } from "./plot.js";
-import { historyPoints, presentCommand, otherRelay } from "./follow.js";
+import { historyPoints, presentCommand, otherRelay, slideOf, parseSlide, SHOWS } from "./follow.js";
+import { editReadout } from "./editreadout.js";
+import { lessons } from "./lesson.js";
+import { downloads } from "./downloads.js";
 
 const $ = (id) => document.getElementById(id);
 const MAX_HISTORY = 4000;
@@ -28,9 +31,21 @@ const state = {
   // ?resume=TOKEN: the first connection resumes that session.
   resume: new URLSearchParams(location.search).get("resume") || undefined,
   slide: "", // the lecture's slide (app.setSlide; mirrored by followers)
+  // show is what the page shows (the "slide" followers mirror): name one
+  // of SHOWS — "live" (fit, layers, bound), "samples" (the same with
+  // samples through the network), "depth", "messages" — and at, the
+  // input (model units) the samples' slice is taken at (null: the
+  // steepest point of the fit).
+  show: { name: "live", at: null },
 };
 
 let ws = null, nextId = 1, retry = 0, drawQueued = false, switching = false; // switching: a deliberate reconnect (a loaded model)
+// leaving: the page is being left or put in the back-forward cache; its
+// session ends now (the socket's "goodbye" also ends its share at once)
+// rather than running on for a page nobody sees.
+let leaving = false;
+addEventListener("pagehide", () => { leaving = true; ws?.close(1000, "page closed"); });
+addEventListener("pageshow", (e) => { if (e.persisted) { leaving = false; state.resume = undefined; connect(); } });
 let drawnSeq = -1, rafId = 0; // the last frame drawn (draw), per connection; the queued redraw
 
 // view is how the page is shown, kept in the URL beside the configuration
@@ -80,6 +95,16 @@ const app = {
   // setSlide says which slide the presenter is on: followers get it
   // ("presentation" listeners) with the presentation state.
   setSlide(slide) { state.slide = String(slide); sendPresentation(); },
+  // setView shows one of the page's views (SHOWS), a "slide" of the live
+  // session that followers mirror.
+  setView(name, at) { setShow({ name, at: at === undefined ? state.show.at : at }); },
+  // setSliceAt moves the samples' slice to input x (model units);
+  // transient: while dragging (followers get it when the drag ends).
+  setSliceAt(x, transient) { state.show.at = x; app.redraw(); if (!transient) setShow({ ...state.show }); },
+  // urlChanged writes the page's state to its URL again (a lesson began or ended).
+  urlChanged() { if (state.config) applyConfig(state.config); },
+  // say shows a short message (a key that can do nothing says why).
+  say(msg, kind = "info") { toast(msg, kind); },
   redraw() {
     if (drawQueued) return;
     drawQueued = true;
@@ -93,9 +118,9 @@ window.dgpviz = app; // for tests and the curious
 
 function draw() {
   drawQueued = false;
-  for (const p of [...mounted, ...panels.layers]) {
+  for (const p of [...mounted, ...panels.layers, readout]) {
     if (!p) continue;
-    try { p.draw(state); } catch (e) { console.error(e); app.errors.push(`${p.kind}: ${e.message}`); }
+    try { p.draw(state); } catch (e) { console.error(e); app.errors.push(`${p.kind ?? "edit readout"}: ${e.message}`); }
   }
   // Say which frame is drawn: the server sends the next one when the page
   // has drawn the last (docs/protocol.md, "drawn"), so the page draws
@@ -128,6 +153,7 @@ function connect() {
     state.connected = false;
     state.running = false;
     showRunning();
+    if (leaving) return; // the page is going (pagehide)
     if (switching) { switching = false; setTimeout(connect, 0); return; }
     // A follower whose relay went away (closed, restarting, full) tries
     // another relay's page at once, each at most once until a frame comes
@@ -176,11 +202,14 @@ function onText(m) {
       state.relays = m.relays; // a relay's follower: other relays to try
       state.shareURL = m.share_url; // Share live links point there (relays), if set
       if (!state.follower) sendPresentation(true);
+      lesson.connected();
       $("save-model").href = `/model.json?session=${encodeURIComponent(m.figure_key)}`;
       if (m.config) applyConfig(m.config);
       break;
     case "ack":
-      if (m.op === "architecture") depthPending = null;
+      // the last of several "[" / "]" presses answered (earlier ones' acks
+      // leave the count from the last request)
+      if (m.op === "architecture" && (!depthPending || m.config?.hidden?.join(",") === depthPending.join(","))) depthPending = null;
       if (m.op === "fork" && m.url) { location.assign(m.url); break; } // forked through a relay: on the presenter's server
       if (m.op === "fork" && m.resume) { // our own copy: reconnect into it
         view.follow = "";
@@ -190,7 +219,7 @@ function onText(m) {
       }
       if (m.config) applyConfig(m.config);
       if (typeof m.running === "boolean") { state.running = m.running; showRunning(); }
-      if (!["move", "pause", "play", "step", "message_figure", "message_figure_off", "fit_density"].includes(m.op)) toast(m.message, "ok");
+      if (!["move", "pause", "play", "step", "hold", "release", "message_figure", "message_figure_off", "fit_density", "speed"].includes(m.op)) toast(m.message, "ok");
       if (typeof m.undo === "number") showUndo(m);
       break;
     case "presentation": // the presenter's, mirrored (docs/protocol.md, "Following")
@@ -198,6 +227,8 @@ function onText(m) {
       state.slide = m.slide;
       if (m.present !== view.present) setPresent(m.present);
       if (m.scale !== view.scale) setScale(m.scale);
+      followSlide(m.slide);
+      state.slide = m.slide; // as the presenter sent it
       for (const fn of listeners.get("presentation") ?? []) fn(m);
       break;
     case "error":
@@ -223,7 +254,8 @@ function onBinary(m) {
   if (m.type === "setup") {
     // An edit of the data points (or its undo) keeps the bound's history;
     // a new data set starts it afresh.
-    const edit = state.setup && m.name === state.setup.name && (m.edited || state.setup.edited);
+    // The same data again (a resumed session) keeps it too.
+    const edit = state.setup && m.name === state.setup.name && (m.data_id === state.setup.data_id || m.edited || state.setup.edited);
     state.setup = m;
     if (m.warnings?.length) toast(`⚠ ${m.warnings.join(" · ")}`, "error");
     if (!edit) state.history = [];
@@ -253,6 +285,7 @@ function onBinary(m) {
   $("followers").textContent = String(m.followers ?? 0);
   $("followers-box").hidden = !(m.followers > 0) || state.follower;
   showRunning();
+  showCollapse(m);
   // A frame is drawn at once, not at the next animation frame: the server
   // sends the next one when this one is drawn ("drawn", in draw), and
   // waiting for an animation frame on each side of that would halve the
@@ -285,7 +318,7 @@ function ensureLayerPanels(f) {
     host.append(el);
     return create(kind, el, app);
   });
-  fitBound();
+  layout();
 }
 
 // ---- controls ----
@@ -315,14 +348,54 @@ function applyConfig(c) {
   for (const el of document.querySelectorAll("input[data-group]")) el.checked = c.frozen.includes(el.dataset.group);
 }
 
+// showRunning says what the optimizer is doing. "paused" only when a
+// person paused it; an optimizer that stopped by itself says why
+// (converged, failed, or the model collapsed — never "converged" then).
 function showRunning() {
-  const b = $("play");
-  b.textContent = state.running ? "❚❚ Pause" : "▶ Play";
-  b.setAttribute("aria-pressed", String(state.running));
-  const opt = state.frame?.optimizer;
-  $("status").textContent = !state.connected ? "disconnected" : state.running ? "optimising"
+  const b = $("play"), f = state.frame, opt = f?.optimizer;
+  // the button plays unless the optimizer runs or will carry on by itself
+  const going = state.running || (f && !f.paused && f.held);
+  b.textContent = going ? "❚❚ Pause" : "▶ Play";
+  b.setAttribute("aria-pressed", String(!!going));
+  const st = $("status");
+  st.textContent = !state.connected ? "disconnected" : !f ? "connecting…"
+    : f.held ? "editing" : state.running ? (opt?.fast ? "optimising, fast" : "optimising")
+    : f.collapse ? `collapsed (layer ${f.collapse.layer + 1})`
+    : f.paused ? "paused"
     : opt?.converged ? `converged (${opt.status})` : opt?.status === "failure" ? "stopped: the model cannot be evaluated"
-    : opt?.status === "degenerate" ? "stopped: degenerate state" : "paused";
+    : opt?.status === "degenerate" ? "stopped: degenerate state" : opt?.status && opt.status !== "not terminated" ? `stopped (${opt.status})` : "ready";
+  st.title = f?.held ? "The optimizer waits while you drag; it carries on when you let go"
+    : state.running && opt?.fast ? `Running as fast as it can until the bound settles, then at ${state.config?.speed || "full"} iterations per second`
+    : state.running ? `Running at up to ${state.config?.speed || "full"} iterations per second (the bound has settled)`
+    : f?.paused ? "Paused by you: press Play (space) to go on; edits wait for it" : "";
+  st.dataset.state = !f ? "" : f.held ? "editing" : state.running ? "running" : f.collapse ? "collapsed" : f.paused ? "paused" : opt?.converged ? "converged" : "stopped";
+}
+
+// showCollapse says plainly when the model has collapsed (view.Diagnose):
+// which layer, why, what the next layer's inputs look like, and offers
+// undo.
+function showCollapse(f) {
+  const el = $("collapse"), c = f.collapse;
+  if (!c || f.running) { el.hidden = true; delete el.dataset.key; return; }
+  const key = JSON.stringify(c) + f.bound;
+  if (el.dataset.key === key) { el.hidden = false; return; }
+  el.dataset.key = key;
+  const L = c.layer + 1, nL = f.layers.length;
+  const why = c.prior ? `its q(u) is the prior (KL ≈ ${fmt(Math.max(0, c.kl))} nats)` : `its function is flat (its inducing outputs vary by ${fmt(c.function_spread)}, its noise sd is ${fmt(c.noise_sd)})`;
+  const inputs = c.input_lo != null && L < nL ? `; layer ${L + 1}'s inputs span ${fmt(c.input_lo)} to ${fmt(c.input_hi)}, the same for every datum` : "";
+  el.replaceChildren();
+  const p = document.createElement("span");
+  p.textContent = `The model has collapsed: layer ${L} passes nothing on — ${why}${inputs}. It now predicts the same for every input (bound ${fmt(f.bound)} nats). This is not convergence: undo the edit that led here.`;
+  el.append(p);
+  if (!state.follower) {
+    const u = document.createElement("button");
+    u.type = "button"; u.textContent = "↶ Undo"; u.dataset.testid = "collapse-undo";
+    u.title = $("undo").title;
+    u.disabled = $("undo").disabled;
+    u.addEventListener("click", undo);
+    el.append(u);
+  }
+  el.hidden = false;
 }
 
 let toastTimer = 0;
@@ -412,12 +485,22 @@ function wire() {
     const t = e.target;
     if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement) return;
     if (t instanceof HTMLButtonElement && (e.key === " " || e.key === "Enter")) return; // the button's own click
+    if (e.key === "?" || (e.key === "/" && e.shiftKey)) { e.preventDefault(); toggleHelp(); return; }
+    if (e.key === "Escape") { if (!$("help").hidden) toggleHelp(false); return; }
+    // A presenter's clicker sends PageDown/PageUp (some the arrows): the
+    // next and previous lesson step, or slide.
+    if (e.key === "PageDown" || e.key === "ArrowRight") { e.preventDefault(); advance(+1); return; }
+    if (e.key === "PageUp" || e.key === "ArrowLeft") { e.preventDefault(); advance(-1); return; }
+    const slide = { 1: "live", 2: "samples", 3: "depth", 4: "messages" }[e.key];
+    if (slide) { showSlide(slide); return; }
+    if (state.follower && "srl][".includes(e.key)) { toast("You are following a shared session (read-only): Fork it to make it yours.", "error"); return; }
     if (e.key === " ") { e.preventDefault(); playPause(); }
     else if (e.key === "s") step();
     else if (e.key === "r") reset();
     else if (e.key === "p") setPresent(!view.present);
-    else if (e.key === "]" || e.key === "PageDown") { e.preventDefault(); depth(+1); } // a presenter's clicker sends PageDown/PageUp
-    else if (e.key === "[" || e.key === "PageUp") { e.preventDefault(); depth(-1); }
+    else if (e.key === "l") lesson.toggle();
+    else if (e.key === "]") { e.preventDefault(); depth(+1); }
+    else if (e.key === "[") { e.preventDefault(); depth(-1); }
     else if (view.present && (e.key === "=" || e.key === "+")) setScale(view.scale + 0.1);
     else if (view.present && (e.key === "-" || e.key === "_")) setScale(view.scale - 0.1);
     else if (view.present && e.key === "c") document.body.classList.toggle("show-controls");
@@ -429,16 +512,20 @@ function wire() {
   $("font-larger").addEventListener("click", () => setScale(view.scale + 0.1));
   $("font-smaller").addEventListener("click", () => setScale(view.scale - 0.1));
   $("show-controls").addEventListener("click", () => document.body.classList.toggle("show-controls"));
+  $("help-open").addEventListener("click", () => toggleHelp());
+  $("help-close").addEventListener("click", () => toggleHelp(false));
+  for (const b of document.querySelectorAll("[data-show]")) b.addEventListener("click", () => showSlide(b.dataset.show));
   setPresent(view.present);
 
-  new ResizeObserver(() => app.redraw()).observe($("panels"));
+  new ResizeObserver(() => { layout(); app.redraw(); }).observe(document.body);
   onCanvasResize(() => app.redraw()); // a canvas's size changed (plot.js)
 }
 
 // ---- presentation mode ----
 
 function viewQuery() {
-  return view.present ? `&present=1&scale=${view.scale.toFixed(1)}` : "";
+  const l = lesson?.current(); // a lesson under way stays in the URL (a bookmark opens it)
+  return (view.present ? `&present=1&scale=${view.scale.toFixed(1)}` : "") + (l && !view.follow ? `&lesson=${encodeURIComponent(l.name)}` : "");
 }
 
 // ---- sharing: followers watch a session read-only (docs/protocol.md) ----
@@ -468,13 +555,39 @@ function sendPresentation(force) {
   ws.send(key);
 }
 
-// fitBound lets the bound panel fill the last row of the presentation grid
-// (3 columns: the fit, the layers, then the bound).
-function fitBound() {
-  const el = document.querySelector('[data-testid="panel-bound"]');
-  if (!el) return;
-  const used = (1 + panels.layers.length) % 3;
-  el.style.gridColumn = view.present && used !== 0 ? `span ${3 - used}` : "";
+// layout sizes presentation mode's grid to the screen: the fit, every
+// layer and the bound in as many columns as make each panel closest to
+// a 1.6:1 landscape, in rows of equal height that fill the screen below
+// the header exactly (style.css: body.present is 100vh and does not
+// scroll), the bound spanning what the last row leaves. The depth and
+// message-figure slides take the whole grid.
+function layout() {
+  const el = $("panels"), bound = document.querySelector('[data-testid="panel-bound"]');
+  const kind = state.setup?.view?.kind ?? "regression";
+  document.body.dataset.show = state.show.name;
+  if (!view.present || kind !== "regression") {
+    el.style.removeProperty("--cols"); el.style.removeProperty("--rows");
+    if (bound) bound.style.removeProperty("grid-column");
+    return;
+  }
+  let cols = 1, rows = 1;
+  const n = 2 + panels.layers.length;
+  if (state.show.name === "live") {
+    // Judged by the plot inside each panel: a panel's title, legend, axes
+    // and a layer's penalty strip take about 60 × 110 px at type scale 1.
+    const W = el.clientWidth || innerWidth, H = el.clientHeight || innerHeight * 0.85, k = view.scale;
+    let best = Infinity;
+    for (let c = 1; c <= n; c++) {
+      const r = Math.ceil(n / c);
+      if (c * r - n >= c) continue; // an empty row
+      const pw = W / c - 60 * k, ph = H / r - 110 * k;
+      const score = ph < 40 || pw < 80 ? 1e6 - ph : Math.abs(Math.log(pw / ph / 1.6));
+      if (score < best) { best = score; cols = c; rows = r; }
+    }
+  }
+  el.style.setProperty("--cols", String(cols));
+  el.style.setProperty("--rows", String(rows));
+  if (bound) bound.style.setProperty("grid-column", `span ${Math.max(1, cols * rows - (n - 1))}`);
 }
 
 function setPresent(on) {
@@ -482,10 +595,57 @@ function setPresent(on) {
   document.body.classList.toggle("present", on);
   document.body.classList.remove("show-controls");
   $("present").setAttribute("aria-pressed", String(on));
-  $("present").textContent = on ? "Exit presentation" : "Present";
+  $("present").textContent = on ? "Exit (p)" : "Present";
   setScale(view.scale);
-  fitBound();
+  layout();
   sendPresentation();
+}
+
+// ---- slides: views of the same live session (SHOWS) ----
+
+// setShow makes s what the page shows, and tells followers.
+function setShow(s) {
+  const prev = state.show.name;
+  state.show = { name: SHOWS.includes(s.name) ? s.name : "live", at: Number.isFinite(s.at) ? s.at : null };
+  state.slide = slideOf(state.show, lesson.current());
+  layout();
+  if (prev !== state.show.name) {
+    for (const p of mounted) p.shown?.(state.show.name, state.follower);
+    if (!view.present && state.show.name !== prev) document.getElementById({ depth: "panel-depth", messages: "panel-messages" }[state.show.name] ?? "panel-fit")?.scrollIntoView({ block: "start" });
+  }
+  sendPresentation();
+  app.redraw();
+}
+
+// showSlide goes to a slide by key or button, saying why when it cannot.
+function showSlide(name) {
+  const st = state.setup;
+  if ((name === "samples" || name === "depth") && !(st && st.q === 1 && st.d === 1)) { toast(`the ${name === "depth" ? "depth comparison" : "samples through the network"} needs data with one input and one output`, "error"); return; }
+  if (name === "messages" && !(state.frame?.layers ?? []).some((l) => l.q === 1 && l.d === 1)) { toast("the message figure needs a layer with one input and one output", "error"); return; }
+  if (state.follower) { toast("You are following: the presenter chooses the slide.", "error"); return; }
+  setShow({ name, at: state.show.at });
+}
+
+// advance goes to the next (+1) or previous (−1) lesson step, or slide.
+function advance(d) {
+  if (state.follower) { toast("You are following: the presenter turns the slides.", "error"); return; }
+  if (lesson.active()) { lesson.go(d); return; }
+  const k = SHOWS.indexOf(state.show.name) + d;
+  if (k < 0 || k >= SHOWS.length) { toast(d > 0 ? "this is the last slide (PageUp goes back)" : "this is the first slide"); return; }
+  showSlide(SHOWS[k]);
+}
+
+// followSlide shows what the presenter's slide says (a follower).
+function followSlide(slide) {
+  const p = parseSlide(slide);
+  lesson.follow(p.lesson, p.step);
+  setShow(p.show);
+}
+
+function toggleHelp(open) {
+  const h = $("help");
+  h.hidden = open === undefined ? !h.hidden : !open;
+  if (!h.hidden) $("help-close").focus();
 }
 
 function setScale(f) {
@@ -506,9 +666,10 @@ function depth(delta) {
   const c = state.config;
   if (!c) return;
   const base = depthPending ?? c.hidden;
-  if (delta < 0 && base.length === 0) return;
+  if (state.setup?.view?.kind && state.setup.view.kind !== "regression") { toast(`[ and ] change the depth of the regression demo; these data choose their architecture in the controls (c)`, "error"); return; }
+  if (delta < 0 && base.length === 0) { toast("one layer is the fewest: [ can remove no more (] adds one)", "error"); return; }
   const hidden = delta > 0 ? [...base, 1] : base.slice(0, -1);
-  if (hidden.length + 1 > (state.limits?.max_layers ?? 6)) { toast(`at most ${state.limits?.max_layers ?? 6} layers`, "error"); return; }
+  if (hidden.length + 1 > (state.limits?.max_layers ?? 6)) { toast(`at most ${state.limits?.max_layers ?? 6} layers: ] can add no more`, "error"); return; }
   depthPending = hidden;
   app.send({ op: "architecture", hidden, inducing: c.inducing });
 }
@@ -527,6 +688,9 @@ async function mountPanels() {
   }
 }
 
+const readout = editReadout(app);
+const lesson = lessons(app, { setShow: (s) => setShow(s), send: app.send, state, toast });
+app.lesson = lesson;
 wire();
 applyConfig(state.config);
-mountPanels().then(connect, (e) => { app.errors.push(`panels: ${e.message}`); connect(); });
+mountPanels().then(() => { downloads(app); connect(); }, (e) => { app.errors.push(`panels: ${e.message}`); connect(); });

@@ -29,3 +29,30 @@ export function otherRelay(relays) {
   const others = (relays ?? []).filter((u) => { try { return new URL(u).origin !== location.origin; } catch { return false; } });
   return others.length ? others[Math.floor(Math.random() * others.length)] : "";
 }
+
+// SHOWS are the page's views of the live session, in slide order: the
+// fit, layers and bound; the same with samples through the network; the
+// depth comparison; the message figure.
+export const SHOWS = ["live", "samples", "depth", "messages"];
+
+// slideOf encodes what the presenter shows as the presentation state's
+// slide (at most 256 bytes): "view=samples&at=0.512", or, in a lesson,
+// "lesson=paper&step=3&view=…" (steps counted from 1).
+export function slideOf(show, lesson) {
+  const q = new URLSearchParams();
+  if (lesson) { q.set("lesson", lesson.name); q.set("step", String(lesson.step + 1)); }
+  q.set("view", show.name);
+  if (show.at != null && Number.isFinite(show.at)) q.set("at", show.at.toPrecision(6));
+  return q.toString();
+}
+
+// parseSlide reads a slide: {show: {name, at}, lesson, step (from 0)};
+// anything it does not know shows the live view.
+export function parseSlide(slide) {
+  const q = new URLSearchParams(slide ?? "");
+  const name = SHOWS.includes(q.get("view")) ? q.get("view") : "live";
+  const at = q.has("at") ? Number(q.get("at")) : NaN;
+  const step = Number(q.get("step"));
+  const lesson = /^[a-z0-9-]{1,40}$/.test(q.get("lesson") ?? "") && Number.isInteger(step) && step >= 1 ? q.get("lesson") : "";
+  return { show: { name, at: Number.isFinite(at) ? at : null }, lesson, step: lesson ? step - 1 : -1 };
+}

@@ -1,6 +1,12 @@
 // Canvas helpers: device-pixel-ratio sizing, scales, nice ticks, axes.
 import { viridis } from "./colormap.js";
 
+// One hue per meaning, across every panel (and the downloaded figures):
+// blue the Gaussian messages and functions, red the inducing variables u
+// (the paper's and the message figure's red bars; the handles ◆), black
+// and grey what sampling finds (the data, the Monte Carlo densities, as in
+// the message figure), sky KL, amber compression, violet propagation,
+// green the likelihood.
 export const C = {
   ink: "#1f2933",
   muted: "#6b7785",
@@ -9,15 +15,16 @@ export const C = {
   mean: "#1d4ed8",
   band: "rgba(37, 99, 235, 0.22)",
   band2: "rgba(37, 99, 235, 0.09)",
-  handle: "#ea580c",
-  handleHot: "#c2410c",
+  handle: "#d62728",
+  handleHot: "#a11d1e",
   data: "#111827",
   kl: "#0ea5e9",
   comp: "#f59e0b",
   prop: "#8b5cf6",
   lik: "#047857",
   bound: "#111827",
-  density: [124, 58, 237], // the fit panel's Monte Carlo density (rgb; alpha by density)
+  density: [55, 65, 81], // Monte Carlo densities (rgb; alpha by density): the truth by sampling
+  mc: "#111827",         // a Monte Carlo density's line
 };
 
 // colormap is the page's one perceptual colour map (viridis, colormap.js)
@@ -278,7 +285,10 @@ export class Plot {
   }
 }
 
-// legend fills el with swatches: items [{label, color, kind: "line"|"band"|"dot"|"diamond"}].
+// legend fills el with swatches: items [{label, short, color, kind:
+// "line"|"band"|"dot"|"diamond"|…}]. short is the compact label that
+// presentation mode shows (style.css), so that every panel keeps its
+// legend on one line; without it the label serves both.
 export function legend(el, items) {
   const key = JSON.stringify(items);
   if (el.dataset.key === key) return;
@@ -289,7 +299,13 @@ export function legend(el, items) {
     const sw = document.createElement("i");
     sw.className = "sw " + (it.kind || "band");
     sw.style.setProperty("--c", it.color);
-    s.append(sw, document.createTextNode(it.label));
+    s.append(sw);
+    if (it.short && it.short !== it.label) {
+      const long = document.createElement("span"), short = document.createElement("span");
+      long.className = "long"; long.textContent = it.label;
+      short.className = "short"; short.textContent = it.short;
+      s.append(long, short);
+    } else s.append(document.createTextNode(it.label));
     return s;
   }));
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // TestBrowserMessageFigure opens the live message figure, checks that
@@ -80,20 +81,27 @@ func TestBrowserMessageFigure(t *testing.T) {
 	e.run(chromedp.Click(`[data-testid="step"]`))
 	e.waitFor("a figure of the next iteration", fmt.Sprintf(`window.dgpviz.panels.messages.figure().iter > %v`, it))
 
-	// The download link serves the figure of this session.
-	e.waitFor("download links", `!!document.querySelector('[data-testid="mc-download-svg"]').getAttribute("href")`)
-	got := evalAs[string](e, `fetch(document.querySelector('[data-testid="mc-download-svg"]').href).then(r => r.status + " " + r.headers.get("content-type")).catch(e => String(e))`)
+	// The panel's download menu serves the figure of this session, with
+	// these inputs.
+	e.run(chromedp.Click(`#panel-messages [data-testid="download"]`))
+	e.waitFor("download links", `!!document.querySelector('[data-testid="download-menu"] [data-testid="download-svg"]')`)
+	href := evalAs[string](e, `document.querySelector('[data-testid="download-menu"] [data-testid="download-svg"]').href`)
+	if !strings.Contains(href, "/figure/messages.svg?") || !strings.Contains(href, "inputs=") || !strings.Contains(href, "pin=") {
+		t.Errorf("the message figure's download link %q", href)
+	}
+	got := evalAs[string](e, `fetch(document.querySelector('[data-testid="download-menu"] [data-testid="download-svg"]').href).then(r => r.status + " " + r.headers.get("content-type")).catch(e => String(e))`)
 	if got != "200 image/svg+xml" {
 		t.Errorf("SVG download: %s", got)
 	}
 	// It names the layer as the page does, counted from 1: in the URL and
 	// in the figure's title.
 	label := evalAs[string](e, `document.querySelector('[data-testid="mc-layer"]').selectedOptions[0].textContent`)
-	href := evalAs[string](e, `new URL(document.querySelector('[data-testid="mc-download-svg"]').href).searchParams.get("layer")`)
-	svg := evalAs[string](e, `fetch(document.querySelector('[data-testid="mc-download-svg"]').href).then(r => r.text())`)
-	if label != "layer "+href || !strings.Contains(svg, ">"+label+"<") {
-		t.Errorf("the page's %q, the link's layer=%s, the figure titled %q: want the same layer", label, href, label)
+	layer := evalAs[string](e, `new URL(document.querySelector('[data-testid="download-menu"] [data-testid="download-svg"]').href).searchParams.get("layer")`)
+	svg := evalAs[string](e, `fetch(document.querySelector('[data-testid="download-menu"] [data-testid="download-svg"]').href).then(r => r.text())`)
+	if label != "layer "+layer || !strings.Contains(svg, ">"+label+"<") {
+		t.Errorf("the page's %q, the link's layer=%s: want the same layer, in the figure's title too", label, layer)
 	}
+	e.run(chromedp.KeyEvent(kb.Escape))
 
 	e.eval(`document.querySelector("#panel-messages details.explain").open = true`, nil)
 	e.settle()

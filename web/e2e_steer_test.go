@@ -118,7 +118,7 @@ func TestBrowserSteering(t *testing.T) {
 		e.run(chromedp.MouseEvent(chromedp.MouseMoved, x, y-float64(5*k), chromedp.ButtonLeft))
 		time.Sleep(20 * time.Millisecond)
 	}
-	e.waitFor("delta overlay", `[...document.querySelectorAll('[data-testid="drag-delta"]')].some(el => el.textContent.includes("layer 3"))`)
+	e.waitFor("the edit's readout", `[...document.querySelectorAll('[data-testid="edit-readout"]')].some(el => !el.hidden && el.textContent.includes("layer 3"))`)
 	e.settle()
 	e.screenshot("dgpviz-steering.png", "")
 	e.run(chromedp.MouseEvent(chromedp.MouseReleased, x, y-30, chromedp.ButtonLeft))

@@ -316,7 +316,7 @@ func TestBrowser(t *testing.T) {
 			time.Sleep(15 * time.Millisecond)
 		}
 		// While dragging, the panel shows the bound change, layer by layer.
-		e.waitFor("delta overlay", `[...document.querySelectorAll('[data-testid="drag-delta"]')].some(el => el.textContent.includes("Δ bound") && el.textContent.includes("compression"))`)
+		e.waitFor("the edit's readout", `[...document.querySelectorAll('[data-testid="edit-readout"]')].some(el => !el.hidden && el.textContent.includes("Δ bound") && el.textContent.includes("compr."))`)
 		e.run(chromedp.MouseEvent(chromedp.MouseReleased, x+90, y+20, chromedp.ButtonLeft))
 		e.waitFor("bound change", fmt.Sprintf(`document.getElementById("bound-value").textContent !== %q`, before))
 		var z1 float64

@@ -8,6 +8,7 @@ import (
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/faces"
+	"dgpviz/internal/slides"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/view/autoencoder"
 )
@@ -76,6 +77,9 @@ func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 		return err
 	}
 	fig.RowName = fs.Data.RowName
+	if slideShape(q) {
+		return slides.Faces(buf, format, fig, captionOf(fs, ""))
+	}
 	return faces.Render(buf, format, fig)
 }
 

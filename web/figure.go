@@ -18,6 +18,7 @@ import (
 	"dgpviz/internal/fitfigure"
 	"dgpviz/internal/montecarlo"
 	"dgpviz/internal/plotkit"
+	"dgpviz/internal/slides"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/view/regression"
 )
@@ -51,6 +52,7 @@ type figureHandler struct {
 	b    FigureBackend
 	log  *slog.Logger
 	gate *renderGate
+	pins *pinStore // pin.go
 }
 
 // renderGate bounds figure rendering so that downloads cannot starve the
@@ -108,20 +110,28 @@ func (g *renderGate) put(k renderKey, b []byte) {
 
 func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("file")
+	if name == "pin" {
+		h.servePin(w, r)
+		return
+	}
 	kind, format, _ := strings.Cut(name, ".")
-	known := (kind == "messages" || kind == "fit" || kind == "latent" || kind == "faces") && slices.Contains(plotkit.Formats, format)
+	known := slices.Contains(figureNames, kind) && slices.Contains(plotkit.Formats, format)
 	if !known && !((kind == "latent" || kind == "faces") && format == "csv") {
-		http.Error(w, fmt.Sprintf("unknown figure %q: want messages, fit, latent or faces, as .svg, .png or .pdf (latent and faces also .csv)", name), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("unknown figure %q: want %s, as .svg, .png or .pdf (latent and faces also .csv)", name, strings.Join(figureNames, ", ")), http.StatusNotFound)
 		return
 	}
 	q := r.URL.Query()
 	for k := range q {
-		if !slices.Contains([]string{"session", "layer", "inputs", "preset", "samples", "units", "grid"}, k) {
-			http.Error(w, fmt.Sprintf("unknown parameter %q (want session, layer, inputs, preset, samples, units, grid)", k), http.StatusBadRequest)
+		if !slices.Contains(figureParams, k) {
+			http.Error(w, fmt.Sprintf("unknown parameter %q (want %s)", truncate(k, 40), strings.Join(figureParams, ", ")), http.StatusBadRequest)
 			return
 		}
 	}
-	fs, ok := liveFigureSession(w, r, h.b)
+	if v := q.Get("shape"); q.Has("shape") && v != "slide" && v != "paper" {
+		http.Error(w, fmt.Sprintf("shape %q: want slide (16:9, the default) or paper", truncate(v, 40)), http.StatusBadRequest)
+		return
+	}
+	fs, ok := h.figureSession(w, r)
 	if !ok {
 		return
 	}
@@ -155,6 +165,12 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch kind {
 		case "fit":
 			err = h.fit(&buf, format, fs, q)
+		case "layer":
+			err = layerFigure(&buf, format, fs, q)
+		case "bound":
+			err = boundFigure(&buf, format, fs, q)
+		case "depth":
+			err = depthFigure(&buf, format, fs, q)
 		case "latent":
 			err = latentExport(&buf, format, fs, q)
 		case "faces":
@@ -284,6 +300,9 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 	if units != "model" {
 		fd.ToOriginal(fs.NormX, fs.NormY, len(m.Layers))
 	}
+	if slideShape(q) {
+		return slides.Messages(buf, format, fd, captionOf(fs, fmt.Sprintf("%d samples per input", samples)))
+	}
 	return montecarlo.RenderMessageFigure(buf, format, fd)
 }
 
@@ -295,7 +314,10 @@ func (h figureHandler) fit(buf *bytes.Buffer, format string, fs *stream.FigureSe
 	}
 	fd, err := fitfigure.FitFigure(fs.Model, fs.NormX, fs.NormY, 0)
 	if err != nil {
-		return bad("%v", err)
+		return bad("%v", strings.TrimPrefix(err.Error(), "fitfigure: "))
+	}
+	if slideShape(q) {
+		return slides.Fit(buf, format, fd, axisName(fs.Data.InputNames, fs.Data.InputUnit), axisName(fs.Data.OutputNames, fs.Data.OutputUnit), captionOf(fs, ""))
 	}
 	return fitfigure.RenderFit(buf, format, []*fitfigure.FitData{fd})
 }

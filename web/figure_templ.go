@@ -34,56 +34,64 @@ func MessagesPanel() templ.Component {
 			templ_7745c5c3_Var1 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"panel messages\" id=\"panel-messages\" data-testid=\"panel-messages\" data-panel=\"messages\" aria-labelledby=\"title-messages\"><header class=\"panel-head\"><h2 id=\"title-messages\">Messages through one layer: Gaussian vs the truth</h2><div class=\"panel-tools\"><button type=\"button\" data-testid=\"mc-toggle\" aria-pressed=\"false\">Open the message figure</button> <label>Layer <select data-testid=\"mc-layer\" disabled></select></label> <label>Samples <select data-testid=\"mc-samples\" disabled title=\"Monte Carlo samples per input\"><option value=\"5000\">5,000</option> <option value=\"20000\" selected>20,000</option> <option value=\"100000\">100,000</option></select></label></div></header><details class=\"explain\"><summary>What is this?</summary><p><strong>Forward propagation of Gaussian messages through one layer</strong> (the figure of Hensman &amp; Lawrence, 2014). <em>Bottom right:</em> colour-coded Gaussian inputs to the layer — drag one to move it, drag its ring ○ (or turn the mouse wheel over it) to change its width. <em>Top right:</em> the layer's Gaussian process, mean ± 2 sd, represented by a finite set of inducing variables u (the red bars: mean ± 2 sd of q(u) at each inducing input Z).</p><p><em>Left:</em> what comes out. The black line is the <strong>true</strong> distribution of the layer's output for that input, computed by Monte Carlo (draw x from the input, then f(x) from the GP and add the noise). The coloured curve is the <strong>Gaussian message</strong> the bound uses instead. Its mean is exact; its variance falls short of the truth by exactly 2s²·(propagation + compression).</p><p>Under each response are the two <strong>penalty terms</strong> (nats) the bound pays for propagating this input. <strong>Propagation</strong> is large when the function is strongly non-linear under the input's spread (put a wide input across a bend): the true response is then skewed or two-humped and no Gaussian fits it. <strong>Compression</strong> is large when the input is far from the inducing points: the inducing variables cannot say what the function does there. <strong>W₁</strong> (Wasserstein-1, in output units) measures how far the Gaussian is from the Monte Carlo truth, ± its Monte Carlo error. Try the presets. The figure follows the optimizer while it runs.</p></details><div class=\"mc-body\" hidden><div class=\"mc-bar\"><span class=\"mc-presets\" role=\"group\" aria-label=\"teaching presets\">Presets: ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"panel messages\" id=\"panel-messages\" data-testid=\"panel-messages\" data-panel=\"messages\" aria-labelledby=\"title-messages\"><header class=\"panel-head\"><h2 id=\"title-messages\">Messages through one layer: Gaussian vs the truth</h2><div class=\"panel-tools\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = DownloadButton().Render(ctx, templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<button type=\"button\" data-testid=\"mc-toggle\" aria-pressed=\"false\">Open the message figure</button> <label>Layer <select data-testid=\"mc-layer\" disabled></select></label> <label>Samples <select data-testid=\"mc-samples\" disabled title=\"Monte Carlo samples per input\"><option value=\"5000\">5,000</option> <option value=\"20000\" selected>20,000</option> <option value=\"100000\">100,000</option></select></label></div></header><details class=\"explain\"><summary>What is this?</summary><p><strong>Forward propagation of Gaussian messages through one layer</strong> (the figure of Hensman &amp; Lawrence, 2014). <em>Bottom right:</em> colour-coded Gaussian inputs to the layer — drag one to move it, drag its ring ○ (or turn the mouse wheel over it) to change its width. <em>Top right:</em> the layer's Gaussian process, mean ± 2 sd, represented by a finite set of inducing variables u (the red bars: mean ± 2 sd of q(u) at each inducing input Z).</p><p><em>Left:</em> what comes out. The black line is the <strong>true</strong> distribution of the layer's output for that input, computed by Monte Carlo (draw x from the input, then f(x) from the GP and add the noise). The coloured curve is the <strong>Gaussian message</strong> the bound uses instead. Its mean is exact; its variance falls short of the truth by exactly 2s²·(propagation + compression).</p><p>Under each response are the two <strong>penalty terms</strong> (nats) the bound pays for propagating this input. <strong>Propagation</strong> is large when the function is strongly non-linear under the input's spread (put a wide input across a bend): the true response is then skewed or two-humped and no Gaussian fits it. <strong>Compression</strong> is large when the input is far from the inducing points: the inducing variables cannot say what the function does there. <strong>W₁</strong> (Wasserstein-1, in output units) measures how far the Gaussian is from the Monte Carlo truth, ± its Monte Carlo error. Try the presets. The figure follows the optimizer while it runs.</p></details><div class=\"mc-body\" hidden><div class=\"mc-bar\"><span class=\"mc-presets\" role=\"group\" aria-label=\"teaching presets\">Presets: ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		for _, p := range montecarlo.PresetList() {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<button type=\"button\" data-preset=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<button type=\"button\" data-preset=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var2 string
 			templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `figure.templ`, Line: 36, Col: 48}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `figure.templ`, Line: 37, Col: 48}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var2))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\" data-testid=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" data-testid=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs("mc-preset-" + p.Key)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `figure.templ`, Line: 36, Col: 85}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `figure.templ`, Line: 37, Col: 85}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" disabled>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\" disabled>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var4 string
 			templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(capitalize(p.Name))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `figure.templ`, Line: 36, Col: 117}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `figure.templ`, Line: 37, Col: 117}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "</button>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</button>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</span> <span class=\"mc-edit\"><button type=\"button\" data-testid=\"mc-add\" disabled title=\"Add an input (up to 8)\">+ input</button> <button type=\"button\" data-testid=\"mc-remove\" disabled title=\"Remove the last input\">− input</button></span> <span class=\"mc-downloads\">Download: <a data-figure=\"messages\" data-format=\"svg\" data-testid=\"mc-download-svg\" download>SVG</a> <a data-figure=\"messages\" data-format=\"png\" data-testid=\"mc-download-png\" download>PNG</a> <a data-figure=\"messages\" data-format=\"pdf\" data-testid=\"mc-download-pdf\" download>PDF</a> <a data-figure=\"fit\" data-format=\"png\" data-testid=\"fit-download-png\" download>fit PNG</a></span></div><div class=\"plot mc-plot\"><canvas role=\"img\" aria-label=\"message figure: responses, the layer's GP and the inputs\"></canvas></div><p class=\"mc-status caption\" data-testid=\"mc-status\" aria-live=\"polite\"></p><table class=\"terms mc-readout\" data-testid=\"mc-readout\"><thead><tr><th>input</th><th>mean</th><th>sd</th><th>propagation</th><th>compression</th><th>W₁ (vs MC)</th><th>KL</th><th>sd: message / true</th></tr></thead> <tbody></tbody></table></div></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</span> <span class=\"mc-edit\"><button type=\"button\" data-testid=\"mc-add\" disabled title=\"Add an input (up to 8)\">+ input</button> <button type=\"button\" data-testid=\"mc-remove\" disabled title=\"Remove the last input\">− input</button></span></div><div class=\"plot mc-plot\"><canvas role=\"img\" aria-label=\"message figure: responses, the layer's GP and the inputs\"></canvas></div><div class=\"legend\" data-testid=\"mc-legend\"></div><p class=\"mc-status caption\" data-testid=\"mc-status\" aria-live=\"polite\"></p><table class=\"terms mc-readout\" data-testid=\"mc-readout\"><thead><tr><th>input</th><th>mean</th><th>sd</th><th>propagation</th><th>compression</th><th>W₁ (vs MC)</th><th>KL</th><th>sd: message / true</th></tr></thead> <tbody></tbody></table></div></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -50,11 +50,15 @@ func New(b Backend, ws http.Handler, log *slog.Logger, opts ...Option) http.Hand
 		f(&o)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /{$}", pageHandler{b, log})
+	lessons, err := LoadLessons(static.FS) // lesson.go; the tests check every embedded lesson
+	if err != nil {
+		log.Error("web: a lesson is not usable", "err", err)
+	}
+	mux.Handle("GET /{$}", pageHandler{b, log, lessons})
 	mux.Handle("GET /static/", http.StripPrefix("/static/", assets(http.FileServerFS(static.FS))))
 	mux.Handle("GET /ws", ws)
 	if fb, ok := b.(FigureBackend); ok { // figure downloads (figure.go)
-		mux.Handle("GET /figure/{file}", figureHandler{fb, log, newRenderGate(newClientRate(o.figureBurst, o.figureEvery))})
+		mux.Handle("GET /figure/{file}", figureHandler{fb, log, newRenderGate(newClientRate(o.figureBurst, o.figureEvery)), newPinStore()})
 		mux.Handle("GET /model.json", modelHandler{fb, log}) // model.go
 	}
 	if ml, ok := b.(ModelLoader); ok {
@@ -85,8 +89,9 @@ func assets(h http.Handler) http.Handler {
 }
 
 type pageHandler struct {
-	b   Backend
-	log *slog.Logger
+	b       Backend
+	log     *slog.Logger
+	lessons []LessonInfo
 }
 
 func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -98,6 +103,9 @@ func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.Config = cfg
 	js, _ := json.Marshal(cfg)
 	p.ConfigJSON = string(js)
+	p.Lessons = h.lessons
+	ls, _ := json.Marshal(h.lessons)
+	p.LessonsJSON = string(ls)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")

@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"dgpviz/internal/latent"
+	"dgpviz/internal/slides"
 	"dgpviz/internal/stream"
 )
 
@@ -37,6 +38,9 @@ func latentExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q 
 	}
 	if err != nil {
 		return err
+	}
+	if slideShape(q) {
+		return slides.Latent(buf, format, f, captionOf(fs, ""))
 	}
 	return latent.RenderFigure(buf, format, f)
 }

@@ -77,18 +77,7 @@ func TestModelUpload(t *testing.T) {
 // menu's description); bad CSVs get 400 with a reason.
 func TestDataUpload(t *testing.T) {
 	hs := newSite(t)
-	csv := "x,y\n0,0\n0.1,0.2\n0.2,0.35\n0.3,0.5\n0.4,0.55\n0.5,0.5\n0.6,0.3\n"
-	resp, err := http.Post(hs.URL+"/data?name=mine.csv", "text/csv", strings.NewReader(csv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var out struct{ Resume string }
-	if resp.StatusCode != 200 || json.Unmarshal(body, &out) != nil || out.Resume == "" {
-		t.Fatalf("upload: %d %s", resp.StatusCode, body)
-	}
-	hello, d := resumeUntil(t, hs.URL, out.Resume, "setup")
+	hello, d := resumeUntil(t, hs.URL, uploadCSV(t, hs.URL, "x,y\n0,0\n0.1,0.2\n0.2,0.35\n0.3,0.5\n0.4,0.55\n0.5,0.5\n0.6,0.3\n"), "setup")
 	if n := len(d["x"].([]float64)); n != 7 {
 		t.Errorf("the session's data has %d rows, the CSV 7", n)
 	}
@@ -181,4 +170,31 @@ func TestModelUploadBudget(t *testing.T) {
 	if want := "the model file needs more memory than the limit of 4 MiB for a session"; resp.StatusCode != 400 || !strings.Contains(string(b), want) {
 		t.Errorf("%d %q, want 400 saying %q", resp.StatusCode, b, want)
 	}
+}
+
+// TestDataUploadStartsFitting is issue #26's finding: an uploaded data set
+// opens fitting (running, not paused), as the demo does.
+func TestDataUploadStartsFitting(t *testing.T) {
+	hs := newSite(t)
+	_, f := resumeUntil(t, hs.URL, uploadCSV(t, hs.URL, "x,y\n0,0\n0.1,0.2\n0.2,0.35\n0.3,0.5\n0.4,0.55\n0.5,0.5\n0.6,0.3\n"), "frame")
+	if f["running"] != true || f["paused"] != false {
+		t.Errorf("the uploaded data's first frame: running %v, paused %v; want it fitting", f["running"], f["paused"])
+	}
+}
+
+// uploadCSV sends csv to POST /data as mine.csv and returns the token
+// that resumes the session fitting it.
+func uploadCSV(t *testing.T, base, csv string) string {
+	t.Helper()
+	resp, err := http.Post(base+"/data?name=mine.csv", "text/csv", strings.NewReader(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var out struct{ Resume string }
+	if resp.StatusCode != 200 || json.Unmarshal(body, &out) != nil || out.Resume == "" {
+		t.Fatalf("upload: %d %s", resp.StatusCode, body)
+	}
+	return out.Resume
 }

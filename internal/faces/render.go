@@ -80,6 +80,20 @@ func Render(w io.Writer, format string, f *Figure) error {
 			return err
 		}
 	}
+	if err := Draw(draw.New(c), f); err != nil {
+		return err
+	}
+	_, err := c.WriteTo(w)
+	return err
+}
+
+// Draw draws the figure on dc (a slide's body, say): the latent map with
+// its tiles, and the colour bar on the right.
+func Draw(dc draw.Canvas, f *Figure) error {
+	n, q := f.Latent.Dims()
+	if q != 2 || n == 0 {
+		return fmt.Errorf("faces: latent of %d×%d, want N×2 with N ≥ 1", n, q)
+	}
 	p := plot.New()
 	p.Title.Text = "Latent space of the autoencoding deep GP, with decoded images"
 	p.X.Label.Text = "latent dimension 1"
@@ -87,7 +101,7 @@ func Render(w io.Writer, format string, f *Figure) error {
 	// Tile size: a fraction of the latent range, with the image's aspect.
 	minX, maxX, minY, maxY := plotter.XYRange(latentXYs(f.Latent))
 	th := (maxY - minY) / 9
-	tw := th * float64(f.Width) / float64(f.Height) * (maxX - minX) / (maxY - minY) * float64(figureHeight) / float64(figureWidth)
+	tw := th * float64(f.Width) / float64(f.Height) * (maxX - minX) / (maxY - minY) * float64(dc.Max.Y-dc.Min.Y) / float64(dc.Max.X-dc.Min.X-1.7*vg.Inch)
 	for _, t := range f.Tiles {
 		if len(t.Pixels) != f.Height*f.Width {
 			return fmt.Errorf("tile of %d pixels, want %d×%d", len(t.Pixels), f.Height, f.Width)
@@ -115,7 +129,6 @@ func Render(w io.Writer, format string, f *Figure) error {
 	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true, Colors: 64})
 	bar.Y.Tick.Marker = wholeTicks{}
 
-	dc := draw.New(c)
 	right := dc
 	right.Min.X = dc.Max.X - 1.6*vg.Inch
 	main := dc
@@ -124,8 +137,7 @@ func Render(w io.Writer, format string, f *Figure) error {
 	right.Min.Y += 0.5 * vg.Inch
 	right.Max.Y -= 0.2 * vg.Inch
 	bar.Draw(right)
-	_, err = c.WriteTo(w)
-	return err
+	return nil
 }
 
 func latentXYs(a *mat.Dense) plotter.XYs {

@@ -38,7 +38,19 @@ func RenderMessageFigure(w io.Writer, format string, data *FigureData) error {
 	if err != nil {
 		return err
 	}
-	dc := draw.New(c)
+	if err := DrawMessageFigure(draw.New(c), data); err != nil {
+		return err
+	}
+	_, err = c.WriteTo(w)
+	return err
+}
+
+// DrawMessageFigure draws the message figure (see RenderMessageFigure) on
+// dc, a slide's body, say.
+func DrawMessageFigure(dc draw.Canvas, data *FigureData) error {
+	if data == nil || len(data.Inputs) == 0 || len(data.GP.X) < 2 {
+		return fmt.Errorf("montecarlo: the message figure needs figure data with inputs and a GP curve")
+	}
 	half := (dc.Max.X - dc.Min.X) / 2
 	left := draw.Crop(dc, 0, -half, 0, 0)
 	right := draw.Crop(dc, half, 0, 0, 0)
@@ -63,8 +75,7 @@ func RenderMessageFigure(w io.Writer, format string, data *FigureData) error {
 		return err
 	}
 	ins.Draw(draw.Crop(right, 0, 0, 0, -vh))
-	_, err = c.WriteTo(w)
-	return err
+	return nil
 }
 
 func gaussPDF(g Gaussian) func(float64) float64 {

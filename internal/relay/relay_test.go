@@ -431,7 +431,9 @@ func TestRelays(t *testing.T) {
 		}
 	}
 
-	// The presenter leaves: the relay's follower is told, 1001.
+	// The presenter leaves (closes its page): the relay's follower is told,
+	// 1001. (A dropped connection keeps the share for the resume.)
+	p.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
 	p.c.Close()
 	if code := f2.closed(); code != websocket.CloseGoingAway {
 		t.Errorf("after the presenter left the follower was closed with %d, want 1001", code)

@@ -29,6 +29,8 @@ var commands = []struct {
 }{
 	{"play", (*session).cmdPlay},
 	{"pause", (*session).cmdPause},
+	{"hold", (*session).cmdHold},
+	{"release", (*session).cmdRelease},
 	{"step", (*session).cmdStep},
 	{"reset", (*session).cmdReset},
 	{"optimizer", (*session).cmdOptimizer},
@@ -109,6 +111,19 @@ func (s *session) cmdPause(Command) (string, error) {
 	return "paused", nil
 }
 
+// cmdHold holds the optimizer while a drag is under way (edits.go): the
+// drag's moves are one edit, and a person's play or pause stays as it was.
+func (s *session) cmdHold(Command) (string, error) {
+	s.opt.held = true
+	return "held for an edit", nil
+}
+
+// cmdRelease ends a hold: the optimizer goes on unless a person paused it.
+func (s *session) cmdRelease(Command) (string, error) {
+	s.opt.held = false
+	return "released", nil
+}
+
 func (s *session) cmdSpeed(c Command) (string, error) {
 	if c.Speed == nil {
 		return "", errorf("speed: missing \"speed\" (iterations per second, 0: as fast as possible)")
@@ -175,6 +190,7 @@ func (s *session) cmdOptimizer(c Command) (string, error) {
 		return "", errorf("optimizer: %w", err)
 	}
 	s.cfg = cfg
+	s.carryOn()
 	return fmt.Sprintf("optimizer %s, learning rate %g", cfg.Method, cfg.LearningRate), nil
 }
 
@@ -205,6 +221,7 @@ func (s *session) cmdFreeze(c Command) (string, error) {
 	}
 	s.cfg = cfg
 	s.pushHistory(before)
+	s.carryOn()
 	if frozen {
 		return "froze " + *c.Group, nil
 	}

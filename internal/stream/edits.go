@@ -9,6 +9,7 @@ import (
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
+	"dgpviz/internal/wire"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -37,6 +38,11 @@ type editState struct {
 	data   *view.Data
 	// restart is the restart the model started from (the "restart" op).
 	restart int
+	// layer is the layer the edit changed (-1: none in particular) and
+	// dataEdit says it changed the data points: the page shows the
+	// edit's readout on that panel.
+	layer    int
+	dataEdit bool
 }
 
 // editHistory is a session's undo and redo stacks and the drag in progress.
@@ -76,7 +82,7 @@ type dragBase struct {
 
 // editState captures the session's current state under a label.
 func (s *session) editState(label string) editState {
-	return editState{label: label, model: s.tr.Model().CloneParams(), frozen: slices.Clone(s.cfg.Frozen), data: s.data, restart: s.restart}
+	return editState{label: label, model: s.tr.Model().CloneParams(), frozen: slices.Clone(s.cfg.Frozen), data: s.data, restart: s.restart, layer: -1}
 }
 
 // pushHistory records the state before an edit; a new edit clears redo.
@@ -110,13 +116,14 @@ func (s *session) trimHistory() {
 }
 
 // applyModel hands an edited model to the optimizer, which resets its
-// memory; the optimizer carries on from it at the next step.
+// memory; the optimizer carries on from it by itself unless a person
+// paused it (carryOn).
 func (s *session) applyModel(m *engine.Model) error {
 	if err := s.tr.SetModel(m); err != nil {
 		return err
 	}
 	s.pub.edits++
-	s.opt.status = train.NotTerminated
+	s.carryOn()
 	return nil
 }
 
@@ -174,6 +181,7 @@ func (s *session) cmdMove(c Command) (string, error) {
 		base = s.hist.drag.model
 	} else {
 		before := s.editState(label)
+		before.layer = li
 		base = before.model
 		defer func() {
 			if err == nil {
@@ -247,7 +255,7 @@ func (s *session) cmdAdd(c Command) (string, error) {
 		return "", errorf("add: layer %d already has %d inducing points, the limit", li+1, mz)
 	}
 	label := fmt.Sprintf("addition of inducing point %d to layer %d", mz+1, li+1)
-	if err := s.edit(c.Op, label, func(m *engine.Model) (*engine.Model, error) { return engine.AddInducing(m, li, c.Z, c.Mu) }); err != nil {
+	if err := s.edit(c.Op, label, li, func(m *engine.Model) (*engine.Model, error) { return engine.AddInducing(m, li, c.Z, c.Mu) }); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("added inducing point %d to layer %d", mz+1, li+1), nil
@@ -263,17 +271,18 @@ func (s *session) cmdRemove(c Command) (string, error) {
 		return "", errorf("remove: layer %d has only one inducing point", li+1)
 	}
 	label := fmt.Sprintf("removal of inducing point %d of layer %d", j+1, li+1)
-	if err := s.edit(c.Op, label, func(m *engine.Model) (*engine.Model, error) { return engine.RemoveInducing(m, li, j) }); err != nil {
+	if err := s.edit(c.Op, label, li, func(m *engine.Model) (*engine.Model, error) { return engine.RemoveInducing(m, li, j) }); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("removed inducing point %d of layer %d", j+1, li+1), nil
 }
 
-// edit applies one undoable edit: f makes the new model from a snapshot of
-// the current one (which the history keeps under label), and the optimizer
-// carries on from the result.
-func (s *session) edit(op, label string, f func(*engine.Model) (*engine.Model, error)) error {
+// edit applies one undoable edit of layer li: f makes the new model from a
+// snapshot of the current one (which the history keeps under label), and
+// the optimizer carries on from the result.
+func (s *session) edit(op, label string, li int, f func(*engine.Model) (*engine.Model, error)) error {
 	before := s.editState(label)
+	before.layer = li
 	m, err := f(before.model)
 	if err == nil {
 		err = s.applyModel(m)
@@ -323,6 +332,7 @@ func (s *session) travel(from, to *[]editState, op, done string) (string, error)
 	}
 	e := (*from)[len(*from)-1]
 	cur := s.editState(e.label)
+	cur.layer, cur.dataEdit = e.layer, e.dataEdit
 	if err := s.restore(e); err != nil {
 		return "", errorf("%s: %w", op, err)
 	}
@@ -356,6 +366,7 @@ func (s *session) setData(label string, x, y []float64, edited bool) error {
 	}
 	nd := s.data.WithPoints(s.nextDataID(), mat.NewDense(n, 1, x), mat.NewDense(n, 1, y), edited)
 	before := s.editState(label)
+	before.dataEdit = true
 	m, err := engine.WithData(before.model, nd.X, nd.Y)
 	if err != nil {
 		return errorf("data: %w", err)
@@ -450,4 +461,98 @@ func (s *session) cmdResetData(c Command) (string, error) {
 		return "", err
 	}
 	return "data reset to the original set", nil
+}
+
+// An edit's readout: the bound and its terms just before and just after
+// the edit, from the optimizer's own evaluations of the two models, so
+// that the page shows what the edit itself did, frozen at that moment,
+// and the optimizer's recovery beside it (docs/protocol.md, "edit").
+
+// editOps are the commands that may edit the model; their readout needs
+// the bound before them. A view's op that edits (view.Session.Edit) has
+// its readout without the "before".
+var editOps = map[string]bool{"move": true, "add": true, "remove": true, "undo": true, "redo": true,
+	"add_data": true, "remove_data": true, "move_data": true, "reset_data": true, "restart": true}
+
+// termSet is a model's bound and its terms (nats), layer by layer.
+type termSet struct {
+	Bound       wire.Num   `json:"bound"`
+	Likelihood  wire.Num   `json:"likelihood"`
+	KL          []wire.Num `json:"kl"`
+	Compression []wire.Num `json:"compression"`
+	Propagation []wire.Num `json:"propagation"`
+}
+
+// termsOf returns ev's terms, nil without an evaluation.
+func termsOf(ev *train.Evaluation) *termSet {
+	if ev == nil {
+		return nil
+	}
+	t := &termSet{Bound: wire.Num(ev.Bound), Likelihood: wire.Num(ev.Likelihood)}
+	for _, l := range ev.Layers {
+		t.KL = append(t.KL, wire.Num(l.KL))
+		t.Compression = append(t.Compression, wire.Num(l.Compression))
+		t.Propagation = append(t.Propagation, wire.Num(l.Propagation))
+	}
+	return t
+}
+
+// editDelta is the last edit's readout (frames' "edit"). It is never
+// changed once published: a drag's next move makes a new one with the
+// same Seq and Before.
+type editDelta struct {
+	Seq      int      `json:"seq"`   // edits of this session, from 1; a drag is one
+	Label    string   `json:"label"` // "move of inducing point 6 of layer 1", "undo of the …"
+	Layer    int      `json:"layer"` // the layer edited (0-based; -1: none in particular)
+	DataEdit bool     `json:"data"`  // the data points were edited
+	Iter     int      `json:"iter"`  // the iteration it was made at
+	Before   *termSet `json:"before,omitempty"`
+	After    *termSet `json:"after,omitempty"` // absent: the edited model cannot be evaluated
+	drag     *dragBase
+}
+
+// currentTerms returns the terms of the model as it stands (nil when it
+// cannot be evaluated).
+func (s *session) currentTerms() *termSet {
+	return termsOf(s.refresh().eval)
+}
+
+// recordEdit makes the readout of the edit command c just made: before is
+// the model's terms before it (nil: unknown), the edited model's are
+// evaluated now (and published with it). A drag keeps its first move's
+// "before" and its number.
+func (s *session) recordEdit(c Command, before *termSet) {
+	var e editState
+	prefix := ""
+	top := func(st []editState) {
+		if len(st) > 0 {
+			e = st[len(st)-1]
+		}
+	}
+	switch c.Op {
+	case "undo":
+		top(s.hist.redo)
+		prefix = "undo of the "
+	case "redo":
+		top(s.hist.undo)
+		prefix = "redo of the "
+	default:
+		top(s.hist.undo)
+	}
+	d := &editDelta{Label: prefix + e.label, Layer: e.layer, DataEdit: e.dataEdit, Iter: s.tr.Iter(), Before: before}
+	if e.model == nil {
+		d.Layer = -1
+	}
+	if c.Op == "move" && s.hist.drag != nil {
+		if l := s.lastEdit; l != nil && l.drag == s.hist.drag {
+			d.Seq, d.Before = l.Seq, l.Before
+		}
+		d.drag = s.hist.drag
+	}
+	if d.Seq == 0 {
+		s.editSeq++
+		d.Seq = s.editSeq
+	}
+	d.After = termsOf(s.refresh().eval)
+	s.lastEdit = d
 }

@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -58,6 +57,7 @@ type Hub struct {
 	setupHead feedHeader
 	present   []byte
 	frame     seqFrame
+	views     map[string][]byte      // the latest view message of each type (hubview.go)
 	hist      history                // the bound history (history.go)
 	histMsg   []byte                 // its encoding, until it changes
 	state     *forkState             // what a fork starts from (the presenter's server only)
@@ -81,6 +81,7 @@ type follower struct {
 	setup   *mailbox[[]byte]
 	history *mailbox[[]byte]
 	present *mailbox[[]byte]
+	views   *outbox
 	frame   *mailbox[seqFrame]
 }
 
@@ -128,9 +129,12 @@ func (h *Hub) Setup(b []byte) {
 // setSetup records setup b. h.mu is held.
 func (h *Hub) setSetup(b []byte, hd feedHeader) {
 	prev := h.setupHead
-	edit := h.setup != nil && hd.Name == prev.Name && (hd.Edited || prev.Edited)
+	// The same data again (a resumed session) or an edit of its points
+	// keeps the history.
+	edit := h.setup != nil && (hd.DataID == prev.DataID && hd.Name == prev.Name || hd.Name == prev.Name && (hd.Edited || prev.Edited))
 	if !edit {
 		h.hist.clear()
+		clear(h.views) // of the data before
 	}
 	h.hist.dataID = hd.DataID
 	h.histMsg = nil
@@ -264,7 +268,7 @@ func (h *Hub) historyMsg() []byte {
 // join adds a follower with the latest setup, history, presentation and
 // frame already queued; nil once the session has ended.
 func (h *Hub) join() *follower {
-	f := &follower{setup: newMailbox[[]byte](), history: newMailbox[[]byte](), present: newMailbox[[]byte](), frame: newMailbox[seqFrame]()}
+	f := &follower{setup: newMailbox[[]byte](), history: newMailbox[[]byte](), present: newMailbox[[]byte](), views: newOutbox(), frame: newMailbox[seqFrame]()}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ended {
@@ -278,6 +282,9 @@ func (h *Hub) join() *follower {
 	}
 	if h.present != nil {
 		f.present.put(h.present)
+	}
+	for typ, b := range h.views {
+		f.views.put(typ, b)
 	}
 	if h.frame.b != nil {
 		f.frame.put(h.frame)
@@ -317,7 +324,7 @@ func (s *Server) hubOf(key string) *Hub {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for ss := range s.sessions {
-		if ss.hub.key == key {
+		if ss.hub != nil && ss.hub.key == key {
 			select {
 			case <-ss.hub.done:
 				return nil
@@ -326,17 +333,17 @@ func (s *Server) hubOf(key string) *Hub {
 			}
 		}
 	}
-	return nil
+	return s.parkedHub(key) // a presenter reconnecting
 }
 
 // newHub makes a session's hub, published beyond the process when the
-// server has a Publisher; it ends with the session (ctx).
-func (s *Server) newHub(ctx context.Context) *Hub {
+// server has a Publisher; it ends with the session, or when the session's
+// parked state is forgotten (resume.go).
+func (s *Server) newHub() *Hub {
 	h := newHub()
 	if p := s.share.Publisher; p != nil {
 		h.out = p.Share(h.key, &sharedSession{srv: s, hub: h})
 	}
-	context.AfterFunc(ctx, func() { h.End("the presenter's session has ended") })
 	return h
 }
 
@@ -446,6 +453,11 @@ func (h *Hub) Serve(conn *websocket.Conn, hello []byte, o FollowerOptions) {
 		if b, ok := f.present.take(); ok && !write(websocket.TextMessage, b) {
 			return false
 		}
+		for _, b := range f.views.take() {
+			if !write(websocket.BinaryMessage, b) {
+				return false
+			}
+		}
 		if !f.frame.has() {
 			return true
 		}
@@ -479,6 +491,7 @@ func (h *Hub) Serve(conn *websocket.Conn, hello []byte, o FollowerOptions) {
 		case <-f.setup.notify:
 		case <-f.history.notify:
 		case <-f.present.notify:
+		case <-f.views.notify:
 		case <-f.frame.notify:
 		case <-gate.notify:
 		case <-timeout.C:

@@ -67,7 +67,10 @@ func TestFollowers(t *testing.T) {
 	own.ack(map[string]any{"op": "move", "layer": 0, "index": 1, "z": []float64{0.2}}) // it is its own now
 	_ = silent
 
-	// The presenter leaves: the follower is closed with 1001.
+	// The presenter leaves (closes its tab): the follower is closed with
+	// 1001 at once. (A dropped connection keeps the share for the resume:
+	// TestResumeKeepsShare.)
+	p.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
 	p.c.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

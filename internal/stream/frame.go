@@ -18,6 +18,7 @@ type optState struct {
 	Event        string   `json:"event"`
 	Converged    bool     `json:"converged"`
 	Status       string   `json:"status"` // train.Status in words: "not terminated", "gradient threshold", …
+	Fast         bool     `json:"fast"`   // running as fast as it can until the bound settles (settle.go)
 }
 
 // frameHeader is a frame: the optimizer's state, the bound, every layer
@@ -30,6 +31,8 @@ type frameHeader struct {
 	DataID     int                 `json:"data_id"`
 	Iter       int                 `json:"iter"`
 	Running    bool                `json:"running"`
+	Paused     bool                `json:"paused"` // a person paused the optimizer (else it stopped by itself)
+	Held       bool                `json:"held"`   // a drag holds it
 	IPS        wire.Num            `json:"ips"`
 	Followers  int                 `json:"followers"` // read-only followers watching (follow.go)
 	Optimizer  optState            `json:"optimizer"`
@@ -40,6 +43,8 @@ type frameHeader struct {
 	Layers     []view.LayerFrame   `json:"layers"`
 	View       any                 `json:"view,omitempty"`
 	Restarts   *view.RestartsFrame `json:"restarts,omitempty"` // the preset's restarts (absent for one start)
+	Edit       *editDelta          `json:"edit,omitempty"`     // the last edit's readout (edits.go)
+	Collapse   *view.Collapse      `json:"collapse,omitempty"` // a collapsed layer (view.Diagnose)
 	Sections   []wire.Section      `json:"sections"`
 }
 
@@ -64,10 +69,10 @@ func (f *framer) frame(p *publication) ([]byte, error) {
 	n, _ := s.Model.X.Dims()
 	h := &frameHeader{
 		V: ProtocolVersion, Type: "frame", Seq: f.seq, Applied: s.Applied, DataID: s.Data.ID,
-		Iter: s.Iter, Running: s.Running, IPS: wire.Num(p.ips), N: n, Followers: p.followers,
+		Iter: s.Iter, Running: s.Running, Paused: p.paused, Held: p.held, IPS: wire.Num(p.ips), N: n, Followers: p.followers,
 		Optimizer: optState{Method: p.method, LearningRate: wire.Num(p.lr), Frozen: p.frozen, Event: p.event,
-			Converged: p.status.Converged(), Status: p.status.String()},
-		Restarts: p.restarts.Frame(p.restart),
+			Converged: p.status.Converged() && p.collapse == nil, Status: p.status.String(), Fast: p.fast},
+		Restarts: p.restarts.Frame(p.restart), Edit: p.edit, Collapse: p.collapse,
 	}
 	if h.Optimizer.Frozen == nil {
 		h.Optimizer.Frozen = []string{}

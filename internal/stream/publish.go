@@ -18,6 +18,11 @@ type publication struct {
 	view      view.View
 	event     string
 	status    train.Status
+	paused    bool // a person paused the optimizer (cfg.Play false)
+	held      bool // a drag holds it
+	fast      bool // running fast until the bound settles (settle.go)
+	edit      *editDelta
+	collapse  *view.Collapse
 	ips       float64
 	method    string
 	lr        float64
@@ -32,13 +37,14 @@ type publication struct {
 // its evaluation: figure downloads keyed by the copy stay cached, and a
 // paused session evaluates nothing per frame.
 type publisher struct {
-	key     modelVersion
-	version uint64 // the snapshots' Version: one per published model
-	edits   int64  // edits of the trainer's model so far
-	model   *engine.Model
-	eval    *train.Evaluation
-	evalErr error
-	ev      engine.Evaluator // evaluates a model the optimizer has not (a new or edited one)
+	key      modelVersion
+	version  uint64 // the snapshots' Version: one per published model
+	edits    int64  // edits of the trainer's model so far
+	model    *engine.Model
+	eval     *train.Evaluation
+	evalErr  error
+	collapse *view.Collapse   // view.Diagnose of model
+	ev       engine.Evaluator // evaluates a model the optimizer has not (a new or edited one)
 }
 
 // modelVersion identifies the trainer's model as it stands: a new trainer,
@@ -63,18 +69,13 @@ func (s *session) publish() {
 		}
 		s.opt.ipsT, s.opt.ipsIter = now, it
 	}
-	pb := &s.pub
-	if key := (modelVersion{tr: s.tr, steps: s.iterations.Load(), edits: pb.edits}); pb.model == nil || key != pb.key {
-		// CloneParams shares the data, which nothing writes into: 2 × 8.8
-		// MB of Frey faces are not copied for every frame.
-		pb.key, pb.model = key, s.tr.Model().CloneParams()
-		pb.version++
-		pb.eval, pb.evalErr = s.evaluation()
-	}
+	pb := s.refresh()
 	p := &publication{
 		snap: &view.Snapshot{Model: pb.model, Eval: pb.eval, EvalErr: pb.evalErr, Data: s.data, Iter: it,
 			Applied: s.opt.applied, Running: s.opt.running, Version: pb.version},
 		view: s.view, event: s.opt.event, status: s.opt.status, ips: s.opt.ips,
+		paused: !s.cfg.Play, held: s.opt.held, fast: s.opt.running && !s.opt.held && (s.cfg.Speed == 0 || !s.opt.settle.settled && fastUntilSettled),
+		edit: s.lastEdit, collapse: pb.collapse,
 		method: s.cfg.Method.String(), lr: s.cfg.LearningRate, frozen: slices.Clone(s.cfg.Frozen),
 		restarts: s.restarts, restart: s.restart, followers: s.hub.count(),
 	}
@@ -85,6 +86,22 @@ func (s *session) publish() {
 	if s.frames.put(p) {
 		s.dropped.Add(1)
 	}
+}
+
+// refresh brings the publisher up to the trainer's model: a private copy
+// of it, the optimizer's evaluation of it and its diagnosis, made anew
+// only when the model has changed since the last time.
+func (s *session) refresh() *publisher {
+	pb := &s.pub
+	if key := (modelVersion{tr: s.tr, steps: s.iterations.Load(), edits: pb.edits}); pb.model == nil || key != pb.key {
+		// CloneParams shares the data, which nothing writes into: 2 × 8.8
+		// MB of Frey faces are not copied for every frame.
+		pb.key, pb.model = key, s.tr.Model().CloneParams()
+		pb.version++
+		pb.eval, pb.evalErr = s.evaluation()
+		pb.collapse = view.Diagnose(pb.model, pb.eval)
+	}
+	return pb
 }
 
 // evaluation is the optimizer's own evaluation of its model: the last

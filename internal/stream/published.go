@@ -20,6 +20,11 @@ type FigureSession struct {
 	Iter         int
 	Dataset      string
 	NormX, NormY dataset.Normalizer // the session's normalisation (private copies)
+	// History is the bound over iterations (a copy), Views the latest of
+	// the view's messages by type (the depth comparison's "compare"): the
+	// bound panel's and the depth panel's downloads draw them.
+	History *BoundHistory
+	Views   map[string][]byte
 }
 
 // FigureSession returns the state of the session whose hello carried
@@ -30,9 +35,10 @@ func (s *Server) FigureSession(key string) (fs *FigureSession, ok bool) {
 	}
 	s.mu.Lock()
 	var p *publication
+	var hub *Hub
 	for ss := range s.sessions {
 		if ss.downloadKey == key {
-			p = ss.latest.Load()
+			p, hub = ss.latest.Load(), ss.hub
 			break
 		}
 	}
@@ -45,5 +51,8 @@ func (s *Server) FigureSession(key string) (fs *FigureSession, ok bool) {
 		Dataset: d.Set.Name, Data: d.Set,
 		NormX: dataset.Normalizer{Mean: slices.Clone(d.NormX.Mean), Scale: slices.Clone(d.NormX.Scale)},
 		NormY: dataset.Normalizer{Mean: slices.Clone(d.NormY.Mean), Scale: slices.Clone(d.NormY.Scale)}}
+	if hub != nil {
+		fs.History, fs.Views = hub.figureData(d.ID)
+	}
 	return fs, true
 }

@@ -32,6 +32,9 @@ func (ss *session) reader(conn *websocket.Conn) {
 			if errors.Is(err, websocket.ErrReadLimit) {
 				ss.fail(closeTooBig, "message larger than the hard limit")
 			}
+			// The page said goodbye (a closed tab): its share ends now; a
+			// dropped connection keeps it for the resume (resume.go).
+			ss.pageLeft.Store(websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway))
 			return
 		}
 		conn.SetReadDeadline(time.Now().Add(pongWait))
@@ -99,6 +102,7 @@ func (ss *session) writer(conn *websocket.Conn) {
 	ping := time.NewTicker(pingPeriod)
 	defer ping.Stop()
 	w := connWriter{conn: conn, wait: writeWait, pace: newPacer(ss.gate)}
+	w.build.seq = ss.hub.lastSeq() // a resumed session's frames carry on its numbering
 	for {
 		ok := true
 		select {
@@ -110,6 +114,7 @@ func (ss *session) writer(conn *websocket.Conn) {
 			ok = w.write(m)
 		case <-ss.viewOut.notify:
 			for _, b := range ss.viewOut.take() {
+				ss.hub.publishView(b) // the followers' slides (hubview.go)
 				ok = ok && w.write(outMsg{binary: true, data: b})
 			}
 		case <-ss.frames.notify: // a new publication

@@ -18,6 +18,13 @@ import (
 // count, data edits, undo history and preset's restarts instead of
 // starting again at iteration 0. The optimizer's
 // memory is not kept: it starts afresh from the model, as after an edit.
+//
+// The session's share goes on too: its hub — share key, bound history,
+// presentation state, the latest setup, frame and view messages, and
+// its followers, here and on relays — waits with the parked state and
+// serves the resumed session, so a presenter's network blip does not end
+// the class's share. Followers see the last frame until the presenter is
+// back; the hub ends when the state is forgotten unresumed.
 
 // DefaultResumeGrace is how long a disconnected session's state is kept
 // (Options.ResumeGrace).
@@ -34,6 +41,7 @@ type parked struct {
 	restarts *view.Restarts
 	restart  int
 	private  string // the private data set it owns (upload.go), or ""
+	hub      *Hub   // its followers' hub, carried to the resumed session (nil: a new one)
 	timer    *time.Timer
 	// disconnected is when its page left; zero for a model parked for a
 	// page that has not opened yet (an upload, a fork).
@@ -63,6 +71,9 @@ func (s *Server) park(ss *session) bool {
 	}
 	token := ss.resumeToken
 	p.private = ss.private
+	if !ss.pageLeft.Load() {
+		p.hub = ss.hub // a dropped connection: the followers wait for the resume
+	}
 	p.timer = time.AfterFunc(s.grace, func() { s.expire(token, p) })
 	s.parked[token] = p
 	return true
@@ -85,6 +96,50 @@ func (s *Server) forget(token string, p *parked) {
 	if p.private != "" {
 		s.cat.removePrivate(p.private)
 	}
+	if p.hub != nil {
+		p.hub.End(presenterEnded)
+	}
+}
+
+// presenterEnded is the reason followers are closed with when the
+// presenter's session ends.
+const presenterEnded = "the presenter's session has ended"
+
+// sessionHub returns the hub a new session shares itself through: the
+// parked session's that it resumes, or a new one.
+func (s *Server) sessionHub(resumed *parked) *Hub {
+	if resumed != nil && resumed.hub != nil {
+		return resumed.hub
+	}
+	return s.newHub()
+}
+
+// endShare ends the share of a session that has ended without being
+// parked: its followers are closed.
+func (ss *session) endShare() {
+	if ss.hub != nil {
+		ss.hub.End(presenterEnded)
+	}
+}
+
+// lastSeq returns the "seq" of the latest frame the hub fanned out (0:
+// none): a resumed session numbers its frames on from there, so that the
+// hub and its followers take them as newer.
+func (h *Hub) lastSeq() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.frame.seq
+}
+
+// parkedHub returns the hub shared under key by a parked session (nil:
+// none). s.mu is held.
+func (s *Server) parkedHub(key string) *Hub {
+	for _, p := range s.parked {
+		if p.hub != nil && p.hub.key == key {
+			return p.hub
+		}
+	}
+	return nil
 }
 
 // unpark takes the state parked under token, if it is still there, and

@@ -184,7 +184,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel, downloadKey: newResumeToken(),
 		cmds: make(chan Command, cmdQueue), answers: make(chan Command, answerQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue),
-		frames: newMailbox[*publication](), viewOut: newOutbox(), hub: s.newHub(ctx), gate: newDrawGate(),
+		frames: newMailbox[*publication](), viewOut: newOutbox(), gate: newDrawGate(),
 	}
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
@@ -213,7 +213,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer func() {
-		parked := s.park(ss) // keeps its reservation while parked (resume.go)
+		parked := s.park(ss) // keeps its reservation and its share while parked (resume.go)
+		if !parked || ss.pageLeft.Load() {
+			ss.endShare()
+		}
 		s.mu.Lock()
 		delete(s.sessions, ss)
 		if !parked {
@@ -232,6 +235,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resumed = s.unpark(token)
 		query.Del("resume")
 	}
+	hub := s.sessionHub(resumed) // a resumed session keeps its followers (resume.go)
+	s.mu.Lock()
+	ss.hub = hub
+	s.mu.Unlock()
 	cfg, err := ParseQuery(query, s.def)
 	if resumed != nil {
 		cfg, err = resumed.cfg, nil
@@ -308,6 +315,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	for token, p := range s.parked { // nothing will resume them now
 		p.timer.Stop()
+		if p.hub != nil {
+			p.hub.End("server is shutting down")
+		}
 		delete(s.parked, token)
 		if p.private != "" {
 			s.cat.removePrivate(p.private)

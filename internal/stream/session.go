@@ -76,9 +76,12 @@ type session struct {
 	hist     editHistory    // undo, redo and the drag in progress (edits.go)
 	dataSeq  int            // the last data version's id (nextDataID)
 	pub      publisher      // the last published model and its evaluation
+	lastEdit *editDelta     // the last edit's change of the bound (edits.go), nil after a new model
+	editSeq  int            // edits so far (editDelta.Seq)
 
-	resumeToken string // hello's token for resuming this session (resume.go)
-	private     string // the private data set of a loaded model it owns (upload.go)
+	resumeToken string      // hello's token for resuming this session (resume.go)
+	pageLeft    atomic.Bool // the page closed the socket itself (1000, 1001): its share ends at once
+	private     string      // the private data set of a loaded model it owns (upload.go)
 
 	iterations, published, dropped, written atomic.Int64
 	playing                                 atomic.Bool  // running, for the load watch (load.go)
@@ -87,7 +90,15 @@ type session struct {
 
 // optimizerState is what the optimizer goroutine knows of its own run.
 type optimizerState struct {
-	running  bool
+	// running: the optimizer steps (at the pace below). A person's pause
+	// is cfg.Play false; running false with cfg.Play true means it
+	// stopped by itself (converged, failed).
+	running bool
+	// held: a drag in the page holds the optimizer (hold, release): it
+	// does not step, so that the drag's moves are one edit, and goes on
+	// as running says when released.
+	held     bool
+	settle   settler // fast until the bound settles (settle.go)
 	event    string
 	status   train.Status // the last step's: why stepping again cannot help, if it cannot
 	applied  int64        // the id of the last command applied
@@ -201,8 +212,10 @@ func (s *session) build(cfg Config, newData bool) error {
 	if rs != nil {
 		s.restart = rs.Chosen
 	}
-	s.opt.status, s.opt.event = train.NotTerminated, ""
+	s.opt.event = ""
 	s.hist.clear()
+	s.lastEdit = nil // a new model is not an edit of the old one
+	s.carryOn()
 	s.opt.ipsT, s.opt.ipsIter, s.opt.ips = time.Now(), 0, 0
 	if dataChanged {
 		return s.sendSetup()
@@ -228,6 +241,16 @@ func optimizerConfig(cfg Config, workers int) train.TrainerConfig {
 	return train.TrainerConfig{Method: cfg.Method, LearningRate: cfg.LearningRate, Frozen: fr, Seed: cfg.Seed, Workers: workers}
 }
 
+// carryOn lets the optimizer go on from a new or edited model, or a new
+// configuration: it runs again unless a person paused it, and runs fast
+// until the bound settles again. An edit after convergence is repaired
+// without anyone pressing Play.
+func (s *session) carryOn() {
+	s.opt.status = train.NotTerminated
+	s.opt.running = s.cfg.Play
+	s.opt.settle.reset()
+}
+
 // step runs one optimizer iteration.
 func (s *session) step() error {
 	s.opt.lastStep = time.Now()
@@ -236,6 +259,9 @@ func (s *session) step() error {
 	if info.Event != "" {
 		s.opt.event = info.Event
 	}
+	if err == nil && !info.Estimate {
+		s.opt.settle.add(info.Iter, info.Bound)
+	}
 	s.opt.status = info.Status
 	if err != nil {
 		return errorf("optimizer: %w", err)
@@ -243,18 +269,19 @@ func (s *session) step() error {
 	return nil
 }
 
-// run is the optimizer goroutine: it steps while playing (or while a
-// "step" command has iterations left), at most cfg.Speed iterations a
-// second, applies commands between iterations, and publishes the model at
-// most every FrameInterval while running and after every command.
+// run is the optimizer goroutine: it steps while playing and not held
+// (or while a "step" command has iterations left) — as fast as it can
+// until the bound settles, then at most cfg.Speed iterations a second —,
+// applies commands between iterations, and publishes the model at most
+// every FrameInterval while running and after every command.
 func (s *session) run() {
 	defer s.recoverPanic("optimizer")
 	pace := time.NewTimer(time.Hour)
 	pace.Stop()
 	for {
-		stepping := s.opt.running || s.opt.steps > 0
+		stepping := (s.opt.running && !s.opt.held) || s.opt.steps > 0
 		var due <-chan time.Time // the speed limit's next iteration
-		if stepping && s.opt.steps == 0 && s.cfg.Speed > 0 {
+		if stepping && s.opt.steps == 0 && s.cfg.Speed > 0 && (s.opt.settle.settled || !fastUntilSettled) {
 			if wait := time.Until(s.opt.lastStep.Add(time.Second / time.Duration(s.cfg.Speed))); wait > 0 {
 				pace.Reset(wait)
 				due, stepping = pace.C, false
@@ -288,10 +315,12 @@ func (s *session) run() {
 	}
 }
 
-// iterate runs one iteration and publishes what it changed.
+// iterate runs one iteration and publishes what it changed. An optimizer
+// that stops by itself (converged, failed) stops running but is not
+// paused: the next edit sets it going again (carryOn).
 func (s *session) iterate() {
 	if err := s.step(); err != nil {
-		s.opt.running, s.cfg.Play = false, false
+		s.opt.running = false
 		s.finishSteps()
 		s.reply(reply{Type: "error", Op: "play", Error: err.Error()})
 		s.publish()
@@ -305,7 +334,7 @@ func (s *session) iterate() {
 		}
 	}
 	if s.opt.status.Terminated() {
-		s.opt.running, s.cfg.Play = false, false
+		s.opt.running = false
 		s.finishSteps()
 		s.publish()
 		return
@@ -336,9 +365,18 @@ func (s *session) handle(c Command) {
 		s.hist.drag = nil // any other command ends a drag
 	}
 	switch c.Op {
+	case "play", "pause", "step", "reset", "architecture", "dataset":
+		s.opt.held = false // a person's own command ends a hold a lost release left behind
+	}
+	switch c.Op {
 	case "play", "pause", "reset", "architecture", "dataset":
 		s.finishSteps() // these end a step command's run; others interleave with it
 	}
+	var before *termSet // the bound's terms before an edit (edits.go)
+	if editOps[c.Op] {
+		before = s.currentTerms()
+	}
+	edits := s.pub.edits
 	msg, err := s.apply(c)
 	if c.ID != 0 && !(c.Op == "step" && err == nil) {
 		s.opt.applied = c.ID // a step's id is applied when its iterations are done
@@ -347,6 +385,9 @@ func (s *session) handle(c Command) {
 		s.log.Debug("command refused", "op", c.Op, "err", err)
 		s.errorReply(c, err)
 		return
+	}
+	if s.pub.edits != edits { // the command changed the model: an edit
+		s.recordEdit(c, before)
 	}
 	s.ack(c, msg)
 }

@@ -93,11 +93,11 @@ register("bound", (el, app) => {
       const p = h[h.length - 1];
       legend(legendEl, [
         { label: "bound", color: C.bound, kind: "line" },
-        { label: "likelihood", color: C.lik, kind: "dash" },
+        { label: "likelihood", short: "likelihood", color: C.lik, kind: "dash" },
         { label: "KL", color: C.kl, kind: "band" },
-        { label: "compression", color: C.comp, kind: "band" },
-        { label: "propagation", color: C.prop, kind: "band" },
-        { label: "paler = deeper layer", color: "rgba(120,120,120,0.35)", kind: "band" },
+        { label: "compression", short: "compr.", color: C.comp, kind: "band" },
+        { label: "propagation", short: "propag.", color: C.prop, kind: "band" },
+        { label: "between the likelihood and the bound: what each layer pays, paler = deeper layer", short: "paler = deeper", color: "rgba(120,120,120,0.35)", kind: "band" },
       ]);
       // a small table of the current terms
       let tbl = el.querySelector("table.terms");

@@ -3,7 +3,7 @@
 // by the bound), drawn side by side on shared axes, with a table of their
 // bounds, restarts and rise widths.
 import { register } from "./registry.js";
-import { Plot, C, unitsOf, fmt } from "../plot.js";
+import { Plot, C, unitsOf, fmt, legend } from "../plot.js";
 
 register("depth", (el, app) => {
   const plot = new Plot(el.querySelector("canvas"), { l: 56, r: 10, t: 40, b: 40 });
@@ -13,12 +13,13 @@ register("depth", (el, app) => {
   btn.dataset.testid = "compare";
   btn.textContent = "Compare 1, 2, 3 layers";
   btn.title = "Fit this data with 1, 2 and 3 layers (three restarts each, the best by the bound), side by side";
-  btn.addEventListener("click", () => { cmp = null; app.send({ op: "compare" }); btn.disabled = true; app.redraw(); });
+  const start = () => { if (!app.send({ op: "compare" })) return; cmp = null; btn.disabled = true; app.redraw(); };
+  btn.addEventListener("click", start);
   tools.append(btn);
   const table = document.createElement("table");
   table.className = "terms depth-table";
   table.dataset.testid = "depth-table";
-  el.querySelector(".legend").append(table);
+  el.querySelector(".legend").after(table);
   let cmp = null; // the latest "compare" message: this panel's own state
   app.on("compare", (m) => { cmp = m; if (m.done) btn.disabled = false; app.redraw(); });
 
@@ -35,17 +36,32 @@ register("depth", (el, app) => {
   }
 
   return {
+    // start compares the depths unless a comparison of these data is done
+    // or under way (the depth slide, a lesson step).
+    start() {
+      const st = app.state.setup;
+      if (app.state.follower || btn.disabled || !st || st.q !== 1 || st.d !== 1 || (cmp && cmp.data_id === st.data_id)) return;
+      start();
+    },
+    shown(name) { if (name === "depth") this.start(); },
     draw(s) {
       const { setup } = s;
+      btn.hidden = !!s.follower;
+      legend(el.querySelector(".legend"), [
+        { label: "data", color: C.data, kind: "dot" },
+        { label: "predictive mean of the kept restart", short: "mean", color: C.mean, kind: "line" },
+        { label: "± 2 sd (noise included)", short: "±2 sd", color: C.band, kind: "band" },
+        { label: "rise: the 10–90 % rise width of the mean, in the input's units", short: "rise: 10–90 % width", color: C.muted, kind: "none" },
+      ]);
       showTable();
       const over = el.querySelector(".overlay");
       // until a comparison of this data is done the panel is a line of
       // text, not an empty plot (style.css: #panel-depth.idle)
       el.classList.toggle("idle", !cmp || !cmp.done || cmp.data_id !== setup?.data_id);
       if (!setup || !plot.begin()) return;
-      btn.hidden = setup.q !== 1 || setup.d !== 1;
+      btn.hidden = setup.q !== 1 || setup.d !== 1 || !!s.follower;
       if (!cmp || cmp.data_id !== setup.data_id) {
-        over.textContent = setup.q === 1 && setup.d === 1 ? (btn.disabled ? "fitting…" : "Press “Compare 1, 2, 3 layers”") : "needs data with one input and one output";
+        over.textContent = setup.q === 1 && setup.d === 1 ? (btn.disabled ? "fitting…" : s.follower ? "The presenter has not compared the depths yet" : "Press “Compare 1, 2, 3 layers” (or key 3)") : "needs data with one input and one output";
         return;
       }
       over.textContent = cmp.done ? "" : "fitting 1, 2 and 3 layers…";

@@ -4,30 +4,37 @@
 // and per-datum penalties in a strip under the axis.
 import { register, layerUnits } from "./registry.js";
 import { Plot, C, StickyRange, colormap, legend, fmt, canvasPoint, clientPoint } from "../plot.js";
-import { termsOf, showDelta, clearDelta, claimDelta } from "../delta.js";
 
 const STRIP = 30; // px of the penalty strip
 const HIT = 10;   // px radius for grabbing a handle
+
+// layerTitle writes a layer panel's title: what the layer maps, which
+// always shows, and its details, which presentation mode cuts short when
+// the panel is narrow (style.css).
+export function layerTitle(h2, main, detail) {
+  const key = main + "|" + detail;
+  if (h2.dataset.key === key) return;
+  h2.dataset.key = key;
+  const a = document.createElement("span"), b = document.createElement("span");
+  a.className = "t-main"; a.textContent = main;
+  b.className = "t-detail"; b.textContent = detail.startsWith("of ") ? ` ${detail}` : ` · ${detail}`;
+  h2.replaceChildren(a, b);
+  h2.title = `${main} · ${detail}`;
+}
 
 register("layer1d", (el, app) => {
   const li = Number(el.dataset.layer);
   const canvas = el.querySelector("canvas");
   const plot = new Plot(canvas, { l: 56, r: 14, t: 10, b: 40 + STRIP + 6 });
   const overlay = el.querySelector(".overlay");
+  overlay.dataset.testid = `layer-${li}-overlay`;
   const xr = new StickyRange(), yr = new StickyRange();
   let penMax = 0;
   // drag: {index, mode: "pending"|"move"|"pull"|"keep", z, mu, z0, mu0,
-  // offX, offY (grab offset in data units), px0, py0, wasRunning, terms0}
+  // offX, offY (grab offset in data units), px0, py0}
   let drag = null;
   let pendingMove = null, moveScheduled = false;
   let hover = -1;
-  let overlayTimer = 0;
-  let lastTerms = null; // the terms at the start of the last drag, for the Δ readout
-  let lastWhat = "";    // what the last edit was, for the readout
-  const WHAT = {
-    pending: "", move: "moving z, keeping the function", pull: "pulling the function",
-    keep: "Ctrl-drag: moving z with q(u) kept — the naïve edit", add: "added a point at the posterior",
-  };
 
   let drawn = null; // the layer as last drawn: hit tests use what the user sees
   const layer = () => drawn;
@@ -70,11 +77,11 @@ register("layer1d", (el, app) => {
       z: L.z[k], mu: L.u_mean[k], z0: L.z[k], mu0: L.u_mean[k],
       // The grab offset: the handle keeps its place under the pointer.
       offX: L.z[k] - plot.ix(px), offY: L.u_mean[k] - plot.iy(py),
-      px0: px, py0: py, wasRunning: app.state.running,
+      px0: px, py0: py,
     };
-    lastTerms = termsOf(app.state.frame);
-    claimDelta(overlay);
-    if (drag.wasRunning) app.send({ op: "pause" });
+    // The optimizer holds still while the drag lasts (its moves are one
+    // edit) and carries on by itself when it ends, unless paused.
+    app.send({ op: "hold" });
     canvas.setPointerCapture(ev.pointerId);
     canvas.style.cursor = "grabbing";
   });
@@ -97,7 +104,6 @@ register("layer1d", (el, app) => {
       if (dx * dx + dy * dy < 16) return;
       drag.mode = Math.abs(dx) >= Math.abs(dy) ? "move" : "pull";
     }
-    lastWhat = WHAT[drag.mode];
     if (drag.mode === "pull") {
       drag.mu = plot.iy(py) + drag.offY;
       pendingMove = { op: "move", layer: li, index: drag.index, mu: [drag.mu] };
@@ -111,23 +117,15 @@ register("layer1d", (el, app) => {
   const endDrag = () => {
     if (!drag) return;
     flushMove();
-    const was = drag.wasRunning;
     drag = null;
     canvas.style.cursor = "grab";
-    clearTimeout(overlayTimer);
-    overlayTimer = setTimeout(() => { overlayTimer = 0; clearDelta(overlay); app.redraw(); }, 4000);
-    if (was) app.send({ op: "play" });
+    app.send({ op: "release" });
   };
   canvas.addEventListener("pointerup", endDrag);
   canvas.addEventListener("pointercancel", endDrag);
   canvas.addEventListener("dblclick", (ev) => {
     const [px, py] = pos(ev);
     if (handleAt(px, py) >= 0 || !plot.ix) return;
-    lastTerms = termsOf(app.state.frame);
-    lastWhat = WHAT.add;
-    claimDelta(overlay);
-    clearTimeout(overlayTimer);
-    overlayTimer = setTimeout(() => { overlayTimer = 0; clearDelta(overlay); app.redraw(); }, 4000);
     // No output: the new point takes the layer's posterior there, so the
     // function and the bound stay as they are.
     app.send({ op: "add", layer: li, z: [plot.ix(px)] });
@@ -256,21 +254,21 @@ register("layer1d", (el, app) => {
         ctx.textAlign = "right"; ctx.textBaseline = "top";
         ctx.fillText(`max ${fmt(mx)} nats`, strip.r - 2, strip.t + 1);
       }
-      el.querySelector(".layer-title").textContent =
-        `Layer ${li + 1} of ${nL}: ${li === 0 ? "input" : `h${li}`} → ${last ? "output" : `h${li + 1}`}  ·  ${L.m} inducing · ℓ = ${fmt(L.kernel.params[1] ?? NaN)}, σ²f = ${fmt(L.kernel.params[0])}, s² = ${fmt(L.noise)}`;
+      layerTitle(el.querySelector(".layer-title"), `Layer ${li + 1}: ${li === 0 ? "input" : `h${li}`} → ${last ? "output" : `h${li + 1}`}`,
+        `of ${nL} · ${L.m} inducing · ℓ = ${fmt(L.kernel.params[1] ?? NaN)}, σ²f = ${fmt(L.kernel.params[0])}, s² = ${fmt(L.noise)}`);
+      const follower = !!s.follower;
       legend(el.querySelector(".legend"), [
-        { label: "f mean", color: C.mean, kind: "line" },
-        { label: "± 2 sd of f", color: C.band, kind: "band" },
-        { label: "± 2 sd with noise s²", color: "rgba(37,99,235,0.14)", kind: "band" },
-        { label: "inducing points: drag ↔ to move, ↕ to pull", color: C.handle, kind: "diamond" },
-        { label: "incoming messages", color: colormap(0.4), kind: "line" },
-        { label: "outgoing messages ± 2 sd", color: colormap(0.7), kind: "dot" },
+        { label: "f mean", short: "f", color: C.mean, kind: "line" },
+        { label: "± 2 sd of f", short: "±2 sd", color: C.band, kind: "band" },
+        { label: "± 2 sd with noise s²", short: "+ noise", color: "rgba(37,99,235,0.14)", kind: "band" },
+        { label: follower ? "inducing points u" : "inducing points u: drag ↔ to move, ↕ to pull", short: "u", color: C.handle, kind: "diamond" },
+        { label: "incoming messages", short: "in", color: colormap(0.4), kind: "line" },
+        { label: "outgoing messages ± 2 sd", short: "out", color: colormap(0.7), kind: "dot" },
         ...(last ? [{ label: "data", color: C.data, kind: "ring" }] : []),
-        { label: "compression", color: C.comp, kind: "band" },
-        { label: "propagation", color: C.prop, kind: "band" },
+        { label: "compression", short: "compr.", color: C.comp, kind: "band" },
+        { label: "propagation", short: "propag.", color: C.prop, kind: "band" },
       ]);
-      if ((drag || overlayTimer) && lastTerms) showDelta(overlay, lastTerms, termsOf(frame), lastWhat);
-      else { clearDelta(overlay); if (frame.eval_error) overlay.textContent = `⚠ ${frame.eval_error}`; }
+      overlay.textContent = frame.eval_error ? `⚠ ${frame.eval_error}` : "";
     },
   };
 });

@@ -4,6 +4,7 @@
 // with the inducing outputs as diamonds; choose the dimensions shown.
 import { register, dimSelect, layerUnits } from "./registry.js";
 import { Plot, C, StickyRange, colormap, legend, fmt } from "../plot.js";
+import { layerTitle } from "./layer.js";
 
 register("layernd", (el, app) => {
   const li = Number(el.dataset.layer);
@@ -71,12 +72,12 @@ register("layernd", (el, app) => {
       });
       let comp = 0, prop = 0;
       if (L.comp) for (let n = 0; n < N; n++) { comp += L.comp[n]; prop += L.prop[n]; }
-      el.querySelector(".layer-title").textContent =
-        `Layer ${li + 1} of ${nL}: ${L.q}-D ${li === 0 ? "input" : `h${li}`} → ${D}-D ${last ? "output" : `h${li + 1}`} · ${L.m} inducing · compression ${fmt(comp)}, propagation ${fmt(prop)} nats`;
+      layerTitle(el.querySelector(".layer-title"), `Layer ${li + 1}: ${L.q}-D ${li === 0 ? "input" : `h${li}`} → ${D}-D ${last ? "output" : `h${li + 1}`}`,
+        `of ${nL} · ${L.m} inducing · compression ${fmt(comp)}, propagation ${fmt(prop)} nats`);
       legend(el.querySelector(".legend"), [
-        { label: "message means, coloured by datum order (early → late)", color: colormap(0.5), kind: "dot" },
+        { label: "message means, coloured by datum order (early → late)", short: "means (early → late)", color: colormap(0.5), kind: "dot" },
         { label: "± 2 sd", color: colormap(0.5, 0.3), kind: "band" },
-        ...(D >= 2 ? [{ label: "inducing output means", color: C.handle, kind: "diamond" }] : []),
+        ...(D >= 2 ? [{ label: "inducing output means u", short: "u", color: C.handle, kind: "diamond" }] : []),
       ]);
       el.querySelector(".overlay").textContent = frame.eval_error ? `⚠ ${frame.eval_error}` : "";
     },

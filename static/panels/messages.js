@@ -8,7 +8,7 @@
 // computes it (op "message_figure", message type "message_figure", docs/protocol.md) in its own
 // goroutine; this panel only draws and sends commands.
 import { register, layerUnits } from "./registry.js";
-import { Plot, C, fmt, canvasPoint, clientPoint } from "../plot.js";
+import { Plot, C, fmt, canvasPoint, clientPoint, legend } from "../plot.js";
 
 // The paper's red bars; the inputs' colours come from the server (the
 // regression setup's input_colors), the same as the downloaded figure's.
@@ -34,7 +34,6 @@ register("messages", (el, app) => {
   const layerSel = el.querySelector("[data-testid=mc-layer]");
   const samplesSel = el.querySelector("[data-testid=mc-samples]");
   const toggle = el.querySelector("[data-testid=mc-toggle]");
-  const downloads = el.querySelector(".mc-downloads");
 
   let open = false;
   let layer = -1;
@@ -58,17 +57,21 @@ register("messages", (el, app) => {
     if (!sendQueued) { sendQueued = true; requestAnimationFrame(sendInputs); }
   }
   function start() {
+    if (app.state.follower) return; // followers get the presenter's figures
     const cmd = { op: "message_figure", layer, samples: Number(samplesSel.value) };
     if (inputs) cmd.inputs = inputs.map((g) => ({ mean: g.mean, var: g.var }));
     lastSentId = app.send(cmd);
   }
+  let bySlide = false; // opened by the message-figure slide (closed when it goes)
   function setOpen(v) {
     open = v;
+    const follower = !!app.state.follower;
     toggle.textContent = v ? "Close" : "Open the message figure";
     toggle.setAttribute("aria-pressed", String(v));
+    toggle.hidden = follower;
     body.hidden = !v;
-    for (const b of el.querySelectorAll("button:not([data-testid=mc-toggle]), select")) b.disabled = !v;
-    if (v) { session = app.state.session; start(); } else app.send({ op: "message_figure_off" });
+    for (const b of el.querySelectorAll("button:not([data-testid=mc-toggle]), select")) b.disabled = !v || follower;
+    if (v) { session = app.state.session; start(); } else if (!follower) app.send({ op: "message_figure_off" });
     app.redraw();
   }
   toggle.addEventListener("click", () => setOpen(!open));
@@ -117,6 +120,7 @@ register("messages", (el, app) => {
     return [boxes.sx(g.mean + sd), boxes.inY(k, g.mean + sd)];
   }
   canvas.addEventListener("pointerdown", (ev) => {
+    if (app.state.follower) return; // the presenter's inputs
     const [px, py] = pos(ev);
     const h = hit(px, py);
     if (!h) return;
@@ -157,26 +161,6 @@ register("messages", (el, app) => {
   const clampMean = (m) => Math.max(-1000, Math.min(1000, m));
   const clampVar = (v) => Math.max(1e-6, Math.min(1e4, v));
 
-  // ---- downloads ----
-  function updateDownloads(s) {
-    const key = s.figureKey;
-    for (const a of downloads.querySelectorAll("a")) {
-      if (!key || !inputs) { a.removeAttribute("href"); continue; }
-      const q = new URLSearchParams({ session: key });
-      if (a.dataset.figure === "messages") {
-        // The URL counts layers from 1 and gives the inputs in the units of
-        // the figure's input axis: layer 1's in the data's original units
-        // (the wire's are normalised), hidden layers' latent.
-        const nx = layer === 0 ? s.setup?.norm_x : null;
-        const a0 = nx?.scale?.length === 1 ? nx.scale[0] : 1, b0 = nx?.mean?.length === 1 ? nx.mean[0] : 0;
-        q.set("layer", String(layer + 1));
-        q.set("inputs", inputs.map((g) => `${+(g.mean * a0 + b0).toPrecision(6)}:${+(g.var * a0 * a0).toPrecision(6)}`).join(","));
-        q.set("samples", samplesSel.value);
-      }
-      a.href = `/figure/${a.dataset.figure}.${a.dataset.format}?${q}`;
-    }
-  }
-
   // ---- drawing ----
   function gauss(x, m, v) { return Math.exp(-0.5 * (x - m) * (x - m) / v) / Math.sqrt(2 * Math.PI * v); }
 
@@ -210,6 +194,21 @@ register("messages", (el, app) => {
   }
 
   return {
+    // shown: the page's view changed (app.js); the message-figure slide
+    // opens the figure, and closes it again when it goes if it opened it.
+    shown(name, follower) {
+      if (name === "messages" && !open) { bySlide = true; setOpen(true); }
+      else if (name !== "messages" && bySlide && open && !follower) { bySlide = false; setOpen(false); }
+    },
+    // preset shows the figure of layer li (from 0; −1: the panel's
+    // choice) with one of the presets (a lesson step).
+    preset(li, name) {
+      if (app.state.follower) return;
+      if (li >= 0 && app.state.frame?.layers?.[li]?.q === 1) { layer = li; layerSel.value = String(li); }
+      if (!open) { bySlide = true; setOpen(true); }
+      inputs = null; fig = null;
+      lastSentId = app.send({ op: "message_figure_preset", layer, name, samples: Number(samplesSel.value) });
+    },
     // inputClient returns input k's peak in client pixels (for tests and tours).
     inputClient(k) {
       if (!boxes || !inputs || k >= inputs.length) return null;
@@ -217,11 +216,28 @@ register("messages", (el, app) => {
       return clientPoint(canvas, boxes.sx(g.mean), (boxes.inY(k, g.mean) + boxes.inp.b) / 2);
     },
     inputs: () => inputs?.map((g) => ({ ...g })) ?? null,
+    // downloadQuery is the figure a download draws: this layer, these
+    // inputs and samples (null until the figure is open).
+    // The URL counts layers from 1 and gives the inputs in the units of the
+    // figure's input axis: layer 1's in the data's original units (the
+    // wire's are normalised), hidden layers' latent.
+    downloadQuery: () => {
+      if (!open || !inputs || layer < 0) return null;
+      const nx = layer === 0 ? app.state.setup?.norm_x : null;
+      const a0 = nx?.scale?.length === 1 ? nx.scale[0] : 1, b0 = nx?.mean?.length === 1 ? nx.mean[0] : 0;
+      return {
+        layer: String(layer + 1),
+        inputs: inputs.map((g) => `${+(g.mean * a0 + b0).toPrecision(6)}:${+(g.var * a0 * a0).toPrecision(6)}`).join(","),
+        samples: samplesSel.value,
+      };
+    },
     // figure returns the latest message-figure message (for tests).
     figure: () => fig,
     draw(s) {
       const f = s.frame;
       if (!f) return;
+      if (s.follower && fig && !open) setOpen(true); // the presenter opened it
+      if (s.follower && fig && fig.layer !== layer) layer = fig.layer;
       if (!layerOptions(f)) { status.textContent = "No layer has a 1-D input and output; the message figure needs one."; return; }
       if (open && s.session !== session) { session = s.session; start(); } // reconnected: a new session
       if (!open) return;
@@ -230,7 +246,6 @@ register("messages", (el, app) => {
         // adopt the server's inputs (presets, first figure) unless the user is moving them
         inputs = m.inputs.map((r) => ({ mean: r.mean, var: r.var }));
       }
-      updateDownloads(s);
       if (m?.error) { status.textContent = `⚠ ${m.error}`; status.dataset.kind = "error"; }
       else if (m) {
         status.dataset.kind = "";
@@ -238,6 +253,13 @@ register("messages", (el, app) => {
       } else status.textContent = "computing…";
       if (!m || m.error || !m.gp || m.layer !== layer || !plot.begin()) return;
       if (!inputs) return;
+      legend(el.querySelector(".legend"), [
+        { label: "the true response (Monte Carlo)", short: "truth (MC)", color: C.mc, kind: "line" },
+        { label: "the Gaussian message, in its input's colour", short: "Gaussian message", color: color(0), kind: "line" },
+        { label: "f mean ± 2 sd", short: "f ± 2 sd", color: C.band, kind: "band" },
+        { label: "inducing variables u (± 2 sd)", short: "u", color: RED, kind: "tick" },
+        { label: "the inputs: drag to move, drag ○ to widen", short: "inputs", color: color(1), kind: "band" },
+      ]);
       el.dataset.seq = String(m.seq);
       el.dataset.applied = String(m.applied);
       readout(m);
@@ -281,7 +303,8 @@ register("messages", (el, app) => {
         }
       });
       ctx.fillStyle = C.ink; ctx.font = "600 12px system-ui, sans-serif"; ctx.textAlign = "left"; ctx.textBaseline = "top";
-      ctx.fillText(`Layer ${layer + 1}: f mean ± 2 sd; inducing variables u (red, ± 2 sd)`, gpBox.l + 6, gpBox.t + 2);
+      const narrow = leftW < 330; // a projector at a large type scale: shorter words
+      ctx.fillText(narrow ? `Layer ${layer + 1}: f ± 2 sd; u in red` : `Layer ${layer + 1}: f mean ± 2 sd; inducing variables u (red, ± 2 sd)`, gpBox.l + 6, gpBox.t + 2);
       ctx.font = "12px system-ui, sans-serif";
       vlabel(ctx, u.ylabel, R.l - 44, (gpBox.t + gpBox.b) / 2);
 
@@ -307,7 +330,7 @@ register("messages", (el, app) => {
         }
       });
       ctx.fillStyle = C.ink; ctx.textAlign = "center"; ctx.textBaseline = "bottom";
-      ctx.fillText(`${u.xlabel} — inputs: drag to move, drag ○ or wheel to widen`, (inBox.l + inBox.r) / 2, H - 4);
+      ctx.fillText(narrow || s.follower ? u.xlabel : `${u.xlabel} — inputs: drag to move, drag ○ or wheel to widen`, (inBox.l + inBox.r) / 2, H - 4);
       vlabel(ctx, "input density", R.l - 44, (inBox.t + inBox.b) / 2);
 
       // -- left: the responses --
@@ -335,7 +358,7 @@ register("messages", (el, app) => {
         ctx.fillStyle = col; ctx.font = "600 12px system-ui, sans-serif"; ctx.textAlign = "left"; ctx.textBaseline = "top";
         ctx.fillText(`${k + 1}`, box.l + 5, box.t + 2);
         ctx.font = "12px system-ui, sans-serif"; ctx.fillStyle = C.ink; ctx.textBaseline = "bottom"; ctx.textAlign = "center";
-        ctx.fillText(`propagation ${fmt(r.propagation)} · compression ${fmt(r.compression)} · W₁ ${fmt(r.w1)}`, (box.l + box.r) / 2, box.b + 32);
+        ctx.fillText(narrow ? `prop. ${fmt(r.propagation)} · compr. ${fmt(r.compression)}` : `propagation ${fmt(r.propagation)} · compression ${fmt(r.compression)} · W₁ ${fmt(r.w1)}`, (box.l + box.r) / 2, box.b + 32);
       }
       ctx.save(); ctx.fillStyle = C.muted; ctx.textAlign = "center";
       vlabel(ctx, `response density over ${u.ylabel}`, 12, H / 2);

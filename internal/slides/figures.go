@@ -1,0 +1,527 @@
+package slides
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
+	"dgpviz/internal/faces"
+	"dgpviz/internal/fitfigure"
+	"dgpviz/internal/latent"
+	"dgpviz/internal/montecarlo"
+	"dgpviz/internal/train"
+	"dgpviz/internal/view"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Fit writes the fit panel: the data and the final message's mean ± 2 sd,
+// in the data's original units.
+func Fit(w io.Writer, format string, f *fitfigure.FitData, xlabel, ylabel string, cap Caption) error {
+	if f == nil || len(f.Grid.X) < 2 {
+		return fmt.Errorf("slides: the fit has no prediction grid")
+	}
+	layers := "1 layer"
+	if f.Layers > 1 {
+		layers = fmt.Sprintf("%d layers", f.Layers)
+	}
+	return Render(w, format, fmt.Sprintf("Fit of the whole deep GP (%s)", layers), "", cap, func(dc draw.Canvas) error {
+		p := newPlot(xlabel, ylabel)
+		lo, hi := make([]float64, len(f.Grid.X)), make([]float64, len(f.Grid.X))
+		for i := range lo {
+			lo[i], hi[i] = f.Grid.Mean[i]-2*f.Grid.SD[i], f.Grid.Mean[i]+2*f.Grid.SD[i]
+		}
+		b, err := band(f.Grid.X, lo, hi, Band)
+		if err != nil {
+			return err
+		}
+		m, err := line(f.Grid.X, f.Grid.Mean, Mean, 1.6)
+		if err != nil {
+			return err
+		}
+		d, err := dots(f.X, f.Y, Data, 1.6)
+		if err != nil {
+			return err
+		}
+		p.Add(b, m, d)
+		p.Legend.Add("data", d)
+		p.Legend.Add("final message mean", m)
+		p.Legend.Add("± 2 sd of the final message", swatch{Band})
+		p.Draw(dc)
+		return nil
+	})
+}
+
+// LayerData is a layer panel: the layer's function of a certain input
+// (mean, ± 2 sd of f and with the noise), its inducing points (u: mean ±
+// 2 sd at z), the messages into and out of it at the data, the data (the
+// last layer) and each datum's penalties, in the units the page shows
+// (the data's original units for the first layer's input and the last
+// layer's output, else the hidden layers' own).
+type LayerData struct {
+	Index, Layers  int // the layer (from 0) and how many there are
+	XLabel, YLabel string
+	GridX          []float64
+	Mean, SDF, SDY []float64 // f's mean, its sd, and its sd with the noise
+	Z, U, USD      []float64
+	InMean, InSD   []float64 // the messages into the layer (sd 0 for the data)
+	OutMean, OutSD []float64 // the messages out of it
+	Y              []float64 // the data's outputs (the last layer), else nil
+	Comp, Prop     []float64 // each datum's penalties (nats), nil when unknown
+}
+
+// Layer computes layer li's panel of model m with its evaluation ev (the
+// optimizer's: the hidden layers' messages and the penalties), for a
+// layer with 1-D input and output; nx and ny undo the data's
+// normalisation, names name the axes.
+func Layer(m *engine.Model, ev *train.Evaluation, li int, nx, ny dataset.Normalizer, inputName, outputName string) (*LayerData, error) {
+	if li < 0 || li >= len(m.Layers) {
+		return nil, fmt.Errorf("slides: there is no layer %d (the model has %d)", li+1, len(m.Layers))
+	}
+	l := m.Layers[li]
+	if _, q, d := l.Dims(); q != 1 || d != 1 {
+		return nil, fmt.Errorf("slides: layer %d maps %d-D to %d-D; the layer figure draws a 1-D input and output", li+1, q, d)
+	}
+	if ev == nil {
+		return nil, fmt.Errorf("slides: the model could not be evaluated")
+	}
+	n, _ := m.X.Dims()
+	last := li == len(m.Layers)-1
+	var inMean, inVar *mat.Dense
+	if li > 0 {
+		if li-1 >= len(ev.Hidden) {
+			return nil, fmt.Errorf("slides: the evaluation has no messages into layer %d", li+1)
+		}
+		inMean, inVar = ev.Hidden[li-1].Mean, ev.Hidden[li-1].Var
+	}
+	var out engine.Message
+	if last {
+		var e engine.Evaluator
+		msgs, err := e.Predict(m, m.X)
+		if err != nil {
+			return nil, fmt.Errorf("slides: %w", err)
+		}
+		out = msgs[len(msgs)-1]
+	} else {
+		out = ev.Hidden[li]
+	}
+	// units: the data's original ones where the page shows them
+	sx, mx, sy, my := 1.0, 0.0, 1.0, 0.0
+	ld := &LayerData{Index: li, Layers: len(m.Layers), XLabel: fmt.Sprintf("h%d (hidden layer %d output)", li, li), YLabel: fmt.Sprintf("h%d", li+1)}
+	if li == 0 {
+		ld.XLabel = "input " + inputName
+		if len(nx.Mean) == 1 {
+			sx, mx = nx.Scale[0], nx.Mean[0]
+		}
+	}
+	if last {
+		ld.YLabel = "output " + outputName
+		if len(ny.Mean) == 1 {
+			sy, my = ny.Scale[0], ny.Mean[0]
+		}
+	}
+	post, err := engine.NewLayerPosterior(l, m.Jitter)
+	if err != nil {
+		return nil, fmt.Errorf("slides: %w", err)
+	}
+	lo, hi := view.GridRange(m, li, inMean, inVar)
+	const g = 200
+	xs := view.Linspace(make([]float64, g), lo, hi)
+	mean, varU, varCond := make([]float64, g), make([]float64, g), make([]float64, g)
+	var fs engine.FunctionScratch
+	post.FunctionOn(xs, mean, varU, varCond, &fs)
+	for i := range xs {
+		ld.GridX = append(ld.GridX, xs[i]*sx+mx)
+		ld.Mean = append(ld.Mean, mean[i]*sy+my)
+		ld.SDF = append(ld.SDF, math.Sqrt(math.Max(0, varU[i]+varCond[i]))*sy)
+		ld.SDY = append(ld.SDY, math.Sqrt(math.Max(0, varU[i]+varCond[i]+l.NoiseVariance))*sy)
+	}
+	mz, _, _ := l.Dims()
+	um := l.InducingMarginals()
+	for k := 0; k < mz; k++ {
+		ld.Z = append(ld.Z, l.InducingInputs.At(k, 0)*sx+mx)
+		ld.U = append(ld.U, l.QMu.At(k, 0)*sy+my)
+		ld.USD = append(ld.USD, math.Sqrt(math.Max(0, um[k]))*sy)
+	}
+	for i := 0; i < n; i++ {
+		in, insd := m.X.At(i, 0), 0.0
+		if li > 0 {
+			in, insd = inMean.At(i, 0), math.Sqrt(math.Max(0, inVar.At(i, 0)))
+		}
+		ld.InMean = append(ld.InMean, in*sx+mx)
+		ld.InSD = append(ld.InSD, insd*sx)
+		ld.OutMean = append(ld.OutMean, out.Mean.At(i, 0)*sy+my)
+		ld.OutSD = append(ld.OutSD, math.Sqrt(math.Max(0, out.Var.At(i, 0)))*sy)
+		if last {
+			ld.Y = append(ld.Y, m.Y.At(i, 0)*sy+my)
+		}
+	}
+	if li < len(ev.Layers) && len(ev.Layers[li].CompressionPerDatum) == n {
+		ld.Comp, ld.Prop = ev.Layers[li].CompressionPerDatum, ev.Layers[li].PropagationPerDatum
+	}
+	return ld, nil
+}
+
+// RenderLayer writes a layer panel: the function with its bands, the
+// inducing points, the messages out of the layer (dots with ± 2 sd), the
+// data on the last layer, and beneath, each datum's compression and
+// propagation at its input.
+func RenderLayer(w io.Writer, format string, ld *LayerData, cap Caption) error {
+	title := fmt.Sprintf("Layer %d of %d: its function, inducing points and messages", ld.Index+1, ld.Layers)
+	return Render(w, format, title, "", cap, func(dc draw.Canvas) error {
+		p := newPlot("", ld.YLabel)
+		n := len(ld.GridX)
+		lo, hi, lo2, hi2 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		for i := range ld.GridX {
+			lo[i], hi[i] = ld.Mean[i]-2*ld.SDF[i], ld.Mean[i]+2*ld.SDF[i]
+			lo2[i], hi2[i] = ld.Mean[i]-2*ld.SDY[i], ld.Mean[i]+2*ld.SDY[i]
+		}
+		wide, err := band(ld.GridX, lo2, hi2, BandWide)
+		if err != nil {
+			return err
+		}
+		narrow, err := band(ld.GridX, lo, hi, Band)
+		if err != nil {
+			return err
+		}
+		mean, err := line(ld.GridX, ld.Mean, Mean, 1.6)
+		if err != nil {
+			return err
+		}
+		p.Add(wide, narrow, mean)
+		// the messages out: dots with ± 2 sd
+		outs, err := dots(ld.InMean, ld.OutMean, withAlpha(color.RGBA{R: 0x21, G: 0x91, B: 0x8c, A: 0xff}, 0.9), 1.3)
+		if err != nil {
+			return err
+		}
+		for i := range ld.InMean {
+			wl, err := line([]float64{ld.InMean[i], ld.InMean[i]}, []float64{ld.OutMean[i] - 2*ld.OutSD[i], ld.OutMean[i] + 2*ld.OutSD[i]}, withAlpha(color.RGBA{R: 0x21, G: 0x91, B: 0x8c, A: 0xff}, 0.35), 0.8)
+			if err != nil {
+				return err
+			}
+			p.Add(wl)
+		}
+		p.Add(outs)
+		if ld.Y != nil {
+			d, err := dots(ld.InMean, ld.Y, Data, 1.4)
+			if err != nil {
+				return err
+			}
+			d.GlyphStyle.Shape = draw.RingGlyph{}
+			p.Add(d)
+			p.Legend.Add("data", d)
+		}
+		// inducing points: red diamonds with ± 2 sd whiskers
+		for k := range ld.Z {
+			wl, err := line([]float64{ld.Z[k], ld.Z[k]}, []float64{ld.U[k] - 2*ld.USD[k], ld.U[k] + 2*ld.USD[k]}, Inducing, 1)
+			if err != nil {
+				return err
+			}
+			p.Add(wl)
+		}
+		u, err := dots(ld.Z, ld.U, Inducing, 2.4)
+		if err != nil {
+			return err
+		}
+		u.GlyphStyle.Shape = draw.PyramidGlyph{}
+		p.Add(u)
+		p.Legend.Add("f mean", mean)
+		p.Legend.Add("± 2 sd of f", swatch{Band})
+		p.Legend.Add("± 2 sd with the noise", swatch{BandWide})
+		p.Legend.Add("inducing points u (± 2 sd)", u)
+		p.Legend.Add("messages out (± 2 sd)", outs)
+		if ld.Comp == nil {
+			p.X.Label.Text = ld.XLabel
+			p.Draw(dc)
+			return nil
+		}
+		// the penalties beneath, on the same input axis
+		h := dc.Max.Y - dc.Min.Y
+		top := draw.Crop(dc, 0, 0, h*0.32, 0)
+		bottom := draw.Crop(dc, 0, 0, 0, -h*0.7)
+		pen := newPlot(ld.XLabel, "penalty (nats)")
+		for i := range ld.InMean {
+			c, pr := ld.Comp[i], ld.Prop[i]
+			cb, err := line([]float64{ld.InMean[i], ld.InMean[i]}, []float64{0, c}, Comp, 2.4)
+			if err != nil {
+				return err
+			}
+			pb, err := line([]float64{ld.InMean[i], ld.InMean[i]}, []float64{c, c + pr}, Prop, 2.4)
+			if err != nil {
+				return err
+			}
+			pen.Add(cb, pb)
+		}
+		p.Legend.Add("compression, beneath", swatch{Comp})
+		p.Legend.Add("propagation, beneath", swatch{Prop})
+		top2 := 0.0
+		for i := range ld.Comp {
+			top2 = math.Max(top2, ld.Comp[i]+ld.Prop[i])
+		}
+		pen.Y.Min, pen.Y.Max = 0, math.Max(top2, 1e-9)*1.05
+		pen.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: top2, Label: fmt.Sprintf("%.3g", top2)}})
+		// one input axis for both: the wider of the two ranges, and the
+		// data areas lined up
+		xmin, xmax := math.Min(p.X.Min, pen.X.Min), math.Max(p.X.Max, pen.X.Max)
+		p.X.Min, p.X.Max, pen.X.Min, pen.X.Max = xmin, xmax, xmin, xmax
+		a, b := p.DataCanvas(top), pen.DataCanvas(bottom)
+		if d := a.Min.X - b.Min.X; d > 0 {
+			bottom = draw.Crop(bottom, d, 0, 0, 0)
+		} else {
+			top = draw.Crop(top, -d, 0, 0, 0)
+		}
+		if d := a.Max.X - b.Max.X; d < 0 {
+			bottom = draw.Crop(bottom, 0, d, 0, 0)
+		} else {
+			top = draw.Crop(top, 0, -d, 0, 0)
+		}
+		p.Draw(top)
+		pen.Draw(bottom)
+		return nil
+	})
+}
+
+// History is the bound over iterations (the bound panel): per point the
+// iteration, the bound and the likelihood, and per point and layer
+// (row-major, Layers to a point) the three terms; NaN where absent.
+type History struct {
+	Layers                   int
+	Iter, Bound, Likelihood  []float64
+	KL, Compression, Propagn []float64
+}
+
+// Bound writes the bound panel: the likelihood and the bound over
+// iterations, and between them what each layer pays, stacked.
+func Bound(w io.Writer, format string, h *History, cap Caption) error {
+	n := len(h.Iter)
+	if n < 2 {
+		return fmt.Errorf("slides: the bound has %d points; a chart needs 2", n)
+	}
+	return Render(w, format, "The bound over iterations: what each layer pays", "", cap, func(dc draw.Canvas) error {
+		p := newPlot("iteration", "nats")
+		p.Legend.Top, p.Legend.Left = false, false
+		shades := []float64{1, 0.72, 0.5, 0.36, 0.26, 0.2}
+		top := make([]float64, n)
+		for k := range top {
+			top[k] = orZero(h.Likelihood[k], h.Bound[k])
+		}
+		colours := []color.RGBA{KL, Comp, Prop}
+		terms := [][]float64{h.KL, h.Compression, h.Propagn}
+		for l := 0; l < h.Layers; l++ {
+			for t := 0; t < 3; t++ {
+				bot := make([]float64, n)
+				for k := range bot {
+					v := terms[t][k*h.Layers+l]
+					if math.IsNaN(v) {
+						v = 0
+					}
+					bot[k] = top[k] - v
+				}
+				b, err := band(h.Iter, bot, top, withAlpha(colours[t], 0.75*shades[min(l, len(shades)-1)]))
+				if err != nil {
+					return err
+				}
+				p.Add(b)
+				top = bot
+			}
+		}
+		lik, err := line(h.Iter, h.Likelihood, Lik, 1.2, vg.Points(4), vg.Points(2))
+		if err != nil {
+			return err
+		}
+		bound, err := line(h.Iter, h.Bound, Data, 2)
+		if err != nil {
+			return err
+		}
+		p.Add(lik, bound)
+		p.Legend.Add("bound", bound)
+		p.Legend.Add("likelihood", lik)
+		p.Legend.Add("KL", swatch{withAlpha(KL, 0.75)})
+		p.Legend.Add("compression", swatch{withAlpha(Comp, 0.75)})
+		p.Legend.Add("propagation", swatch{withAlpha(Prop, 0.75)})
+		p.Legend.Add("paler: deeper layers", swatch{withAlpha(Muted, 0.3)})
+		p.Draw(dc)
+		return nil
+	})
+}
+
+func orZero(v, alt float64) float64 {
+	if math.IsNaN(v) {
+		return alt
+	}
+	return v
+}
+
+// Depth is one model of the depth comparison: its layers, bound, rise
+// width and the predictive mean and sd on the comparison's grid (original
+// units); Mean nil when it failed.
+type Depth struct {
+	Layers    int
+	Bound     float64
+	Rise      float64 // NaN: none
+	Mean, SD  []float64
+	Status    string
+	Restarts  int
+	KeptBound float64
+}
+
+// RenderDepth writes the depth comparison: the data fitted with 1, 2 and
+// 3 layers side by side on shared axes.
+func RenderDepth(w io.Writer, format string, x []float64, depths []Depth, dataX, dataY []float64, xlabel, ylabel string, cap Caption) error {
+	if len(depths) == 0 || len(x) < 2 {
+		return fmt.Errorf("slides: the depth comparison has no models")
+	}
+	return Render(w, format, "Depth: the same data fitted with 1, 2 and 3 layers", "the best of each depth's restarts by the bound; rise: the 10–90 % rise width of the mean (input units)", cap, func(dc draw.Canvas) error {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, y := range dataY {
+			lo, hi = math.Min(lo, y), math.Max(hi, y)
+		}
+		for _, d := range depths {
+			for i := range d.Mean {
+				lo, hi = math.Min(lo, d.Mean[i]-2*d.SD[i]), math.Max(hi, d.Mean[i]+2*d.SD[i])
+			}
+		}
+		tiles := draw.Tiles{Rows: 1, Cols: len(depths), PadX: 3 * vg.Millimeter}
+		for k, d := range depths {
+			yl := ""
+			if k == 0 {
+				yl = ylabel
+			}
+			p := newPlot(xlabel, yl)
+			p.Title.Text = fmt.Sprintf("%d layer%s · bound %s", d.Layers, map[bool]string{true: "s", false: ""}[d.Layers > 1], minus(fmt.Sprintf("%.4g", d.Bound)))
+			if !math.IsNaN(d.Rise) {
+				p.Title.Text += " · rise " + fmt.Sprintf("%.3g", d.Rise)
+			}
+			pts, err := dots(dataX, dataY, Data, 1.2)
+			if err != nil {
+				return err
+			}
+			if d.Mean != nil {
+				l, h := make([]float64, len(x)), make([]float64, len(x))
+				for i := range x {
+					l[i], h[i] = d.Mean[i]-2*d.SD[i], d.Mean[i]+2*d.SD[i]
+				}
+				b, err := band(x, l, h, Band)
+				if err != nil {
+					return err
+				}
+				m, err := line(x, d.Mean, Mean, 1.4)
+				if err != nil {
+					return err
+				}
+				p.Add(b, m)
+				if k == 0 {
+					p.Legend.Add("mean", m)
+					p.Legend.Add("± 2 sd", swatch{Band})
+				}
+			}
+			p.Add(pts)
+			if k == 0 {
+				p.Legend.Add("data", pts)
+			}
+			p.Y.Min, p.Y.Max = lo-0.05*(hi-lo), hi+0.05*(hi-lo)
+			p.Draw(tiles.At(dc, k, 0))
+		}
+		return nil
+	})
+}
+
+// Messages writes the message figure (montecarlo) as a slide.
+func Messages(w io.Writer, format string, fd *montecarlo.FigureData, cap Caption) error {
+	key := "left: each input's true response (Monte Carlo, black) and the Gaussian message (its colour); top right: the layer's GP, mean ± 2 sd, inducing variables u in red; bottom right: the inputs"
+	return Render(w, format, fmt.Sprintf("Messages through layer %d: the Gaussian against the truth", fd.Layer+1), key, cap, func(dc draw.Canvas) error {
+		return montecarlo.DrawMessageFigure(dc, fd)
+	})
+}
+
+// Faces writes the autoencoder's latent map with decoded tiles as a slide.
+func Faces(w io.Writer, format string, f *faces.Figure, cap Caption) error {
+	key := "dots: each row's latent mean, coloured by its index; tiles: the decoder's predictive mean at points of a grid"
+	return Render(w, format, "The autoencoder's latent map", key, cap, func(dc draw.Canvas) error {
+		return faces.Draw(dc, f)
+	})
+}
+
+// Latent writes the explorer's latent views as a slide: each hidden
+// layer's first two dimensions, and the ground truth when the data carry
+// it, coloured by the first input.
+func Latent(w io.Writer, format string, f *latent.Figure, cap Caption) error {
+	n := len(f.Times)
+	if len(f.Layers) == 0 || n == 0 {
+		return fmt.Errorf("slides: no hidden layer with 2 or more dimensions to draw")
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, t := range f.Times {
+		lo, hi = math.Min(lo, t), math.Max(hi, t)
+	}
+	if f.TimeRange[1] > f.TimeRange[0] {
+		lo, hi = f.TimeRange[0], f.TimeRange[1]
+	}
+	colour := func(i int) color.Color {
+		if hi == lo {
+			return latent.Viridis(0.5)
+		}
+		return latent.Viridis((f.Times[i] - lo) / (hi - lo))
+	}
+	label := f.TimeLabel
+	if label == "" {
+		label = "the input"
+	}
+	key := fmt.Sprintf("colour: %s, from %.4g (purple) to %.4g (yellow); dots joined in that order", label, lo, hi)
+	return Render(w, format, "The latent space: every hidden layer's message means", key, cap, func(dc draw.Canvas) error {
+		cols := len(f.Layers)
+		if f.Truth != nil {
+			cols++
+		}
+		tiles := draw.Tiles{Rows: 1, Cols: cols, PadX: 3 * vg.Millimeter}
+		panel := func(k int, title, xl, yl string, at func(i int) (float64, float64)) error {
+			p := newPlot(xl, yl)
+			p.Title.Text = title
+			pts := make(plotter.XYs, n)
+			for i := range pts {
+				pts[i].X, pts[i].Y = at(i)
+			}
+			ln, err := plotter.NewLine(pts)
+			if err != nil {
+				return fmt.Errorf("slides: %w", err)
+			}
+			ln.Color, ln.Width = color.RGBA{R: 0x60, G: 0x60, B: 0x60, A: 0x50}, vg.Points(0.4)
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return fmt.Errorf("slides: %w", err)
+			}
+			sc.GlyphStyleFunc = func(i int) draw.GlyphStyle {
+				return draw.GlyphStyle{Color: colour(i), Radius: vg.Points(1.3), Shape: draw.CircleGlyph{}}
+			}
+			p.Add(ln, sc)
+			p.Draw(tiles.At(dc, k, 0))
+			return nil
+		}
+		for k, l := range f.Layers {
+			title := l.Name
+			if k < len(f.Scores) && !math.IsNaN(f.Scores[k]) {
+				title += fmt.Sprintf(" (geometry %.3f)", f.Scores[k])
+			}
+			if err := panel(k, title, l.Name+" dimension 1", l.Name+" dimension 2", func(i int) (float64, float64) { return l.Mean.At(i, 0), l.Mean.At(i, 1) }); err != nil {
+				return err
+			}
+		}
+		if f.Truth != nil {
+			xl, yl := "truth 1", "truth 2"
+			if len(f.TruthNames) >= 2 {
+				xl, yl = f.TruthNames[0], f.TruthNames[1]
+			}
+			if err := panel(cols-1, "ground truth (never used for fitting)", xl, yl, func(i int) (float64, float64) { return f.Truth.At(i, 0), f.Truth.At(i, 1) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

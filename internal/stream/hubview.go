@@ -1,0 +1,98 @@
+package stream
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"slices"
+)
+
+// The view's own messages for followers: the message figure, the depth
+// comparison and the fit's density that the presenter's page asked for
+// (view.Session.Go's messages) go to the followers too, the latest of each
+// type, at once to one who joins — so a follower on the presenter's
+// message-figure or depth slide sees the figure the presenter sees. They
+// are the bytes the presenter's writer sent.
+
+// maxViewTypes bounds the view message types a hub keeps (the regression
+// view has three).
+const maxViewTypes = 8
+
+// publishView fans a view message out to the followers.
+func (h *Hub) publishView(b []byte) {
+	typ, dataID, ok := viewType(b)
+	if !ok {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended || dataID != h.hist.dataID {
+		return
+	}
+	if h.views == nil {
+		h.views = map[string][]byte{}
+	}
+	if _, known := h.views[typ]; !known && len(h.views) >= maxViewTypes {
+		return
+	}
+	h.views[typ] = b
+	for f := range h.followers {
+		f.views.put(typ, b)
+	}
+}
+
+// viewType returns a view message's type and data_id; ok is false for
+// what is not a binary message of this protocol with a data_id.
+func viewType(b []byte) (typ string, dataID int, ok bool) {
+	if len(b) < 4 {
+		return "", 0, false
+	}
+	hl := uint64(binary.LittleEndian.Uint32(b))
+	if hl > uint64(len(b)-4) {
+		return "", 0, false
+	}
+	var h struct {
+		V      int    `json:"v"`
+		Type   string `json:"type"`
+		DataID *int   `json:"data_id"`
+	}
+	if json.Unmarshal(b[4:4+hl], &h) != nil || h.V != ProtocolVersion || h.Type == "" || h.DataID == nil {
+		return "", 0, false
+	}
+	if _, err := parseFeedHeader(b, h.Type); err != nil {
+		return "", 0, false
+	}
+	return h.Type, *h.DataID, true
+}
+
+// BoundHistory is a session's bound over iterations, as the bound panel
+// draws it (history.go keeps it): per point the iteration, the bound and
+// the likelihood, and per point and layer (Layers to a point) the terms;
+// NaN where absent.
+type BoundHistory struct {
+	Layers                       int
+	Iter, Bound, Likelihood      []float64
+	KL, Compression, Propagation []float64
+}
+
+// figureData returns copies of the bound history and the view's latest
+// messages of data set dataID, for a download.
+func (h *Hub) figureData(dataID int) (*BoundHistory, map[string][]byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var bh *BoundHistory
+	if n := h.hist.n(); n > 0 && h.hist.dataID == dataID {
+		l := h.hist.layers
+		bh = &BoundHistory{Layers: l, Iter: slices.Clone(h.hist.iter), Bound: slices.Clone(h.hist.bound), Likelihood: slices.Clone(h.hist.lik),
+			KL: make([]float64, n*l), Compression: make([]float64, n*l), Propagation: make([]float64, n*l)}
+		for k := range n * l {
+			bh.KL[k], bh.Compression[k], bh.Propagation[k] = h.hist.terms[3*k], h.hist.terms[3*k+1], h.hist.terms[3*k+2]
+		}
+	}
+	views := map[string][]byte{}
+	if h.hist.dataID == dataID {
+		for t, b := range h.views {
+			views[t] = b
+		}
+	}
+	return bh, views
+}

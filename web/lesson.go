@@ -1,0 +1,211 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"dgpviz/internal/montecarlo"
+)
+
+// Lessons: guided walks through the live session, one JSON file per
+// lesson in static/lessons/ (embedded), in the format docs/lessons.md
+// describes. The page (static/lesson.js) runs them; the server reads them
+// once, to list them in the page, and ParseLesson checks each against the
+// format, so that a lecturer's mistake is named at startup and in the
+// tests, not found in front of a class.
+
+// Limits of a lesson (docs/lessons.md).
+const (
+	maxLessonBytes  = 64 << 10
+	maxLessonSteps  = 40
+	maxLessonTitle  = 120
+	maxLessonAbout  = 600
+	maxStepTitle    = 80
+	maxStepText     = 600
+	maxLessonHidden = 5 // hidden layers: layers ≤ 6, the server's limit
+	maxLessonWidth  = 8
+	maxLessonM      = 64
+)
+
+// Lesson is a lesson file.
+type Lesson struct {
+	Title string       `json:"title"`
+	About string       `json:"about,omitempty"`
+	Steps []LessonStep `json:"steps"`
+}
+
+// LessonStep is one step: what it says and what it does to the session.
+type LessonStep struct {
+	Title string `json:"title"`
+	Text  string `json:"text"`
+	// View is what the page shows: live (the default), samples, depth or
+	// messages (static/follow.js SHOWS).
+	View  string       `json:"view,omitempty"`
+	Model *LessonModel `json:"model,omitempty"`
+	Run   string       `json:"run,omitempty"` // play or pause
+	// At is the input the samples' slice is taken at, in the data's
+	// original units (absent: the steepest point of the fit).
+	At            *float64      `json:"at,omitempty"`
+	MessageFigure *LessonFigure `json:"message_figure,omitempty"`
+	Compare       bool          `json:"compare,omitempty"`
+	Focus         []string      `json:"focus,omitempty"`
+}
+
+// LessonModel is the session a step needs; what it leaves out stays.
+type LessonModel struct {
+	Data     string  `json:"data,omitempty"`
+	Hidden   *[]int  `json:"hidden,omitempty"`
+	Inducing *int    `json:"inducing,omitempty"`
+	Seed     *uint64 `json:"seed,omitempty"`
+}
+
+// LessonFigure is the message figure a step shows: a layer (from 1) and
+// a preset (montecarlo.PresetNames).
+type LessonFigure struct {
+	Layer  int    `json:"layer"`
+	Preset string `json:"preset"`
+}
+
+// LessonInfo is what the page lists of a lesson.
+type LessonInfo struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	Steps int    `json:"steps"`
+}
+
+var (
+	lessonViews = []string{"live", "samples", "depth", "messages"}
+	lessonName  = regexp.MustCompile(`^[a-z0-9-]{1,40}$`)
+	focusName   = regexp.MustCompile(`^(fit|bound|depth|messages|layers|penalties|layer [1-6])$`)
+)
+
+// ParseLesson reads and checks a lesson file: every field known, every
+// value in range. Its errors name the step (from 1) and the field, for
+// the lecturer who wrote it.
+func ParseLesson(b []byte) (*Lesson, error) {
+	if len(b) > maxLessonBytes {
+		return nil, fmt.Errorf("the lesson is %d bytes, more than %d", len(b), maxLessonBytes)
+	}
+	if !utf8.Valid(b) {
+		return nil, fmt.Errorf("the lesson is not UTF-8 text")
+	}
+	var l Lesson
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&l); err != nil {
+		return nil, fmt.Errorf("the lesson is not a lesson's JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if d.More() {
+		return nil, fmt.Errorf("the lesson has more after its JSON object")
+	}
+	if err := text("title", l.Title, maxLessonTitle, true); err != nil {
+		return nil, err
+	}
+	if err := text("about", l.About, maxLessonAbout, false); err != nil {
+		return nil, err
+	}
+	if len(l.Steps) == 0 || len(l.Steps) > maxLessonSteps {
+		return nil, fmt.Errorf("the lesson has %d steps; want 1…%d", len(l.Steps), maxLessonSteps)
+	}
+	for i, st := range l.Steps {
+		if err := st.check(); err != nil {
+			return nil, fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	return &l, nil
+}
+
+func text(field, s string, max int, required bool) error {
+	switch n := utf8.RuneCountInString(s); {
+	case required && strings.TrimSpace(s) == "":
+		return fmt.Errorf("%q is missing", field)
+	case n > max:
+		return fmt.Errorf("%q has %d characters, more than %d", field, n, max)
+	}
+	return nil
+}
+
+func (st LessonStep) check() error {
+	if err := text("title", st.Title, maxStepTitle, true); err != nil {
+		return err
+	}
+	if err := text("text", st.Text, maxStepText, true); err != nil {
+		return err
+	}
+	if st.View != "" && !slices.Contains(lessonViews, st.View) {
+		return fmt.Errorf("\"view\" %q: want one of %s", truncate(st.View, 40), strings.Join(lessonViews, ", "))
+	}
+	if st.Run != "" && st.Run != "play" && st.Run != "pause" {
+		return fmt.Errorf("\"run\" %q: want play or pause", truncate(st.Run, 40))
+	}
+	if m := st.Model; m != nil {
+		if m.Data != "" && !lessonName.MatchString(m.Data) && !strings.HasPrefix(m.Data, "csv:") {
+			return fmt.Errorf("\"model\".\"data\" %q is not a data set's name", truncate(m.Data, 40))
+		}
+		if m.Hidden != nil {
+			if len(*m.Hidden) > maxLessonHidden {
+				return fmt.Errorf("\"model\".\"hidden\" has %d layers; at most %d", len(*m.Hidden), maxLessonHidden)
+			}
+			for _, w := range *m.Hidden {
+				if w < 1 || w > maxLessonWidth {
+					return fmt.Errorf("\"model\".\"hidden\": width %d out of range 1…%d", w, maxLessonWidth)
+				}
+			}
+		}
+		if m.Inducing != nil && (*m.Inducing < 1 || *m.Inducing > maxLessonM) {
+			return fmt.Errorf("\"model\".\"inducing\" %d out of range 1…%d", *m.Inducing, maxLessonM)
+		}
+	}
+	if st.At != nil && (math.IsNaN(*st.At) || math.Abs(*st.At) > 1e12) {
+		return fmt.Errorf("\"at\" must be a finite input")
+	}
+	if f := st.MessageFigure; f != nil {
+		if f.Layer < 1 || f.Layer > maxLessonHidden+1 {
+			return fmt.Errorf("\"message_figure\".\"layer\" %d out of range 1…%d", f.Layer, maxLessonHidden+1)
+		}
+		if !slices.Contains(montecarlo.PresetNames(), f.Preset) {
+			return fmt.Errorf("\"message_figure\".\"preset\" %q: want one of %q", truncate(f.Preset, 40), montecarlo.PresetNames())
+		}
+	}
+	for _, f := range st.Focus {
+		if !focusName.MatchString(f) {
+			return fmt.Errorf("\"focus\" %q: want fit, bound, depth, messages, layers, penalties or layer N (N from 1)", truncate(f, 40))
+		}
+	}
+	return nil
+}
+
+// LoadLessons reads every lessons/NAME.json of fsys, checked, in name
+// order; a bad lesson is an error naming its file.
+func LoadLessons(fsys fs.FS) ([]LessonInfo, error) {
+	names, err := fs.Glob(fsys, "lessons/*.json")
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	var out []LessonInfo
+	for _, f := range names {
+		name := strings.TrimSuffix(path.Base(f), ".json")
+		if !lessonName.MatchString(name) {
+			return nil, fmt.Errorf("%s: a lesson's file name is lower-case letters, digits and hyphens", f)
+		}
+		b, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		l, err := ParseLesson(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out = append(out, LessonInfo{Name: name, Title: l.Title, Steps: len(l.Steps)})
+	}
+	return out, nil
+}
