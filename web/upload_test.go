@@ -178,7 +178,7 @@ func TestModelUploadBudget(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if want := "the model file needs more memory than the limit of 4 MiB for a session"; resp.StatusCode != 400 || !strings.Contains(string(b), want) {
+	if want := "the model file needs more memory than a session may use (4 MiB)"; resp.StatusCode != 400 || !strings.Contains(string(b), want) {
 		t.Errorf("%d %q, want 400 saying %q", resp.StatusCode, b, want)
 	}
 }

@@ -33,7 +33,7 @@ func EstimateCost(n int, widths []int, m int) Cost {
 		hidden := i+2 < len(widths) // its output variance feeds the next layer
 		// Forward, kept per layer: ψ1, penalties, messages, and for a
 		// hidden layer U = Ψ1·Kinv·L behind the output variance.
-		words += fn*fm + fn*(2+2*q+2*d) + fm*fm*(16+4*d) + 2*fm*d
+		words += fn*fm + fn*(2+2*d) + fm*fm*(16+4*d) + 2*fm*d
 		flops += fn * fm * q * 30           // ψ1 (an exp per entry)
 		flops += 2 * fn * fm * d            // means
 		flops += 2 * fn * fm * fm           // Ψ1ᵀΨ1
@@ -44,6 +44,9 @@ func EstimateCost(n int, widths []int, m int) Cost {
 			flops += 2 * (2 * fn * fm * fm * d) // ∂U products
 		}
 		if uncertain {
+			// Its input's gradient (dIn, dInVar); a certain input, the
+			// data, has none (Frey's 1965 × 560 would be 17 MB).
+			words += 2 * fn * q
 			words += chunks * pairs * (1 + q)
 			flops += fn * pairs * (30 + 8*q) // the Ψ2 pair loop with its gradient
 		}
@@ -73,6 +76,26 @@ func ModelBytes(n int, widths []int, m int) int64 {
 	for i := 0; i+1 < len(widths); i++ {
 		q, d := float64(widths[i]), float64(widths[i+1])
 		words += float64(m)*(q+d) + d*float64(m)*float64(m)
+	}
+	return int64(8 * words)
+}
+
+// EstimatePredict is the memory in bytes that Evaluator.Predict takes at n
+// rows of a model of these widths with m inducing points: every layer's
+// forward pass with its output variance — for the output layer too,
+// U = Ψ1·Kinv·L of n × m × d, which the bound never needs — and the
+// messages it returns. A view that predicts every row for its frames
+// (the latent explorer) holds this beside the optimizer's buffers.
+func EstimatePredict(n int, widths []int, m int) int64 {
+	m = max(min(m, n), 1)
+	fn, fm := float64(n), float64(m)
+	words := fn * float64(widths[0]) // the inputs, gathered
+	for i := 0; i+1 < len(widths); i++ {
+		q, d := float64(widths[i]), float64(widths[i+1])
+		words += fn*fm + 3*fn + 4*fn*d + fn*fm*d + 4*fm*fm*d
+		if i > 0 { // a Gaussian input: its gradients' buffers
+			words += 2 * fn * q
+		}
 	}
 	return int64(8 * words)
 }

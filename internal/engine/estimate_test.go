@@ -25,6 +25,8 @@ func TestEstimateCostMatchesHeap(t *testing.T) {
 		{2000, []int{1, 8, 1}, 64},          // a large one-hidden-layer model
 		{2000, []int{1, 8, 8, 8, 1}, 64},    // deeper
 		{2000, []int{8, 8, 8, 8, 8, 8}, 32}, // wide everywhere
+		{1965, []int{560, 2, 560}, 15},      // the Frey faces' autoencoder: certain 560-D inputs
+		{2000, []int{1, 3, 3, 460}, 15},     // 460 outputs
 	} {
 		t.Run(fmt.Sprintf("n%d-%v-m%d", tc.n, tc.widths, tc.m), func(t *testing.T) {
 			kernels := make([]string, len(tc.widths)-1)

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -58,6 +59,22 @@ type Options struct {
 	ResumeGrace time.Duration
 	Logger      *slog.Logger
 	Share       ShareOptions // sharing beyond this server: NATS relays (share.go)
+	// PoolTurns is how many cores the pool for expensive work uses at
+	// once (work.go; 0: DefaultPoolTurns, half the machine's).
+	PoolTurns int
+	// TrustProxy: the server is behind a reverse proxy on this machine,
+	// and a request from loopback is the client its X-Forwarded-For
+	// header names (RequestClient).
+	TrustProxy bool
+	// ParkBurst and ParkEvery limit the parked state (uploads, forks) a
+	// client makes: ParkBurst at once, one more every ParkEvery (0: 4 and
+	// 15 s).
+	ParkBurst int
+	ParkEvery time.Duration
+	// KeepFreedMemory leaves freed memory to Go's scavenger instead of
+	// returning it when large reservations end (budget.go), for
+	// measurements.
+	KeepFreedMemory bool
 }
 
 // DefaultBaselineIters: by 1500 iterations the baseline's test RMSE has
@@ -91,12 +108,19 @@ type Server struct {
 	reserved  map[*session]int64 // estimated bytes per session (budget.go)
 	parked    map[string]*parked // disconnected sessions by resume token (resume.go)
 	followers int                // connected followers (follow.go)
-	// followerAnswers is one slot: followers' questions to a view (decode)
-	// take turns.
-	followerAnswers chan struct{}
-	closing         bool
-	wg              sync.WaitGroup
-	nextID          atomic.Uint64
+	// pool is the server's pool for expensive work (work.go).
+	pool       *pool
+	trustProxy bool
+	// parkRate limits the parked state a client makes (uploads, forks).
+	parkRate  *ClientRate
+	uploading map[string]bool // clients whose upload is being read (upload.go)
+	// Returning freed memory to the system (budget.go).
+	returnMemory bool
+	toFree       int64 // bytes of reservations ended since the last return
+	freeing      bool  // a return is under way
+	closing      bool
+	wg           sync.WaitGroup
+	nextID       atomic.Uint64
 }
 
 // NewServer returns a server; it checks the default configuration.
@@ -128,8 +152,13 @@ func NewServer(o Options) (*Server, error) {
 		o.ResumeGrace = DefaultResumeGrace
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(bg, o.BaselineIters),
-		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{}, followerAnswers: make(chan struct{}, 1)}
+	pl := newPool(o.PoolTurns)
+	// The views' shared work (the explorer's baselines) is the server's
+	// own job in the pool: it takes turns with the clients' work.
+	serverJob, _ := pl.admit(serverClient)
+	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(serverJob.context(bg), o.BaselineIters),
+		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{},
+		pool: pl, trustProxy: o.TrustProxy, parkRate: NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, returnMemory: !o.KeepFreedMemory}
 	s.share = o.Share
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context
@@ -186,6 +215,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		cmds: make(chan Command, cmdQueue), answers: make(chan Command, answerQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue),
 		frames: newMailbox[*publication](), viewOut: newOutbox(), hub: s.newHub(ctx), gate: newDrawGate(),
 	}
+	ss.client = RequestClient(r, s.trustProxy)
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
 	refuse := func(code int, text string) {
@@ -208,6 +238,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		refuse(closeTryLater, overloadText())
 		return
+	case s.limits.MaxSessionsPerClient > 0 && s.clientSessions(ss.client) >= s.limits.MaxSessionsPerClient:
+		s.mu.Unlock()
+		refuse(closeTryLater, "too many sessions from your address (limit "+strconv.Itoa(s.limits.MaxSessionsPerClient)+"); close another tab")
+		return
 	}
 	s.sessions[ss] = struct{}{}
 	s.wg.Add(1)
@@ -217,6 +251,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		delete(s.sessions, ss)
 		if !parked {
+			s.freed(s.reserved[ss])
 			delete(s.reserved, ss)
 			if ss.private != "" {
 				s.cat.removePrivate(ss.private)
@@ -260,32 +295,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("resume") != "" && resumed == nil {
 			ss.reply(reply{Type: "error", Op: "resume", Error: "the session could not be resumed (it ends " + s.grace.String() + " after a disconnect, and when the server restarts): a new one starts"})
 		}
-		var err error
-		if resumed != nil {
-			err = ss.adopt(resumed)
-		} else {
-			err = ss.build(cfg, true)
-		}
-		if errors.Is(err, ErrBusy) {
-			ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
-			ss.fail(closeTryLater, busyCloseText)
-		} else if err != nil {
-			ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
-			ss.fail(closePolicy, ForPeople(err.Error()))
-		} else {
-			ss.opt.running = cfg.Play
-			ss.publish()
-		}
 	}
-	ss.log.Info("session started", "config", cfg.Query().Encode())
 
+	// The pumps start before the model is built: the hello goes out at
+	// once, and a client that leaves while a preset's restarts run (a
+	// Frey build takes 15 s on a busy machine) ends the build with its
+	// session instead of paying for all of it.
 	var wg sync.WaitGroup
 	wg.Add(3)
 	go func() { defer wg.Done(); ss.writer(conn) }()
 	go func() { defer wg.Done(); ss.answerLoop() }()
 	go func() {
 		defer wg.Done()
-		if ss.ctx.Err() == nil {
+		if ss.ctx.Err() == nil && ss.start(cfg, resumed) {
 			ss.run()
 		}
 	}()
@@ -294,6 +316,50 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	conn.Close()
 	st := ss.stats()
 	ss.log.Info("session ended", "cause", context.Cause(ss.ctx), "iterations", st.Iterations, "frames", st.Frames)
+}
+
+// start builds the session's first model (or adopts the resumed state)
+// and publishes it, on the optimizer goroutine; false when it could not.
+func (ss *session) start(cfg Config, resumed *parked) (ok bool) {
+	defer ss.recoverPanic("optimizer")
+	var err error
+	if resumed != nil {
+		err = ss.adopt(resumed)
+	} else {
+		err = ss.build(cfg, true)
+	}
+	switch {
+	case ss.ctx.Err() != nil: // gone while it was built
+		ss.log.Info("session ended while its model was built", "cause", context.Cause(ss.ctx))
+		return false
+	case errors.Is(err, ErrBusy):
+		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
+		ss.fail(closeTryLater, busyCloseText)
+		return false
+	case errors.Is(err, errClientBusy):
+		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
+		ss.fail(closeTryLater, errClientBusy.Error())
+		return false
+	case err != nil:
+		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
+		ss.fail(closePolicy, ForPeople(err.Error()))
+		return false
+	}
+	ss.opt.running = cfg.Play
+	ss.publish()
+	ss.log.Info("session started", "config", cfg.Query().Encode())
+	return true
+}
+
+// clientSessions counts the open sessions of client. s.mu is held.
+func (s *Server) clientSessions(client string) int {
+	n := 0
+	for ss := range s.sessions {
+		if ss.client == client {
+			n++
+		}
+	}
+	return n
 }
 
 // Shutdown closes every session with a close frame (1001, going away) and

@@ -3,9 +3,12 @@ package stream
 import (
 	"context"
 	"errors"
+	"runtime"
+	"slices"
 	"sync"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/turn"
 	"dgpviz/internal/view"
 )
 
@@ -54,6 +57,190 @@ func (v viewSession) Latest() (*view.Snapshot, <-chan struct{}) {
 // errRunning refuses background work whose last run has not finished.
 var errRunning = errors.New("the last one is still running")
 
+// The server's pool for expensive work. A session's optimizer is its own;
+// everything else that takes seconds of CPU — a view's background work
+// (the depth comparison, the fit's density, the message figure), a view's
+// answers (the autoencoder's decode), model builds (a preset's restarts,
+// a reset) and the explorer's baselines — runs as a job of the client that
+// asked for it (ClientOf), and uses a core only in its turn: every
+// optimizer iteration of a background fit, every figure, every answer is
+// one turn (dgpviz/internal/turn). The pool hands out PoolTurns turns at
+// once, to the waiting clients in rotation, so that a client gets its
+// share however many jobs it runs, and the rest of the machine stays with
+// the live sessions. A client may have maxClientJobs jobs at once; past
+// that its requests are refused as busy (errClientBusy), and it takes
+// nothing from others. A job's turns end with its context: a client that
+// has gone waits for nothing and its iterations stop.
+
+// maxClientJobs is how many jobs one client may have at once: one page's
+// message figure, comparison, density and one question or build.
+const maxClientJobs = 4
+
+// serverClient is the pool's name for the server's own work (the
+// explorer's baselines).
+const serverClient = "the server"
+
+// errClientBusy refuses work of a client that already has maxClientJobs
+// jobs (close 1013 at connect).
+var errClientBusy = errors.New("busy: the server is still working on your earlier requests; try again when one of them has finished")
+
+// DefaultPoolTurns is the number of cores the pool uses at once: half the
+// machine's, at least one; the other half stays with the live sessions.
+func DefaultPoolTurns() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+
+// pool shares turns among clients' jobs.
+type pool struct {
+	mu      sync.Mutex
+	free    int                    // turns not handed out
+	clients map[string]*poolClient // clients with jobs
+	ring    []*poolClient          // clients waiting for a turn, in the order they are served
+	stats   PoolStats
+}
+
+type poolClient struct {
+	key     string
+	jobs    int
+	waiting []chan struct{} // closed when the turn is given; first come, first served
+	inRing  bool
+}
+
+// PoolStats counts the pool's work, for tests and the load test.
+type PoolStats struct {
+	Jobs    int64 // jobs admitted
+	Refused int64 // jobs refused as busy
+	Turns   int64 // turns given
+	Clients int   // clients with jobs now
+}
+
+func newPool(turns int) *pool {
+	if turns < 1 {
+		turns = DefaultPoolTurns()
+	}
+	return &pool{free: turns, clients: map[string]*poolClient{}}
+}
+
+// job is one piece of a client's expensive work.
+type job struct {
+	p    *pool
+	c    *poolClient
+	once sync.Once
+}
+
+// admit starts a job of client, or refuses it when the client already has
+// maxClientJobs.
+func (p *pool) admit(client string) (*job, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.clients[client]
+	if c == nil {
+		c = &poolClient{key: client}
+		p.clients[client] = c
+	}
+	if c.jobs >= maxClientJobs && client != serverClient {
+		p.stats.Refused++
+		return nil, errClientBusy
+	}
+	c.jobs++
+	p.stats.Jobs++
+	return &job{p: p, c: c}, nil
+}
+
+// end ends the job (once).
+func (j *job) end() {
+	j.once.Do(func() {
+		p := j.p
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if j.c.jobs--; j.c.jobs == 0 && len(j.c.waiting) == 0 {
+			delete(p.clients, j.c.key)
+		}
+	})
+}
+
+// context returns parent under which the job's work takes its turns.
+func (j *job) context(parent context.Context) context.Context {
+	return turn.With(parent, j.take)
+}
+
+// take waits for a turn for the job; ctx's end gives up waiting.
+func (j *job) take(ctx context.Context) (func(), error) {
+	p, c := j.p, j.c
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	if p.free > 0 && len(p.ring) == 0 {
+		p.free--
+		p.stats.Turns++
+		p.mu.Unlock()
+		return p.giveBack(), nil
+	}
+	ready := make(chan struct{})
+	c.waiting = append(c.waiting, ready)
+	if !c.inRing {
+		c.inRing = true
+		p.ring = append(p.ring, c)
+	}
+	p.mu.Unlock()
+	select {
+	case <-ready:
+		return p.giveBack(), nil
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	select {
+	case <-ready: // given meanwhile: pass it on
+		p.mu.Unlock()
+		p.giveBack()()
+	default:
+		c.waiting = slices.DeleteFunc(c.waiting, func(w chan struct{}) bool { return w == ready })
+		if len(c.waiting) == 0 && c.inRing {
+			c.inRing = false
+			p.ring = slices.DeleteFunc(p.ring, func(x *poolClient) bool { return x == c })
+		}
+		if c.jobs == 0 && len(c.waiting) == 0 {
+			delete(p.clients, c.key)
+		}
+		p.mu.Unlock()
+	}
+	return nil, ctx.Err()
+}
+
+// giveBack returns the function that ends a turn (once): the turn goes to
+// the next waiting client in rotation, or back to the pool.
+func (p *pool) giveBack() func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if len(p.ring) == 0 {
+				p.free++
+				return
+			}
+			c := p.ring[0]
+			p.ring = p.ring[1:]
+			ready := c.waiting[0]
+			c.waiting = c.waiting[1:]
+			if len(c.waiting) > 0 {
+				p.ring = append(p.ring, c)
+			} else {
+				c.inRing = false
+			}
+			p.stats.Turns++
+			close(ready)
+		})
+	}
+}
+
+func (p *pool) snapshot() PoolStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.stats
+	st.Clients = len(p.clients)
+	return st
+}
+
 // workSet is a session's background work for its view, one run per name
 // at a time. A new view (another data set) cancels its predecessor's.
 type workSet struct {
@@ -71,6 +258,10 @@ func (w *workSet) start(s *session, name string, work func(ctx context.Context, 
 	if w.running[name] {
 		return errRunning
 	}
+	j, err := s.srv.pool.admit(s.client) // a job of the server's pool
+	if err != nil {
+		return err
+	}
 	if w.running == nil {
 		w.running = map[string]bool{}
 	}
@@ -78,9 +269,10 @@ func (w *workSet) start(s *session, name string, work func(ctx context.Context, 
 		w.ctx, w.cancel = context.WithCancel(s.ctx)
 	}
 	w.running[name] = true
-	ctx := w.ctx
+	ctx := j.context(w.ctx)
 	go func() {
 		defer func() {
+			j.end()
 			w.mu.Lock()
 			delete(w.running, name)
 			w.mu.Unlock()

@@ -59,7 +59,7 @@ func (*View) Kind() string { return Kind }
 // the inputs (train.FreyPreset).
 func (*View) Preset(*view.Data) (view.Arch, bool) {
 	p := train.FreyPreset(0)
-	return view.Arch{Hidden: p.Init.Hidden, Inducing: p.Init.Inducing}, true
+	return view.Arch{Hidden: p.Init.Hidden, Inducing: p.Init.Inducing, Restarts: p.Restarts}, true
 }
 
 func (*View) Init(ctx context.Context, d *view.Data, a view.Arch, workers int) (*engine.Model, *view.Restarts, error) {

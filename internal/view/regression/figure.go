@@ -13,6 +13,7 @@ import (
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/montecarlo"
+	"dgpviz/internal/turn"
 	"dgpviz/internal/view"
 	"dgpviz/internal/wire"
 )
@@ -246,10 +247,18 @@ func (v *View) runFigure(ctx context.Context, s view.Session, send func([]byte))
 				}
 				continue // the latest snapshot and request may have changed meanwhile
 			}
-			last = time.Now()
 			doneV, doneR, haveDone = snap.Version, rseq, true
 			seq++
-			b, err := figureMessage(snap, req, seq)
+			var b []byte
+			var err error
+			// One turn of the server's cores (turn.Do); the session's
+			// end while it waits ends the worker.
+			if turn.Do(ctx, func() {
+				last = time.Now()
+				b, err = figureMessage(snap, req, seq)
+			}) != nil {
+				return
+			}
 			interval = max(time.Second/FigureRate, 3*time.Since(last))
 			switch {
 			case err == nil:
