@@ -582,6 +582,11 @@ func (s *Server) followerAsk(h *Hub, client, op string, raw []byte, remote bool)
 		return reply{Type: "error", ID: c.ID, Op: op, Error: "you are following a shared session (read-only): fork it to make it yours"}.bytes(), false
 	}
 	token, err := s.fork(h, client)
+	if errors.Is(err, ErrTooOften) {
+		// A refusal waits, as an upload's does (web): a follower that
+		// asks as fast as it is answered is slowed to one a second.
+		time.Sleep(time.Second)
+	}
 	if err != nil {
 		return reply{Type: "error", ID: c.ID, Op: "fork", Error: err.Error()}.bytes(), false
 	}

@@ -55,9 +55,9 @@ func TestRequestClient(t *testing.T) {
 // TestPoolRotation: with one turn held, three waiters of client a and one
 // of client b are served a, b, a, a — b waits for one of a's, not three.
 func TestPoolRotation(t *testing.T) {
-	p := newPool(1)
+	p := newPool(1, 1)
 	holder, _ := p.admit("holder")
-	done, err := holder.take(t.Context())
+	done, err := holder.take(t.Context(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestPoolRotation(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, err := j.take(context.Background())
+			d, err := j.take(context.Background(), 1)
 			if err != nil {
 				t.Error(err)
 				return
@@ -115,7 +115,7 @@ func TestPoolRotation(t *testing.T) {
 // as busy (the server's own are not); a job whose context ends stops
 // waiting at once, and a turn given to it meanwhile goes on to the next.
 func TestPoolBusyAndCancel(t *testing.T) {
-	p := newPool(1)
+	p := newPool(1, 1)
 	var jobs []*job
 	for range maxClientJobs {
 		j, err := p.admit("a")
@@ -141,11 +141,11 @@ func TestPoolBusyAndCancel(t *testing.T) {
 		t.Fatalf("after a job ended: %v", err)
 	}
 
-	done, _ := jobs[1].take(t.Context())
+	done, _ := jobs[1].take(t.Context(), 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := jobs[2].take(ctx)
+		_, err := jobs[2].take(ctx, 1)
 		errc <- err
 	}()
 	time.Sleep(10 * time.Millisecond)
@@ -162,7 +162,7 @@ func TestPoolBusyAndCancel(t *testing.T) {
 	// The turn is free again: a take succeeds at once.
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel2()
-	d, err := jobs[3].take(ctx2)
+	d, err := jobs[3].take(ctx2, 1)
 	if err != nil {
 		t.Fatalf("the turn was not given back: %v", err)
 	}

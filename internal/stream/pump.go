@@ -81,6 +81,12 @@ func (ss *session) reader(conn *websocket.Conn) {
 			}
 			continue
 		}
+		// A client's commands to its optimizers are paced (commandRate):
+		// each costs a publication and a frame, and a data edit one
+		// evaluation of the model; a client that sends faster waits.
+		if !ss.srv.waitCommand(ss.ctx, ss.client) {
+			return
+		}
 		select {
 		case ss.cmds <- c:
 		case <-ss.ctx.Done():

@@ -62,6 +62,10 @@ type Options struct {
 	// PoolTurns is how many cores the pool for expensive work uses at
 	// once (work.go; 0: DefaultPoolTurns, half the machine's).
 	PoolTurns int
+	// PoolShare is the share of each of its cores the pool uses (a turn
+	// of d is followed by a rest of d·(1/PoolShare − 1); 0:
+	// DefaultPoolShare).
+	PoolShare float64
 	// TrustProxy: the server is behind a reverse proxy on this machine,
 	// and a request from loopback is the client its X-Forwarded-For
 	// header names (RequestClient).
@@ -112,8 +116,9 @@ type Server struct {
 	pool       *pool
 	trustProxy bool
 	// parkRate limits the parked state a client makes (uploads, forks).
-	parkRate  *ClientRate
-	uploading map[string]bool // clients whose upload is being read (upload.go)
+	parkRate    *ClientRate
+	commandRate *ClientRate     // commands to optimizers (work.go)
+	uploading   map[string]bool // clients whose upload is being read (upload.go)
 	// Returning freed memory to the system (budget.go).
 	returnMemory bool
 	toFree       int64 // bytes of reservations ended since the last return
@@ -152,13 +157,13 @@ func NewServer(o Options) (*Server, error) {
 		o.ResumeGrace = DefaultResumeGrace
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	pl := newPool(o.PoolTurns)
+	pl := newPool(o.PoolTurns, o.PoolShare)
 	// The views' shared work (the explorer's baselines) is the server's
 	// own job in the pool: it takes turns with the clients' work.
 	serverJob, _ := pl.admit(serverClient)
 	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(serverJob.context(bg), o.BaselineIters),
 		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{},
-		pool: pl, trustProxy: o.TrustProxy, parkRate: NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, returnMemory: !o.KeepFreedMemory}
+		pool: pl, trustProxy: o.TrustProxy, parkRate: NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, commandRate: NewClientRate(commandBurst, commandEvery), returnMemory: !o.KeepFreedMemory}
 	s.share = o.Share
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context

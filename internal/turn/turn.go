@@ -13,9 +13,11 @@ package turn
 
 import "context"
 
-// A Taker waits until the work under ctx may use a core and returns the
-// function that gives the core back, or the reason it may not (ctx ended).
-type Taker func(ctx context.Context) (done func(), err error)
+// A Taker waits until the work under ctx may use cores (as many as it
+// says: a piece that runs goroutines of its own uses more than one) and
+// returns the function that gives them back, or the reason it may not
+// (ctx ended).
+type Taker func(ctx context.Context, cores int) (done func(), err error)
 
 type key struct{}
 
@@ -27,9 +29,12 @@ func With(ctx context.Context, t Taker) context.Context {
 // Take waits for the turn of the work under ctx and returns the function
 // that ends it; with no Taker in ctx it returns at once (but still fails
 // when ctx has ended).
-func Take(ctx context.Context) (done func(), err error) {
+func Take(ctx context.Context) (done func(), err error) { return TakeCores(ctx, 1) }
+
+// TakeCores is Take for a piece of work that uses cores cores at once.
+func TakeCores(ctx context.Context, cores int) (done func(), err error) {
 	if t, ok := ctx.Value(key{}).(Taker); ok && t != nil {
-		return t(ctx)
+		return t(ctx, max(cores, 1))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -39,8 +44,11 @@ func Take(ctx context.Context) (done func(), err error) {
 
 // Do runs f in one turn of the work under ctx, and returns ctx's error
 // instead when the turn did not come.
-func Do(ctx context.Context, f func()) error {
-	done, err := Take(ctx)
+func Do(ctx context.Context, f func()) error { return DoCores(ctx, 1, f) }
+
+// DoCores is Do for a piece of work that uses cores cores at once.
+func DoCores(ctx context.Context, cores int, f func()) error {
+	done, err := TakeCores(ctx, cores)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -251,9 +252,10 @@ func (v *View) runFigure(ctx context.Context, s view.Session, send func([]byte))
 			seq++
 			var b []byte
 			var err error
-			// One turn of the server's cores (turn.Do); the session's
-			// end while it waits ends the worker.
-			if turn.Do(ctx, func() {
+			// One turn of the server's cores, for work on all of them
+			// (montecarlo samples on every core); the session's end
+			// while it waits ends the worker.
+			if turn.DoCores(ctx, runtime.GOMAXPROCS(0), func() {
 				last = time.Now()
 				b, err = figureMessage(snap, req, seq)
 			}) != nil {
