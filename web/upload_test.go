@@ -57,8 +57,8 @@ func TestModelUpload(t *testing.T) {
 		{`{"layers": []}`, 400, "not a model file"},
 		{strings.Repeat(" ", maxUploadBytes+10), 413, "larger than"},
 		// Refused while read, at the server's limits (stream.DefaultLimits).
-		{`{"data": {"X": [` + strings.Repeat("[0],", 1<<20) + `[0]]}}`, 400, "the model's data has more rows than the limit 2000"},
-		{`{"layers": [{"inducing_inputs": [` + strings.Repeat("[0],", 100) + `[0]]}]}`, 400, "layer 1 has more inducing points than the limit 64"},
+		{`{"data": {"X": [` + strings.Repeat("[0],", 1<<20) + `[0]]}}`, 400, "the model's data has more rows than the limit of 2000 rows"},
+		{`{"layers": [{"inducing_inputs": [` + strings.Repeat("[0],", 100) + `[0]]}]}`, 400, "layer 1 has more inducing points than the limit of 64 inducing points"},
 	} {
 		resp, err := http.Post(hs.URL+"/model", "application/json", bytes.NewReader([]byte(tc.body)))
 		if err != nil {

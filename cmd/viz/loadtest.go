@@ -32,6 +32,7 @@ func parseLoadtest(args []string, stderr io.Writer) (loadtestOptions, error) {
 	fs.StringVar(&o.lt.Query, "query", "play=1", "the sessions' URL query (as /ws?…), e.g. 'play=1&hidden=2,2'")
 	fs.StringVar(&o.lt.Mode, "mode", loadtest.ModeSessions, "sessions: n sessions playing; churn: n connections dropped in every way, then goroutines and new sessions checked; slow: n sessions, then n/4 clients that read slowly or never; followers: one presenter session and n read-only followers of it; relays: one presenter's server (viz serve -nats), an embedded NATS server, -relays relays (viz relay) and n followers spread over them; attack: n victims, then one client's -attack while honest newcomers arrive (victims' frame rates, newcomers admitted, RSS against the memory budget)")
 	fs.StringVar(&o.lt.Attack, "attack", "", "-mode attack's attack: "+strings.Join(loadtest.Attacks, ", "))
+	fs.IntVar(&o.lt.AttackClients, "attack-clients", 1, "-mode attack: how many clients run the attack, each from an address of its own")
 	fs.StringVar(&o.lt.AttackQuery, "attack-query", "", "-mode attack: the attacker's sessions' URL query (default: the attack's own, e.g. add-data's 'play=0&hidden=8,8,8,8,8&m=64')")
 	fs.Func("data", "the in-process server's data sets, as viz serve -data; repeatable (default: the step data)", func(s string) error {
 		o.lt.Data = append(o.lt.Data, s)

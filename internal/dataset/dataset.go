@@ -132,7 +132,7 @@ func (l *limitReader) Read(p []byte) (int, error) {
 
 // sizeError describes errTooLarge for the source src.
 func sizeError(src string) error {
-	return fmt.Errorf("dataset: %s: input larger than %d bytes (MaxFileSize)", src, maxFileSize)
+	return fmt.Errorf("dataset: %s: larger than the limit of %d MiB", src, maxFileSize>>20)
 }
 
 // MaxAbsValue bounds the magnitude of every data value: the model

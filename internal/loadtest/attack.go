@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"sort"
@@ -38,10 +39,14 @@ const (
 	AttackFigure  = "figure"   // message figures of 100,000 samples, new inputs every 0.1 s
 	AttackReset   = "reset"    // resets every 0.5 s per session (the preset's restarts where there is one)
 	AttackDecode  = "decode"   // decodes of 64 points back to back (an autoencoder's data: -attack-query data=…)
+	// AttackWide uploads 2000 rows of 460 outputs (the campaign's wide
+	// CSV) and plays the session it parks, as many as it is let: the
+	// server's memory as full as its budgets allow.
+	AttackWide = "wide"
 )
 
 // Attacks lists the attacks.
-var Attacks = []string{AttackAddData, AttackUpload, AttackPark, AttackCompare, AttackDensity, AttackFigure, AttackReset, AttackDecode}
+var Attacks = []string{AttackAddData, AttackUpload, AttackPark, AttackCompare, AttackDensity, AttackFigure, AttackReset, AttackDecode, AttackWide}
 
 // attackQuery is each attack's sessions' query when Options.AttackQuery
 // is empty.
@@ -61,7 +66,8 @@ type AttackReport struct {
 	Attack   string  `json:"attack"`
 	Query    string  `json:"attack_query,omitempty"` // the attacker's sessions' query
 	Started  float64 `json:"started_s"`              // when the attack began
-	Identity string  `json:"identity"`               // the attacker's address (X-Forwarded-For)
+	Identity string  `json:"identity"`               // the attacker's address (X-Forwarded-For; the first of Clients)
+	Clients  int     `json:"clients"`                // attacking clients, each running the attack
 	// The victims' frames per second per victim before and during the
 	// attack (from a second after it began), and the ratio of their means.
 	Before Summary `json:"victims_fps_before"`
@@ -79,7 +85,7 @@ type AttackReport struct {
 	BudgetMB   float64 `json:"budget_mb"`
 	RSSPeakMB  float64 `json:"rss_peak_mb"`
 	RSSBudget  float64 `json:"rss_over_budget"`
-	RSSAfterMB float64 `json:"rss_after_mb"` // at the end of the run, the attack over
+	RSSAfterMB float64 `json:"rss_after_mb"` // 5 s after the attack ended (its sessions closed)
 	// What the attacker got.
 	Sessions   int            `json:"attacker_sessions"` // sessions it got
 	Refused    int            `json:"attacker_refused"`  // sessions refused
@@ -89,15 +95,15 @@ type AttackReport struct {
 	Pass       bool           `json:"pass"` // the acceptance holds
 }
 
-// attackIdentity is the attacker's address.
-const attackIdentity = "10.66.6.6"
+// attackIdentity is the k-th attacking client's address (from 0).
+func attackIdentity(k int) string { return fmt.Sprintf("10.66.6.%d", 6+k) }
 
 func runAttack(ctx context.Context, o Options, t *target, r *Report) error {
 	t0 := time.Now()
 	r.Before = t.sample(t0)
 	baseGoroutines := r.Before.Goroutines
 	u := t.url + "?" + o.Query
-	ar := &AttackReport{Attack: o.Attack, Identity: attackIdentity, Answers: map[string]int{}}
+	ar := &AttackReport{Attack: o.Attack, Identity: attackIdentity(0), Clients: max(1, o.AttackClients), Answers: map[string]int{}}
 	ar.Query = o.AttackQuery
 	if ar.Query == "" {
 		ar.Query = attackQuery[o.Attack]
@@ -154,10 +160,16 @@ func runAttack(ctx context.Context, o Options, t *target, r *Report) error {
 	attackAt := time.Since(t0)
 	ar.Started = round3(attackAt.Seconds())
 	o.note("attack %s begins (%s)", o.Attack, ar.Query)
-	a := &attacker{o: o, t: t, ar: ar, stop: make(chan struct{}), victim: victims[0]}
+	stopAttack := make(chan struct{})
 	var attackWG sync.WaitGroup
-	attackWG.Add(1)
-	spawn(func() { defer attackWG.Done(); a.run(ctx) })
+	var attackers []*attacker
+	for k := range ar.Clients {
+		a := &attacker{o: o, t: t, ar: ar, id: attackIdentity(k), stop: stopAttack, victim: victims[0]}
+		attackers = append(attackers, a)
+		attackWG.Add(1)
+		spawn(func() { defer attackWG.Done(); a.run(ctx) })
+	}
+	a := attackers[0]
 
 	// Honest newcomers, every two seconds, each a client of its own.
 	honestDone := make(chan struct{})
@@ -184,14 +196,20 @@ func runAttack(ctx context.Context, o Options, t *target, r *Report) error {
 	})
 	sleep(o.Duration - o.Duration/3)
 	winEnd := time.Since(t0)
-	close(a.stop)
+	close(stopAttack)
 	attackWG.Wait()
 	<-honestDone
+	for _, x := range attackers[1:] {
+		ar.Requests += x.reqs.Load()
+	}
+	smu.Lock()
+	r.During = peak(samples)
+	smu.Unlock()
+	sleep(5 * time.Second) // the attacker's sessions closed: what memory comes back
 	close(stop)
 	<-samplerDone
 	probesWG.Wait()
 	r.Samples = append(samples, t.sample(t0))
-	r.During = peak(r.Samples)
 	ar.RSSAfterMB = r.Samples[len(r.Samples)-1].RSSMB
 
 	var wg sync.WaitGroup
@@ -259,6 +277,7 @@ func honestSession(u string) (bool, string) {
 
 // attacker runs one attack as one client until stop.
 type attacker struct {
+	id     string // its address (X-Forwarded-For)
 	o      Options
 	t      *target
 	ar     *AttackReport
@@ -287,7 +306,13 @@ func (a *attacker) stopped() bool {
 }
 
 func (a *attacker) run(ctx context.Context) {
-	defer func() { a.ar.Requests = a.reqs.Load() }()
+	defer func() {
+		a.mu.Lock()
+		if a.id == attackIdentity(0) {
+			a.ar.Requests = a.reqs.Load()
+		}
+		a.mu.Unlock()
+	}()
 	switch a.o.Attack {
 	case AttackUpload:
 		a.uploads(ctx, 8, hostileBodies())
@@ -297,8 +322,92 @@ func (a *attacker) run(ctx context.Context) {
 		spawn(func() { defer wg.Done(); a.forks() })
 		a.uploads(ctx, 8, []upload{{"data", "text/csv", []byte("x,y\n0,0\n1,1\n")}})
 		wg.Wait()
+	case AttackWide:
+		a.wide(ctx)
 	default:
 		a.sessions(ctx)
+	}
+}
+
+// wide uploads the campaign's wide CSV and plays the session it parks,
+// again and again until refused or stopped; the sessions stay open.
+func (a *attacker) wide(ctx context.Context) {
+	var b bytes.Buffer
+	b.WriteString("x1")
+	for j := 1; j <= 460; j++ {
+		fmt.Fprintf(&b, ",y%d", j)
+	}
+	b.WriteByte('\n')
+	for i := range 2000 {
+		t := float64(i) / 1999
+		fmt.Fprintf(&b, "%.4f", t)
+		for j := range 460 {
+			fmt.Fprintf(&b, ",%.4f", math.Sin(6*t+float64(j)*0.37)+0.1*math.Cos(float64(i*j)))
+		}
+		b.WriteByte('\n')
+	}
+	base := strings.Replace(strings.TrimSuffix(a.t.url, "/ws"), "ws", "http", 1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for k := 0; k < 8 && !a.stopped(); k++ {
+		req, _ := http.NewRequestWithContext(ctx, "POST", base+"/data?name=wide.csv", bytes.NewReader(b.Bytes()))
+		req.Header.Set("Content-Type", "text/csv")
+		req.Header.Set("X-Forwarded-For", a.id)
+		a.reqs.Add(1)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			a.answer("HTTP error", err.Error())
+			continue
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			a.answer(fmt.Sprintf("HTTP %d data", resp.StatusCode), strings.TrimSpace(string(body)))
+			select {
+			case <-a.stop:
+				return
+			case <-time.After(2 * time.Second):
+			}
+			continue
+		}
+		var tok struct{ Resume string }
+		json.Unmarshal(body, &tok)
+		a.answer("HTTP 200 data", "")
+		c, err := dialAs(a.t.url+"?resume="+tok.Resume, kindNormal, time.Now(), a.id)
+		if err != nil || c.refused() {
+			a.answer("session refused", "")
+			continue
+		}
+		a.mu.Lock()
+		a.ar.Sessions++
+		a.mu.Unlock()
+		wg.Add(1)
+		spawn(func() {
+			defer wg.Done()
+			defer c.conn.Close()
+			done := make(chan struct{})
+			spawn(func() {
+				defer close(done)
+				for {
+					mt, rd, err := c.conn.NextReader()
+					if err != nil {
+						return
+					}
+					if mt == websocket.TextMessage {
+						var m struct{ Type, Error string }
+						if json.NewDecoder(rd).Decode(&m) == nil && m.Type == "error" {
+							a.answer("error: "+firstWords(m.Error, 6), m.Error)
+						}
+						continue
+					}
+					io.Copy(io.Discard, rd)
+				}
+			})
+			select {
+			case <-a.stop:
+			case <-done:
+			}
+		})
 	}
 }
 
@@ -311,7 +420,7 @@ func (a *attacker) sessions(ctx context.Context) {
 		if a.stopped() {
 			break
 		}
-		c, err := dialAs(u, kindNormal, time.Now(), attackIdentity)
+		c, err := dialAs(u, kindNormal, time.Now(), a.id)
 		if err != nil {
 			a.answer("dial error", err.Error())
 			continue
@@ -339,13 +448,27 @@ func (a *attacker) session(c *client) {
 	replies := make(chan struct{}, 1)
 	spawn(func() {
 		for {
-			mt, b, err := c.conn.ReadMessage()
+			mt, rd, err := c.conn.NextReader()
 			if err != nil {
 				close(replies)
 				return
 			}
 			if mt != websocket.TextMessage {
+				// A binary answer (decoded, compare, fit_density,
+				// message_figure) by its header's type, near the start;
+				// frames and setups are not answers.
+				head := make([]byte, 80)
+				n, _ := io.ReadFull(rd, head)
+				io.Copy(io.Discard, rd)
+				if typ := binaryType(head[:n]); typ != "frame" && typ != "setup" && typ != "" {
+					a.answer(typ, "")
+				}
 				continue
+			}
+			b, err := io.ReadAll(rd)
+			if err != nil {
+				close(replies)
+				return
 			}
 			var m struct {
 				Type  string `json:"type"`
@@ -463,7 +586,7 @@ func (a *attacker) uploads(ctx context.Context, k int, bodies []upload) {
 				up := bodies[i%len(bodies)]
 				req, _ := http.NewRequestWithContext(ctx, "POST", base+"/"+up.route, bytes.NewReader(up.body))
 				req.Header.Set("Content-Type", up.typ)
-				req.Header.Set("X-Forwarded-For", attackIdentity)
+				req.Header.Set("X-Forwarded-For", a.id)
 				a.reqs.Add(1)
 				resp, err := hc.Do(req)
 				if err != nil {
@@ -491,7 +614,7 @@ func (a *attacker) forks() {
 		return
 	}
 	h := http.Header{}
-	h.Set("X-Forwarded-For", attackIdentity)
+	h.Set("X-Forwarded-For", a.id)
 	conn, _, err := dialer.Dial(a.t.url+"?follow="+a.victim.share, h)
 	if err != nil {
 		a.answer("fork dial error", err.Error())
@@ -536,7 +659,7 @@ func firstWords(s string, n int) string {
 }
 
 func (ar *AttackReport) writeText(w io.Writer) {
-	fmt.Fprintf(w, "attack:       %s by %s from %.1f s", ar.Attack, ar.Identity, ar.Started)
+	fmt.Fprintf(w, "attack:       %s by %d client(s) from %s, from %.1f s", ar.Attack, ar.Clients, ar.Identity, ar.Started)
 	if ar.Query != "" {
 		fmt.Fprintf(w, " (sessions %q)", ar.Query)
 	}
@@ -567,4 +690,19 @@ func (ar *AttackReport) writeText(w io.Writer) {
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(w, "acceptance:   %s (victims ≥ 80 %% of their frame rate, every newcomer admitted, RSS ≤ 1.25 × budget)\n", verdict)
+}
+
+// binaryType is the "type" of a binary message from the start of its JSON
+// header (wire's layout: a 4-byte length, then the header).
+func binaryType(head []byte) string {
+	const key = `"type":"`
+	i := bytes.Index(head, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	rest := head[i+len(key):]
+	if j := bytes.IndexByte(rest, '"'); j >= 0 {
+		return string(rest[:j])
+	}
+	return ""
 }

@@ -87,6 +87,9 @@ type Options struct {
 	// Attack is ModeAttack's attack (Attacks), AttackQuery its sessions'
 	// query ("": the attack's own).
 	Attack, AttackQuery string
+	// AttackClients is how many clients run the attack, each from an
+	// address of its own (0: one).
+	AttackClients int
 	// Data are the in-process server's data sets (viz serve -data specs;
 	// none: the step data).
 	Data []string

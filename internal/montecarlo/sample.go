@@ -56,7 +56,7 @@ func (o *Options) check(inputs int) error {
 		return fmt.Errorf("montecarlo: no inputs")
 	}
 	if total := float64(inputs) * float64(o.Samples); total > MaxTotalSamples {
-		return fmt.Errorf("montecarlo: %d inputs × %d samples exceed the limit of %d samples", inputs, o.Samples, int64(MaxTotalSamples))
+		return fmt.Errorf("montecarlo: %d inputs × %d samples, more than the limit of %d samples", inputs, o.Samples, int64(MaxTotalSamples))
 	}
 	return nil
 }

@@ -83,7 +83,7 @@ func (c Config) Validate(l Limits, cat *Catalog) error {
 		return errorf("unknown data set %q (available: %s)", c.Dataset, strings.Join(cat.Names(), ", "))
 	}
 	if len(c.Hidden)+1 > l.MaxLayers {
-		return errorf("hidden: %d hidden layers make %d layers, more than the limit %d", len(c.Hidden), len(c.Hidden)+1, l.MaxLayers)
+		return errorf("hidden: %d hidden layers make %d layers, more than the limit of %d layers", len(c.Hidden), len(c.Hidden)+1, l.MaxLayers)
 	}
 	for i, w := range c.Hidden {
 		if w < 1 || w > l.MaxWidth {
@@ -260,7 +260,7 @@ func NewCatalog(specs []string, l Limits) (*Catalog, error) {
 func (c *Catalog) Add(ds *dataset.Dataset, l Limits) error {
 	n, _ := ds.X.Dims()
 	if n > l.MaxRows {
-		return errorf("data set %q has %d training rows, more than the limit %d", ds.Name, n, l.MaxRows)
+		return errorf("data set %q has %d training rows, more than the limit of %d rows", ds.Name, n, l.MaxRows)
 	}
 	if n < 2 {
 		return errorf("data set %q has %d training rows; at least 2 are needed", ds.Name, n)

@@ -246,7 +246,7 @@ func (s *session) cmdAdd(c Command) (string, error) {
 	}
 	mz, _, _ := s.tr.Model().Layers[li].Dims()
 	if mz+1 > s.srv.limits.MaxInducing {
-		return "", errorf("add: layer %d already has %d inducing points, the limit", li+1, mz)
+		return "", errorf("add: layer %d already has %d inducing points, the limit of inducing points", li+1, mz)
 	}
 	label := fmt.Sprintf("addition of inducing point %d to layer %d", mz+1, li+1)
 	if err := s.edit(c.Op, label, func(m *engine.Model) (*engine.Model, error) { return engine.AddInducing(m, li, c.Z, c.Mu) }); err != nil {

@@ -56,6 +56,7 @@ func TestRequestClient(t *testing.T) {
 // of client b are served a, b, a, a — b waits for one of a's, not three.
 func TestPoolRotation(t *testing.T) {
 	p := newPool(1, 1)
+	p.rest = func() bool { return true } // sessions play: one turn
 	holder, _ := p.admit("holder")
 	done, err := holder.take(t.Context(), 1)
 	if err != nil {
@@ -116,6 +117,7 @@ func TestPoolRotation(t *testing.T) {
 // waiting at once, and a turn given to it meanwhile goes on to the next.
 func TestPoolBusyAndCancel(t *testing.T) {
 	p := newPool(1, 1)
+	p.rest = func() bool { return true } // sessions play: one turn
 	var jobs []*job
 	for range maxClientJobs {
 		j, err := p.admit("a")
@@ -168,8 +170,8 @@ func TestPoolBusyAndCancel(t *testing.T) {
 	}
 	d()
 	d() // once
-	if p.free != 1 {
-		t.Errorf("%d free turns after all, want 1", p.free)
+	if p.inUse != 0 {
+		t.Errorf("%d turns out after all, want 0", p.inUse)
 	}
 }
 
@@ -185,4 +187,33 @@ func TestTurnWithoutPool(t *testing.T) {
 	if err := turn.Do(ctx, func() { t.Error("ran after the end") }); err == nil {
 		t.Error("Do after the end: no error")
 	}
+}
+
+// TestPoolIdle: while no session plays the pool hands out a turn per core
+// and its turns do not rest; while sessions play, PoolTurns.
+func TestPoolIdle(t *testing.T) {
+	playing := false
+	p := newPool(1, 0.5)
+	p.idle = 2
+	p.rest = func() bool { return playing }
+	j, _ := p.admit("a")
+	d1, _ := j.take(t.Context(), 1)
+	d2, err := j.take(t.Context(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	d1()
+	d2()
+	if p.inUse != 0 {
+		t.Errorf("idle: %d turns out after both ended, want 0 (no rest)", p.inUse)
+	}
+	playing = true
+	d1, _ = j.take(t.Context(), 1)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := j.take(ctx, 1); err == nil {
+		t.Error("a second turn while sessions play")
+	}
+	d1()
 }

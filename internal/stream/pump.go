@@ -44,7 +44,7 @@ func (ss *session) reader(conn *websocket.Conn) {
 				}
 				return
 			}
-			ss.reply(reply{Type: "error", Error: errorf("command larger than %d bytes (max_command_bytes)", limit).Error()})
+			ss.reply(reply{Type: "error", Error: errorf("command larger than the limit of %d bytes", limit).Error()})
 			continue
 		}
 		if err != io.ErrUnexpectedEOF && err != io.EOF {

@@ -74,7 +74,7 @@ func TestResume(t *testing.T) {
 func TestParkModelLimits(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Limits.MaxInducing = 4; o.Defaults.Inducing = 4 })
 	m := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 20, []int{1, 1, 1}, []string{"rbf", "rbf"}, 6)
-	if _, err := e.srv.ParkModel("test", &engine.ModelFile{Model: m}); err == nil || !strings.Contains(err.Error(), "6 inducing points in a layer, more than the limit 4") {
+	if _, err := e.srv.ParkModel("test", &engine.ModelFile{Model: m}); err == nil || !strings.Contains(err.Error(), "6 inducing points in a layer, more than the limit of 4 inducing points") {
 		t.Errorf("6 inducing points past a limit of 4: %v", err)
 	}
 	small := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 20, []int{1, 1, 1}, []string{"rbf", "rbf"}, 3)

@@ -103,6 +103,9 @@ type Server struct {
 	// overloaded is set while the playing sessions' median frame rate is
 	// below the minimum (load.go): new sessions are refused with 1013.
 	overloaded atomic.Bool
+	// playingNow is how many sessions played at the load watch's last
+	// look (load.go): the pool's turns rest only then (work.go).
+	playingNow *atomic.Int64
 	log        *slog.Logger
 	origins    []string
 	upgrader   websocket.Upgrader
@@ -158,13 +161,15 @@ func NewServer(o Options) (*Server, error) {
 	}
 	bg, cancel := context.WithCancel(context.Background())
 	pl := newPool(o.PoolTurns, o.PoolShare)
+	var playing atomic.Int64
 	// The views' shared work (the explorer's baselines) is the server's
 	// own job in the pool: it takes turns with the clients' work.
 	serverJob, _ := pl.admit(serverClient)
 	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(serverJob.context(bg), o.BaselineIters),
 		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{},
-		pool: pl, trustProxy: o.TrustProxy, parkRate: NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, commandRate: NewClientRate(commandBurst, commandEvery), returnMemory: !o.KeepFreedMemory}
+		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, parkRate: NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, commandRate: NewClientRate(commandBurst, commandEvery), returnMemory: !o.KeepFreedMemory}
 	s.share = o.Share
+	pl.rest = func() bool { return playing.Load() > 0 }
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context
 	return s, nil
@@ -302,17 +307,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	// The pumps start before the model is built: the hello goes out at
-	// once, and a client that leaves while a preset's restarts run (a
-	// Frey build takes 15 s on a busy machine) ends the build with its
-	// session instead of paying for all of it.
+	// The reader starts before the model is built, so that a client that
+	// leaves while a preset's restarts run (a Frey build takes 15 s on a
+	// busy machine) ends the build with its session instead of paying for
+	// all of it. The writer starts once it is built: the hello, the setup
+	// and the first frame go together, as before.
 	var wg sync.WaitGroup
 	wg.Add(3)
-	go func() { defer wg.Done(); ss.writer(conn) }()
+	built := make(chan struct{})
+	go func() { defer wg.Done(); <-built; ss.writer(conn) }()
 	go func() { defer wg.Done(); ss.answerLoop() }()
 	go func() {
 		defer wg.Done()
-		if ss.ctx.Err() == nil && ss.start(cfg, resumed) {
+		ok := ss.ctx.Err() == nil && ss.start(cfg, resumed)
+		close(built)
+		if ok {
 			ss.run()
 		}
 	}()

@@ -103,7 +103,7 @@ var ErrTooOften = errors.New("stream: too many uploads and forks from your addre
 // takePark spends one of client's parked-state allowances.
 func (s *Server) takePark(client string) error {
 	if ok, wait := s.parkRate.Take(client, time.Now()); !ok {
-		return fmt.Errorf("%w: try again in %s", ErrTooOften, wait.Round(time.Second)+time.Second)
+		return fmt.Errorf("%w: try again in %d s", ErrTooOften, int(wait.Seconds())+1)
 	}
 	return nil
 }
@@ -131,17 +131,17 @@ func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) 
 	l := s.limits
 	switch {
 	case n > l.MaxRows:
-		return "", errorf("the model's data has %d rows, more than the limit %d", n, l.MaxRows)
+		return "", errorf("the model's data has %d rows, more than the limit of %d rows", n, l.MaxRows)
 	case n < 2:
 		return "", errorf("the model's data has %d rows; at least 2 are needed", n)
 	case len(m.Layers) > l.MaxLayers:
-		return "", errorf("the model has %d layers, more than the limit %d", len(m.Layers), l.MaxLayers)
+		return "", errorf("the model has %d layers, more than the limit of %d layers", len(m.Layers), l.MaxLayers)
 	case inducing > l.MaxInducing:
-		return "", errorf("the model has %d inducing points in a layer, more than the limit %d", inducing, l.MaxInducing)
+		return "", errorf("the model has %d inducing points in a layer, more than the limit of %d inducing points", inducing, l.MaxInducing)
 	}
 	for i, w := range hidden {
 		if w > l.MaxWidth {
-			return "", errorf("the model's hidden layer %d has width %d, more than the limit %d", i+1, w, l.MaxWidth)
+			return "", errorf("the model's hidden layer %d has width %d, more than the limit of %d", i+1, w, l.MaxWidth)
 		}
 	}
 	nx, ny := mf.NormX, mf.NormY
@@ -182,7 +182,7 @@ func (s *Server) ParkData(client string, ds *dataset.Dataset) (string, error) {
 	_, dy := ds.Y.Dims()
 	switch {
 	case n > l.MaxRows:
-		return "", errorf("the data has %d rows, more than the limit %d", n, l.MaxRows)
+		return "", errorf("the data has %d rows, more than the limit of %d rows", n, l.MaxRows)
 	case n < 2:
 		return "", errorf("the data has %d rows; at least 2 are needed", n)
 	}

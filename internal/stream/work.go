@@ -65,10 +65,12 @@ var errRunning = errors.New("the last one is still running")
 // a reset) and the explorer's baselines — runs as a job of the client that
 // asked for it (ClientOf), and uses a core only in its turn: every
 // optimizer iteration of a background fit, every figure, every answer is
-// one turn (dgpviz/internal/turn). The pool hands out PoolTurns turns at
-// once, to the waiting clients in rotation, so that a client gets its
-// share however many jobs it runs, and the rest of the machine stays with
-// the live sessions. A client may have maxClientJobs jobs at once; past
+// one turn (dgpviz/internal/turn). While sessions play, the pool hands out
+// PoolTurns turns at once (half the cores), to the waiting clients in
+// rotation, and a turn rests after it as long as it took (PoolShare), so
+// that a client gets its share however many jobs it runs, and the rest of
+// the machine stays with the live sessions; while none plays, it uses
+// every core. A client may have maxClientJobs jobs at once; past
 // that its requests are refused as busy (errClientBusy), and it takes
 // nothing from others. A job's turns end with its context: a client that
 // has gone waits for nothing and its iterations stop.
@@ -116,8 +118,9 @@ const serverClient = "the server"
 // jobs (close 1013 at connect).
 var errClientBusy = errors.New("busy: the server is still working on your earlier requests; try again when one of them has finished")
 
-// DefaultPoolTurns is the number of cores the pool uses at once: half the
-// machine's, at least one; the other half stays with the live sessions.
+// DefaultPoolTurns is the number of cores the pool uses at once while
+// sessions play: half the machine's, at least one; the other half stays
+// with the live sessions. While none plays it uses them all.
 func DefaultPoolTurns() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // DefaultPoolShare is the share of each of its cores that the pool uses.
@@ -125,12 +128,19 @@ const DefaultPoolShare = 0.5
 
 // pool shares turns among clients' jobs.
 type pool struct {
-	share   float64 // of each of its cores that the pool uses: a turn of d is followed by a rest of d·(1/share − 1)
-	mu      sync.Mutex
-	free    int                    // turns not handed out
-	clients map[string]*poolClient // clients with jobs
-	ring    []*poolClient          // clients waiting for a turn, in the order they are served
-	stats   PoolStats
+	share float64 // of each of its cores that the pool uses: a turn of d is followed by a rest of d·(1/share − 1)
+	// rest reports whether turns rest now: while live sessions play,
+	// whose frames the pool's work would take cores from. Nil: always.
+	rest func() bool
+	// turns is how many turns are out at once while sessions play; idle
+	// how many while none does (all cores: a lecturer's Frey build alone
+	// on the server runs its restarts side by side).
+	turns, idle int
+	mu          sync.Mutex
+	inUse       int                    // turns handed out or resting
+	clients     map[string]*poolClient // clients with jobs
+	ring        []*poolClient          // clients waiting for a turn, in the order they are served
+	stats       PoolStats
 }
 
 type poolClient struct {
@@ -155,7 +165,15 @@ func newPool(turns int, share float64) *pool {
 	if !(share > 0 && share <= 1) {
 		share = DefaultPoolShare
 	}
-	return &pool{free: turns, share: share, clients: map[string]*poolClient{}}
+	return &pool{turns: turns, idle: max(turns, runtime.GOMAXPROCS(0)), share: share, clients: map[string]*poolClient{}}
+}
+
+// capacity is how many turns may be out now. p.mu is held.
+func (p *pool) capacity() int {
+	if p.rest != nil && !p.rest() {
+		return p.idle
+	}
+	return p.turns
 }
 
 // job is one piece of a client's expensive work.
@@ -210,8 +228,8 @@ func (j *job) take(ctx context.Context, cores int) (func(), error) {
 		return nil, err
 	}
 	p.mu.Lock()
-	if p.free > 0 && len(p.ring) == 0 {
-		p.free--
+	if p.inUse < p.capacity() && len(p.ring) == 0 {
+		p.inUse++
 		p.stats.Turns++
 		p.mu.Unlock()
 		return p.giveBack(time.Now(), cores), nil
@@ -248,14 +266,15 @@ func (j *job) take(ctx context.Context, cores int) (func(), error) {
 }
 
 // giveBack returns the function that ends a turn taken at start by work
-// on cores cores (once): after the turn's rest (pool.share), the turn goes
-// to the next waiting client in rotation, or back to the pool.
+// on cores cores (once): after the turn's rest (pool.share; none while no
+// session plays), the turn goes to the next waiting client in rotation,
+// or back to the pool.
 func (p *pool) giveBack(start time.Time, cores int) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			rest := time.Duration(float64(time.Since(start)) * (float64(cores)/p.share - 1))
-			if rest < 50*time.Microsecond {
+			if rest < 50*time.Microsecond || p.rest != nil && !p.rest() {
 				p.pass()
 				return
 			}
@@ -264,26 +283,26 @@ func (p *pool) giveBack(start time.Time, cores int) func() {
 	}
 }
 
-// pass gives a turn to the next waiting client in rotation, or back to
-// the pool.
+// pass gives a turn back: to the next waiting clients in rotation, as
+// many as the pool's capacity now allows, or to the pool.
 func (p *pool) pass() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.ring) == 0 {
-		p.free++
-		return
+	p.inUse--
+	for len(p.ring) > 0 && p.inUse < p.capacity() {
+		c := p.ring[0]
+		p.ring = p.ring[1:]
+		ready := c.waiting[0]
+		c.waiting = c.waiting[1:]
+		if len(c.waiting) > 0 {
+			p.ring = append(p.ring, c)
+		} else {
+			c.inRing = false
+		}
+		p.inUse++
+		p.stats.Turns++
+		close(ready)
 	}
-	c := p.ring[0]
-	p.ring = p.ring[1:]
-	ready := c.waiting[0]
-	c.waiting = c.waiting[1:]
-	if len(c.waiting) > 0 {
-		p.ring = append(p.ring, c)
-	} else {
-		c.inRing = false
-	}
-	p.stats.Turns++
-	close(ready)
 }
 
 func (p *pool) snapshot() PoolStats {

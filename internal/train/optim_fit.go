@@ -176,7 +176,11 @@ func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg Tra
 			defer wg.Done()
 			defer func() { <-sem }()
 			var m *engine.Model
-			err := turn.Do(ctx, func() { m, err = Initialize(x, y, c) })
+			var ierr error
+			err := turn.Do(ctx, func() { m, ierr = Initialize(x, y, c) })
+			if err == nil {
+				err = ierr
+			}
 			if err != nil {
 				reps[r].Err = err
 				return
