@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -216,4 +217,28 @@ func TestPoolIdle(t *testing.T) {
 		t.Error("a second turn while sessions play")
 	}
 	d1()
+}
+
+// FuzzClientOf: any remote address or forwarded header gives a client
+// without panicking, every loopback address the same one, and an address
+// with a port the same client as without.
+func FuzzClientOf(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:80", "[::1]:1", "192.0.2.1", "[2001:db8::1]:443", "fe80::1%eth0", "", "[", "1.2.3.4, 5.6.7.8", "::ffff:10.0.0.1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c := ClientOf(s)
+		if a, err := netip.ParseAddr(s); err == nil && a.Unmap().IsLoopback() && c != loopbackClient {
+			t.Errorf("ClientOf(%q) = %q, a loopback address", s, c)
+		}
+		if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+			if got := ClientOf(netip.AddrPortFrom(a, 8080).String()); got != c {
+				t.Errorf("ClientOf(%q) = %q but with a port %q", s, c, got)
+			}
+		}
+		r := httptest.NewRequest("GET", "/ws", nil)
+		r.RemoteAddr = "127.0.0.1:1"
+		r.Header.Set("X-Forwarded-For", s)
+		RequestClient(r, true)
+	})
 }
