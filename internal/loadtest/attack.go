@@ -85,7 +85,7 @@ type AttackReport struct {
 	BudgetMB   float64 `json:"budget_mb"`
 	RSSPeakMB  float64 `json:"rss_peak_mb"`
 	RSSBudget  float64 `json:"rss_over_budget"`
-	RSSAfterMB float64 `json:"rss_after_mb"` // 5 s after the attack ended (its sessions closed)
+	RSSAfterMB float64 `json:"rss_after_mb"` // 5 s (at most a third of the duration) after the attack ended, its sessions closed
 	// What the attacker got.
 	Sessions   int            `json:"attacker_sessions"` // sessions it got
 	Refused    int            `json:"attacker_refused"`  // sessions refused
@@ -128,25 +128,7 @@ func runAttack(ctx context.Context, o Options, t *target, r *Report) error {
 		off := time.Duration(rand.Int64N(int64(o.ReplyEvery)))
 		spawn(func() { defer probesWG.Done(); c.probes(o.ReplyEvery, off, stop) })
 	}
-	var samples []Sample
-	var smu sync.Mutex
-	samplerDone := make(chan struct{})
-	spawn(func() {
-		defer close(samplerDone)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				s := t.sample(t0)
-				smu.Lock()
-				samples = append(samples, s)
-				smu.Unlock()
-			}
-		}
-	})
+	smp := startSampler(t, t0, stop)
 	sleep := func(d time.Duration) bool {
 		select {
 		case <-ctx.Done():
@@ -202,14 +184,11 @@ func runAttack(ctx context.Context, o Options, t *target, r *Report) error {
 	for _, x := range attackers[1:] {
 		ar.Requests += x.reqs.Load()
 	}
-	smu.Lock()
-	r.During = peak(samples)
-	smu.Unlock()
-	sleep(5 * time.Second) // the attacker's sessions closed: what memory comes back
+	r.During = peak(smp.sofar())
+	sleep(min(5*time.Second, o.Duration/3)) // the attacker's sessions closed: what memory comes back
 	close(stop)
-	<-samplerDone
 	probesWG.Wait()
-	r.Samples = append(samples, t.sample(t0))
+	r.Samples = append(smp.wait(), t.sample(t0))
 	ar.RSSAfterMB = r.Samples[len(r.Samples)-1].RSSMB
 
 	var wg sync.WaitGroup
@@ -347,6 +326,8 @@ func (a *attacker) wide(ctx context.Context) {
 		b.WriteByte('\n')
 	}
 	base := strings.Replace(strings.TrimSuffix(a.t.url, "/ws"), "ws", "http", 1)
+	hc := &http.Client{Timeout: 60 * time.Second}
+	defer hc.CloseIdleConnections() // the server's goroutines settle
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for k := 0; k < 8 && !a.stopped(); k++ {
@@ -354,7 +335,7 @@ func (a *attacker) wide(ctx context.Context) {
 		req.Header.Set("Content-Type", "text/csv")
 		req.Header.Set("X-Forwarded-For", a.id)
 		a.reqs.Add(1)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := hc.Do(req)
 		if err != nil {
 			a.answer("HTTP error", err.Error())
 			continue
@@ -577,6 +558,7 @@ func hostileBodies() []upload {
 func (a *attacker) uploads(ctx context.Context, k int, bodies []upload) {
 	base := strings.Replace(strings.TrimSuffix(a.t.url, "/ws"), "ws", "http", 1)
 	hc := &http.Client{Timeout: 60 * time.Second}
+	defer hc.CloseIdleConnections() // the server's goroutines settle
 	var wg sync.WaitGroup
 	for g := range k {
 		wg.Add(1)

@@ -155,7 +155,7 @@ func TestFollowers(t *testing.T) {
 // limits — and honest newcomers are tried. Rates are logged, not asserted.
 func TestAttacks(t *testing.T) {
 	if testing.Short() {
-		t.Skip("eight short load tests: not in the short tier")
+		t.Skip("nine short load tests: not in the short tier")
 	}
 	for _, tc := range []struct {
 		attack string
@@ -173,6 +173,9 @@ func TestAttacks(t *testing.T) {
 		// Victims on the step data; the attacker decodes on a small
 		// autoencoder's (60 rows of 16 values).
 		{AttackDecode, []string{"step", "csv:testdata/faces16.csv"}, "data=csv:faces16.csv&play=1", "decoded"},
+		// The campaign's 2000 × 460 upload: past the default session
+		// budget, refused with the budget's error.
+		{AttackWide, nil, "", "HTTP 400 data"},
 	} {
 		t.Run(tc.attack, func(t *testing.T) {
 			r, err := Run(context.Background(), Options{N: 2, Duration: 3 * time.Second, Query: "play=1", Mode: ModeAttack, Attack: tc.attack, AttackQuery: tc.query, Data: tc.data})

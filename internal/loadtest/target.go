@@ -12,7 +12,9 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -173,4 +175,45 @@ func (t *target) settle(t0 time.Time, base, slack int, d time.Duration) (Sample,
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// sampler samples the server every second until stop is closed.
+type sampler struct {
+	mu      sync.Mutex
+	samples []Sample
+	done    chan struct{}
+}
+
+func startSampler(t *target, t0 time.Time, stop <-chan struct{}) *sampler {
+	s := &sampler{done: make(chan struct{})}
+	spawn(func() {
+		defer close(s.done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				x := t.sample(t0)
+				s.mu.Lock()
+				s.samples = append(s.samples, x)
+				s.mu.Unlock()
+			}
+		}
+	})
+	return s
+}
+
+// sofar returns the samples taken so far.
+func (s *sampler) sofar() []Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.samples)
+}
+
+// wait waits for the sampler to stop and returns its samples.
+func (s *sampler) wait() []Sample {
+	<-s.done
+	return s.sofar()
 }
