@@ -11,6 +11,10 @@ type Cost struct {
 	// Flops is the floating-point work of one bound-and-gradient
 	// evaluation (multiply-adds count 2, an exp about 20).
 	Flops float64
+	// Forward is the part of Bytes an evaluation of the bound alone
+	// holds without the output layer's message (Options.NoOutputMessage,
+	// no gradient: no backward arena or gradient accumulators).
+	Forward int64
 }
 
 // EstimateCost returns the cost of a model with widths[0] inputs,
@@ -23,7 +27,7 @@ type Cost struct {
 // bytes against the measured heap.
 func EstimateCost(n int, widths []int, m int) Cost {
 	m = max(min(m, n), 1)
-	var words, scratch, flops float64
+	var words, scratch, flops, backward float64
 	chunks := float64(numChunks(n))
 	fn, fm := float64(n), float64(m)
 	for i := 0; i+1 < len(widths); i++ {
@@ -58,12 +62,17 @@ func EstimateCost(n int, widths []int, m int) Cost {
 		}
 		scratch = max(scratch, b)
 		words += chunks * fm * q
+		backward += chunks * fm * q
 		flops += fn * fm * q * 20 // ∂ψ1
 		// Results: the messages and per-datum terms kept in Result.
 		words += fn * (2*d + 2)
+		if !hidden {
+			// The bound alone with no output message (Forward) keeps
+			// neither the output layer's variance nor its message.
+			backward += 3 * fn * d
+		}
 	}
-	words += scratch
-	return Cost{Bytes: int64(8 * words), Flops: flops}
+	return Cost{Bytes: int64(8 * (words + scratch)), Flops: flops, Forward: int64(8 * (words - backward))}
 }
 
 // ModelBytes is the size of a model's parameters and data: the inputs and

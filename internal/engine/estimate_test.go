@@ -54,6 +54,25 @@ func TestEstimateCostMatchesHeap(t *testing.T) {
 			if tc.n >= 200 && (ratio < 0.5 || ratio > 2) {
 				t.Errorf("the heap held %.2f MB, the estimate says %.2f MB", held/1e6, float64(est.Bytes)/1e6)
 			}
+			// The bound alone (a publisher's evaluation of an edited
+			// model): no gradient.
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			f := &Evaluator{Workers: 2}
+			resF, _, err := f.Evaluate(model, Options{NoOutputMessage: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			heldF := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+			runtime.KeepAlive(f)
+			runtime.KeepAlive(resF)
+			ratioF := heldF / float64(est.Forward)
+			t.Logf("bound alone: held %.2f MB, estimated %.2f MB (ratio %.2f)", heldF/1e6, float64(est.Forward)/1e6, ratioF)
+			if tc.n >= 200 && (ratioF < 0.5 || ratioF > 2) {
+				t.Errorf("the bound alone held %.2f MB, the estimate says %.2f MB", heldF/1e6, float64(est.Forward)/1e6)
+			}
 		})
 	}
 }

@@ -39,15 +39,10 @@ const (
 	// L-BFGS's 10 correction pairs (20).
 	trainerVectors = 32
 	// gcHeadroom: the Go heap grows to about twice the live data between
-	// collections (GOGC=100).
-	gcHeadroom = 2
-	// evaluators is how many evaluations' buffers (engine.EstimateCost) a
-	// session holds: the optimizer's trainer about two (measured 2.1–2.2
-	// times the estimate after a few steps of 2,000-row models with one
-	// and five hidden layers, 1.2 for 460 outputs), and the publisher's
-	// evaluator of a model the optimizer has not evaluated (after an
-	// edit) one.
-	evaluators = 3
+	// collections (GOGC=100), a little more while a collection runs: the
+	// peak heap of sessions of 200–800 MiB was 2.1–2.5 times what they
+	// held when idle (TestEstimateMatchesHeap).
+	gcHeadroom = 2.25
 )
 
 // Estimate is what a configuration is expected to cost a session.
@@ -101,9 +96,16 @@ func estimate(c Config, v view.View, ds *dataset.Dataset, n, q, d, restarts int)
 	if ra, ok := v.(view.RowAnalyzer); ok && ds != nil {
 		analysis = engine.EstimatePredict(ra.AnalyzedRows(ds), widths, c.Inducing)
 	}
-	live := perSession + evaluators*cost.Bytes + copies*data + (sessionStates+trainerVectors)*params + history + kept + analysis
+	// Evaluations' buffers (engine.EstimateCost): the optimizer's trainer
+	// holds one with the gradient and one of the bound alone (its line
+	// search's; measured 1.9–2.1 times one with the gradient after five
+	// steps of 2,000-row models with one, three and five hidden layers),
+	// and the publisher's evaluator of a model the optimizer has not
+	// evaluated (after an edit) one of the bound alone.
+	evals := cost.Bytes + 2*cost.Forward
+	live := perSession + evals + copies*data + (sessionStates+trainerVectors)*params + history + kept + analysis
 	e := Estimate{
-		Bytes:    gcHeadroom * live,
+		Bytes:    int64(gcHeadroom * float64(live)),
 		IterTime: time.Duration(cost.Flops * evalsPerIteration / flopsPerSecond * float64(time.Second)),
 	}
 	e.Build = e.Bytes
@@ -113,7 +115,7 @@ func estimate(c Config, v view.View, ds *dataset.Dataset, n, q, d, restarts int)
 		// the data; then one more evaluator scores them.
 		par := int64(min(restarts, runtime.GOMAXPROCS(0)))
 		build := perSession + copies*data + par*(cost.Bytes+trainerVectors*params) + kept + cost.Bytes
-		e.Build = max(e.Bytes, gcHeadroom*build)
+		e.Build = max(e.Bytes, int64(gcHeadroom*float64(build)))
 	}
 	return e
 }

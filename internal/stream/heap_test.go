@@ -219,13 +219,14 @@ func TestEstimateMatchesHeap(t *testing.T) {
 		rows = append(rows, row)
 		// What a session holds is estimated within 25 %; a build (which
 		// the server reserves beside the old model) is bounded by its
-		// estimate. Below 16 MiB the collector's minimum heap (4 MiB) and
-		// the process's own garbage decide the peak, not the session.
+		// estimate. Below 64 MiB the collector's minimum heap (4 MiB) and
+		// the process's own garbage (the test's client reading frames)
+		// decide the peak as much as the session.
 		got := mb(playPeak) * (1 << 20)
-		if ratio := float64(est.Bytes) / got; got > 16<<20 && (ratio < 0.75 || ratio > 1.25) {
+		if ratio := float64(est.Bytes) / got; got > 64<<20 && (ratio < 0.75 || ratio > 1.25) {
 			t.Errorf("%s, playing: estimated %.0f MiB, measured %.0f MiB (%.2f)", sh.name, float64(est.Bytes)/(1<<20), got/(1<<20), ratio)
 		}
-		if got := mb(buildPeak) * (1 << 20); got > 16<<20 && got > 1.25*float64(est.Build) {
+		if got := mb(buildPeak) * (1 << 20); got > 64<<20 && got > 1.25*float64(est.Build) {
 			t.Errorf("%s, building: estimated %.0f MiB, measured %.0f MiB", sh.name, float64(est.Build)/(1<<20), got/(1<<20))
 		}
 		e.srv.Shutdown(t.Context())

@@ -54,10 +54,11 @@ type View interface {
 	Ops() []Op
 }
 
-// A RowAnalyzer is a view whose frames' analysis (Analysis) predicts
-// every row of the data with the model — the latent explorer's output
-// messages and held-out predictions: the server's memory estimate of a
-// session adds that prediction (engine.EstimatePredict).
+// A RowAnalyzer is a view whose frames predict every row of the data with
+// the model — the regression's output message at the data, the latent
+// explorer's output messages and held-out predictions (Analysis): the
+// server's memory estimate of a session adds that prediction
+// (engine.EstimatePredict).
 type RowAnalyzer interface {
 	// AnalyzedRows is how many rows the analysis predicts on ds.
 	AnalyzedRows(ds *dataset.Dataset) int
