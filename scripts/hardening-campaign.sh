@@ -7,8 +7,9 @@
 #	scripts/hardening-campaign.sh VIZ OUT [RUNS] [ATTACK ...]
 #
 # SERVE_ARGS adds flags to viz serve (e.g. "-return-memory=false"); the
-# environment (GOMEMLIMIT=off) reaches it too. scripts/hardening-table.py
-# makes the table.
+# environment (GOMEMLIMIT=off) reaches it too. A server from before issue 27
+# knows no -trust-proxy: run it with TRUST= (it has no per-client limits to
+# tell the clients apart for). scripts/hardening-table.py makes the table.
 set -euo pipefail
 viz="$1"
 out="$2"
@@ -39,7 +40,7 @@ for r in $(seq "$runs"); do
 			;;
 		esac
 		# shellcheck disable=SC2086 # SERVE_ARGS are words
-		"$viz" serve -addr "127.0.0.1:$port" -trust-proxy -max-conns-per-ip 4096 "${data[@]}" -log-level error ${SERVE_ARGS:-} >/dev/null 2>&1 &
+		"${SERVER:-$viz}" serve -addr "127.0.0.1:$port" ${TRUST--trust-proxy} -max-conns-per-ip 4096 "${data[@]}" -log-level error ${SERVE_ARGS:-} >/dev/null 2>&1 &
 		pid=$!
 		for _ in $(seq 300); do
 			curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break

@@ -74,6 +74,12 @@ func EstimateSession(c Config, ds *dataset.Dataset, n, q, d int) Estimate {
 	return estimate(c, v, ds, n, q, d, restarts)
 }
 
+// estimateStarted is EstimateSession for a session that starts from a
+// model it is given (a loaded model file, a fork), without restarts.
+func estimateStarted(c Config, ds *dataset.Dataset, n, q, d int) Estimate {
+	return estimate(c, views.For(ds, nil), ds, n, q, d, 0)
+}
+
 // perSession is what a session holds whatever its model: its goroutines,
 // the socket's buffers, queues, the last frame and setup.
 const perSession = 1 << 20

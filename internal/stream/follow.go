@@ -669,7 +669,7 @@ func (s *Server) fork(h *Hub, client string) (string, error) {
 	n, q, dy := snap.Data.Dims()
 	cfg := st.cfg
 	cfg.Play = false
-	e := EstimateConfig(cfg, n, q, dy) // a fork does not keep the presenter's restarts
+	e := estimateStarted(cfg, snap.Data.Set, n, q, dy) // a fork does not keep the presenter's restarts
 	if err := checkBudget(e, s.limits); err != nil {
 		return "", err
 	}

@@ -163,7 +163,7 @@ func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) 
 	cfg := s.def
 	cfg.Dataset, cfg.Hidden, cfg.Inducing, cfg.Play = ds.Name, hidden, inducing, false
 	cfg.Frozen = slices.Clone(cfg.Frozen)
-	e := EstimateConfig(cfg, n, q, dy) // a loaded model has no restarts
+	e := estimateStarted(cfg, ds, n, q, dy)
 	if err := checkBudget(e, l); err != nil {
 		return "", err
 	}
