@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Measures what one POST /model costs the server: wall time of the request
-# and the server's resident memory before and at its peak (VmHWM), for a
-# fresh `viz serve` per body. Usage:
+# Measures what one POST /model (a .json body) or POST /data (a .csv body)
+# costs the server: wall time of the request and the server's resident
+# memory before and at its peak (VmHWM), for a fresh `viz serve` per body.
+# Usage:
 #
-#	[SERVE_ARGS="-max-rows 5000000"] scripts/upload-cost.sh VIZ_BINARY BODY.json [BODY.json ...]
+#	[SERVE_ARGS="-max-rows 5000000"] scripts/upload-cost.sh VIZ_BINARY BODY.json|BODY.csv ...
 #
 # The bodies of docs/measurements.md ("Parsing uploads") are made by
 # scripts/upload-bodies.py.
@@ -20,8 +21,10 @@ for body in "$@"; do
 		sleep 0.1
 	done
 	before=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+	route=model type=application/json
+	case "$body" in *.csv) route=data type=text/csv ;; esac
 	out=$(curl -s -o /tmp/upload-cost.$$ -w '%{http_code} %{time_total}' --data-binary "@$body" \
-		-H 'Content-Type: application/json' "http://127.0.0.1:$port/model")
+		-H "Content-Type: $type" "http://127.0.0.1:$port/$route")
 	peak=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
 	printf '%s: status %s s, RSS %d MiB before, peak %d MiB: %s\n' "$(basename "$body")" "$out" \
 		$((before / 1024)) $((peak / 1024)) "$(head -c 160 /tmp/upload-cost.$$ | tr '\n' ' ')"

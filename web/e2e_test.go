@@ -57,7 +57,11 @@ func newE2E(t *testing.T) *e2e {
 	t.Helper()
 	exe := requireBrowser(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := stream.NewServer(stream.Options{Limits: stream.DefaultLimits(), Defaults: stream.DefaultConfig(), Workers: 1, Logger: log})
+	// The browser's pages are one client (loopback): no per-client
+	// session limit here.
+	l := stream.DefaultLimits()
+	l.MaxSessionsPerClient = 0
+	srv, err := stream.NewServer(stream.Options{Limits: l, Defaults: stream.DefaultConfig(), Workers: 1, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"dgpviz/internal/stream"
 )
 
 // secureHeaders sets the headers every response carries: no MIME
@@ -65,8 +67,9 @@ func truncateHost(h string) string {
 }
 
 // LimitPerClient returns a listener that accepts at most n open
-// connections from each client address: a client that opens more has the
-// extra ones closed at once, so that one address cannot hold every
+// connections from each client (stream.ClientOf: an address, the loopback
+// range as one, an IPv6 /64 as one): a client that opens more has the
+// extra ones closed at once, so that one client cannot hold every
 // connection the server can serve.
 func LimitPerClient(ln net.Listener, n int) net.Listener {
 	return &perClientListener{Listener: ln, max: n, open: map[string]int{}}
@@ -85,10 +88,7 @@ func (l *perClientListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		ip := c.RemoteAddr().String()
-		if h, _, err := net.SplitHostPort(ip); err == nil {
-			ip = h
-		}
+		ip := stream.ClientOf(c.RemoteAddr().String())
 		l.mu.Lock()
 		ok := l.open[ip] < l.max
 		if ok {

@@ -61,11 +61,9 @@ func New(b Backend, ws http.Handler, log *slog.Logger, opts ...Option) http.Hand
 		mux.Handle("GET /figure/{file}", figureHandler{fb, log, newRenderGate(newClientRate(o.figureBurst, o.figureEvery)), newPinStore()})
 		mux.Handle("GET /model.json", modelHandler{fb, log}) // model.go
 	}
-	if ml, ok := b.(ModelLoader); ok {
-		mux.Handle("POST /model", modelUpload{ml, log}) // upload.go
-	}
-	if dl, ok := b.(DataLoader); ok {
-		mux.Handle("POST /data", dataUpload{dl, log}) // upload.go
+	if u, ok := b.(Uploader); ok {
+		mux.Handle("POST /model", modelUpload{u, log}) // upload.go
+		mux.Handle("POST /data", dataUpload{u, log})
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

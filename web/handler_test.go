@@ -20,7 +20,8 @@ func newSite(t *testing.T, opts ...Option) *httptest.Server {
 		opts = []Option{WithFigureRate(1<<20, time.Millisecond)}
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := stream.NewServer(stream.Options{Limits: stream.DefaultLimits(), Defaults: stream.DefaultConfig(), Logger: log})
+	// Tests upload many files from one address: no parked-state rate.
+	srv, err := stream.NewServer(stream.Options{Limits: stream.DefaultLimits(), Defaults: stream.DefaultConfig(), Logger: log, ParkBurst: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

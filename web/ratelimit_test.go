@@ -28,12 +28,22 @@ func TestClientRate(t *testing.T) {
 	if ok, _ := c.take("10.0.0.1:5000", t0.Add(1100*time.Millisecond)); !ok {
 		t.Fatal("refused after the interval")
 	}
+	if ok, _ := c.take("127.0.0.2:5000", t0); !ok {
+		t.Fatal("loopback refused before its burst")
+	}
+	for range 2 {
+		c.take("[::1]:80", t0)
+	}
+	if ok, _ := c.take("127.0.0.1:5000", t0); ok {
+		t.Fatal("the loopback range is one client: its fourth render was allowed")
+	}
+	const maxBuckets = 4096 // stream.ClientRate's bound
 	for i := range maxBuckets + 10 {
 		c.take(string(rune('a'+i%26))+time.Duration(i).String(), t0)
 	}
 	c.take("late", t0.Add(time.Hour))
-	if len(c.buckets) > maxBuckets {
-		t.Errorf("%d buckets kept, want ≤ %d", len(c.buckets), maxBuckets)
+	if n := c.Clients(); n > maxBuckets {
+		t.Errorf("%d buckets kept, want ≤ %d", n, maxBuckets)
 	}
 }
 

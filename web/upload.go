@@ -4,22 +4,29 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/stream"
 )
 
-// ModelLoader parks a session that starts from an uploaded model file;
-// *stream.Server implements it. New mounts POST /model when the Backend
-// does.
-type ModelLoader interface {
-	ParkModel(mf *engine.ModelFile) (token string, err error)
-	// ModelReadOptions are the limits an uploaded file is read with.
-	ModelReadOptions() engine.ReadOptions
+// Uploader parks sessions that start from an uploaded model file or fit
+// uploaded data; *stream.Server implements it. New mounts POST /model and
+// POST /data when the Backend does.
+type Uploader interface {
+	// Client is who r comes from, for the per-client limits.
+	Client(r *http.Request) string
+	// BeginUpload starts reading an upload of client with bytes of the
+	// server's memory reserved for it (stream.Server.BeginUpload).
+	BeginUpload(client string, bytes int64) (*stream.Upload, error)
+	ParkModel(client string, mf *engine.ModelFile) (token string, err error)
+	ParkData(client string, ds *dataset.Dataset) (token string, err error)
+	Limits() stream.Limits
 }
 
 // maxUploadBytes bounds a model file sent to POST /model: a model at every
@@ -33,20 +40,61 @@ const maxUploadBytes = 16 << 20
 // session that carries on from the loaded model. Bad files get 400 with the
 // reason, files over the size limit 413.
 type modelUpload struct {
-	b   ModelLoader
+	b   Uploader
 	log *slog.Logger
 }
 
 func (h modelUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	client := h.b.Client(r)
+	up, err := h.b.BeginUpload(client, modelReadStart)
+	if err != nil {
+		refuseUpload(w, r, err)
+		return
+	}
+	defer up.End()
 	r.Body = http.MaxBytesReader(w, r.Body, maxUploadBytes)
-	mf, err := engine.ReadModelWith(r.Body, h.b.ModelReadOptions())
+	mf, err := engine.ReadModelWith(r.Body, up.ModelReadOptions())
 	if err != nil {
 		badUpload(w, err, "the model file", maxUploadBytes, "not a model file")
 		return
 	}
-	token, err := h.b.ParkModel(mf)
+	up.End() // the parked session reserves what it holds
+	token, err := h.b.ParkModel(client, mf)
 	answerResume(w, r, h.log, "model loaded", token, err)
 }
+
+// What reading an upload reserves of the server's memory budget at first:
+// a model file's reader charges what it holds as it grows
+// (ReadOptions.Budget) beyond its buffers; a CSV's reader holds at most
+// the row limit's numbers, and at the defaults (2,000 rows of at most 1,000
+// columns) a 16 MiB body was measured at 67 MiB of peak RSS above the
+// server's (docs/measurements.md, "Hardening").
+const (
+	modelReadStart = 1 << 20
+	csvReadBytes   = 80 << 20
+)
+
+// refuseUpload answers an upload refused before it was read: 429 when its
+// client sends them too often, 503 when the server has no memory for it
+// now.
+func refuseUpload(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, stream.ErrTooOften) {
+		// A refusal is answered after a pause: a client that sends
+		// uploads as fast as it is answered (the campaign's 810 in
+		// 0.6 s) is slowed to one a second per connection.
+		select {
+		case <-time.After(tooOftenPause):
+		case <-r.Context().Done():
+		}
+		w.Header().Set("Retry-After", "15")
+		http.Error(w, stream.ForPeople(err.Error()), http.StatusTooManyRequests)
+		return
+	}
+	answerResume(w, nil, nil, "", "", err)
+}
+
+// tooOftenPause is how long a refusal for sending too often waits.
+const tooOftenPause = time.Second
 
 // badUpload answers an upload that could not be read: 413 past the size
 // limit, else 400 with the reason.
@@ -68,6 +116,11 @@ func answerResume(w http.ResponseWriter, r *http.Request, log *slog.Logger, what
 		http.Error(w, stream.ForPeople(err.Error()), http.StatusServiceUnavailable)
 		return
 	}
+	if errors.Is(err, stream.ErrTooOften) {
+		w.Header().Set("Retry-After", "15")
+		http.Error(w, stream.ForPeople(err.Error()), http.StatusTooManyRequests)
+		return
+	}
 	if err != nil {
 		http.Error(w, stream.ForPeople(err.Error()), http.StatusBadRequest)
 		return
@@ -76,13 +129,6 @@ func answerResume(w http.ResponseWriter, r *http.Request, log *slog.Logger, what
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	json.NewEncoder(w).Encode(map[string]string{"resume": token})
-}
-
-// DataLoader parks a session on an uploaded data set; *stream.Server
-// implements it. New mounts POST /data when the Backend does.
-type DataLoader interface {
-	ParkData(ds *dataset.Dataset) (token string, err error)
-	Limits() stream.Limits
 }
 
 // maxDataBytes bounds a CSV sent to POST /data: 2,000 rows (the default
@@ -97,12 +143,11 @@ const maxDataBytes = 16 << 20
 // default architecture. Rows beyond the server's limit are refused as they
 // are read. Bad files get 400 with the reason, too large ones 413.
 type dataUpload struct {
-	b   DataLoader
+	b   Uploader
 	log *slog.Logger
 }
 
 func (h dataUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxDataBytes)
 	name := strings.TrimSpace(r.URL.Query().Get("name"))
 	if name == "" || len(name) > 80 {
 		name = "your data"
@@ -115,13 +160,61 @@ func (h dataUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ds, err := dataset.ReadCSV(r.Body, name, opt)
+	client := h.b.Client(r)
+	up, err := h.b.BeginUpload(client, csvReadBytes)
+	if err != nil {
+		refuseUpload(w, r, err)
+		return
+	}
+	defer up.End()
+	r.Body = http.MaxBytesReader(w, r.Body, maxDataBytes)
+	ds, err := dataset.ReadCSV(lineLimit(r.Body, maxLineBytes), name, opt)
 	if err != nil {
 		badUpload(w, err, "the file", maxDataBytes, "not a usable CSV")
 		return
 	}
 	ds.Description = fmt.Sprintf("uploaded: %s", name)
 	ds.Title = name
-	token, err := h.b.ParkData(ds)
+	up.End()
+	token, err := h.b.ParkData(client, ds)
 	answerResume(w, r, h.log, "data loaded", token, err)
+}
+
+// maxLineBytes bounds a line of an uploaded CSV: 1,000 columns of 17
+// significant digits are 25 KB. A longer line (one huge field, a header
+// of huge names) is refused as it is read, before the CSV reader buffers
+// it several times over.
+const maxLineBytes = 1 << 20
+
+// lineLimit returns r that fails once a line (bytes between newlines) is
+// longer than max.
+func lineLimit(r io.Reader, max int) io.Reader { return &lineLimited{r: r, max: max} }
+
+type lineLimited struct {
+	r    io.Reader
+	max  int
+	run  int // bytes since the last newline
+	line int // newlines so far
+}
+
+// errLongLine is the error of a line past maxLineBytes.
+type errLongLine struct{ line, max int }
+
+func (e errLongLine) Error() string {
+	return fmt.Sprintf("line %d is longer than %d MiB", e.line, e.max>>20)
+}
+
+func (l *lineLimited) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\n' {
+			l.line++
+			l.run = 0
+			continue
+		}
+		if l.run++; l.run > l.max {
+			return i, errLongLine{l.line + 1, l.max}
+		}
+	}
+	return n, err
 }

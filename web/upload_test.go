@@ -57,8 +57,8 @@ func TestModelUpload(t *testing.T) {
 		{`{"layers": []}`, 400, "not a model file"},
 		{strings.Repeat(" ", maxUploadBytes+10), 413, "larger than"},
 		// Refused while read, at the server's limits (stream.DefaultLimits).
-		{`{"data": {"X": [` + strings.Repeat("[0],", 1<<20) + `[0]]}}`, 400, "the model's data has more rows than the limit 2000"},
-		{`{"layers": [{"inducing_inputs": [` + strings.Repeat("[0],", 100) + `[0]]}]}`, 400, "layer 1 has more inducing points than the limit 64"},
+		{`{"data": {"X": [` + strings.Repeat("[0],", 1<<20) + `[0]]}}`, 400, "the model's data has more rows than the limit of 2000 rows"},
+		{`{"layers": [{"inducing_inputs": [` + strings.Repeat("[0],", 100) + `[0]]}]}`, 400, "layer 1 has more inducing points than the limit of 64 inducing points"},
 	} {
 		resp, err := http.Post(hs.URL+"/model", "application/json", bytes.NewReader([]byte(tc.body)))
 		if err != nil {
@@ -167,7 +167,7 @@ func TestModelUploadBudget(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if want := "the model file needs more memory than the limit of 4 MiB for a session"; resp.StatusCode != 400 || !strings.Contains(string(b), want) {
+	if want := "the model file needs more memory than a session may use (4 MiB)"; resp.StatusCode != 400 || !strings.Contains(string(b), want) {
 		t.Errorf("%d %q, want 400 saying %q", resp.StatusCode, b, want)
 	}
 }
@@ -197,4 +197,49 @@ func uploadCSV(t *testing.T, base, csv string) string {
 		t.Fatalf("upload: %d %s", resp.StatusCode, body)
 	}
 	return out.Resume
+}
+
+// TestUploadLimits: a CSV line past maxLineBytes is refused as it is read
+// (400 naming the line); a client's uploads past its allowance get 429
+// with Retry-After, said after a pause, while another client's still go.
+func TestUploadLimits(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := stream.NewServer(stream.Options{Limits: stream.DefaultLimits(), Defaults: stream.DefaultConfig(), Logger: log, TrustProxy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(New(srv, srv, log))
+	defer hs.Close()
+	post := func(from, body string) (int, string, http.Header) {
+		req, _ := http.NewRequest("POST", hs.URL+"/data", strings.NewReader(body))
+		req.Header.Set("X-Forwarded-For", from)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b), resp.Header
+	}
+	long := "x,y,z\n0,0," + strings.Repeat("a", maxLineBytes+1) + "\n1,1,b\n"
+	if code, body, _ := post("192.0.2.1", long); code != 400 || !strings.Contains(body, "line 2 is longer than 1 MiB") {
+		t.Errorf("a long line: %d %q", code, body)
+	}
+	small := "x,y\n0,0\n1,1\n2,4\n"
+	for k := 1; k < 4; k++ { // the long line spent the first of 4
+		if code, body, _ := post("192.0.2.1", small); code != 200 {
+			t.Fatalf("upload %d: %d %q", k+1, code, body)
+		}
+	}
+	t0 := time.Now()
+	code, body, h := post("192.0.2.1", small)
+	if code != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.Contains(body, "too many uploads and forks from your address: try again in") {
+		t.Errorf("upload past the allowance: %d %q, Retry-After %q", code, body, h.Get("Retry-After"))
+	}
+	if d := time.Since(t0); d < tooOftenPause {
+		t.Errorf("refused after %v, want a pause of %v", d, tooOftenPause)
+	}
+	if code, body, _ := post("192.0.2.2", small); code != 200 {
+		t.Errorf("another client's upload: %d %q", code, body)
+	}
 }

@@ -30,8 +30,17 @@ func parseLoadtest(args []string, stderr io.Writer) (loadtestOptions, error) {
 	fs.IntVar(&o.lt.N, "n", 16, "sessions (modes sessions and slow: the normal clients; slow adds n/4 slow ones) or connections (churn)")
 	fs.DurationVar(&o.lt.Duration, "duration", loadtestDefaultDuration, "how long to measure (churn: the longest it may run)")
 	fs.StringVar(&o.lt.Query, "query", "play=1", "the sessions' URL query (as /ws?…), e.g. 'play=1&hidden=2,2'")
-	fs.StringVar(&o.lt.Mode, "mode", loadtest.ModeSessions, "sessions: n sessions playing; churn: n connections dropped in every way, then goroutines and new sessions checked; slow: n sessions, then n/4 clients that read slowly or never; followers: one presenter session and n read-only followers of it; relays: one presenter's server (viz serve -nats), an embedded NATS server, -relays relays (viz relay) and n followers spread over them")
-	fs.StringVar(&o.lt.URL, "url", "", "an external server's websocket URL (ws://host:port/ws; start it with -max-conns-per-ip above n, the clients all come from one address); empty: start a server in this process on 127.0.0.1:0 with the default step data set (its goroutines are counted, but its RSS includes the clients', and past a few dozen sessions the clients queue behind the optimizers in one scheduler: measure rates and latency at high loads with -url)")
+	fs.StringVar(&o.lt.Mode, "mode", loadtest.ModeSessions, "sessions: n sessions playing; churn: n connections dropped in every way, then goroutines and new sessions checked; slow: n sessions, then n/4 clients that read slowly or never; followers: one presenter session and n read-only followers of it; relays: one presenter's server (viz serve -nats), an embedded NATS server, -relays relays (viz relay) and n followers spread over them; attack: n victims, then one client's -attack while honest newcomers arrive (victims' frame rates, newcomers admitted, RSS against the memory budget)")
+	fs.StringVar(&o.lt.Attack, "attack", "", "-mode attack's attack: "+strings.Join(loadtest.Attacks, ", "))
+	fs.IntVar(&o.lt.AttackClients, "attack-clients", 1, "-mode attack: how many clients run the attack, each from an address of its own")
+	fs.StringVar(&o.lt.AttackQuery, "attack-query", "", "-mode attack: the attacker's sessions' URL query (default: the attack's own, e.g. add-data's 'play=0&hidden=8,8,8,8,8&m=64')")
+	fs.Func("data", "the in-process server's data sets, as viz serve -data; repeatable (default: the step data)", func(s string) error {
+		o.lt.Data = append(o.lt.Data, s)
+		return nil
+	})
+	fs.Float64Var(&o.lt.PoolShare, "background-share", 0, "the in-process server's -background-share")
+	returnMemory := fs.Bool("return-memory", true, "the in-process server returns freed memory at once, as viz serve -return-memory")
+	fs.StringVar(&o.lt.URL, "url", "", "an external server's websocket URL (ws://host:port/ws; start it with -max-conns-per-ip above n, the clients all come from one address, and with -trust-proxy, so that each client counts as the address it names); empty: start a server in this process on 127.0.0.1:0 with the default step data set (its goroutines are counted, but its RSS includes the clients', and past a few dozen sessions the clients queue behind the optimizers in one scheduler: measure rates and latency at high loads with -url)")
 	fs.IntVar(&o.lt.PID, "pid", 0, "the external server's process id, to read its RSS from /proc (with -url)")
 	fs.IntVar(&o.lt.MaxSessions, "max-sessions", 0, "the in-process server's session limit (0: at least n)")
 	fs.DurationVar(&o.lt.ReplyEvery, "reply-every", 0, "how often each session sends a speed command and times its ack (0: 1s)")
@@ -46,6 +55,7 @@ func parseLoadtest(args []string, stderr io.Writer) (loadtestOptions, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
+	o.lt.KeepFreedMemory = !*returnMemory
 	if o.lt.Mode == loadtest.ModeRelays {
 		o.lt.Exec = vizCommand
 	}

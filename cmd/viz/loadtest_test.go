@@ -20,7 +20,7 @@ func TestLoadtestFlags(t *testing.T) {
 		{[]string{"-n", "many"}, "invalid value"},
 		{[]string{"-url", "localhost:8080"}, "want a ws:// or wss:// URL"},
 		{[]string{"-url", "ws://127.0.0.1:8080/ws?play=1"}, "give the session's parameters with -query"},
-		{[]string{"-mode", "storm"}, "want sessions, churn, slow, followers or relays"},
+		{[]string{"-mode", "storm"}, "want sessions, churn, slow, followers, relays or attack"},
 		{[]string{"-duration", "-1s"}, "-duration"},
 		{[]string{"-pid", "1"}, "-pid needs -url"},
 		{[]string{"extra"}, "unexpected arguments"},

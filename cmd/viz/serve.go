@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -25,18 +27,22 @@ func init() {
 
 // serveOptions are the parsed flags of viz serve.
 type serveOptions struct {
-	addr     string
-	data     []string
-	cfg      stream.Config
-	limits   stream.Limits
-	origins  []string
-	hosts    []string // host names answered (-allow-host), besides the loopback names
-	perIP    int      // open connections per client address
-	logLevel slog.Level
-	workers  int
-	shape    [2]int          // -shape: the CSV data sets' image shape
-	set      map[string]bool // flags given on the command line
-	share    shareFlags      // -nats…: relays (relay.go)
+	addr      string
+	data      []string
+	cfg       stream.Config
+	limits    stream.Limits
+	origins   []string
+	hosts     []string // host names answered (-allow-host), besides the loopback names
+	perIP     int      // open connections per client address
+	pool      int      // -background-cores
+	poolShare float64  // -background-share
+	proxy     bool     // -trust-proxy
+	keep      bool     // !-return-memory
+	logLevel  slog.Level
+	workers   int
+	shape     [2]int          // -shape: the CSV data sets' image shape
+	set       map[string]bool // flags given on the command line
+	share     shareFlags      // -nats…: relays (relay.go)
 }
 
 func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
@@ -60,6 +66,11 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.IntVar(&o.cfg.Speed, "speed", o.cfg.Speed, "at most this many optimizer iterations per second, so learning can be watched (0: as fast as possible)")
 	paused := fs.Bool("paused", false, "start sessions paused")
 	fs.IntVar(&o.limits.MaxSessions, "max-sessions", o.limits.MaxSessions, "concurrent browser sessions")
+	fs.IntVar(&o.limits.MaxSessionsPerClient, "max-sessions-per-client", o.limits.MaxSessionsPerClient, "concurrent browser sessions of one client (an address; the loopback range and an IPv6 /64 count as one; 0: no limit)")
+	fs.IntVar(&o.pool, "background-cores", 0, "cores that expensive work (depth comparisons, densities, message figures, decodes, preset builds, resets) may use at once, shared fairly among clients (0: half the machine's)")
+	fs.Float64Var(&o.poolShare, "background-share", stream.DefaultPoolShare, "the share of each of its cores that expensive work uses: after a turn of t it rests t·(1/share − 1), so that live sessions keep their frame rate (1: all)")
+	fs.BoolVar(&o.proxy, "trust-proxy", false, "the server is behind a reverse proxy on this machine: a request from loopback counts as the client its X-Forwarded-For header names (its last address) for the per-client limits; -max-conns-per-ip then counts the proxy's connections")
+	returnMemory := fs.Bool("return-memory", true, "return freed memory to the system at once when large reservations end (false: leave it to Go's scavenger, which takes minutes)")
 	fs.IntVar(&o.limits.MaxInducing, "max-inducing", o.limits.MaxInducing, "inducing points per layer a client may ask for")
 	fs.IntVar(&o.limits.MaxRows, "max-rows", o.limits.MaxRows, "training rows a data set may have")
 	fs.IntVar(&o.limits.MaxFollowers, "max-followers", o.limits.MaxFollowers, "read-only followers of shared sessions, all together (Share live)")
@@ -77,6 +88,16 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	o.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	o.cfg.Play = !*paused
+	o.keep = !*returnMemory
+	if !(o.poolShare > 0 && o.poolShare <= 1) {
+		return o, badInput("viz serve: -background-share %v, want more than 0 and at most 1", o.poolShare)
+	}
+	if o.pool < 0 {
+		return o, badInput("viz serve: -background-cores %d, want ≥ 0", o.pool)
+	}
+	if o.limits.MaxSessionsPerClient < 0 {
+		return o, badInput("viz serve: -max-sessions-per-client %d, want ≥ 0", o.limits.MaxSessionsPerClient)
+	}
 	h, err := engine.ParseHidden(*hidden)
 	if err != nil {
 		return o, badInput("viz serve: -hidden: %v", err)
@@ -114,7 +135,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopShare()
-	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: o.limits, Defaults: o.cfg, AllowedOrigins: o.origins, Workers: o.workers, Logger: log, Share: share})
+	if limit, ok := stream.MemoryLimit(o.limits, os.Getenv("GOMEMLIMIT")); ok {
+		debug.SetMemoryLimit(limit)
+		log.Info("memory limit", "MiB", limit>>20)
+	}
+	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: o.limits, Defaults: o.cfg, AllowedOrigins: o.origins, Workers: o.workers, Logger: log, Share: share,
+		PoolTurns: o.pool, PoolShare: o.poolShare, TrustProxy: o.proxy, KeepFreedMemory: o.keep})
 	if err != nil {
 		return badInput("viz serve: %v", err)
 	}

@@ -96,7 +96,7 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 	headerLine, _ := cr.FieldPos(0)
 	header[0] = strings.TrimPrefix(header[0], "\uFEFF")
 	if len(header) > MaxColumns {
-		return nil, errorf("line %d: the header has %d columns, more than the limit %d", headerLine, len(header), MaxColumns)
+		return nil, errorf("line %d: the header has %d columns, more than the limit of %d columns", headerLine, len(header), MaxColumns)
 	}
 	numeric := true
 	index := make(map[string]int, len(header))
@@ -162,7 +162,7 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		line, _ := cr.FieldPos(0)
 		rows++
 		if rows > maxRows {
-			return nil, errorf("line %d: more data rows than the limit %d", line, maxRows)
+			return nil, errorf("line %d: more data rows than the limit of %d rows", line, maxRows)
 		}
 		if len(rec) != len(header) {
 			return nil, errorf("line %d: %d fields, header has %d", line, len(rec), len(header))

@@ -111,7 +111,7 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 		}
 		readings++
 		if readings > MaxRows {
-			return nil, lineErr(line, "more readings than the limit %d", MaxRows)
+			return nil, lineErr(line, "more readings than the limit of %d rows", MaxRows)
 		}
 		if len(f) != len(robotFields) {
 			return nil, lineErr(line, "%d fields, want %d (%s)", len(f), len(robotFields), strings.Join(robotFields[:], ", "))
@@ -145,7 +145,7 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 		}
 		if !aps[ap] {
 			if len(aps) == MaxColumns {
-				return nil, lineErr(line, "more distinct access points than the limit %d", MaxColumns)
+				return nil, lineErr(line, "more distinct access points than the limit of %d columns", MaxColumns)
 			}
 			aps[ap] = true
 		}

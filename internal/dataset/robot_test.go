@@ -260,8 +260,8 @@ func TestReadRobotErrors(t *testing.T) {
 		{"infinite strength", "1 aa 1 2 -Inf\n", `field 5 (signal strength): "-Inf" is not a finite`},
 		{"time goes back", "2 aa 0 0 -50\n\n1 aa 0 0 -50\n", "line 3: field 1 (time): 1 is earlier than the time on line 1"},
 		{"repeated AP", "1 aa 0 0 -50\n1 bb 0 0 -50\n1 aa 0 0 -60\n", "line 3: field 2 (access point): aa already read in this scan on line 1"},
-		{"too many lines", manyLines.String(), fmt.Sprintf("line %d: more readings than the limit %d", MaxRows+1, MaxRows)},
-		{"too many APs", manyAPs.String(), fmt.Sprintf("line %d: more distinct access points than the limit %d", MaxColumns+1, MaxColumns)},
+		{"too many lines", manyLines.String(), fmt.Sprintf("line %d: more readings than the limit of %d rows", MaxRows+1, MaxRows)},
+		{"too many APs", manyAPs.String(), fmt.Sprintf("line %d: more distinct access points than the limit of %d columns", MaxColumns+1, MaxColumns)},
 		{"long line", strings.Repeat("1", 70000) + "\n", "line 1: longer than 65536 bytes"}, // bufio.MaxScanTokenSize
 	} {
 		t.Run(c.name, func(t *testing.T) {

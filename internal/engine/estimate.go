@@ -11,6 +11,10 @@ type Cost struct {
 	// Flops is the floating-point work of one bound-and-gradient
 	// evaluation (multiply-adds count 2, an exp about 20).
 	Flops float64
+	// Forward is the part of Bytes an evaluation of the bound alone
+	// holds without the output layer's message (Options.NoOutputMessage,
+	// no gradient: no backward arena or gradient accumulators).
+	Forward int64
 }
 
 // EstimateCost returns the cost of a model with widths[0] inputs,
@@ -23,7 +27,7 @@ type Cost struct {
 // bytes against the measured heap.
 func EstimateCost(n int, widths []int, m int) Cost {
 	m = max(min(m, n), 1)
-	var words, scratch, flops float64
+	var words, scratch, flops, backward float64
 	chunks := float64(numChunks(n))
 	fn, fm := float64(n), float64(m)
 	for i := 0; i+1 < len(widths); i++ {
@@ -33,7 +37,7 @@ func EstimateCost(n int, widths []int, m int) Cost {
 		hidden := i+2 < len(widths) // its output variance feeds the next layer
 		// Forward, kept per layer: ψ1, penalties, messages, and for a
 		// hidden layer U = Ψ1·Kinv·L behind the output variance.
-		words += fn*fm + fn*(2+2*q+2*d) + fm*fm*(16+4*d) + 2*fm*d
+		words += fn*fm + fn*(2+2*d) + fm*fm*(16+4*d) + 2*fm*d
 		flops += fn * fm * q * 30           // ψ1 (an exp per entry)
 		flops += 2 * fn * fm * d            // means
 		flops += 2 * fn * fm * fm           // Ψ1ᵀΨ1
@@ -44,6 +48,9 @@ func EstimateCost(n int, widths []int, m int) Cost {
 			flops += 2 * (2 * fn * fm * fm * d) // ∂U products
 		}
 		if uncertain {
+			// Its input's gradient (dIn, dInVar); a certain input, the
+			// data, has none (Frey's 1965 × 560 would be 17 MB).
+			words += 2 * fn * q
 			words += chunks * pairs * (1 + q)
 			flops += fn * pairs * (30 + 8*q) // the Ψ2 pair loop with its gradient
 		}
@@ -55,12 +62,17 @@ func EstimateCost(n int, widths []int, m int) Cost {
 		}
 		scratch = max(scratch, b)
 		words += chunks * fm * q
+		backward += chunks * fm * q
 		flops += fn * fm * q * 20 // ∂ψ1
 		// Results: the messages and per-datum terms kept in Result.
 		words += fn * (2*d + 2)
+		if !hidden {
+			// The bound alone with no output message (Forward) keeps
+			// neither the output layer's variance nor its message.
+			backward += 3 * fn * d
+		}
 	}
-	words += scratch
-	return Cost{Bytes: int64(8 * words), Flops: flops}
+	return Cost{Bytes: int64(8 * (words + scratch)), Flops: flops, Forward: int64(8 * (words - backward))}
 }
 
 // ModelBytes is the size of a model's parameters and data: the inputs and
@@ -73,6 +85,26 @@ func ModelBytes(n int, widths []int, m int) int64 {
 	for i := 0; i+1 < len(widths); i++ {
 		q, d := float64(widths[i]), float64(widths[i+1])
 		words += float64(m)*(q+d) + d*float64(m)*float64(m)
+	}
+	return int64(8 * words)
+}
+
+// EstimatePredict is the memory in bytes that Evaluator.Predict takes at n
+// rows of a model of these widths with m inducing points: every layer's
+// forward pass with its output variance — for the output layer too,
+// U = Ψ1·Kinv·L of n × m × d, which the bound never needs — and the
+// messages it returns. A view that predicts every row for its frames
+// (the latent explorer) holds this beside the optimizer's buffers.
+func EstimatePredict(n int, widths []int, m int) int64 {
+	m = max(min(m, n), 1)
+	fn, fm := float64(n), float64(m)
+	words := fn * float64(widths[0]) // the inputs, gathered
+	for i := 0; i+1 < len(widths); i++ {
+		q, d := float64(widths[i]), float64(widths[i+1])
+		words += fn*fm + 3*fn + 4*fn*d + fn*fm*d + 4*fm*fm*d
+		if i > 0 { // a Gaussian input: its gradients' buffers
+			words += 2 * fn * q
+		}
 	}
 	return int64(8 * words)
 }

@@ -25,6 +25,8 @@ func TestEstimateCostMatchesHeap(t *testing.T) {
 		{2000, []int{1, 8, 1}, 64},          // a large one-hidden-layer model
 		{2000, []int{1, 8, 8, 8, 1}, 64},    // deeper
 		{2000, []int{8, 8, 8, 8, 8, 8}, 32}, // wide everywhere
+		{1965, []int{560, 2, 560}, 15},      // the Frey faces' autoencoder: certain 560-D inputs
+		{2000, []int{1, 3, 3, 460}, 15},     // 460 outputs
 	} {
 		t.Run(fmt.Sprintf("n%d-%v-m%d", tc.n, tc.widths, tc.m), func(t *testing.T) {
 			kernels := make([]string, len(tc.widths)-1)
@@ -51,6 +53,25 @@ func TestEstimateCostMatchesHeap(t *testing.T) {
 			t.Logf("held %.2f MB, estimated %.2f MB (ratio %.2f), %.3g flops", held/1e6, float64(est.Bytes)/1e6, ratio, est.Flops)
 			if tc.n >= 200 && (ratio < 0.5 || ratio > 2) {
 				t.Errorf("the heap held %.2f MB, the estimate says %.2f MB", held/1e6, float64(est.Bytes)/1e6)
+			}
+			// The bound alone (a publisher's evaluation of an edited
+			// model): no gradient.
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			f := &Evaluator{Workers: 2}
+			resF, _, err := f.Evaluate(model, Options{NoOutputMessage: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			heldF := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+			runtime.KeepAlive(f)
+			runtime.KeepAlive(resF)
+			ratioF := heldF / float64(est.Forward)
+			t.Logf("bound alone: held %.2f MB, estimated %.2f MB (ratio %.2f)", heldF/1e6, float64(est.Forward)/1e6, ratioF)
+			if tc.n >= 200 && (ratioF < 0.5 || ratioF > 2) {
+				t.Errorf("the bound alone held %.2f MB, the estimate says %.2f MB", heldF/1e6, float64(est.Forward)/1e6)
 			}
 		})
 	}

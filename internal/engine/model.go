@@ -88,7 +88,7 @@ func (m *Model) Validate() error {
 		return fmt.Errorf("data: X has %d rows but Y has %d", n, ny)
 	}
 	if n > MaxData {
-		return fmt.Errorf("data: %d rows, more than the limit %d", n, MaxData)
+		return fmt.Errorf("data: %d rows, more than the limit of %d rows", n, MaxData)
 	}
 	if err := CheckFinite(m.X, "data.X"); err != nil {
 		return err
@@ -100,7 +100,7 @@ func (m *Model) Validate() error {
 		return fmt.Errorf("the model has no layers")
 	}
 	if len(m.Layers) > MaxLayers {
-		return fmt.Errorf("%d layers, more than the limit %d", len(m.Layers), MaxLayers)
+		return fmt.Errorf("%d layers, more than the limit of %d layers", len(m.Layers), MaxLayers)
 	}
 	in := q0
 	for i, l := range m.Layers {

@@ -297,7 +297,7 @@ func (mr *modelReader) read() (*ModelFile, error) {
 		case "layers":
 			return s.array(func(i int) error {
 				if i >= mr.opt.MaxLayers {
-					return finalf("the model has more layers than the limit %d", mr.opt.MaxLayers)
+					return finalf("the model has more layers than the limit of %d layers", mr.opt.MaxLayers)
 				}
 				l, err := mr.layer(i)
 				if err != nil {
@@ -376,7 +376,7 @@ func (mr *modelReader) model() (*ModelFile, error) {
 		}
 		_, _, in = l.Dims()
 		if i+1 < len(m.Layers) && in > mr.opt.MaxWidth {
-			return nil, fmt.Errorf("hidden layer %d has width %d, more than the limit %d", i+1, in, mr.opt.MaxWidth)
+			return nil, fmt.Errorf("hidden layer %d has width %d, more than the limit of %d", i+1, in, mr.opt.MaxWidth)
 		}
 	}
 	if in != mr.y.cols {
@@ -485,8 +485,10 @@ func (mr *modelReader) data() error {
 		have[key] = true
 		name := "data." + key
 		spec := arraySpec{name: name, rank: 2, data: true, limits: [3]axisLimit{
-			{o.MaxRows, func() error { return finalf("the model's data has more rows than the limit %d", o.MaxRows) }},
-			{o.MaxColumns, func() error { return finalf("the model's data has more columns than the limit %d", o.MaxColumns) }},
+			{o.MaxRows, func() error { return finalf("the model's data has more rows than the limit of %d rows", o.MaxRows) }},
+			{o.MaxColumns, func() error {
+				return finalf("the model's data has more columns than the limit of %d columns", o.MaxColumns)
+			}},
 		}}
 		a, err := mr.array(spec)
 		if err != nil {
@@ -541,13 +543,13 @@ func (mr *modelReader) layer(i int) (*Layer, error) {
 		maxOut = max(o.MaxWidth, mr.d)
 	}
 	tooManyInducing := func() error {
-		return finalf("layer %d has more inducing points than the limit %d", i+1, o.MaxInducing)
+		return finalf("layer %d has more inducing points than the limit of %d inducing points", i+1, o.MaxInducing)
 	}
 	tooWideIn := func() error {
-		return finalf("layer %d has more inputs than the limit %d", i+1, maxIn)
+		return finalf("layer %d has more inputs than the limit of %d inputs", i+1, maxIn)
 	}
 	tooWideOut := func() error {
-		return finalf("layer %d has more outputs than the limit %d", i+1, maxOut)
+		return finalf("layer %d has more outputs than the limit of %d outputs", i+1, maxOut)
 	}
 	m := func() int { // inducing points, once known
 		switch {

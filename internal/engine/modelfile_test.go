@@ -468,15 +468,15 @@ func TestReadModelLimits(t *testing.T) {
 		maxBytes int64 // read before the refusal (the scanner reads 64 KiB at a time)
 	}{
 		// 64 KiB + 4 bytes a row: the limit is met within the first window.
-		{"rows", rows(1<<18, "[0]"), ReadOptions{MaxRows: 2000}, "the model's data has more rows than the limit 2000", 2 * scanBuffer},
-		{"engine's rows", rows(MaxData+1, "[0]"), ReadOptions{}, "more rows than the limit 1000000", 4*(MaxData+1) + scanBuffer},
-		{"columns", rows(2, "["+strings.Repeat("0,", 5000)+"0]"), ReadOptions{MaxColumns: 1000}, "the model's data has more columns than the limit 1000", 2 * scanBuffer},
+		{"rows", rows(1<<18, "[0]"), ReadOptions{MaxRows: 2000}, "the model's data has more rows than the limit of 2000 rows", 2 * scanBuffer},
+		{"engine's rows", rows(MaxData+1, "[0]"), ReadOptions{}, "more rows than the limit of 1000000 rows", 4*(MaxData+1) + scanBuffer},
+		{"columns", rows(2, "["+strings.Repeat("0,", 5000)+"0]"), ReadOptions{MaxColumns: 1000}, "the model's data has more columns than the limit of 1000 columns", 2 * scanBuffer},
 		{"layers", `{` + data + `, "layers": [` + strings.Repeat(goodLayer+",", 6) + goodLayer + `, ` + strings.Repeat(" ", 1<<20) + `]}`,
-			ReadOptions{MaxLayers: 6}, "the model has more layers than the limit 6", 2 * scanBuffer},
-		{"inducing points", `{` + data + `, "layers": [` + layer(1400) + `]}`, ReadOptions{MaxInducing: 64}, "layer 1 has more inducing points than the limit 64", 2 * scanBuffer},
-		{"outputs", `{` + data + `, "layers": [` + wideLayer + `, ` + nextLayer + `]}`, ReadOptions{MaxWidth: 2}, "layer 1 has more outputs than the limit 2", 2 * scanBuffer},
-		{"hidden width", `{` + data3 + `, "layers": [` + wideLayer + `, ` + wideNext + `]}`, ReadOptions{MaxWidth: 2}, "hidden layer 1 has width 3, more than the limit 2", 2 * scanBuffer},
-		{"compact shape", compactX, ReadOptions{MaxRows: 2000}, "the model's data has more rows than the limit 2000", 2 * scanBuffer},
+			ReadOptions{MaxLayers: 6}, "the model has more layers than the limit of 6 layers", 2 * scanBuffer},
+		{"inducing points", `{` + data + `, "layers": [` + layer(1400) + `]}`, ReadOptions{MaxInducing: 64}, "layer 1 has more inducing points than the limit of 64 inducing points", 2 * scanBuffer},
+		{"outputs", `{` + data + `, "layers": [` + wideLayer + `, ` + nextLayer + `]}`, ReadOptions{MaxWidth: 2}, "layer 1 has more outputs than the limit of 2 outputs", 2 * scanBuffer},
+		{"hidden width", `{` + data3 + `, "layers": [` + wideLayer + `, ` + wideNext + `]}`, ReadOptions{MaxWidth: 2}, "hidden layer 1 has width 3, more than the limit of 2", 2 * scanBuffer},
+		{"compact shape", compactX, ReadOptions{MaxRows: 2000}, "the model's data has more rows than the limit of 2000 rows", 2 * scanBuffer},
 		{"base64 longer than its shape", strings.Replace(compactX, "5000", "50", 1), ReadOptions{}, "data.X.base64 longer than 620 bytes", 2 * scanBuffer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

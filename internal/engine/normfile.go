@@ -62,7 +62,7 @@ func readNormalizationJSON(s *jsonScanner, maxCols int) (*normalizationJSON, err
 		*dst = []float64{}
 		return s.array(func(i int) error {
 			if i >= maxCols {
-				return fmt.Errorf("%s: more entries than the limit %d on columns", key, maxCols)
+				return fmt.Errorf("%s: more entries than the limit of %d columns", key, maxCols)
 			}
 			v, err := s.number()
 			*dst = append(*dst, v)

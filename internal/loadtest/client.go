@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,7 @@ type client struct {
 	conn    *websocket.Conn
 	speed   int    // the session's speed, from the hello (probes set it again)
 	share   string // the session's share key, from the hello (followers mode)
+	budget  int64  // the server's memory budget, from the hello (0: none)
 
 	// written by the reader goroutine; read after done is closed
 	frames      []time.Duration // arrival of each binary message
@@ -54,15 +56,36 @@ type client struct {
 
 type probe struct{ sent, rtt time.Duration }
 
-// dial opens a session and reads its hello.
+// Every load-test client is a client of its own to the server's
+// per-client limits: it names an address of its own in X-Forwarded-For,
+// which the in-process server trusts (viz serve -trust-proxy) and which
+// is otherwise ignored. The attacks of -mode attack all come from one.
+var identities atomic.Uint32
+
+// newIdentity returns an address no other client of this run has.
+func newIdentity() string {
+	k := identities.Add(1)
+	return fmt.Sprintf("10.%d.%d.%d", 1+k>>16&0xff, k>>8&0xff, k&0xff)
+}
+
+// dial opens a session as a client of its own and reads its hello.
 func dial(url string, kind string, t0 time.Time) (*client, error) {
+	return dialAs(url, kind, t0, newIdentity())
+}
+
+// dialAs opens a session as the client named identity and reads its hello.
+func dialAs(url string, kind string, t0 time.Time, identity string) (*client, error) {
 	d := dialer
 	if kind != kindNormal {
 		// A small receive buffer, so that a client that does not read
 		// makes the server's writes block soon, as a stalled browser would.
 		d.NetDialContext = smallBufferDial
 	}
-	conn, resp, err := d.Dial(url, nil)
+	h := http.Header{}
+	if identity != "" {
+		h.Set("X-Forwarded-For", identity)
+	}
+	conn, resp, err := d.Dial(url, h)
 	if err != nil {
 		if resp != nil {
 			return nil, fmt.Errorf("HTTP %d: %w", resp.StatusCode, err)
@@ -87,9 +110,15 @@ func dial(url string, kind string, t0 time.Time) (*client, error) {
 			Config *struct {
 				Speed int `json:"speed"`
 			} `json:"config"`
+			Limits *struct {
+				ServerMemory int64 `json:"server_memory"`
+			} `json:"limits"`
 		}
 		if json.Unmarshal(msg, &h) == nil && h.Type == "hello" && h.Config != nil {
 			c.speed = h.Config.Speed
+		}
+		if h.Limits != nil {
+			c.budget = h.Limits.ServerMemory
 		}
 		c.share = h.Share
 	}

@@ -14,7 +14,14 @@
 //     served;
 //   - slow: N normal sessions run alone for a third of the time, then N/4
 //     (at least 1) clients that read slowly or never join; the report
-//     compares the normal clients' frame rates before and after.
+//     compares the normal clients' frame rates before and after;
+//   - attack: N victims run alone for a third of the time, then one
+//     client attacks (attack.go), while honest newcomers keep arriving.
+//
+// Every client is a client of its own to the server's per-client limits
+// (the address it names in X-Forwarded-For: the in-process server trusts
+// it; start an external one with viz serve -trust-proxy); an attack comes
+// from one.
 //
 // With no URL the server runs in this process (the default step data set,
 // as `viz serve` builds it) on 127.0.0.1:0; its goroutines are counted
@@ -29,6 +36,7 @@ import (
 	"fmt"
 	"net/url"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 )
@@ -46,6 +54,8 @@ const (
 	// relays as processes (Exec) and N followers spread over them
 	// (relays.go).
 	ModeRelays = "relays"
+	// ModeAttack: N victims, then one client's Attack (attack.go).
+	ModeAttack = "attack"
 )
 
 // Options configure a run.
@@ -74,6 +84,21 @@ type Options struct {
 	// Exec returns the command that runs viz with args (ModeRelays: the
 	// presenter's server and the relays are processes).
 	Exec func(args ...string) *exec.Cmd
+	// Attack is ModeAttack's attack (Attacks), AttackQuery its sessions'
+	// query ("": the attack's own).
+	Attack, AttackQuery string
+	// AttackClients is how many clients run the attack, each from an
+	// address of its own (0: one).
+	AttackClients int
+	// Data are the in-process server's data sets (viz serve -data specs;
+	// none: the step data).
+	Data []string
+	// KeepFreedMemory: the in-process server leaves freed memory to Go's
+	// scavenger (viz serve -return-memory=false).
+	KeepFreedMemory bool
+	// PoolShare is the in-process server's share of each of the pool's
+	// cores (viz serve -background-share; 0: the default).
+	PoolShare float64
 }
 
 // Check validates the options, with errors that name the flag.
@@ -82,9 +107,22 @@ func (o *Options) Check() error {
 		o.Mode = ModeSessions
 	}
 	switch o.Mode {
-	case ModeSessions, ModeChurn, ModeSlow, ModeFollowers, ModeRelays:
+	case ModeSessions, ModeChurn, ModeSlow, ModeFollowers, ModeRelays, ModeAttack:
 	default:
-		return fmt.Errorf("-mode %q: want sessions, churn, slow, followers or relays", o.Mode)
+		return fmt.Errorf("-mode %q: want sessions, churn, slow, followers, relays or attack", o.Mode)
+	}
+	if o.Mode == ModeAttack {
+		if !slices.Contains(Attacks, o.Attack) {
+			return fmt.Errorf("-attack %q: want one of %s", o.Attack, strings.Join(Attacks, ", "))
+		}
+		if _, err := url.ParseQuery(o.AttackQuery); err != nil {
+			return fmt.Errorf("-attack-query %q: %v", o.AttackQuery, err)
+		}
+	} else if o.Attack != "" || o.AttackQuery != "" {
+		return errors.New("-attack and -attack-query are for -mode attack")
+	}
+	if len(o.Data) > 0 && o.URL != "" {
+		return errors.New("-data sets the in-process server's data sets; start the external server with viz serve -data instead")
 	}
 	if o.Mode == ModeRelays {
 		if o.Relays == 0 {
@@ -178,6 +216,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	switch o.Mode {
 	case ModeChurn:
 		err = runChurn(ctx, o, t, r)
+	case ModeAttack:
+		err = runAttack(ctx, o, t, r)
 	default:
 		err = runSessions(ctx, o, t, r)
 	}

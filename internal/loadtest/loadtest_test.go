@@ -147,3 +147,59 @@ func TestFollowers(t *testing.T) {
 		t.Errorf("server did not settle: before %+v, after %+v", r.Before, r.After)
 	}
 }
+
+// TestAttacks runs every attack of -mode attack briefly (a smoke test: the
+// campaign's numbers come from `viz loadtest -mode attack`, see
+// docs/measurements.md): the victims get frames, the attacker sends its
+// requests and is answered the way its attack is — refused past its
+// limits — and honest newcomers are tried. Rates are logged, not asserted.
+func TestAttacks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("nine short load tests: not in the short tier")
+	}
+	for _, tc := range []struct {
+		attack string
+		data   []string
+		query  string
+		want   string // an answer the attacker gets
+	}{
+		{AttackAddData, nil, "", "error: the server is busy"},
+		{AttackUpload, nil, "", "HTTP 4"},
+		{AttackPark, nil, "", "HTTP 429 data"},
+		{AttackCompare, nil, "", "ack"},
+		{AttackDensity, nil, "", "ack"},
+		{AttackFigure, nil, "", "ack"},
+		{AttackReset, nil, "", "ack"},
+		// Victims on the step data; the attacker decodes on a small
+		// autoencoder's (60 rows of 16 values).
+		{AttackDecode, []string{"step", "csv:testdata/faces16.csv"}, "data=csv:faces16.csv&play=1", "decoded"},
+		// The campaign's 2000 × 460 upload: past the default session
+		// budget, refused with the budget's error.
+		{AttackWide, nil, "", "HTTP 400 data"},
+	} {
+		t.Run(tc.attack, func(t *testing.T) {
+			r, err := Run(context.Background(), Options{N: 2, Duration: 3 * time.Second, Query: "play=1", Mode: ModeAttack, Attack: tc.attack, AttackQuery: tc.query, Data: tc.data})
+			if err != nil {
+				t.Fatal(err)
+			}
+			logReport(t, r)
+			a := r.Attack
+			if a == nil || a.Attack != tc.attack || a.Before.N != 2 || a.During.N != 2 || a.Before.Min <= 0 {
+				t.Fatalf("report %+v", a)
+			}
+			if a.Requests == 0 && a.Refused == 0 {
+				t.Errorf("the attacker sent nothing: %+v", a)
+			}
+			got := false
+			for k := range a.Answers {
+				got = got || strings.HasPrefix(k, tc.want)
+			}
+			if !got {
+				t.Errorf("answers %v, want one starting %q", a.Answers, tc.want)
+			}
+			if !r.Settled {
+				t.Errorf("server did not settle: before %+v, after %+v", r.Before, r.After)
+			}
+		})
+	}
+}

@@ -48,6 +48,7 @@ type Report struct {
 	// PresenterFPS is the presenter's frame rate (followers mode).
 	PresenterFPS *float64      `json:"presenter_fps,omitempty"`
 	Churn        *ChurnReport  `json:"churn,omitempty"`
+	Attack       *AttackReport `json:"attack,omitempty"`
 	Relays       *RelaysReport `json:"relays,omitempty"`
 }
 
@@ -217,6 +218,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if c := r.Churn; c != nil {
 		c.writeText(w)
+	}
+	if a := r.Attack; a != nil {
+		a.writeText(w)
 	}
 }
 

@@ -57,21 +57,7 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	startProbes(live)
 
 	// Sample the server every second during the measurement.
-	samplerDone := make(chan struct{})
-	var samples []Sample
-	spawn(func() {
-		defer close(samplerDone)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				samples = append(samples, t.sample(t0))
-			}
-		}
-	})
+	smp := startSampler(t, t0, stop)
 
 	winStart := time.Since(t0)
 	var slow []*client
@@ -107,8 +93,7 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	}
 	winEnd := time.Since(t0)
 	close(stop)
-	<-samplerDone
-	samples = append(samples, t.sample(t0)) // at least one, however short the window
+	samples := append(smp.wait(), t.sample(t0)) // at least one, however short the window
 	probesWG.Wait()
 
 	// Close every client cleanly and wait for the server to settle.

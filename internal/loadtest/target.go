@@ -10,8 +10,11 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,11 +62,23 @@ func newTarget(o Options) (*target, error) {
 		limits.MaxSessions = o.MaxSessions
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cat, err := stream.NewCatalog(nil, limits)
+	cat, err := stream.NewCatalog(o.Data, limits)
 	if err != nil {
 		return nil, err
 	}
-	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: limits, Defaults: stream.DefaultConfig(), Workers: 1, Logger: log})
+	def := stream.DefaultConfig()
+	if len(o.Data) > 0 {
+		def.Dataset = cat.NameOf(o.Data[0])
+		def = stream.PresetConfig(def, cat.Get(def.Dataset), limits)
+		limits = stream.PresetLimits(limits, cat)
+	}
+	// As viz serve: the memory limit the budget implies. The clients are
+	// clients of their own by the address they name (client.go), as
+	// behind a proxy.
+	if limit, ok := stream.MemoryLimit(limits, os.Getenv("GOMEMLIMIT")); ok {
+		debug.SetMemoryLimit(limit)
+	}
+	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: limits, Defaults: def, Workers: 1, Logger: log, TrustProxy: true, KeepFreedMemory: o.KeepFreedMemory, PoolShare: o.PoolShare})
 	if err != nil {
 		return nil, err
 	}
@@ -71,9 +86,10 @@ func newTarget(o Options) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	// All clients come from 127.0.0.1: allow them all (viz serve's
-	// -max-conns-per-ip defaults to 64).
-	perIP := max(64, o.N+64, 4*o.Concurrency)
+	// All clients come from loopback, one client to the listener (they
+	// name their own addresses in a header it does not see): allow them
+	// all (viz serve's -max-conns-per-ip defaults to 64).
+	perIP := max(1024, o.N+64, 4*o.Concurrency)
 	hs := &http.Server{
 		Handler:           web.AllowHosts(web.New(srv, srv, log), web.LoopbackHosts()),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -159,4 +175,45 @@ func (t *target) settle(t0 time.Time, base, slack int, d time.Duration) (Sample,
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// sampler samples the server every second until stop is closed.
+type sampler struct {
+	mu      sync.Mutex
+	samples []Sample
+	done    chan struct{}
+}
+
+func startSampler(t *target, t0 time.Time, stop <-chan struct{}) *sampler {
+	s := &sampler{done: make(chan struct{})}
+	spawn(func() {
+		defer close(s.done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				x := t.sample(t0)
+				s.mu.Lock()
+				s.samples = append(s.samples, x)
+				s.mu.Unlock()
+			}
+		}
+	})
+	return s
+}
+
+// sofar returns the samples taken so far.
+func (s *sampler) sofar() []Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.samples)
+}
+
+// wait waits for the sampler to stop and returns its samples.
+func (s *sampler) wait() []Sample {
+	<-s.done
+	return s.sofar()
 }

@@ -56,7 +56,7 @@ func (o *Options) check(inputs int) error {
 		return fmt.Errorf("no inputs")
 	}
 	if total := float64(inputs) * float64(o.Samples); total > MaxTotalSamples {
-		return fmt.Errorf("%d inputs × %d samples, more than the limit %d samples", inputs, o.Samples, int64(MaxTotalSamples))
+		return fmt.Errorf("%d inputs × %d samples, more than the limit of %d samples", inputs, o.Samples, int64(MaxTotalSamples))
 	}
 	return nil
 }

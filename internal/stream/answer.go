@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"dgpviz/internal/turn"
 	"dgpviz/internal/view"
 )
 
@@ -44,7 +45,7 @@ func (s *session) answerLoop() {
 		case <-s.ctx.Done():
 			return
 		case c := <-s.answers:
-			b, err := answer(s.ctx, s.latest.Load(), c)
+			b, err := s.srv.answerAsJob(s.ctx, s.client, s.latest.Load(), c)
 			if err != nil {
 				s.errorReply(c, err)
 				continue
@@ -52,6 +53,22 @@ func (s *session) answerLoop() {
 			s.send(outMsg{binary: true, data: b})
 		}
 	}
+}
+
+// answerAsJob answers c from publication p as a job of client in the
+// server's pool (work.go): in its turn, or with errClientBusy at once when
+// the client has too many jobs; ctx's end (the asker has gone) drops it.
+func (srv *Server) answerAsJob(ctx context.Context, client string, p *publication, c Command) ([]byte, error) {
+	j, err := srv.pool.admit(client)
+	if err != nil {
+		return nil, errors.New(c.Op + ": " + err.Error())
+	}
+	defer j.end()
+	var b []byte
+	if terr := turn.Do(j.context(ctx), func() { b, err = answer(ctx, p, c) }); terr != nil {
+		return nil, terr
+	}
+	return b, err
 }
 
 // answer answers c from publication p with its view's Answer op.

@@ -438,7 +438,7 @@ func TestFreyLoadedModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	nx := dataset.FitNormalizer(ds.X)
-	token, err := e.srv.ParkModel(&engine.ModelFile{Model: pub.snap.Model, NormX: nx, NormY: nx})
+	token, err := e.srv.ParkModel("test", &engine.ModelFile{Model: pub.snap.Model, NormX: nx, NormY: nx})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +477,7 @@ func TestAutoencoderFromCSV(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, func(o *Options) { o.Limits.SessionMemory = 1 << 30 })
-			token, err := e.srv.ParkData(csvData(t, tc.ds, dataset.CSVOptions{Shape: tc.shape}))
+			token, err := e.srv.ParkData("test", csvData(t, tc.ds, dataset.CSVOptions{Shape: tc.shape}))
 			if err != nil {
 				t.Fatal(err)
 			}

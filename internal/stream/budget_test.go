@@ -36,11 +36,11 @@ func TestBudgets(t *testing.T) {
 	if bigE.Bytes < 200<<20 || bigE.IterTime < 100*time.Millisecond {
 		t.Errorf("the campaign's model is estimated at only %s and %v", mib(bigE.Bytes), bigE.IterTime)
 	}
-	err := checkBudget(big, l, 2000, 1, 1)
+	err := checkBudget(bigE, l)
 	if err == nil || !strings.Contains(err.Error(), "fewer inducing points") {
 		t.Fatalf("the campaign's model: %v, want a refusal saying what to reduce", err)
 	}
-	if err := checkBudget(big, Limits{}, 2000, 1, 1); err != nil {
+	if err := checkBudget(bigE, Limits{}); err != nil {
 		t.Errorf("zero budgets (none) refused: %v", err)
 	}
 }

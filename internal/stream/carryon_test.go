@@ -182,7 +182,7 @@ func TestCollapseNeverConverged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := e.srv.ParkModel(mf)
+	token, err := e.srv.ParkModel("test", mf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,14 +44,17 @@ func DefaultConfig() Config {
 // Limits bound what one session and the server may use. A command or
 // configuration that exceeds a limit is refused with an error naming it.
 type Limits struct {
-	MaxSessions     int `json:"max_sessions"`      // concurrent websocket sessions
-	MaxRows         int `json:"max_rows"`          // training rows of a data set
-	MaxLayers       int `json:"max_layers"`        // layers (hidden widths + 1)
-	MaxWidth        int `json:"max_width"`         // width of a hidden layer
-	MaxInducing     int `json:"max_inducing"`      // inducing points per layer
-	MaxCommandBytes int `json:"max_command_bytes"` // size of one command message
-	MaxSteps        int `json:"max_steps"`         // iterations one "step" command may ask for
-	MaxFollowers    int `json:"max_followers"`     // read-only followers of shared sessions, all together (follow.go)
+	MaxSessions int `json:"max_sessions"` // concurrent websocket sessions
+	// MaxSessionsPerClient bounds the sessions of one client (ClientOf: an
+	// address, the loopback range, an IPv6 /64); 0: no bound.
+	MaxSessionsPerClient int `json:"max_sessions_per_client"`
+	MaxRows              int `json:"max_rows"`          // training rows of a data set
+	MaxLayers            int `json:"max_layers"`        // layers (hidden widths + 1)
+	MaxWidth             int `json:"max_width"`         // width of a hidden layer
+	MaxInducing          int `json:"max_inducing"`      // inducing points per layer
+	MaxCommandBytes      int `json:"max_command_bytes"` // size of one command message
+	MaxSteps             int `json:"max_steps"`         // iterations one "step" command may ask for
+	MaxFollowers         int `json:"max_followers"`     // read-only followers of shared sessions, all together (follow.go)
 	// Budgets (budget.go): a configuration whose estimated memory or
 	// iteration time exceeds them is refused; 0 means no budget.
 	SessionMemory int64         `json:"session_memory"` // bytes one session may use
@@ -59,9 +62,13 @@ type Limits struct {
 	MaxIterTime   time.Duration `json:"max_iter_time"`  // one optimizer iteration (nanoseconds)
 }
 
+// DefaultMaxSessionsPerClient leaves three quarters of the default 16
+// sessions to other clients whatever one client opens.
+const DefaultMaxSessionsPerClient = 4
+
 // DefaultLimits suit a lecture demo on a laptop.
 func DefaultLimits() Limits {
-	return Limits{MaxSessions: 16, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000, MaxFollowers: DefaultMaxFollowers,
+	return Limits{MaxSessions: 16, MaxSessionsPerClient: DefaultMaxSessionsPerClient, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000, MaxFollowers: DefaultMaxFollowers,
 		SessionMemory: DefaultSessionMemory, ServerMemory: DefaultServerMemory, MaxIterTime: DefaultMaxIterTime}
 }
 
@@ -76,7 +83,7 @@ func (c Config) Validate(l Limits, cat *Catalog) error {
 		return errorf("unknown data set %q (available: %s)", c.Dataset, strings.Join(cat.Names(), ", "))
 	}
 	if len(c.Hidden)+1 > l.MaxLayers {
-		return errorf("hidden: %d hidden layers make %d layers, more than the limit %d", len(c.Hidden), len(c.Hidden)+1, l.MaxLayers)
+		return errorf("hidden: %d hidden layers make %d layers, more than the limit of %d layers", len(c.Hidden), len(c.Hidden)+1, l.MaxLayers)
 	}
 	for i, w := range c.Hidden {
 		if w < 1 || w > l.MaxWidth {
@@ -104,7 +111,7 @@ func (c Config) Validate(l Limits, cat *Catalog) error {
 		ds := cat.Get(c.Dataset)
 		n, q := ds.X.Dims()
 		_, d := ds.Y.Dims()
-		if err := checkBudget(c, l, n, q, d); err != nil {
+		if err := checkBudget(EstimateSession(c, ds, n, q, d), l); err != nil {
 			return err
 		}
 	}
@@ -253,7 +260,7 @@ func NewCatalog(specs []string, l Limits) (*Catalog, error) {
 func (c *Catalog) Add(ds *dataset.Dataset, l Limits) error {
 	n, _ := ds.X.Dims()
 	if n > l.MaxRows {
-		return errorf("data set %q has %d training rows, more than the limit %d", ds.Name, n, l.MaxRows)
+		return errorf("data set %q has %d training rows, more than the limit of %d rows", ds.Name, n, l.MaxRows)
 	}
 	if n < 2 {
 		return errorf("data set %q has %d training rows; at least 2 are needed", ds.Name, n)
@@ -369,7 +376,7 @@ func PresetLimits(l Limits, cat *Catalog) Limits {
 		}
 		n, q := ds.X.Dims()
 		_, d := ds.Y.Dims()
-		e := EstimateConfig(PresetConfig(DefaultConfig(), ds, l), n, q, d)
+		e := EstimateSession(PresetConfig(DefaultConfig(), ds, l), ds, n, q, d)
 		if e.Bytes > l.SessionMemory {
 			l.SessionMemory = (e.Bytes + (1 << 20) - 1) >> 20 << 20
 		}

@@ -94,8 +94,10 @@ func (s *session) pushHistory(e editState) {
 
 // trimHistory drops the oldest undo states beyond the bounds.
 func (s *session) trimHistory() {
+	// slices.Delete clears what it drops: states resliced away would stay
+	// reachable through the array, past the history's bounds.
 	for len(s.hist.undo) > maxHistory {
-		s.hist.undo = s.hist.undo[1:]
+		s.hist.undo = slices.Delete(s.hist.undo, 0, 1)
 	}
 	for len(s.hist.undo) > 1 {
 		total := 0
@@ -108,7 +110,7 @@ func (s *session) trimHistory() {
 		if total <= maxHistoryBytes {
 			break
 		}
-		s.hist.undo = s.hist.undo[1:]
+		s.hist.undo = slices.Delete(s.hist.undo, 0, 1)
 	}
 	if s.hist.drag != nil && s.hist.drag.undo > len(s.hist.undo) {
 		s.hist.drag = nil
@@ -252,7 +254,7 @@ func (s *session) cmdAdd(c Command) (string, error) {
 	}
 	mz, _, _ := s.tr.Model().Layers[li].Dims()
 	if mz+1 > s.srv.limits.MaxInducing {
-		return "", errorf("add: layer %d already has %d inducing points, the limit", li+1, mz)
+		return "", errorf("add: layer %d already has %d inducing points, the limit of inducing points", li+1, mz)
 	}
 	label := fmt.Sprintf("addition of inducing point %d to layer %d", mz+1, li+1)
 	if err := s.edit(c.Op, label, li, func(m *engine.Model) (*engine.Model, error) { return engine.AddInducing(m, li, c.Z, c.Mu) }); err != nil {
@@ -297,6 +299,12 @@ func (s *session) edit(op, label string, li int, f func(*engine.Model) (*engine.
 // restore makes e the session's state: its model (a clone, bit for bit
 // the same parameters), frozen groups and data.
 func (s *session) restore(e editState) error {
+	if e.data != s.data {
+		n, q, d := e.data.Dims()
+		if err := s.grow(s.cfg, n, q, d); err != nil { // the budgets (budget.go)
+			return err
+		}
+	}
 	cfg := s.cfg
 	cfg.Frozen = slices.Clone(e.frozen)
 	if err := s.tr.SetConfig(s.trainerConfig(cfg)); err != nil {
@@ -362,16 +370,20 @@ func (s *session) editableData(op string) (x, y []float64, err error) {
 func (s *session) setData(label string, x, y []float64, edited bool) error {
 	n := len(x)
 	if n > s.srv.limits.MaxRows {
-		return errorf("data: %d rows exceed the limit %d", n, s.srv.limits.MaxRows)
+		return errorf("the data would have %d rows, more than the limit of %d rows", n, s.srv.limits.MaxRows)
+	}
+	if err := s.grow(s.cfg, n, 1, 1); err != nil { // the budgets, before the memory is taken (budget.go)
+		return err
 	}
 	nd := s.data.WithPoints(s.nextDataID(), mat.NewDense(n, 1, x), mat.NewDense(n, 1, y), edited)
 	before := s.editState(label)
 	before.dataEdit = true
 	m, err := engine.WithData(before.model, nd.X, nd.Y)
-	if err != nil {
-		return errorf("data: %w", err)
+	if err == nil {
+		err = s.applyModel(m)
 	}
-	if err := s.applyModel(m); err != nil {
+	if err != nil {
+		s.grow(s.cfg, s.data.X.RawMatrix().Rows, 1, 1) // back to what it holds
 		return errorf("data: %w", err)
 	}
 	s.data = nd

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -355,6 +356,7 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 		return
 	}
 	defer conn.Close()
+	client := RequestClient(r, s.trustProxy)
 	h := s.hubOf(key)
 	s.mu.Lock()
 	full := s.followers >= s.limits.MaxFollowers
@@ -382,7 +384,7 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 	hello := reply{Type: "hello", Follower: true, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames(), Config: h.Config()}
 	h.Serve(conn, hello.bytes(), FollowerOptions{
 		MaxCommandBytes: s.limits.MaxCommandBytes,
-		Ask:             func(op string, raw []byte) ([]byte, bool) { return s.followerAsk(h, op, raw, false) },
+		Ask:             func(op string, raw []byte) ([]byte, bool) { return s.followerAsk(h, client, op, raw, false) },
 	})
 }
 
@@ -580,12 +582,12 @@ func followerReader(conn *websocket.Conn, gate *drawGate, o FollowerOptions, out
 // model; anything else is refused (read-only). remote marks a follower of
 // a relay, whose fork ack carries the link to this server's page that
 // resumes the fork (ShareOptions.PublicURL).
-func (s *Server) followerAsk(h *Hub, op string, raw []byte, remote bool) ([]byte, bool) {
+func (s *Server) followerAsk(h *Hub, client, op string, raw []byte, remote bool) ([]byte, bool) {
 	c, _ := ParseCommand(raw)
 	switch {
 	case op == "fork":
 	case h.answerable(op):
-		answer, rep := s.followerAnswer(h, raw)
+		answer, rep := s.followerAnswer(h, client, raw)
 		if answer != nil {
 			return answer, true
 		}
@@ -593,7 +595,12 @@ func (s *Server) followerAsk(h *Hub, op string, raw []byte, remote bool) ([]byte
 	default:
 		return reply{Type: "error", ID: c.ID, Op: op, Error: "you are following a shared session (read-only): fork it to make it yours"}.bytes(), false
 	}
-	token, err := s.fork(h)
+	token, err := s.fork(h, client)
+	if errors.Is(err, ErrTooOften) {
+		// A refusal waits, as an upload's does (web): a follower that
+		// asks as fast as it is answered is slowed to one a second.
+		time.Sleep(time.Second)
+	}
 	if err != nil {
 		return reply{Type: "error", ID: c.ID, Op: "fork", Error: err.Error()}.bytes(), false
 	}
@@ -620,10 +627,10 @@ func (a forkAck) bytes() []byte {
 
 // followerAnswer answers a follower's question to the view (command b)
 // from the presenter's published model: a binary message, or an error
-// reply. Followers' questions take turns (Server.followerAnswers), so that
-// a room of followers hovering over faces costs the presenter's machine
-// one core at most.
-func (s *Server) followerAnswer(h *Hub, b []byte) ([]byte, reply) {
+// reply. Each question is a job of the follower's client in the server's
+// pool (work.go), so that a room of followers hovering over faces costs
+// the presenter's machine the pool's cores at most, shared fairly.
+func (s *Server) followerAnswer(h *Hub, client string, b []byte) ([]byte, reply) {
 	c, err := ParseCommand(b)
 	if err != nil {
 		return nil, reply{Type: "error", ID: c.ID, Op: c.Op, Error: err.Error()}
@@ -634,13 +641,14 @@ func (s *Server) followerAnswer(h *Hub, b []byte) ([]byte, reply) {
 	if st == nil {
 		return nil, reply{Type: "error", ID: c.ID, Op: c.Op, Error: c.Op + ": the shared session has no model yet"}
 	}
-	select {
-	case s.followerAnswers <- struct{}{}:
-		defer func() { <-s.followerAnswers }()
-	case <-time.After(writeWait):
-		return nil, reply{Type: "error", ID: c.ID, Op: c.Op, Error: c.Op + ": the server is busy with other followers' questions; try again"}
+	// The follower's reader waits for the answer, so it cannot see the
+	// follower leave: the wait for a turn is bounded instead.
+	ctx, cancel := context.WithTimeout(s.bg, writeWait)
+	defer cancel()
+	ans, err := s.answerAsJob(ctx, client, st.pub, c)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = errors.New(c.Op + ": " + errClientBusy.Error())
 	}
-	ans, err := answer(s.bg, st.pub, c)
 	if err != nil {
 		return nil, reply{Type: "error", ID: c.ID, Op: c.Op, Error: err.Error()}
 	}
@@ -659,30 +667,29 @@ func (h *Hub) answerable(op string) bool {
 	return ok && o.Answer != nil
 }
 
-// fork parks a session starting from h's presenter's current state.
-func (s *Server) fork(h *Hub) (string, error) {
+// fork parks a session of client's starting from h's presenter's current
+// state (a parked-state allowance of the client's, upload.go).
+func (s *Server) fork(h *Hub, client string) (string, error) {
 	h.mu.Lock()
 	st := h.state
 	h.mu.Unlock()
 	if st == nil {
 		return "", errors.New("the shared session has no model yet")
 	}
+	if err := s.takePark(client); err != nil {
+		return "", err
+	}
 	snap := st.pub.snap
 	n, q, dy := snap.Data.Dims()
 	cfg := st.cfg
 	cfg.Play = false
-	p := &parked{cfg: cfg, data: snap.Data, model: snap.Model.Clone(), iter: snap.Iter, restart: -1, owner: &session{}}
-	if err := s.reserve(p.owner, EstimateConfig(cfg, n, q, dy).Bytes); err != nil {
+	e := estimateStarted(cfg, snap.Data.Set, n, q, dy) // a fork does not keep the presenter's restarts
+	if err := checkBudget(e, s.limits); err != nil {
 		return "", err
 	}
-	token := newResumeToken()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		delete(s.reserved, p.owner)
-		return "", errors.New("the server is shutting down")
-	}
-	p.timer = time.AfterFunc(s.grace, func() { s.expire(token, p) })
-	s.parked[token] = p
-	return token, nil
+	p := &parked{cfg: cfg, data: snap.Data, model: snap.Model.Clone(), iter: snap.Iter, restart: -1}
+	return s.parkNew(client, p, nil, e.Bytes)
 }
+
+// relayClient is the client the followers of relays count as (share.go).
+const relayClient = "relays"

@@ -105,7 +105,7 @@ func TestFollowerDecodesFaces(t *testing.T) {
 	p := e.dial(t, "data=frey&hidden=2&m=15&play=0")
 	// The hello is written once the preset's restarts have run: seconds
 	// under -race.
-	key, _ := p.until("hello", 30*time.Second, func(m msg) bool { return m.typ() == "hello" }).text["share_key"].(string)
+	key, _ := p.until("hello", 90*time.Second, func(m msg) bool { return m.typ() == "hello" }).text["share_key"].(string)
 	p.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
 	f := e.dial(t, "follow="+key)
 	f.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })

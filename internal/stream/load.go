@@ -45,7 +45,11 @@ func (s *Server) watchLoad() {
 			var rates, waits []float64
 			s.mu.Lock()
 			seen := make(map[*session]int64, len(s.sessions))
+			playingCount := 0
 			for ss := range s.sessions {
+				if ss.playing.Load() {
+					playingCount++
+				}
 				w := ss.written.Load()
 				seen[ss] = w
 				if prev, ok := last[ss]; ok && ss.playing.Load() && dt > 0 {
@@ -57,6 +61,7 @@ func (s *Server) watchLoad() {
 			}
 			s.mu.Unlock()
 			last = seen
+			s.playingNow.Store(int64(playingCount))
 			if saturated(rates) || slowReplies(waits) {
 				low, high = low+1, 0
 			} else {

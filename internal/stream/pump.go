@@ -47,7 +47,7 @@ func (ss *session) reader(conn *websocket.Conn) {
 				}
 				return
 			}
-			ss.reply(reply{Type: "error", Error: errorf("command larger than %d bytes (max_command_bytes)", limit).Error()})
+			ss.reply(reply{Type: "error", Error: errorf("command larger than the limit of %d bytes", limit).Error()})
 			continue
 		}
 		if err != io.ErrUnexpectedEOF && err != io.EOF {
@@ -83,6 +83,12 @@ func (ss *session) reader(conn *websocket.Conn) {
 				ss.reply(reply{Type: "error", ID: c.ID, Op: c.Op, Error: err.Error()})
 			}
 			continue
+		}
+		// A client's commands to its optimizers are paced (commandRate):
+		// each costs a publication and a frame, and a data edit one
+		// evaluation of the model; a client that sends faster waits.
+		if !ss.srv.waitCommand(ss.ctx, ss.client) {
+			return
 		}
 		select {
 		case ss.cmds <- c:

@@ -46,6 +46,8 @@ type parked struct {
 	// disconnected is when its page left; zero for a model parked for a
 	// page that has not opened yet (an upload, a fork).
 	disconnected time.Time
+	client       string    // whose it is (ClientOf), for the per-client limits of parked state
+	parkedAt     time.Time // when it was parked
 }
 
 func newResumeToken() string {
@@ -62,8 +64,10 @@ func (s *Server) park(ss *session) bool {
 	if ss.tr == nil || ss.resumeToken == "" {
 		return false
 	}
+	now := time.Now()
 	p := &parked{owner: ss, cfg: ss.cfg, data: ss.data, model: ss.tr.Model(), iter: ss.tr.Iter(),
-		hist: editHistory{undo: ss.hist.undo, redo: ss.hist.redo}, restarts: ss.restarts, restart: ss.restart, disconnected: time.Now()}
+		hist: editHistory{undo: ss.hist.undo, redo: ss.hist.redo}, restarts: ss.restarts, restart: ss.restart, disconnected: now,
+		client: ss.client, parkedAt: now}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
@@ -74,9 +78,51 @@ func (s *Server) park(ss *session) bool {
 	if !ss.pageLeft.Load() {
 		p.hub = ss.hub // a dropped connection: the followers wait for the resume
 	}
+	s.addParked(token, p)
+	return true
+}
+
+// addParked parks p under token for the resume grace period, first
+// letting go of its client's oldest parked state when the client already
+// has maxParkedPerClient. s.mu is held.
+func (s *Server) addParked(token string, p *parked) {
+	for s.clientParked(p.client) >= maxParkedPerClient {
+		oldest := ""
+		for t, q := range s.parked {
+			if q.client == p.client && (oldest == "" || q.parkedAt.Before(s.parked[oldest].parkedAt)) {
+				oldest = t
+			}
+		}
+		s.let(oldest, "its client parked more")
+	}
 	p.timer = time.AfterFunc(s.grace, func() { s.expire(token, p) })
 	s.parked[token] = p
-	return true
+}
+
+// clientParked counts the parked state of client. s.mu is held.
+func (s *Server) clientParked(client string) int {
+	n := 0
+	for _, p := range s.parked {
+		if p.client == client {
+			n++
+		}
+	}
+	return n
+}
+
+// let forgets the parked state under token before its time, and returns
+// the bytes its reservation held. s.mu is held.
+func (s *Server) let(token, why string) int64 {
+	p := s.parked[token]
+	p.timer.Stop()
+	freed := s.reserved[p.owner]
+	s.forget(token, p)
+	kind := "an upload or a fork"
+	if !p.disconnected.IsZero() {
+		kind = "a disconnected session"
+	}
+	s.log.Info("let parked state go", "kind", kind, "why", why, "parked", time.Since(p.parkedAt).Round(time.Second), "MiB", freed>>20)
+	return freed
 }
 
 // expire forgets parked state p if it was not resumed in time.
@@ -92,6 +138,7 @@ func (s *Server) expire(token string, p *parked) {
 // s.mu is held.
 func (s *Server) forget(token string, p *parked) {
 	delete(s.parked, token)
+	s.freed(s.reserved[p.owner])
 	delete(s.reserved, p.owner)
 	if p.private != "" {
 		s.cat.removePrivate(p.private)
@@ -172,7 +219,11 @@ func (ss *session) adopt(p *parked) error {
 		return ss.build(p.cfg, true)
 	}
 	n, q, dy := p.data.Dims()
-	if err := ss.srv.reserve(ss, EstimateConfig(p.cfg, n, q, dy).Bytes); err != nil {
+	k := 0
+	if p.restarts != nil {
+		k = len(p.restarts.List)
+	}
+	if err := ss.srv.reserve(ss, estimate(p.cfg, views.For(p.data.Set, nil), p.data.Set, n, q, dy, k).Bytes); err != nil {
 		return err
 	}
 	ss.view = views.For(p.data.Set, ss.srv.env)

@@ -74,11 +74,11 @@ func TestResume(t *testing.T) {
 func TestParkModelLimits(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Limits.MaxInducing = 4; o.Defaults.Inducing = 4 })
 	m := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 20, []int{1, 1, 1}, []string{"rbf", "rbf"}, 6)
-	if _, err := e.srv.ParkModel(&engine.ModelFile{Model: m}); err == nil || !strings.Contains(err.Error(), "6 inducing points in a layer, more than the limit 4") {
+	if _, err := e.srv.ParkModel("test", &engine.ModelFile{Model: m}); err == nil || !strings.Contains(err.Error(), "6 inducing points in a layer, more than the limit of 4 inducing points") {
 		t.Errorf("6 inducing points past a limit of 4: %v", err)
 	}
 	small := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 20, []int{1, 1, 1}, []string{"rbf", "rbf"}, 3)
-	token, err := e.srv.ParkModel(&engine.ModelFile{Model: small})
+	token, err := e.srv.ParkModel("test", &engine.ModelFile{Model: small})
 	if err != nil || e.srv.Parked() != 1 || len(token) != 32 {
 		t.Fatalf("a model within the limits: %q, %v (%d parked)", token, err, e.srv.Parked())
 	}

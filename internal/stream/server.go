@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -58,6 +59,26 @@ type Options struct {
 	ResumeGrace time.Duration
 	Logger      *slog.Logger
 	Share       ShareOptions // sharing beyond this server: NATS relays (share.go)
+	// PoolTurns is how many cores the pool for expensive work uses at
+	// once (work.go; 0: DefaultPoolTurns, half the machine's).
+	PoolTurns int
+	// PoolShare is the share of each of its cores the pool uses (a turn
+	// of d is followed by a rest of d·(1/PoolShare − 1); 0:
+	// DefaultPoolShare).
+	PoolShare float64
+	// TrustProxy: the server is behind a reverse proxy on this machine,
+	// and a request from loopback is the client its X-Forwarded-For
+	// header names (RequestClient).
+	TrustProxy bool
+	// ParkBurst and ParkEvery limit the parked state (uploads, forks) a
+	// client makes: ParkBurst at once, one more every ParkEvery (0: 4 and
+	// 15 s).
+	ParkBurst int
+	ParkEvery time.Duration
+	// KeepFreedMemory leaves freed memory to Go's scavenger instead of
+	// returning it when large reservations end (budget.go), for
+	// measurements.
+	KeepFreedMemory bool
 }
 
 // DefaultBaselineIters: by 1500 iterations the baseline's test RMSE has
@@ -82,6 +103,9 @@ type Server struct {
 	// overloaded is set while the playing sessions' median frame rate is
 	// below the minimum (load.go): new sessions are refused with 1013.
 	overloaded atomic.Bool
+	// playingNow is how many sessions played at the load watch's last
+	// look (load.go): the pool's turns rest only then (work.go).
+	playingNow *atomic.Int64
 	log        *slog.Logger
 	origins    []string
 	upgrader   websocket.Upgrader
@@ -91,12 +115,20 @@ type Server struct {
 	reserved  map[*session]int64 // estimated bytes per session (budget.go)
 	parked    map[string]*parked // disconnected sessions by resume token (resume.go)
 	followers int                // connected followers (follow.go)
-	// followerAnswers is one slot: followers' questions to a view (decode)
-	// take turns.
-	followerAnswers chan struct{}
-	closing         bool
-	wg              sync.WaitGroup
-	nextID          atomic.Uint64
+	// pool is the server's pool for expensive work (work.go).
+	pool       *pool
+	trustProxy bool
+	// parkRate limits the parked state a client makes (uploads, forks).
+	parkRate    *ClientRate
+	commandRate *ClientRate     // commands to optimizers (work.go)
+	uploading   map[string]bool // clients whose upload is being read (upload.go)
+	// Returning freed memory to the system (budget.go).
+	returnMemory bool
+	toFree       int64 // bytes of reservations ended since the last return
+	freeing      bool  // a return is under way
+	closing      bool
+	wg           sync.WaitGroup
+	nextID       atomic.Uint64
 }
 
 // NewServer returns a server; it checks the default configuration.
@@ -128,9 +160,16 @@ func NewServer(o Options) (*Server, error) {
 		o.ResumeGrace = DefaultResumeGrace
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(bg, o.BaselineIters),
-		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{}, followerAnswers: make(chan struct{}, 1)}
+	pl := newPool(o.PoolTurns, o.PoolShare)
+	var playing atomic.Int64
+	// The views' shared work (the explorer's baselines) is the server's
+	// own job in the pool: it takes turns with the clients' work.
+	serverJob, _ := pl.admit(serverClient)
+	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(serverJob.context(bg), o.BaselineIters),
+		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{},
+		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, parkRate: NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, commandRate: NewClientRate(commandBurst, commandEvery), returnMemory: !o.KeepFreedMemory}
 	s.share = o.Share
+	pl.rest = func() bool { return playing.Load() > 0 }
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context
 	return s, nil
@@ -186,6 +225,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		cmds: make(chan Command, cmdQueue), answers: make(chan Command, answerQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue),
 		frames: newMailbox[*publication](), viewOut: newOutbox(), gate: newDrawGate(),
 	}
+	ss.client = RequestClient(r, s.trustProxy)
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
 	refuse := func(code int, text string) {
@@ -208,6 +248,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		refuse(closeTryLater, overloadText())
 		return
+	case s.limits.MaxSessionsPerClient > 0 && s.clientSessions(ss.client) >= s.limits.MaxSessionsPerClient:
+		s.mu.Unlock()
+		refuse(closeTryLater, "too many sessions from your address (limit "+strconv.Itoa(s.limits.MaxSessionsPerClient)+"); close another tab")
+		return
 	}
 	s.sessions[ss] = struct{}{}
 	s.wg.Add(1)
@@ -220,6 +264,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		delete(s.sessions, ss)
 		if !parked {
+			s.freed(s.reserved[ss])
 			delete(s.reserved, ss)
 			if ss.private != "" {
 				s.cat.removePrivate(ss.private)
@@ -267,32 +312,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("resume") != "" && resumed == nil {
 			ss.reply(reply{Type: "error", Op: "resume", Error: "the session could not be resumed (it ends " + s.grace.String() + " after a disconnect, and when the server restarts): a new one starts"})
 		}
-		var err error
-		if resumed != nil {
-			err = ss.adopt(resumed)
-		} else {
-			err = ss.build(cfg, true)
-		}
-		if errors.Is(err, ErrBusy) {
-			ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
-			ss.fail(closeTryLater, busyCloseText)
-		} else if err != nil {
-			ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
-			ss.fail(closePolicy, ForPeople(err.Error()))
-		} else {
-			ss.opt.running = cfg.Play
-			ss.publish()
-		}
 	}
-	ss.log.Info("session started", "config", cfg.Query().Encode())
 
+	// The reader starts before the model is built, so that a client that
+	// leaves while a preset's restarts run (a Frey build takes 15 s on a
+	// busy machine) ends the build with its session instead of paying for
+	// all of it. The writer starts once it is built: the hello, the setup
+	// and the first frame go together, as before.
 	var wg sync.WaitGroup
 	wg.Add(3)
-	go func() { defer wg.Done(); ss.writer(conn) }()
+	built := make(chan struct{})
+	go func() { defer wg.Done(); <-built; ss.writer(conn) }()
 	go func() { defer wg.Done(); ss.answerLoop() }()
 	go func() {
 		defer wg.Done()
-		if ss.ctx.Err() == nil {
+		ok := ss.ctx.Err() == nil && ss.start(cfg, resumed)
+		close(built)
+		if ok {
 			ss.run()
 		}
 	}()
@@ -301,6 +337,50 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	conn.Close()
 	st := ss.stats()
 	ss.log.Info("session ended", "cause", context.Cause(ss.ctx), "iterations", st.Iterations, "frames", st.Frames)
+}
+
+// start builds the session's first model (or adopts the resumed state)
+// and publishes it, on the optimizer goroutine; false when it could not.
+func (ss *session) start(cfg Config, resumed *parked) (ok bool) {
+	defer ss.recoverPanic("optimizer")
+	var err error
+	if resumed != nil {
+		err = ss.adopt(resumed)
+	} else {
+		err = ss.build(cfg, true)
+	}
+	switch {
+	case ss.ctx.Err() != nil: // gone while it was built
+		ss.log.Info("session ended while its model was built", "cause", context.Cause(ss.ctx))
+		return false
+	case errors.Is(err, ErrBusy):
+		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
+		ss.fail(closeTryLater, busyCloseText)
+		return false
+	case errors.Is(err, errClientBusy):
+		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
+		ss.fail(closeTryLater, errClientBusy.Error())
+		return false
+	case err != nil:
+		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
+		ss.fail(closePolicy, ForPeople(err.Error()))
+		return false
+	}
+	ss.opt.running = cfg.Play
+	ss.publish()
+	ss.log.Info("session started", "config", cfg.Query().Encode())
+	return true
+}
+
+// clientSessions counts the open sessions of client. s.mu is held.
+func (s *Server) clientSessions(client string) int {
+	n := 0
+	for ss := range s.sessions {
+		if ss.client == client {
+			n++
+		}
+	}
+	return n
 }
 
 // Shutdown closes every session with a close frame (1001, going away) and

@@ -42,6 +42,7 @@ type Stats struct {
 type session struct {
 	id     uint64
 	srv    *Server
+	client string // who it is for per-client limits (client.go)
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -191,18 +192,35 @@ func (s *session) build(cfg Config, newData bool) error {
 	if fresh {
 		d, v = view.NewData(s.nextDataID(), ds), views.For(ds, s.srv.env)
 	}
+	// The budget first (budget.go): the new model is built beside the old
+	// one, and a preset's restarts run side by side.
 	n, q, dy := d.Dims()
-	if err := s.srv.reserve(s, EstimateConfig(cfg, n, q, dy).Bytes); err != nil {
+	est := EstimateSession(cfg, d.Set, n, q, dy)
+	if err := checkBudget(est, s.srv.limits); err != nil {
 		return err
 	}
-	m, rs, err := v.Init(s.ctx, d, cfg.arch(), s.srv.workers)
+	prev := s.srv.reservation(s)
+	if err := s.srv.reserve(s, prev+est.Build); err != nil {
+		return err
+	}
+	// The build is a job of the client's in the server's pool (work.go).
+	j, err := s.srv.pool.admit(s.client)
 	if err != nil {
+		s.srv.setReservation(s, prev)
+		return err
+	}
+	m, rs, err := v.Init(j.context(s.ctx), d, cfg.arch(), s.srv.workers)
+	j.end()
+	if err != nil {
+		s.srv.setReservation(s, prev)
 		return errorf("initialising the model: %w", err)
 	}
 	tr, err := train.NewTrainer(m, v.Optimizer(optimizerConfig(cfg, s.srv.workers)))
 	if err != nil {
+		s.srv.setReservation(s, prev)
 		return errorf("starting the optimizer: %w", err)
 	}
+	s.srv.setReservation(s, est.Bytes)
 	dataChanged := s.data == nil || d.ID != s.data.ID
 	if v != s.view {
 		s.work.stop() // the old view's figures are of no use to the new one

@@ -243,7 +243,9 @@ func (s *sharedSession) Snapshot() Snapshot {
 func (s *sharedSession) Watching(relay string, n int) { s.hub.watching(relay, n) }
 
 func (s *sharedSession) Ask(op string, raw []byte) ([]byte, bool) {
-	return s.srv.followerAsk(s.hub, op, raw, true)
+	// The relays' followers are one client to this server: a relay
+	// does not say who its followers are.
+	return s.srv.followerAsk(s.hub, relayClient, op, raw, true)
 }
 
 // check checks the addresses.

@@ -112,7 +112,7 @@ func (c InitConfig) withDefaults() (InitConfig, error) {
 	case !(c.Perturb >= 0) || math.IsInf(c.Perturb, 0):
 		return c, fmt.Errorf("train: perturbation %v must be finite and ≥ 0", c.Perturb)
 	case len(c.Hidden)+1 > engine.MaxLayers:
-		return c, fmt.Errorf("train: %d layers exceed the limit %d", len(c.Hidden)+1, engine.MaxLayers)
+		return c, fmt.Errorf("train: %d layers, more than the limit of %d layers", len(c.Hidden)+1, engine.MaxLayers)
 	}
 	for i, w := range c.Hidden {
 		if w < 1 || w > engine.MaxDim {

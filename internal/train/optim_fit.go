@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/turn"
 	"errors"
 	"fmt"
 	"math"
@@ -75,10 +76,15 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitRe
 	}
 	rep := FitReport{Rise: math.NaN(), Expected: math.NaN()}
 	for k := 0; k < opt.MaxIters; k++ {
-		if err := ctx.Err(); err != nil {
+		// Each iteration is one turn of ctx's work (a server shares its
+		// cores among its clients' background fits this way); the
+		// context's end stops the fit between iterations.
+		done, err := turn.Take(ctx)
+		if err != nil {
 			return t.m, rep, err
 		}
 		info, err := t.Step()
+		done()
 		rep.Evals += info.Evals
 		rep.Iters = info.Iter
 		rep.Bound = info.Bound
@@ -175,7 +181,12 @@ func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg Tra
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			m, err := Initialize(x, y, c)
+			var m *engine.Model
+			var ierr error
+			err := turn.Do(ctx, func() { m, ierr = Initialize(x, y, c) })
+			if err == nil {
+				err = ierr
+			}
 			if err != nil {
 				reps[r].Err = err
 				return

@@ -28,6 +28,7 @@ import (
 	"slices"
 	"sync"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 	"dgpviz/internal/wire"
@@ -57,12 +58,26 @@ type View interface {
 	Ops() []Op
 }
 
+// A RowAnalyzer is a view whose frames predict every row of the data with
+// the model — the regression's output message at the data, the latent
+// explorer's output messages and held-out predictions (Analysis): the
+// server's memory estimate of a session adds that prediction
+// (engine.EstimatePredict).
+type RowAnalyzer interface {
+	// AnalyzedRows is how many rows the analysis predicts on ds.
+	AnalyzedRows(ds *dataset.Dataset) int
+}
+
 // Arch is the part of a session's configuration that decides the model's
 // shape and start.
 type Arch struct {
 	Hidden   []int  // widths of the hidden layers
 	Inducing int    // inducing points per layer
 	Seed     uint64 // initialisation seed
+	// Restarts is how many restarts the view's Init fits and keeps
+	// (Preset's answer; 0: a single start), for the server's memory
+	// estimate of a build.
+	Restarts int
 }
 
 // Framer builds the view-specific part of each frame. One goroutine (a

@@ -59,7 +59,7 @@ func (*View) Kind() string { return Kind }
 // the inputs (train.FreyPreset).
 func (*View) Preset(*view.Data) (view.Arch, bool) {
 	p := train.FreyPreset(0)
-	return view.Arch{Hidden: p.Init.Hidden, Inducing: p.Init.Inducing}, true
+	return view.Arch{Hidden: p.Init.Hidden, Inducing: p.Init.Inducing, Restarts: p.Restarts}, true
 }
 
 // Optimizer returns c with the preset's optimizer settings.

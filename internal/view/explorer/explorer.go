@@ -55,7 +55,7 @@ func (*View) Kind() string { return Kind }
 // started from the outputs' principal components.
 func (*View) Preset(*view.Data) (view.Arch, bool) {
 	p := train.RobotPreset(0)
-	return view.Arch{Hidden: p.Init.Hidden, Inducing: p.Init.Inducing}, true
+	return view.Arch{Hidden: p.Init.Hidden, Inducing: p.Init.Inducing, Restarts: p.Restarts}, true
 }
 
 // Optimizer returns c with the preset's optimizer settings.
@@ -87,6 +87,17 @@ func (v *View) Init(ctx context.Context, d *view.Data, a view.Arch, workers int)
 }
 
 func (*View) Ops() []view.Op { return nil }
+
+// AnalyzedRows: the analysis predicts the training rows and the held-out
+// ones (analyze).
+func (*View) AnalyzedRows(ds *dataset.Dataset) int {
+	n, _ := ds.X.Dims()
+	if ds.XTest != nil {
+		t, _ := ds.XTest.Dims()
+		n += t
+	}
+	return n
+}
 
 // facts are what the explorer knows of a data set (latent.NewGeometry,
 // latent.NewHeldOut): its ground truth, the score's rule and the

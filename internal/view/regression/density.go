@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"dgpviz/internal/montecarlo"
+	"dgpviz/internal/turn"
 	"dgpviz/internal/view"
 	"dgpviz/internal/wire"
 )
@@ -50,8 +51,18 @@ func (v *View) densityCommand(s view.Session, c wire.Command) (string, error) {
 	v.densitySeq++
 	seq := v.densitySeq
 	err := s.Go("fit_density", func(ctx context.Context, send func([]byte)) {
-		t0 := time.Now()
-		p, err := montecarlo.Predictive(model, xs, 0, samples, DensityBins, seq)
+		// One turn of the server's cores (turn.Do); the session's end
+		// while it waits drops it.
+		var p *montecarlo.PredictiveDensity
+		var err error
+		var took time.Duration
+		if turn.Do(ctx, func() {
+			t0 := time.Now()
+			p, err = montecarlo.Predictive(model, xs, 0, samples, DensityBins, seq)
+			took = time.Since(t0)
+		}) != nil {
+			return
+		}
 		h := &densityHeader{V: wire.Version, Type: "fit_density", Seq: seq, Applied: id, DataID: d.ID, Iter: iter, Samples: samples}
 		var e wire.Encoder
 		if err != nil {
@@ -65,7 +76,7 @@ func (v *View) densityCommand(s view.Session, c wire.Command) (string, error) {
 			}
 			h.Modes = e.F32(modes)
 		}
-		h.MS = wire.Num(float64(time.Since(t0).Microseconds()) / 1000)
+		h.MS = wire.Num(float64(took.Microseconds()) / 1000)
 		if b, err := e.Finish(h); err == nil {
 			send(b)
 		}

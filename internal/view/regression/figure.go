@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/montecarlo"
+	"dgpviz/internal/turn"
 	"dgpviz/internal/view"
 	"dgpviz/internal/wire"
 )
@@ -246,10 +248,19 @@ func (v *View) runFigure(ctx context.Context, s view.Session, send func([]byte))
 				}
 				continue // the latest snapshot and request may have changed meanwhile
 			}
-			last = time.Now()
 			doneV, doneR, haveDone = snap.Version, rseq, true
 			seq++
-			b, err := figureMessage(snap, req, seq)
+			var b []byte
+			var err error
+			// One turn of the server's cores, for work on all of them
+			// (montecarlo samples on every core); the session's end
+			// while it waits ends the worker.
+			if turn.DoCores(ctx, runtime.GOMAXPROCS(0), func() {
+				last = time.Now()
+				b, err = figureMessage(snap, req, seq)
+			}) != nil {
+				return
+			}
 			interval = max(time.Second/FigureRate, 3*time.Since(last))
 			switch {
 			case err == nil:

@@ -9,6 +9,7 @@ import (
 	"context"
 	"math"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/plotkit"
 	"dgpviz/internal/train"
@@ -68,6 +69,13 @@ func (v *View) Ops() []view.Op {
 		{Name: "fit_density", Apply: v.densityCommand},
 		{Name: "compare", Apply: v.compareCommand},
 	}
+}
+
+// AnalyzedRows: every frame predicts the output layer's message at the
+// training rows (Frame).
+func (*View) AnalyzedRows(ds *dataset.Dataset) int {
+	n, _ := ds.X.Dims()
+	return n
 }
 
 func (*View) NewFramer() view.Framer {
