@@ -146,7 +146,10 @@ func openError(err error) error {
 
 // sizeError describes errTooLarge for the source src.
 func sizeError(src string) error {
-	return fmt.Errorf("%s: larger than the limit of %d MiB", src, maxFileSize>>20)
+	if maxFileSize%(1<<20) == 0 {
+		return fmt.Errorf("%s: larger than the limit of %d MiB", src, maxFileSize>>20)
+	}
+	return fmt.Errorf("%s: larger than the limit of %d bytes", src, maxFileSize)
 }
 
 // MaxAbsValue bounds the magnitude of every data value: the model

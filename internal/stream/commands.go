@@ -126,7 +126,7 @@ func (s *session) cmdRelease(Command) (string, error) {
 
 func (s *session) cmdSpeed(c Command) (string, error) {
 	if c.Speed == nil {
-		return "", errorf("speed: missing \"speed\" (iterations per second, 0: as fast as possible)")
+		return "", fmt.Errorf("speed: missing \"speed\" (iterations per second, 0: as fast as possible)")
 	}
 	cfg := s.cfg
 	cfg.Speed = *c.Speed
@@ -146,7 +146,7 @@ func (s *session) cmdStep(c Command) (string, error) {
 		n = *c.N
 	}
 	if n < 1 || n > s.srv.limits.MaxSteps {
-		return "", errorf("step: n = %d out of range 1…%d", n, s.srv.limits.MaxSteps)
+		return "", fmt.Errorf("step: n = %d out of range 1…%d", n, s.srv.limits.MaxSteps)
 	}
 	// Acknowledged now, run between commands by the optimizer loop
 	// (session.run); frames show progress, and the frame after the last
@@ -173,7 +173,7 @@ func (s *session) cmdOptimizer(c Command) (string, error) {
 	if c.Method != nil {
 		m, err := train.ParseMethod(*c.Method)
 		if err != nil {
-			return "", errorf("optimizer: method %q, want \"lbfgs\" or \"adam\"", *c.Method)
+			return "", fmt.Errorf("optimizer: method %q, want \"lbfgs\" or \"adam\"", *c.Method)
 		}
 		cfg.Method = m
 	}
@@ -181,13 +181,13 @@ func (s *session) cmdOptimizer(c Command) (string, error) {
 		cfg.LearningRate = *c.LearningRate
 	}
 	if c.Method == nil && c.LearningRate == nil {
-		return "", errorf("optimizer: give \"method\" and/or \"learning_rate\"")
+		return "", fmt.Errorf("optimizer: give \"method\" and/or \"learning_rate\"")
 	}
 	if err := cfg.Validate(s.srv.limits, s.srv.cat); err != nil {
 		return "", err
 	}
 	if err := s.tr.SetConfig(s.trainerConfig(cfg)); err != nil {
-		return "", errorf("optimizer: %w", err)
+		return "", fmt.Errorf("optimizer: %w", err)
 	}
 	s.cfg = cfg
 	s.carryOn()
@@ -199,10 +199,10 @@ func (s *session) cmdOptimizer(c Command) (string, error) {
 func (s *session) cmdFreeze(c Command) (string, error) {
 	groups := engine.GroupNames()
 	if c.Group == nil {
-		return "", errorf("freeze: missing \"group\" (one of %v)", groups)
+		return "", fmt.Errorf("freeze: missing \"group\" (one of %v)", groups)
 	}
 	if _, ok := engine.ParseGroup(*c.Group); !ok {
-		return "", errorf("freeze: unknown group %q (one of %v)", truncate(*c.Group, 40), groups)
+		return "", fmt.Errorf("freeze: unknown group %q (one of %v)", truncate(*c.Group, 40), groups)
 	}
 	frozen := c.Frozen == nil || *c.Frozen
 	cfg := s.cfg
@@ -217,7 +217,7 @@ func (s *session) cmdFreeze(c Command) (string, error) {
 	label := verb + " " + *c.Group
 	before := s.editState(label)
 	if err := s.tr.SetConfig(s.trainerConfig(cfg)); err != nil {
-		return "", errorf("freeze: %w", err)
+		return "", fmt.Errorf("freeze: %w", err)
 	}
 	s.cfg = cfg
 	s.pushHistory(before)
@@ -231,7 +231,7 @@ func (s *session) cmdFreeze(c Command) (string, error) {
 func (s *session) cmdArchitecture(c Command) (string, error) {
 	cfg := s.cfg
 	if c.Hidden == nil && c.Inducing == nil {
-		return "", errorf("architecture: give \"hidden\" and/or \"inducing\"")
+		return "", fmt.Errorf("architecture: give \"hidden\" and/or \"inducing\"")
 	}
 	if c.Hidden != nil {
 		cfg.Hidden = slices.Clone(c.Hidden)
@@ -247,7 +247,7 @@ func (s *session) cmdArchitecture(c Command) (string, error) {
 
 func (s *session) cmdDataset(c Command) (string, error) {
 	if c.Dataset == nil {
-		return "", errorf("dataset: missing \"dataset\" (one of %v)", s.srv.cat.Names())
+		return "", fmt.Errorf("dataset: missing \"dataset\" (one of %v)", s.srv.cat.Names())
 	}
 	cfg := s.cfg
 	cfg.Dataset = *c.Dataset
@@ -263,13 +263,13 @@ func (s *session) cmdDataset(c Command) (string, error) {
 }
 
 func (s *session) cmdDrawn(c Command) (string, error) {
-	return "", errorf("drawn: taken by the reader")
+	return "", fmt.Errorf("drawn: taken by the reader")
 }
 
 // drawnSeq opens gate for the frame a "drawn" command names.
 func drawnSeq(c Command, gate *drawGate) error {
 	if c.Seq == nil {
-		return errorf("drawn: missing \"seq\" (the sequence number of the frame drawn)")
+		return fmt.Errorf("drawn: missing \"seq\" (the sequence number of the frame drawn)")
 	}
 	gate.drawn(*c.Seq)
 	return nil
@@ -281,22 +281,22 @@ func drawnSeq(c Command, gate *drawGate) error {
 func (s *session) cmdRestart(c Command) (string, error) {
 	rs := s.restarts
 	if rs == nil {
-		return "", errorf("restart: this session's model was not chosen among restarts (a preset runs them)")
+		return "", fmt.Errorf("restart: this session's model was not chosen among restarts (a preset runs them)")
 	}
 	if c.Restart == nil {
-		return "", errorf("restart: missing \"restart\" (1…%d)", len(rs.List))
+		return "", fmt.Errorf("restart: missing \"restart\" (1…%d)", len(rs.List))
 	}
 	k := *c.Restart
 	if k < 1 || k > len(rs.List) {
-		return "", errorf("restart: there is no restart %d (the preset ran restarts 1…%d)", k, len(rs.List))
+		return "", fmt.Errorf("restart: there is no restart %d (the preset ran restarts 1…%d)", k, len(rs.List))
 	}
 	e := rs.List[k-1]
 	if e.Model == nil {
-		return "", errorf("restart: restart %d has no model: %s", k, e.Failure)
+		return "", fmt.Errorf("restart: restart %d has no model: %s", k, e.Failure)
 	}
 	before := s.editState(fmt.Sprintf("switch to restart %d", k))
 	if err := s.applyModel(e.Model.CloneParams()); err != nil {
-		return "", errorf("restart: %w", err)
+		return "", fmt.Errorf("restart: %w", err)
 	}
 	s.restart = k - 1
 	s.pushHistory(before)

@@ -80,31 +80,31 @@ const hardReadLimit = 1 << 20
 // Validate checks c against the limits and the catalogue.
 func (c Config) Validate(l Limits, cat *Catalog) error {
 	if cat != nil && cat.Get(c.Dataset) == nil {
-		return errorf("unknown data set %q (available: %s)", c.Dataset, strings.Join(cat.Names(), ", "))
+		return fmt.Errorf("unknown data set %q (available: %s)", c.Dataset, strings.Join(cat.Names(), ", "))
 	}
 	if len(c.Hidden)+1 > l.MaxLayers {
-		return errorf("hidden: %d hidden layers make %d layers, more than the limit of %d layers", len(c.Hidden), len(c.Hidden)+1, l.MaxLayers)
+		return fmt.Errorf("hidden: %d hidden layers make %d layers, more than the limit of %d layers", len(c.Hidden), len(c.Hidden)+1, l.MaxLayers)
 	}
 	for i, w := range c.Hidden {
 		if w < 1 || w > l.MaxWidth {
-			return errorf("hidden layer %d: width %d out of range 1…%d", i+1, w, l.MaxWidth)
+			return fmt.Errorf("hidden layer %d: width %d out of range 1…%d", i+1, w, l.MaxWidth)
 		}
 	}
 	if c.Inducing < 1 || c.Inducing > l.MaxInducing {
-		return errorf("inducing: %d out of range 1…%d", c.Inducing, l.MaxInducing)
+		return fmt.Errorf("inducing: %d out of range 1…%d", c.Inducing, l.MaxInducing)
 	}
 	if _, err := c.Method.MarshalText(); err != nil {
-		return errorf("method: %v, want \"lbfgs\" or \"adam\"", c.Method)
+		return fmt.Errorf("method: %v, want \"lbfgs\" or \"adam\"", c.Method)
 	}
 	if !(c.LearningRate > 0) || c.LearningRate > 10 || math.IsInf(c.LearningRate, 0) {
-		return errorf("learning_rate: %v, want a number in (0, 10]", c.LearningRate)
+		return fmt.Errorf("learning_rate: %v, want a number in (0, 10]", c.LearningRate)
 	}
 	if c.Speed < 0 || c.Speed > MaxSpeed {
-		return errorf("speed: %d iterations per second out of range 0…%d (0: as fast as possible)", c.Speed, MaxSpeed)
+		return fmt.Errorf("speed: %d iterations per second out of range 0…%d (0: as fast as possible)", c.Speed, MaxSpeed)
 	}
 	for _, g := range c.Frozen {
 		if _, ok := engine.ParseGroup(g); !ok {
-			return errorf("frozen: unknown parameter group %q (want kernel, noise, inducing, q_mu or q_sqrt)", g)
+			return fmt.Errorf("frozen: unknown parameter group %q (want kernel, noise, inducing, q_mu or q_sqrt)", g)
 		}
 	}
 	if cat != nil {
@@ -151,35 +151,35 @@ func ParseQuery(q url.Values, def Config) (Config, error) {
 	if q.Has("hidden") {
 		h, err := engine.ParseHidden(q.Get("hidden"))
 		if err != nil {
-			return def, errorf("%v", err) // names the hidden widths
+			return def, fmt.Errorf("%v", err) // names the hidden widths
 		}
 		c.Hidden = h
 	}
 	if q.Has("m") {
 		m, err := strconv.Atoi(q.Get("m"))
 		if err != nil {
-			return def, errorf("m: %q is not an integer", q.Get("m"))
+			return def, fmt.Errorf("m: %q is not an integer", q.Get("m"))
 		}
 		c.Inducing = m
 	}
 	if q.Has("opt") {
 		m, err := train.ParseMethod(q.Get("opt"))
 		if err != nil {
-			return def, errorf("opt: %q, want \"lbfgs\" or \"adam\"", q.Get("opt"))
+			return def, fmt.Errorf("opt: %q, want \"lbfgs\" or \"adam\"", q.Get("opt"))
 		}
 		c.Method = m
 	}
 	if q.Has("lr") {
 		lr, err := strconv.ParseFloat(q.Get("lr"), 64)
 		if err != nil {
-			return def, errorf("lr: %q is not a number", q.Get("lr"))
+			return def, fmt.Errorf("lr: %q is not a number", q.Get("lr"))
 		}
 		c.LearningRate = lr
 	}
 	if q.Has("seed") {
 		s, err := strconv.ParseUint(q.Get("seed"), 10, 64)
 		if err != nil {
-			return def, errorf("seed: %q is not a non-negative integer", q.Get("seed"))
+			return def, fmt.Errorf("seed: %q is not a non-negative integer", q.Get("seed"))
 		}
 		c.Seed = s
 	}
@@ -190,13 +190,13 @@ func ParseQuery(q url.Values, def Config) (Config, error) {
 		case "0", "false":
 			c.Play = false
 		default:
-			return def, errorf("play: %q, want 1 or 0", q.Get("play"))
+			return def, fmt.Errorf("play: %q, want 1 or 0", q.Get("play"))
 		}
 	}
 	if q.Has("speed") {
 		sp, err := strconv.Atoi(q.Get("speed"))
 		if err != nil {
-			return def, errorf("speed: %q is not an integer", q.Get("speed"))
+			return def, fmt.Errorf("speed: %q is not an integer", q.Get("speed"))
 		}
 		c.Speed = sp
 	}
@@ -246,7 +246,7 @@ func NewCatalog(specs []string, l Limits) (*Catalog, error) {
 		}
 		ds, err := dataset.Load(s)
 		if err != nil {
-			return nil, errorf("data set %q: %w", s, err)
+			return nil, fmt.Errorf("data set %q: %w", s, err)
 		}
 		if err := c.Add(ds, l); err != nil {
 			return nil, err
@@ -260,10 +260,10 @@ func NewCatalog(specs []string, l Limits) (*Catalog, error) {
 func (c *Catalog) Add(ds *dataset.Dataset, l Limits) error {
 	n, _ := ds.X.Dims()
 	if n > l.MaxRows {
-		return errorf("data set %q has %d training rows, more than the limit of %d rows", ds.Name, n, l.MaxRows)
+		return fmt.Errorf("data set %q has %d training rows, more than the limit of %d rows", ds.Name, n, l.MaxRows)
 	}
 	if n < 2 {
-		return errorf("data set %q has %d training rows; at least 2 are needed", ds.Name, n)
+		return fmt.Errorf("data set %q has %d training rows; at least 2 are needed", ds.Name, n)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -135,28 +135,28 @@ func (s *session) applyModel(m *engine.Model) error {
 func (s *session) checkPoint(c Command, index bool) (li, j int, err error) {
 	m := s.tr.Model()
 	if c.Layer == nil {
-		return 0, 0, errorf("%s: missing \"layer\"", c.Op)
+		return 0, 0, fmt.Errorf("%s: missing \"layer\"", c.Op)
 	}
 	li = *c.Layer
 	if li < 0 || li >= len(m.Layers) {
-		return 0, 0, errorf("%s: there is no layer %d (the model has %d layers)", c.Op, li+1, len(m.Layers))
+		return 0, 0, fmt.Errorf("%s: there is no layer %d (the model has %d layers)", c.Op, li+1, len(m.Layers))
 	}
 	mz, q, d := m.Layers[li].Dims()
 	if c.Z != nil && len(c.Z) != q {
-		return 0, 0, errorf("%s: z has %d values, but layer %d has %d-D inputs", c.Op, len(c.Z), li+1, q)
+		return 0, 0, fmt.Errorf("%s: z has %d values, but layer %d has %d-D inputs", c.Op, len(c.Z), li+1, q)
 	}
 	if c.Mu != nil && len(c.Mu) != d {
-		return 0, 0, errorf("%s: mu has %d values, but layer %d has %d outputs", c.Op, len(c.Mu), li+1, d)
+		return 0, 0, fmt.Errorf("%s: mu has %d values, but layer %d has %d outputs", c.Op, len(c.Mu), li+1, d)
 	}
 	if !index {
 		return li, -1, nil
 	}
 	if c.Index == nil {
-		return 0, 0, errorf("%s: missing \"index\"", c.Op)
+		return 0, 0, fmt.Errorf("%s: missing \"index\"", c.Op)
 	}
 	j = *c.Index
 	if j < 0 || j >= mz {
-		return 0, 0, errorf("%s: layer %d has no inducing point %d (it has %d)", c.Op, li+1, j+1, mz)
+		return 0, 0, fmt.Errorf("%s: layer %d has no inducing point %d (it has %d)", c.Op, li+1, j+1, mz)
 	}
 	return li, j, nil
 }
@@ -172,7 +172,7 @@ func (s *session) cmdMove(c Command) (string, error) {
 		return "", err
 	}
 	if c.Z == nil && c.Mu == nil {
-		return "", errorf("move: give \"z\" (move the input) and/or \"mu\" (pull the function)")
+		return "", fmt.Errorf("move: give \"z\" (move the input) and/or \"mu\" (pull the function)")
 	}
 	keepU := c.KeepU != nil && *c.KeepU
 	key := fmt.Sprintf("move %d %d %t", li, j, keepU)
@@ -204,19 +204,19 @@ func (s *session) cmdMove(c Command) (string, error) {
 			m, err = engine.MoveInducing(m, li, j, c.Z)
 		}
 		if err != nil {
-			return "", errorf("move: %w", err)
+			return "", fmt.Errorf("move: %w", err)
 		}
 	}
 	if c.Mu != nil {
 		if m, err = engine.PullInducing(m, li, j, c.Mu); err != nil {
-			return "", errorf("move: %w", err)
+			return "", fmt.Errorf("move: %w", err)
 		}
 	}
 	if m == base { // the trainer takes ownership: never hand it the base
 		m = base.CloneParams()
 	}
 	if err = s.applyModel(m); err != nil {
-		return "", errorf("move: %w", err)
+		return "", fmt.Errorf("move: %w", err)
 	}
 	if continued {
 		s.hist.drag.iter = s.tr.Iter()
@@ -250,11 +250,11 @@ func (s *session) cmdAdd(c Command) (string, error) {
 		return "", err
 	}
 	if c.Z == nil {
-		return "", errorf("add: missing \"z\"")
+		return "", fmt.Errorf("add: missing \"z\"")
 	}
 	mz, _, _ := s.tr.Model().Layers[li].Dims()
 	if mz+1 > s.srv.limits.MaxInducing {
-		return "", errorf("add: layer %d already has %d inducing points, the limit of inducing points", li+1, mz)
+		return "", fmt.Errorf("add: layer %d already has %d inducing points, the limit of inducing points", li+1, mz)
 	}
 	label := fmt.Sprintf("addition of inducing point %d to layer %d", mz+1, li+1)
 	if err := s.edit(c.Op, label, li, func(m *engine.Model) (*engine.Model, error) { return engine.AddInducing(m, li, c.Z, c.Mu) }); err != nil {
@@ -270,7 +270,7 @@ func (s *session) cmdRemove(c Command) (string, error) {
 		return "", err
 	}
 	if mz, _, _ := s.tr.Model().Layers[li].Dims(); mz == 1 {
-		return "", errorf("remove: layer %d has only one inducing point", li+1)
+		return "", fmt.Errorf("remove: layer %d has only one inducing point", li+1)
 	}
 	label := fmt.Sprintf("removal of inducing point %d of layer %d", j+1, li+1)
 	if err := s.edit(c.Op, label, li, func(m *engine.Model) (*engine.Model, error) { return engine.RemoveInducing(m, li, j) }); err != nil {
@@ -290,7 +290,7 @@ func (s *session) edit(op, label string, li int, f func(*engine.Model) (*engine.
 		err = s.applyModel(m)
 	}
 	if err != nil {
-		return errorf("%s: %w", op, err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	s.pushHistory(before)
 	return nil
@@ -336,13 +336,13 @@ func (s *session) cmdRedo(Command) (string, error) {
 // to: undo and redo are the same move in opposite directions.
 func (s *session) travel(from, to *[]editState, op, done string) (string, error) {
 	if len(*from) == 0 {
-		return "", errorf("%s: nothing to %s", op, op)
+		return "", fmt.Errorf("%s: nothing to %s", op, op)
 	}
 	e := (*from)[len(*from)-1]
 	cur := s.editState(e.label)
 	cur.layer, cur.dataEdit = e.layer, e.dataEdit
 	if err := s.restore(e); err != nil {
-		return "", errorf("%s: %w", op, err)
+		return "", fmt.Errorf("%s: %w", op, err)
 	}
 	*from = (*from)[:len(*from)-1]
 	*to = append(*to, cur)
@@ -360,7 +360,7 @@ func (s *session) editableData(op string) (x, y []float64, err error) {
 	d := s.data
 	_, q, dd := d.Dims()
 	if q != 1 || dd != 1 {
-		return nil, nil, errorf("%s: %w; %s has %d input(s) and %d output(s)", op, errNotEditable, d.Set.Name, q, dd)
+		return nil, nil, fmt.Errorf("%s: %w; %s has %d input(s) and %d output(s)", op, errNotEditable, d.Set.Name, q, dd)
 	}
 	return mat.Col(nil, 0, d.X), mat.Col(nil, 0, d.Y), nil
 }
@@ -370,7 +370,7 @@ func (s *session) editableData(op string) (x, y []float64, err error) {
 func (s *session) setData(label string, x, y []float64, edited bool) error {
 	n := len(x)
 	if n > s.srv.limits.MaxRows {
-		return errorf("the data would have %d rows, more than the limit of %d rows", n, s.srv.limits.MaxRows)
+		return fmt.Errorf("the data would have %d rows, more than the limit of %d rows", n, s.srv.limits.MaxRows)
 	}
 	if err := s.grow(s.cfg, n, 1, 1); err != nil { // the budgets, before the memory is taken (budget.go)
 		return err
@@ -384,7 +384,7 @@ func (s *session) setData(label string, x, y []float64, edited bool) error {
 	}
 	if err != nil {
 		s.grow(s.cfg, s.data.X.RawMatrix().Rows, 1, 1) // back to what it holds
-		return errorf("data: %w", err)
+		return fmt.Errorf("data: %w", err)
 	}
 	s.data = nd
 	if err := s.sendSetup(); err != nil {
@@ -400,7 +400,7 @@ func (s *session) cmdAddData(c Command) (string, error) {
 		return "", err
 	}
 	if len(c.X) != 1 || len(c.Y) != 1 {
-		return "", errorf("add_data: give \"x\" and \"y\", one value each (the model's normalised units)")
+		return "", fmt.Errorf("add_data: give \"x\" and \"y\", one value each (the model's normalised units)")
 	}
 	if err := s.setData("addition of a data point", append(x, c.X[0]), append(y, c.Y[0]), true); err != nil {
 		return "", err
@@ -410,10 +410,10 @@ func (s *session) cmdAddData(c Command) (string, error) {
 
 func (s *session) dataIndex(c Command, n int) (int, error) {
 	if c.Index == nil {
-		return 0, errorf("%s: missing \"index\"", c.Op)
+		return 0, fmt.Errorf("%s: missing \"index\"", c.Op)
 	}
 	if i := *c.Index; i < 0 || i >= n {
-		return 0, errorf("%s: there is no data point %d (there are %d)", c.Op, i+1, n)
+		return 0, fmt.Errorf("%s: there is no data point %d (there are %d)", c.Op, i+1, n)
 	}
 	return *c.Index, nil
 }
@@ -433,7 +433,7 @@ func (s *session) cmdRemoveData(c Command) (string, error) {
 		return "", err
 	}
 	if len(x) <= 2 {
-		return "", errorf("remove_data: a data set keeps at least 2 points")
+		return "", fmt.Errorf("remove_data: a data set keeps at least 2 points")
 	}
 	if err := s.setData(fmt.Sprintf("removal of data point %d", i+1), slices.Delete(x, i, i+1), slices.Delete(y, i, i+1), true); err != nil {
 		return "", err
@@ -447,7 +447,7 @@ func (s *session) cmdMoveData(c Command) (string, error) {
 		return "", err
 	}
 	if len(c.X) > 1 || len(c.Y) > 1 || (c.X == nil && c.Y == nil) {
-		return "", errorf("move_data: give \"x\" and/or \"y\", one value each")
+		return "", fmt.Errorf("move_data: give \"x\" and/or \"y\", one value each")
 	}
 	if c.X != nil {
 		x[i] = c.X[0]

@@ -1,8 +1,6 @@
 package stream
 
 import (
-	"fmt"
-
 	"dgpviz/internal/view"
 	"dgpviz/internal/wire"
 )
@@ -85,9 +83,4 @@ func (f *framer) frame(p *publication) ([]byte, error) {
 	var e wire.Encoder
 	h.Layers, h.View = f.vf.Frame(&e, s)
 	return e.Finish(h)
-}
-
-// errorf prefixes errors of this package.
-func errorf(format string, args ...any) error {
-	return fmt.Errorf("stream: "+format, args...)
 }

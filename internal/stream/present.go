@@ -80,7 +80,7 @@ func (ss *session) present(c Command) {
 // cmdPresent is never reached: the reader takes "present" (present). It
 // is listed so that ParseCommand and Ops know the op.
 func (s *session) cmdPresent(c Command) (string, error) {
-	return "", errorf("present: taken by the reader")
+	return "", fmt.Errorf("present: taken by the reader")
 }
 
 // parsePresentation checks a "presentation" message read from beyond the

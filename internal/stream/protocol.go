@@ -26,23 +26,23 @@ func ParseCommand(b []byte) (Command, error) {
 	if err := d.Decode(&c); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) || strings.HasPrefix(err.Error(), "json: unknown field") {
-			return c, errorf("%s", wire.JSONError(err))
+			return c, fmt.Errorf("%s", wire.JSONError(err))
 		}
-		return c, errorf("malformed command (want a JSON object such as {\"op\":\"play\"}): %s", wire.JSONError(err))
+		return c, fmt.Errorf("malformed command (want a JSON object such as {\"op\":\"play\"}): %s", wire.JSONError(err))
 	}
 	if _, err := d.Token(); err != io.EOF {
-		return c, errorf("malformed command: extra data after the JSON object")
+		return c, fmt.Errorf("malformed command: extra data after the JSON object")
 	}
 	if c.Op == "" {
-		return c, errorf("missing \"op\" (one of %s)", strings.Join(Ops(), ", "))
+		return c, fmt.Errorf("missing \"op\" (one of %s)", strings.Join(Ops(), ", "))
 	}
 	if !knownOp(c.Op) {
-		return c, errorf("unknown op %q (want one of %s)", truncate(c.Op, 40), strings.Join(Ops(), ", "))
+		return c, fmt.Errorf("unknown op %q (want one of %s)", truncate(c.Op, 40), strings.Join(Ops(), ", "))
 	}
 	for _, v := range [][]float64{c.Z, c.Mu, c.X, c.Y, c.Points} {
 		for _, x := range v {
 			if math.IsNaN(x) || math.Abs(x) > MaxCoordinate {
-				return c, errorf("%s: coordinate %v out of range [-%d, %d]", c.Op, x, MaxCoordinate, MaxCoordinate)
+				return c, fmt.Errorf("%s: coordinate %v out of range [-%d, %d]", c.Op, x, MaxCoordinate, MaxCoordinate)
 			}
 		}
 	}
@@ -125,7 +125,7 @@ func (r reply) bytes() []byte {
 	r.Error = ForPeople(r.Error)
 	b, err := json.Marshal(r)
 	if err != nil { // cannot happen: every field marshals
-		b = fmt.Appendf(nil, `{"v":%d,"type":"error","error":"stream: encoding reply"}`, ProtocolVersion)
+		b = fmt.Appendf(nil, `{"v":%d,"type":"error","error":"the server could not encode its reply"}`, ProtocolVersion)
 	}
 	return b
 }

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"time"
 	"unicode/utf8"
@@ -47,7 +48,7 @@ func (ss *session) reader(conn *websocket.Conn) {
 				}
 				return
 			}
-			ss.reply(reply{Type: "error", Error: errorf("command larger than the limit of %d bytes", limit).Error()})
+			ss.reply(reply{Type: "error", Error: fmt.Errorf("command larger than the limit of %d bytes", limit).Error()})
 			continue
 		}
 		if err != io.ErrUnexpectedEOF && err != io.EOF {
@@ -57,7 +58,7 @@ func (ss *session) reader(conn *websocket.Conn) {
 			return
 		}
 		if mt != websocket.TextMessage {
-			ss.reply(reply{Type: "error", Error: errorf("binary messages are not commands; send JSON text").Error()})
+			ss.reply(reply{Type: "error", Error: fmt.Errorf("binary messages are not commands; send JSON text").Error()})
 			continue
 		}
 		if !utf8.Valid(buf[:n]) { // RFC 6455 §8.1: text must be UTF-8

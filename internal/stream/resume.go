@@ -3,6 +3,7 @@ package stream
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"time"
 
 	"dgpviz/internal/engine"
@@ -229,7 +230,7 @@ func (ss *session) adopt(p *parked) error {
 	ss.view = views.For(p.data.Set, ss.srv.env)
 	tr, err := train.NewTrainer(p.model, ss.trainerConfig(p.cfg))
 	if err != nil {
-		return errorf("resuming the optimizer: %w", err)
+		return fmt.Errorf("resuming the optimizer: %w", err)
 	}
 	tr.SetIter(p.iter)
 	ss.cfg, ss.tr, ss.data = p.cfg, tr, p.data

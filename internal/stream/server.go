@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -143,11 +144,11 @@ func NewServer(o Options) (*Server, error) {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if err := o.Defaults.Validate(o.Limits, o.Catalog); err != nil {
-		return nil, errorf("default configuration: %w", err)
+		return nil, fmt.Errorf("default configuration: %w", err)
 	}
 	for _, p := range o.AllowedOrigins {
 		if _, err := path.Match(p, ""); err != nil {
-			return nil, errorf("allowed origin pattern %q: %v", p, err)
+			return nil, fmt.Errorf("allowed origin pattern %q: %v", p, err)
 		}
 	}
 	if err := o.Share.check(); err != nil {
@@ -411,6 +412,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return errorf("shutdown: %w", ctx.Err())
+		return fmt.Errorf("shutdown: %w", ctx.Err())
 	}
 }

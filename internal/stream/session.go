@@ -213,12 +213,12 @@ func (s *session) build(cfg Config, newData bool) error {
 	j.end()
 	if err != nil {
 		s.srv.setReservation(s, prev)
-		return errorf("initialising the model: %w", err)
+		return fmt.Errorf("initialising the model: %w", err)
 	}
 	tr, err := train.NewTrainer(m, v.Optimizer(optimizerConfig(cfg, s.srv.workers)))
 	if err != nil {
 		s.srv.setReservation(s, prev)
-		return errorf("starting the optimizer: %w", err)
+		return fmt.Errorf("starting the optimizer: %w", err)
 	}
 	s.srv.setReservation(s, est.Bytes)
 	dataChanged := s.data == nil || d.ID != s.data.ID
@@ -282,7 +282,7 @@ func (s *session) step() error {
 	}
 	s.opt.status = info.Status
 	if err != nil {
-		return errorf("optimizer: %w", err)
+		return fmt.Errorf("optimizer: %w", err)
 	}
 	return nil
 }

@@ -90,7 +90,7 @@ func (u *Upload) ModelReadOptions() engine.ReadOptions {
 	return engine.ReadOptions{MaxRows: l.MaxRows, MaxLayers: l.MaxLayers, MaxWidth: l.MaxWidth, MaxInducing: l.MaxInducing,
 		Budget: func(bytes int64) error {
 			if l.SessionMemory > 0 && bytes > l.SessionMemory {
-				return errorf("the model file needs more memory than a session may use (%s)", mib(l.SessionMemory))
+				return fmt.Errorf("the model file needs more memory than a session may use (%s)", mib(l.SessionMemory))
 			}
 			return u.s.reserve(u.owner, bytes)
 		}}
@@ -98,7 +98,7 @@ func (u *Upload) ModelReadOptions() engine.ReadOptions {
 
 // ErrTooOften refuses parked state (an upload, a fork) of a client that
 // asks faster than the limits allow (HTTP 429).
-var ErrTooOften = errors.New("stream: too many uploads and forks from your address")
+var ErrTooOften = errors.New("too many uploads and forks from your address")
 
 // takePark spends one of client's parked-state allowances.
 func (s *Server) takePark(client string) error {
@@ -115,7 +115,7 @@ func (s *Server) takePark(client string) error {
 func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) {
 	m := mf.Model
 	if err := m.Validate(); err != nil {
-		return "", errorf("the model file is not a valid model: %w", err)
+		return "", fmt.Errorf("the model file is not a valid model: %w", err)
 	}
 	n, q := m.X.Dims()
 	_, dy := m.Y.Dims()
@@ -131,17 +131,17 @@ func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) 
 	l := s.limits
 	switch {
 	case n > l.MaxRows:
-		return "", errorf("the model's data has %d rows, more than the limit of %d rows", n, l.MaxRows)
+		return "", fmt.Errorf("the model's data has %d rows, more than the limit of %d rows", n, l.MaxRows)
 	case n < 2:
-		return "", errorf("the model's data has %d rows; at least 2 are needed", n)
+		return "", fmt.Errorf("the model's data has %d rows; at least 2 are needed", n)
 	case len(m.Layers) > l.MaxLayers:
-		return "", errorf("the model has %d layers, more than the limit of %d layers", len(m.Layers), l.MaxLayers)
+		return "", fmt.Errorf("the model has %d layers, more than the limit of %d layers", len(m.Layers), l.MaxLayers)
 	case inducing > l.MaxInducing:
-		return "", errorf("the model has %d inducing points in a layer, more than the limit of %d inducing points", inducing, l.MaxInducing)
+		return "", fmt.Errorf("the model has %d inducing points in a layer, more than the limit of %d inducing points", inducing, l.MaxInducing)
 	}
 	for i, w := range hidden {
 		if w > l.MaxWidth {
-			return "", errorf("the model's hidden layer %d has width %d, more than the limit of %d", i+1, w, l.MaxWidth)
+			return "", fmt.Errorf("the model's hidden layer %d has width %d, more than the limit of %d", i+1, w, l.MaxWidth)
 		}
 	}
 	nx, ny := mf.NormX, mf.NormY
@@ -152,7 +152,7 @@ func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) 
 		ny = identity(dy)
 	}
 	if len(nx.Mean) != q || len(ny.Mean) != dy {
-		return "", errorf("the model file's normalization has %d and %d columns, its data %d and %d", len(nx.Mean), len(ny.Mean), q, dy)
+		return "", fmt.Errorf("the model file's normalization has %d and %d columns, its data %d and %d", len(nx.Mean), len(ny.Mean), q, dy)
 	}
 	ds := &dataset.Dataset{
 		Name:        "model-" + newResumeToken()[:12],
@@ -182,9 +182,9 @@ func (s *Server) ParkData(client string, ds *dataset.Dataset) (string, error) {
 	_, dy := ds.Y.Dims()
 	switch {
 	case n > l.MaxRows:
-		return "", errorf("the data has %d rows, more than the limit of %d rows", n, l.MaxRows)
+		return "", fmt.Errorf("the data has %d rows, more than the limit of %d rows", n, l.MaxRows)
 	case n < 2:
-		return "", errorf("the data has %d rows; at least 2 are needed", n)
+		return "", fmt.Errorf("the data has %d rows; at least 2 are needed", n)
 	}
 	ds.Name = "data-" + newResumeToken()[:12]
 	// The view the data's shape chooses, with its preset when it has one;
@@ -223,7 +223,7 @@ func (s *Server) parkNew(client string, p *parked, ds *dataset.Dataset, bytes in
 		if ds != nil {
 			s.cat.removePrivate(ds.Name)
 		}
-		return "", errorf("the server is shutting down")
+		return "", fmt.Errorf("the server is shutting down")
 	}
 	s.addParked(token, p)
 	return token, nil
