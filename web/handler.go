@@ -138,7 +138,7 @@ func linkConfig(q url.Values, def stream.Config, l stream.Limits, cat *stream.Ca
 		}
 		cfg = next
 	}
-	return cfg, problems
+	return stream.LinkPreset(cfg, q, def, l, cat), problems
 }
 
 type statusWriter struct {

@@ -178,21 +178,30 @@ func answeredHosts(addr string, extra []string) []string {
 	return hosts
 }
 
-// shapeCSVs declares the outputs of the CSV data sets among specs images
-// of the given shape.
+// shapeCSVs declares the outputs of the CSV data sets among specs that
+// have shape[0] × shape[1] of them images of that shape, so that one
+// server can offer images beside other CSVs; it is an error when none has.
 func shapeCSVs(cat *stream.Catalog, specs []string, shape [2]int) error {
-	n := 0
+	var csvs []*dataset.Dataset
 	for _, spec := range specs {
-		if !strings.HasPrefix(strings.TrimSpace(spec), "csv:") {
-			continue
+		if strings.HasPrefix(strings.TrimSpace(spec), "csv:") {
+			csvs = append(csvs, cat.Get(cat.NameOf(spec)))
 		}
-		if err := cat.Get(cat.NameOf(spec)).SetShape(shape); err != nil {
-			return fmt.Errorf("-shape: %w", err)
+	}
+	if len(csvs) == 0 {
+		return errors.New("-shape applies to CSV data sets (-data csv:PATH), and none was given")
+	}
+	n := 0
+	for _, ds := range csvs {
+		if _, d := ds.Y.Dims(); d == shape[0]*shape[1] {
+			if err := ds.SetShape(shape); err != nil {
+				return err
+			}
+			n++
 		}
-		n++
 	}
 	if n == 0 {
-		return errors.New("-shape applies to CSV data sets (-data csv:PATH), and none was given")
+		return csvs[0].SetShape(shape) // says what the first has
 	}
 	return nil
 }

@@ -169,3 +169,24 @@ func TestServeDataFlag(t *testing.T) {
 		t.Errorf("page does not offer the csv data set as the default:\n%s", body)
 	}
 }
+
+// TestServeShapeAppliesToImages: -shape makes images of the CSVs whose
+// outputs it fits and leaves the others (the README's examples served
+// together); when none fits, it says what the first has.
+func TestServeShapeAppliesToImages(t *testing.T) {
+	url, stop := startServe(t, "-addr", "127.0.0.1:0", "-data", "csv:../../examples/loop.csv", "-data", "csv:../../examples/spot.csv", "-shape", "8x8", "-log-level", "warn")
+	defer stop()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `value="csv:loop.csv" selected`) || !strings.Contains(string(body), `value="csv:spot.csv"`) {
+		t.Errorf("the page does not offer both examples:\n%.2000s", body)
+	}
+	err = run(context.Background(), []string{"serve", "-addr", "127.0.0.1:0", "-data", "csv:../../examples/loop.csv", "-shape", "8x8"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "images of 8 × 8 pixels need 64 outputs; csv:loop.csv has 8") || strings.Count(err.Error(), "-shape") > 1 {
+		t.Errorf("-shape that fits no CSV: %v", err)
+	}
+}

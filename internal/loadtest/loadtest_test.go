@@ -178,7 +178,11 @@ func TestAttacks(t *testing.T) {
 		{AttackWide, nil, "", "HTTP 400 data"},
 	} {
 		t.Run(tc.attack, func(t *testing.T) {
-			r, err := Run(context.Background(), Options{N: 2, Duration: 3 * time.Second, Query: "play=1", Mode: ModeAttack, Attack: tc.attack, AttackQuery: tc.query, Data: tc.data})
+			d := 3 * time.Second
+			if raceEnabled && (tc.attack == AttackUpload || tc.attack == AttackWide) {
+				d = 12 * time.Second // the bodies of 16 MiB are made in the window: slow under -race
+			}
+			r, err := Run(context.Background(), Options{N: 2, Duration: d, Query: "play=1", Mode: ModeAttack, Attack: tc.attack, AttackQuery: tc.query, Data: tc.data})
 			if err != nil {
 				t.Fatal(err)
 			}

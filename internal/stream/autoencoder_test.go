@@ -75,8 +75,8 @@ func TestFreySetupAndFrames(t *testing.T) {
 		if got := len(floats(get(f, "layers", 0, "mean"))); got != 2*n {
 			t.Fatalf("latent mean: %d values, want %d", got, 2*n)
 		}
-		if got := len(floats(get(f, "layers", 1, "z"))); got != 2*15 {
-			t.Fatalf("decoder z: %d values, want 30", got)
+		if got, want := len(floats(get(f, "layers", 1, "z"))), 2*train.FreyDecoderInducing; got != want {
+			t.Fatalf("decoder z: %d values, want %d (the preset's inducing points in 2-D)", got, want)
 		}
 		if got := len(floats(get(f, "layers", 0, "z"))); got != 0 {
 			t.Fatalf("encoder z: %d values, want none (omitted)", got)

@@ -360,6 +360,26 @@ func PresetConfig(c Config, ds *dataset.Dataset, l Limits) Config {
 	return c
 }
 
+// LinkPreset returns cfg, read from the link parameters q, with the
+// architecture of the preset of the view that shows the data set q names
+// for what q leaves out (hidden, m), when that view differs from the one
+// of def's data set: a link to another data set opens in its view's
+// preset, as choosing it in the page's data menu does.
+func LinkPreset(cfg Config, q url.Values, def Config, l Limits, cat *Catalog) Config {
+	next, cur := cat.Get(cfg.Dataset), cat.Get(def.Dataset)
+	if !q.Has("data") || next == nil || cur != nil && views.Kind(next) == views.Kind(cur) {
+		return cfg
+	}
+	p := presetConfig(cfg, views.For(next, nil), def, l)
+	if !q.Has("hidden") {
+		cfg.Hidden = p.Hidden
+	}
+	if !q.Has("m") {
+		cfg.Inducing = p.Inducing
+	}
+	return cfg
+}
+
 // PresetLimits returns l with a per-session memory budget large enough for
 // the preset of every data set in cat (the autoencoder's on 1965 Frey
 // faces is estimated at about 400 MiB), when the budget is set and

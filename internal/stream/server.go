@@ -286,6 +286,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ss.hub = hub
 	s.mu.Unlock()
 	cfg, err := ParseQuery(query, s.def)
+	if err == nil {
+		cfg = LinkPreset(cfg, query, s.def, s.limits, s.cat)
+	}
 	if resumed != nil {
 		cfg, err = resumed.cfg, nil
 	}

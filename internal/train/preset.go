@@ -55,7 +55,7 @@ const (
 	RobotRestartIters = 200
 )
 
-// RobotPreset is "robot WiFi (paper)": time → 3 → 3 → 30 access points
+// RobotPreset is the paper's robot WiFi model: time → 3 → 3 → 30 access points
 // (Hensman & Lawrence 2014, §robot wireless data), RobotInducing inducing
 // points per layer and the principal-component initialisation of the first
 // hidden layer (the leading 3 principal components of the 30 signals, which
@@ -66,7 +66,7 @@ const (
 // docs/measurements.md).
 func RobotPreset(seed uint64) Preset {
 	return Preset{
-		Name:            "robot WiFi (paper)",
+		Name:            "input → 3 → 3 → outputs, the paper's robot WiFi model",
 		Init:            InitConfig{Hidden: []int{3, 3}, Inducing: RobotInducing, Seed: seed, HiddenInit: "auto"},
 		Restarts:        RobotRestarts,
 		RestartIters:    RobotRestartIters,

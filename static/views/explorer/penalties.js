@@ -52,11 +52,16 @@ export function createPenalties(data, { link }) {
         ctx.globalAlpha = 1;
         timeBar(ctx, colour, m.byTime, s, h, `${data.input.name}, training ${data.row.many}`);
         ctx.textAlign = "left"; ctx.textBaseline = "middle"; ctx.font = font;
-        let lx = s.box.l + 8;
+        // The keys wrap onto a second row where the plot is too narrow
+        // for one (presentation mode's larger type).
+        let lx = s.box.l + 8, ly = s.box.t + 10;
+        const rowH = Math.ceil(ctx.measureText("M").width * 1.6);
         L.forEach((l, li) => {
           for (const [nm, alpha] of [["compression", 1], ["propagation", 0.45]]) {
-            ctx.globalAlpha = alpha; ctx.fillStyle = LAYER_COL[li % LAYER_COL.length]; ctx.fillRect(lx, s.box.t + 6, 10, 8); ctx.globalAlpha = 1;
-            ctx.fillStyle = "#334155"; const t = `layer ${li + 1} ${nm}`; ctx.fillText(t, lx + 13, s.box.t + 10); lx += ctx.measureText(t).width + 24;
+            const t = `layer ${li + 1} ${nm}`, w = ctx.measureText(t).width + 24;
+            if (lx > s.box.l + 8 && lx + w - 11 > s.box.r) { lx = s.box.l + 8; ly += rowH; }
+            ctx.globalAlpha = alpha; ctx.fillStyle = LAYER_COL[li % LAYER_COL.length]; ctx.fillRect(lx, ly - 4, 10, 8); ctx.globalAlpha = 1;
+            ctx.fillStyle = "#334155"; ctx.fillText(t, lx + 13, ly); lx += w;
           }
         });
       });
