@@ -43,7 +43,7 @@ for attack in order + sorted(set(runs) - set(order)):
     a = [r["attack"] for r in reps]
     answers = {}
     for x in a:
-        for k, v in x["answers"].items():
+        for k, v in x["attacker_answers"].items():
             answers[k] = answers.get(k, 0) + v
     top = sorted(answers.items(), key=lambda kv: -kv[1])[:3]
     got = "; ".join("%s ×%d" % (k, v // len(a)) for k, v in top)
