@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -69,17 +68,6 @@ func (e *e2e) stableHandle(li, k int) []float64 {
 	  };
 	  tick();
 	})`, li, k, li))
-}
-
-// waitForWithin is waitFor with its own time limit (an optimizer's
-// recovery under -race on a busy machine takes longer than 20 s).
-func (e *e2e) waitForWithin(d time.Duration, what, cond string) {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, d)
-	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[any](cond, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		e.t.Fatalf("waiting %v for %s: %v; page: %s", d, what, err, e.textOf("status"))
-	}
 }
 
 // textOf reads the text of the element with that test id in one step (an

@@ -170,7 +170,15 @@ func (e *e2e) eval(js string, out any) {
 // waitFor polls the JS condition until it is true (up to 20 s).
 func (e *e2e) waitFor(what, cond string) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
+	e.waitForWithin(20*time.Second, what, cond)
+}
+
+// waitForWithin is waitFor with its own time limit: a preset's restarts
+// or an optimizer's recovery under -race on a busy machine take longer
+// than 20 s.
+func (e *e2e) waitForWithin(timeout time.Duration, what, cond string) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, timeout)
 	defer cancel()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[any](cond, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
 		diag, _ := chromedp.Run(e.ctx, chromedp.Evaluate[string](`document.getElementById("iteration").textContent + " | " + document.getElementById("status").textContent + " | " + document.getElementById("toast").textContent + " | " + location.search`))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
@@ -79,13 +80,13 @@ func TestBrowserUploadChoosesView(t *testing.T) {
 	e.run(chromedp.Navigate(e.base + "/?data=robot&hidden=3,3&m=15&seed=1&play=0"))
 	scores := `[...document.querySelectorAll('[data-testid="score-1"], [data-testid="score-pca"], [data-testid="score-time"]')].map(d => d.textContent).join(" ")`
 	ready := `!document.getElementById("panel-explorer").hidden && window.dgpviz.state.frame && window.dgpviz.state.frame.view && window.dgpviz.state.frame.view.scores && document.querySelector('[data-testid="score-1"]').textContent !== "–"`
-	e.waitFor("the robot reader's explorer", ready)
+	e.waitForWithin(120*time.Second, "the robot reader's explorer", ready)
 	e.settle()
 	want := evalAs[string](e, scores)
 
 	// The same data as a person's CSV.
 	e.uploadThroughDialog(writeCSVFile(t, dir, "robot.csv", robot), "")
-	e.waitFor("the uploaded robot CSV in the explorer", `window.dgpviz.state.config.dataset.startsWith("data-") && `+ready)
+	e.waitForWithin(120*time.Second, "the uploaded robot CSV in the explorer", `window.dgpviz.state.config.dataset.startsWith("data-") && `+ready)
 	e.eval(`window.dgpviz.send({op: "pause"}), true`, nil)
 	e.settle()
 	got := evalAs[string](e, scores)

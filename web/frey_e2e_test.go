@@ -17,6 +17,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
+	"dgpviz/internal/train"
 
 	"github.com/chromedp/chromedp"
 )
@@ -107,8 +108,8 @@ func TestBrowserFrey(t *testing.T) {
 	e.waitFor("face tiles", `Number(document.querySelector('[data-testid="autoencoder-map"]').dataset.tiles) === 49`)
 	e.settle()
 	n := evalAs[float64](e, `Number(document.querySelector('[data-testid="autoencoder-map"]').dataset.points)`)
-	if m, want := evalAs[float64](e, `Number(document.querySelector('[data-testid="autoencoder-map"]').dataset.inducing)`), evalAs[float64](e, `window.dgpviz.state.setup.n`); n != want || m != 15 {
-		t.Errorf("map draws %v points and %v inducing inputs, want %v and 15", n, m, want)
+	if m, want := evalAs[float64](e, `Number(document.querySelector('[data-testid="autoencoder-map"]').dataset.inducing)`), evalAs[float64](e, `window.dgpviz.state.setup.n`); n != want || m != train.FreyDecoderInducing {
+		t.Errorf("map draws %v points and %v inducing inputs, want %v and %d (the preset's decoder)", n, m, want, train.FreyDecoderInducing)
 	}
 	hTiles, inkTiles := e.canvas(`[data-testid="autoencoder-map"]`)
 	if inkTiles < 5000 {

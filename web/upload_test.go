@@ -150,7 +150,7 @@ func resumeUntil(t *testing.T, base, token, want string) (map[string]any, map[st
 // budget of one session, and refused while read when it would need more.
 func TestModelUploadBudget(t *testing.T) {
 	l := stream.DefaultLimits()
-	l.SessionMemory = 4 << 20
+	l.SessionMemory = 8 << 20 // the default configuration (the step demo) needs about 5 MiB
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := stream.NewServer(stream.Options{Limits: l, Defaults: stream.DefaultConfig(), Logger: log})
 	if err != nil {
@@ -158,16 +158,16 @@ func TestModelUploadBudget(t *testing.T) {
 	}
 	hs := httptest.NewServer(New(srv, srv, log))
 	defer hs.Close()
-	// 2000 × 300 float64s: 4.8 MB once decoded.
-	x := base64.StdEncoding.EncodeToString(make([]byte, 8*2000*300))
-	body := `{"data": {"X": {"shape": [2000, 300], "dtype": "float64", "base64": "` + x + `"}}}`
+	// 2000 × 600 float64s: 9.6 MB once decoded.
+	x := base64.StdEncoding.EncodeToString(make([]byte, 8*2000*600))
+	body := `{"data": {"X": {"shape": [2000, 600], "dtype": "float64", "base64": "` + x + `"}}}`
 	resp, err := http.Post(hs.URL+"/model", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if want := "the model file needs more memory than a session may use (4 MiB)"; resp.StatusCode != 400 || !strings.Contains(string(b), want) {
+	if want := "the model file needs more memory than a session may use (8 MiB)"; resp.StatusCode != 400 || !strings.Contains(string(b), want) {
 		t.Errorf("%d %q, want 400 saying %q", resp.StatusCode, b, want)
 	}
 }
