@@ -29,7 +29,7 @@ func parseLoadtest(args []string, stderr io.Writer) (loadtestOptions, error) {
 	fs := newFlags("loadtest", stderr)
 	fs.IntVar(&o.lt.N, "n", 16, "sessions (modes sessions and slow: the normal clients; slow adds n/4 slow ones) or connections (churn)")
 	fs.DurationVar(&o.lt.Duration, "duration", loadtestDefaultDuration, "how long to measure (churn: the longest it may run)")
-	fs.StringVar(&o.lt.Query, "query", "play=1", "the sessions' URL query (as /ws?…), e.g. 'play=1&hidden=2,2'")
+	fs.StringVar(&o.lt.Query, "query", steadyQuery, "the sessions' URL query (as /ws?…), e.g. 'play=1&hidden=2,2'; the default keeps them fitting at 60 iterations/s")
 	fs.StringVar(&o.lt.Mode, "mode", loadtest.ModeSessions, "sessions: n sessions playing; churn: n connections dropped in every way, then goroutines and new sessions checked; slow: n sessions, then n/4 clients that read slowly or never; followers: one presenter session and n read-only followers of it; relays: one presenter's server (viz serve -nats), an embedded NATS server, -relays relays (viz relay) and n followers spread over them; attack: n victims, then one client's -attack while honest newcomers arrive (victims' frame rates, newcomers admitted, RSS against the memory budget)")
 	fs.StringVar(&o.lt.Attack, "attack", "", "-mode attack's attack: "+strings.Join(loadtest.Attacks, ", "))
 	fs.IntVar(&o.lt.AttackClients, "attack-clients", 1, "-mode attack: how many clients run the attack, each from an address of its own")
@@ -97,3 +97,9 @@ var vizCommand = func(args ...string) *exec.Cmd {
 	}
 	return exec.Command(exe, args...)
 }
+
+// steadyQuery is the load test's sessions by default: the step demo with
+// Adam's small steps, which fits at the page's 60 iterations a second for
+// minutes. The demo's own L-BFGS converges within seconds, after which a
+// session only answers commands and the frame rates measure nothing.
+const steadyQuery = "play=1&opt=adam&lr=0.001"

@@ -96,6 +96,9 @@ type AttackReport struct {
 }
 
 // attackIdentity is the k-th attacking client's address (from 0).
+// victimWarmup is how long victims play before their frame rate counts.
+const victimWarmup = 10 * time.Second
+
 func attackIdentity(k int) string { return fmt.Sprintf("10.66.6.%d", 6+k) }
 
 func runAttack(ctx context.Context, o Options, t *target, r *Report) error {
@@ -137,6 +140,10 @@ func runAttack(ctx context.Context, o Options, t *target, r *Report) error {
 			return true
 		}
 	}
+	// The victims' first seconds run flat out until their bound settles
+	// (the live pace), at another frame rate than the rest: the window
+	// before the attack starts after them.
+	sleep(min(victimWarmup, o.Duration/4))
 	winStart := time.Since(t0)
 	sleep(o.Duration / 3)
 	attackAt := time.Since(t0)
