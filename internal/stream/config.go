@@ -396,9 +396,12 @@ func PresetLimits(l Limits, cat *Catalog) Limits {
 		}
 		n, q := ds.X.Dims()
 		_, d := ds.Y.Dims()
+		// The build's peak (the restarts side by side) is what a client
+		// must be able to reserve (reserve: one client's share is at
+		// least a session's budget).
 		e := EstimateSession(PresetConfig(DefaultConfig(), ds, l), ds, n, q, d)
-		if e.Bytes > l.SessionMemory {
-			l.SessionMemory = (e.Bytes + (1 << 20) - 1) >> 20 << 20
+		if need := max(e.Bytes, e.Build); need > l.SessionMemory {
+			l.SessionMemory = (need + (1 << 20) - 1) >> 20 << 20
 		}
 	}
 	return l

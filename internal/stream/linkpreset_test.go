@@ -1,11 +1,15 @@
 package stream
 
 import (
+	"math"
 	"net/url"
 	"slices"
 	"testing"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/train"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestLinkPreset: a link to data of another view opens in that view's
@@ -39,5 +43,35 @@ func TestLinkPreset(t *testing.T) {
 		if !slices.Equal(cfg.Hidden, c.hidden) || cfg.Inducing != c.inducing {
 			t.Errorf("%s: hidden %v, %d inducing points; want %v, %d", c.query, cfg.Hidden, cfg.Inducing, c.hidden, c.inducing)
 		}
+	}
+}
+
+// TestPresetLimitsAdmitTheBuild: viz serve raises the session budget to
+// what a preset's build needs at its peak (its restarts side by side), so
+// that one client can open it: the Frey-shaped autoencoder (1965 frames of
+// 560 pixels) was refused with the default limits, its build estimated
+// above the 512 MiB one client may use.
+func TestPresetLimitsAdmitTheBuild(t *testing.T) {
+	const n, d = 1965, 560
+	y := mat.NewDense(n, d, nil)
+	for i := range n {
+		for j := range d {
+			y.Set(i, j, math.Sin(float64(i)/40+float64(j)/9))
+		}
+	}
+	ds := &dataset.Dataset{Name: "frames", X: y, Y: y}
+	l := DefaultLimits()
+	cat, err := NewCatalog(nil, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Add(ds, l); err != nil {
+		t.Fatal(err)
+	}
+	raised := PresetLimits(l, cat)
+	e := EstimateSession(PresetConfig(DefaultConfig(), ds, raised), ds, n, d, d)
+	srv := &Server{limits: raised}
+	if need := max(e.Bytes, e.Build); raised.SessionMemory < need || srv.clientShare() < need {
+		t.Errorf("session budget %d MiB, one client's share %d MiB; the preset's build needs %d MiB", raised.SessionMemory>>20, srv.clientShare()>>20, need>>20)
 	}
 }
