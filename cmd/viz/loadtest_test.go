@@ -32,7 +32,7 @@ func TestLoadtestFlags(t *testing.T) {
 		}
 	}
 	o, err := parseLoadtest([]string{"-n", "64", "-mode", "slow", "-url", "ws://127.0.0.1:8080/ws", "-pid", "42", "-json"}, io.Discard)
-	if err != nil || o.lt.N != 64 || o.lt.Mode != "slow" || o.lt.PID != 42 || !o.json || o.lt.Query != "play=1" {
+	if err != nil || o.lt.N != 64 || o.lt.Mode != "slow" || o.lt.PID != 42 || !o.json || o.lt.Query != steadyQuery {
 		t.Errorf("parse: %+v, %v", o, err)
 	}
 	if _, err := parseLoadtest([]string{"-h"}, io.Discard); !errors.Is(err, errHelp) {
