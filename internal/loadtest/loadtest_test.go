@@ -179,8 +179,10 @@ func TestAttacks(t *testing.T) {
 	} {
 		t.Run(tc.attack, func(t *testing.T) {
 			d := 3 * time.Second
-			if raceEnabled && (tc.attack == AttackUpload || tc.attack == AttackWide) {
-				d = 12 * time.Second // the bodies of 16 MiB are made in the window: slow under -race
+			if raceEnabled && (tc.attack == AttackUpload || tc.attack == AttackWide || tc.attack == AttackDecode) {
+				// The bodies of 16 MiB are made, and the autoencoder's
+				// preset built, in the window: slow under -race.
+				d = 12 * time.Second
 			}
 			r, err := Run(context.Background(), Options{N: 2, Duration: d, Query: "play=1", Mode: ModeAttack, Attack: tc.attack, AttackQuery: tc.query, Data: tc.data})
 			if err != nil {
