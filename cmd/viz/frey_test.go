@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,12 +105,7 @@ func TestServeFreyOpensInPreset(t *testing.T) {
 	const fixture = "frey:../../internal/dataset/testdata/frey_small.mat"
 	url, stop := startServe(t, "-addr", "127.0.0.1:0", "-data", fixture, "-log-level", "warn")
 	defer stop()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := pageOf(t, url)
 	page := string(body)
 	for _, want := range []string{`value="frey" selected`, `data-view="autoencoder"`, `id="hidden"`, `value="2"`, fmt.Sprintf(`value="%d"`, train.FreyInducing)} {
 		if !strings.Contains(page, want) {

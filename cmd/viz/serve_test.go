@@ -64,14 +64,9 @@ func startServe(t *testing.T, args ...string) (url string, stop func() error) {
 
 func TestServeBareCommandServesPage(t *testing.T) {
 	url, stop := startServe(t, "-addr", "127.0.0.1:0", "-log-level", "warn")
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `data-testid="bound-value"`) {
-		t.Fatalf("GET /: %d\n%.300s", resp.StatusCode, body)
+	body := pageOf(t, url)
+	if !strings.Contains(string(body), `data-testid="bound-value"`) {
+		t.Fatalf("GET /:\n%.300s", body)
 	}
 	for _, p := range []string{"static/app.js", "static/panels/layer.js", "static/style.css"} {
 		r, err := http.Get(url + p)
@@ -159,12 +154,7 @@ func TestServeFlags(t *testing.T) {
 func TestServeDataFlag(t *testing.T) {
 	url, stop := startServe(t, "-addr", "127.0.0.1:0", "-data", "csv:../../internal/dataset/testdata/good.csv", "-data", "step", "-log-level", "warn")
 	defer stop()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := pageOf(t, url)
 	if !strings.Contains(string(body), `value="csv:good.csv" selected`) || !strings.Contains(string(body), `value="step"`) {
 		t.Errorf("page does not offer the csv data set as the default:\n%s", body)
 	}
@@ -176,17 +166,27 @@ func TestServeDataFlag(t *testing.T) {
 func TestServeShapeAppliesToImages(t *testing.T) {
 	url, stop := startServe(t, "-addr", "127.0.0.1:0", "-data", "csv:../../examples/loop.csv", "-data", "csv:../../examples/spot.csv", "-shape", "8x8", "-log-level", "warn")
 	defer stop()
+	body := pageOf(t, url)
+	if !strings.Contains(string(body), `value="csv:loop.csv" selected`) || !strings.Contains(string(body), `value="csv:spot.csv"`) {
+		t.Errorf("the page does not offer both examples:\n%.2000s", body)
+	}
+	err := run(context.Background(), []string{"serve", "-addr", "127.0.0.1:0", "-data", "csv:../../examples/loop.csv", "-shape", "8x8"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "images of 8 × 8 pixels need 64 outputs; csv:loop.csv has 8") || strings.Count(err.Error(), "-shape") > 1 {
+		t.Errorf("-shape that fits no CSV: %v", err)
+	}
+}
+
+// pageOf returns the body of GET url, failing unless it is 200 OK.
+func pageOf(t *testing.T, url string) []byte {
+	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), `value="csv:loop.csv" selected`) || !strings.Contains(string(body), `value="csv:spot.csv"`) {
-		t.Errorf("the page does not offer both examples:\n%.2000s", body)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d, %v\n%.300s", url, resp.StatusCode, err, body)
 	}
-	err = run(context.Background(), []string{"serve", "-addr", "127.0.0.1:0", "-data", "csv:../../examples/loop.csv", "-shape", "8x8"}, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "images of 8 × 8 pixels need 64 outputs; csv:loop.csv has 8") || strings.Count(err.Error(), "-shape") > 1 {
-		t.Errorf("-shape that fits no CSV: %v", err)
-	}
+	return body
 }

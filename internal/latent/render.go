@@ -82,19 +82,7 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 		}
 		cols++
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, t := range f.Times {
-		lo, hi = math.Min(lo, t), math.Max(hi, t)
-	}
-	if f.TimeRange[1] > f.TimeRange[0] {
-		lo, hi = f.TimeRange[0], f.TimeRange[1]
-	}
-	colour := func(i int) color.Color {
-		if hi == lo {
-			return Viridis(0.5)
-		}
-		return Viridis((f.Times[i] - lo) / (hi - lo))
-	}
+	colour, lo, hi := f.Colours()
 
 	const cell = 2.6 * vg.Inch
 	const barH = 0.55 * vg.Inch // the colour bar's strip at the bottom
@@ -202,4 +190,24 @@ func scatter(title, xl, yl string, at func(i int) (float64, float64), n int, col
 	}
 	p.Add(s)
 	return p, nil
+}
+
+// Colours returns the colour of each row (viridis over the first input,
+// f.TimeRange when set, else the range of f.Times) and the scale's ends,
+// for the colour bar.
+func (f *Figure) Colours() (colour func(i int) color.Color, lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, t := range f.Times {
+		lo, hi = math.Min(lo, t), math.Max(hi, t)
+	}
+	if f.TimeRange[1] > f.TimeRange[0] {
+		lo, hi = f.TimeRange[0], f.TimeRange[1]
+	}
+	colour = func(i int) color.Color {
+		if hi == lo {
+			return Viridis(0.5)
+		}
+		return Viridis((f.Times[i] - lo) / (hi - lo))
+	}
+	return colour, lo, hi
 }

@@ -94,8 +94,8 @@ func dialAs(url string, kind string, t0 time.Time, identity string) (*client, er
 	}
 	c := &client{kind: kind, t0: t0, conn: conn, pending: map[int]time.Duration{}, done: make(chan struct{}), speed: -1}
 	c.slow.Store(kind == kindSlowRead)
-	// The hello comes once the model is built: a preset's restarts (the
-	// Frey autoencoder's take 15–30 s on a busy machine) come first.
+	// The hello comes once the model is built: a preset's restarts (an
+	// autoencoder of images takes seconds) come first.
 	conn.SetReadDeadline(time.Now().Add(60 * time.Second))
 	mt, msg, err := conn.ReadMessage()
 	if err != nil {

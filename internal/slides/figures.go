@@ -457,19 +457,7 @@ func Latent(w io.Writer, format string, f *latent.Figure, cap Caption) error {
 	if len(f.Layers) == 0 || n == 0 {
 		return fmt.Errorf("slides: no hidden layer with 2 or more dimensions to draw")
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, t := range f.Times {
-		lo, hi = math.Min(lo, t), math.Max(hi, t)
-	}
-	if f.TimeRange[1] > f.TimeRange[0] {
-		lo, hi = f.TimeRange[0], f.TimeRange[1]
-	}
-	colour := func(i int) color.Color {
-		if hi == lo {
-			return latent.Viridis(0.5)
-		}
-		return latent.Viridis((f.Times[i] - lo) / (hi - lo))
-	}
+	colour, lo, hi := f.Colours()
 	label := f.TimeLabel
 	if label == "" {
 		label = "the input"

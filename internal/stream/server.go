@@ -319,9 +319,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// The reader starts before the model is built, so that a client that
-	// leaves while a preset's restarts run (a Frey build takes 15 s on a
-	// busy machine) ends the build with its session instead of paying for
-	// all of it. The writer starts once it is built: the hello, the setup
+	// leaves while a preset's restarts run (seconds for an autoencoder of
+	// images) ends the build with its session instead of paying for all
+	// of it. The writer starts once it is built: the hello, the setup
 	// and the first frame go together, as before.
 	var wg sync.WaitGroup
 	wg.Add(3)

@@ -333,10 +333,9 @@ func (s *session) run() {
 		s.iterate()
 		// Flat out (until the bound settles, speed 0, a step command) the
 		// optimizer would hold its core for the scheduler's whole time
-		// slice: other sessions' writers and paced iterations would wait
-		// up to 10 ms behind it (a client resetting four sessions twice a
-		// second took a third of four victims' frames). Yield after each
-		// iteration instead.
+		// slice, and other sessions' writers and paced iterations would
+		// wait behind it (docs/measurements.md, "Hardening": reset spam).
+		// Yield after each iteration instead.
 		runtime.Gosched()
 	}
 }

@@ -123,10 +123,9 @@ var errClientBusy = errors.New("busy: the server is still working on your earlie
 // with the live sessions. While none plays it uses them all.
 func DefaultPoolTurns() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
-// DefaultPoolShare is the share of each of its cores that the pool uses.
-// At 0.5 one client's message figures of 100,000 samples took 21–22 % of
-// four playing victims' frame rate in the hardening campaign, past the 20 %
-// it may take (docs/measurements.md, "Hardening").
+// DefaultPoolShare is the share of each of its cores that the pool uses:
+// small enough that one client's expensive work leaves playing sessions at
+// least 80 % of their frame rate (docs/measurements.md, "Hardening").
 const DefaultPoolShare = 0.35
 
 // pool shares turns among clients' jobs.
