@@ -7,7 +7,9 @@ prints what `viz predict -model MODEL.json -in INPUTS.csv` prints: the
 inputs and every layer's output message (mean and variance per input and
 output). INPUTS.csv holds one input per row in the data's original units (a
 first line that is not numeric is a header); without it, the model's
-training inputs. The last layer's message is in the data's original units;
+training inputs, which a file that refers to a public data set instead of
+holding its data (docs/model-format.md, "data_set") does not have: give
+INPUTS.csv for those. The last layer's message is in the data's original units;
 hidden layers' are in the latent units the model learnt. The file format and
 the formulas are in docs/model-format.md; this script is their reference
 implementation outside Go (cmd/viz/predict_numpy_test.go checks it against
@@ -32,6 +34,10 @@ def array(v):
     in original units: rows of numbers, or the compact form."""
     if isinstance(v, list):
         return np.array(v, dtype=np.float64), False
+    if "data_set" in v:  # the values are a public data set's, not in the file
+        ref = v["data_set"]
+        sys.exit(f"the model's data are the {ref['name']} data set's ({ref['file']}, sha256 {ref['sha256']}), "
+                 "which this script does not read: give the inputs as a CSV file (predict.py MODEL.json INPUTS.csv)")
     shape = v["shape"]
     raw = base64.b64decode(v["base64"])
     if v.get("compression") == "zlib":

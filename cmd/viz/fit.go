@@ -31,7 +31,7 @@ type fitFlags struct {
 	seed                                                               uint64
 	lr, tol, tolAbs, hiddenNoise, outputNoise                          float64
 	window, horizon                                                    int
-	quiet, naturalGradient                                             bool
+	quiet, naturalGradient, embedData                                  bool
 	finalQ                                                             string
 }
 
@@ -118,6 +118,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.finalQ, "final-q", "optimal", "the final layer's q(u): optimal (kept at its optimum given the rest, on the full data) or parameters (optimised with the rest)")
 	fs.BoolVar(&f.naturalGradient, "natural-gradient", false, "step the hidden layers' q(u) by natural gradients within each L-BFGS step")
 	fs.IntVar(&f.workers, "workers", 0, "goroutines per evaluation (0: share the CPUs between restarts)")
+	fs.BoolVar(&f.embedData, "embed-data", false, "write the data into the model file even when they are a public data set's (robot, frey); by default the file refers to that data set's file by its checksum, and readers load it from this machine")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -287,7 +288,11 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		raw[k] = b
 	}
 	var buf bytes.Buffer
-	if err := engine.WriteModelFile(&buf, &engine.ModelFile{Model: model, Info: engine.InfoOf(ds), Extra: raw}); err != nil {
+	mf := &engine.ModelFile{Model: model, Info: engine.InfoOf(ds), Source: ds, Extra: raw}
+	if f.embedData {
+		mf.Source = nil
+	}
+	if err := engine.WriteModelFile(&buf, mf); err != nil {
 		return fmt.Errorf("viz fit: %w", err)
 	}
 	if f.out == "" || f.out == "-" {

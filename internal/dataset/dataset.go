@@ -61,6 +61,11 @@ type Dataset struct {
 	// Columns are further values per row (rows aligned like Truth's), for
 	// colouring only, never fitted.
 	Columns []Column
+	// Source is the public data file (one of Remotes) the data set was
+	// read from, checksum checked, as Load finds it; nil for other data.
+	// A model file of such data may refer to the file instead of holding
+	// the data (docs/model-format.md).
+	Source *Remote
 	// Imputed is, when some outputs were missing and filled in (nil
 	// otherwise), true at [i][j] where output j of row i was; rows are
 	// aligned like Truth's. The robot's missing readings are −92 dBm.

@@ -1,6 +1,9 @@
 package dataset
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -38,5 +41,41 @@ func TestLoad(t *testing.T) {
 		if ds.Name != c.wantName {
 			t.Errorf("Load(%q).Name = %q, want %q", c.spec, ds.Name, c.wantName)
 		}
+	}
+}
+
+// TestLoadSource: Load records the public file a data set was read from
+// only when the file's checksum is that file's, wherever it lies; other
+// data have none.
+func TestLoadSource(t *testing.T) {
+	if ds, err := Load("frey:testdata/frey_small.mat"); err != nil || ds.Source != nil {
+		t.Errorf("the generated fixture: source %v (%v), want none", ds.Source, err)
+	}
+	if ds := Step(); ds.Source != nil {
+		t.Errorf("the step data: source %v, want none", ds.Source)
+	}
+	real := sharedFile(t, "robot_wireless", "uw-floor.txt")
+	b, err := os.ReadFile(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	copyOf := filepath.Join(dir, "copy.txt")
+	os.WriteFile(copyOf, b, 0o644)
+	ds, err := Load("robot:" + copyOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Source == nil || ds.Source.Name != "robot" {
+		t.Errorf("a copy of the robot file elsewhere: source %v, want robot", ds.Source)
+	}
+	// The same data with one reading changed by a digit is another file.
+	edited := bytes.Replace(b, []byte("-56"), []byte("-57"), 1)
+	if bytes.Equal(edited, b) {
+		t.Fatal("no reading -56 in the robot file to change")
+	}
+	os.WriteFile(copyOf, edited, 0o644)
+	if ds, err := Load("robot:" + copyOf); err != nil || ds.Source != nil {
+		t.Errorf("an edited robot file: source %v (%v), want none", ds.Source, err)
 	}
 }

@@ -83,14 +83,28 @@ type layerJSON struct {
 // reader normalises with the file's normalisation; Triangle "lower" a
 // stack of square matrices of which only the lower triangles are stored,
 // row by row. SameAs "X" (for data.Y alone) says Y's stored values are X's.
+// DataSet refers to the data of a public data set (data only, in
+// original units) instead of holding them.
 type arrayJSON struct {
-	SameAs      string `json:"same_as,omitempty"`
-	Shape       []int  `json:"shape,omitempty"`
-	Dtype       string `json:"dtype,omitempty"`
-	Units       string `json:"units,omitempty"`
-	Triangle    string `json:"triangle,omitempty"`
-	Compression string `json:"compression,omitempty"`
-	Base64      string `json:"base64,omitempty"`
+	SameAs      string      `json:"same_as,omitempty"`
+	DataSet     *dataSetRef `json:"data_set,omitempty"`
+	Shape       []int       `json:"shape,omitempty"`
+	Dtype       string      `json:"dtype,omitempty"`
+	Units       string      `json:"units,omitempty"`
+	Triangle    string      `json:"triangle,omitempty"`
+	Compression string      `json:"compression,omitempty"`
+	Base64      string      `json:"base64,omitempty"`
+}
+
+// dataSetRef names a public data set's columns (dataset.Remotes): its
+// inputs or its outputs, the training rows as dataset.Load reads them.
+// File is for people; the checksum is the file's, so that a reader knows
+// it holds the very data the model was fitted to.
+type dataSetRef struct {
+	Name    string `json:"name"`
+	File    string `json:"file"`
+	SHA256  string `json:"sha256"`
+	Columns string `json:"columns"` // "inputs" or "outputs"
 }
 
 // ModelFile is a model as read from or written to a JSON model file, with
@@ -104,8 +118,15 @@ type ModelFile struct {
 	NormX, NormY dataset.Normalizer
 	// Info is what the file says of its data beyond the numbers (zero when
 	// it says nothing).
-	Info  DataInfo
-	Extra map[string]json.RawMessage
+	Info DataInfo
+	// Source is the data set the model's data came from, when it is a
+	// public one (its Source set): the writer then refers to the data set
+	// for every large data array that is its inputs or outputs, normalised,
+	// bit for bit, instead of writing the values out, and writes the data
+	// out otherwise. The reader sets it to the data set it loaded for
+	// such a reference (nil when the file holds its data).
+	Source *dataset.Dataset
+	Extra  map[string]json.RawMessage
 }
 
 // ReadOptions are the limits a model file is read with. Each is checked
@@ -118,6 +139,10 @@ type ReadOptions struct {
 	MaxLayers   int // layers (default MaxLayers)
 	MaxWidth    int // outputs of a hidden layer (default MaxDim)
 	MaxInducing int // inducing points of a layer (default MaxInducing)
+	// DataSet returns the public data set (dataset.Remotes) called name,
+	// for a file whose data refer to one; nil: dataset.Load(name), which
+	// finds it on this machine or says how to get it.
+	DataSet func(name string) (*dataset.Dataset, error)
 	// Budget, when not nil, is told the bytes the reader is about to hold
 	// in all, before each large allocation; its error ends the reading
 	// and is returned as it is. Without one the reader holds at most
@@ -140,6 +165,9 @@ func (o ReadOptions) withDefaults() ReadOptions {
 	def(&o.MaxLayers, MaxLayers)
 	def(&o.MaxWidth, MaxDim)
 	def(&o.MaxInducing, MaxInducing)
+	if o.DataSet == nil {
+		o.DataSet = dataset.Load
+	}
 	if o.Budget == nil {
 		o.Budget = func(bytes int64) error {
 			if bytes > MaxModelMemory {
@@ -194,6 +222,7 @@ type modelReader struct {
 	layers     []*Layer
 	jitter     *float64
 	norm       *normalizationJSON
+	source     *dataset.Dataset // the public data set the data refer to
 	extra      map[string]json.RawMessage
 	q, d       int // columns of X and Y, once read (0 before)
 	haveFields map[string]bool
@@ -385,7 +414,7 @@ func (mr *modelReader) model() (*ModelFile, error) {
 	if err := mr.checkInfo(); err != nil {
 		return nil, err
 	}
-	return &ModelFile{Model: m, NormX: nx, NormY: ny, Info: mr.info, Extra: mr.extra}, nil
+	return &ModelFile{Model: m, NormX: nx, NormY: ny, Info: mr.info, Source: mr.source, Extra: mr.extra}, nil
 }
 
 // checkInfo checks the data's shape against its columns: an image of
@@ -768,7 +797,7 @@ func WriteModelFile(w io.Writer, mf *ModelFile) error {
 		nx, ny = dataset.Normalizer{}, dataset.Normalizer{}
 	}
 	out["jitter"] = m.Jitter
-	data := dataToJSON(m.X, m.Y, nx, ny)
+	data := dataToJSON(m.X, m.Y, nx, ny, mf.Source)
 	in := mf.Info
 	data.XUnit, data.YUnit = in.XUnit, in.YUnit
 	if in.Shape != [2]int{} {

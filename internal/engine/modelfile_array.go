@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 
 	"dgpviz/internal/dataset"
 
@@ -267,6 +268,7 @@ func (mr *modelReader) compact(spec arraySpec) (*array, error) {
 		dtype, units, triangle, compression, same string
 		b64                                       []byte
 		haveShape, haveDtype, haveB64             bool
+		ref                                       *dataSetRef
 	)
 	field := func(key string) string { return spec.name + "." + key }
 	err := s.object(func(key string) error {
@@ -302,6 +304,8 @@ func (mr *modelReader) compact(spec arraySpec) (*array, error) {
 				shape = append(shape, int(v))
 				return nil
 			})
+		case "data_set":
+			ref, err = mr.dataSetRef(field(key))
 		case "base64":
 			maxLen := MaxModelFileBytes
 			if size, ok := dtypes[dtype]; ok && len(shape) == spec.rank {
@@ -323,6 +327,19 @@ func (mr *modelReader) compact(spec arraySpec) (*array, error) {
 			return nil, placef(`%s: same_as stands alone, and only in data.Y`, spec.name)
 		}
 		return &array{sameAs: same}, nil
+	}
+	if ref != nil {
+		switch {
+		case !spec.data:
+			return nil, placef("%s: only data may refer to a data set", spec.name)
+		case haveDtype || haveB64 || compression != "" || triangle != "":
+			return nil, placef("%s: an array that refers to a data set holds no values of its own", spec.name)
+		case units != "original":
+			return nil, placef(`%s: a data set's values are in original units: want "units": "original"`, spec.name)
+		case !haveShape || len(shape) != spec.rank:
+			return nil, placef("%s: want %d extents, found %d", field("shape"), spec.rank, len(shape))
+		}
+		return mr.fromDataSet(spec.name, ref, shape[0], shape[1])
 	}
 	size, ok := dtypes[dtype]
 	switch {
@@ -382,6 +399,79 @@ func (mr *modelReader) compact(spec arraySpec) (*array, error) {
 		}
 	}
 	return a, nil
+}
+
+// dataSetRef reads a data array's data_set object.
+func (mr *modelReader) dataSetRef(name string) (*dataSetRef, error) {
+	s := mr.s
+	var ref dataSetRef
+	err := s.object(func(key string) error {
+		var err error
+		switch key {
+		case "name":
+			ref.Name, err = s.str(64, name+".name")
+		case "file":
+			ref.File, err = s.str(256, name+".file")
+		case "sha256":
+			ref.SHA256, err = s.str(64, name+".sha256")
+		case "columns":
+			ref.Columns, err = s.str(16, name+".columns")
+		default:
+			err = s.skip(0)
+		}
+		return err
+	})
+	return &ref, err
+}
+
+// fromDataSet returns the columns of the public data set that ref names,
+// rows × cols values in original units. The data set is loaded once per
+// file (ReadOptions.DataSet), and its memory charged: the file and its
+// inputs and outputs, about twice the values.
+func (mr *modelReader) fromDataSet(name string, ref *dataSetRef, rows, cols int) (*array, error) {
+	r, ok := dataset.RemoteNamed(ref.Name)
+	var names []string
+	for _, k := range dataset.Remotes {
+		names = append(names, k.Name)
+	}
+	switch {
+	case !ok:
+		return nil, placef("%s.data_set: %q is not a public data set dgpviz knows (%s)", name, ref.Name, strings.Join(names, ", "))
+	case ref.SHA256 != r.SHA256:
+		return nil, placef("%s.data_set: sha256 %q is not the %s data's (%s): the model was fitted to other data", name, ref.SHA256, r.Title, r.SHA256)
+	case ref.Columns != "inputs" && ref.Columns != "outputs":
+		return nil, placef(`%s.data_set.columns: %q: want "inputs" or "outputs"`, name, ref.Columns)
+	}
+	if mr.source == nil {
+		if err := mr.charge(2 * 8 * int64(rows) * int64(cols)); err != nil {
+			return nil, err
+		}
+		ds, err := mr.opt.DataSet(r.Name)
+		if err != nil {
+			return nil, placef("%s: the model's data are the %s data set's; %v", name, r.Title, err)
+		}
+		if ds.Source == nil || ds.Source.SHA256 != r.SHA256 {
+			return nil, placef("%s: the model's data are the %s data set's, and the file on this machine is not that one (another checksum): get it again with: go run ./cmd/viz data get %s", name, r.Title, r.Name)
+		}
+		mr.source = ds
+	} else if mr.source.Source.Name != r.Name {
+		return nil, placef("%s.data_set: %q, but the data already refer to %q", name, r.Name, mr.source.Source.Name)
+	}
+	m := mr.source.X
+	if ref.Columns == "outputs" {
+		m = mr.source.Y
+	}
+	if r0, c0 := m.Dims(); r0 != rows || c0 != cols {
+		return nil, placef("%s: the %s data set's %s are %d × %d, the file says %d × %d", name, r.Title, ref.Columns, r0, c0, rows, cols)
+	}
+	vals, err := mr.floats(rows * cols)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		copy(vals[i*cols:], m.RawRowView(i))
+	}
+	return &array{vals: vals, shape: [3]int{rows, cols}, original: true}, nil
 }
 
 // maxEncoded bounds the length of n bytes once compressed: deflate's
@@ -513,23 +603,27 @@ func lowerToJSON(qs []*mat.Dense, mz int) *arrayJSON {
 // compact data that are integers in their original units (nx, ny) which
 // normalise back bit for bit are stored as such integers, and data.Y that
 // is stored exactly as data.X is stored once.
-func dataToJSON(x, y *mat.Dense, nx, ny dataset.Normalizer) dataJSON {
-	xj, yj := dataMatrixToJSON(x, nx), dataMatrixToJSON(y, ny)
+func dataToJSON(x, y *mat.Dense, nx, ny dataset.Normalizer, src *dataset.Dataset) dataJSON {
+	xj, yj := dataMatrixToJSON(x, nx, src), dataMatrixToJSON(y, ny, src)
 	xa, okx := xj.(*arrayJSON)
 	ya, oky := yj.(*arrayJSON)
-	if okx && oky && slices.Equal(xa.Shape, ya.Shape) && xa.Dtype == ya.Dtype && xa.Units == ya.Units && xa.Compression == ya.Compression && xa.Base64 == ya.Base64 {
+	if okx && oky && slices.Equal(xa.Shape, ya.Shape) && xa.Dtype == ya.Dtype && xa.Units == ya.Units && xa.Compression == ya.Compression && xa.Base64 == ya.Base64 &&
+		(xa.DataSet == nil) == (ya.DataSet == nil) && (xa.DataSet == nil || *xa.DataSet == *ya.DataSet) {
 		yj = &arrayJSON{SameAs: "X"}
 	}
 	return dataJSON{X: xj, Y: yj}
 }
 
-func dataMatrixToJSON(a *mat.Dense, nz dataset.Normalizer) any {
+func dataMatrixToJSON(a *mat.Dense, nz dataset.Normalizer, src *dataset.Dataset) any {
 	r, c := a.Dims()
 	if r*c <= encodeAbove {
 		return MatrixRows(a)
 	}
 	if nz.Mean == nil { // no normalisation to store original units with
 		return matrixToJSON(a)
+	}
+	if ref := refer(a, nz, src); ref != nil {
+		return &arrayJSON{Shape: []int{r, c}, Units: "original", DataSet: ref}
 	}
 	ints, dtype, ok := integerOriginals(a, nz)
 	if !ok {
@@ -549,6 +643,38 @@ func dataMatrixToJSON(a *mat.Dense, nz dataset.Normalizer) any {
 		}
 	}
 	return &arrayJSON{Shape: []int{r, c}, Dtype: dtype, Units: "original", Compression: "zlib", Base64: zlibBase64(raw)}
+}
+
+// refer returns the reference to src's inputs or outputs when src is a
+// public data set and they are a's values in original units: normalised
+// with nz as the reader does it, a bit for bit.
+func refer(a *mat.Dense, nz dataset.Normalizer, src *dataset.Dataset) *dataSetRef {
+	if src == nil || src.Source == nil {
+		return nil
+	}
+	r, c := a.Dims()
+	for _, part := range []struct {
+		columns string
+		m       *mat.Dense
+	}{{"inputs", src.X}, {"outputs", src.Y}} {
+		if pr, pc := part.m.Dims(); pr != r || pc != c {
+			continue
+		}
+		same := true
+		for i := 0; i < r && same; i++ {
+			for j, v := range part.m.RawRowView(i) {
+				if math.Float64bits((v-nz.Mean[j])/nz.Scale[j]) != math.Float64bits(a.At(i, j)) {
+					same = false
+					break
+				}
+			}
+		}
+		if same {
+			rm := src.Source
+			return &dataSetRef{Name: rm.Name, File: rm.File, SHA256: rm.SHA256, Columns: part.columns}
+		}
+	}
+	return nil
 }
 
 // integerOriginals returns a's values in original units (value·scale +

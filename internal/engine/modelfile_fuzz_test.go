@@ -5,7 +5,19 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"dgpviz/internal/dataset"
+
+	"gonum.org/v1/gonum/mat"
 )
+
+// fuzzData stands for a public data set, so that the fuzzer reads
+// references to one without touching the disk.
+var fuzzData = func() *dataset.Dataset {
+	r, _ := dataset.RemoteNamed("robot")
+	x := mat.NewDense(2, 1, []float64{0, 10})
+	return &dataset.Dataset{Name: "robot", X: x, Y: mat.DenseCopyOf(x), Source: &r}
+}()
 
 // FuzzReadModel: any model file gives a valid model or an error, never a
 // panic; it accepts only valid JSON; a model it accepts can be evaluated
@@ -22,6 +34,9 @@ func FuzzReadModel(f *testing.F) {
 		`"normalization":{"x_mean":[5],"x_scale":[5],"y_mean":[5],"y_scale":[5]},` +
 		`"layers":[{"kernel":{"type":"linear","variances":[1]},"noise_variance":0.1,"inducing_inputs":{"shape":[2,1],"dtype":"float64","base64":"AAAAAAAA8L8AAAAAAADwPw=="},` +
 		`"q_mu":[[0],[1]],"q_sqrt":{"shape":[1,2,2],"dtype":"float64","triangle":"lower","base64":"AAAAAAAA8D8AAAAAAADgPwAAAAAAAPA/"}}]}`))
+	// Data that refer to a public data set (fuzzData below: 2 × 1).
+	f.Add([]byte(`{"data":{"X":{"shape":[2,1],"units":"original","data_set":{"name":"robot","sha256":"` + fuzzData.Source.SHA256 + `","columns":"inputs"}},"Y":{"same_as":"X"}},` +
+		`"layers":[{"kernel":{"type":"rbf","variance":1,"lengthscales":[1]},"noise_variance":0.1,"inducing_inputs":[[0]],"q_mu":[[0]],"q_sqrt":[[[1]]]}]}`))
 	f.Add([]byte(`{"layers":[]}`))
 	f.Add([]byte(`{"jitter":-1}`))
 	f.Add([]byte(`{"a":"\u00e9\ud83d\ude00","b":[true,false,null,-0.5e+3]}`))
@@ -29,7 +44,8 @@ func FuzzReadModel(f *testing.F) {
 		if len(b) > 1<<16 {
 			return // big inputs only slow the fuzzer; the size limit has its own test
 		}
-		mf, err := ReadModel(bytes.NewReader(b))
+		opt := ReadOptions{DataSet: func(string) (*dataset.Dataset, error) { return fuzzData, nil }}
+		mf, err := ReadModelWith(bytes.NewReader(b), opt)
 		if err != nil {
 			return
 		}
@@ -40,10 +56,10 @@ func FuzzReadModel(f *testing.F) {
 			t.Fatalf("ReadModel accepted a model that does not validate: %v", err)
 		}
 		var buf bytes.Buffer
-		if err := WriteModel(&buf, mf.Model, withNormalization(mf)); err != nil {
+		if err := WriteModelFile(&buf, &ModelFile{Model: mf.Model, Source: mf.Source, Extra: withNormalization(mf)}); err != nil {
 			t.Fatalf("writing an accepted model: %v", err)
 		}
-		again, err := ReadModel(&buf)
+		again, err := ReadModelWith(&buf, opt)
 		if err != nil {
 			t.Fatalf("reading an accepted model written again: %v", err)
 		}

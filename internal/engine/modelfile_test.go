@@ -622,6 +622,9 @@ func TestReadModelCompactErrors(t *testing.T) {
 		{"bomb", x("[1000000, 1000]", "float64", `, "compression": "zlib"`, zlibOf(two)), "the model file needs more than 4 GiB of memory"},
 		{"not finite", `{"data": {"X": {"shape": [2, 1], "dtype": "float64", "base64": "AAAAAAAA+H8AAAAAAAAAAA=="}, "Y": [[0], [1]]}, "layers": [` + goodLayer + `]}`, "data.X[0][0]: NaN is not finite"},
 		{"same_as X in X", `{"data": {"X": {"same_as": "X"}}}`, "data.X: same_as"},
+		{"data set in a layer", `{"layers": [{"q_mu": {"shape": [2, 1], "units": "original", "data_set": {"name": "frey"}}}]}`, "layer 1: q_mu: only data may refer to a data set"},
+		{"data set with values", x("[2, 1]", "float64", `, "units": "original", "data_set": {"name": "frey"}`, zlibOf(two)), "data.X: an array that refers to a data set holds no values of its own"},
+		{"data set, normalised", `{"data": {"X": {"shape": [2, 1], "data_set": {"name": "frey"}}}}`, `data.X: a data set's values are in original units: want "units": "original"`},
 		{"units on a layer", `{"layers": [{"q_mu": {"shape": [2, 1], "dtype": "float64", "units": "original", "base64": "` + base64.StdEncoding.EncodeToString(two) + `"}}]}`, `layer 1: q_mu.units: "original": only data may be "original"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
