@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/train"
 
 	"github.com/gorilla/websocket"
 )
@@ -223,11 +224,12 @@ func TestBuildEndsWithItsClient(t *testing.T) {
 	if after := e.srv.pool.snapshot().Turns; after != left {
 		t.Errorf("the build took %d more turns after its client left", after-left)
 	}
-	// The explorer's preset: 3 restarts of 25 iterations (and the
-	// baseline's fit, the server's own, may take turns too).
-	if left >= 78 {
+	// The explorer's preset: its restarts' iterations, about a turn each
+	// (and the baseline's fit, the server's own, may take turns too).
+	full := int64(train.RobotRestarts * train.RobotRestartIters)
+	if left >= full {
 		t.Logf("the build finished before the client left (%d turns): nothing to cancel on this machine", left)
 	} else {
-		t.Logf("the build stopped after %d turns of about 78", left)
+		t.Logf("the build stopped after %d turns of about %d", left, full)
 	}
 }

@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -30,6 +31,13 @@ import (
 // commands. By hand:
 //
 //	DGPVIZ_TTT=robot:1 DGPVIZ_TTT_TARGET=-5000,-4900 DGPVIZ_TTT_OUT=r.json go test -run TestTimeToTarget -timeout 2h ./internal/train/
+//
+// DGPVIZ_TTT_MAXITERS caps the fit (DefaultMaxIters otherwise), and
+// DGPVIZ_TTT_QUALITY_EVERY=k records the quality every k iterations with
+// the CPU time so far (the quality's own CPU time not counted), for a
+// time to a quality rather than to a bound (robotPresetFor lists the
+// robot preset's own knobs). DGPVIZ_TTT_MODEL names a file for the model
+// where the fit stopped.
 //
 // Cases: step1, step3 (the step data, one layer or hidden 1,1, 15 inducing
 // points, as the README's step table; seeds after the first perturbed by
@@ -61,6 +69,8 @@ func TestTimeToTarget(t *testing.T) {
 	c := tttCase(t, name, seed, shared)
 	ctx := context.Background()
 	tcfg := TrainerConfig{Workers: 1}
+	maxIters := envInt(t, "DGPVIZ_TTT_MAXITERS", DefaultMaxIters)
+	qualityEvery := envInt(t, "DGPVIZ_TTT_QUALITY_EVERY", 0)
 
 	out := tttResult{Case: name, Seed: seed, Targets: targets}
 	out.TargetCPU = make([]float64, len(targets))
@@ -104,14 +114,22 @@ func TestTimeToTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm, rep, err := tr.Run(ctx, FitOptions{MaxIters: DefaultMaxIters, Progress: func(s StepInfo) {
+	fm, rep, err := tr.Run(ctx, FitOptions{MaxIters: maxIters, Progress: func(s StepInfo) {
 		record(s)
 		for i, target := range targets {
 			if atTarget[i] == nil && s.Bound >= target {
 				out.TargetCPU[i] = out.CPU[len(out.CPU)-1]
 				out.TargetIter[i] = s.Iter
 				atTarget[i] = tr.Model().Clone()
+				fmt.Fprintf(os.Stderr, "%s seed %d: target %g reached at iteration %d, %.1f s CPU\n", name, seed, target, s.Iter, out.TargetCPU[i])
 			}
+		}
+		if qualityEvery > 0 && s.Iter%qualityEvery == 0 {
+			spent := cpuSeconds()
+			q := c.quality(t, tr.Model())
+			cpu0 += cpuSeconds() - spent // the clock counts the fit alone
+			out.Curve = append(out.Curve, tttPoint{Iter: s.Iter, CPU: out.CPU[len(out.CPU)-1], Bound: s.Bound, Quality: q})
+			fmt.Fprintf(os.Stderr, "%s seed %d: iteration %d, %.1f s CPU, bound %.6g, %v\n", name, seed, s.Iter, out.CPU[len(out.CPU)-1], s.Bound, q)
 		}
 	}})
 	if err != nil {
@@ -121,6 +139,16 @@ func TestTimeToTarget(t *testing.T) {
 	out.Wall = time.Since(wall0).Seconds()
 	out.Bound, out.Status = rep.Bound, rep.Status.String()
 	out.End = c.quality(t, fm)
+	if p := os.Getenv("DGPVIZ_TTT_MODEL"); p != "" { // the model where the fit stopped
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := engine.WriteModel(f, fm, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i, m := range atTarget {
 		if m != nil {
 			out.AtTarget[i] = c.quality(t, m)
@@ -155,6 +183,26 @@ type tttResult struct {
 	Status        string
 	End           map[string]float64
 	AtTarget      []map[string]float64
+	Curve         []tttPoint // every DGPVIZ_TTT_QUALITY_EVERY iterations
+}
+
+type tttPoint struct {
+	Iter       int
+	CPU, Bound float64
+	Quality    map[string]float64
+}
+
+// envInt is the integer in the environment variable name, or def.
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("%s=%q: want an integer", name, v)
+	}
+	return n
 }
 
 // tttData is a case's data and its quality measure.
@@ -191,7 +239,7 @@ func tttCase(t *testing.T, name string, seed uint64, shared string) tttData {
 		n, _ := ds.X.Dims()
 		nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
 		pos := mat.DenseCopyOf(ds.Truth.Slice(0, n, 0, 2))
-		p := RobotPreset(seed)
+		p := robotPresetFor(t, seed)
 		c := tttData{x: nx.Apply(ds.X), y: ny.Apply(ds.Y), preset: &p}
 		c.quality = func(t *testing.T, m *engine.Model) map[string]float64 {
 			var ev engine.Evaluator
