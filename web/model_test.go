@@ -3,12 +3,18 @@ package web
 import (
 	"dgpviz/internal/wire"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/stream"
 
 	"github.com/gorilla/websocket"
 )
@@ -133,5 +139,54 @@ func waitApplied(t *testing.T, c *websocket.Conn, id float64) float64 {
 		if d["type"] == "frame" && d["applied"] == id {
 			return d["bound"].(float64)
 		}
+	}
+}
+
+// TestModelDownloadRefersToData: a session on a public data set (the robot
+// WiFi file, checksum and all) saves a model file that names the file
+// instead of holding its signals, and that reads back to the page's bound.
+func TestModelDownloadRefersToData(t *testing.T) {
+	path := filepath.Join("..", "..", "shared", "data", "robot_wireless", "uw-floor.txt")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("the robot WiFi data are not at %s: skipping", path)
+	}
+	limits := stream.DefaultLimits()
+	cat, err := stream.NewCatalog([]string{"robot:" + path}, limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := stream.NewServer(stream.Options{Limits: limits, Defaults: stream.DefaultConfig(), Catalog: cat, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(New(srv, srv, log))
+	t.Cleanup(hs.Close)
+	// A small model of the robot's shape: the reference is the data's, not the model's.
+	key, c := liveSession(t, hs.URL, "data=robot&hidden=2&m=4&play=0&speed=0")
+	c.WriteJSON(map[string]any{"id": 5, "op": "step", "n": 3})
+	bound := waitApplied(t, c, 5)
+	resp, err := http.Get(hs.URL + "/model.json?session=" + key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"data_set"`) || !strings.Contains(string(body), `"uw-floor.txt"`) {
+		t.Fatalf("status %d: the saved model does not refer to uw-floor.txt (%d bytes)", resp.StatusCode, len(body))
+	}
+	mf, err := engine.ReadModelWith(strings.NewReader(string(body)), engine.ReadOptions{DataSet: func(string) (*dataset.Dataset, error) {
+		return dataset.Load("robot:" + path)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev engine.Evaluator
+	res, _, err := ev.Evaluate(mf.Model, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Bound != bound {
+		t.Errorf("the downloaded model's bound %.17g, the page's %.17g", res.Bound, bound)
 	}
 }
