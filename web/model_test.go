@@ -2,6 +2,7 @@ package web
 
 import (
 	"dgpviz/internal/wire"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -188,5 +189,31 @@ func TestModelDownloadRefersToData(t *testing.T) {
 	}
 	if res.Bound != bound {
 		t.Errorf("the downloaded model's bound %.17g, the page's %.17g", res.Bound, bound)
+	}
+
+	// Loaded on the page (POST /model) and saved again, it still refers
+	// to the file, which the server finds in its data directory.
+	dir := t.TempDir()
+	abs, _ := filepath.Abs(path)
+	os.MkdirAll(filepath.Join(dir, "robot_wireless"), 0o755)
+	if err := os.Symlink(abs, filepath.Join(dir, "robot_wireless", "uw-floor.txt")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(dataset.DataDirEnv, dir)
+	up, err := http.Post(hs.URL+"/model", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ub, _ := io.ReadAll(up.Body)
+	up.Body.Close()
+	var out struct{ Resume string }
+	if up.StatusCode != 200 || json.Unmarshal(ub, &out) != nil || out.Resume == "" {
+		t.Fatalf("load: %d %s", up.StatusCode, ub)
+	}
+	hello, _ := resumeUntil(t, hs.URL, out.Resume, "frame")
+	key2, _ := hello["figure_key"].(string)
+	r2, again := get(t, hs.URL+"/model.json?session="+key2)
+	if r2.StatusCode != 200 || !strings.Contains(again, `"data_set"`) {
+		t.Errorf("status %d: the model loaded and saved again holds its data (%d bytes)", r2.StatusCode, len(again))
 	}
 }

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestResume: a page that reconnects with its hello's token within the
@@ -81,5 +84,43 @@ func TestParkModelLimits(t *testing.T) {
 	token, err := e.srv.ParkModel("test", &engine.ModelFile{Model: small})
 	if err != nil || e.srv.Parked() != 1 || len(token) != 32 {
 		t.Fatalf("a model within the limits: %q, %v (%d parked)", token, err, e.srv.Parked())
+	}
+}
+
+// TestParkModelSource: a loaded model whose file refers to a public data
+// set keeps the data set's originals (and its source) when its data are
+// them, normalised, and keeps its own otherwise, whatever the data set's
+// shape: a file's other array may have any.
+func TestParkModelSource(t *testing.T) {
+	e := newEnv(t, nil)
+	m := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 20, []int{1, 1, 1}, []string{"rbf", "rbf"}, 3)
+	r, _ := dataset.RemoteNamed("robot")
+	nz := dataset.Normalizer{Mean: []float64{10}, Scale: []float64{2}}
+	// Originals that normalise to the model's data bit for bit, as a
+	// file's reference guarantees.
+	own := &dataset.Dataset{X: mat.NewDense(20, 1, nil), Y: mat.NewDense(20, 1, nil), Source: &r}
+	for i := range 20 {
+		own.X.Set(i, 0, float64(i))
+		own.Y.Set(i, 0, float64(i%7))
+	}
+	m.X, m.Y = nz.Apply(own.X), nz.Apply(own.Y)
+	wide := &dataset.Dataset{X: mat.NewDense(20, 30, nil), Y: mat.NewDense(20, 30, nil), Source: &r}
+	for _, tc := range []struct {
+		name string
+		src  *dataset.Dataset
+		want bool // the parked data set is the source's
+	}{{"its data", own, true}, {"another shape", wide, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			token, err := e.srv.ParkModel("test", &engine.ModelFile{Model: m, NormX: nz, NormY: nz, Source: tc.src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.srv.mu.Lock()
+			got := e.srv.parked[token].data.Set
+			e.srv.mu.Unlock()
+			if (got.Source != nil) != tc.want || tc.want && got.X != tc.src.X {
+				t.Errorf("parked data set: source %v, want the source's data %v", got.Source, tc.want)
+			}
+		})
 	}
 }

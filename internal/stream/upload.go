@@ -160,6 +160,13 @@ func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) 
 		X:           nx.UndoMean(m.X), Y: ny.UndoMean(m.Y),
 		InputNames: columnNames("x", q), OutputNames: columnNames("y", dy),
 	}
+	// A file that refers to a public data set: its originals, exactly, so
+	// that Save model refers to the data set again. The file's other array
+	// may have any shape: compare shapes before normalising.
+	if src := mf.Source; src != nil && sameShape(src.X, m.X) && sameShape(src.Y, m.Y) &&
+		mat.Equal(nx.Apply(src.X), m.X) && mat.Equal(ny.Apply(src.Y), m.Y) {
+		ds.X, ds.Y, ds.Source = src.X, src.Y, src.Source
+	}
 	cfg := s.def
 	cfg.Dataset, cfg.Hidden, cfg.Inducing, cfg.Play = ds.Name, hidden, inducing, false
 	cfg.Frozen = slices.Clone(cfg.Frozen)
@@ -244,4 +251,11 @@ func columnNames(prefix string, k int) []string {
 		out[j] = fmt.Sprintf("%s%d", prefix, j+1)
 	}
 	return out
+}
+
+// sameShape reports whether a and b have the same rows and columns.
+func sameShape(a, b mat.Matrix) bool {
+	ar, ac := a.Dims()
+	br, bc := b.Dims()
+	return ar == br && ac == bc
 }
