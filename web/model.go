@@ -29,7 +29,7 @@ func (h modelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mf := &engine.ModelFile{Model: fs.Model, NormX: fs.NormX, NormY: fs.NormY, Extra: map[string]json.RawMessage{"dataset": meta}}
 	if fs.Data != nil {
 		mf.Info = engine.InfoOf(fs.Data) // units, and an image's shape and range
-		mf.Source = fs.Data              // a public data set's file is referred to, not copied
+		mf.Data = fs.Data                // a public data set's file is referred to, not copied
 	}
 	var buf bytes.Buffer
 	if err := engine.WriteModelFile(&buf, mf); err != nil {

@@ -2,7 +2,6 @@ package web
 
 import (
 	"dgpviz/internal/wire"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -37,18 +36,7 @@ func TestModelDownload(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Disposition"), "dgpviz-model-step-iter20.json") {
 		t.Fatalf("status %d, disposition %q: %s", resp.StatusCode, resp.Header.Get("Content-Disposition"), body)
 	}
-	mf, err := engine.ReadModel(strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev engine.Evaluator
-	res, _, err := ev.Evaluate(mf.Model, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Bound != bound {
-		t.Errorf("the downloaded model's bound %.17g, the page's %.17g", res.Bound, bound)
-	}
+	mf := readBack(t, string(body), bound)
 	if len(mf.NormX.Mean) != 1 || mf.NormX.Mean[0] == 0 {
 		t.Errorf("the download lacks the session's normalisation: %+v", mf.NormX)
 	}
@@ -145,14 +133,22 @@ func waitApplied(t *testing.T, c *websocket.Conn, id float64) float64 {
 
 // TestModelDownloadRefersToData: a session on a public data set (the robot
 // WiFi file, checksum and all) saves a model file that names the file
-// instead of holding its signals, and that reads back to the page's bound.
+// instead of holding its signals, and that reads back to the page's bound;
+// loaded on the page (POST /model) and saved again, it still names it.
 func TestModelDownloadRefersToData(t *testing.T) {
-	path := filepath.Join("..", "..", "shared", "data", "robot_wireless", "uw-floor.txt")
-	if _, err := os.Stat(path); err != nil {
+	path, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "robot_wireless", "uw-floor.txt"))
+	if _, serr := os.Stat(path); err != nil || serr != nil {
 		t.Skipf("the robot WiFi data are not at %s: skipping", path)
 	}
+	// The server and the reader find the file in the data directory.
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "robot_wireless"), 0o755)
+	if err := os.Symlink(path, filepath.Join(dir, "robot_wireless", "uw-floor.txt")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(dataset.DataDirEnv, dir)
 	limits := stream.DefaultLimits()
-	cat, err := stream.NewCatalog([]string{"robot:" + path}, limits)
+	cat, err := stream.NewCatalog([]string{"robot"}, limits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,18 +163,25 @@ func TestModelDownloadRefersToData(t *testing.T) {
 	key, c := liveSession(t, hs.URL, "data=robot&hidden=2&m=4&play=0&speed=0")
 	c.WriteJSON(map[string]any{"id": 5, "op": "step", "n": 3})
 	bound := waitApplied(t, c, 5)
-	resp, err := http.Get(hs.URL + "/model.json?session=" + key)
-	if err != nil {
-		t.Fatal(err)
+	r, saved := get(t, hs.URL+"/model.json?session="+key)
+	if r.StatusCode != 200 || !strings.Contains(saved, `"data_set"`) || !strings.Contains(saved, `"uw-floor.txt"`) {
+		t.Fatalf("status %d: the saved model does not refer to uw-floor.txt (%d bytes)", r.StatusCode, len(saved))
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `"data_set"`) || !strings.Contains(string(body), `"uw-floor.txt"`) {
-		t.Fatalf("status %d: the saved model does not refer to uw-floor.txt (%d bytes)", resp.StatusCode, len(body))
+	readBack(t, saved, bound)
+
+	hello, _ := resumeUntil(t, hs.URL, loadModel(t, hs.URL, saved), "frame")
+	key2, _ := hello["figure_key"].(string)
+	r2, again := get(t, hs.URL+"/model.json?session="+key2)
+	if r2.StatusCode != 200 || !strings.Contains(again, `"data_set"`) {
+		t.Errorf("status %d: the model loaded and saved again holds its data (%d bytes)", r2.StatusCode, len(again))
 	}
-	mf, err := engine.ReadModelWith(strings.NewReader(string(body)), engine.ReadOptions{DataSet: func(string) (*dataset.Dataset, error) {
-		return dataset.Load("robot:" + path)
-	}})
+}
+
+// readBack reads a saved model file and checks that its bound is the
+// page's, to the last digit.
+func readBack(t *testing.T, saved string, bound float64) *engine.ModelFile {
+	t.Helper()
+	mf, err := engine.ReadModel(strings.NewReader(saved))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,30 +193,5 @@ func TestModelDownloadRefersToData(t *testing.T) {
 	if res.Bound != bound {
 		t.Errorf("the downloaded model's bound %.17g, the page's %.17g", res.Bound, bound)
 	}
-
-	// Loaded on the page (POST /model) and saved again, it still refers
-	// to the file, which the server finds in its data directory.
-	dir := t.TempDir()
-	abs, _ := filepath.Abs(path)
-	os.MkdirAll(filepath.Join(dir, "robot_wireless"), 0o755)
-	if err := os.Symlink(abs, filepath.Join(dir, "robot_wireless", "uw-floor.txt")); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(dataset.DataDirEnv, dir)
-	up, err := http.Post(hs.URL+"/model", "application/json", strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ub, _ := io.ReadAll(up.Body)
-	up.Body.Close()
-	var out struct{ Resume string }
-	if up.StatusCode != 200 || json.Unmarshal(ub, &out) != nil || out.Resume == "" {
-		t.Fatalf("load: %d %s", up.StatusCode, ub)
-	}
-	hello, _ := resumeUntil(t, hs.URL, out.Resume, "frame")
-	key2, _ := hello["figure_key"].(string)
-	r2, again := get(t, hs.URL+"/model.json?session="+key2)
-	if r2.StatusCode != 200 || !strings.Contains(again, `"data_set"`) {
-		t.Errorf("status %d: the model loaded and saved again holds its data (%d bytes)", r2.StatusCode, len(again))
-	}
+	return mf
 }

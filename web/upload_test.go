@@ -30,17 +30,7 @@ func TestModelUpload(t *testing.T) {
 	if r.StatusCode != 200 {
 		t.Fatalf("save: %d %s", r.StatusCode, saved)
 	}
-	resp, err := http.Post(hs.URL+"/model", "application/json", strings.NewReader(saved))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var out struct{ Resume string }
-	if resp.StatusCode != 200 || json.Unmarshal(body, &out) != nil || out.Resume == "" {
-		t.Fatalf("load: %d %s", resp.StatusCode, body)
-	}
-	hello, d := resumeUntil(t, hs.URL, out.Resume, "frame")
+	hello, d := resumeUntil(t, hs.URL, loadModel(t, hs.URL, saved), "frame")
 	if got := d["bound"].(float64); got != bound {
 		t.Fatalf("the loaded model's bound is %v, the saved one's %v", got, bound)
 	}
@@ -105,6 +95,30 @@ func TestDataUpload(t *testing.T) {
 			t.Errorf("%q: %d %q, want 400 containing %q", tc.body, resp.StatusCode, b, tc.want)
 		}
 	}
+}
+
+// loadModel sends a model file as the page's Load model does (POST
+// /model) and returns the token that resumes a session from it.
+func loadModel(t *testing.T, base, file string) string {
+	t.Helper()
+	return resumeToken(t, base+"/model", "application/json", file)
+}
+
+// resumeToken posts body to url (an upload) and returns the token that
+// resumes the session it parks.
+func resumeToken(t *testing.T, url, contentType, body string) string {
+	t.Helper()
+	resp, err := http.Post(url, contentType, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var out struct{ Resume string }
+	if resp.StatusCode != 200 || json.Unmarshal(b, &out) != nil || out.Resume == "" {
+		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, b)
+	}
+	return out.Resume
 }
 
 // resumeUntil resumes the session parked under token and reads until a
@@ -186,17 +200,7 @@ func TestDataUploadStartsFitting(t *testing.T) {
 // that resumes the session fitting it.
 func uploadCSV(t *testing.T, base, csv string) string {
 	t.Helper()
-	resp, err := http.Post(base+"/data?name=mine.csv", "text/csv", strings.NewReader(csv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var out struct{ Resume string }
-	if resp.StatusCode != 200 || json.Unmarshal(body, &out) != nil || out.Resume == "" {
-		t.Fatalf("upload: %d %s", resp.StatusCode, body)
-	}
-	return out.Resume
+	return resumeToken(t, base+"/data?name=mine.csv", "text/csv", csv)
 }
 
 // TestUploadLimits: a CSV line past maxLineBytes is refused as it is read

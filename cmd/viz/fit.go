@@ -288,9 +288,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		raw[k] = b
 	}
 	var buf bytes.Buffer
-	mf := &engine.ModelFile{Model: model, Info: engine.InfoOf(ds), Source: ds, Extra: raw}
+	mf := &engine.ModelFile{Model: model, Info: engine.InfoOf(ds), Data: ds, Extra: raw}
 	if f.embedData {
-		mf.Source = nil
+		mf.Data = nil
 	}
 	if err := engine.WriteModelFile(&buf, mf); err != nil {
 		return fmt.Errorf("viz fit: %w", err)

@@ -77,18 +77,23 @@ func sameColumns(mf *engine.ModelFile, ds *dataset.Dataset) bool {
 }
 
 // modelDataset loads the data set of a model file: spec, or when spec is
-// "" the one the file records. It checks that the data set's training
+// "" the one the file refers to (already loaded) or records. It checks that the data set's training
 // rows are the model's data, so that its ground truth and test split
 // belong to them.
 func modelDataset(cmd, path string, mf *engine.ModelFile, spec string) (*dataset.Dataset, string, error) {
-	if spec == "" {
-		if spec = recordedData(mf); spec == "" {
-			return nil, "", badInput("%s: %s does not say which data set it was fitted to: give it with -data (robot, frey, csv:PATH, …)", cmd, path)
+	ds := mf.Data // the data set the file refers to, loaded as it was read
+	if spec != "" || ds == nil {
+		if spec == "" {
+			if spec = recordedData(mf); spec == "" {
+				return nil, "", badInput("%s: %s does not say which data set it was fitted to: give it with -data (robot, frey, csv:PATH, …)", cmd, path)
+			}
 		}
-	}
-	ds, err := dataset.Load(spec)
-	if err != nil {
-		return nil, spec, badInput("%s: -data %s: %v", cmd, spec, err)
+		var err error
+		if ds, err = dataset.Load(spec); err != nil {
+			return nil, spec, badInput("%s: -data %s: %v", cmd, spec, err)
+		}
+	} else if spec = recordedData(mf); spec == "" {
+		spec = ds.Name
 	}
 	if err := sameData(mf, ds); err != nil {
 		return nil, spec, badInput("%s: %s was not fitted to the data set %s: %v (give its data set with -data)", cmd, path, spec, err)

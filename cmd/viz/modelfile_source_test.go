@@ -78,7 +78,7 @@ func TestModelFileRefersToData(t *testing.T) {
 	in := writeFile(t, "frames.csv", frames.String())
 	outputs := func(model string) []string {
 		var out []string
-		for _, args := range [][]string{{"predict", "-model", model, "-in", in}, {"eval", "-model", model}} {
+		for _, args := range [][]string{{"predict", "-model", model, "-in", in}, {"eval", "-model", model}, {"latent", "-model", model, "-format", "csv"}} {
 			var stdout bytes.Buffer
 			if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 				t.Fatalf("viz %s: %v (%s)", strings.Join(args, " "), err, stderr.String())
@@ -88,7 +88,7 @@ func TestModelFileRefersToData(t *testing.T) {
 		return out
 	}
 	a, b := outputs(ref), outputs(full)
-	for i, what := range []string{"viz predict", "viz eval"} {
+	for i, what := range []string{"viz predict", "viz eval", "viz latent"} {
 		if a[i] != b[i] {
 			t.Errorf("%s differs between the file that refers to the data and the one that holds them", what)
 		}

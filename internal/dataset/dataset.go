@@ -62,7 +62,7 @@ type Dataset struct {
 	// colouring only, never fitted.
 	Columns []Column
 	// Source is the public data file (one of Remotes) the data set was
-	// read from, checksum checked, as Load finds it; nil for other data.
+	// read from, its checksum checked (LoadRobot, LoadFrey); nil for other data.
 	// A model file of such data may refer to the file instead of holding
 	// the data (docs/model-format.md).
 	Source *Remote

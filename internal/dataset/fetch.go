@@ -274,6 +274,29 @@ func (p *progressReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// loadFile reads the file at path with read (its errors name the file as
+// "name path") and hashes it on the way, in the one pass: when it is the
+// public file called name (Remotes), checksum and all, the data set's
+// Source says so.
+func loadFile(name, path string, read func(r io.Reader, src string) (*Dataset, error)) (*Dataset, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, openError(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	ds, err := read(io.TeeReader(f, h), name+" "+path)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := RemoteNamed(name)
+	// What the reader left unread, if anything, belongs to the checksum.
+	if _, err := io.Copy(h, f); ok && err == nil && hex.EncodeToString(h.Sum(nil)) == r.SHA256 {
+		ds.Source = &r
+	}
+	return ds, nil
+}
+
 // fileSHA256 returns the sha256 of the file at path, in lower-case hex.
 func fileSHA256(path string) (string, error) {
 	fh, err := os.Open(path)

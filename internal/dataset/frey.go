@@ -3,7 +3,6 @@ package dataset
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -22,15 +21,9 @@ const (
 	FreyVariable = "ff"
 )
 
-// LoadFrey reads the Frey faces MAT-file at path; see ReadFrey.
-func LoadFrey(path string) (*Dataset, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, openError(err)
-	}
-	defer f.Close()
-	return readFrey(f, "frey "+path)
-}
+// LoadFrey reads the Frey faces MAT-file at path; see ReadFrey. The data
+// set's Source is the public file when path holds it (loadFile).
+func LoadFrey(path string) (*Dataset, error) { return loadFile("frey", path, readFrey) }
 
 // ReadFrey reads the Frey faces from a MAT-file (see ReadMAT) holding the
 // variable "ff": FreyPixels rows, one column per frame, in time order, grey

@@ -34,35 +34,14 @@ func Load(spec string) (*Dataset, error) {
 			if path == "" {
 				return nil, fmt.Errorf("%q: missing path after %q", spec, scheme+":")
 			}
-			var ds *Dataset
-			var err error
 			switch scheme {
 			case "robot":
-				ds, err = LoadRobot(path)
+				return LoadRobot(path)
 			case "frey":
-				ds, err = LoadFrey(path)
-			default:
-				return LoadCSV(path, CSVOptions{})
+				return LoadFrey(path)
 			}
-			if err == nil {
-				ds.Source = publicSource(scheme, path)
-			}
-			return ds, err
+			return LoadCSV(path, CSVOptions{})
 		}
 	}
 	return nil, fmt.Errorf(`unknown data set %q: valid are "step", "robot", "robot:PATH", "frey", "frey:PATH" and "csv:PATH"`, spec)
-}
-
-// publicSource returns the public data file (Remotes) called name when
-// the file at path is that one, checksum and all; nil otherwise. Hashing
-// a file costs about 3 ms per megabyte.
-func publicSource(name, path string) *Remote {
-	r, ok := RemoteNamed(name)
-	if !ok {
-		return nil
-	}
-	if sum, err := fileSHA256(path); err != nil || sum != r.SHA256 {
-		return nil
-	}
-	return &r
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -52,15 +51,9 @@ type robotReading struct {
 	line int
 }
 
-// LoadRobot reads the robot WiFi file at path; see ReadRobot.
-func LoadRobot(path string) (*Dataset, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, openError(err)
-	}
-	defer f.Close()
-	return readRobot(f, "robot "+path)
-}
+// LoadRobot reads the robot WiFi file at path; see ReadRobot. The data
+// set's Source is the public file when path holds it (loadFile).
+func LoadRobot(path string) (*Dataset, error) { return loadFile("robot", path, readRobot) }
 
 // ReadRobot reads robot WiFi signal-strength data in the format of
 // uw-floor.txt (Ferris, Fox & Lawrence, WiFi-SLAM using Gaussian process

@@ -119,14 +119,14 @@ type ModelFile struct {
 	// Info is what the file says of its data beyond the numbers (zero when
 	// it says nothing).
 	Info DataInfo
-	// Source is the data set the model's data came from, when it is a
+	// Data is the data set the model's data came from, when it is a
 	// public one (its Source set): the writer then refers to the data set
 	// for every large data array that is its inputs or outputs, normalised,
 	// bit for bit, instead of writing the values out, and writes the data
 	// out otherwise. The reader sets it to the data set it loaded for
 	// such a reference (nil when the file holds its data).
-	Source *dataset.Dataset
-	Extra  map[string]json.RawMessage
+	Data  *dataset.Dataset
+	Extra map[string]json.RawMessage
 }
 
 // ReadOptions are the limits a model file is read with. Each is checked
@@ -139,10 +139,10 @@ type ReadOptions struct {
 	MaxLayers   int // layers (default MaxLayers)
 	MaxWidth    int // outputs of a hidden layer (default MaxDim)
 	MaxInducing int // inducing points of a layer (default MaxInducing)
-	// DataSet returns the public data set (dataset.Remotes) called name,
+	// LoadDataSet returns the public data set (dataset.Remotes) called name,
 	// for a file whose data refer to one; nil: dataset.Load(name), which
 	// finds it on this machine or says how to get it.
-	DataSet func(name string) (*dataset.Dataset, error)
+	LoadDataSet func(name string) (*dataset.Dataset, error)
 	// Budget, when not nil, is told the bytes the reader is about to hold
 	// in all, before each large allocation; its error ends the reading
 	// and is returned as it is. Without one the reader holds at most
@@ -165,8 +165,8 @@ func (o ReadOptions) withDefaults() ReadOptions {
 	def(&o.MaxLayers, MaxLayers)
 	def(&o.MaxWidth, MaxDim)
 	def(&o.MaxInducing, MaxInducing)
-	if o.DataSet == nil {
-		o.DataSet = dataset.Load
+	if o.LoadDataSet == nil {
+		o.LoadDataSet = dataset.Load
 	}
 	if o.Budget == nil {
 		o.Budget = func(bytes int64) error {
@@ -222,7 +222,7 @@ type modelReader struct {
 	layers     []*Layer
 	jitter     *float64
 	norm       *normalizationJSON
-	source     *dataset.Dataset // the public data set the data refer to
+	dataSet    *dataset.Dataset // the public data set the data refer to
 	extra      map[string]json.RawMessage
 	q, d       int // columns of X and Y, once read (0 before)
 	haveFields map[string]bool
@@ -414,7 +414,7 @@ func (mr *modelReader) model() (*ModelFile, error) {
 	if err := mr.checkInfo(); err != nil {
 		return nil, err
 	}
-	return &ModelFile{Model: m, NormX: nx, NormY: ny, Info: mr.info, Source: mr.source, Extra: mr.extra}, nil
+	return &ModelFile{Model: m, NormX: nx, NormY: ny, Info: mr.info, Data: mr.dataSet, Extra: mr.extra}, nil
 }
 
 // checkInfo checks the data's shape against its columns: an image of
@@ -797,7 +797,7 @@ func WriteModelFile(w io.Writer, mf *ModelFile) error {
 		nx, ny = dataset.Normalizer{}, dataset.Normalizer{}
 	}
 	out["jitter"] = m.Jitter
-	data := dataToJSON(m.X, m.Y, nx, ny, mf.Source)
+	data := dataToJSON(m.X, m.Y, nx, ny, mf.Data)
 	in := mf.Info
 	data.XUnit, data.YUnit = in.XUnit, in.YUnit
 	if in.Shape != [2]int{} {

@@ -426,40 +426,40 @@ func (mr *modelReader) dataSetRef(name string) (*dataSetRef, error) {
 
 // fromDataSet returns the columns of the public data set that ref names,
 // rows × cols values in original units. The data set is loaded once per
-// file (ReadOptions.DataSet), and its memory charged: the file and its
+// file (ReadOptions.LoadDataSet), and its memory charged: the file and its
 // inputs and outputs, about twice the values.
 func (mr *modelReader) fromDataSet(name string, ref *dataSetRef, rows, cols int) (*array, error) {
 	r, ok := dataset.RemoteNamed(ref.Name)
-	var names []string
-	for _, k := range dataset.Remotes {
-		names = append(names, k.Name)
-	}
 	switch {
 	case !ok:
+		var names []string
+		for _, k := range dataset.Remotes {
+			names = append(names, k.Name)
+		}
 		return nil, placef("%s.data_set: %q is not a public data set dgpviz knows (%s)", name, ref.Name, strings.Join(names, ", "))
 	case ref.SHA256 != r.SHA256:
 		return nil, placef("%s.data_set: sha256 %q is not the %s data's (%s): the model was fitted to other data", name, ref.SHA256, r.Title, r.SHA256)
 	case ref.Columns != "inputs" && ref.Columns != "outputs":
 		return nil, placef(`%s.data_set.columns: %q: want "inputs" or "outputs"`, name, ref.Columns)
 	}
-	if mr.source == nil {
+	if mr.dataSet == nil {
 		if err := mr.charge(2 * 8 * int64(rows) * int64(cols)); err != nil {
 			return nil, err
 		}
-		ds, err := mr.opt.DataSet(r.Name)
+		ds, err := mr.opt.LoadDataSet(r.Name)
 		if err != nil {
 			return nil, placef("%s: the model's data are the %s data set's; %v", name, r.Title, err)
 		}
 		if ds.Source == nil || ds.Source.SHA256 != r.SHA256 {
 			return nil, placef("%s: the model's data are the %s data set's, and the file on this machine is not that one (another checksum): get it again with: go run ./cmd/viz data get %s", name, r.Title, r.Name)
 		}
-		mr.source = ds
-	} else if mr.source.Source.Name != r.Name {
-		return nil, placef("%s.data_set: %q, but the data already refer to %q", name, r.Name, mr.source.Source.Name)
+		mr.dataSet = ds
+	} else if mr.dataSet.Source.Name != r.Name {
+		return nil, placef("%s.data_set: %q, but the data already refer to %q", name, r.Name, mr.dataSet.Source.Name)
 	}
-	m := mr.source.X
+	m := mr.dataSet.X
 	if ref.Columns == "outputs" {
-		m = mr.source.Y
+		m = mr.dataSet.Y
 	}
 	if r0, c0 := m.Dims(); r0 != rows || c0 != cols {
 		return nil, placef("%s: the %s data set's %s are %d × %d, the file says %d × %d", name, r.Title, ref.Columns, r0, c0, rows, cols)
@@ -652,29 +652,34 @@ func refer(a *mat.Dense, nz dataset.Normalizer, src *dataset.Dataset) *dataSetRe
 	if src == nil || src.Source == nil {
 		return nil
 	}
-	r, c := a.Dims()
 	for _, part := range []struct {
 		columns string
 		m       *mat.Dense
 	}{{"inputs", src.X}, {"outputs", src.Y}} {
-		if pr, pc := part.m.Dims(); pr != r || pc != c {
-			continue
-		}
-		same := true
-		for i := 0; i < r && same; i++ {
-			for j, v := range part.m.RawRowView(i) {
-				if math.Float64bits((v-nz.Mean[j])/nz.Scale[j]) != math.Float64bits(a.At(i, j)) {
-					same = false
-					break
-				}
-			}
-		}
-		if same {
+		if NormalisesTo(part.m, nz, a) {
 			rm := src.Source
 			return &dataSetRef{Name: rm.Name, File: rm.File, SHA256: rm.SHA256, Columns: part.columns}
 		}
 	}
 	return nil
+}
+
+// NormalisesTo reports whether the originals orig, normalised with nz as
+// the reader and dataset.Normalizer.Apply do it, are a bit for bit (and
+// of a's shape, whatever nz's width: orig may come from elsewhere).
+func NormalisesTo(orig *mat.Dense, nz dataset.Normalizer, a *mat.Dense) bool {
+	r, c := a.Dims()
+	if or, oc := orig.Dims(); or != r || oc != c || len(nz.Mean) != c || len(nz.Scale) != c {
+		return false
+	}
+	for i := range r {
+		for j, v := range orig.RawRowView(i) {
+			if math.Float64bits((v-nz.Mean[j])/nz.Scale[j]) != math.Float64bits(a.At(i, j)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // integerOriginals returns a's values in original units (value·scale +

@@ -35,7 +35,7 @@ func publicData(t *testing.T, m *Model, nz dataset.Normalizer) *dataset.Dataset 
 
 // TestModelFileDataSetReference: a model of a public data set's rows
 // refers to the data set instead of holding the data, reads back bit for
-// bit through ReadOptions.DataSet, and says what is wrong when the data
+// bit through ReadOptions.LoadDataSet, and says what is wrong when the data
 // set is not the one referred to; data that are not the data set's are
 // written out.
 func TestModelFileDataSetReference(t *testing.T) {
@@ -49,7 +49,7 @@ func TestModelFileDataSetReference(t *testing.T) {
 	}
 	src := publicData(t, m, nz)
 	var buf bytes.Buffer
-	if err := WriteModelFile(&buf, &ModelFile{Model: m, Source: src, Extra: extra}); err != nil {
+	if err := WriteModelFile(&buf, &ModelFile{Model: m, Data: src, Extra: extra}); err != nil {
 		t.Fatal(err)
 	}
 	file := buf.String()
@@ -75,13 +75,13 @@ func TestModelFileDataSetReference(t *testing.T) {
 		}
 		return src, nil
 	}
-	mf, err := ReadModelWith(strings.NewReader(file), ReadOptions{DataSet: load})
+	mf, err := ReadModelWith(strings.NewReader(file), ReadOptions{LoadDataSet: load})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameModel(t, m, mf.Model)
-	if mf.Source != src || loads != 1 {
-		t.Errorf("source %p after %d loads, want %p after 1", mf.Source, loads, src)
+	if mf.Data != src || loads != 1 {
+		t.Errorf("source %p after %d loads, want %p after 1", mf.Data, loads, src)
 	}
 	// Written again, it still refers to the data set.
 	var again bytes.Buffer
@@ -96,13 +96,13 @@ func TestModelFileDataSetReference(t *testing.T) {
 	m2, _ := integerModel(t)
 	m2.X.Set(7, 1, math.Nextafter(m2.X.At(7, 1), 2))
 	buf.Reset()
-	WriteModelFile(&buf, &ModelFile{Model: m2, Source: src, Extra: extra})
+	WriteModelFile(&buf, &ModelFile{Model: m2, Data: src, Extra: extra})
 	doc.Data.X, doc.Data.Y = arrayJSON{}, arrayJSON{}
 	json.Unmarshal(buf.Bytes(), &doc)
 	if doc.Data.X.DataSet != nil || doc.Data.Y.DataSet == nil || doc.Data.Y.DataSet.Columns != "inputs" {
 		t.Errorf("one value one ulp off: X written as %+v, Y as %+v; want X written out and Y a reference", doc.Data.X.DataSet, doc.Data.Y.DataSet)
 	}
-	mf, err = ReadModelWith(&buf, ReadOptions{DataSet: load})
+	mf, err = ReadModelWith(&buf, ReadOptions{LoadDataSet: load})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestModelFileDataSetReference(t *testing.T) {
 	buf.Reset()
 	private := *src
 	private.Source = nil
-	WriteModelFile(&buf, &ModelFile{Model: m, Source: &private, Extra: extra})
+	WriteModelFile(&buf, &ModelFile{Model: m, Data: &private, Extra: extra})
 	if strings.Contains(buf.String(), `"data_set"`) {
 		t.Error("a data set without a public source is referred to")
 	}
@@ -144,7 +144,7 @@ func TestModelFileDataSetReference(t *testing.T) {
 				end := start + strings.IndexAny(f[start:], ",\n")
 				f = f[:start] + tc.edit + f[end:]
 			}
-			_, err := ReadModelWith(strings.NewReader(f), ReadOptions{DataSet: tc.load})
+			_, err := ReadModelWith(strings.NewReader(f), ReadOptions{LoadDataSet: tc.load})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}

@@ -44,7 +44,7 @@ func FuzzReadModel(f *testing.F) {
 		if len(b) > 1<<16 {
 			return // big inputs only slow the fuzzer; the size limit has its own test
 		}
-		opt := ReadOptions{DataSet: func(string) (*dataset.Dataset, error) { return fuzzData, nil }}
+		opt := ReadOptions{LoadDataSet: func(string) (*dataset.Dataset, error) { return fuzzData, nil }}
 		mf, err := ReadModelWith(bytes.NewReader(b), opt)
 		if err != nil {
 			return
@@ -56,7 +56,7 @@ func FuzzReadModel(f *testing.F) {
 			t.Fatalf("ReadModel accepted a model that does not validate: %v", err)
 		}
 		var buf bytes.Buffer
-		if err := WriteModelFile(&buf, &ModelFile{Model: mf.Model, Source: mf.Source, Extra: withNormalization(mf)}); err != nil {
+		if err := WriteModelFile(&buf, &ModelFile{Model: mf.Model, Data: mf.Data, Extra: withNormalization(mf)}); err != nil {
 			t.Fatalf("writing an accepted model: %v", err)
 		}
 		again, err := ReadModelWith(&buf, opt)

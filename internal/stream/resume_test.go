@@ -111,7 +111,7 @@ func TestParkModelSource(t *testing.T) {
 		want bool // the parked data set is the source's
 	}{{"its data", own, true}, {"another shape", wide, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			token, err := e.srv.ParkModel("test", &engine.ModelFile{Model: m, NormX: nz, NormY: nz, Source: tc.src})
+			token, err := e.srv.ParkModel("test", &engine.ModelFile{Model: m, NormX: nz, NormY: nz, Data: tc.src})
 			if err != nil {
 				t.Fatal(err)
 			}

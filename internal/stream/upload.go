@@ -161,10 +161,8 @@ func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) 
 		InputNames: columnNames("x", q), OutputNames: columnNames("y", dy),
 	}
 	// A file that refers to a public data set: its originals, exactly, so
-	// that Save model refers to the data set again. The file's other array
-	// may have any shape: compare shapes before normalising.
-	if src := mf.Source; src != nil && sameShape(src.X, m.X) && sameShape(src.Y, m.Y) &&
-		mat.Equal(nx.Apply(src.X), m.X) && mat.Equal(ny.Apply(src.Y), m.Y) {
+	// that Save model refers to the data set again.
+	if src := mf.Data; src != nil && engine.NormalisesTo(src.X, nx, m.X) && engine.NormalisesTo(src.Y, ny, m.Y) {
 		ds.X, ds.Y, ds.Source = src.X, src.Y, src.Source
 	}
 	cfg := s.def
@@ -251,11 +249,4 @@ func columnNames(prefix string, k int) []string {
 		out[j] = fmt.Sprintf("%s%d", prefix, j+1)
 	}
 	return out
-}
-
-// sameShape reports whether a and b have the same rows and columns.
-func sameShape(a, b mat.Matrix) bool {
-	ar, ac := a.Dims()
-	br, bc := b.Dims()
-	return ar == br && ac == bc
 }

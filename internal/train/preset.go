@@ -41,12 +41,11 @@ const (
 	// (TestRobotPresetStudy, DGPVIZ_ROBOT_STUDY=1).
 	RobotInducing = 15
 	// RobotRestarts: the principal-component start and the time-only
-	// ("linear") one. A third, perturbed principal-component start won
-	// by the bound in 2 of 3 seeds and made the model worse where it
-	// matters: in one seed its latent no longer closed the loop, and to
-	// the stopping rule the held-out error was 10.0–10.8 dBm against
-	// 9.6–10.1 without it (TestTimeToTarget; docs/measurements.md, "The
-	// robot preset's restarts").
+	// ("linear") one. A third, perturbed principal-component start often
+	// won by the bound and made the model worse where it matters: the
+	// held-out error, and in one seed the loop closure
+	// (TestTimeToTarget; docs/measurements.md, "Time to a converged
+	// model").
 	RobotRestarts = 2
 	// RobotRestartIters: with the final q(u) at its optimum and natural
 	// gradients, the time-only ("linear") start leads the principal-
