@@ -37,7 +37,8 @@ import (
 // the CPU time so far (the quality's own CPU time not counted), for a
 // time to a quality rather than to a bound (robotPresetFor lists the
 // robot preset's own knobs). DGPVIZ_TTT_MODEL names a file for the model
-// where the fit stopped.
+// where the fit stopped, and DGPVIZ_TTT_START one to continue from instead
+// of the case's start (for where another build's fit stopped).
 //
 // Cases: step1, step3 (the step data, one layer or hidden 1,1, 15 inducing
 // points, as the README's step table; seeds after the first perturbed by
@@ -85,7 +86,13 @@ func TestTimeToTarget(t *testing.T) {
 		out.CPU = append(out.CPU, cpuSeconds()-cpu0)
 	}
 	var m *engine.Model
-	if c.preset != nil {
+	if p := os.Getenv("DGPVIZ_TTT_START"); p != "" { // continue from a model file's model
+		mf, err := engine.ReadModelFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m = mf.Model
+	} else if c.preset != nil {
 		var reps []RestartReport
 		m, reps, err = c.preset.Start(ctx, c.x, c.y, tcfg, nil)
 		if err != nil {
