@@ -38,7 +38,10 @@ import (
 // time to a quality rather than to a bound (robotPresetFor lists the
 // robot preset's own knobs). DGPVIZ_TTT_MODEL names a file for the model
 // where the fit stopped, and DGPVIZ_TTT_START one to continue from instead
-// of the case's start (for where another build's fit stopped).
+// of the case's start (for where another build's fit stopped);
+// DGPVIZ_TTT_EXPLICIT=on optimises the final q(u) as parameters and
+// DGPVIZ_TTT_MEMORY sets the L-BFGS correction pairs (the build before's
+// optimizer).
 //
 // Cases: step1, step3 (the step data, one layer or hidden 1,1, 15 inducing
 // points, as the README's step table; seeds after the first perturbed by
@@ -116,6 +119,12 @@ func TestTimeToTarget(t *testing.T) {
 	}
 	if c.preset != nil {
 		tcfg = presetTrainer(*c.preset, tcfg)
+	}
+	if os.Getenv("DGPVIZ_TTT_EXPLICIT") == "on" {
+		tcfg.ExplicitFinalQ = true
+	}
+	if v := envInt(t, "DGPVIZ_TTT_MEMORY", 0); v > 0 {
+		lbfgsMemory = v
 	}
 	tr, err := NewTrainer(m, tcfg)
 	if err != nil {
