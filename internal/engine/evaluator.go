@@ -21,6 +21,37 @@ var ErrNotPositiveDefinite = errors.New("Kuu is not positive definite")
 // say. The trainer treats such a point as infinitely bad.
 var ErrNotFinite = errors.New("not finite")
 
+// ErrImprecise is wrapped by Result.Precise's error when a term that is
+// never negative (a layer's KL, compression or propagation) came out
+// negative beyond rounding: the float64 sums it was formed from cancelled
+// (a layer whose Kuu is all but singular under a huge lengthscale and
+// variance, say), so the bound there is not a bound. An optimizer must
+// treat such a point as a failed evaluation, or it climbs into the error.
+var ErrImprecise = errors.New("the bound lost its precision")
+
+// impreciseBelow is how far below zero a layer's KL, compression or
+// propagation total may round before Precise reports it: fitted models'
+// totals round by far less than a nat, and an optimizer can gain at most
+// this much per term from the rounding.
+const impreciseBelow = -1.0
+
+// Precise returns nil, or an error wrapping ErrImprecise that names the
+// first layer (counted from 1) and term that came out negative beyond
+// rounding.
+func (r *Result) Precise() error {
+	for i, l := range r.Layers {
+		for _, t := range [...]struct {
+			name string
+			v    float64
+		}{{"KL", l.KL}, {"compression", l.Compression}, {"propagation", l.Propagation}} {
+			if t.v < impreciseBelow {
+				return fmt.Errorf("layer %d's %s is %.4g nats, yet never negative: %w", i+1, t.name, t.v, ErrImprecise)
+			}
+		}
+	}
+	return nil
+}
+
 // notFiniteError names what was not finite, and wraps ErrNotFinite.
 type notFiniteError struct {
 	what string

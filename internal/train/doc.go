@@ -12,8 +12,9 @@
 // reports why it stopped.
 //
 // A trial point whose evaluation fails (Kuu not positive definite, a bound
-// or gradient that is not finite: engine.ErrNotPositiveDefinite,
-// engine.ErrNotFinite) counts as infinitely bad; when no step succeeds the
+// or gradient that is not finite, a bound whose terms lost their precision:
+// engine.ErrNotPositiveDefinite, engine.ErrNotFinite, engine.ErrImprecise)
+// counts as infinitely bad; when no step succeeds the
 // trainer reverts to the last good parameters, resets its memory and, for
 // Cholesky failures, raises the jitter. Those events are reported in words
 // in StepInfo.Event.

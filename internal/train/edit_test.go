@@ -1,6 +1,7 @@
 package train
 
 import (
+	"strings"
 	"testing"
 
 	"dgpviz/internal/engine"
@@ -93,5 +94,69 @@ func TestTrainerAfterEdit(t *testing.T) {
 	t.Logf("fitted %.4f; edited %.4f → %.4f after %d iterations", b0, be, info.Bound, tr.Iter()-start)
 	if info.Bound < b0-1 {
 		t.Errorf("after the edit the optimizer reached %.4f, more than 1 nat below %.4f", info.Bound, b0)
+	}
+}
+
+// TestImpreciseBoundIsAFailedStep is the live page's naïve drag: point 6
+// of the fitted step model's layer 2 moved with q(u) kept, by a fifth of
+// the inducing inputs' range in eight moves with 10 iterations after each
+// (as the optimizer runs on during a drag), then the optimizer alone. On
+// its way out of the edit, layer 2 reached a kernel variance of 2·10⁸ and
+// a lengthscale of 4·10⁷, where its propagation came out at −2.4·10⁵ nats
+// (it is never negative) and the "bound" climbed to 6·10²⁴. A trial point
+// whose terms lost their precision is a failed evaluation now: no
+// iteration reports a bound above the fitted model's.
+func TestImpreciseBoundIsAFailedStep(t *testing.T) {
+	m := fittedStep3(t)
+	b0 := boundOf(t, m)
+	tr, err := NewTrainer(m.Clone(), TrainerConfig{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := m.Layers[1].InducingInputs
+	lo, hi := z.At(0, 0), z.At(0, 0)
+	for i := range z.RawMatrix().Rows {
+		lo, hi = min(lo, z.At(i, 0)), max(hi, z.At(i, 0))
+	}
+	z5 := z.At(5, 0)
+	check := func(info StepInfo) {
+		t.Helper()
+		if info.Bound > b0+1e-6 {
+			t.Fatalf("iteration %d reports the bound %.6g, above the fitted model's %.6g (event %q)", info.Iter, info.Bound, b0, info.Event)
+		}
+	}
+	for k := 1; k <= 8; k++ {
+		nm, err := engine.MoveInducingKeepU(tr.Model(), 1, 5, []float64{z5 + 0.2*(hi-lo)*float64(k)/8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.SetModel(nm); err != nil {
+			t.Fatal(err)
+		}
+		for range 10 {
+			info, err := tr.Step()
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(info)
+		}
+	}
+	imprecise := 0
+	for range 1000 {
+		info, err := tr.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(info)
+		if strings.Contains(info.Event, "lost its precision") {
+			imprecise++
+		}
+		if info.Status.Converged() {
+			break
+		}
+	}
+	t.Logf("%d iterations met a point whose bound lost its precision; bound %.4g", imprecise, boundOf(t, tr.Model()))
+	if imprecise == 0 {
+		t.Error("no trial point lost its precision: the test no longer reaches the case it is for")
 	}
 }

@@ -526,6 +526,14 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 	if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
 		return math.Inf(1), fmt.Errorf("train: the bound is not finite (%v): %w", res.Bound, engine.ErrNotFinite)
 	}
+	// A trial point where the bound has lost its precision is a failed
+	// evaluation; the starting point is taken as it is (an edit may land
+	// there, and the steps away from it are checked).
+	if t.have {
+		if err := res.Precise(); err != nil {
+			return math.Inf(1), fmt.Errorf("train: %w", err)
+		}
+	}
 	if rows == nil {
 		t.lastRes, t.evalOK = res, true
 	}
@@ -551,6 +559,8 @@ func failureKind(err error) string {
 		return "Kuu not positive definite"
 	case errors.Is(err, engine.ErrNotFinite):
 		return "NaN bound"
+	case errors.Is(err, engine.ErrImprecise):
+		return "bound lost its precision"
 	default:
 		return err.Error()
 	}
