@@ -124,7 +124,9 @@ func TestTimeToTarget(t *testing.T) {
 		tcfg.ExplicitFinalQ = true
 	}
 	if v := envInt(t, "DGPVIZ_TTT_MEMORY", 0); v > 0 {
+		old := lbfgsMemory
 		lbfgsMemory = v
+		t.Cleanup(func() { lbfgsMemory = old })
 	}
 	tr, err := NewTrainer(m, tcfg)
 	if err != nil {
