@@ -14,6 +14,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/latent"
 	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
@@ -246,12 +247,11 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			if r.Restart == best {
 				mark = "*"
 			}
-			fmt.Fprintf(stderr, "%s restart %d (seed %d, %s): %s\n", mark, r.Restart+1, r.Init.Seed, r.Init.HiddenInit, status)
+			fmt.Fprintf(stderr, "%s restart %d (%s): %s\n", mark, r.Restart+1, restartStart(r.Init, x), status)
 		}
-		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations\n", final.Bound, best+1, time.Since(start).Seconds(), final.Status, final.Iters)
+		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations (%s)\n", final.Bound, best+1, time.Since(start).Seconds(), final.Status, final.Iters, final.Status.Explain())
 		if !math.IsNaN(final.Rise) {
-			fmt.Fprintf(stderr, "viz fit: the bound rose %.3g nats over the last %d iterations: %.3g expected over the next %d (the rule stops below %.3g)\n",
-				final.Rise, tcfg.Window, final.Expected, tcfg.Horizon, math.Max(tcfg.TolAbs, tcfg.Tol*math.Abs(final.Bound)))
+			fmt.Fprintf(stderr, "viz fit: %s\n", riseLine(final, tcfg))
 		}
 	}
 
@@ -484,4 +484,32 @@ func (p *progress) finish() {
 		fmt.Fprintln(p.w)
 		p.drawn = false
 	}
+}
+
+// riseLine says how far the bound moved in the fit's last stretch, against
+// the stopping rule; a fit that stopped for another reason while the rule
+// still expected a rise says so, so that the two lines never seem to
+// disagree.
+func riseLine(r train.FitReport, c train.TrainerConfig) string {
+	limit := math.Max(c.TolAbs, c.Tol*math.Abs(r.Bound))
+	line := fmt.Sprintf("the bound rose %.3g nats over the last %d iterations: %.3g expected over the next %d (the rule stops below %.3g)",
+		r.Rise, c.Window, r.Expected, c.Horizon, limit)
+	if r.Status != train.FunctionConvergence && r.Expected >= limit {
+		line += fmt.Sprintf("; it stopped by %s first", r.Status)
+	}
+	return line
+}
+
+// restartStart names a restart's start as the page's restart table does:
+// its seed and what the first hidden layer started from.
+func restartStart(c train.InitConfig, x *mat.Dense) string {
+	if len(c.Hidden) == 0 {
+		return fmt.Sprintf("seed %d", c.Seed)
+	}
+	_, q := x.Dims()
+	from := "the input"
+	if c.FirstHiddenStart(q) == "pca" {
+		from = latent.BaselinePCA
+	}
+	return fmt.Sprintf("seed %d, h1 started from %s", c.Seed, from)
 }

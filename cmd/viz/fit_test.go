@@ -16,6 +16,8 @@ import (
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // fitStep runs `viz fit` on the step data with small settings (a quick fit,
@@ -318,5 +320,48 @@ func TestFitPresetByShape(t *testing.T) {
 	var ue usageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "robot or frey") {
 		t.Errorf("-preset mnist: %v, want a usage error naming the presets", err)
+	}
+}
+
+// TestFitsLastLines: viz fit's closing lines never seem to disagree. A fit
+// that stopped by the rule reports the rise below its limit; one that
+// stopped otherwise while the rule still expected a rise says it stopped
+// first. Restarts name their start in the page's words.
+func TestFitsLastLines(t *testing.T) {
+	cfg := train.TrainerConfig{Window: 100, Horizon: 1000, TolAbs: 0.01, Tol: 1e-6}
+	for _, c := range []struct {
+		name string
+		r    train.FitReport
+		want string // "" : no note that it stopped first
+	}{
+		// 0.00994 expected is below max(0.01, 1e-6·0.757) = 0.01: the rule.
+		{"rule", train.FitReport{Bound: -0.757, Status: train.FunctionConvergence, Rise: 0.000994, Expected: 0.00994}, ""},
+		// The robot seed 4 fit: 0.342 expected, above max(0.01, 1e-6·5037) = 0.01.
+		{"stationary first", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.0342, Expected: 0.342}, "it stopped by stationary first"},
+		// Stationary with a rise the rule would also have stopped at: nothing to add.
+		{"stationary and flat", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.0001, Expected: 0.001}, ""},
+	} {
+		line := riseLine(c.r, cfg)
+		if !strings.Contains(line, "the rule stops below 0.01)") {
+			t.Errorf("%s: %q does not give the rule's limit", c.name, line)
+		}
+		if has := strings.Contains(line, "first"); has != (c.want != "") || (has && !strings.Contains(line, c.want)) {
+			t.Errorf("%s: %q, want the note %q", c.name, line, c.want)
+		}
+	}
+
+	x := mat.NewDense(3, 1, []float64{0, 1, 2})
+	for _, c := range []struct {
+		cfg  train.InitConfig
+		want string
+	}{
+		{train.InitConfig{Seed: 4}, "seed 4"},
+		{train.InitConfig{Seed: 4, Hidden: []int{3, 3}, HiddenInit: "auto"}, "seed 4, h1 started from principal components of the outputs"},
+		{train.InitConfig{Seed: 5, Hidden: []int{3, 3}, HiddenInit: "linear"}, "seed 5, h1 started from the input"},
+		{train.InitConfig{Seed: 1, Hidden: []int{1, 1}, HiddenInit: "auto"}, "seed 1, h1 started from the input"},
+	} {
+		if got := restartStart(c.cfg, x); got != c.want {
+			t.Errorf("restartStart(%+v) = %q, want %q", c.cfg, got, c.want)
+		}
 	}
 }

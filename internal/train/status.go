@@ -112,6 +112,30 @@ func (s Status) String() string {
 	return statusNames[s]
 }
 
+// Explain says what the status means for the fit, for people, after its
+// name (viz fit's last lines); String is the name, in files and on the page.
+func (s Status) Explain() string {
+	switch s {
+	case NotTerminated:
+		return "the optimizer can still make progress"
+	case GradientThreshold:
+		return "the gradient is below the optimizer's tolerance: an optimum"
+	case Stationary:
+		return "no step along the gradient raises the bound any more: an optimum to working precision"
+	case AllFrozen:
+		return "there is nothing to optimise"
+	case FunctionConvergence:
+		return "the rise still expected is negligible"
+	case IterationLimit:
+		return "the bound may still rise"
+	case Failure:
+		return "the model could not be evaluated; the last good parameters are kept"
+	case Degenerate:
+		return "a state the optimizer cannot leave by itself"
+	}
+	return s.String()
+}
+
 // Converged reports whether the status is an optimum of some kind
 // (gradient threshold, stationary point, function convergence, or nothing
 // left to optimise), as opposed to running, a limit or a failure.

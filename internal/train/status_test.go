@@ -41,11 +41,13 @@ func TestMethodNames(t *testing.T) {
 	}
 }
 
-// TestStatusConverged: which statuses count as an optimum.
+// TestStatusConverged: which statuses count as an optimum; every status
+// has a name that reads back and an explanation of its own.
 func TestStatusConverged(t *testing.T) {
+	explained := map[string]bool{}
 	for s, want := range map[Status]bool{
 		NotTerminated: false, GradientThreshold: true, Stationary: true, AllFrozen: true,
-		FunctionConvergence: true, IterationLimit: false, Failure: false,
+		FunctionConvergence: true, IterationLimit: false, Failure: false, Degenerate: false,
 	} {
 		if s.Converged() != want {
 			t.Errorf("%v.Converged() = %v", s, !want)
@@ -55,6 +57,11 @@ func TestStatusConverged(t *testing.T) {
 		}
 		if s.String() == "" || s.String()[0] == 'S' {
 			t.Errorf("status %d has no name: %q", int(s), s.String())
+		}
+		if e := s.Explain(); e == "" || e == s.String() || explained[e] {
+			t.Errorf("%v explained as %q: want a sentence of its own", s, e)
+		} else {
+			explained[e] = true
 		}
 		b, _ := s.MarshalText()
 		var back Status
