@@ -307,6 +307,20 @@ func TestBrowser(t *testing.T) {
 		e.noErrors()
 	})
 
+	t.Run("a stopped optimizer says why", func(t *testing.T) {
+		e.t = t
+		// A one-layer GP with 4 inducing points converges in a few dozen
+		// iterations.
+		e.run(chromedp.Navigate(e.base + "/?hidden=&m=4&speed=0&play=1"))
+		e.waitFor("converged", `(() => { const f = window.dgpviz?.state.frame; return !!f && f.optimizer.converged && !f.running && !window.dgpviz.state.running; })()`)
+		got := evalAs[[]string](e, `(() => { const st = document.getElementById("status"), o = window.dgpviz.state.frame.optimizer; return [st.textContent, st.title, o.status, o.explain]; })()`)
+		text, title, status, explain := got[0], got[1], got[2], got[3]
+		if text != "converged ("+status+")" || explain == "" || title != "Stopped by "+status+": "+explain {
+			t.Errorf("status %q with title %q; want converged (%s) and why: %q", text, title, status, explain)
+		}
+		e.noErrors()
+	})
+
 	t.Run("dragging an inducing point changes the bound", func(t *testing.T) {
 		e.t = t
 		e.run(chromedp.Navigate(e.base + "/?play=0&speed=20"))

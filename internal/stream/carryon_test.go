@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 	"dgpviz/internal/wire"
 )
 
@@ -33,6 +34,11 @@ func TestEditCarriesOn(t *testing.T) {
 	f := stopped(t, c)
 	if get(f, "optimizer", "converged") != true {
 		t.Fatalf("the small model stopped without converging: %v", get(f, "optimizer"))
+	}
+	// The frame says what its status means, in train's words.
+	var st train.Status
+	if err := st.UnmarshalText([]byte(get(f, "optimizer", "status").(string))); err != nil || get(f, "optimizer", "explain") != st.Explain() {
+		t.Errorf("optimizer %v: want the explanation of its status (%v)", get(f, "optimizer"), err)
 	}
 	b0 := num64(f["bound"])
 	// Pull layer 1's point 2 by 1 (model units).

@@ -15,8 +15,9 @@ type optState struct {
 	Frozen       []string `json:"frozen"`
 	Event        string   `json:"event"`
 	Converged    bool     `json:"converged"`
-	Status       string   `json:"status"` // train.Status in words: "not terminated", "gradient threshold", …
-	Fast         bool     `json:"fast"`   // running as fast as it can until the bound settles (settle.go)
+	Status       string   `json:"status"`  // train.Status in words: "not terminated", "gradient threshold", …
+	Explain      string   `json:"explain"` // what the status means, for people (train.Status.Explain)
+	Fast         bool     `json:"fast"`    // running as fast as it can until the bound settles (settle.go)
 }
 
 // frameHeader is a frame: the optimizer's state, the bound, every layer
@@ -69,7 +70,7 @@ func (f *framer) frame(p *publication) ([]byte, error) {
 		V: ProtocolVersion, Type: "frame", Seq: f.seq, Applied: s.Applied, DataID: s.Data.ID,
 		Iter: s.Iter, Running: s.Running, Paused: p.paused, Held: p.held, IPS: wire.Num(p.ips), N: n, Followers: p.followers,
 		Optimizer: optState{Method: p.method, LearningRate: wire.Num(p.lr), Frozen: p.frozen, Event: p.event,
-			Converged: p.status.Converged() && p.collapse == nil, Status: p.status.String(), Fast: p.fast},
+			Converged: p.status.Converged() && p.collapse == nil, Status: p.status.String(), Explain: p.status.Explain(), Fast: p.fast},
 		Restarts: p.restarts.Frame(p.restart), Edit: p.edit, Collapse: p.collapse,
 	}
 	if h.Optimizer.Frozen == nil {
