@@ -184,7 +184,7 @@ func TestAttacks(t *testing.T) {
 				// The attacker's session builds the autoencoder's preset
 				// (its restarts, as background work at the pool's share)
 				// before it can decode: under -race on a busy 2-core
-				// machine that took most of a 12 s run's 8 s attack.
+				// machine that can outlast a shorter run's attack.
 				d = 30 * time.Second
 			case raceEnabled && (tc.attack == AttackUpload || tc.attack == AttackWide):
 				// The bodies of 16 MiB are made in the window: slow
