@@ -368,7 +368,7 @@ function showRunning() {
     : state.running && opt?.fast ? `Running as fast as it can until the bound settles, then at ${state.config?.speed || "full"} iterations per second`
     : state.running ? `Running at up to ${state.config?.speed || "full"} iterations per second (the bound has settled)`
     : f?.paused ? "Paused by you: press Play (space) to go on; edits wait for it"
-    : opt?.status && opt.status !== "not terminated" ? `Stopped by ${opt.status}: ${opt.explain}` : "";
+    : opt?.status && opt.status !== "not terminated" ? `Stopped by ${opt.status} (${opt.explain})` : "";
   st.dataset.state = !f ? "" : f.held ? "editing" : state.running ? "running" : f.collapse ? "collapsed" : f.paused ? "paused" : opt?.converged ? "converged" : "stopped";
 }
 

@@ -315,7 +315,7 @@ func TestBrowser(t *testing.T) {
 		e.waitFor("converged", `(() => { const f = window.dgpviz?.state.frame; return !!f && f.optimizer.converged && !f.running && !window.dgpviz.state.running; })()`)
 		got := evalAs[[]string](e, `(() => { const st = document.getElementById("status"), o = window.dgpviz.state.frame.optimizer; return [st.textContent, st.title, o.status, o.explain]; })()`)
 		text, title, status, explain := got[0], got[1], got[2], got[3]
-		if text != "converged ("+status+")" || explain == "" || title != "Stopped by "+status+": "+explain {
+		if text != "converged ("+status+")" || explain == "" || title != "Stopped by "+status+" ("+explain+")" {
 			t.Errorf("status %q with title %q; want converged (%s) and why: %q", text, title, status, explain)
 		}
 		e.noErrors()
