@@ -491,10 +491,10 @@ func (p *progress) finish() {
 // still expected a rise says so, so that the two lines never seem to
 // disagree.
 func riseLine(r train.FitReport, c train.TrainerConfig) string {
-	limit := math.Max(c.TolAbs, c.Tol*math.Abs(r.Bound))
+	limit := c.RuleLimit(r.Bound)
 	line := fmt.Sprintf("the bound rose %.3g nats over the last %d iterations: %.3g expected over the next %d (the rule stops below %.3g)",
 		r.Rise, c.Window, r.Expected, c.Horizon, limit)
-	if r.Status != train.FunctionConvergence && r.Expected >= limit {
+	if r.Status != train.FunctionConvergence && r.Expected > limit {
 		line += fmt.Sprintf("; it stopped by %s first", r.Status)
 	}
 	return line

@@ -340,6 +340,8 @@ func TestFitsLastLines(t *testing.T) {
 		{"stationary first", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.0342, Expected: 0.342}, "it stopped by stationary first"},
 		// Stationary with a rise the rule would also have stopped at: nothing to add.
 		{"stationary and flat", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.0001, Expected: 0.001}, ""},
+		// Exactly at the limit the rule counts the rise as negligible (TrainerConfig.RuleLimit).
+		{"stationary at the limit", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.001, Expected: 0.01}, ""},
 	} {
 		line := riseLine(c.r, cfg)
 		if !strings.Contains(line, "the rule stops below 0.01)") {

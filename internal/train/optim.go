@@ -707,9 +707,16 @@ func (t *Trainer) recordWindow(info StepInfo) (rise, expected float64) {
 }
 
 // negligible reports whether an improvement expected of a bound b is
-// below the stopping rule's tolerance, max(TolAbs, Tol·|b|).
+// within the stopping rule's tolerance (TrainerConfig.RuleLimit).
 func (t *Trainer) negligible(expected, b float64) bool {
-	return expected <= math.Max(t.cfg.TolAbs, t.cfg.Tol*math.Abs(b))
+	return expected <= t.cfg.RuleLimit(b)
+}
+
+// RuleLimit is the stopping rule's tolerance at a bound b, max(TolAbs,
+// Tol·|b|): a fit whose expected rise (StepInfo.Expected) is at most this
+// has converged (FunctionConvergence).
+func (c TrainerConfig) RuleLimit(b float64) float64 {
+	return math.Max(c.TolAbs, c.Tol*math.Abs(b))
 }
 
 func joinEvents(a, b string) string {
