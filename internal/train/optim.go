@@ -66,9 +66,9 @@ var lbfgsMemory = 100
 
 // TrainerConfig configures a Trainer.
 type TrainerConfig struct {
-	Method       Method                // LBFGS (the zero value) or Adam
-	LearningRate float64               // adam step size (default 0.01)
-	BatchSize    int                   // adam minibatch size; 0 = full batch
+	Method       Method                // LBFGS (the zero value), Adam or SVI
+	LearningRate float64               // adam step size, in SVI too (default 0.01)
+	BatchSize    int                   // minibatch size; 0 = full batch (Adam), DefaultStochasticBatch (SVI)
 	Frozen       map[engine.Group]bool // frozen parameter groups
 	Seed         uint64                // minibatch sampling
 	Workers      int                   // engine.Evaluator workers (0 = GOMAXPROCS)
@@ -104,9 +104,13 @@ type StepInfo struct {
 	Iter  int     // iterations done so far
 	Bound float64 // bound after this step
 	// Estimate is true when Bound is a minibatch estimate of the bound (Adam
-	// with a minibatch on more than FullBoundRows data) rather than the
-	// full-data bound.
+	// with a minibatch on more than FullBoundRows data; SVI between its
+	// checks, the estimate at the step's start) rather than the full-data
+	// bound.
 	Estimate bool
+	// Epochs is the number of passes over the data the minibatches of an
+	// SVI fit have made (0 for the other methods).
+	Epochs float64
 	// Event is "" or a human message about divergence handling, e.g.
 	// "diverged (NaN bound): reverted, jitter raised to 1e-05".
 	Event  string
@@ -199,6 +203,8 @@ type Trainer struct {
 	gU   []float64
 	gUOK bool
 	isQ  []bool
+
+	svi sviState // SVI's schedule and checks (optim_svi.go)
 }
 
 type lbfgsMemoryState struct {
@@ -248,6 +254,9 @@ func checkConfig(cfg *TrainerConfig) error {
 	}
 	if cfg.BatchSize < 0 {
 		return fmt.Errorf("train: batch size %d must be ≥ 0", cfg.BatchSize)
+	}
+	if cfg.Method == SVI && cfg.BatchSize == 0 {
+		cfg.BatchSize = DefaultStochasticBatch
 	}
 	if cfg.Workers < 0 {
 		return fmt.Errorf("train: workers %d must be ≥ 0", cfg.Workers)
@@ -367,6 +376,7 @@ func (t *Trainer) SetModel(m *engine.Model) error {
 	t.nat = m.Params(t.nat[:0])
 	t.ev.Workers = t.cfg.Workers
 	t.perm = nil
+	t.svi.rows = 0
 	t.rebuild()
 	return nil
 }
@@ -390,9 +400,10 @@ func canonicalQSqrt(m *engine.Model) {
 
 // KeepsFinalQOptimal reports whether a trainer with configuration c keeps
 // the final layer's q(u) of a model with n data at its optimum: on the full
-// data, with q(u) neither frozen nor asked to be explicit.
+// data, with q(u) neither frozen nor asked to be explicit. SVI never does:
+// it steps the final q(u) by natural gradients.
 func (c TrainerConfig) KeepsFinalQOptimal(n int) bool {
-	full := c.Method == LBFGS || c.BatchSize <= 0 || c.BatchSize >= n
+	full := c.Method == LBFGS || c.Method == Adam && (c.BatchSize <= 0 || c.BatchSize >= n)
 	return full && !c.ExplicitFinalQ && !c.Frozen[engine.GroupQMu] && !c.Frozen[engine.GroupQSqrt]
 }
 
@@ -423,7 +434,7 @@ func (t *Trainer) rebuild() {
 	for i, info := range t.layout {
 		if !t.cfg.Frozen[info.Group] && !(t.optQ && i >= t.qLo) {
 			t.free = append(t.free, i)
-			t.isQ = append(t.isQ, t.ng && hiddenQ(info, len(t.m.Layers)))
+			t.isQ = append(t.isQ, t.ng && hiddenQ(info, len(t.m.Layers)) || t.sviQ(info))
 		}
 	}
 	nq := t.qHi - t.qLo
@@ -445,6 +456,7 @@ func (t *Trainer) rebuild() {
 	t.fresh, t.stuck = 0, 0
 	t.nBest = 0
 	t.resetMemory()
+	t.svi.reset(len(t.w))
 }
 
 func (t *Trainer) resetMemory() {
@@ -580,12 +592,14 @@ func (t *Trainer) start() (string, int, error) {
 			}
 			evals++
 			var f float64
-			f, err = t.eval(t.u, t.g, nil, true)
+			// SVI's steps take their gradients on minibatches.
+			grad := t.cfg.Method != SVI
+			f, err = t.eval(t.u, t.g, nil, grad)
 			if err == nil {
 				t.f, t.have = f, true
 				copy(t.qU, t.qLast)
 				copy(t.gU, t.gfull)
-				t.gUOK = true
+				t.gUOK = grad
 				return strings.Join(events, "; "), evals, nil
 			}
 			t.m.SetParams(t.nat) // as it was
@@ -628,15 +642,20 @@ func (t *Trainer) Step() (info StepInfo, err error) {
 	if len(t.free) == 0 {
 		return StepInfo{Iter: t.iter, Bound: -t.f, Event: joinEvents(ev, "all parameters frozen"), Status: AllFrozen, Evals: evals}, nil
 	}
-	if t.cfg.Method == Adam {
+	switch t.cfg.Method {
+	case Adam:
 		info = t.adamStep()
-	} else {
+	case SVI:
+		info = t.sviStep() // with its own stopping rule's Rise and Expected
+	default:
 		info = t.lbfgsStep()
 	}
 	info.Event = joinEvents(ev, info.Event)
 	info.Evals += evals
 	info.GradNorm = normInf(t.g)
-	info.Rise, info.Expected = t.recordWindow(info)
+	if t.cfg.Method != SVI {
+		info.Rise, info.Expected = t.recordWindow(info)
+	}
 	if info.Status == NotTerminated && t.negligible(info.Expected, info.Bound) {
 		info.Status = FunctionConvergence
 	}

@@ -20,7 +20,7 @@ import (
 // which for γ = 1 and a bound quadratic in u (a conjugate layer) is the
 // optimum in one step.
 //
-// The step is part of the L-BFGS iteration (TrainerConfig.NaturalGradient):
+// With L-BFGS the step is part of the iteration (TrainerConfig.NaturalGradient):
 // the search direction's entries for the hidden q(u) are the step of size
 // 1 (in the optimizer's coordinates, with the logarithms of W's diagonal),
 // the others L-BFGS's, and the line search scales both. L-BFGS's memory
@@ -118,15 +118,36 @@ func natStep(m int, mu, w, gmu, gw []float64, gamma float64, mu2, w2, scr []floa
 
 // natDirection replaces the hidden q(u)'s entries of the search direction
 // d (in the optimizer's coordinates u) by the natural-gradient step of
-// size 1 from the current point (its whitened gradient gU), halving the
-// size where the new precision is not positive definite.
+// size 1 from the current point (its whitened gradient gU).
 func (t *Trainer) natDirection(d []float64) {
 	if !t.gUOK {
 		return // d keeps the scaled gradient
 	}
-	nl := len(t.m.Layers)
+	gamma := make([]float64, len(t.m.Layers))
+	for i := range len(gamma) - 1 {
+		gamma[i] = 1
+	}
 	step := make([]float64, len(t.w))
-	for i := 0; i < nl-1; i++ {
+	t.natSteps(t.gU, gamma, step)
+	for k, i := range t.free {
+		if t.isQ[k] {
+			d[k] = step[i]
+		}
+	}
+}
+
+// natSteps writes into step, laid out as the optimizer's coordinates w
+// (all parameters, with the logarithms of W's diagonal), the
+// natural-gradient step of size gamma[i] for the q(u) of every layer i
+// with gamma[i] > 0, from the whitened gradient grad at the current point
+// t.w; it leaves the other entries alone. Where the new precision of an
+// output's q(v) is not positive definite it halves that output's size,
+// down to no step.
+func (t *Trainer) natSteps(grad, gamma, step []float64) {
+	for i, g := range gamma {
+		if !(g > 0) {
+			continue
+		}
 		wl := &t.white[i]
 		m, dd := wl.mz, wl.d
 		o := wl.offMu()
@@ -135,15 +156,15 @@ func (t *Trainer) natDirection(d []float64) {
 		scr := make([]float64, 4*m*m)
 		for k := 0; k < dd; k++ {
 			for r := 0; r < m; r++ {
-				mu[r], gmu[r] = t.w[o+r*dd+k], t.gU[o+r*dd+k]
+				mu[r], gmu[r] = t.w[o+r*dd+k], grad[o+r*dd+k]
 			}
 			ls := wl.offS() + k*m*(m+1)/2
 			unpackLower(w, t.w[ls:], m)
-			unpackLower(gw, t.gU[ls:], m)
-			gamma := 1.0
+			unpackLower(gw, grad[ls:], m)
+			gamma := g
 			for !natStep(m, mu, w, gmu, gw, gamma, mu2, w2, scr) {
 				gamma /= 2
-				if gamma < 1e-6 {
+				if gamma < 1e-6*g {
 					copy(mu2, mu)
 					copy(w2, w)
 					break
@@ -163,11 +184,6 @@ func (t *Trainer) natDirection(d []float64) {
 					j++
 				}
 			}
-		}
-	}
-	for k, i := range t.free {
-		if t.isQ[k] {
-			d[k] = step[i]
 		}
 	}
 }

@@ -15,12 +15,19 @@ const (
 	// Adam is Adam (Kingma & Ba, 2015), on minibatches when
 	// TrainerConfig.BatchSize is set.
 	Adam
+	// SVI is stochastic variational inference (Hensman, Fusi & Lawrence,
+	// 2013) on minibatches of TrainerConfig.BatchSize rows (default
+	// DefaultStochasticBatch): every layer's q(u) is stepped by natural
+	// gradients, the other parameters by Adam, and the full-data bound,
+	// computed in chunks now and then, decides the step sizes and when to
+	// stop (optim_svi.go). For data above StochasticRows rows.
+	SVI
 )
 
-var methodNames = [...]string{LBFGS: "lbfgs", Adam: "adam"}
+var methodNames = [...]string{LBFGS: "lbfgs", Adam: "adam", SVI: "svi"}
 
 // String returns the method's name as the command line and the protocol
-// spell it: "lbfgs" or "adam".
+// spell it: "lbfgs", "adam" or "svi".
 func (m Method) String() string {
 	if m < 0 || int(m) >= len(methodNames) {
 		return fmt.Sprintf("Method(%d)", int(m))
@@ -28,7 +35,7 @@ func (m Method) String() string {
 	return methodNames[m]
 }
 
-// ParseMethod returns the method named s ("lbfgs" or "adam"; "" is the
+// ParseMethod returns the method named s ("lbfgs", "adam" or "svi"; "" is the
 // default, LBFGS).
 func ParseMethod(s string) (Method, error) {
 	if s == "" {
@@ -39,7 +46,7 @@ func ParseMethod(s string) (Method, error) {
 			return Method(m), nil
 		}
 	}
-	return 0, fmt.Errorf("train: optimizer %q: want lbfgs or adam", s)
+	return 0, fmt.Errorf("train: optimizer %q: want lbfgs, adam or svi", s)
 }
 
 // MarshalText writes the method's name (for JSON reports).

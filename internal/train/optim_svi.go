@@ -1,0 +1,252 @@
+package train
+
+import (
+	"fmt"
+	"math"
+
+	"dgpviz/internal/engine"
+)
+
+// Stochastic variational inference for the nested bound (Method SVI;
+// Hensman, Fusi & Lawrence, 2013; Salimbeni, Eleftheriadis & Hensman,
+// 2018, for natural gradients alongside Adam).
+//
+// Each step draws the next minibatch of a seeded shuffled pass over the
+// data and evaluates the bound's estimate on it: the likelihood and
+// per-datum penalties scaled by N/batch, the KL terms whole
+// (engine.Options.Rows), an unbiased estimate of the bound and its
+// gradient. Every layer's q(u), the final one included, then takes a
+// natural-gradient step (natSteps, in the whitened coordinates; for the
+// conjugate final layer a step of size 1 on all the data is its optimum),
+// and the kernels, noise variances and inducing inputs an Adam step.
+//
+// The step sizes need no tuning: γ rises log-linearly from γ/100 over the
+// first sviWarmup steps (the first minibatches' natural gradients are far
+// from the optimum and noisy) and then stays; Adam's learning rate is
+// TrainerConfig.LearningRate. Both are halved whenever a check finds no
+// rise, as a schedule that decays only as far as the noise demands.
+//
+// The check: every max(Window, one pass) steps the full-data bound is
+// computed without gradient, in chunks (engine.Evaluator.EvaluateChunked).
+// A check that finds a higher bound than the best so far keeps the point;
+// one that does not returns to the best point and halves the step sizes.
+// The stopping rule is the trainer's (TrainerConfig.RuleLimit) on the best
+// checked bound: its rise over the last sviChecks checks, projected over
+// Horizon steps (StepInfo.Rise, Expected). Since a check's bound is exact,
+// not an estimate, the noise of the steps cannot stop a fit early; it can
+// only halve the step sizes, until they are small enough for the rise to
+// show. Step sizes halved sviMaxHalvings times end the fit as Stationary.
+
+// Defaults of the stochastic fit.
+const (
+	// DefaultStochasticBatch is SVI's minibatch size when
+	// TrainerConfig.BatchSize is 0.
+	DefaultStochasticBatch = 1024
+	// StochasticRows is the largest number of rows ChooseMethod fits on
+	// the full data (L-BFGS, today's path); above it SVI reaches the
+	// full-batch fit's quality sooner (docs/fitting.md).
+	StochasticRows = 20_000
+
+	sviGammaFinalC  = 1.0  // natural-gradient step size of the final layer's q(u)
+	sviGammaHiddenC = 0.1  // of the hidden layers' (non-conjugate: Salimbeni et al., 2018)
+	sviWarmup      = 20   // steps of the log-linear warm-up of γ
+	sviChecks      = 2    // checks the stopping rule's rise spans
+	sviMaxHalvings = 12   // halvings of the step sizes that end a fit (Stationary)
+	sviMinChunk    = 4096 // rows per chunk of a check's evaluation, at least
+)
+
+// sviState is the SVI schedule and checks, kept across steps.
+type sviState struct {
+	steps   int     // SVI steps since the last rebuild (the warm-up's clock)
+	since   int     // steps since the last check
+	rows    int     // rows the minibatches covered since the last new model (Epochs)
+	best    float64 // best full-data bound at a check; NaN before the first
+	bestRes *engine.Result
+	uBest   []float64 // the free parameters there
+	hist    []float64 // best after each of the last sviChecks+1 checks (a ring)
+	nHist   int
+	step    []float64 // natural-gradient steps, laid out as the trainer's w
+	gamma   []float64 // per layer
+}
+
+func (s *sviState) reset(nw int) {
+	s.steps, s.since, s.nHist = 0, 0, 0
+	s.best, s.bestRes, s.uBest = math.NaN(), nil, nil
+	s.hist = make([]float64, sviChecks+1)
+	s.step = make([]float64, nw)
+}
+
+// sviQ reports whether an SVI trainer steps parameter info by natural
+// gradients: every layer's q(u), when neither q_mu nor q_sqrt is frozen
+// (else Adam steps the free one).
+func (t *Trainer) sviQ(info engine.ParamInfo) bool {
+	return t.sviNatural() && (info.Group == engine.GroupQMu || info.Group == engine.GroupQSqrt)
+}
+
+// sviNatural reports whether an SVI trainer steps q(u) by natural
+// gradients, which need both its mean and its covariance free.
+func (t *Trainer) sviNatural() bool {
+	return t.cfg.Method == SVI && !t.cfg.Frozen[engine.GroupQMu] && !t.cfg.Frozen[engine.GroupQSqrt]
+}
+
+// ChooseMethod returns the method a fit of n rows uses by default: LBFGS
+// on the full data up to StochasticRows rows, SVI above.
+func ChooseMethod(n int) Method {
+	if n > StochasticRows {
+		return SVI
+	}
+	return LBFGS
+}
+
+// sviCheckEvery is the number of steps between checks: Window, and at
+// least one pass over the data.
+func (t *Trainer) sviCheckEvery(n int) int {
+	return max(t.cfg.Window, (n+t.cfg.BatchSize-1)/t.cfg.BatchSize)
+}
+
+// sviStep performs one SVI step (see above).
+func (t *Trainer) sviStep() StepInfo {
+	nAll, _ := t.m.X.Dims()
+	s := &t.svi
+	if math.IsNaN(s.best) {
+		// The starting point, evaluated on all the data by start, is the
+		// first check.
+		s.best, s.bestRes = -t.f, t.lastRes
+		s.uBest = append(s.uBest[:0], t.u...)
+		t.sviRecord()
+	}
+	var rows []int
+	b := nAll
+	if t.cfg.BatchSize < nAll {
+		rows = t.nextBatch(nAll)
+		b = len(rows)
+	}
+	fb, err := t.eval(t.u, t.g, rows, true)
+	if err != nil {
+		return t.sviDiverged(fmt.Sprintf("diverged (%s)", failureKind(err)), 1)
+	}
+	// q(u): natural gradients of the whitened gradient at u.
+	warm := math.Pow(100, math.Min(1, float64(s.steps+1)/sviWarmup)-1)
+	nl := len(t.m.Layers)
+	s.gamma = s.gamma[:0]
+	for i := range nl {
+		g := sviGammaHidden
+		if i == nl-1 {
+			g = sviGammaFinal
+		}
+		if !t.sviNatural() {
+			g = 0
+		}
+		s.gamma = append(s.gamma, g*warm*t.lrMul)
+	}
+	t.natSteps(t.gfull, s.gamma, s.step)
+	// The rest: Adam.
+	a := &t.adam
+	a.t++
+	lr := t.cfg.LearningRate * t.lrMul
+	c1 := 1 - math.Pow(adamBeta1, float64(a.t))
+	c2 := 1 - math.Pow(adamBeta2, float64(a.t))
+	for k, g := range t.g {
+		if t.isQ[k] {
+			t.ut[k] = t.u[k] + s.step[t.free[k]]
+			continue
+		}
+		a.m[k] = adamBeta1*a.m[k] + (1-adamBeta1)*g
+		a.v[k] = adamBeta2*a.v[k] + (1-adamBeta2)*g*g
+		t.ut[k] = t.u[k] - lr*(a.m[k]/c1)/(math.Sqrt(a.v[k]/c2)+adamEps)
+	}
+	if err := t.setU(t.ut); err != nil {
+		return t.sviDiverged(fmt.Sprintf("diverged (%s)", failureKind(err)), 1)
+	}
+	copy(t.u, t.ut)
+	t.iter++
+	s.steps++
+	s.since++
+	s.rows += b
+	info := StepInfo{Iter: t.iter, Bound: -fb, Estimate: true, Evals: 1, Rise: math.NaN(), Expected: math.NaN()}
+	if s.since >= t.sviCheckEvery(nAll) {
+		t.sviCheck(&info)
+	}
+	info.Epochs = float64(s.rows) / float64(nAll)
+	return info
+}
+
+// sviCheck evaluates the full-data bound at the current point, keeps it
+// when it is the best so far or else returns to the best and halves the
+// step sizes, and fills info's Bound, Rise and Expected.
+func (t *Trainer) sviCheck(info *StepInfo) {
+	s := &t.svi
+	s.since = 0
+	info.Evals++
+	chunk := max(t.cfg.BatchSize, sviMinChunk)
+	res, _, err := t.ev.EvaluateChunked(t.m, engine.Options{NoOutputMessage: true}, chunk)
+	if err == nil {
+		if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
+			err = fmt.Errorf("the bound is not finite (%v): %w", res.Bound, engine.ErrNotFinite)
+		} else {
+			err = res.Precise()
+		}
+	}
+	switch {
+	case err != nil:
+		*info = t.sviDiverged(fmt.Sprintf("the check diverged (%s)", failureKind(err)), info.Evals)
+		return
+	case res.Bound > s.best:
+		s.best, s.bestRes = res.Bound, res
+		copy(s.uBest, t.u)
+		t.lastRes, t.evalOK = res, true
+	default:
+		info.Event = fmt.Sprintf("no rise since the best check (bound %.6g): back to it, step sizes halved", res.Bound)
+		t.sviRevert()
+		t.lrMul /= 2
+	}
+	t.f = -s.best
+	info.Bound, info.Estimate = s.best, false
+	info.Rise, info.Expected = t.sviRecord()
+	if t.sviHalvings() > sviMaxHalvings {
+		info.Status = Stationary
+	}
+}
+
+// sviDiverged returns to the best checked point after a failed
+// evaluation, halves the step sizes and restarts Adam's moments.
+func (t *Trainer) sviDiverged(why string, evals int) StepInfo {
+	t.sviRevert()
+	t.diverged()
+	info := StepInfo{Iter: t.iter, Bound: t.svi.best, Evals: evals, Rise: math.NaN(), Expected: math.NaN(),
+		Event: fmt.Sprintf("%s: back to the best check, step sizes halved", why)}
+	if t.sviHalvings() > sviMaxHalvings {
+		info.Status = Stationary
+	}
+	return info
+}
+
+// sviRevert sets the model to the best checked point.
+func (t *Trainer) sviRevert() {
+	s := &t.svi
+	copy(t.u, s.uBest)
+	t.setU(t.u) // evaluated before: it factorises
+	t.lastRes, t.evalOK = s.bestRes, s.bestRes != nil
+}
+
+// sviHalvings is how many times the step sizes were halved.
+func (t *Trainer) sviHalvings() int { return int(math.Round(-math.Log2(t.lrMul))) }
+
+// sviRecord adds the best checked bound to the ring and returns its rise
+// over the last sviChecks checks and that rise projected over Horizon
+// steps (NaN, NaN until as many checks were made).
+func (t *Trainer) sviRecord() (rise, expected float64) {
+	s := &t.svi
+	r := len(s.hist)
+	s.hist[s.nHist%r] = s.best
+	s.nHist++
+	if s.nHist < r {
+		return math.NaN(), math.NaN()
+	}
+	rise = s.best - s.hist[s.nHist%r] // the best sviChecks checks ago
+	n, _ := t.m.X.Dims()
+	span := sviChecks * t.sviCheckEvery(n)
+	return rise, rise * float64(t.cfg.Horizon) / float64(span)
+}
+
+var sviGammaFinal, sviGammaHidden = sviGammaFinalC, sviGammaHiddenC
