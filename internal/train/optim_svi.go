@@ -47,8 +47,8 @@ const (
 	// full-batch fit's quality sooner (docs/fitting.md).
 	StochasticRows = 20_000
 
-	sviGammaFinalC  = 1.0  // natural-gradient step size of the final layer's q(u)
-	sviGammaHiddenC = 0.1  // of the hidden layers' (non-conjugate: Salimbeni et al., 2018)
+	sviGammaFinal  = 1.0  // natural-gradient step size of the final layer's q(u)
+	sviGammaHidden = 0.1  // of the hidden layers' (non-conjugate: Salimbeni et al., 2018)
 	sviWarmup      = 20   // steps of the log-linear warm-up of γ
 	sviChecks      = 2    // checks the stopping rule's rise spans
 	sviMaxHalvings = 12   // halvings of the step sizes that end a fit (Stationary)
@@ -248,5 +248,3 @@ func (t *Trainer) sviRecord() (rise, expected float64) {
 	span := sviChecks * t.sviCheckEvery(n)
 	return rise, rise * float64(t.cfg.Horizon) / float64(span)
 }
-
-var sviGammaFinal, sviGammaHidden = sviGammaFinalC, sviGammaHiddenC

@@ -243,5 +243,3 @@ func boundNow(m *engine.Model) (float64, error) {
 	}
 	return r.Bound, nil
 }
-
-
