@@ -127,8 +127,12 @@ func (t *Trainer) natDirection(d []float64) {
 	for i := range len(gamma) - 1 {
 		gamma[i] = 1
 	}
+	unbounded := make([]float64, len(gamma))
+	for i := range unbounded {
+		unbounded[i] = math.Inf(1)
+	}
 	step := make([]float64, len(t.w))
-	t.natSteps(t.gU, gamma, step)
+	t.natSteps(t.gU, gamma, unbounded, step)
 	for k, i := range t.free {
 		if t.isQ[k] {
 			d[k] = step[i]
@@ -141,9 +145,10 @@ func (t *Trainer) natDirection(d []float64) {
 // natural-gradient step of size gamma[i] for the q(u) of every layer i
 // with gamma[i] > 0, from the whitened gradient grad at the current point
 // t.w; it leaves the other entries alone. Where the new precision of an
-// output's q(v) is not positive definite it halves that output's size,
+// output's q(v) is not positive definite, or an entry of its step exceeds
+// maxStep[i] in magnitude (a trust region), it halves that output's size,
 // down to no step.
-func (t *Trainer) natSteps(grad, gamma, step []float64) {
+func (t *Trainer) natSteps(grad, gamma, maxStep, step []float64) {
 	for i, g := range gamma {
 		if !(g > 0) {
 			continue
@@ -162,7 +167,7 @@ func (t *Trainer) natSteps(grad, gamma, step []float64) {
 			unpackLower(w, t.w[ls:], m)
 			unpackLower(gw, grad[ls:], m)
 			gamma := g
-			for !natStep(m, mu, w, gmu, gw, gamma, mu2, w2, scr) {
+			for !natStep(m, mu, w, gmu, gw, gamma, mu2, w2, scr) || natStepSize(m, mu, w, mu2, w2) > maxStep[i] {
 				gamma /= 2
 				if gamma < 1e-6*g {
 					copy(mu2, mu)
@@ -186,6 +191,20 @@ func (t *Trainer) natSteps(grad, gamma, step []float64) {
 			}
 		}
 	}
+}
+
+// natStepSize is the ∞-norm of the step from (mu, w) to (mu2, w2) in the
+// optimizer's coordinates (the logarithms of W's diagonal).
+func natStepSize(m int, mu, w, mu2, w2 []float64) float64 {
+	var s float64
+	for r := 0; r < m; r++ {
+		s = math.Max(s, math.Abs(mu2[r]-mu[r]))
+		for c := 0; c < r; c++ {
+			s = math.Max(s, math.Abs(w2[r*m+c]-w[r*m+c]))
+		}
+		s = math.Max(s, math.Abs(math.Log(w2[r*m+r]/w[r*m+r])))
+	}
+	return s
 }
 
 // mulInto sets c = a·b (tb: a·bᵀ) for M×M row-major matrices.

@@ -49,6 +49,7 @@ const (
 
 	sviGammaFinal  = 1.0  // natural-gradient step size of the final layer's q(u)
 	sviGammaHidden = 0.1  // of the hidden layers' (non-conjugate: Salimbeni et al., 2018)
+	sviTrustHidden = 1.0  // trust region of the hidden layers' steps, at the full step size
 	sviWarmup      = 20   // steps of the log-linear warm-up of γ
 	sviChecks      = 2    // checks the stopping rule's rise spans
 	sviMaxHalvings = 12   // halvings of the step sizes that end a fit (Stationary)
@@ -67,6 +68,7 @@ type sviState struct {
 	nHist   int
 	step    []float64 // natural-gradient steps, laid out as the trainer's w
 	gamma   []float64 // per layer
+	trust   []float64 // per layer: the largest entry of a step (natSteps)
 }
 
 func (s *sviState) reset(nw int) {
@@ -128,28 +130,39 @@ func (t *Trainer) sviStep() StepInfo {
 	// q(u): natural gradients of the whitened gradient at u.
 	warm := math.Pow(100, math.Min(1, float64(s.steps+1)/sviWarmup)-1)
 	nl := len(t.m.Layers)
-	s.gamma = s.gamma[:0]
+	s.gamma, s.trust = s.gamma[:0], s.trust[:0]
 	for i := range nl {
-		g := sviGammaHidden
+		g, r := sviGammaHidden, sviTrustHidden*warm*t.lrMul
 		if i == nl-1 {
-			g = sviGammaFinal
+			g, r = sviGammaFinal, math.Inf(1)
 		}
 		if !t.sviNatural() {
 			g = 0
 		}
 		s.gamma = append(s.gamma, g*warm*t.lrMul)
+		s.trust = append(s.trust, r)
 	}
-	t.natSteps(t.gfull, s.gamma, s.step)
+	t.natSteps(t.gfull, s.gamma, s.trust, s.step)
 	// The rest: Adam.
 	a := &t.adam
 	a.t++
-	lr := t.cfg.LearningRate * t.lrMul
+	lr := t.cfg.LearningRate * warm * t.lrMul
 	c1 := 1 - math.Pow(adamBeta1, float64(a.t))
 	c2 := 1 - math.Pow(adamBeta2, float64(a.t))
+	_, _, dOut := t.m.Layers[nl-1].Dims()
 	for k, g := range t.g {
+		i := t.free[k]
 		if t.isQ[k] {
-			t.ut[k] = t.u[k] + s.step[t.free[k]]
+			t.ut[k] = t.u[k] + s.step[i]
 			continue
+		}
+		if info := t.layout[i]; info.Layer == nl-1 && info.Group == engine.GroupNoise {
+			if opt := optimalNoise(t.w[i], t.gfull[i], nAll*dOut); opt > 0 {
+				// A step of size γ towards it, in the logarithm.
+				rho := math.Min(1, sviGammaFinal*warm*t.lrMul)
+				t.ut[k] = (1-rho)*t.u[k] + rho*math.Log(opt)
+				continue
+			}
 		}
 		a.m[k] = adamBeta1*a.m[k] + (1-adamBeta1)*g
 		a.v[k] = adamBeta2*a.v[k] + (1-adamBeta2)*g*g
@@ -169,6 +182,18 @@ func (t *Trainer) sviStep() StepInfo {
 	}
 	info.Epochs = float64(s.rows) / float64(nAll)
 	return info
+}
+
+// optimalNoise returns the likelihood's noise variance that maximises the
+// bound given the rest of the model, from its value s2 and the bound's
+// derivative g there, for n·d outputs in all. The bound depends on it as
+// −(n·d/2)·log s² − R/(2s²) (the likelihood, and the final layer's
+// compression and propagation, which are variances over s²), so g =
+// −n·d/(2s²) + R/(2s⁴) gives R and the optimum R/(n·d) = s² + 2s⁴g/(n·d).
+// From a minibatch's estimate of g it is an unbiased estimate; it may be
+// ≤ 0 when the estimate is poor.
+func optimalNoise(s2, g float64, nd int) float64 {
+	return s2 + 2*s2*s2*g/float64(nd)
 }
 
 // sviCheck evaluates the full-data bound at the current point, keeps it
@@ -221,9 +246,12 @@ func (t *Trainer) sviDiverged(why string, evals int) StepInfo {
 	return info
 }
 
-// sviRevert sets the model to the best checked point.
+// sviRevert sets the model to the best checked point. The stopping rule's
+// rise starts afresh: the checks since the best are no evidence of
+// convergence, only of step sizes too large.
 func (t *Trainer) sviRevert() {
 	s := &t.svi
+	s.nHist = 0
 	copy(t.u, s.uBest)
 	t.setU(t.u) // evaluated before: it factorises
 	t.lastRes, t.evalOK = s.bestRes, s.bestRes != nil

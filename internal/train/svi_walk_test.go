@@ -1,0 +1,77 @@
+package train
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"dgpviz/internal/dataset"
+)
+
+// TestSVIWalkStudy is the measurement of docs/measurements.md, "Stochastic
+// fits of a long walk": a walk of DGPVIZ_SVI_WALK rows (time → 30 beacons,
+// noise 2 dBm, every 10th row held out; walkData) fitted by the robot
+// preset's model (one start, no restart selection) with DGPVIZ_SVI_METHOD
+// (svi or lbfgs; default svi, minibatches of DefaultStochasticBatch), one
+// evaluator worker. It logs the held-out RMSE with the process's CPU time
+// (the RMSE's own not counted) at every check (SVI) or every 10 iterations
+// (L-BFGS), and stops at DGPVIZ_SVI_TARGET dBm (default 2.2) or
+// DGPVIZ_SVI_MAXITERS steps. By hand:
+//
+//	DGPVIZ_SVI_WALK=100000 go test -run TestSVIWalkStudy -v -timeout 2h ./internal/train/
+func TestSVIWalkStudy(t *testing.T) {
+	n := envInt(t, "DGPVIZ_SVI_WALK", 0)
+	if n == 0 {
+		t.Skip("a measurement: set DGPVIZ_SVI_WALK=rows (see the comment)")
+	}
+	method := SVI
+	if v := os.Getenv("DGPVIZ_SVI_METHOD"); v != "" {
+		var err error
+		if method, err = ParseMethod(strings.ToLower(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := 2.2
+	if v := envInt(t, "DGPVIZ_SVI_TARGET_CENTI", 0); v > 0 {
+		target = float64(v) / 100
+	}
+	maxIters := envInt(t, "DGPVIZ_SVI_MAXITERS", 5000)
+	xa, ya := walkData(n, 30, 2, 1)
+	xt, xh := splitEvery(xa, 10)
+	yt, yh := splitEvery(ya, 10)
+	nx, ny := dataset.FitNormalizer(xt), dataset.FitNormalizer(yt)
+	cpu0, wall0 := cpuSeconds(), time.Now()
+	m, err := Initialize(nx.Apply(xt), ny.Apply(yt), RobotPreset(1).Init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTrainer(m, RobotPreset(1).Trainer(TrainerConfig{Method: method, Workers: 1, Seed: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := xt.Dims()
+	var skipped float64 // CPU seconds spent on the RMSE
+	for range maxIters {
+		info, err := tr.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		measure := !info.Estimate && method == SVI || method != SVI && info.Iter%10 == 0 || info.Status.Terminated()
+		if !measure {
+			continue
+		}
+		c := cpuSeconds()
+		rmse := heldOutRMSE(t, tr.Model(), nx, ny, xh, yh)
+		skipped += cpuSeconds() - c
+		epochs := info.Epochs
+		if method != SVI {
+			epochs = float64(info.Iter) // a full-batch iteration is one pass
+		}
+		t.Logf("%s: %d rows, iteration %d, %.2f epochs, CPU %.1f s, wall %.1f s, bound %.8g, held-out RMSE %.3f dBm, %v",
+			method, rows, info.Iter, epochs, c-cpu0-skipped, time.Since(wall0).Seconds(), info.Bound, rmse, info.Status)
+		if rmse <= target || info.Status.Terminated() {
+			break
+		}
+	}
+}
