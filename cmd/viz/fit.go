@@ -33,7 +33,7 @@ type fitFlags struct {
 	lr, tol, tolAbs, hiddenNoise, outputNoise                          float64
 	window, horizon                                                    int
 	quiet, naturalGradient, embedData                                  bool
-	finalQ                                                             string
+	finalQ, fitChoice                                                  string
 }
 
 type datasetJSON struct {
@@ -65,12 +65,15 @@ type fitJSON struct {
 	Optimizer    train.Method `json:"optimizer"`
 	LearningRate float64      `json:"learning_rate,omitempty"`
 	BatchSize    int          `json:"batch_size,omitempty"`
-	Frozen       []string     `json:"frozen"`
-	MaxIters     int          `json:"max_iters"`
-	TolAbs       float64      `json:"tol_abs"`
-	Tol          float64      `json:"tol"`
-	Window       int          `json:"window"`
-	Horizon      int          `json:"horizon"`
+	// Epochs is the passes over the data a stochastic fit's minibatches
+	// made.
+	Epochs   float64  `json:"epochs,omitempty"`
+	Frozen   []string `json:"frozen"`
+	MaxIters int      `json:"max_iters"`
+	TolAbs   float64  `json:"tol_abs"`
+	Tol      float64  `json:"tol"`
+	Window   int      `json:"window"`
+	Horizon  int      `json:"horizon"`
 	// FinalQ is "optimal" when the final layer's q(u) was kept at its
 	// optimum, "parameters" when it was optimised with the rest.
 	FinalQ          string  `json:"final_q"`
@@ -102,9 +105,10 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.kernel, "kernel", "rbf", "kernel of every layer: rbf, rbfiso (one shared lengthscale) or linear")
 	fs.StringVar(&f.inputKernel, "input-kernel", "", "first layer's kernel if not -kernel (default: the preset's, else -kernel)")
 	fs.IntVar(&f.iters, "iters", train.DefaultMaxIters, "iteration cap per restart (the stopping rule, -tol-abs, -tol, -window and -horizon, usually stops sooner)")
-	fs.TextVar(&f.optimizer, "optimizer", train.LBFGS, "lbfgs or adam")
-	fs.Float64Var(&f.lr, "lr", train.DefaultLearningRate, "adam learning rate")
-	fs.IntVar(&f.batch, "batch", 0, "adam minibatch size (0: full batch)")
+	fs.StringVar(&f.fitChoice, "fit", "auto", fmt.Sprintf("full (every iteration on all the data, by -optimizer), stochastic (minibatches of -batch rows: the svi optimizer) or auto (stochastic above %d rows)", train.StochasticRows))
+	fs.TextVar(&f.optimizer, "optimizer", train.LBFGS, "lbfgs, adam or svi (stochastic variational inference; see -fit)")
+	fs.Float64Var(&f.lr, "lr", train.DefaultLearningRate, "adam learning rate (svi's too, for all but q(u))")
+	fs.IntVar(&f.batch, "batch", 0, fmt.Sprintf("minibatch size: adam's (0: full batch) and svi's (0: %d)", train.DefaultStochasticBatch))
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (initialisation, restarts, minibatches)")
 	fs.IntVar(&f.restarts, "restarts", 1, "seeded initialisations to fit; the best bound is kept (default with a preset: its short restart selection, then the chosen one to the stopping rule)")
 	fs.StringVar(&f.out, "out", "", "output model file (empty or -: standard output)")
@@ -201,7 +205,11 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if _, err := icfg.Defaults(); err != nil {
 		return badInput("viz fit: %v", err)
 	}
-	tcfg := train.TrainerConfig{Method: f.optimizer, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: f.workers,
+	method, err := fitMethod(f.fitChoice, f.optimizer, given["optimizer"], x)
+	if err != nil {
+		return badInput("viz fit: %v", err)
+	}
+	tcfg := train.TrainerConfig{Method: method, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: f.workers,
 		TolAbs: f.tolAbs, Tol: f.tol, Window: f.window, Horizon: f.horizon, ExplicitFinalQ: f.finalQ == "parameters", NaturalGradient: f.naturalGradient}
 	if err := tcfg.Check(); err != nil {
 		return badInput("viz fit: %v", err)
@@ -249,9 +257,10 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			fmt.Fprintf(stderr, "%s restart %d (%s): %s\n", mark, r.Restart+1, restartStart(r.Init, x), status)
 		}
-		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations (%s)\n", final.Bound, best+1, time.Since(start).Seconds(), final.Status, final.Iters, final.Status.Explain())
+		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations%s (%s)\n", final.Bound, best+1, time.Since(start).Seconds(), final.Status, final.Iters, stochasticNote(final, tcfg), final.Status.Explain())
 		if !math.IsNaN(final.Rise) {
-			fmt.Fprintf(stderr, "viz fit: %s\n", riseLine(final, tcfg))
+			n, _ := x.Dims()
+			fmt.Fprintf(stderr, "viz fit: %s\n", riseLine(final, tcfg, n))
 		}
 	}
 
@@ -274,7 +283,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"dataset":       datasetJSON{Name: ds.Name, Spec: f.data, Description: ds.Description, InputNames: ds.InputNames, OutputNames: ds.OutputNames},
 		"normalization": engine.NormalizationJSON(nx, ny),
 		"init":          ij,
-		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: f.batch, Frozen: frozenNames,
+		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: tcfg.BatchSize, Epochs: final.Epochs, Frozen: frozenNames,
 			MaxIters: f.iters, TolAbs: tcfg.TolAbs, Tol: tcfg.Tol, Window: tcfg.Window, Horizon: tcfg.Horizon, FinalQ: finalQ, NaturalGradient: f.naturalGradient,
 			Iters: final.Iters, Bound: final.Bound, LastRise: finite(final.Rise), ExpectedRise: finite(final.Expected),
 			Converged: final.Status.Converged(), Status: final.Status, Events: nonNil(final.Events)},
@@ -364,7 +373,7 @@ func finite(v float64) *float64 {
 }
 
 func adamOnly(method train.Method, lr float64) float64 {
-	if method == train.Adam {
+	if method == train.Adam || method == train.SVI {
 		return lr
 	}
 	return 0
@@ -465,11 +474,24 @@ func (p *progress) step(restart int, s train.StepInfo) {
 	if p.tty {
 		const width = 30
 		filled := min(width, width*done/max(1, p.total))
-		fmt.Fprintf(p.w, "\r[%s%s] iter %d/%d  bound %.6g  %.0f it/s  ETA ≤ %s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, p.total, best, rate, eta)
+		fmt.Fprintf(p.w, "\r[%s%s] iter %d/%d  bound %.6g%s  %.0f it/s  ETA ≤ %s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, p.total, best, epochsNote(s), rate, eta)
 		p.drawn = true
 		return
 	}
-	fmt.Fprintf(p.w, "restart %d iteration %d: bound %.10g (all restarts: %d/%d iterations, %.0f it/s, ETA ≤ %s)\n", restart+1, s.Iter, s.Bound, done, p.total, rate, eta)
+	bound := "bound"
+	if s.Estimate {
+		bound = "minibatch estimate of the bound"
+	}
+	fmt.Fprintf(p.w, "restart %d iteration %d: %s %.10g%s (all restarts: %d/%d iterations, %.0f it/s, ETA ≤ %s)\n", restart+1, s.Iter, bound, s.Bound, epochsNote(s), done, p.total, rate, eta)
+}
+
+// epochsNote gives a stochastic fit's passes over the data for a progress
+// line ("" for the other methods).
+func epochsNote(s train.StepInfo) string {
+	if s.Epochs == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", stochastic, %.3g epochs", s.Epochs)
 }
 
 func (p *progress) clear() {
@@ -486,18 +508,57 @@ func (p *progress) finish() {
 	}
 }
 
-// riseLine says how far the bound moved in the fit's last stretch, against
-// the stopping rule; a fit that stopped for another reason while the rule
-// still expected a rise says so, so that the two lines never seem to
-// disagree.
-func riseLine(r train.FitReport, c train.TrainerConfig) string {
+// riseLine says how far the bound moved in the fit's last stretch of a fit
+// on n rows, against the stopping rule; a fit that stopped for another
+// reason while the rule still expected a rise says so, so that the two
+// lines never seem to disagree.
+func riseLine(r train.FitReport, c train.TrainerConfig, n int) string {
 	limit := c.RuleLimit(r.Bound)
-	line := fmt.Sprintf("the bound rose %.3g nats over the last %d iterations: %.3g expected over the next %d (the rule stops below %.3g)",
-		r.Rise, c.Window, r.Expected, c.Horizon, limit)
+	what := "the bound"
+	if c.Method == train.SVI {
+		what = "the best full-data bound of the checks"
+	}
+	line := fmt.Sprintf("%s rose %.3g nats over the last %d iterations: %.3g expected over the next %d (the rule stops below %.3g)",
+		what, r.Rise, c.RiseSpan(n), r.Expected, c.Horizon, limit)
 	if r.Status != train.FunctionConvergence && r.Expected > limit {
 		line += fmt.Sprintf("; it stopped by %s first", r.Status)
 	}
 	return line
+}
+
+// fitMethod resolves -fit and -optimizer (given says whether it was) for
+// the normalised inputs x: a full-batch fit by the optimizer, a stochastic
+// one by svi, or auto, stochastic above train.StochasticRows rows unless
+// an optimizer is named.
+func fitMethod(choice string, optimizer train.Method, given bool, x *mat.Dense) (train.Method, error) {
+	switch choice {
+	case "full":
+		if optimizer == train.SVI {
+			return 0, fmt.Errorf("-fit full with -optimizer svi: svi is stochastic; use -optimizer lbfgs or adam, or -fit stochastic")
+		}
+		return optimizer, nil
+	case "stochastic":
+		if given && optimizer != train.SVI {
+			return 0, fmt.Errorf("-fit stochastic with -optimizer %s: a stochastic fit uses svi; leave -optimizer out", optimizer)
+		}
+		return train.SVI, nil
+	case "auto":
+		if given {
+			return optimizer, nil
+		}
+		n, _ := x.Dims()
+		return train.ChooseMethod(n), nil
+	}
+	return 0, fmt.Errorf("-fit %q: want auto, full or stochastic", choice)
+}
+
+// stochasticNote describes a stochastic fit for the last line: its
+// minibatches and the passes they made ("" for a full-batch fit).
+func stochasticNote(r train.FitReport, c train.TrainerConfig) string {
+	if c.Method != train.SVI {
+		return ""
+	}
+	return fmt.Sprintf(" of a stochastic fit (minibatches of %d rows, %.3g epochs)", c.BatchSize, r.Epochs)
 }
 
 // restartStart names a restart's start as the page's restart table does:

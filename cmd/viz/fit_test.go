@@ -143,6 +143,9 @@ func TestFitBadInput(t *testing.T) {
 		{"-inducing", "0"},
 		{"-hidden-noise", "0"},
 		{"-data", "nope:x"},
+		{"-fit", "sometimes"},
+		{"-fit", "full", "-optimizer", "svi"},
+		{"-fit", "stochastic", "-optimizer", "lbfgs"},
 		{"extra"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -175,6 +178,42 @@ func TestFitAdamStdout(t *testing.T) {
 	}
 	if fit.Optimizer != train.Adam || fit.BatchSize != 10 || fit.Iters != 50 {
 		t.Errorf("fit record %+v", fit)
+	}
+}
+
+// TestFitStochastic: -fit stochastic fits by svi in minibatches of -batch
+// rows; its progress lines and last line say so, with the epochs, and why
+// it stopped; the model file records it. At 200 rows auto
+// chooses the full batch.
+func TestFitStochastic(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"fit", "-fit", "stochastic", "-batch", "10", "-iters", "120", "-window", "20", "-inducing", "6", "-hidden", "1"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	log := stderr.String()
+	for _, want := range []string{"after 120 iterations of a stochastic fit (minibatches of 10 rows, ", " epochs) (the bound may still rise)", ", stochastic, "} {
+		if !strings.Contains(log, want) {
+			t.Errorf("viz fit -fit stochastic's output lacks %q:\n%s", want, log)
+		}
+	}
+	mf, err := engine.ReadModel(&stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fit fitJSON
+	if err := json.Unmarshal(mf.Extra["fit"], &fit); err != nil {
+		t.Fatal(err)
+	}
+	if fit.Optimizer != train.SVI || fit.BatchSize != 10 || fit.Iters != 120 || !(fit.Epochs > 20) || fit.FinalQ != "parameters" {
+		t.Errorf("fit record %+v", fit)
+	}
+	x := mat.NewDense(200, 1, nil)
+	if m, err := fitMethod("auto", train.LBFGS, false, x); err != nil || m != train.LBFGS {
+		t.Errorf("auto at 200 rows: %v, %v; want lbfgs", m, err)
+	}
+	if m, err := fitMethod("auto", train.LBFGS, false, mat.NewDense(train.StochasticRows+1, 1, nil)); err != nil || m != train.SVI {
+		t.Errorf("auto above StochasticRows: %v, %v; want svi", m, err)
 	}
 }
 
@@ -343,7 +382,7 @@ func TestFitsLastLines(t *testing.T) {
 		// Exactly at the limit the rule counts the rise as negligible (TrainerConfig.RuleLimit).
 		{"stationary at the limit", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.001, Expected: 0.01}, ""},
 	} {
-		line := riseLine(c.r, cfg)
+		line := riseLine(c.r, cfg, 100)
 		if !strings.Contains(line, "the rule stops below 0.01)") {
 			t.Errorf("%s: %q does not give the rule's limit", c.name, line)
 		}

@@ -35,9 +35,11 @@ type FitReport struct {
 	Events []string // the divergence events, in order
 	Evals  int      // bound evaluations
 	// Rise and Expected are the last iteration's: how far the best bound
-	// rose over the last TrainerConfig.Window iterations and that rate
+	// rose over the last TrainerConfig.RiseSpan iterations and that rate
 	// projected over the next Horizon (NaN before a window has filled).
 	Rise, Expected float64
+	// Epochs is the passes over the data an SVI fit's minibatches made.
+	Epochs float64
 }
 
 func (o FitOptions) withDefaults() (FitOptions, error) {
@@ -88,7 +90,12 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitRe
 		rep.Evals += info.Evals
 		rep.Iters = info.Iter
 		rep.Bound = info.Bound
-		rep.Rise, rep.Expected = info.Rise, info.Expected
+		if !info.Estimate {
+			// An SVI fit's estimates between its checks leave the
+			// last check's.
+			rep.Rise, rep.Expected = info.Rise, info.Expected
+		}
+		rep.Epochs = info.Epochs
 		if info.Event != "" {
 			rep.Events = append(rep.Events, info.Event)
 		}
@@ -105,6 +112,16 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitRe
 	}
 	if rep.Status == NotTerminated {
 		rep.Status = IterationLimit
+		if t.cfg.Method == SVI && t.have && t.svi.since > 0 {
+			// The fit ends at its best checked point, as when it stops
+			// by itself.
+			var info StepInfo
+			t.sviCheck(&info)
+			rep.Bound, rep.Evals = info.Bound, rep.Evals+info.Evals
+			if !math.IsNaN(info.Rise) {
+				rep.Rise, rep.Expected = info.Rise, info.Expected
+			}
+		}
 	}
 	if !t.have {
 		// MaxIters 0: report the starting bound.

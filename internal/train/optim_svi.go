@@ -100,10 +100,24 @@ func ChooseMethod(n int) Method {
 	return LBFGS
 }
 
-// sviCheckEvery is the number of steps between checks: Window, and at
-// least one pass over the data.
-func (t *Trainer) sviCheckEvery(n int) int {
-	return max(t.cfg.Window, (n+t.cfg.BatchSize-1)/t.cfg.BatchSize)
+// CheckEvery is the number of steps between an SVI fit's checks of the
+// full-data bound on n rows: Window, and at least one pass over the data
+// (1 for the other methods, whose every step is checked).
+func (c TrainerConfig) CheckEvery(n int) int {
+	if c.Method != SVI || c.BatchSize <= 0 {
+		return 1
+	}
+	return max(c.Window, (n+c.BatchSize-1)/c.BatchSize)
+}
+
+// RiseSpan is the number of iterations over which the stopping rule
+// measures the rise of the bound (StepInfo.Rise) of a fit on n rows:
+// Window, or for SVI sviChecks checks.
+func (c TrainerConfig) RiseSpan(n int) int {
+	if c.Method != SVI {
+		return c.Window
+	}
+	return sviChecks * c.CheckEvery(n)
 }
 
 // sviStep performs one SVI step (see above).
@@ -177,7 +191,7 @@ func (t *Trainer) sviStep() StepInfo {
 	s.since++
 	s.rows += b
 	info := StepInfo{Iter: t.iter, Bound: -fb, Estimate: true, Evals: 1, Rise: math.NaN(), Expected: math.NaN()}
-	if s.since >= t.sviCheckEvery(nAll) {
+	if s.since >= t.cfg.CheckEvery(nAll) {
 		t.sviCheck(&info)
 	}
 	info.Epochs = float64(s.rows) / float64(nAll)
@@ -273,6 +287,5 @@ func (t *Trainer) sviRecord() (rise, expected float64) {
 	}
 	rise = s.best - s.hist[s.nHist%r] // the best sviChecks checks ago
 	n, _ := t.m.X.Dims()
-	span := sviChecks * t.sviCheckEvery(n)
-	return rise, rise * float64(t.cfg.Horizon) / float64(span)
+	return rise, rise * float64(t.cfg.Horizon) / float64(t.cfg.RiseSpan(n))
 }
