@@ -173,7 +173,7 @@ func (s *session) cmdOptimizer(c Command) (string, error) {
 	if c.Method != nil {
 		m, err := train.ParseMethod(*c.Method)
 		if err != nil {
-			return "", fmt.Errorf("optimizer: method %q, want \"lbfgs\" or \"adam\"", *c.Method)
+			return "", fmt.Errorf("optimizer: method %q, want \"lbfgs\", \"adam\" or \"svi\"", *c.Method)
 		}
 		cfg.Method = m
 	}

@@ -28,7 +28,7 @@ type Config struct {
 	Dataset      string       `json:"dataset"`       // a name from the server's catalogue
 	Hidden       []int        `json:"hidden"`        // widths of the hidden layers; layers = len(Hidden)+1
 	Inducing     int          `json:"inducing"`      // inducing points per layer
-	Method       train.Method `json:"method"`        // "lbfgs" or "adam" on the wire
+	Method       train.Method `json:"method"`        // "lbfgs", "adam" or "svi" on the wire
 	LearningRate float64      `json:"learning_rate"` // adam's step size (ignored by lbfgs)
 	Seed         uint64       `json:"seed"`          // initialisation and minibatch seed
 	Frozen       []string     `json:"frozen"`        // frozen parameter groups (engine.Group names)
@@ -94,7 +94,7 @@ func (c Config) Validate(l Limits, cat *Catalog) error {
 		return fmt.Errorf("inducing: %d out of range 1…%d", c.Inducing, l.MaxInducing)
 	}
 	if _, err := c.Method.MarshalText(); err != nil {
-		return fmt.Errorf("method: %v, want \"lbfgs\" or \"adam\"", c.Method)
+		return fmt.Errorf("method: %v, want \"lbfgs\", \"adam\" or \"svi\"", c.Method)
 	}
 	if !(c.LearningRate > 0) || c.LearningRate > 10 || math.IsInf(c.LearningRate, 0) {
 		return fmt.Errorf("learning_rate: %v, want a number in (0, 10]", c.LearningRate)

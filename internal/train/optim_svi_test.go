@@ -3,6 +3,8 @@ package train
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"dgpviz/internal/dataset"
@@ -278,4 +280,35 @@ func evalGrad(t *testing.T, m *engine.Model) (float64, *engine.Gradient) {
 		t.Fatal(err)
 	}
 	return r.Bound, g
+}
+
+// TestPresetsChooseFullBatch: the robot and Frey data, whose presets'
+// quality tests fit them on the full data, are below StochasticRows, so
+// that the automatic choice leaves them to L-BFGS as before.
+func TestPresetsChooseFullBatch(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		path string
+		load func(string) (*dataset.Dataset, error)
+	}{
+		{"robot", filepath.Join("..", "..", "..", "shared", "data", "robot_wireless", "uw-floor.txt"), dataset.LoadRobot},
+		{"frey", filepath.Join("..", "..", "..", "shared", "data", "frey_faces", "frey_rawface.mat"), dataset.LoadFrey},
+	} {
+		if _, err := os.Stat(c.path); err != nil {
+			t.Logf("%s data not found at %s (the shared data are not committed): skipped", c.name, c.path)
+			continue
+		}
+		ds, err := c.load(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := ds.X.Dims()
+		if m := ChooseMethod(n); m != LBFGS {
+			t.Errorf("%s: %d rows choose %v, want lbfgs", c.name, n, m)
+		}
+		t.Logf("%s: %d rows, full batch", c.name, n)
+	}
+	if ChooseMethod(StochasticRows) != LBFGS || ChooseMethod(StochasticRows+1) != SVI {
+		t.Errorf("the choice does not switch above StochasticRows")
+	}
 }
