@@ -51,7 +51,9 @@ func TestSVIWalkStudy(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, _ := xt.Dims()
-	var skipped float64 // CPU seconds spent on the RMSE
+	c := cpuSeconds()
+	t.Logf("%s: %d rows, the start: held-out RMSE %.3f dBm", method, rows, heldOutRMSE(t, m, nx, ny, xh, yh))
+	skipped := cpuSeconds() - c // CPU seconds spent on the RMSE
 	for range maxIters {
 		info, err := tr.Step()
 		if err != nil {
