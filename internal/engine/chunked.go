@@ -50,6 +50,13 @@ func (e *Evaluator) EvaluateChunked(m *Model, opt Options, chunk int) (*Result, 
 		w := float64(hi-lo) / float64(n)
 		if res == nil {
 			res = &Result{Layers: make([]LayerTerms, len(r.Layers)), Messages: make([]Message, len(r.Messages))}
+			for i := range res.Layers {
+				res.Layers[i].CompressionPerDatum = make([]float64, 0, n)
+				res.Layers[i].PropagationPerDatum = make([]float64, 0, n)
+			}
+			for i, msg := range r.Messages {
+				res.Messages[i] = Message{Mean: rowsLike(msg.Mean, n), Var: rowsLike(msg.Var, n)}
+			}
 		}
 		res.Bound += w * r.Bound
 		res.Likelihood += w * r.Likelihood
@@ -62,8 +69,8 @@ func (e *Evaluator) EvaluateChunked(m *Model, opt Options, chunk int) (*Result, 
 			a.PropagationPerDatum = append(a.PropagationPerDatum, t.PropagationPerDatum...)
 		}
 		for i, msg := range r.Messages {
-			res.Messages[i].Mean = stackRows(res.Messages[i].Mean, msg.Mean)
-			res.Messages[i].Var = stackRows(res.Messages[i].Var, msg.Var)
+			copyRows(res.Messages[i].Mean, msg.Mean, lo)
+			copyRows(res.Messages[i].Var, msg.Var, lo)
 		}
 		if g != nil {
 			grad = addGradient(grad, g, w)
@@ -72,19 +79,22 @@ func (e *Evaluator) EvaluateChunked(m *Model, opt Options, chunk int) (*Result, 
 	return res, grad, nil
 }
 
-// stackRows returns a with b's rows appended (nil when both are nil).
-func stackRows(a, b *mat.Dense) *mat.Dense {
-	if b == nil || b.IsEmpty() {
-		return a
+// rowsLike returns an n-row matrix with a's columns, or nil when a is nil.
+func rowsLike(a *mat.Dense, n int) *mat.Dense {
+	if a == nil || a.IsEmpty() {
+		return nil
 	}
-	if a == nil {
-		return mat.DenseCopyOf(b)
+	_, c := a.Dims()
+	return mat.NewDense(n, c, nil)
+}
+
+// copyRows copies src into dst's rows from lo on (nothing when dst is nil).
+func copyRows(dst, src *mat.Dense, lo int) {
+	if dst == nil || src == nil {
+		return
 	}
-	ra, c := a.Dims()
-	rb, _ := b.Dims()
-	s := mat.NewDense(ra+rb, c, nil)
-	s.Stack(a, b)
-	return s
+	r, c := src.Dims()
+	dst.Slice(lo, lo+r, 0, c).(*mat.Dense).Copy(src)
 }
 
 // addGradient returns acc + w·g, allocating acc when it is nil.

@@ -77,3 +77,37 @@ func TestSVIWalkStudy(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSVIStep times one SVI step (a minibatch of
+// DefaultStochasticBatch rows, no check) of the robot preset's model on a
+// walk of 100,000 rows, and BenchmarkSVICheck one check (the full-data
+// bound in chunks), with their allocations.
+func BenchmarkSVIStep(b *testing.B)  { benchmarkSVI(b, false) }
+func BenchmarkSVICheck(b *testing.B) { benchmarkSVI(b, true) }
+
+func benchmarkSVI(b *testing.B, check bool) {
+	x, y := walkData(100_000, 30, 2, 1)
+	nx, ny := dataset.FitNormalizer(x), dataset.FitNormalizer(y)
+	m, err := Initialize(nx.Apply(x), ny.Apply(y), RobotPreset(1).Init)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := NewTrainer(m, TrainerConfig{Method: SVI, Workers: 1, Window: 1_000_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tr.Step(); err != nil { // the start's evaluation
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if check {
+			var info StepInfo
+			tr.sviCheck(&info)
+			continue
+		}
+		if _, err := tr.Step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
