@@ -64,7 +64,7 @@ const (
 	// a long walk").
 	StochasticRows = 5_000
 
-	sviGammaFinal  = 1.0  // natural-gradient step size of the final layer's q(u)
+	sviGammaFinal  = 0.2  // natural-gradient step size of the final layer's q(u)
 	sviGammaHidden = 0.1  // of the hidden layers' (non-conjugate: Salimbeni et al., 2018)
 	sviTrustHidden = 1.0  // trust region of the hidden layers' steps, at the full step size
 	sviWarmup      = 20   // steps of the log-linear warm-up of the step sizes
