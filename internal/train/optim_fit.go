@@ -83,6 +83,7 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitRe
 		// context's end stops the fit between iterations.
 		done, err := turn.Take(ctx)
 		if err != nil {
+			t.sviKeepBest(&rep)
 			return t.m, rep, err
 		}
 		info, err := t.Step()

@@ -288,6 +288,17 @@ func (t *Trainer) sviRevert() {
 	t.lastRes, t.evalOK = s.bestRes, s.bestRes != nil
 }
 
+// sviKeepBest sets an interrupted SVI fit's model to its best checked
+// point, the last one known good, and rep's bound to its bound.
+func (t *Trainer) sviKeepBest(rep *FitReport) {
+	if t.cfg.Method != SVI || math.IsNaN(t.svi.best) || t.svi.since == 0 {
+		return
+	}
+	t.sviRevert()
+	t.svi.since = 0
+	rep.Bound = t.svi.best
+}
+
 // sviHalvings is how many times the step sizes were halved.
 func (t *Trainer) sviHalvings() int { return int(math.Round(-math.Log2(t.lrMul))) }
 

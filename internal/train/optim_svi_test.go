@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -177,8 +178,9 @@ func TestSVIFitsWalk(t *testing.T) {
 }
 
 // TestSVIStops: on a small walk a stochastic fit ends by itself — its
-// stopping rule (at 10 nats; the fit crawls on at ~0.02 nats per 1000
-// steps), or step sizes halved to nothing — at its best check.
+// stopping rule (at a loose 10 nats per 1000 steps, to stay fast: at the
+// default 0.01 this fit crawls on for thousands of steps), or step sizes
+// halved to nothing — at its best check.
 func TestSVIStops(t *testing.T) {
 	xa, ya := walkData(300, 3, 2, 2)
 	nx, ny := dataset.FitNormalizer(xa), dataset.FitNormalizer(ya)
@@ -310,5 +312,36 @@ func TestPresetsChooseFullBatch(t *testing.T) {
 	}
 	if ChooseMethod(StochasticRows) != LBFGS || ChooseMethod(StochasticRows+1) != SVI {
 		t.Errorf("the choice does not switch above StochasticRows")
+	}
+}
+
+// TestSVIInterruptedKeepsBest: a stochastic fit interrupted between
+// checks returns the model at its best check, with that bound.
+func TestSVIInterruptedKeepsBest(t *testing.T) {
+	xa, ya := walkData(300, 3, 2, 3)
+	nx, ny := dataset.FitNormalizer(xa), dataset.FitNormalizer(ya)
+	m, err := Initialize(nx.Apply(xa), ny.Apply(ya), InitConfig{Inducing: 8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var last StepInfo
+	opt := FitOptions{MaxIters: 1000, Progress: func(s StepInfo) {
+		last = s
+		if s.Iter == 25 {
+			cancel()
+		}
+	}}
+	fm, rep, err := Fit(ctx, m, TrainerConfig{Method: SVI, BatchSize: 50, Seed: 1, Window: 10, Workers: 1}, opt)
+	if err == nil || last.Iter != 25 || !last.Estimate {
+		t.Fatalf("error %v after step %d (estimate %v): want an interruption between checks", err, last.Iter, last.Estimate)
+	}
+	got, err := boundNow(fm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got-rep.Bound) > 1e-9*math.Abs(got) || rep.Bound == last.Bound {
+		t.Errorf("the model's bound %.10g, the report's %.10g, the last estimate %.10g: want the best check's", got, rep.Bound, last.Bound)
 	}
 }
