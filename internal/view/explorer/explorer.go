@@ -21,6 +21,8 @@ import (
 	"dgpviz/internal/latent"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Kind names the view.
@@ -89,12 +91,16 @@ func (v *View) Init(ctx context.Context, d *view.Data, a view.Arch, workers int)
 func (*View) Ops() []view.Op { return nil }
 
 // AnalyzedRows: the analysis predicts the training rows and the held-out
-// ones (analyze).
+// ones (analyze), or, above SampleRows rows, the sample's rows and a
+// chunk of the pass over every row (allRows).
 func (*View) AnalyzedRows(ds *dataset.Dataset) int {
 	n, _ := ds.X.Dims()
 	if ds.XTest != nil {
 		t, _ := ds.XTest.Dims()
 		n += t
+	}
+	if n > SampleRows {
+		return SampleRows + allChunk
 	}
 	return n
 }
@@ -107,6 +113,10 @@ type facts struct {
 	nTrain   int
 	geometry *latent.Geometry // nil without ground truth
 	heldOut  *latent.HeldOut  // nil without a test split
+	// sample is the rows the setup and the frames carry (every row up to
+	// SampleRows), and sampleX, sampleXTest its inputs (normalised).
+	sample               *Sample
+	sampleX, sampleXTest *mat.Dense
 }
 
 func (v *View) factsOf(d *view.Data) *facts {
@@ -118,6 +128,12 @@ func (v *View) factsOf(d *view.Data) *facts {
 	ds := d.Set
 	f := &facts{ds: ds, geometry: latent.NewGeometry(ds), heldOut: latent.NewHeldOut(ds, d.NormX, d.NormY)}
 	f.nTrain, _ = ds.X.Dims()
+	_, nTest := ds.Rows()
+	f.sample = NewSample(f.nTrain, nTest, SampleRows, sampleSeed)
+	f.sampleX = Rows(d.X, f.sample.Train)
+	if f.heldOut != nil {
+		f.sampleXTest = Rows(f.heldOut.X, f.sample.Test)
+	}
 	v.facts[ds] = f
 	return f
 }
