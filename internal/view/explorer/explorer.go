@@ -13,7 +13,9 @@ package explorer
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"dgpviz/internal/dataset"
@@ -46,6 +48,9 @@ type View struct {
 	// cannot be edited in this view).
 	mu    sync.Mutex
 	facts map[*dataset.Dataset]*facts
+	// batch is the minibatch of Adam's steps on data shown by a sample
+	// (0: the full data), set by Init.
+	batch atomic.Int64
 }
 
 // New returns an explorer for one session of a server with env.
@@ -54,20 +59,48 @@ func New(env *view.Env) *View { return &View{env: env, facts: map[*dataset.Datas
 func (*View) Kind() string { return Kind }
 
 // Preset is the paper's robot model: two 3-D hidden layers, the first
-// started from the outputs' principal components.
-func (*View) Preset(*view.Data) (view.Arch, bool) {
+// started from the outputs' principal components; above SampleRows rows
+// one start, without the preset's restarts (Init).
+func (v *View) Preset(d *view.Data) (view.Arch, bool) {
 	p := train.RobotPreset(0)
-	return view.Arch{Hidden: p.Init.Hidden, Inducing: p.Init.Inducing, Restarts: p.Restarts}, true
+	a := view.Arch{Hidden: p.Init.Hidden, Inducing: p.Init.Inducing, Restarts: p.Restarts}
+	if !v.factsOf(d).sample.All() {
+		a.Restarts = 0
+	}
+	return a, true
 }
 
-// Optimizer returns c with the preset's optimizer settings.
-func (*View) Optimizer(c train.TrainerConfig) train.TrainerConfig {
+// Optimizer returns c with the preset's optimizer settings, and Adam's
+// steps on minibatches of SampleRows rows when the data are shown by a
+// sample.
+func (v *View) Optimizer(c train.TrainerConfig) train.TrainerConfig {
+	if b := int(v.batch.Load()); b > 0 && c.BatchSize == 0 {
+		c.BatchSize = b
+	}
 	return train.RobotPreset(0).Trainer(c)
 }
 
 // Init runs the preset's restarts and keeps their models, scored by the
 // geometry of their first hidden layer when the data carry ground truth.
+// Data shown by a sample start once, from the preset's principal-
+// component start made on the sample's rows, then fitted to every row:
+// two restarts of 200 iterations on a million rows would take an hour
+// where the page should draw within seconds, and the start is made of
+// column means, variances and principal components, which 4,096
+// stratified rows estimate well.
 func (v *View) Init(ctx context.Context, d *view.Data, a view.Arch, workers int) (*engine.Model, *view.Restarts, error) {
+	if f := v.factsOf(d); !f.sample.All() {
+		v.batch.Store(SampleRows)
+		p := train.RobotPreset(a.Seed).Init
+		p.Hidden, p.Inducing, p.Seed = slices.Clone(a.Hidden), a.Inducing, a.Seed
+		m, err := train.Initialize(f.sampleX, Rows(d.Y, f.sample.Train), p)
+		if err != nil {
+			return nil, nil, err
+		}
+		// the data are never written (view.Data): the model shares them
+		m.X, m.Y = d.X, d.Y
+		return m, nil, m.Validate()
+	}
 	m, reps, err := view.StartPreset(ctx, train.RobotPreset(a.Seed), d, a, workers)
 	if err != nil {
 		return m, nil, err
