@@ -51,6 +51,10 @@ type View struct {
 	// batch is the minibatch of Adam's steps on data shown by a sample
 	// (0: the full data), set by Init.
 	batch atomic.Int64
+	// means are every row's hidden means of the model meansOf (allMeans).
+	meansMu sync.Mutex
+	means   [][2]*mat.Dense
+	meansOf *engine.Model
 }
 
 // New returns an explorer for one session of a server with env.
@@ -120,8 +124,6 @@ func (v *View) Init(ctx context.Context, d *view.Data, a view.Arch, workers int)
 	_, q := d.X.Dims()
 	return m, view.NewRestarts(reps, q, scoreName, score), nil
 }
-
-func (*View) Ops() []view.Op { return nil }
 
 // AnalyzedRows: the analysis predicts the training rows and the held-out
 // ones (analyze), or, above SampleRows rows, the sample's rows and a
