@@ -6,7 +6,8 @@ import "embed"
 
 // FS holds app.js, the other modules, panels/*.js, the views (views/*.js
 // and one folder per view), style.css and the lessons (lessons/*.json,
-// docs/lessons.md).
+// docs/lessons.md) and vendored modules (vendor/*.js, with their
+// licences).
 //
-//go:embed *.js *.css panels/*.js views/*.js views/*/*.js lessons/*.json
+//go:embed *.js *.css panels/*.js views/*.js views/*/*.js vendor/*.js vendor/LICENSE-* lessons/*.json
 var FS embed.FS
