@@ -6,8 +6,7 @@ import "embed"
 
 // FS holds app.js, the other modules, panels/*.js, the views (views/*.js
 // and one folder per view), style.css and the lessons (lessons/*.json,
-// docs/lessons.md) and vendored modules (vendor/*.js, with their
-// licences).
+// docs/lessons.md).
 //
-//go:embed *.js *.css panels/*.js views/*.js views/*/*.js vendor/*.js vendor/LICENSE-* lessons/*.json
+//go:embed *.js *.css panels/*.js views/*.js views/*/*.js lessons/*.json
 var FS embed.FS

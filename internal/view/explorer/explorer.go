@@ -64,11 +64,12 @@ func (*View) Kind() string { return Kind }
 
 // Preset is the paper's robot model: two 3-D hidden layers, the first
 // started from the outputs' principal components; above SampleRows rows
-// one start, without the preset's restarts (Init).
+// one start, without the preset's restarts (Init). d may be nil (data
+// not yet known): the preset as it is.
 func (v *View) Preset(d *view.Data) (view.Arch, bool) {
 	p := train.RobotPreset(0)
 	a := view.Arch{Hidden: p.Init.Hidden, Inducing: p.Init.Inducing, Restarts: p.Restarts}
-	if !v.factsOf(d).sample.All() {
+	if d != nil && !v.factsOf(d).sample.All() {
 		a.Restarts = 0
 	}
 	return a, true

@@ -31,6 +31,7 @@ import { createPenalties } from "./penalties.js";
 import { createRestarts } from "./restarts.js";
 import { readout } from "./readout.js";
 import { wireExport } from "./export.js";
+import { createScale } from "./scale.js";
 
 register("explorer", (root, app) => {
   const q = (id) => root.querySelector(`[data-testid="${id}"]`);
@@ -39,7 +40,7 @@ register("explorer", (root, app) => {
   const st = {
     dataId: -1, data: null, views: null,
     colour: "time", showRevisits: true, showTest: true,
-    sel: selection(),
+    sel: selection(), mask: null, // mask: the rows a brush in a latent view lit (scale.js)
     fit: { count: 0, out: null, outVar: null, test: null, testVar: null }, // the last analysis's output layer
     testHidden: null, testKey: 0, // the hidden layers' messages at the held-out rows, from the last analysis
     lastFrame: null, stats: { draws: 0, frames: 0, missed: 0, lastSeq: -1 },
@@ -48,15 +49,16 @@ register("explorer", (root, app) => {
   // up with the rows it revisits while the revisits are shown.
   const partners = () => (st.showRevisits && st.data?.truth ? st.data.truth.partners : null);
   const setSel = (lo, hi, hover) => {
-    st.sel = selection(lo, hi, hover, partners());
+    st.sel = selection(lo, hi, hover, partners(), st.mask);
     app.redraw();
   };
   const link = {
     get sel() { return st.sel; },
-    select: (lo, hi) => setSel(lo, hi, st.sel.hover),
+    select: (lo, hi) => { st.mask = null; setSel(lo, hi, st.sel.hover); },
     hoverAt: (i) => setSel(st.sel.lo, st.sel.hi, i),
   };
-  const env = { send: (cmd) => app.send(cmd), redraw: () => app.redraw(), link };
+  const scale = createScale(root.querySelector(".panel-tools"), app, (mask) => { st.mask = mask; setSel(-1, -1, st.sel.hover); });
+  const env = { send: (cmd) => app.send(cmd), redraw: () => app.redraw(), link, scale };
   const restarts = createRestarts(root, env.send);
   wireExport(root, () => app.state.figureKey, () => [st.views?.latent[0]?.cv, st.views?.latent[1]?.cv, st.views?.truth?.cv]);
   showRev?.addEventListener("change", () => { st.showRevisits = showRev.checked; setSel(st.sel.lo, st.sel.hi, st.sel.hover); });
@@ -77,7 +79,9 @@ register("explorer", (root, app) => {
     showTest?.closest("label")?.toggleAttribute("hidden", !data.test);
     st.fit = { count: 0, out: null, outVar: null, test: null, testVar: null };
     st.testHidden = null;
+    st.mask = null;
     st.sel = selection(-1, -1, -1, partners());
+    scale.setup(app.state.setup);
   }
   // ensureLatent adds a view for each hidden layer beyond the first two.
   function ensureLatent(nh) {
@@ -99,6 +103,7 @@ register("explorer", (root, app) => {
     const s = st.stats;
     if (s.lastSeq >= 0 && f.seq > s.lastSeq + 1) s.missed += f.seq - s.lastSeq - 1;
     s.lastSeq = f.seq; s.frames++;
+    scale.intake(f);
   }
 
   const views = () => st.views;
@@ -122,6 +127,7 @@ register("explorer", (root, app) => {
       return v?.screen(i) ?? null;
     },
     stats: st.stats,
+    scale,
     layerPaints,
     draw(state) {
       const on = viewOf(state.setup) === "explorer";

@@ -1,0 +1,114 @@
+// Points drawn with WebGL where Canvas 2D cannot hold the frame rate:
+// every row of a large data set, fetched while the fit is paused
+// (scale.js). Each latent view gets a WebGL canvas laid over its Canvas 2D
+// (above the density, the axes and the sample's marks; it takes no
+// pointer events): the page's thread only issues the draw, and the points
+// are rasterised and composited off it — copying the picture back into
+// the 2D canvas (measured first) made every draw wait for the
+// rasteriser, 170 ms at 300,000 points in headless Chromium's software
+// GL. A row's position is read on the GPU from the layer's means as
+// fetched (one buffer per layer, its dimensions picked by stride and
+// offset), so a frame uploads nothing.
+//
+// Plain WebGL 1, not a library: regl (measured first) compiles its
+// commands with new Function, which the page's Content-Security-Policy
+// (script-src 'self', no 'unsafe-eval') forbids; one program of two
+// shaders needs no more than the lines here.
+
+const VERT = `precision highp float;
+attribute float x, y, t; uniform vec4 m; uniform float size; varying float vt;
+void main() { vt = t; gl_Position = vec4(x * m.x + m.y, y * m.z + m.w, 0.0, 1.0); gl_PointSize = size; }`;
+// the colour bar's ramp (viridis, five stops) by the row's place in time
+const FRAG = `precision mediump float; varying float vt; uniform float alpha;
+vec3 ramp(float t) {
+  vec3 c0 = vec3(0.267, 0.005, 0.329), c1 = vec3(0.231, 0.322, 0.545), c2 = vec3(0.129, 0.569, 0.549);
+  vec3 c3 = vec3(0.369, 0.788, 0.384), c4 = vec3(0.992, 0.906, 0.145);
+  float s = clamp(t, 0.0, 1.0) * 4.0;
+  return s < 1.0 ? mix(c0, c1, s) : s < 2.0 ? mix(c1, c2, s - 1.0) : s < 3.0 ? mix(c2, c3, s - 2.0) : mix(c3, c4, s - 3.0);
+}
+void main() { vec2 d = gl_PointCoord - 0.5; if (dot(d, d) > 0.25) discard; gl_FragColor = vec4(ramp(vt) * alpha, alpha); }`;
+
+// glStats counts the draws and the points drawn (for tests).
+export const glStats = { draws: 0, points: 0 };
+
+// available says whether WebGL draws here.
+let probe;
+export const available = () => (probe ??= !!document.createElement("canvas").getContext("webgl"));
+
+// make sets up WebGL on canvas; it throws when the shaders fail.
+function make(canvas) {
+  const gl = canvas.getContext("webgl", { antialias: false, premultipliedAlpha: true });
+  if (!gl) return null;
+  const shader = (type, src) => {
+    const s = gl.createShader(type);
+    gl.shaderSource(s, src); gl.compileShader(s);
+    if (!gl.getShaderParameter(s, gl.COMPILE_STATUS)) throw new Error(gl.getShaderInfoLog(s));
+    return s;
+  };
+  const p = gl.createProgram();
+  gl.attachShader(p, shader(gl.VERTEX_SHADER, VERT)); gl.attachShader(p, shader(gl.FRAGMENT_SHADER, FRAG));
+  gl.linkProgram(p);
+  if (!gl.getProgramParameter(p, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(p));
+  gl.useProgram(p);
+  const at = Object.fromEntries(["x", "y", "t"].map((n) => [n, gl.getAttribLocation(p, n)]));
+  const u = Object.fromEntries(["m", "size", "alpha"].map((n) => [n, gl.getUniformLocation(p, n)]));
+  for (const a of Object.values(at)) gl.enableVertexAttribArray(a);
+  gl.enable(gl.BLEND); gl.blendFunc(gl.ONE, gl.ONE_MINUS_SRC_ALPHA); gl.enable(gl.SCISSOR_TEST);
+  return { canvas, gl, at, u, buffers: new WeakMap() };
+}
+
+// bind makes arr (a Float32Array, its GPU copy made once) attribute a's
+// source: every stride bytes from offset.
+function bind(g, a, arr, stride, offset) {
+  const gl = g.gl;
+  let b = g.buffers.get(arr);
+  if (!b) { b = gl.createBuffer(); gl.bindBuffer(gl.ARRAY_BUFFER, b); gl.bufferData(gl.ARRAY_BUFFER, arr, gl.STATIC_DRAW); g.buffers.set(arr, b); }
+  gl.bindBuffer(gl.ARRAY_BUFFER, b);
+  gl.vertexAttribPointer(a, 1, gl.FLOAT, false, stride, offset);
+}
+
+// createPoints lays a WebGL canvas over the view's canvas cv (in a
+// positioned parent) and returns {draw, clear}.
+export function createPoints(cv) {
+  let g; // {canvas, gl, at, u, buffers}, or null: no WebGL
+  const init = () => {
+    if (g !== undefined) return g;
+    const canvas = document.createElement("canvas");
+    canvas.className = "rv-gl";
+    try { g = { canvas, ...make(canvas) }; cv.after(canvas); } catch (err) { console.warn("WebGL: every row cannot be drawn:", err); g = null; }
+    return g;
+  };
+  return {
+    // draw draws rows 0 … n − 1 of a layer's means (mean: n × d float32)
+    // in each pair of pairs ({a, b, s: the plot's scale, box}; CSS pixels
+    // of a w × h plot), coloured by t (n values in 0…1: the row's place in
+    // time); faint when the sample's lit rows must show through. It
+    // returns false without WebGL.
+    draw(w, h, { mean, d, n, t }, pairs, faint = false) {
+      if (!init()?.gl) return false;
+      const t0 = performance.now();
+      const gl = g.gl, W = cv.width, H = cv.height, k = W / w; // device px per CSS px
+      if (g.canvas.width !== W || g.canvas.height !== H) { g.canvas.width = W; g.canvas.height = H; }
+      g.canvas.hidden = false;
+      gl.viewport(0, 0, W, H);
+      gl.scissor(0, 0, W, H);
+      gl.clearColor(0, 0, 0, 0); gl.clear(gl.COLOR_BUFFER_BIT);
+      bind(g, g.at.t, t, 4, 0);
+      gl.uniform1f(g.u.size, 2 * k); gl.uniform1f(g.u.alpha, faint ? 0.12 : 0.55);
+      for (const { a, b, s, box } of pairs) {
+        // data → CSS px (s.sx, s.sy are affine) → clip space
+        const ax = s.sx(1) - s.sx(0), bx = s.sx(0), ay = s.sy(1) - s.sy(0), by = s.sy(0);
+        gl.uniform4f(g.u.m, 2 * ax / w, 2 * bx / w - 1, -2 * ay / h, 1 - 2 * by / h);
+        gl.scissor(Math.floor(box.l * k), Math.floor(H - box.b * k), Math.ceil((box.r - box.l) * k), Math.ceil((box.b - box.t) * k));
+        bind(g, g.at.x, mean, 4 * d, 4 * a);
+        bind(g, g.at.y, mean, 4 * d, 4 * b);
+        gl.drawArrays(gl.POINTS, 0, n);
+      }
+      glStats.draws++; glStats.points += n * pairs.length;
+      performance.measure("explorer-gl", { start: t0, end: performance.now() }); // issuing the draw, not rasterising it
+      return true;
+    },
+    // clear hides the points (the view shows the sample alone).
+    clear() { if (g?.canvas) g.canvas.hidden = true; },
+  };
+}

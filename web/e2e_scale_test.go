@@ -1,0 +1,213 @@
+package web
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/stream"
+	"dgpviz/internal/view/explorer"
+
+	"github.com/chromedp/chromedp"
+)
+
+// writeWalk writes n rows of a walk around a loop as CSV: time, 30
+// signals in dBm falling with the distance to 30 access points, and a
+// split column that holds every 10th row out.
+func writeWalk(t *testing.T, path string, n int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	const aps = 30
+	r := rand.New(rand.NewPCG(35, 5))
+	ax, ay := make([]float64, aps), make([]float64, aps)
+	for j := range aps {
+		ax[j], ay[j] = 40*r.Float64()-20, 40*r.Float64()-20
+	}
+	w.WriteString("x_time")
+	for j := range aps {
+		fmt.Fprintf(w, ",y_ap%d", j+1)
+	}
+	w.WriteString(",split\n")
+	buf := make([]byte, 0, 512)
+	for i := range n {
+		tt := float64(i) / float64(n) // five laps of a loop with a wobble
+		px, py := 15*math.Cos(10*math.Pi*tt)+math.Sin(70*math.Pi*tt), 10*math.Sin(10*math.Pi*tt)
+		buf = strconv.AppendFloat(buf[:0], float64(i), 'f', -1, 64)
+		for j := range aps {
+			d := math.Hypot(px-ax[j], py-ay[j]) + 1
+			buf = append(buf, ',')
+			buf = strconv.AppendFloat(buf, -30-20*math.Log10(d)+2*r.NormFloat64(), 'f', 2, 64)
+		}
+		if i%10 == 9 {
+			buf = append(buf, ",test\n"...)
+		} else {
+			buf = append(buf, ",train\n"...)
+		}
+		w.Write(buf)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBrowserExplorerAtScale opens a large walk file in the latent
+// explorer: the first picture, the density of every row, every row
+// fetched while paused and drawn with WebGL, a brush among every row, and
+// screenshots. It logs the times and the frame rate (docs/measurements.md)
+// and asserts only what must hold: the picture drew, the counts match.
+// 100,000 rows by default; DGPVIZ_SCALE_ROWS=1000000 for the issue's
+// million.
+func TestBrowserExplorerAtScale(t *testing.T) {
+	exe := requireBrowser(t)
+	rows := 100_000
+	if s := os.Getenv("DGPVIZ_SCALE_ROWS"); s != "" {
+		var err error
+		if rows, err = strconv.Atoi(s); err != nil || rows < 10*explorer.SampleRows {
+			t.Fatalf("DGPVIZ_SCALE_ROWS=%q: want a number of rows, at least %d", s, 10*explorer.SampleRows)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "walk.csv")
+	t0 := time.Now()
+	writeWalk(t, path, rows)
+	tGen := time.Since(t0)
+	t0 = time.Now()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := dataset.ReadCSV(f, "walk", dataset.CSVOptions{})
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tRead := time.Since(t0)
+	nTrain, nTest := ds.Rows()
+	t.Logf("%d rows (%d training, %d held out): CSV written in %v, read in %v", rows, nTrain, nTest, tGen.Round(time.Millisecond), tRead.Round(time.Millisecond))
+
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	l := stream.DefaultLimits()
+	l.MaxSessionsPerClient, l.MaxRows = 0, rows
+	l.SessionMemory, l.ServerMemory, l.MaxIterTime = 0, 0, 0 // measured here, not budgeted
+	cat, err := stream.NewCatalog(nil, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Add(ds, l); err != nil {
+		t.Fatal(err)
+	}
+	def := stream.DefaultConfig()
+	def.Dataset = "csv:walk"
+	def = stream.PresetConfig(def, ds, l)
+	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 2, BaselineIters: 10, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := startE2E(t, exe, srv, log, 1500, 1700)
+
+	t0 = time.Now()
+	e.run(chromedp.Navigate(e.base + "/?data=csv:walk&opt=adam&play=1"))
+	e.waitForWithin(120*time.Second, "the first picture", `window.dgpviz && window.dgpviz.panels.explorer && window.dgpviz.panels.explorer.stats.draws > 0 && !document.getElementById("panel-explorer").hidden`)
+	tFirst := time.Since(t0)
+	e.waitForWithin(120*time.Second, "the density of every row", `window.dgpviz.panels.explorer.scale.density(0) !== null`)
+	tDensity := time.Since(t0)
+	t.Logf("first picture %v after opening the page, the density of every row %v", tFirst.Round(time.Millisecond), tDensity.Round(time.Millisecond))
+
+	// the setup carries the sample, the density counts every row
+	shown := evalAs[[]float64](e, `(() => { const s = window.dgpviz.state.setup; return [s.n, s.n_rows, s.view.n_all, s.view.sample.n_train, s.view.sample.n_test, s.view.sample.train.length]; })()`)
+	if int(shown[1]) != nTrain || int(shown[3]) != nTrain || int(shown[4]) != nTest || int(shown[2]) != explorer.SampleRows || shown[0] != shown[5] {
+		t.Fatalf("setup: n %v, n_rows %v, n_all %v, sample of %v + %v rows (%v ids); the data have %d + %d", shown[0], shown[1], shown[2], shown[3], shown[4], shown[5], nTrain, nTest)
+	}
+	sums := evalAs[[]float64](e, `window.dgpviz.panels.explorer.scale.density(0).pairs.map(p => p.counts.reduce((a, b) => a + b, 0))`)
+	for k, s := range sums {
+		if int(s) != rows {
+			t.Errorf("hidden layer 1, pair %d: the density counts %v rows, the data have %d", k+1, s, rows)
+		}
+	}
+	if ink := evalAs[float64](e, fmt.Sprintf(inkedPixels, `[data-testid="explorer-latent-0-canvas"]`)); ink < 1000 {
+		t.Fatalf("hidden layer 1's view is (nearly) blank: %v inked pixels", ink)
+	}
+	for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}, {1024, 768}} {
+		e.run(chromedp.EmulateViewport(sz[0], sz[1]))
+		e.eval(`document.querySelector('[data-testid="panel-explorer"]').scrollIntoView({block: "start"}); new Promise(r => setTimeout(() => r(true), 400))`, nil)
+		e.screenshot(fmt.Sprintf("explorer-scale-%d-sample-%dx%d.png", rows, sz[0], sz[1]), "")
+	}
+	e.run(chromedp.EmulateViewport(1500, 1700))
+
+	e.eval(`window.dgpviz.send({ op: "pause" })`, nil)
+	e.waitFor("paused", `window.dgpviz.state.frame && !window.dgpviz.state.frame.running`)
+	base := evalAs[[]float64](e, drawRate)
+	t.Logf("the sample alone, paused: %.1f explorer draws/s, median latent views' draw %.1f ms", base[0], base[3])
+
+	// every row, fetched while paused, drawn with WebGL
+	if !evalAs[bool](e, `!document.querySelector('[data-testid="explorer-all-points"]').hidden`) {
+		t.Fatal(`no "every row" button: WebGL is not available in this browser`)
+	}
+	t0 = time.Now()
+	e.run(chromedp.Click(`[data-testid="explorer-all-points"]`))
+	e.waitForWithin(120*time.Second, "every row", fmt.Sprintf(`window.dgpviz.panels.explorer.scale.points && window.dgpviz.panels.explorer.scale.points.rows === %d`, rows))
+	tAll := time.Since(t0)
+	fps := evalAs[[]float64](e, drawRate)
+	t.Logf("every row fetched in %v; then %.1f explorer draws/s, %.1f WebGL draws/s of %.0f points each (all pairs); medians: the latent views' draw %.1f ms, of which issuing WebGL's %.1f ms", tAll.Round(time.Millisecond), fps[0], fps[1], fps[2], fps[3], fps[4])
+	if fps[1] == 0 || int(fps[2]) < rows {
+		t.Fatalf("every row was not drawn with WebGL: %v draws/s of %v points", fps[1], fps[2])
+	}
+	for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}, {1024, 768}} {
+		e.run(chromedp.EmulateViewport(sz[0], sz[1]))
+		e.eval(`document.querySelector('[data-testid="panel-explorer"]').scrollIntoView({block: "start"}); new Promise(r => setTimeout(() => r(true), 400))`, nil)
+		e.screenshot(fmt.Sprintf("explorer-scale-%d-every-row-%dx%d.png", rows, sz[0], sz[1]), "")
+	}
+
+	// a brush among every row: its count is a direct count of the fetched means
+	got := evalAs[[]float64](e, `new Promise((resolve) => {
+	  const sc = window.dgpviz.panels.explorer.scale, L = sc.points.layers[0], d = L.d, n = sc.points.rows;
+	  let lo = Infinity, hi = -Infinity, lo2 = Infinity, hi2 = -Infinity;
+	  for (let i = 0; i < n; i++) { const x = L.mean[i * d], y = L.mean[i * d + 1]; lo = Math.min(lo, x); hi = Math.max(hi, x); lo2 = Math.min(lo2, y); hi2 = Math.max(hi2, y); }
+	  const x0 = Math.fround(lo + 0.2 * (hi - lo)), x1 = Math.fround(lo + 0.6 * (hi - lo)), y0 = Math.fround(lo2 + 0.1 * (hi2 - lo2)), y1 = Math.fround(lo2 + 0.7 * (hi2 - lo2));
+	  let count = 0;
+	  for (let i = 0; i < n; i++) { const x = L.mean[i * d], y = L.mean[i * d + 1]; if (x >= x0 && x < x1 && y >= y0 && y < y1) count++; }
+	  const before = sc.brushed;
+	  sc.brush(0, [0, 1], [x0, y0, x1, y1]);
+	  const wait = () => (sc.brushed && sc.brushed !== before ? resolve([sc.brushed.count, count, sc.brushed.shown.length]) : setTimeout(wait, 20));
+	  wait();
+	})`)
+	t.Logf("brush: %v rows selected among %d (the fetched means say %v), %v of them shown", got[0], rows, got[1], got[2])
+	if got[1] == 0 || math.Abs(got[0]-got[1]) > 1e-3*got[1]+2 {
+		t.Errorf("brush: the server counts %v rows, the fetched means %v", got[0], got[1])
+	}
+	e.waitFor("the brushed rows lit", `Number(document.querySelector('[data-testid="explorer-latent-0-canvas"]').dataset.highlighted) > 0`)
+	e.screenshot(fmt.Sprintf("explorer-scale-%d-brushed.png", rows), "")
+	e.noErrors()
+}
+
+// drawRate redraws the page at every animation frame for 3 s and returns
+// the explorer's draws per second, WebGL's draws per second, the points
+// of one WebGL draw (every pair), and the medians of the latent views'
+// drawing time and of issuing WebGL's draw (ms).
+const drawRate = `new Promise((resolve) => {
+  const st = window.dgpviz.panels.explorer.stats, gl = window.dgpviz.panels.explorer.scale.gl;
+  const d0 = st.draws, p0 = gl.points, g0 = gl.draws, t0 = performance.now();
+  for (const m of ["explorer-latent", "explorer-gl"]) performance.clearMeasures(m);
+  const tick = () => {
+    if (performance.now() - t0 < 3000) { window.dgpviz.redraw(); requestAnimationFrame(tick); return; }
+    const med = (name) => { const ms = performance.getEntriesByName(name).map((m) => m.duration).sort((a, b) => a - b); return ms[ms.length >> 1] ?? -1; };
+    const s = (performance.now() - t0) / 1000;
+    resolve([(st.draws - d0) / s, (gl.draws - g0) / s, (gl.points - p0) / Math.max(1, gl.draws - g0), med("explorer-latent"), med("explorer-gl")]);
+  };
+  requestAnimationFrame(tick);
+})`
