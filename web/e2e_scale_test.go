@@ -192,6 +192,8 @@ func TestBrowserExplorerAtScale(t *testing.T) {
 	}
 	e.waitFor("the brushed rows lit", `Number(document.querySelector('[data-testid="explorer-latent-0-canvas"]').dataset.highlighted) > 0`)
 	e.screenshot(fmt.Sprintf("explorer-scale-%d-brushed.png", rows), "")
+	e.screenshot(fmt.Sprintf("explorer-scale-%d-brushed-latent.png", rows), `[data-testid="explorer-latent-0"]`)
+	t.Logf("readout: %s | %s", e.text(`[data-testid="explorer-about"]`), e.text(`[data-testid="explorer-scale"]`))
 	e.noErrors()
 }
 

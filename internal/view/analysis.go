@@ -16,12 +16,14 @@ import (
 // architecture. One connection's writer uses it; a background analysis
 // runs on a goroutine of its own.
 //
-// With Background set, no analysis ever runs on the caller's goroutine:
-// one that costs seconds (every row of a large data set) must not hold
-// up frames. Current then returns nil until the first analysis finishes,
-// and a command's effect, a pause or a new architecture start a new
-// background analysis (once the running one ends) instead of waiting for
-// one.
+// With Background set, an analysis runs on the caller's goroutine only
+// for a paused state (once per state: no later frame would bring a
+// background analysis of it, since frames follow new states): one that
+// costs seconds (every row of a large data set) must not hold up a
+// running fit's frames. Current then returns nil until the first
+// analysis finishes, and a command's effect or a new architecture start
+// a new background analysis (once the running one ends) instead of
+// waiting for one.
 type Analysis[T any] struct {
 	Every      time.Duration
 	Background bool
@@ -55,17 +57,20 @@ func (a *Analysis[T]) Current(s *Snapshot, analyze func(*Snapshot) T) *Analyzed[
 	l := a.latest
 	changed := l == nil || !s.Running || s.Applied != l.Applied || s.Iter < l.Iter || !slices.Equal(dims, a.dims)
 	if a.Background {
-		// Paused: analyse the state shown once, not every frame.
-		stale := l == nil || s.Version != a.version && (changed || time.Since(a.started) >= a.Every && s.Iter > l.Iter)
-		if stale && !a.busy {
+		fresh := l != nil && s.Version == a.version
+		switch {
+		case !s.Running && !fresh: // paused: analyse the state shown once, not every frame
+		case !fresh && !a.busy && (l == nil || changed || time.Since(a.started) >= a.Every && s.Iter > l.Iter):
 			a.start(s, dims, analyze)
+			return l
+		default:
+			return l
 		}
-		return l
 	}
 	if changed {
 		a.started = time.Now()
 		a.nextSeq++
-		a.latest, a.dims = &Analyzed[T]{Value: analyze(s), Iter: s.Iter, Applied: s.Applied, Seq: a.nextSeq}, dims
+		a.latest, a.dims, a.version = &Analyzed[T]{Value: analyze(s), Iter: s.Iter, Applied: s.Applied, Seq: a.nextSeq}, dims, s.Version
 		return a.latest
 	}
 	if !a.busy && time.Since(a.started) >= a.Every && s.Iter > l.Iter {

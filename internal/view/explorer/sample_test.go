@@ -145,7 +145,7 @@ func walkData(n, nTest, d int) *dataset.Dataset {
 
 // snapshot is a model of d, evaluated as the optimizer would (with its
 // hidden messages, or without an evaluation when eval is false).
-func snapshot(t *testing.T, d *view.Data, eval bool) *view.Snapshot {
+func snapshot(t testing.TB, d *view.Data, eval bool) *view.Snapshot {
 	t.Helper()
 	m, err := train.Initialize(d.X, d.Y, train.InitConfig{Hidden: []int{3, 2}, Inducing: 8, Seed: 1})
 	if err != nil {
@@ -216,9 +216,10 @@ func TestSampledFrames(t *testing.T) {
 	}
 	fr := v.NewFramer().(*framer)
 	s := snapshot(t, d, true)
+	s.Running = true
 	layers, sec := fr.Frame(&e, s)
 	if sec.(*frameSection).AllIter != nil {
-		t.Fatal("the first frame waited for the pass over every row")
+		t.Fatal("the first frame of a running fit waited for the pass over every row")
 	}
 	if n := layers[0].Mean; n == nil {
 		t.Fatal("no hidden means in the frame")
@@ -250,6 +251,14 @@ func TestSampledFrames(t *testing.T) {
 	e = wire.Encoder{}
 	if _, sec = fr.Frame(&e, s); sec.(*frameSection).Density != nil {
 		t.Fatal("a frame repeated the densities of a pass already sent")
+	}
+	// paused on a new state: no later frame would bring a background
+	// pass, so the frame brings it
+	p := *s
+	p.Running, p.Version, p.Iter = false, 2, 2
+	e = wire.Encoder{}
+	if _, sec = fr.Frame(&e, &p); sec.(*frameSection).Density == nil || *sec.(*frameSection).AllIter != 2 {
+		t.Fatal("a paused state's frame came without the pass over every row of it")
 	}
 }
 

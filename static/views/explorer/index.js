@@ -57,7 +57,7 @@ register("explorer", (root, app) => {
     select: (lo, hi) => { st.mask = null; setSel(lo, hi, st.sel.hover); },
     hoverAt: (i) => setSel(st.sel.lo, st.sel.hi, i),
   };
-  const scale = createScale(root.querySelector(".panel-tools"), app, (mask) => { st.mask = mask; setSel(-1, -1, st.sel.hover); });
+  const scale = createScale(root.querySelector(".panel-tools"), q("explorer-about"), app, (mask) => { st.mask = mask; setSel(-1, -1, st.sel.hover); });
   const env = { send: (cmd) => app.send(cmd), redraw: () => app.redraw(), link, scale };
   const restarts = createRestarts(root, env.send);
   wireExport(root, () => app.state.figureKey, () => [st.views?.latent[0]?.cv, st.views?.latent[1]?.cv, st.views?.truth?.cv]);

@@ -13,13 +13,14 @@ import { el, setText } from "../dom.js";
 import { available, glStats } from "./gl.js";
 import { canvasPoint } from "../../plot.js";
 
-// createScale adds its controls to the explorer's tools (tools) and
-// talks to the server through app; onBrushed(mask or null) hands a brush's
+// createScale adds its button to the explorer's tools (tools) and its
+// readout after the about line (about), and talks to the server through app; onBrushed(mask or null) hands a brush's
 // shown rows (a Uint8Array over the page's rows) to the link.
-export function createScale(tools, app, onBrushed) {
+export function createScale(tools, about, app, onBrushed) {
   const btn = el("button", { type: "button", "data-testid": "explorer-all-points", hidden: "", title: "Fetch every row's hidden-layer means (the fit must be paused) and draw them all" }, "every row");
-  const note = el("span", { class: "explorer-scale", "data-testid": "explorer-scale", "aria-live": "polite" });
-  tools?.append(btn, note);
+  const note = el("p", { class: "explorer-scale", "data-testid": "explorer-scale", "aria-live": "polite" });
+  tools?.append(btn);
+  about?.after(note);
   const st = { sample: null, density: [], points: null, loading: null, brushed: null, rect: null, key: "" };
   const fmt = (n) => n.toLocaleString("en");
 
@@ -64,7 +65,7 @@ export function createScale(tools, app, onBrushed) {
       st.sample = s ? { rows: s.n_train + s.n_test, shown: setup.view.n_all } : null;
       st.density = []; st.points = null; st.brushed = null;
       btn.hidden = !s || !available();
-      setText(note, s ? `showing ${fmt(st.sample.shown)} of ${fmt(st.sample.rows)} rows (a fixed sample) over the density of all` : "");
+      setText(note, s ? `Shift-drag in a latent view to brush among all ${fmt(st.sample.rows)} rows${btn.hidden ? "" : "; “every row” pauses and draws them all"}.` : "");
     },
     // intake keeps a frame's densities; every point stays only while the
     // model is the one they were fetched of.
