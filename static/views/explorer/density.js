@@ -22,8 +22,8 @@ function image(p) {
   for (let k = 0; k < c.length; k++) {
     if (!c[k]) continue;
     const v = Math.log1p(c[k]) / lm; // 0…1
-    px[4 * k] = 30; px[4 * k + 1] = 64; px[4 * k + 2] = 175; // a blue that no colour bar uses
-    px[4 * k + 3] = Math.round(40 + 160 * v);
+    px[4 * k] = 29; px[4 * k + 1] = 78; px[4 * k + 2] = 216; // a blue that no colour bar uses
+    px[4 * k + 3] = Math.round(70 + 150 * v); // a lone row's cell shows from the back of a hall
   }
   ctx.putImageData(img, 0, 0);
   images.set(p.counts, cv);
