@@ -238,6 +238,21 @@ func TestBrowserExplorerAtScale(t *testing.T) {
 		t.Errorf("brush: the server counts %v rows, the fetched means %v", got[0], got[1])
 	}
 	e.waitFor("the brushed rows lit", `Number(document.querySelector('[data-testid="explorer-latent-0-canvas"]').dataset.highlighted) > 0`)
+	// the same by hand: Shift-drag a rectangle in hidden layer 1's first pair
+	e.eval(`document.querySelector('[data-testid="explorer-latent-0"]').scrollIntoView({block: "center"}); new Promise(r => setTimeout(() => r(true), 300))`, nil)
+	at := evalAs[[]float64](e, `(() => {
+	  const c = document.querySelector('[data-testid="explorer-latent-0-canvas"]').getBoundingClientRect(), ex = window.dgpviz.panels.explorer;
+	  const a = ex.screen("latent-0", 1000), b = ex.screen("latent-0", 3000);
+	  return [c.left + Math.min(a[0], b[0]) - 15, c.top + Math.min(a[1], b[1]) - 15, Math.abs(a[0] - b[0]) + 30, Math.abs(a[1] - b[1]) + 30, window.dgpviz.panels.explorer.scale.brushed.id];
+	})()`)
+	shift := []chromedp.MouseOption{chromedp.ButtonLeft, chromedp.ButtonModifiers(8)} // Shift
+	e.run(chromedp.MouseEvent(chromedp.MouseMoved, at[0], at[1]), chromedp.MouseEvent(chromedp.MousePressed, at[0], at[1], shift...))
+	for k := 1; k <= 6; k++ {
+		e.run(chromedp.MouseEvent(chromedp.MouseMoved, at[0]+at[2]*float64(k)/6, at[1]+at[3]*float64(k)/6, shift...))
+	}
+	e.run(chromedp.MouseEvent(chromedp.MouseReleased, at[0]+at[2], at[1]+at[3], shift...))
+	e.waitForWithin(60*time.Second, "a Shift-drag's brush", fmt.Sprintf(`window.dgpviz.panels.explorer.scale.brushed.id !== %v && window.dgpviz.panels.explorer.scale.brushed.count > 0`, at[4]))
+	t.Logf("Shift-drag: %s", e.text(`[data-testid="explorer-scale"]`))
 	e.screenshot(fmt.Sprintf("explorer-scale-%d-brushed.png", rows), "")
 	e.screenshot(fmt.Sprintf("explorer-scale-%d-brushed-latent.png", rows), `[data-testid="explorer-latent-0"]`)
 	t.Logf("readout: %s | %s", e.text(`[data-testid="explorer-about"]`), e.text(`[data-testid="explorer-scale"]`))

@@ -3,8 +3,10 @@
 // its posterior band (output.js), the penalties per row (penalties.js),
 // the restarts (restarts.js) and the numbers in words (readout.js); where
 // the data carry ground truth, the true path and the revisits (truth.js);
-// where they carry a test split, the held-out rows. Which optional things
-// the data carry is asked in one place (../data.js).
+// where they carry a test split, the held-out rows; where they have more
+// rows than a frame carries, a sample of them over the density of all,
+// brushing among all on the server and every row on request (scale.js).
+// Which optional things the data carry is asked in one place (../data.js).
 //
 // This module mounts the panels, keeps the explorer's own state (the
 // colouring, the toggles, the last analysis) and links the panels: each
