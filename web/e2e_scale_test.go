@@ -220,6 +220,14 @@ func TestBrowserExplorerAtScale(t *testing.T) {
 		e.screenshot(fmt.Sprintf("explorer-scale-%d-every-row-%dx%d.png", rows, sz[0], sz[1]), "")
 	}
 
+	// another colouring fetches every row's value of it: output 1 in dBm
+	e.eval(`window.dgpviz.panels.explorer.colourBy("ap:0")`, nil)
+	e.waitForWithin(240*time.Second, "every row coloured by output 1", `window.dgpviz.panels.explorer.scale.points && window.dgpviz.panels.explorer.scale.points.mode === "ap:0"`)
+	if lohi := evalAs[[]float64](e, `(() => { const v = window.dgpviz.panels.explorer.scale.points.v; let lo = Infinity, hi = -Infinity; for (const x of v) { lo = Math.min(lo, x); hi = Math.max(hi, x); } return [lo, hi]; })()`); lohi[0] < -120 || lohi[1] > 0 || lohi[1]-lohi[0] < 5 {
+		t.Errorf("every row's output 1 spans %v dBm: not the walk's signal", lohi)
+	}
+	e.screenshot(fmt.Sprintf("explorer-scale-%d-every-row-by-output.png", rows), `[data-testid="explorer-latent-0"]`)
+
 	// a brush among every row: its count is a direct count of the fetched means
 	got := evalAs[[]float64](e, `new Promise((resolve) => {
 	  const sc = window.dgpviz.panels.explorer.scale, L = sc.points.layers[0], d = L.d, n = sc.points.rows;

@@ -37,6 +37,7 @@ type Command struct {
 	Name         *string       `json:"name,omitempty"`          // message_figure_preset
 	Points       []float64     `json:"points,omitempty"`        // decode, brush
 	Dims         []int         `json:"dims,omitempty"`          // brush
+	Colour       *string       `json:"colour,omitempty"`        // points
 	Frames       []int         `json:"frames,omitempty"`        // decode
 	Seq          *uint64       `json:"seq,omitempty"`           // drawn
 	Present      *bool         `json:"present,omitempty"`       // present

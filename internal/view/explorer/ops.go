@@ -178,13 +178,16 @@ type pointsHeader struct {
 	Iter   int    `json:"iter"`
 	// Rows is every row (training then held-out: NTrain of them first);
 	// this chunk is rows From to From+Count−1, chunk Chunk of Chunks.
-	Rows     int            `json:"rows"`
-	NTrain   int            `json:"n_train"`
-	From     int            `json:"from"`
-	Count    int            `json:"count"`
-	Chunk    int            `json:"chunk"`
-	Chunks   int            `json:"chunks"`
-	Layers   []pointsLayer  `json:"layers"`
+	Rows   int           `json:"rows"`
+	NTrain int           `json:"n_train"`
+	From   int           `json:"from"`
+	Count  int           `json:"count"`
+	Chunk  int           `json:"chunk"`
+	Chunks int           `json:"chunks"`
+	Layers []pointsLayer `json:"layers"`
+	// Colour is the chunk's values of the colouring asked for (original
+	// units; a category's index), absent when none was.
+	Colour   *wire.Ref      `json:"colour,omitempty"`
 	Sections []wire.Section `json:"sections"`
 }
 
@@ -226,6 +229,17 @@ func (v *View) pointsChunk(s *view.Snapshot, c wire.Command, size int) ([]byte, 
 	h := &pointsHeader{V: wire.Version, Type: "points", ID: c.ID, DataID: s.Data.ID, Iter: s.Iter,
 		Rows: rows, NTrain: f.nTrain, From: from, Count: to - from, Chunk: k, Chunks: chunks, Layers: []pointsLayer{}}
 	var e wire.Encoder
+	if c.Colour != nil {
+		col, err := colourValues(s.Data, f, *c.Colour)
+		if err != nil {
+			return nil, err
+		}
+		if len(col) != rows {
+			return nil, fmt.Errorf("points: the colouring %q has %d values for %d rows", *c.Colour, len(col), rows)
+		}
+		r := e.F32(col[from:to])
+		h.Colour = &r
+	}
 	for _, parts := range means {
 		_, d := parts[0].Dims()
 		out := make([]float64, 0, (to-from)*d)
@@ -288,4 +302,60 @@ func widths(m *engine.Model) []int {
 		_, _, out[i] = l.Dims()
 	}
 	return out
+}
+
+// colourValues are every row's values (training then held-out) of a
+// colouring as the page names it: "time" (the first input), "x" and "y"
+// (the first two ground-truth coordinates), "col:K" (extra column K, from
+// 0) or "ap:J" (output J, from 0), in original units.
+func colourValues(d *view.Data, f *facts, mode string) ([]float64, error) {
+	ds := d.Set
+	nTest := f.sample.NTest
+	rows := f.nTrain + nTest
+	column := func(tr, te *mat.Dense, j int) []float64 {
+		out := make([]float64, 0, rows)
+		for _, m := range []*mat.Dense{tr, te} {
+			if m == nil {
+				continue
+			}
+			r, _ := m.Dims()
+			for i := range r {
+				out = append(out, m.At(i, j))
+			}
+		}
+		return out
+	}
+	var k int
+	switch {
+	case mode == "time":
+		return column(ds.X, ds.XTest, 0), nil
+	case (mode == "x" || mode == "y") && ds.Truth != nil:
+		j := 0
+		if mode == "y" {
+			j = 1
+		}
+		if _, p := ds.Truth.Dims(); j < p {
+			return column(ds.Truth, nil, j), nil
+		}
+	case scan(mode, "col:%d", &k) && k >= 0 && k < len(ds.Columns) && len(ds.Columns[k].Values) == rows:
+		return ds.Columns[k].Values, nil
+	case scan(mode, "ap:%d", &k) && k >= 0:
+		if _, dy := ds.Y.Dims(); k < dy {
+			return column(ds.Y, ds.YTest, k), nil
+		}
+	}
+	return nil, fmt.Errorf("points: no colouring %q here (want time, x, y, col:K or ap:J of this data set)", truncated(mode, 20))
+}
+
+// scan reports whether s is format with one integer, read into k.
+func scan(s, format string, k *int) bool {
+	n, err := fmt.Sscanf(s, format, k)
+	return err == nil && n == 1 && fmt.Sprintf(format, *k) == s
+}
+
+func truncated(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }

@@ -204,4 +204,40 @@ func TestPointsRoundTrip(t *testing.T) {
 	if _, err := v.pointsChunk(s, wire.Command{Op: "points", Index: intp(6)}, size); err == nil || !strings.Contains(err.Error(), "0 to 5") {
 		t.Fatalf("chunk 7 of 6: error %v", err)
 	}
+	// a colouring's values come with the chunk: output 3 and the label column
+	ds := s.Data.Set
+	for _, c := range []struct {
+		mode string
+		want func(i int) float64
+	}{
+		{"ap:2", func(i int) float64 {
+			if i < 5000 {
+				return ds.Y.At(i, 2)
+			}
+			return ds.YTest.At(i-5000, 2)
+		}},
+		{"col:0", func(i int) float64 { return ds.Columns[0].Values[i] }},
+		{"time", func(i int) float64 { return float64(i) }},
+	} {
+		mode := c.mode
+		msg, err := v.pointsChunk(s, wire.Command{Op: "points", Index: intp(5), Colour: &mode}, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, _ := wire.Decode(msg)
+		col, _ := dec["colour"].([]float64)
+		if len(col) != 500 {
+			t.Fatalf("%s: %d values in the last chunk, want 500", mode, len(col))
+		}
+		for k, x := range col {
+			if want := float64(float32(c.want(5000 + k))); x != want {
+				t.Fatalf("%s: row %d's value %v, want %v", mode, 5000+k, x, want)
+			}
+		}
+	}
+	for _, bad := range []string{"x", "col:1", "ap:3", "ap:-1", "ap:2x", "colour"} {
+		if _, err := v.pointsChunk(s, wire.Command{Op: "points", Colour: &bad}, size); err == nil || !strings.Contains(err.Error(), "no colouring") {
+			t.Errorf("colouring %q: error %v", bad, err)
+		}
+	}
 }

@@ -14,19 +14,18 @@
 // commands with new Function, which the page's Content-Security-Policy
 // (script-src 'self', no 'unsafe-eval') forbids; one program of two
 // shaders needs no more than the lines here.
+import { paletteRGB } from "../../colormap.js";
 
+// a row's colour: its value's bin of the page's colour scale (colour.js:
+// bins cut lo…hi evenly, bin k painted palette[k]), looked up per vertex
 const VERT = `precision highp float;
-attribute float x, y, t; uniform vec4 m; uniform float size; varying float vt;
-void main() { vt = t; gl_Position = vec4(x * m.x + m.y, y * m.z + m.w, 0.0, 1.0); gl_PointSize = size; }`;
-// the colour bar's ramp (viridis, five stops) by the row's place in time
-const FRAG = `precision mediump float; varying float vt; uniform float alpha;
-vec3 ramp(float t) {
-  vec3 c0 = vec3(0.267, 0.005, 0.329), c1 = vec3(0.231, 0.322, 0.545), c2 = vec3(0.129, 0.569, 0.549);
-  vec3 c3 = vec3(0.369, 0.788, 0.384), c4 = vec3(0.992, 0.906, 0.145);
-  float s = clamp(t, 0.0, 1.0) * 4.0;
-  return s < 1.0 ? mix(c0, c1, s) : s < 2.0 ? mix(c1, c2, s - 1.0) : s < 3.0 ? mix(c2, c3, s - 2.0) : mix(c3, c4, s - 3.0);
-}
-void main() { vec2 d = gl_PointCoord - 0.5; if (dot(d, d) > 0.25) discard; gl_FragColor = vec4(ramp(vt) * alpha, alpha); }`;
+attribute float x, y, v; uniform vec4 m; uniform float size, lo, hi, bins; uniform vec3 pal[24]; varying vec3 vc;
+void main() {
+  vc = pal[int(clamp(floor((v - lo) / (hi - lo) * bins), 0.0, bins - 1.0))];
+  gl_Position = vec4(x * m.x + m.y, y * m.z + m.w, 0.0, 1.0); gl_PointSize = size;
+}`;
+const FRAG = `precision mediump float; varying vec3 vc; uniform float alpha;
+void main() { vec2 d = gl_PointCoord - 0.5; if (dot(d, d) > 0.25) discard; gl_FragColor = vec4(vc * alpha, alpha); }`;
 
 // glStats counts the draws and the points drawn (for tests).
 export const glStats = { draws: 0, points: 0 };
@@ -50,8 +49,8 @@ function make(canvas) {
   gl.linkProgram(p);
   if (!gl.getProgramParameter(p, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(p));
   gl.useProgram(p);
-  const at = Object.fromEntries(["x", "y", "t"].map((n) => [n, gl.getAttribLocation(p, n)]));
-  const u = Object.fromEntries(["m", "size", "alpha"].map((n) => [n, gl.getUniformLocation(p, n)]));
+  const at = Object.fromEntries(["x", "y", "v"].map((n) => [n, gl.getAttribLocation(p, n)]));
+  const u = Object.fromEntries(["m", "size", "alpha", "lo", "hi", "bins", "pal"].map((n) => [n, gl.getUniformLocation(p, n)]));
   for (const a of Object.values(at)) gl.enableVertexAttribArray(a);
   gl.enable(gl.BLEND); gl.blendFunc(gl.ONE, gl.ONE_MINUS_SRC_ALPHA); gl.enable(gl.SCISSOR_TEST);
   return { canvas, gl, at, u, buffers: new WeakMap() };
@@ -65,6 +64,19 @@ function bind(g, a, arr, stride, offset) {
   if (!b) { b = gl.createBuffer(); gl.bindBuffer(gl.ARRAY_BUFFER, b); gl.bufferData(gl.ARRAY_BUFFER, arr, gl.STATIC_DRAW); g.buffers.set(arr, b); }
   gl.bindBuffer(gl.ARRAY_BUFFER, b);
   gl.vertexAttribPointer(a, 1, gl.FLOAT, false, stride, offset);
+}
+
+// paletteOf is the colour map's bins colours (colormap.js) as 24 RGB
+// triples in 0…1 (the unused ones black).
+const palettes = new Map();
+function paletteOf(bins) {
+  let p = palettes.get(bins);
+  if (!p) {
+    p = new Float32Array(72);
+    paletteRGB(bins).slice(0, 24).forEach((c, k) => p.set([c[0] / 255, c[1] / 255, c[2] / 255], 3 * k));
+    palettes.set(bins, p);
+  }
+  return p;
 }
 
 // createPoints lays a WebGL canvas over the view's canvas cv (in a
@@ -81,10 +93,10 @@ export function createPoints(cv) {
   return {
     // draw draws rows 0 … n − 1 of a layer's means (mean: n × d float32)
     // in each pair of pairs ({a, b, s: the plot's scale, box}; CSS pixels
-    // of a w × h plot), coloured by t (n values in 0…1: the row's place in
-    // time); faint when the sample's lit rows must show through. It
-    // returns false without WebGL.
-    draw(w, h, { mean, d, n, t }, pairs, faint = false) {
+    // of a w × h plot), coloured by their values v (n float32) on the
+    // colour scale ({lo, hi, bins}, bins ≤ 24); faint when the sample's lit
+    // rows must show through. It returns false without WebGL.
+    draw(w, h, { mean, d, n, v }, pairs, scale, faint = false) {
       if (!init()?.gl) return false;
       const t0 = performance.now();
       const gl = g.gl, W = cv.width, H = cv.height, k = W / w; // device px per CSS px
@@ -93,8 +105,10 @@ export function createPoints(cv) {
       gl.viewport(0, 0, W, H);
       gl.scissor(0, 0, W, H);
       gl.clearColor(0, 0, 0, 0); gl.clear(gl.COLOR_BUFFER_BIT);
-      bind(g, g.at.t, t, 4, 0);
+      bind(g, g.at.v, v, 4, 0);
       gl.uniform1f(g.u.size, 2 * k); gl.uniform1f(g.u.alpha, faint ? 0.12 : 0.55);
+      gl.uniform1f(g.u.lo, scale.lo); gl.uniform1f(g.u.hi, scale.hi); gl.uniform1f(g.u.bins, scale.bins);
+      gl.uniform3fv(g.u.pal, paletteOf(scale.bins));
       for (const { a, b, s, box } of pairs) {
         // data → CSS px (s.sx, s.sy are affine) → clip space
         const ax = s.sx(1) - s.sx(0), bx = s.sx(0), ay = s.sy(1) - s.sy(0), by = s.sy(0);

@@ -59,13 +59,13 @@ register("explorer", (root, app) => {
     select: (lo, hi) => { st.mask = null; setSel(lo, hi, st.sel.hover); },
     hoverAt: (i) => setSel(st.sel.lo, st.sel.hi, i),
   };
-  const scale = createScale(root.querySelector(".panel-tools"), q("explorer-about"), app, (mask) => { st.mask = mask; setSel(-1, -1, st.sel.hover); });
+  const scale = createScale(root.querySelector(".panel-tools"), q("explorer-about"), app, (mask) => { st.mask = mask; setSel(-1, -1, st.sel.hover); }, () => st.colour);
   const env = { send: (cmd) => app.send(cmd), redraw: () => app.redraw(), link, scale };
   const restarts = createRestarts(root, env.send);
   wireExport(root, () => app.state.figureKey, () => [st.views?.latent[0]?.cv, st.views?.latent[1]?.cv, st.views?.truth?.cv]);
   showRev?.addEventListener("change", () => { st.showRevisits = showRev.checked; setSel(st.sel.lo, st.sel.hi, st.sel.hover); });
   showTest?.addEventListener("change", () => { st.showTest = showTest.checked; app.redraw(); });
-  colourSel?.addEventListener("change", () => { st.colour = colourSel.value; app.redraw(); });
+  colourSel?.addEventListener("change", () => { st.colour = colourSel.value; scale.recolour(); app.redraw(); });
 
   // mount makes the panels for new data.
   function mount(data) {
@@ -117,7 +117,7 @@ register("explorer", (root, app) => {
     hover(i) { link.hoverAt(i); },
     revisitsOf: (i) => st.data?.truth?.partners(i).slice() ?? [],
     // colourBy sets the colouring ("time", "x", "y" or "ap:J").
-    colourBy(mode) { st.colour = mode; if (colourSel) colourSel.value = mode; app.redraw(); },
+    colourBy(mode) { st.colour = mode; if (colourSel) colourSel.value = mode; scale.recolour(); app.redraw(); },
     // colourBin is row i's colour bin (0…23) on the current scale.
     colourBin: (i) => colourBy(st.data, st.colour).bin[i],
     view3d: (li, on) => views().latent[li].view3d(on),

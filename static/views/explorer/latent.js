@@ -142,7 +142,7 @@ export function createLatent(li, { send, redraw, link, scale }) {
       const a = {
         li, L, next: f.layers[li + 1], n, nT, M, rng: latentRanges(f, D, n + nT, M, m.dataKey),
         colour: m.colour, sel: m.sel, truth: m.revisits ? m.data.truth : null, drag: drag && !drag.rotate ? drag : null, testKey: m.testKey,
-        dens: scale?.density(li), all: scale?.points && { ...scale.points.layers[li], n: scale.points.rows, t: scale.points.t }, rect: scale?.rect?.li === li ? scale.rect : null,
+        dens: scale?.density(li), all: scale?.points && { ...scale.points.layers[li], n: scale.points.rows, v: scale.points.v }, rect: scale?.rect?.li === li ? scale.rect : null,
       };
       const three = D >= 3 && o.on;
       if (three) v.gl.clear();

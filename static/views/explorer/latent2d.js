@@ -46,7 +46,7 @@ export function drawPairs(v, a) {
     const dp = densityPair(a.dens, p.a, p.b);
     if (dp) clipTo(ctx, p.box, () => drawDensity(ctx, p.s, dp));
   }
-  const every = !!a.all?.mean && a.all.d === D && v.gl.draw(w, h, a.all, P.map(({ a: pa, b, s, box }) => ({ a: pa, b, s, box })), any);
+  const every = !!a.all?.mean && a.all.d === D && v.gl.draw(w, h, a.all, P.map(({ a: pa, b, s, box }) => ({ a: pa, b, s, box })), colour, any);
   if (!every) v.gl.clear();
   // the next layer's inducing inputs (the dragged one where it is dragged)
   const inducing = (p) => {

@@ -8,15 +8,18 @@
 //     lights the shown rows among them in every panel;
 //   - every point: while the fit is paused, "every row" fetches every
 //     row's hidden means in chunks ("points") and the latent views draw
-//     them all with WebGL (gl.js), coloured by their place in time.
+//     them all with WebGL (gl.js), coloured as the page's colouring says
+//     (the server sends each row's value of it; a new colouring fetches
+//     every row again).
 import { el, setText } from "../dom.js";
 import { available, glStats } from "./gl.js";
 import { canvasPoint } from "../../plot.js";
 
 // createScale adds its button to the explorer's tools (tools) and its
-// readout after the about line (about), and talks to the server through app; onBrushed(mask or null) hands a brush's
+// readout after the about line (about), and talks to the server through app;
+// colourMode() is the page's colouring ("time", "ap:3", …); onBrushed(mask or null) hands a brush's
 // shown rows (a Uint8Array over the page's rows) to the link.
-export function createScale(tools, about, app, onBrushed) {
+export function createScale(tools, about, app, onBrushed, colourMode) {
   const btn = el("button", { type: "button", "data-testid": "explorer-all-points", hidden: "", title: "Fetch every row's hidden-layer means (the fit must be paused) and draw them all" }, "every row");
   const note = el("p", { class: "explorer-scale", "data-testid": "explorer-scale", "aria-live": "polite" });
   tools?.append(btn);
@@ -25,22 +28,24 @@ export function createScale(tools, about, app, onBrushed) {
   const fmt = (n) => n.toLocaleString("en");
 
   // every point is of one model: pause first, then ask once a frame says paused
-  const fetch = () => { st.loading.waiting = false; app.send({ op: "points", index: 0 }); };
-  btn.addEventListener("click", () => {
-    st.loading = { chunks: [], waiting: true };
+  const ask = (index) => app.send({ op: "points", index, colour: st.loading.mode });
+  const fetch = () => { st.loading.waiting = false; ask(0); };
+  const start = () => {
+    st.loading = { chunks: [], waiting: true, mode: colourMode() };
     setText(note, "fetching every row…");
     if (app.state.running) app.send({ op: "pause" }); else fetch();
-  });
+  };
+  btn.addEventListener("click", start);
   app.on("points", (m) => {
     const L = st.loading;
     if (!L) return;
     L.chunks.push(m);
     setText(note, `fetching every row: ${fmt(m.from + m.count)} of ${fmt(m.rows)}`);
-    if (m.chunk + 1 < m.chunks) { app.send({ op: "points", index: m.chunk + 1 }); return; }
+    if (m.chunk + 1 < m.chunks) { ask(m.chunk + 1); return; }
     st.loading = null;
     st.points = join(L.chunks);
-    st.points.key = `${app.state.frame?.applied}|${m.iter}`;
-    setText(note, `${fmt(m.rows)} rows drawn (WebGL), coloured by their place in time`);
+    Object.assign(st.points, { key: `${app.state.frame?.applied}|${m.iter}`, mode: L.mode });
+    setText(note, `${fmt(m.rows)} rows drawn (WebGL)`);
   });
   app.on("brushed", (m) => {
     st.brushed = m;
@@ -75,6 +80,8 @@ export function createScale(tools, about, app, onBrushed) {
       if (st.points && (f.running || `${f.applied}|${f.iter}` !== st.points.key)) { st.points = null; setText(note, ""); }
     },
     density: (li) => st.density.find((l) => l.layer === li) ?? null,
+    // recolour fetches every row again with the colouring now chosen.
+    recolour() { if (st.points && !st.loading && st.points.mode !== colourMode()) start(); },
     // wire makes Shift-drag on a latent view's canvas brush: proj() is its
     // last drawn pairs [{s, a, b}] (or null), li its layer.
     wire(cv, li, proj, redraw) {
@@ -109,12 +116,13 @@ export function createScale(tools, about, app, onBrushed) {
 }
 
 // join puts the chunks of every row's means together: {rows, layers:
-// [{d, mean}], t (each row's place in time, 0…1)}.
+// [{d, mean}], v (each row's value of the colouring)}.
 function join(chunks) {
   const rows = chunks[0].rows, layers = chunks[0].layers.map((l) => ({ d: l.d, mean: new Float32Array(rows * l.d) }));
-  for (const c of chunks) c.layers.forEach((l, i) => layers[i].mean.set(l.mean, c.from * layers[i].d));
-  // training rows then held-out ones, each in time order: place them on one clock
-  const t = new Float32Array(rows), nt = chunks[0].n_train;
-  for (let i = 0; i < rows; i++) t[i] = i < nt ? i / Math.max(1, nt - 1) : (i - nt) / Math.max(1, rows - nt - 1);
-  return { rows, layers, t };
+  const v = new Float32Array(rows);
+  for (const c of chunks) {
+    c.layers.forEach((l, i) => layers[i].mean.set(l.mean, c.from * layers[i].d));
+    if (c.colour) v.set(c.colour, c.from);
+  }
+  return { rows, layers, v };
 }
