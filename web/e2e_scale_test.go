@@ -227,6 +227,12 @@ func TestBrowserExplorerAtScale(t *testing.T) {
 		t.Errorf("every row's output 1 spans %v dBm: not the walk's signal", lohi)
 	}
 	e.screenshot(fmt.Sprintf("explorer-scale-%d-every-row-by-output.png", rows), `[data-testid="explorer-latent-0"]`)
+	// the 3-D view draws every row too
+	g0 := evalAs[float64](e, `window.dgpviz.panels.explorer.scale.gl.draws`)
+	e.eval(`window.dgpviz.panels.explorer.view3d(0, true)`, nil)
+	e.waitFor("every row in 3-D", fmt.Sprintf(`window.dgpviz.panels.explorer.scale.gl.draws > %v + 2`, g0))
+	e.screenshot(fmt.Sprintf("explorer-scale-%d-every-row-3d.png", rows), `[data-testid="explorer-latent-0"]`)
+	e.eval(`window.dgpviz.panels.explorer.view3d(0, false)`, nil)
 
 	// a brush among every row: its count is a direct count of the fetched means
 	got := evalAs[[]float64](e, `new Promise((resolve) => {

@@ -18,11 +18,14 @@ import { paletteRGB } from "../../colormap.js";
 
 // a row's colour: its value's bin of the page's colour scale (colour.js:
 // bins cut lo…hi evenly, bin k painted palette[k]), looked up per vertex
+// a view's place of a row: an affine map of three of its dimensions to
+// clip space (a pair of a 2-D view uses two of them, the 3-D view all three)
 const VERT = `precision highp float;
-attribute float x, y, v; uniform vec4 m; uniform float size, lo, hi, bins; uniform vec3 pal[24]; varying vec3 vc;
+attribute float x, y, z, v; uniform vec4 mx, my; uniform float size, lo, hi, bins; uniform vec3 pal[24]; varying vec3 vc;
 void main() {
   vc = pal[int(clamp(floor((v - lo) / (hi - lo) * bins), 0.0, bins - 1.0))];
-  gl_Position = vec4(x * m.x + m.y, y * m.z + m.w, 0.0, 1.0); gl_PointSize = size;
+  vec4 p = vec4(x, y, z, 1.0);
+  gl_Position = vec4(dot(mx, p), dot(my, p), 0.0, 1.0); gl_PointSize = size;
 }`;
 const FRAG = `precision mediump float; varying vec3 vc; uniform float alpha;
 void main() { vec2 d = gl_PointCoord - 0.5; if (dot(d, d) > 0.25) discard; gl_FragColor = vec4(vc * alpha, alpha); }`;
@@ -49,8 +52,8 @@ function make(canvas) {
   gl.linkProgram(p);
   if (!gl.getProgramParameter(p, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(p));
   gl.useProgram(p);
-  const at = Object.fromEntries(["x", "y", "v"].map((n) => [n, gl.getAttribLocation(p, n)]));
-  const u = Object.fromEntries(["m", "size", "alpha", "lo", "hi", "bins", "pal"].map((n) => [n, gl.getUniformLocation(p, n)]));
+  const at = Object.fromEntries(["x", "y", "z", "v"].map((n) => [n, gl.getAttribLocation(p, n)]));
+  const u = Object.fromEntries(["mx", "my", "size", "alpha", "lo", "hi", "bins", "pal"].map((n) => [n, gl.getUniformLocation(p, n)]));
   for (const a of Object.values(at)) gl.enableVertexAttribArray(a);
   gl.enable(gl.BLEND); gl.blendFunc(gl.ONE, gl.ONE_MINUS_SRC_ALPHA); gl.enable(gl.SCISSOR_TEST);
   return { canvas, gl, at, u, buffers: new WeakMap() };
@@ -92,11 +95,13 @@ export function createPoints(cv) {
   };
   return {
     // draw draws rows 0 … n − 1 of a layer's means (mean: n × d float32)
-    // in each pair of pairs ({a, b, s: the plot's scale, box}; CSS pixels
-    // of a w × h plot), coloured by their values v (n float32) on the
-    // colour scale ({lo, hi, bins}, bins ≤ 24); faint when the sample's lit
-    // rows must show through. It returns false without WebGL.
-    draw(w, h, { mean, d, n, v }, pairs, scale, faint = false) {
+    // in each view of views ({dims: three of the layer's dimensions, px,
+    // py: [c₁, c₂, c₃, c₀], a row's place in CSS pixels of the w × h plot
+    // being c₀ + Σ cₖ·x_dimsₖ, box: where to draw}), coloured by their
+    // values v (n float32) on the colour scale ({lo, hi, bins}, bins ≤
+    // 24); faint when the sample's lit rows must show through. It returns
+    // false without WebGL.
+    draw(w, h, { mean, d, n, v }, views, scale, faint = false) {
       if (!init()?.gl) return false;
       const t0 = performance.now();
       const gl = g.gl, W = cv.width, H = cv.height, k = W / w; // device px per CSS px
@@ -109,16 +114,17 @@ export function createPoints(cv) {
       gl.uniform1f(g.u.size, 2 * k); gl.uniform1f(g.u.alpha, faint ? 0.12 : 0.55);
       gl.uniform1f(g.u.lo, scale.lo); gl.uniform1f(g.u.hi, scale.hi); gl.uniform1f(g.u.bins, scale.bins);
       gl.uniform3fv(g.u.pal, paletteOf(scale.bins));
-      for (const { a, b, s, box } of pairs) {
-        // data → CSS px (s.sx, s.sy are affine) → clip space
-        const ax = s.sx(1) - s.sx(0), bx = s.sx(0), ay = s.sy(1) - s.sy(0), by = s.sy(0);
-        gl.uniform4f(g.u.m, 2 * ax / w, 2 * bx / w - 1, -2 * ay / h, 1 - 2 * by / h);
+      for (const { dims, px, py, box } of views) {
+        // CSS px → clip space
+        gl.uniform4f(g.u.mx, 2 * px[0] / w, 2 * px[1] / w, 2 * px[2] / w, 2 * px[3] / w - 1);
+        gl.uniform4f(g.u.my, -2 * py[0] / h, -2 * py[1] / h, -2 * py[2] / h, 1 - 2 * py[3] / h);
         gl.scissor(Math.floor(box.l * k), Math.floor(H - box.b * k), Math.ceil((box.r - box.l) * k), Math.ceil((box.b - box.t) * k));
-        bind(g, g.at.x, mean, 4 * d, 4 * a);
-        bind(g, g.at.y, mean, 4 * d, 4 * b);
+        bind(g, g.at.x, mean, 4 * d, 4 * dims[0]);
+        bind(g, g.at.y, mean, 4 * d, 4 * dims[1]);
+        bind(g, g.at.z, mean, 4 * d, 4 * dims[2]);
         gl.drawArrays(gl.POINTS, 0, n);
       }
-      glStats.draws++; glStats.points += n * pairs.length;
+      glStats.draws++; glStats.points += n * views.length;
       performance.measure("explorer-gl", { start: t0, end: performance.now() }); // issuing the draw, not rasterising it
       return true;
     },

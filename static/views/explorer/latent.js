@@ -145,7 +145,6 @@ export function createLatent(li, { send, redraw, link, scale }) {
         dens: scale?.density(li), all: scale?.points && { ...scale.points.layers[li], n: scale.points.rows, v: scale.points.v }, rect: scale?.rect?.li === li ? scale.rect : null,
       };
       const three = D >= 3 && o.on;
-      if (three) v.gl.clear();
       drawn = three ? draw3d(v, a, o) : drawPairs(v, a);
       cv.dataset.highlighted = String(drawn.count);
       cv.dataset.colourbar = m.colour.title;

@@ -46,7 +46,8 @@ export function drawPairs(v, a) {
     const dp = densityPair(a.dens, p.a, p.b);
     if (dp) clipTo(ctx, p.box, () => drawDensity(ctx, p.s, dp));
   }
-  const every = !!a.all?.mean && a.all.d === D && v.gl.draw(w, h, a.all, P.map(({ a: pa, b, s, box }) => ({ a: pa, b, s, box })), colour, any);
+  const pairView = ({ a: pa, b, s, box }) => ({ dims: [pa, b, b], px: [s.sx(1) - s.sx(0), 0, 0, s.sx(0)], py: [0, s.sy(1) - s.sy(0), 0, s.sy(0)], box });
+  const every = !!a.all?.mean && a.all.d === D && v.gl.draw(w, h, a.all, P.map(pairView), colour, any);
   if (!every) v.gl.clear();
   // the next layer's inducing inputs (the dragged one where it is dragged)
   const inducing = (p) => {
