@@ -85,6 +85,10 @@ func requireBrowser(t *testing.T) string {
 	return exe
 }
 
+// e2eTimeout bounds a browser test's whole run (a test of large data may
+// set it higher before startE2E).
+var e2eTimeout = 150 * time.Second
+
 // startE2E serves srv's page on a test server and starts headless Chromium
 // (exe) with a window of w×h pixels against it; both stop when t ends.
 func startE2E(t *testing.T, exe string, srv *stream.Server, log *slog.Logger, w, h int) *e2e {
@@ -118,7 +122,7 @@ func startE2E(t *testing.T, exe string, srv *stream.Server, log *slog.Logger, w,
 		cancelA()
 		t.Fatalf("starting %s: %v", exe, err)
 	}
-	ctx, cancelT := context.WithTimeout(bctx, 150*time.Second)
+	ctx, cancelT := context.WithTimeout(bctx, e2eTimeout)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	return &e2e{t: t, ctx: ctx, base: hs.URL, srv: srv}
 }

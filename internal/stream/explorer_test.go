@@ -465,3 +465,29 @@ func TestExplorerWithoutTruth(t *testing.T) {
 		t.Fatalf("hidden layer 1: %d values, want %d", got, 3*60)
 	}
 }
+
+// TestExplorerLargeDataSample: above explorer.SampleRows rows the setup
+// carries the sample's rows (n) and says the data's (n_rows), and frames
+// carry the sample's hidden means.
+func TestExplorerLargeDataSample(t *testing.T) {
+	ds := wideDataset(5000, 4)
+	e := newEnv(t, func(o *Options) {
+		o.Limits.MaxRows = 5000
+		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+			t.Fatal(err)
+		}
+	})
+	c := e.dial(t, "data=wide&hidden=3,3&m=10&play=0")
+	su := c.until("setup", 60*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	n, rows := int(num64(get(su, "n"))), int(num64(get(su, "n_rows")))
+	if n != explorer.SampleRows || rows != 5000 || len(floats(get(su, "x"))) != n || len(floats(get(su, "view", "sample", "train"))) != n {
+		t.Fatalf("setup: n %d, n_rows %d, %d inputs, %d sample ids; want %d of 5000", n, rows, len(floats(get(su, "x"))), len(floats(get(su, "view", "sample", "train"))), explorer.SampleRows)
+	}
+	f := c.until("frame", 60*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	if got := len(floats(get(f, "layers", 0, "mean"))); got != 3*n {
+		t.Fatalf("hidden layer 1: %d values, want %d (the sample's rows)", got, 3*n)
+	}
+	if get(f, "view", "density") == nil {
+		t.Fatal("a paused frame came without the density of every row")
+	}
+}

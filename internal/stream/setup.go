@@ -25,6 +25,7 @@ type setupHeader struct {
 	Name        string    `json:"name"`
 	Description string    `json:"description"`
 	N           int       `json:"n"`
+	NRows       int       `json:"n_rows,omitempty"` // the data's training rows when x and y carry a sample of them (view.RowSampler)
 	Q           int       `json:"q"`
 	D           int       `json:"d"`
 	InputNames  []string  `json:"input_names"`
@@ -61,13 +62,31 @@ func setupMessage(d *view.Data, v view.View, cfg Config) ([]byte, error) {
 		Edited: d.Edited, Config: cfg,
 		Warnings: dataset.Warnings(&dataset.Dataset{Name: cmp.Or(ds.Title, ds.Name), X: d.X, Y: d.Y, InputNames: ds.InputNames, OutputNames: ds.OutputNames}),
 	}
+	x, y := d.X, d.Y
+	if rs, ok := v.(view.RowSampler); ok {
+		if rows := rs.SampledRows(d); rows != nil {
+			x, y = sampleRows(d.X, rows), sampleRows(d.Y, rows)
+			h.N, h.NRows = len(rows), n
+			n = len(rows)
+		}
+	}
 	e := wire.Encoder{ForceF32: n*(q+dd) <= exactSetupValues}
-	h.X = e.Arr(view.DenseData(d.X))
-	if mat.Equal(d.X, d.Y) { // an autoencoder's outputs are its inputs: one section serves both
+	h.X = e.Arr(view.DenseData(x))
+	if mat.Equal(x, y) { // an autoencoder's outputs are its inputs: one section serves both
 		h.Y = h.X
 	} else {
-		h.Y = e.Arr(view.DenseData(d.Y))
+		h.Y = e.Arr(view.DenseData(y))
 	}
 	h.View = v.Setup(&e, d)
 	return e.Finish(h)
+}
+
+// sampleRows returns a's rows at idx.
+func sampleRows(a *mat.Dense, idx []int) *mat.Dense {
+	_, c := a.Dims()
+	out := mat.NewDense(len(idx), c, nil)
+	for k, i := range idx {
+		out.SetRow(k, a.RawRowView(i))
+	}
+	return out
 }

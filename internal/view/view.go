@@ -68,6 +68,16 @@ type RowAnalyzer interface {
 	AnalyzedRows(ds *dataset.Dataset) int
 }
 
+// A RowSampler is a view that shows data of many rows by a sample of
+// them (the latent explorer above explorer.SampleRows rows): the setup
+// carries the sampled training rows' inputs and outputs only, and says
+// how many rows the data have.
+type RowSampler interface {
+	// SampledRows returns the training rows shown (increasing), or nil
+	// when every row is.
+	SampledRows(d *Data) []int
+}
+
 // Arch is the part of a session's configuration that decides the model's
 // shape and start.
 type Arch struct {

@@ -20,8 +20,8 @@ type Command struct {
 	LearningRate *float64      `json:"learning_rate,omitempty"` // optimizer
 	Group        *string       `json:"group,omitempty"`         // freeze
 	Frozen       *bool         `json:"frozen,omitempty"`        // freeze
-	Layer        *int          `json:"layer,omitempty"`         // move, add, remove; message_figure
-	Index        *int          `json:"index,omitempty"`         // move, remove; move_data, remove_data
+	Layer        *int          `json:"layer,omitempty"`         // move, add, remove; message_figure; brush
+	Index        *int          `json:"index,omitempty"`         // move, remove; move_data, remove_data; points
 	Z            []float64     `json:"z,omitempty"`             // move, add
 	Mu           []float64     `json:"mu,omitempty"`            // move (pull), add
 	KeepU        *bool         `json:"keep_u,omitempty"`        // move: keep q(u) instead of projecting it
@@ -35,7 +35,9 @@ type Command struct {
 	Inputs       []FigureInput `json:"inputs,omitempty"`        // message_figure
 	Samples      *int          `json:"samples,omitempty"`       // message_figure, fit_density
 	Name         *string       `json:"name,omitempty"`          // message_figure_preset
-	Points       []float64     `json:"points,omitempty"`        // decode
+	Points       []float64     `json:"points,omitempty"`        // decode, brush
+	Dims         []int         `json:"dims,omitempty"`          // brush
+	Colour       *string       `json:"colour,omitempty"`        // points
 	Frames       []int         `json:"frames,omitempty"`        // decode
 	Seq          *uint64       `json:"seq,omitempty"`           // drawn
 	Present      *bool         `json:"present,omitempty"`       // present

@@ -17,5 +17,8 @@
 //	{"t":"f32","n":N,"o":OFF}                  N float32 (little-endian) at payload offset OFF
 //	{"t":"q16","n":N,"o":OFF,"lo":A,"hi":B}    N uint16: v = A + q·(B−A)/65534, q = 65535 means NaN
 //
+// Row ids (the latent explorer's sample, a brush's answer) are f32
+// sections: exact below 2²⁴ rows.
+//
 // docs/protocol.md describes every message.
 package wire

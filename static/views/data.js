@@ -41,6 +41,9 @@ export function viewOf(setup) {
 //                       all of them
 //   outputRange         {lo, hi}: the outputs' range, original units
 //   preset              the preset's name ("" without)
+//   sample              null, or {nTrain, nTest}: the data's rows when the
+//                       setup carries a sample of them (n, nTest, … are then
+//                       the sample's; docs/protocol.md, "Large data")
 export function describe(setup) {
   let D = described.get(setup);
   if (D) return D;
@@ -74,6 +77,7 @@ export function describe(setup) {
     image: v.kind === "autoencoder" && v.height > 0 ? { height: v.height, width: v.width, lo: v.lo, hi: v.hi } : null,
     row: { one, many: `${one}s`, all: `the ${one}s` },
     preset: v.preset ?? "",
+    sample: v.sample ? { nTrain: v.sample.n_train, nTest: v.sample.n_test } : null,
     // the outputs' range over the training rows, original units
     get outputRange() {
       let lo = Infinity, hi = -Infinity;

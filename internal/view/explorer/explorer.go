@@ -13,7 +13,9 @@ package explorer
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"dgpviz/internal/dataset"
@@ -21,6 +23,8 @@ import (
 	"dgpviz/internal/latent"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Kind names the view.
@@ -44,6 +48,13 @@ type View struct {
 	// cannot be edited in this view).
 	mu    sync.Mutex
 	facts map[*dataset.Dataset]*facts
+	// batch is the minibatch of Adam's steps on data shown by a sample
+	// (0: the full data), set by Init.
+	batch atomic.Int64
+	// means are every row's hidden means of the model meansOf (allMeans).
+	meansMu sync.Mutex
+	means   [][2]*mat.Dense
+	meansOf *engine.Model
 }
 
 // New returns an explorer for one session of a server with env.
@@ -52,20 +63,49 @@ func New(env *view.Env) *View { return &View{env: env, facts: map[*dataset.Datas
 func (*View) Kind() string { return Kind }
 
 // Preset is the paper's robot model: two 3-D hidden layers, the first
-// started from the outputs' principal components.
-func (*View) Preset(*view.Data) (view.Arch, bool) {
+// started from the outputs' principal components; above SampleRows rows
+// one start, without the preset's restarts (Init). d may be nil (data
+// not yet known): the preset as it is.
+func (v *View) Preset(d *view.Data) (view.Arch, bool) {
 	p := train.RobotPreset(0)
-	return view.Arch{Hidden: p.Init.Hidden, Inducing: p.Init.Inducing, Restarts: p.Restarts}, true
+	a := view.Arch{Hidden: p.Init.Hidden, Inducing: p.Init.Inducing, Restarts: p.Restarts}
+	if d != nil && !v.factsOf(d).sample.All() {
+		a.Restarts = 0
+	}
+	return a, true
 }
 
-// Optimizer returns c with the preset's optimizer settings.
-func (*View) Optimizer(c train.TrainerConfig) train.TrainerConfig {
+// Optimizer returns c with the preset's optimizer settings, and Adam's
+// steps on minibatches of SampleRows rows when the data are shown by a
+// sample.
+func (v *View) Optimizer(c train.TrainerConfig) train.TrainerConfig {
+	if b := int(v.batch.Load()); b > 0 && c.BatchSize == 0 {
+		c.BatchSize = b
+	}
 	return train.RobotPreset(0).Trainer(c)
 }
 
 // Init runs the preset's restarts and keeps their models, scored by the
 // geometry of their first hidden layer when the data carry ground truth.
+// Data shown by a sample start once, from the preset's principal-
+// component start made on the sample's rows, then fitted to every row:
+// two restarts of 200 iterations on a million rows would take an hour
+// where the page should draw within seconds, and the start is made of
+// column means, variances and principal components, which 4,096
+// stratified rows estimate well.
 func (v *View) Init(ctx context.Context, d *view.Data, a view.Arch, workers int) (*engine.Model, *view.Restarts, error) {
+	if f := v.factsOf(d); !f.sample.All() {
+		v.batch.Store(SampleRows)
+		p := train.RobotPreset(a.Seed).Init
+		p.Hidden, p.Inducing, p.Seed = slices.Clone(a.Hidden), a.Inducing, a.Seed
+		m, err := train.Initialize(f.sampleX, Rows(d.Y, f.sample.Train), p)
+		if err != nil {
+			return nil, nil, err
+		}
+		// the data are never written (view.Data): the model shares them
+		m.X, m.Y = d.X, d.Y
+		return m, nil, m.Validate()
+	}
 	m, reps, err := view.StartPreset(ctx, train.RobotPreset(a.Seed), d, a, workers)
 	if err != nil {
 		return m, nil, err
@@ -86,15 +126,17 @@ func (v *View) Init(ctx context.Context, d *view.Data, a view.Arch, workers int)
 	return m, view.NewRestarts(reps, q, scoreName, score), nil
 }
 
-func (*View) Ops() []view.Op { return nil }
-
 // AnalyzedRows: the analysis predicts the training rows and the held-out
-// ones (analyze).
+// ones (analyze), or, above SampleRows rows, the sample's rows and a
+// chunk of the pass over every row (allRows).
 func (*View) AnalyzedRows(ds *dataset.Dataset) int {
 	n, _ := ds.X.Dims()
 	if ds.XTest != nil {
 		t, _ := ds.XTest.Dims()
 		n += t
+	}
+	if n > SampleRows {
+		return SampleRows + allChunk
 	}
 	return n
 }
@@ -107,6 +149,10 @@ type facts struct {
 	nTrain   int
 	geometry *latent.Geometry // nil without ground truth
 	heldOut  *latent.HeldOut  // nil without a test split
+	// sample is the rows the setup and the frames carry (every row up to
+	// SampleRows), and sampleX, sampleXTest its inputs (normalised).
+	sample               *Sample
+	sampleX, sampleXTest *mat.Dense
 }
 
 func (v *View) factsOf(d *view.Data) *facts {
@@ -118,6 +164,12 @@ func (v *View) factsOf(d *view.Data) *facts {
 	ds := d.Set
 	f := &facts{ds: ds, geometry: latent.NewGeometry(ds), heldOut: latent.NewHeldOut(ds, d.NormX, d.NormY)}
 	f.nTrain, _ = ds.X.Dims()
+	_, nTest := ds.Rows()
+	f.sample = NewSample(f.nTrain, nTest, SampleRows, sampleSeed)
+	f.sampleX = Rows(d.X, f.sample.Train)
+	if f.heldOut != nil {
+		f.sampleXTest = Rows(f.heldOut.X, f.sample.Test)
+	}
 	v.facts[ds] = f
 	return f
 }

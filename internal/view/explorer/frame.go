@@ -37,6 +37,29 @@ type frameSection struct {
 	NewOutput  bool      `json:"new_output"`
 	Test       *testSec  `json:"test,omitempty"`
 	TestHidden []testSec `json:"test_hidden,omitempty"`
+	// Data shown by a sample of their rows (the setup's "sample"): the
+	// layers' messages and the test messages are the sample's rows; the
+	// scores, the test error and the densities are of every row, from a
+	// pass at most every AllEvery (AllIter: the iteration it saw, absent
+	// before the first). Density comes with a new pass only.
+	AllIter *int           `json:"all_iter,omitempty"`
+	Density []densityLayer `json:"density,omitempty"`
+}
+
+// densityLayer is one hidden layer's densities (Density), one per pair.
+type densityLayer struct {
+	Layer int           `json:"layer"` // counted from 0, as the frame's layers
+	Pairs []densityPair `json:"pairs"`
+}
+
+type densityPair struct {
+	A      int         `json:"a"`
+	B      int         `json:"b"`
+	G      int         `json:"g"`
+	Lo     [2]wire.Num `json:"lo"`
+	Hi     [2]wire.Num `json:"hi"`
+	Rows   int         `json:"rows"`
+	Counts wire.Ref    `json:"counts"` // g × g float32 counts, row by row from b's low end
 }
 
 type testSec struct {
@@ -47,17 +70,23 @@ type testSec struct {
 }
 
 func (v *View) NewFramer() view.Framer {
-	return &framer{v: v, an: &view.Analysis[*latent.Analysis]{Every: AnalysisEvery}}
+	return &framer{v: v, an: &view.Analysis[*latent.Analysis]{Every: AnalysisEvery},
+		all: &view.Analysis[*allRows]{Every: AllEvery, Background: true}}
 }
 
 type framer struct {
 	v       *View
 	an      *view.Analysis[*latent.Analysis]
 	sentSeq uint64 // the analysis whose arrays the last frame carried
+	all     *view.Analysis[*allRows]
+	sentAll uint64 // the pass over all rows whose densities the last frame carried
 }
 
 func (fr *framer) Frame(e *wire.Encoder, s *view.Snapshot) ([]view.LayerFrame, any) {
 	f := fr.v.factsOf(s.Data)
+	if !f.sample.All() {
+		return fr.sampled(e, s, f)
+	}
 	a := fr.an.Current(s, func(s *view.Snapshot) *latent.Analysis { return analyze(s.Model, f) })
 	layers, _ := view.BaseLayers(e, s, view.LayerOptions{})
 	sec := &frameSection{Kind: Kind, EvalIter: a.Iter, Scores: []*wire.Num{}}
@@ -97,4 +126,89 @@ func optional(v float64) *wire.Num {
 		return nil
 	}
 	return wire.NumPtr(v)
+}
+
+// sampled is the frame of data shown by a sample of their rows: its cost
+// is the sample's, whatever the number of rows; the pass over every row
+// runs in the background (allRows).
+func (fr *framer) sampled(e *wire.Encoder, s *view.Snapshot, f *facts) ([]view.LayerFrame, any) {
+	smp := f.sample
+	a := fr.an.Current(s, func(s *view.Snapshot) *latent.Analysis { return analyzeSample(s.Model, f) })
+	var layers []view.LayerFrame
+	for i, l := range s.Model.Layers {
+		lf, _ := view.LayerParams(e, l, 0)
+		if ev := s.Eval; ev != nil {
+			if i < len(ev.Layers) {
+				t := ev.Layers[i]
+				lf.SetTerms(e, t, false)
+				comp, prop := e.Arr(pick(t.CompressionPerDatum, 1, smp.Train)), e.Arr(pick(t.PropagationPerDatum, 1, smp.Train))
+				lf.Comp, lf.Prop = &comp, &prop
+			}
+			if i < len(ev.Hidden) {
+				h := ev.Hidden[i]
+				lf.SetMessage(e, engine.Message{Mean: Rows(h.Mean, smp.Train), Var: Rows(h.Var, smp.Train)})
+			}
+		}
+		layers = append(layers, lf)
+	}
+	sec := &frameSection{Kind: Kind, EvalIter: a.Iter, Scores: []*wire.Num{}}
+	an := a.Value
+	sec.NewOutput = a.Seq != fr.sentSeq && an.Train != nil
+	fr.sentSeq = a.Seq
+	if sec.NewOutput {
+		layers[len(layers)-1].SetMessage(e, an.Train[len(an.Train)-1])
+		if t := an.Test; t != nil {
+			sec.Test = encodeTest(e, t[len(t)-1])
+			for _, h := range t[:len(t)-1] {
+				sec.TestHidden = append(sec.TestHidden, *encodeTest(e, h))
+			}
+		}
+	}
+	if f.heldOut != nil {
+		sec.MeanRMSE = optional(f.heldOut.MeanRMSE)
+	}
+	all := fr.all.Current(s, func(s *view.Snapshot) *allRows { return passAll(s, f) })
+	if all == nil {
+		return layers, sec
+	}
+	it := all.Iter
+	sec.AllIter = &it
+	for _, sc := range all.Value.Scores {
+		sec.Scores = append(sec.Scores, optional(sc.Value))
+	}
+	sec.TestRMSE = optional(all.Value.TestRMSE)
+	if all.Seq != fr.sentAll {
+		fr.sentAll = all.Seq
+		sec.Density = encodeDensity(e, all.Value.Density)
+	}
+	return layers, sec
+}
+
+// analyzeSample predicts the sample's rows: the output layer's message at
+// its training rows, every layer's at its held-out rows.
+func analyzeSample(m *engine.Model, f *facts) *latent.Analysis {
+	a := &latent.Analysis{TestRMSE: math.NaN()}
+	ev := engine.Evaluator{Workers: 1}
+	var err error
+	if a.Train, err = ev.Predict(m, f.sampleX); err != nil {
+		return a
+	}
+	if f.sampleXTest != nil {
+		a.Test, _ = ev.Predict(m, f.sampleXTest)
+	}
+	return a
+}
+
+func encodeDensity(e *wire.Encoder, d [][]Density) []densityLayer {
+	out := []densityLayer{}
+	for i, ps := range d {
+		l := densityLayer{Layer: i, Pairs: []densityPair{}}
+		for _, p := range ps {
+			l.Pairs = append(l.Pairs, densityPair{A: p.A, B: p.B, G: DensityGrid, Rows: p.Rows,
+				Lo: [2]wire.Num{wire.Num(p.Lo[0]), wire.Num(p.Lo[1])}, Hi: [2]wire.Num{wire.Num(p.Hi[0]), wire.Num(p.Hi[1])},
+				Counts: e.F32(p.Counts)})
+		}
+		out = append(out, l)
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package explorer
 
 import (
+	"slices"
+
 	"dgpviz/internal/latent"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
@@ -22,6 +24,20 @@ type setupSection struct {
 	Imputed *wire.Ref       `json:"imputed,omitempty"`
 	Truth   *truthSection   `json:"truth,omitempty"`
 	Columns []columnSection `json:"columns"`
+	// Sample is present when the data have more than SampleRows rows:
+	// the setup's rows (and every row array of the frames) are then a
+	// stable sample of them (Sample), and everything above is of the
+	// sample's rows.
+	Sample *sampleSection `json:"sample,omitempty"`
+}
+
+// sampleSection names the rows of a sample: ids count from 0 within each
+// split, as float32 (exact below 2²⁴ rows).
+type sampleSection struct {
+	NTrain int      `json:"n_train"` // training rows of the data
+	NTest  int      `json:"n_test"`  // held-out rows of the data
+	Train  wire.Ref `json:"train"`   // the training rows shown
+	Test   wire.Ref `json:"test"`    // the held-out rows shown
 }
 
 // truthSection is the ground truth and the geometry score's rule.
@@ -57,19 +73,28 @@ type columnSection struct {
 func (v *View) Setup(e *wire.Encoder, d *view.Data) any {
 	f := v.factsOf(d)
 	ds := d.Set
-	_, nTest := ds.Rows()
 	_, dy := ds.Y.Dims()
-	s := &setupSection{Kind: Kind, Preset: train.RobotPreset(0).Name, NAll: f.nTrain + nTest, NTrain: f.nTrain, Columns: []columnSection{}}
+	smp := f.sample
+	// rows are the rows shown, training then held-out, counted over both
+	rows := slices.Clone(smp.Train)
+	for _, i := range smp.Test {
+		rows = append(rows, f.nTrain+i)
+	}
+	nTrain := len(smp.Train)
+	s := &setupSection{Kind: Kind, Preset: train.RobotPreset(0).Name, NAll: len(rows), NTrain: nTrain, Columns: []columnSection{}}
+	if !smp.All() {
+		s.Sample = &sampleSection{NTrain: smp.NTrain, NTest: smp.NTest, Train: e.F32(intsAsFloats(smp.Train)), Test: e.F32(intsAsFloats(smp.Test))}
+	}
 	if h := f.heldOut; h != nil {
-		xt, yt := e.Arr(view.DenseData(h.X)), e.Arr(view.DenseData(d.NormY.Apply(h.Y)))
+		xt, yt := e.Arr(view.DenseData(Rows(h.X, smp.Test))), e.Arr(view.DenseData(d.NormY.Apply(Rows(h.Y, smp.Test))))
 		s.XTest, s.YTest = &xt, &yt
 	}
 	if ds.Imputed != nil {
 		v := make([]float64, s.NAll*dy)
-		for i := 0; i < s.NAll && i < len(ds.Imputed); i++ {
-			for j := 0; j < dy && j < len(ds.Imputed[i]); j++ {
+		for k, i := range rows {
+			for j := 0; j < dy && i < len(ds.Imputed) && j < len(ds.Imputed[i]); j++ {
 				if ds.Imputed[i][j] {
-					v[i*dy+j] = 1
+					v[k*dy+j] = 1
 				}
 			}
 		}
@@ -78,10 +103,15 @@ func (v *View) Setup(e *wire.Encoder, d *view.Data) any {
 	}
 	if g := f.geometry; g != nil {
 		_, p := ds.Truth.Dims()
-		t := &truthSection{Names: ds.TruthNames, Unit: ds.TruthUnit, P: p, Values: e.Arr(view.DenseData(ds.Truth)),
+		truth, shown := ds.Truth, g.Truth
+		if !smp.All() {
+			truth, shown = Rows(ds.Truth, rows), Rows(g.Truth, smp.Train)
+		}
+		t := &truthSection{Names: ds.TruthNames, Unit: ds.TruthUnit, P: p, Values: e.Arr(view.DenseData(truth)),
 			MinLag: g.Rule.MinLag, Radius: wire.Num(g.Rule.Radius), Baselines: []baselineSection{}}
+		// the revisits among the rows shown (all of them without a sample)
 		var pairs []float64
-		for _, pr := range latent.Revisits(g.Truth, g.Rule) {
+		for _, pr := range latent.Revisits(shown, g.Rule) {
 			pairs = append(pairs, float64(pr[0]), float64(pr[1]))
 		}
 		t.Revisits, t.RevisitPairs = len(pairs)/2, e.Arr(pairs)
@@ -92,7 +122,28 @@ func (v *View) Setup(e *wire.Encoder, d *view.Data) any {
 		s.Truth = t
 	}
 	for _, c := range ds.Columns {
-		s.Columns = append(s.Columns, columnSection{Name: c.Name, Values: e.Arr(c.Values), Categories: c.Categories})
+		values := c.Values
+		if !smp.All() {
+			values = pick(values, 1, rows)
+		}
+		s.Columns = append(s.Columns, columnSection{Name: c.Name, Values: e.Arr(values), Categories: c.Categories})
 	}
 	return s
+}
+
+// SampledRows is the training rows the setup and the frames carry: nil
+// when they carry every row (view.RowSampler).
+func (v *View) SampledRows(d *view.Data) []int {
+	if f := v.factsOf(d); !f.sample.All() {
+		return f.sample.Train
+	}
+	return nil
+}
+
+func intsAsFloats(v []int) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
 }

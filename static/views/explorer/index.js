@@ -3,8 +3,10 @@
 // its posterior band (output.js), the penalties per row (penalties.js),
 // the restarts (restarts.js) and the numbers in words (readout.js); where
 // the data carry ground truth, the true path and the revisits (truth.js);
-// where they carry a test split, the held-out rows. Which optional things
-// the data carry is asked in one place (../data.js).
+// where they carry a test split, the held-out rows; where they have more
+// rows than a frame carries, a sample of them over the density of all,
+// brushing among all on the server and every row on request (scale.js).
+// Which optional things the data carry is asked in one place (../data.js).
 //
 // This module mounts the panels, keeps the explorer's own state (the
 // colouring, the toggles, the last analysis) and links the panels: each
@@ -31,6 +33,7 @@ import { createPenalties } from "./penalties.js";
 import { createRestarts } from "./restarts.js";
 import { readout } from "./readout.js";
 import { wireExport } from "./export.js";
+import { createScale } from "./scale.js";
 
 register("explorer", (root, app) => {
   const q = (id) => root.querySelector(`[data-testid="${id}"]`);
@@ -39,7 +42,7 @@ register("explorer", (root, app) => {
   const st = {
     dataId: -1, data: null, views: null,
     colour: "time", showRevisits: true, showTest: true,
-    sel: selection(),
+    sel: selection(), mask: null, // mask: the rows a brush in a latent view lit (scale.js)
     fit: { count: 0, out: null, outVar: null, test: null, testVar: null }, // the last analysis's output layer
     testHidden: null, testKey: 0, // the hidden layers' messages at the held-out rows, from the last analysis
     lastFrame: null, stats: { draws: 0, frames: 0, missed: 0, lastSeq: -1 },
@@ -48,20 +51,21 @@ register("explorer", (root, app) => {
   // up with the rows it revisits while the revisits are shown.
   const partners = () => (st.showRevisits && st.data?.truth ? st.data.truth.partners : null);
   const setSel = (lo, hi, hover) => {
-    st.sel = selection(lo, hi, hover, partners());
+    st.sel = selection(lo, hi, hover, partners(), st.mask);
     app.redraw();
   };
   const link = {
     get sel() { return st.sel; },
-    select: (lo, hi) => setSel(lo, hi, st.sel.hover),
+    select: (lo, hi) => { st.mask = null; setSel(lo, hi, st.sel.hover); },
     hoverAt: (i) => setSel(st.sel.lo, st.sel.hi, i),
   };
-  const env = { send: (cmd) => app.send(cmd), redraw: () => app.redraw(), link };
+  const scale = createScale(root.querySelector(".panel-tools"), q("explorer-about"), app, (mask) => { st.mask = mask; setSel(-1, -1, st.sel.hover); }, () => st.colour);
+  const env = { send: (cmd) => app.send(cmd), redraw: () => app.redraw(), link, scale };
   const restarts = createRestarts(root, env.send);
   wireExport(root, () => app.state.figureKey, () => [st.views?.latent[0]?.cv, st.views?.latent[1]?.cv, st.views?.truth?.cv]);
   showRev?.addEventListener("change", () => { st.showRevisits = showRev.checked; setSel(st.sel.lo, st.sel.hi, st.sel.hover); });
   showTest?.addEventListener("change", () => { st.showTest = showTest.checked; app.redraw(); });
-  colourSel?.addEventListener("change", () => { st.colour = colourSel.value; app.redraw(); });
+  colourSel?.addEventListener("change", () => { st.colour = colourSel.value; scale.recolour(); app.redraw(); });
 
   // mount makes the panels for new data.
   function mount(data) {
@@ -77,7 +81,9 @@ register("explorer", (root, app) => {
     showTest?.closest("label")?.toggleAttribute("hidden", !data.test);
     st.fit = { count: 0, out: null, outVar: null, test: null, testVar: null };
     st.testHidden = null;
+    st.mask = null;
     st.sel = selection(-1, -1, -1, partners());
+    scale.setup(app.state.setup);
   }
   // ensureLatent adds a view for each hidden layer beyond the first two.
   function ensureLatent(nh) {
@@ -99,6 +105,7 @@ register("explorer", (root, app) => {
     const s = st.stats;
     if (s.lastSeq >= 0 && f.seq > s.lastSeq + 1) s.missed += f.seq - s.lastSeq - 1;
     s.lastSeq = f.seq; s.frames++;
+    scale.intake(f);
   }
 
   const views = () => st.views;
@@ -110,7 +117,7 @@ register("explorer", (root, app) => {
     hover(i) { link.hoverAt(i); },
     revisitsOf: (i) => st.data?.truth?.partners(i).slice() ?? [],
     // colourBy sets the colouring ("time", "x", "y" or "ap:J").
-    colourBy(mode) { st.colour = mode; if (colourSel) colourSel.value = mode; app.redraw(); },
+    colourBy(mode) { st.colour = mode; if (colourSel) colourSel.value = mode; scale.recolour(); app.redraw(); },
     // colourBin is row i's colour bin (0…23) on the current scale.
     colourBin: (i) => colourBy(st.data, st.colour).bin[i],
     view3d: (li, on) => views().latent[li].view3d(on),
@@ -122,6 +129,7 @@ register("explorer", (root, app) => {
       return v?.screen(i) ?? null;
     },
     stats: st.stats,
+    scale,
     layerPaints,
     draw(state) {
       const on = viewOf(state.setup) === "explorer";

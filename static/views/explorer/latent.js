@@ -9,9 +9,10 @@ import { StaticLayer } from "../layer.js";
 import { el, setText, viewBox } from "../dom.js";
 import { drawPairs } from "./latent2d.js";
 import { draw3d, VIEW3D } from "./latent3d.js";
+import { createPoints } from "./gl.js";
 
 // createLatent makes hidden layer li's view; env: {send, redraw, link}.
-export function createLatent(li, { send, redraw, link }) {
+export function createLatent(li, { send, redraw, link, scale }) {
   const btn3d = el("button", { type: "button", "data-testid": `explorer-latent-${li}-3d`, "aria-pressed": "false", title: "Show this layer as one 3-D view you can turn: drag to rotate, wheel to zoom" }, "3-D view");
   const btnReset = el("button", { type: "button", "data-testid": `explorer-latent-${li}-reset`, title: "Back to the starting angle and zoom", hidden: "" }, "reset view");
   const box = viewBox(`latent-${li}`, `Hidden layer ${li + 1}`, `latent l${li}`, [el("span", { class: "rv-tools" }, btn3d, btnReset)]);
@@ -19,10 +20,12 @@ export function createLatent(li, { send, redraw, link }) {
   const v = {
     plot: new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), bufs: [],
     layer: new StaticLayer(`explorer-latent-${li}`), held: new StaticLayer(`explorer-latent-${li} held-out`, { opaque: false }),
+    gl: createPoints(cv), // every row of large data, over the canvas (gl.js)
   };
   const o = { on: false, ...VIEW3D }; // the 3-D view
   let drawn = null; // the last draw's {hit, screen}
   let drag = null, lastSend = 0, ranges = null;
+  scale?.wire(cv, li, () => (o.on ? null : drawn?.hit.proj), redraw); // Shift-drag brushes every row
 
   function set3d(on) {
     o.on = on;
@@ -132,13 +135,14 @@ export function createLatent(li, { send, redraw, link }) {
       box.root.hidden = li >= nh || !L?.mean;
       btn3d.hidden = box.root.hidden || L.d < 3;
       if (o.on && L && L.d < 3) set3d(false); // a new architecture without a 3-D layer
-      if (box.root.hidden || !v.plot.begin(false)) return; // the static layer replaces every pixel
+      if (box.root.hidden || !v.plot.begin(false)) { v.gl.clear(); return; } // the static layer replaces every pixel
       const n = m.data.n, D = L.d, T = m.testHidden?.[li];
       const nT = T && T.d === D ? T.n : 0;
       const M = (i, a) => (i < n ? L.mean[i * D + a] : T.mean[(i - n) * D + a]);
       const a = {
         li, L, next: f.layers[li + 1], n, nT, M, rng: latentRanges(f, D, n + nT, M, m.dataKey),
         colour: m.colour, sel: m.sel, truth: m.revisits ? m.data.truth : null, drag: drag && !drag.rotate ? drag : null, testKey: m.testKey,
+        dens: scale?.density(li), all: scale?.points && { ...scale.points.layers[li], n: scale.points.rows, v: scale.points.v }, rect: scale?.rect?.li === li ? scale.rect : null,
       };
       const three = D >= 3 && o.on;
       drawn = three ? draw3d(v, a, o) : drawPairs(v, a);

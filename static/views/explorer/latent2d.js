@@ -7,10 +7,11 @@
 import { nearestPoint } from "./link.js";
 import { training, heldOut, trail, revisitLinks, handles } from "./scans.js";
 import { ellipses, clipTo } from "../marks.js";
+import { drawDensity, densityPair } from "./density.js";
 
 export const CB = 30; // px under the plots for the colour bar
 
-// drawPairs draws the layer (v: {plot, layer, bufs}; a: what to draw, see
+// drawPairs draws the layer (v: {plot, layer, bufs, gl}; a: what to draw, see
 // latent.js) and returns what the pointer needs: {count (scans lit),
 // hit: {proj, handle(px, py), point(px, py)}, screen(i)}.
 export function drawPairs(v, a) {
@@ -39,6 +40,15 @@ export function drawPairs(v, a) {
     colour.bar(ctx, plot.m.l, h - CB + 4, w - plot.m.l - plot.m.r, 8);
   });
   const ctx = plot.ctx, any = sel.any;
+  // large data: the density of every row under the sample, and every row
+  // itself (WebGL) once fetched (scale.js)
+  for (const p of P) {
+    const dp = densityPair(a.dens, p.a, p.b);
+    if (dp) clipTo(ctx, p.box, () => drawDensity(ctx, p.s, dp));
+  }
+  const pairView = ({ a: pa, b, s, box }) => ({ dims: [pa, b, b], px: [s.sx(1) - s.sx(0), 0, 0, s.sx(0)], py: [0, s.sy(1) - s.sy(0), 0, s.sy(0)], box });
+  const every = !!a.all?.mean && a.all.d === D && v.gl.draw(w, h, a.all, P.map(pairView), colour, any);
+  if (!every) v.gl.clear();
   // the next layer's inducing inputs (the dragged one where it is dragged)
   const inducing = (p) => {
     if (!next || next.q !== D) return;
@@ -57,12 +67,16 @@ export function drawPairs(v, a) {
     const ry = (i) => Math.max(0.5, k * 2 * Math.sqrt(Math.max(0, L.var[i * D + p.b])));
     const halo = (i) => { const x = rx(i); return x > hidden || ry(i) > hidden ? x : null; };
     const keep = (i) => i < n && (!any || sel.lit(i));
-    for (let b = 0; b < colour.bins; b++) ellipses(ctx, colour.members[b], p.X, p.Y, halo, ry, faint[b], keep);
-    trail(ctx, p.X, p.Y, n);
+    if (!every) for (let b = 0; b < colour.bins; b++) ellipses(ctx, colour.members[b], p.X, p.Y, halo, ry, faint[b], keep);
+    if (!every) trail(ctx, p.X, p.Y, n);
     revisitLinks(ctx, truth, sel, p.X, p.Y, n, { each: true });
     if (any) inducing(p); // under the lit scans
-    const c = training(ctx, colour, sel, p.X, p.Y, n, 2.7);
+    const c = every && !any ? 0 : training(ctx, colour, sel, p.X, p.Y, n, 2.7);
     if (pi === 0) count = c;
+    if (a.rect && p.a === a.rect.p.a && p.b === a.rect.p.b) { // a brush being drawn
+      ctx.strokeStyle = "rgba(202,138,4,0.9)"; ctx.lineWidth = 1.5;
+      ctx.strokeRect(a.rect.x0, a.rect.y0, a.rect.x1 - a.rect.x0, a.rect.y1 - a.rect.y0);
+    }
   }));
   // the held-out scans, placed by the analysis: painted again only when it,
   // the axes, the colours or the selection change

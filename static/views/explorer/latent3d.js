@@ -44,6 +44,11 @@ export function draw3d(v, a, o) {
   const X = (i) => pxs[i], Y = (i) => pys[i], S = (i) => size[i];
   v.layer.draw(plot, `3d|${colour.key}`, (ctx) => colour.bar(ctx, plot.m.l, h - CB + 4, w - plot.m.l - plot.m.r, 8));
   const ctx = plot.ctx, any = sel.any;
+  // every row of large data, when fetched (gl.js): P as an affine map
+  const k0 = [cy * c[0] - sy * c[1], sy * c[0] + cy * c[1]];
+  const view = { dims: [0, 1, 2], box, px: [k * cy, -k * sy, 0, mx - k * k0[0]], py: [-k * sp * sy, -k * sp * cy, -k * cp, my + k * (cp * c[2] + sp * k0[1])] };
+  const every = !!a.all?.mean && a.all.d === D && v.gl.draw(w, h, a.all, [view], colour, any);
+  if (!every) v.gl.clear();
   let count = 0;
   clipTo(ctx, box, () => {
     // the data's box, its edges along each axis
@@ -64,13 +69,13 @@ export function draw3d(v, a, o) {
       while (tips.some(([qx, qy]) => Math.abs(qx - tx) < 34 && Math.abs(qy - ty) < 12)) ty += 12;
       tips.push([tx, ty]);
     }
-    trail(ctx, X, Y, n);
+    if (!every) trail(ctx, X, Y, n);
     revisitLinks(ctx, truth, sel, X, Y, n, { each: true });
     const inducing = () => {
       if (next && next.q === D) handles(ctx, Array.from({ length: next.m }, (_, j) => P(next.z[j * D], next.z[j * D + 1], next.z[j * D + 2])).flat());
     };
     if (any) inducing();
-    count = training(ctx, colour, sel, X, Y, n, 3, S);
+    count = every && !any ? 0 : training(ctx, colour, sel, X, Y, n, 3, S);
     if (nT) { // painted again only when the analysis, the view, the colours or the selection change
       v.held.draw(plot, `3d|${a.testKey}|${o.yaw},${o.pitch},${o.zoom}|${lo},${hi}|${colour.key}|${any ? sel.key : ""}`, (hctx) => {
         clipTo(hctx, box, () => heldOut(hctx, colour, sel, X, Y, n, nn, 2.8, S));

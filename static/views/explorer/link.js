@@ -13,17 +13,21 @@ const BRUSH = "rgba(234,179,8,0.16)"; // a brushed time range
 // selection is a value (never changed in place): rows lo…hi brushed (−1:
 // none), row hover hovered (−1: none). partners(i), when given (ground
 // truth with its revisits shown), are the rows a hovered row revisits:
-// they light up with it.
-export function selection(lo = -1, hi = -1, hover = -1, partners = null) {
-  const active = lo >= 0 && hi >= lo;
+// they light up with it. mask, when given, lights the rows where it is 1
+// (a brush in a latent view, answered by the server: scale.js).
+export function selection(lo = -1, hi = -1, hover = -1, partners = null, mask = null) {
+  const range = lo >= 0 && hi >= lo, active = range || !!mask;
   const near = hover >= 0 && partners ? partners(hover) : [];
   return Object.freeze({
-    lo, hi, hover, active,
+    lo, hi, hover, active, mask,
     any: active || hover >= 0, // anything lit
-    key: `${lo},${hi},${hover},${!!partners}`, // for the panels' redraw checks
-    lit: (i) => (active && i >= lo && i <= hi) || i === hover || near.includes(i),
+    key: `${lo},${hi},${hover},${!!partners},${mask ? maskKey(mask) : 0}`, // for the panels' redraw checks
+    lit: (i) => (range && i >= lo && i <= hi) || (mask !== null && mask[i] === 1) || i === hover || near.includes(i),
   });
 }
+const masks = new WeakMap(); // a mask's number in selection keys
+let maskSeq = 0;
+const maskKey = (m) => { if (!masks.has(m)) masks.set(m, ++maskSeq); return masks.get(m); };
 
 // nearestRow is the row whose time is nearest t.
 function nearestRow(times, t) {
@@ -86,7 +90,7 @@ export function wireTimeBrush(cv, link, times, axis, point = null) {
 
 // brushBand shades the brushed rows' time range (at x(i)) over the plot s.
 export function brushBand(ctx, sel, s, x, nAll) {
-  if (!sel.active) return;
+  if (!(sel.lo >= 0 && sel.hi >= sel.lo)) return;
   const l = x(sel.lo) - 2, r = x(Math.min(sel.hi, nAll - 1)) + 2;
   ctx.fillStyle = BRUSH;
   ctx.fillRect(l, s.box.t, r - l, s.box.b - s.box.t);

@@ -29,7 +29,7 @@ export function readout(root, data, a) {
   set("rmse-model-label", `test RMSE${u}`);
   set("rmse-model", a?.testRMSE != null ? a.testRMSE.toFixed(2) : "–");
   set("rmse-mean", a?.meanRMSE != null ? a.meanRMSE.toFixed(2) : "…");
-  set("rmse-gp1", a?.gp1RMSE != null ? a.gp1RMSE.toFixed(2) : "computing…");
+  set("rmse-gp1", a?.gp1RMSE != null ? a.gp1RMSE.toFixed(2) : data.sample ? "not fitted" : "computing…"); // large data: no baseline fit
   set("geometry-verdict", geometry(data, a));
   set("rmse-verdict", heldOut(data, a));
 }
@@ -39,9 +39,11 @@ export function readout(root, data, a) {
 function about(data) {
   const carry = [];
   carry.push(data.truth ? `ground truth (${data.truth.names.join(", ")})` : "no ground truth, so no geometry score");
-  carry.push(data.test ? `a test split of ${data.test.n} ${data.row.many}` : "no test split, so no held-out error");
+  const S = data.sample, k = (n) => n.toLocaleString("en");
+  carry.push(data.test ? `a test split of ${k(S ? S.nTest : data.test.n)} ${data.row.many}` : "no test split, so no held-out error");
   if (data.columns.length) carry.push(`${data.columns.length} column${data.columns.length > 1 ? "s" : ""} to colour by`);
-  return `${data.n} training ${data.row.many}, ${data.d} outputs; the data carry ${carry.join("; ")}.` +
+  return `${k(S ? S.nTrain : data.n)} training ${data.row.many}, ${data.d} outputs; the data carry ${carry.join("; ")}.` +
+    (S ? ` Shown: a fixed sample of ${k(data.nAll)} ${data.row.many} over the density of all (scores and errors are of every row).` : "") +
     (data.preset ? ` Model: the preset "${data.preset}".` : "");
 }
 
