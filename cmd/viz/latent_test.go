@@ -221,8 +221,8 @@ func TestLatentMatchesExplorer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"geometry score", "hidden layer 1", fmt.Sprint(*g.HiddenLayers[0].Score), scoreUnit}
-	if strings.Join(rows[0], ",") != "measure,of,value,unit" || strings.Join(rows[1], "|") != strings.Join(want, "|") || len(rows) != 1+2+2+2 {
+	want := []string{"geometry score", "hidden layer 1", fmt.Sprint(*g.HiddenLayers[0].Score), "", scoreUnit}
+	if strings.Join(rows[0], ",") != "measure,of,value,std_err,unit" || strings.Join(rows[1], "|") != strings.Join(want, "|") || len(rows) != 1+2+2+2 {
 		t.Errorf("CSV %v, want the header, 2 hidden layers, 2 baselines, the model's RMSE and the mean's", rows)
 	}
 }

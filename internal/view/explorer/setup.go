@@ -1,7 +1,6 @@
 package explorer
 
 import (
-	"dgpviz/internal/latent"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/wire"
@@ -32,20 +31,39 @@ type truthSection struct {
 	Values wire.Ref `json:"values"` // n_all × p
 	MinLag int      `json:"min_lag"`
 	Radius wire.Num `json:"radius"`
-	// Revisits are the pairs the score uses among the training rows
-	// (latent.Revisits), flattened i0, j0, i1, j1, …; FarPairs is how many
-	// pairs are far apart in time.
+	// Revisits is how many revisits the training rows have (estimated
+	// from the sampled rows when Sample says so), FarPairs how many pairs
+	// are far apart in time; RevisitPairs are the revisits the score uses
+	// (at most MaxRevisitPairs of them, evenly through time), flattened
+	// i0, j0, i1, j1, ….
 	Revisits     int      `json:"revisits"`
 	FarPairs     int      `json:"far_pairs"`
 	RevisitPairs wire.Ref `json:"revisit_pairs"`
+	// Sample, when present, says that the scores are estimates from
+	// samples (latent.Sampling), each with its standard error.
+	Sample *sampleSection `json:"sample,omitempty"`
 	// Baselines are the scores of latents that use no model.
 	Baselines []baselineSection `json:"baselines"`
 }
 
 type baselineSection struct {
-	Name  string    `json:"name"`
-	Score *wire.Num `json:"score"`
+	Name   string    `json:"name"`
+	Score  *wire.Num `json:"score"`
+	StdErr *wire.Num `json:"std_err,omitempty"` // only when sampled
 }
+
+// sampleSection is what the geometry scores were estimated from: the
+// revisits of Rows training rows ranked among FarPairs far pairs, drawn
+// at random with a fixed seed; RevisitPairs of those revisits are sent.
+type sampleSection struct {
+	Rows         int `json:"rows"`
+	FarPairs     int `json:"far_pairs"`
+	RevisitPairs int `json:"revisit_pairs"`
+}
+
+// MaxRevisitPairs is the most revisits the setup sends for the page to
+// draw.
+const MaxRevisitPairs = 20000
 
 // columnSection is an extra column for colouring (n_all values).
 type columnSection struct {
@@ -80,14 +98,20 @@ func (v *View) Setup(e *wire.Encoder, d *view.Data) any {
 		_, p := ds.Truth.Dims()
 		t := &truthSection{Names: ds.TruthNames, Unit: ds.TruthUnit, P: p, Values: e.Arr(view.DenseData(ds.Truth)),
 			MinLag: g.Rule.MinLag, Radius: wire.Num(g.Rule.Radius), Baselines: []baselineSection{}}
-		var pairs []float64
-		for _, pr := range latent.Revisits(g.Truth, g.Rule) {
-			pairs = append(pairs, float64(pr[0]), float64(pr[1]))
+		if ps := g.Pairs; ps != nil {
+			var pairs []float64
+			for _, pr := range ps.RevisitPairs(MaxRevisitPairs) {
+				pairs = append(pairs, float64(pr[0]), float64(pr[1]))
+			}
+			t.Revisits, t.FarPairs, t.RevisitPairs = ps.Revisits(), ps.FarTotal, e.Arr(pairs)
+			if !ps.Exact() {
+				t.Sample = &sampleSection{Rows: ps.RowsSampled(), FarPairs: ps.FarPairsSampled(), RevisitPairs: len(pairs) / 2}
+			}
+		} else {
+			t.RevisitPairs = e.Arr(nil)
 		}
-		t.Revisits, t.RevisitPairs = len(pairs)/2, e.Arr(pairs)
 		for _, b := range g.Baselines {
-			t.FarPairs = b.Score.FarPairs
-			t.Baselines = append(t.Baselines, baselineSection{Name: b.Name, Score: optional(b.Score.Value)})
+			t.Baselines = append(t.Baselines, baselineSection{Name: b.Name, Score: optional(b.Score.Value), StdErr: stdErr(b.Score)})
 		}
 		s.Truth = t
 	}
