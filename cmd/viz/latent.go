@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
@@ -243,9 +244,20 @@ func writeLatentCSV(w io.Writer, out *latentJSON) error {
 }
 
 // withError is a sampled score as people read it: "0.990 ± 0.003
-// (20,000 of 1,000,000 rows sampled)".
+// (20,000 of 1,000,000 rows sampled)", or the far pairs when only they
+// were.
 func withError(v, se float64, s *sampleJSON) string {
-	return fmt.Sprintf("%.3f ± %.3f (%s of %s rows sampled)", v, se, thousands(s.Rows), thousands(s.OfRows))
+	var what []string
+	if s.Rows < s.OfRows {
+		what = append(what, fmt.Sprintf("%s of %s rows", thousands(s.Rows), thousands(s.OfRows)))
+	}
+	if s.FarPairs < s.OfFarPairs {
+		what = append(what, fmt.Sprintf("%s of %s far pairs", thousands(s.FarPairs), thousands(s.OfFarPairs)))
+	}
+	if len(what) == 0 {
+		what = append(what, "revisits") // only some rows' revisits
+	}
+	return fmt.Sprintf("%.3f ± %.3f (%s sampled)", v, se, strings.Join(what, ", "))
 }
 
 // thousands writes n with a comma between groups of three digits.
