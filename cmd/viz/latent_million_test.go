@@ -22,7 +22,8 @@ import (
 
 // walkData is a robot wandering a grid of corridors (50 × 50 crossings
 // 20 m apart, a new direction at random at each crossing, 0.4 m a step),
-// its 30 signals falling off with the distance to 30 beacons (with noise),
+// its 30 signals falling off with the distance to 30 beacons (with noise,
+// in whole dBm: the model file stores them as small integers),
 // its true position as ground truth and every 10th row held out: train
 // rows, then test rows, as dataset.Load gives a CSV with a split column.
 // Over a million steps it passes each stretch of corridor about four
@@ -73,7 +74,7 @@ func walkData(rows int, seed uint64) *dataset.Dataset {
 		outX.Set(row, 0, float64(i))
 		for k, b := range beacons {
 			d := math.Hypot(px-b[0], py-b[1])
-			outY.Set(row, k, -40-20*math.Log10(1+d)+2*rng.NormFloat64())
+			outY.Set(row, k, math.Round(-40-20*math.Log10(1+d)+2*rng.NormFloat64())) // whole dBm, as a WiFi card reports
 		}
 	}
 	return ds
