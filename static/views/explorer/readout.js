@@ -18,13 +18,14 @@ export function readout(root, data, a) {
     box.hidden = !data[box.dataset.needs];
   }
   setText(root.querySelector("[data-testid='explorer-about']"), about(data));
-  const sc = a?.scores ?? [], T = data.truth;
+  const sc = a?.scores ?? [], se = a?.scoreErrors ?? [], T = data.truth;
   const none = T && T.revisits === 0 ? "no revisits" : "–";
-  const f = (v) => (v != null ? v.toFixed(3) : none);
-  set("score-1", f(sc[0]));
-  set("score-2", f(sc[1]));
-  set("score-pca", f(baseline(T, "principal")));
-  set("score-time", f(baseline(T, "input")));
+  // a sampled score with its standard error: "0.990 ± 0.003"
+  const f = (v, e) => (v != null ? v.toFixed(3) + (e != null ? ` ± ${e.toFixed(3)}` : "") : none);
+  set("score-1", f(sc[0], se[0]));
+  set("score-2", f(sc[1], se[1]));
+  set("score-pca", f(baseline(T, "principal"), baselineErr(T, "principal")));
+  set("score-time", f(baseline(T, "input"), baselineErr(T, "input")));
   const u = data.unit ? ` ${data.unit}` : "";
   set("rmse-model-label", `test RMSE${u}`);
   set("rmse-model", a?.testRMSE != null ? a.testRMSE.toFixed(2) : "–");
@@ -39,6 +40,8 @@ export function readout(root, data, a) {
 function about(data) {
   const carry = [];
   carry.push(data.truth ? `ground truth (${data.truth.names.join(", ")})` : "no ground truth, so no geometry score");
+  const S = data.truth?.sample;
+  if (S) carry.push(`too many rows to compare every pair: the geometry scores (± their standard errors) are estimated from the revisits of ${S.rows.toLocaleString("en")} of ${data.n.toLocaleString("en")} training ${data.row.many}, ranked among ${S.far_pairs.toLocaleString("en")} of ${data.truth.farPairs.toLocaleString("en")} far pairs`);
   carry.push(data.test ? `a test split of ${data.test.n} ${data.row.many}` : "no test split, so no held-out error");
   if (data.columns.length) carry.push(`${data.columns.length} column${data.columns.length > 1 ? "s" : ""} to colour by`);
   return `${data.n} training ${data.row.many}, ${data.d} outputs; the data carry ${carry.join("; ")}.` +
@@ -47,6 +50,10 @@ function about(data) {
 
 function baseline(T, word) {
   return T?.baselines.find((b) => b.name.includes(word))?.score ?? null;
+}
+
+function baselineErr(T, word) {
+  return T?.baselines.find((b) => b.name.includes(word))?.std_err ?? null;
 }
 
 // geometry says how the first hidden layer's geometry compares with the
