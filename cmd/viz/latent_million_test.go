@@ -21,7 +21,8 @@ import (
 )
 
 // walkData is a robot wandering a grid of corridors (50 × 50 crossings
-// 20 m apart, a new direction at random at each crossing, 0.4 m a step),
+// 20 m apart at a million rows, fewer for fewer rows, a new direction at
+// random at each crossing, 0.4 m a step),
 // its 30 signals falling off with the distance to 30 beacons (with noise,
 // in whole dBm: the model file stores them as small integers),
 // its true position as ground truth and every 10th row held out: train
@@ -29,11 +30,12 @@ import (
 // Over a million steps it passes each stretch of corridor about four
 // times: revisits, but not every row near every other.
 func walkData(rows int, seed uint64) *dataset.Dataset {
-	const grid, spacing, step, signals = 50, 20.0, 0.4, 30
+	const spacing, step, signals = 20.0, 0.4, 30
+	grid := max(3, int(math.Round(50*math.Sqrt(float64(rows)/1111111))))
 	rng := rand.New(rand.NewPCG(seed, 11))
 	var beacons [signals][2]float64
 	for k := range beacons {
-		beacons[k] = [2]float64{rng.Float64() * grid * spacing, rng.Float64() * grid * spacing}
+		beacons[k] = [2]float64{rng.Float64() * float64(grid) * spacing, rng.Float64() * float64(grid) * spacing}
 	}
 	nTest := (rows + 1) / 10
 	nTrain := rows - nTest
@@ -43,7 +45,7 @@ func walkData(rows int, seed uint64) *dataset.Dataset {
 	for k := range signals {
 		ds.OutputNames = append(ds.OutputNames, fmt.Sprintf("y%d", k+1))
 	}
-	x, y := float64(grid/2)*spacing, float64(grid/2)*spacing
+	x, y := float64(grid/2)*spacing, float64(grid/2)*spacing // the middle crossing
 	dir := 0
 	moves := [4][2]float64{{1, 0}, {0, 1}, {-1, 0}, {0, -1}}
 	const perLeg = int(spacing / step)
@@ -53,7 +55,7 @@ func walkData(rows int, seed uint64) *dataset.Dataset {
 			for {
 				dir = rng.IntN(4)
 				nx, ny := x+moves[dir][0]*spacing, y+moves[dir][1]*spacing
-				if nx >= 0 && ny >= 0 && nx <= (grid-1)*spacing && ny <= (grid-1)*spacing {
+				if nx >= 0 && ny >= 0 && nx <= float64(grid-1)*spacing && ny <= float64(grid-1)*spacing {
 					break
 				}
 			}
@@ -186,12 +188,11 @@ func walkRows(tb testing.TB) int {
 	return rows
 }
 
-// TestLatentWalk runs viz latent's computation on a walk of 20,000
+// TestLatentWalk runs viz latent's computation on a walk of 3,000
 // training rows: every row's revisits, ranked among a sample of the far
-// pairs, so each score with its standard error; the one-layer GP
-// baseline on GP1Rows of the rows.
+// pairs, so each score with its standard error.
 func TestLatentWalk(t *testing.T) {
-	ds := walkData(22222, 1)
+	ds := walkData(3333, 1)
 	model, _ := writeWalkModel(t, ds, t.TempDir())
 	mf, err := readModelFile("viz latent", model)
 	if err != nil {
@@ -210,7 +211,7 @@ func TestLatentWalk(t *testing.T) {
 			t.Errorf("hidden layer %d: score %v ± %v", l.Layer, l.Score, l.StdErr)
 		}
 	}
-	if h := out.HeldOut; h == nil || h.RMSE == nil || h.GP1.Rows != 10000 || h.GP1.OfRows != 20000 {
+	if h := out.HeldOut; h == nil || h.RMSE == nil || h.GP1.Rows != 3000 || h.GP1.OfRows != 3000 {
 		t.Errorf("held out %+v", h)
 	}
 	t.Logf("%s: %s", g.Sample.Text, withError(*g.HiddenLayers[0].Score, *g.HiddenLayers[0].StdErr, g.Sample))

@@ -15,6 +15,9 @@ import (
 // figure of a million rows stays a few megabytes.
 const MaxFigureRows = 20000
 
+// figureRows is MaxFigureRows, lowered by tests.
+var figureRows = MaxFigureRows
+
 // ModelFigure is the latent-space figure of model m fitted to ds: every
 // hidden layer with two or more dimensions, its message means at the
 // training inputs coloured by the first input (time) on the same time scale
@@ -27,7 +30,7 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 	if r, _ := ds.X.Dims(); r != n {
 		return nil, fmt.Errorf("the model has %d inputs, the data set %d", n, r)
 	}
-	every := (n + MaxFigureRows - 1) / max(MaxFigureRows, 1)
+	every := (n + figureRows - 1) / figureRows
 	drawn := make([]int, 0, (n+every-1)/every)
 	for i := 0; i < n; i += every {
 		drawn = append(drawn, i)

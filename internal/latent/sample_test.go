@@ -111,7 +111,7 @@ func TestPairsExact(t *testing.T) {
 	t.Logf("%.4f on %d revisits of %d far pairs", s.Value, s.Revisits, s.FarPairs)
 }
 
-// samplings are ways of sampling a 400-row loop, each of the first
+// samplings are ways of sampling a 300-row loop, each of the first
 // three leaving one part of the score's variance to dominate: the far
 // pairs, the rows, the revisits within a row.
 var samplings = []struct {
@@ -119,23 +119,23 @@ var samplings = []struct {
 	s    Sampling
 }{
 	{"far pairs", Sampling{Rows: 1 << 30, FarPairs: 300, PerRow: 1 << 30}},
-	{"rows", Sampling{Rows: 40, FarPairs: 1 << 30, PerRow: 1 << 30}},
+	{"rows", Sampling{Rows: 30, FarPairs: 1 << 30, PerRow: 1 << 30}},
 	{"revisits per row", Sampling{Rows: 1 << 30, FarPairs: 1 << 30, PerRow: 2}},
-	{"all three", Sampling{Rows: 60, FarPairs: 1000, PerRow: 4}},
+	{"all three", Sampling{Rows: 45, FarPairs: 1000, PerRow: 4}},
 }
 
 // TestSampledScore: a sampled score lies within 3 standard errors of the
 // exact one, and its standard error is the spread of the estimates over
-// repeated samples (seeds), to ±25% (120 seeds: the spread's own
-// relative error is about 6.5%).
+// repeated samples (seeds), to ±30% (80 seeds: the spread's own
+// relative error is about 8%).
 func TestSampledScore(t *testing.T) {
-	const n = 400
+	const n = 300
 	truth, lat := noisyLoop(n, 4, 2, 2)
 	rule := RuleFor(truth)
 	exact, _, _ := bruteScore(lat, truth, rule)
-	seeds := 120
+	seeds, tol := 80, 0.3
 	if testing.Short() {
-		seeds = 40
+		seeds, tol = 30, 0.45
 	}
 	for _, c := range samplings {
 		var vals []float64
@@ -168,10 +168,6 @@ func TestSampledScore(t *testing.T) {
 		}
 		spread, se := math.Sqrt(m2/float64(len(vals)-1)), math.Sqrt(se2/float64(len(vals)))
 		t.Logf("%s: exact %.4f, estimates %.4f, spread %.5f, standard error %.5f", c.name, exact, mean, spread, se)
-		tol := 0.25
-		if testing.Short() {
-			tol = 0.4
-		}
 		if math.Abs(se/spread-1) > tol {
 			t.Errorf("%s: standard error %.5f, spread over %d seeds %.5f", c.name, se, len(vals), spread)
 		}
