@@ -161,8 +161,9 @@ func ModelTable(m *engine.Model, ds *dataset.Dataset, nx, ny dataset.Normalizer)
 		}
 	}
 	var ev engine.Evaluator
-	msgs, err := ev.Predict(m, nx.Apply(inputs))
-	if err != nil {
+	x := nx.Apply(inputs)
+	var msgs []engine.Message
+	if err := predictChunks(&ev, m, x, func(lo int, chunk []engine.Message) { msgs = gather(msgs, x, lo, chunk) }); err != nil {
 		return Table{}, err
 	}
 	t := Table{InputNames: ds.InputNames, Inputs: inputs, Split: split, InputUnit: ds.InputUnit, TruthUnit: ds.TruthUnit}
