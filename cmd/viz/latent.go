@@ -105,6 +105,10 @@ func runLatent(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	format := fs.String("format", "json", "output format: json or csv")
 	iters := fs.Int("gp-iters", stream.DefaultBaselineIters, "L-BFGS iterations of the one-layer GP baseline, as the page's (0: leave it out)")
 	workers := fs.Int("workers", 0, "goroutines for the predictions (0: one per CPU)")
+	sampling := latent.DefaultSampling
+	fs.IntVar(&sampling.Rows, "sample-rows", sampling.Rows, "training rows whose revisits the geometry score uses (all when there are no more; beyond, a seeded sample, as the page's)")
+	fs.IntVar(&sampling.FarPairs, "sample-pairs", sampling.FarPairs, "pairs far apart in time the geometry score ranks revisits among (all when there are no more; beyond, a seeded sample, as the page's)")
+	fs.IntVar(&sampling.PerRow, "sample-revisits", sampling.PerRow, "revisits the geometry score keeps per sampled row (all when a row has no more; beyond, a seeded sample, as the page's)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -117,6 +121,9 @@ func runLatent(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *iters < 0 {
 		return badInput("viz latent: -gp-iters %d: want ≥ 0", *iters)
 	}
+	if sampling.Rows < 2 || sampling.FarPairs < 2 || sampling.PerRow < 2 {
+		return badInput("viz latent: -sample-rows %d, -sample-pairs %d and -sample-revisits %d: want at least 2 each", sampling.Rows, sampling.FarPairs, sampling.PerRow)
+	}
 	mf, err := readModelFile("viz latent", *path)
 	if err != nil {
 		return err
@@ -128,7 +135,7 @@ func runLatent(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, d := ds.Y.Dims(); d < 2 || len(mf.Model.Layers) < 2 {
 		return badInput("viz latent: %s: the latent analyses need data with several outputs and a model with a hidden layer (this one has %s and %s)", *path, plural(d, "output"), plural(len(mf.Model.Layers), "layer"))
 	}
-	out, err := judgeModel(ctx, mf, ds, *iters, *workers)
+	out, err := judgeModel(ctx, mf, ds, sampling, *iters, *workers)
 	if err != nil {
 		return err
 	}
@@ -150,9 +157,11 @@ func runLatent(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // judgeModel computes the explorer's numbers for mf's model of ds: the
 // same functions as the page (latent.NewGeometry, latent.NewHeldOut,
-// latent.Analyze, explorer.OneLayerGP), with the file's normalisation.
-func judgeModel(ctx context.Context, mf *engine.ModelFile, ds *dataset.Dataset, gpIters, workers int) (*latentJSON, error) {
-	g, h := latent.NewGeometry(ds), latent.NewHeldOut(ds, mf.NormX, mf.NormY)
+// latent.Analyze, explorer.OneLayerGP), with the file's normalisation and
+// the geometry score's samples of size s (the page's:
+// latent.DefaultSampling).
+func judgeModel(ctx context.Context, mf *engine.ModelFile, ds *dataset.Dataset, s latent.Sampling, gpIters, workers int) (*latentJSON, error) {
+	g, h := latent.NewGeometryWith(ds, s), latent.NewHeldOut(ds, mf.NormX, mf.NormY)
 	a, err := latent.Analyze(mf.Model, g, h, latent.AnalyzeOptions{Workers: workers})
 	if err != nil {
 		return nil, badInput("viz latent: %v", err)
@@ -255,9 +264,14 @@ func withError(v, se float64, s *sampleJSON) string {
 		what = append(what, fmt.Sprintf("%s of %s far pairs", thousands(s.FarPairs), thousands(s.OfFarPairs)))
 	}
 	if len(what) == 0 {
-		what = append(what, "revisits") // only some rows' revisits
+		what = append(what, fmt.Sprintf("at most %d revisits a row", s.RevisitsPerRow))
 	}
-	return fmt.Sprintf("%.3f ± %.3f (%s sampled)", v, se, strings.Join(what, ", "))
+	// As many decimals as the standard error's first digit needs.
+	dec := 3
+	if se > 0 {
+		dec = min(max(dec, int(math.Ceil(-math.Log10(se)))), 8)
+	}
+	return fmt.Sprintf("%.*f ± %.*f (%s sampled)", dec, v, dec, se, strings.Join(what, ", "))
 }
 
 // thousands writes n with a comma between groups of three digits.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/latent"
 	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
@@ -190,15 +192,18 @@ func walkRows(tb testing.TB) int {
 
 // TestLatentWalk runs viz latent's computation on a walk of 3,000
 // training rows: every row's revisits, ranked among a sample of the far
-// pairs, so each score with its standard error.
+// pairs, so each score with its standard error; and viz latent with
+// -sample-pairs raised above the 2.5 million far pairs and
+// -sample-revisits above any row's, exact scores within 3 standard errors
+// of those.
 func TestLatentWalk(t *testing.T) {
 	ds := walkData(3333, 1)
-	model, _ := writeWalkModel(t, ds, t.TempDir())
+	model, csv := writeWalkModel(t, ds, t.TempDir())
 	mf, err := readModelFile("viz latent", model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := judgeModel(context.Background(), mf, ds, 20, 0)
+	out, err := judgeModel(context.Background(), mf, ds, latent.DefaultSampling, 20, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +220,31 @@ func TestLatentWalk(t *testing.T) {
 		t.Errorf("held out %+v", h)
 	}
 	t.Logf("%s: %s", g.Sample.Text, withError(*g.HiddenLayers[0].Score, *g.HiddenLayers[0].StdErr, g.Sample))
+
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"latent", "-model", model, "-data", "csv:" + csv, "-gp-iters", "0", "-sample-pairs", "3000000", "-sample-revisits", "100000"}, &stdout, &stderr); err != nil {
+		t.Fatalf("viz latent: %v\n%s", err, stderr.String())
+	}
+	var exact latentJSON
+	if err := json.Unmarshal(stdout.Bytes(), &exact); err != nil {
+		t.Fatal(err)
+	}
+	e := exact.Geometry
+	if e == nil || e.Sample != nil || stderr.Len() != 0 || len(e.HiddenLayers) != len(g.HiddenLayers) {
+		t.Fatalf("-sample-pairs 3000000 -sample-revisits 100000: geometry %+v, stderr %q: want exact scores", e, stderr.String())
+	}
+	for i, l := range e.HiddenLayers {
+		s := g.HiddenLayers[i]
+		if l.Score == nil || l.StdErr != nil || math.Abs(*l.Score-*s.Score) > 3**s.StdErr {
+			t.Errorf("hidden layer %d: exact %v, sampled %.4f ± %.4f", l.Layer, l.Score, *s.Score, *s.StdErr)
+		}
+	}
+	for i, b := range e.Baselines {
+		s := g.Baselines[i]
+		if b.Value == nil || math.Abs(*b.Value-*s.Value) > 3**s.StdErr+1e-12 {
+			t.Errorf("%s: exact %v, sampled %.4f ± %.4f", b.Name, b.Value, *s.Value, *s.StdErr)
+		}
+	}
 }
 
 // BenchmarkLatentMillion is viz latent's computation (judgeModel, after
@@ -234,7 +264,7 @@ func BenchmarkLatentMillion(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := judgeModel(context.Background(), mf, ds, 1500, 0); err != nil {
+		if _, err := judgeModel(context.Background(), mf, ds, latent.DefaultSampling, 1500, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

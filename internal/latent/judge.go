@@ -48,9 +48,12 @@ type Baseline struct {
 	Score Score // Value NaN when it cannot be scored (no revisits)
 }
 
-// NewGeometry returns ds's geometry judge, or nil when ds carries no
-// ground truth for its training rows.
-func NewGeometry(ds *dataset.Dataset) *Geometry {
+// NewGeometry returns ds's geometry judge with DefaultSampling, or nil
+// when ds carries no ground truth for its training rows.
+func NewGeometry(ds *dataset.Dataset) *Geometry { return NewGeometryWith(ds, DefaultSampling) }
+
+// NewGeometryWith is NewGeometry with samples of the given sizes.
+func NewGeometryWith(ds *dataset.Dataset, s Sampling) *Geometry {
 	n, _ := ds.X.Dims()
 	t := ds.Truth
 	if t == nil {
@@ -62,7 +65,7 @@ func NewGeometry(ds *dataset.Dataset) *Geometry {
 	_, c := t.Dims()
 	g := &Geometry{Truth: mat.DenseCopyOf(t.Slice(0, n, 0, c))}
 	g.Rule = RuleFor(g.Truth)
-	g.Pairs, _ = NewPairs(g.Truth, g.Rule, DefaultSampling)
+	g.Pairs, _ = NewPairs(g.Truth, g.Rule, s)
 	for _, b := range []struct {
 		name string
 		lat  *mat.Dense
