@@ -43,7 +43,8 @@ type geometryJSON struct {
 		MinLag string `json:"min_lag"`
 		Radius string `json:"radius"`
 	} `json:"units"`
-	// The score's rule (latent.RuleFor) and the pairs it compares.
+	// The score's rule (latent.RuleFor) and the pairs it compares (the
+	// revisits estimated from the sampled rows when Sample says so).
 	MinLag       int               `json:"min_lag"`
 	Radius       float64           `json:"radius"`
 	Revisits     int               `json:"revisits"`
@@ -173,7 +174,7 @@ func judgeModel(ctx context.Context, mf *engine.ModelFile, ds *dataset.Dataset, 
 		gj.Units.Score = scoreUnit + " (1: every revisit closer in the latent space than any other pair far apart in time)"
 		gj.Units.MinLag = "rows"
 		gj.Units.Radius = unitOr(ds.TruthUnit)
-		var se func(latent.Score) *float64 = func(latent.Score) *float64 { return nil }
+		se := func(latent.Score) *float64 { return nil } // exact: no standard error
 		if ps := g.Pairs; ps != nil {
 			gj.Revisits, gj.FarPairs = ps.Revisits(), ps.FarTotal
 			if !ps.Exact() {
