@@ -45,9 +45,9 @@ type Sampling struct {
 var DefaultSampling = Sampling{Rows: 20000, FarPairs: 200000, PerRow: 100, Seed: 1}
 
 // Pairs are the pairs of rows the geometry score compares, drawn once per
-// ground truth. Memory: 8 bytes per far pair and per kept revisit, 12 per
-// sampled row, besides the k-d tree's (P+0.5)·8 bytes per row while they
-// are drawn.
+// ground truth. Memory: 8 bytes per far pair, 4 per kept revisit, 16 per
+// sampled row; while they are drawn, the k-d tree's (P+0.5)·8 bytes per
+// row and, when rows are sampled, 8 per row for the draw.
 type Pairs struct {
 	Rule     Rule
 	Sampling Sampling
