@@ -221,8 +221,32 @@ func TestLatentMatchesExplorer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"geometry score", "hidden layer 1", fmt.Sprint(*g.HiddenLayers[0].Score), scoreUnit}
-	if strings.Join(rows[0], ",") != "measure,of,value,unit" || strings.Join(rows[1], "|") != strings.Join(want, "|") || len(rows) != 1+2+2+2 {
+	want := []string{"geometry score", "hidden layer 1", fmt.Sprint(*g.HiddenLayers[0].Score), "", scoreUnit}
+	if strings.Join(rows[0], ",") != "measure,of,value,std_err,unit" || strings.Join(rows[1], "|") != strings.Join(want, "|") || len(rows) != 1+2+2+2 {
 		t.Errorf("CSV %v, want the header, 2 hidden layers, 2 baselines, the model's RMSE and the mean's", rows)
+	}
+}
+
+// TestWithError: a sampled score reads with as many decimals as its
+// standard error needs and says what was sampled.
+func TestWithError(t *testing.T) {
+	s := &sampleJSON{Rows: 20000, OfRows: 1000000, FarPairs: 200000, OfFarPairs: 281250375000, RevisitsPerRow: 100}
+	for _, c := range []struct {
+		v, se float64
+		s     sampleJSON
+		want  string
+	}{
+		{0.99, 0.003, *s, "0.990 ± 0.003 (20,000 of 1,000,000 rows, 200,000 of 281,250,375,000 far pairs sampled)"},
+		{0.63804, 0.00071, sampleJSON{Rows: 3000, OfRows: 3000, FarPairs: 200000, OfFarPairs: 2532375}, "0.6380 ± 0.0007 (200,000 of 2,532,375 far pairs sampled)"},
+		{0.5, 0.02, sampleJSON{Rows: 9, OfRows: 9, FarPairs: 5, OfFarPairs: 5, RevisitsPerRow: 2}, "0.500 ± 0.020 (at most 2 revisits a row sampled)"},
+	} {
+		if got := withError(c.v, c.se, &c.s); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", -1234567: "-1,234,567"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

@@ -101,6 +101,9 @@ func modelDataset(cmd, path string, mf *engine.ModelFile, spec string) (*dataset
 	return ds, spec, nil
 }
 
+// sameDataRows is how many rows sameData normalises at a time.
+const sameDataRows = 16384
+
 // sameData checks that ds's training rows, normalised as the model file's
 // data were, are the model's data.
 func sameData(mf *engine.ModelFile, ds *dataset.Dataset) error {
@@ -111,17 +114,23 @@ func sameData(mf *engine.ModelFile, ds *dataset.Dataset) error {
 	if n != dn || q != dq || d != dd {
 		return fmt.Errorf("the model has %d rows of %d inputs and %d outputs, the data set %d rows of %d and %d", n, q, d, dn, dq, dd)
 	}
-	x, y := mf.NormX.Apply(ds.X), mf.NormY.Apply(ds.Y)
 	for _, c := range []struct {
-		name              string
-		model, data, orig mat.Matrix
-		column            int
-	}{{"input", mf.Model.X, x, ds.X, q}, {"output", mf.Model.Y, y, ds.Y, d}} {
-		for i := range n {
-			for j := range c.column {
-				a, b := c.model.At(i, j), c.data.At(i, j)
-				if math.Abs(a-b) > 1e-9*math.Max(1, math.Abs(b)) {
-					return fmt.Errorf("row %d's %s %d differs (%.6g in the data set)", i+1, c.name, j+1, c.orig.At(i, j))
+		name        string
+		model, orig *mat.Dense
+		norm        dataset.Normalizer
+	}{{"input", mf.Model.X, ds.X, mf.NormX}, {"output", mf.Model.Y, ds.Y, mf.NormY}} {
+		// Normalised a chunk of rows at a time: a copy of a million rows'
+		// outputs would double viz latent's largest array.
+		_, cols := c.orig.Dims()
+		for lo := 0; lo < n; lo += sameDataRows {
+			hi := min(n, lo+sameDataRows)
+			data := c.norm.Apply(c.orig.Slice(lo, hi, 0, cols).(*mat.Dense))
+			for i := lo; i < hi; i++ {
+				for j := range cols {
+					a, b := c.model.At(i, j), data.At(i-lo, j)
+					if math.Abs(a-b) > 1e-9*math.Max(1, math.Abs(b)) {
+						return fmt.Errorf("row %d's %s %d differs (%.6g in the data set)", i+1, c.name, j+1, c.orig.At(i, j))
+					}
 				}
 			}
 		}

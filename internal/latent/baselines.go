@@ -45,7 +45,11 @@ func InputBaseline(x *mat.Dense) *mat.Dense {
 func OutputBaseline(y *mat.Dense, k int) *mat.Dense {
 	n, d := y.Dims()
 	k = min(k, d, n)
-	scores, real := linalg.PrincipalScores(mat.DenseCopyOf(y).RawMatrix().Data, n, d, k)
+	raw := y.RawMatrix()
+	if raw.Stride != d { // a view: its rows packed
+		raw = mat.DenseCopyOf(y).RawMatrix()
+	}
+	scores, real := linalg.PrincipalScores(raw.Data[:n*d], n, d, k)
 	out := mat.NewDense(n, k, scores)
 	if real < k {
 		return mat.DenseCopyOf(out.Slice(0, n, 0, max(real, 1)))

@@ -34,8 +34,11 @@ const (
 // spaces: the training rows' truth, the score's rule and the scores of
 // the latents that use no model.
 type Geometry struct {
-	Truth     *mat.Dense // the training rows' ground truth (N × P)
-	Rule      Rule
+	Truth *mat.Dense // the training rows' ground truth (N × P)
+	Rule  Rule
+	// Pairs are the pairs every latent is scored on (nil when the rule
+	// has no positive radius: the truth never moves).
+	Pairs     *Pairs
 	Baselines []Baseline // BaselinePCA, then BaselineInput
 }
 
@@ -45,9 +48,12 @@ type Baseline struct {
 	Score Score // Value NaN when it cannot be scored (no revisits)
 }
 
-// NewGeometry returns ds's geometry judge, or nil when ds carries no
-// ground truth for its training rows.
-func NewGeometry(ds *dataset.Dataset) *Geometry {
+// NewGeometry returns ds's geometry judge with DefaultSampling, or nil
+// when ds carries no ground truth for its training rows.
+func NewGeometry(ds *dataset.Dataset) *Geometry { return NewGeometryWith(ds, DefaultSampling) }
+
+// NewGeometryWith is NewGeometry with samples of the given sizes.
+func NewGeometryWith(ds *dataset.Dataset, s Sampling) *Geometry {
 	n, _ := ds.X.Dims()
 	t := ds.Truth
 	if t == nil {
@@ -59,6 +65,7 @@ func NewGeometry(ds *dataset.Dataset) *Geometry {
 	_, c := t.Dims()
 	g := &Geometry{Truth: mat.DenseCopyOf(t.Slice(0, n, 0, c))}
 	g.Rule = RuleFor(g.Truth)
+	g.Pairs, _ = NewPairs(g.Truth, g.Rule, s)
 	for _, b := range []struct {
 		name string
 		lat  *mat.Dense
@@ -74,9 +81,12 @@ func NewGeometry(ds *dataset.Dataset) *Geometry {
 // Score is the geometry score of latent points at the training rows
 // (Value NaN when the truth has no revisits or a point is not finite).
 func (g *Geometry) Score(latent *mat.Dense) Score {
-	s, err := LoopClosure(latent, g.Truth, g.Rule)
+	if g.Pairs == nil {
+		return Score{Value: math.NaN()}
+	}
+	s, err := g.Pairs.Score(latent)
 	if err != nil {
-		s.Value = math.NaN()
+		s.Value, s.StdErr = math.NaN(), math.NaN()
 	}
 	return s
 }
@@ -114,48 +124,133 @@ func (h *HeldOut) RMSE(mean *mat.Dense) float64 {
 	if r, c := mean.Dims(); r != n || c != d {
 		return math.NaN()
 	}
+	return math.Sqrt(h.squaredError(0, mean) / float64(n*d))
+}
+
+// squaredError is the sum of squared errors, original units, of the
+// predicted means (normalised) of the test rows from row lo on.
+func (h *HeldOut) squaredError(lo int, mean *mat.Dense) float64 {
+	r, d := mean.Dims()
 	var s float64
-	for i := range n {
+	for i := range r {
 		for j := range d {
-			e := mean.At(i, j)*h.NormY.Scale[j] + h.NormY.Mean[j] - h.Y.At(i, j)
+			e := mean.At(i, j)*h.NormY.Scale[j] + h.NormY.Mean[j] - h.Y.At(lo+i, j)
 			s += e * e
 		}
 	}
-	return math.Sqrt(s / float64(n*d))
+	return s
 }
 
 // Analysis is a model's judgement: its messages and numbers.
 type Analysis struct {
-	Train []engine.Message // every layer's message at the training inputs
-	Test  []engine.Message // every layer's message at the test inputs (nil without a split)
+	// Train and Test are every layer's messages at the training and the
+	// test inputs (nil without AnalyzeOptions.Messages; Test nil without
+	// a split).
+	Train, Test []engine.Message
 	// Scores are the geometry scores of every hidden layer's means (nil
 	// without ground truth).
 	Scores   []Score
 	TestRMSE float64 // original units (NaN without a split)
 }
 
-// Analyze judges model m against g and h (either may be nil) with the
-// given evaluator workers (0: one per CPU). It fails only when m cannot
-// predict.
-func Analyze(m *engine.Model, g *Geometry, h *HeldOut, workers int) (*Analysis, error) {
-	ev := engine.Evaluator{Workers: workers}
+// AnalyzeOptions are Analyze's settings.
+type AnalyzeOptions struct {
+	Workers int // evaluator goroutines (0: one per CPU)
+	// Messages keeps every layer's messages, as the page shows them: 16
+	// bytes per row and dimension of every layer. Without, Analyze keeps
+	// only the hidden layers' means at the training rows, which the
+	// scores need.
+	Messages bool
+}
+
+// PredictRows is how many rows Analyze predicts at once: the evaluator's
+// work space grows with the rows it predicts (ψ statistics, every layer's
+// messages), and a chunk's suffices.
+const PredictRows = 16384
+
+// Analyze judges model m against g and h (either may be nil). It fails
+// only when m cannot predict.
+func Analyze(m *engine.Model, g *Geometry, h *HeldOut, o AnalyzeOptions) (*Analysis, error) {
+	ev := engine.Evaluator{Workers: o.Workers}
 	a := &Analysis{TestRMSE: math.NaN()}
-	msgs, err := ev.Predict(m, m.X)
+	hidden := len(m.Layers) - 1
+	var means []*mat.Dense // the hidden layers' means at the training rows
+	err := predictChunks(&ev, m, m.X, func(lo int, msgs []engine.Message) {
+		if o.Messages {
+			a.Train = gather(a.Train, m.X, lo, msgs)
+		}
+		if g == nil || o.Messages {
+			return
+		}
+		if means == nil {
+			n, _ := m.X.Dims()
+			for _, msg := range msgs[:hidden] {
+				_, q := msg.Mean.Dims()
+				means = append(means, mat.NewDense(n, q, nil))
+			}
+		}
+		for k, msg := range msgs[:hidden] {
+			r, q := msg.Mean.Dims()
+			means[k].Slice(lo, lo+r, 0, q).(*mat.Dense).Copy(msg.Mean)
+		}
+	})
 	if err != nil {
 		return a, err
 	}
-	a.Train = msgs
-	if g != nil {
-		for _, msg := range msgs[:len(msgs)-1] {
-			a.Scores = append(a.Scores, g.Score(msg.Mean))
+	if o.Messages && g != nil {
+		for _, msg := range a.Train[:hidden] {
+			means = append(means, msg.Mean)
 		}
 	}
+	for _, mean := range means {
+		a.Scores = append(a.Scores, g.Score(mean))
+	}
 	if h != nil {
-		tm, err := ev.Predict(m, h.X)
+		var sq float64
+		err := predictChunks(&ev, m, h.X, func(lo int, msgs []engine.Message) {
+			if o.Messages {
+				a.Test = gather(a.Test, h.X, lo, msgs)
+			}
+			sq += h.squaredError(lo, msgs[len(msgs)-1].Mean)
+		})
 		if err != nil {
 			return a, err
 		}
-		a.Test, a.TestRMSE = tm, h.RMSE(tm[len(tm)-1].Mean)
+		n, d := h.Y.Dims()
+		a.TestRMSE = math.Sqrt(sq / float64(n*d))
 	}
 	return a, nil
+}
+
+// predictChunks predicts m's messages at the rows of x, PredictRows at a
+// time, and hands each chunk's, with its first row, to f.
+func predictChunks(ev *engine.Evaluator, m *engine.Model, x *mat.Dense, f func(lo int, msgs []engine.Message)) error {
+	n, q := x.Dims()
+	for lo := 0; lo < n; lo += PredictRows {
+		hi := min(n, lo+PredictRows)
+		msgs, err := ev.Predict(m, x.Slice(lo, hi, 0, q).(*mat.Dense))
+		if err != nil {
+			return err
+		}
+		f(lo, msgs)
+	}
+	return nil
+}
+
+// gather copies a chunk's messages, from row lo, into all (allocated for
+// the rows of x on the first chunk).
+func gather(all []engine.Message, x *mat.Dense, lo int, msgs []engine.Message) []engine.Message {
+	if all == nil {
+		n, _ := x.Dims()
+		for _, msg := range msgs {
+			_, d := msg.Mean.Dims()
+			all = append(all, engine.Message{Mean: mat.NewDense(n, d, nil), Var: mat.NewDense(n, d, nil)})
+		}
+	}
+	for k, msg := range msgs {
+		r, d := msg.Mean.Dims()
+		all[k].Mean.Slice(lo, lo+r, 0, d).(*mat.Dense).Copy(msg.Mean)
+		all[k].Var.Slice(lo, lo+r, 0, d).(*mat.Dense).Copy(msg.Var)
+	}
+	return all
 }

@@ -7,6 +7,7 @@ package latent
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/gonum/mat"
@@ -45,7 +46,7 @@ func RuleFor(truth mat.Matrix) Rule {
 	return r
 }
 
-// Score is the result of LoopClosure.
+// Score is a geometry score (LoopClosure, Pairs.Score).
 type Score struct {
 	// Value is the mean, over revisits, of the fraction of far-in-time
 	// pairs that lie farther apart in the latent space than the revisit
@@ -54,67 +55,63 @@ type Score struct {
 	// revisits; near 0: it keeps revisits farthest apart, as a latent that
 	// only encodes time does.
 	Value float64
+	// StdErr is Value's standard error when it was estimated from samples
+	// (see Sampling), 0 when it is exact.
+	StdErr float64
 	// Revisits is the number of pairs far apart in time but within the
-	// radius on the true path; FarPairs the number of pairs far apart in
-	// time.
+	// radius on the true path (estimated from the sampled rows when
+	// RowsSampled < Rows); FarPairs the number of pairs far apart in time.
 	Revisits, FarPairs int
+	// Rows is the number of rows, RowsSampled how many of them the
+	// revisits were found from, FarPairsSampled how many far pairs they
+	// were ranked among.
+	Rows, RowsSampled, FarPairsSampled int
+}
+
+// Sampled reports whether the score was estimated from samples.
+func (s Score) Sampled() bool {
+	return s.StdErr > 0 || s.RowsSampled < s.Rows || s.FarPairsSampled < s.FarPairs
 }
 
 // LoopClosure scores how well the latent points (N × Q) reflect the true
-// positions (N × P) of a trajectory sampled in time order. Pairs of points at
-// least minLag steps apart are "far in time"; among them the revisits are
-// those within radius of each other on the true path.
+// positions (N × P) of a trajectory sampled in time order, on the pairs
+// of NewPairs(positions, rule, DefaultSampling): exact up to its sizes,
+// estimated beyond. Pairs of points at least rule.MinLag steps apart are
+// "far in time"; among them the revisits are those within rule.Radius of
+// each other on the true path.
 func LoopClosure(latent, positions mat.Matrix, rule Rule) (Score, error) {
-	minLag, radius := rule.MinLag, rule.Radius
 	n, _ := latent.Dims()
-	np, _ := positions.Dims()
-	if n != np {
+	if np, _ := positions.Dims(); n != np {
 		return Score{}, fmt.Errorf("%d latent points but %d positions", n, np)
 	}
-	if minLag < 1 || !(radius > 0) {
-		return Score{}, fmt.Errorf("minLag %d and radius %v must be positive", minLag, radius)
+	ps, err := NewPairs(positions, rule, DefaultSampling)
+	if err != nil {
+		return Score{}, err
 	}
-	var far []float64
-	for i := 0; i < n; i++ {
-		for j := i + minLag; j < n; j++ {
-			dl := distance(latent, i, j)
-			if math.IsNaN(dl) {
-				return Score{}, fmt.Errorf("row %d or %d is not finite", i+1, j+1)
-			}
-			far = append(far, dl)
-		}
-	}
-	var revisit []float64
-	for _, p := range Revisits(positions, rule) {
-		revisit = append(revisit, distance(latent, p[0], p[1]))
-	}
-	if len(revisit) == 0 {
-		return Score{FarPairs: len(far)}, fmt.Errorf("no revisits (pairs ≥ %d steps apart within %v of each other)", minLag, radius)
-	}
-	sort.Float64s(far)
-	var total float64
-	for _, d := range revisit {
-		// Fraction of far pairs strictly farther apart, ties counted half.
-		lo := sort.SearchFloat64s(far, d)
-		hi := sort.Search(len(far), func(k int) bool { return far[k] > d })
-		total += (float64(len(far)-hi) + 0.5*float64(hi-lo)) / float64(len(far))
-	}
-	return Score{Value: total / float64(len(revisit)), Revisits: len(revisit), FarPairs: len(far)}, nil
+	return ps.Score(latent)
 }
 
-// Revisits returns the pairs (i, j), i < j, of points of a trajectory at
+// Revisits returns every pair (i, j), i < j, of points of a trajectory at
 // least rule.MinLag steps apart in time but within rule.Radius of each
-// other on the true path (positions, N × P): the pairs LoopClosure scores.
+// other on the true path (positions, N × P), in order: the pairs
+// LoopClosure scores. It finds them with a k-d tree, in time proportional
+// to N log N plus the pairs within the radius.
 func Revisits(positions mat.Matrix, rule Rule) [][2]int {
-	n, _ := positions.Dims()
-	minLag, radius := rule.MinLag, rule.Radius
+	n, p := positions.Dims()
+	tree := newKDTree(positions)
+	c := make([]float64, p)
 	var out [][2]int
-	for i := 0; i < n; i++ {
-		for j := i + minLag; j < n; j++ {
-			if distance(positions, i, j) <= radius {
+	for i := range n {
+		for k := range p {
+			c[k] = positions.At(i, k)
+		}
+		base := len(out)
+		tree.within(c, rule.Radius, func(j int) {
+			if j-i >= rule.MinLag {
 				out = append(out, [2]int{i, j})
 			}
-		}
+		})
+		slices.SortFunc(out[base:], func(a, b [2]int) int { return a[1] - b[1] })
 	}
 	return out
 }

@@ -10,29 +10,42 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+// MaxFigureRows is the most rows the latent-space figure draws: beyond,
+// every k-th row, so that the path still reads in time order and a
+// figure of a million rows stays a few megabytes.
+const MaxFigureRows = 20000
+
+// figureRows is MaxFigureRows, lowered by tests.
+var figureRows = MaxFigureRows
+
 // ModelFigure is the latent-space figure of model m fitted to ds: every
 // hidden layer with two or more dimensions, its message means at the
 // training inputs coloured by the first input (time) on the same time scale
 // as the page (up to the last held-out row), scored against the ground
-// truth when ds carries it (see RuleFor). m's inputs are ds's inputs normalised (m.X).
+// truth when ds carries it (see RuleFor) on every row, and drawn at most
+// MaxFigureRows rows (Figure.Note says which). m's inputs are ds's inputs
+// normalised (m.X).
 func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
-	var ev engine.Evaluator
-	msgs, err := ev.Predict(m, m.X)
-	if err != nil {
-		return nil, err
-	}
 	n, _ := m.X.Dims()
 	if r, _ := ds.X.Dims(); r != n {
 		return nil, fmt.Errorf("the model has %d inputs, the data set %d", n, r)
 	}
-	f := &Figure{Times: make([]float64, n), TimeLabel: withUnit(ds.InputNames[0], ds.InputUnit)}
-	for i := range f.Times {
-		f.Times[i] = ds.X.At(i, 0)
+	every := (n + figureRows - 1) / figureRows
+	drawn := make([]int, 0, (n+every-1)/every)
+	for i := 0; i < n; i += every {
+		drawn = append(drawn, i)
+	}
+	f := &Figure{Times: make([]float64, len(drawn)), TimeLabel: withUnit(ds.InputNames[0], ds.InputUnit)}
+	for k, i := range drawn {
+		f.Times[k] = ds.X.At(i, 0)
+	}
+	if every > 1 {
+		f.Note = fmt.Sprintf("every %s row drawn (%d of %d)", ordinal(every), len(drawn), n)
 	}
 	g := NewGeometry(ds)
 	if g != nil {
 		if _, c := g.Truth.Dims(); c >= 2 { // a path to draw
-			f.Truth = g.Truth
+			f.Truth = rowsOf(g.Truth, drawn)
 			for _, name := range ds.TruthNames {
 				f.TruthNames = append(f.TruthNames, withUnit(name, ds.TruthUnit))
 			}
@@ -40,23 +53,84 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 	}
 	if xt := ds.XTest; xt != nil {
 		nt, _ := xt.Dims()
-		f.TimeRange = [2]float64{min(f.Times[0], xt.At(0, 0)), max(f.Times[n-1], xt.At(nt-1, 0))}
+		f.TimeRange = [2]float64{min(ds.X.At(0, 0), xt.At(0, 0)), max(ds.X.At(n-1, 0), xt.At(nt-1, 0))}
 	}
-	for i, msg := range msgs[:len(msgs)-1] {
-		if _, q := msg.Mean.Dims(); q < 2 {
+	// Every row's hidden means, for the scores; the drawn rows' messages.
+	hidden := len(m.Layers) - 1
+	means := make([]*mat.Dense, hidden)
+	layers := make([]Layer, hidden)
+	var ev engine.Evaluator
+	next := 0 // the next drawn row's index in drawn
+	err := predictChunks(&ev, m, m.X, func(lo int, msgs []engine.Message) {
+		r, _ := msgs[0].Mean.Dims()
+		first := next
+		for next < len(drawn) && drawn[next] < lo+r {
+			next++
+		}
+		for k, msg := range msgs[:hidden] {
+			_, q := msg.Mean.Dims()
+			if means[k] == nil {
+				means[k] = mat.NewDense(n, q, nil)
+				layers[k] = Layer{Name: fmt.Sprintf("h%d", k+1), Mean: mat.NewDense(len(drawn), q, nil), Var: mat.NewDense(len(drawn), q, nil)}
+			}
+			means[k].Slice(lo, lo+r, 0, q).(*mat.Dense).Copy(msg.Mean)
+			for d := first; d < next; d++ {
+				layers[k].Mean.SetRow(d, msg.Mean.RawRowView(drawn[d]-lo))
+				layers[k].Var.SetRow(d, msg.Var.RawRowView(drawn[d]-lo))
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for k, l := range layers {
+		if l.Mean == nil {
 			continue
 		}
-		f.Layers = append(f.Layers, Layer{Name: fmt.Sprintf("h%d", i+1), Mean: msg.Mean, Var: msg.Var})
-		score := math.NaN()
+		if _, q := l.Mean.Dims(); q < 2 {
+			continue
+		}
+		f.Layers = append(f.Layers, l)
+		score, se := math.NaN(), 0.0
 		if g != nil {
-			score = g.Score(msg.Mean).Value
+			s := g.Score(means[k])
+			score = s.Value
+			if s.Sampled() {
+				se = s.StdErr
+			}
 		}
 		f.Scores = append(f.Scores, score)
+		f.StdErrs = append(f.StdErrs, se)
 	}
 	if len(f.Layers) == 0 {
 		return nil, ErrNoLatent
 	}
 	return f, nil
+}
+
+// rowsOf returns the given rows of a.
+func rowsOf(a *mat.Dense, rows []int) *mat.Dense {
+	_, c := a.Dims()
+	out := mat.NewDense(len(rows), c, nil)
+	for k, i := range rows {
+		out.SetRow(k, a.RawRowView(i))
+	}
+	return out
+}
+
+// ordinal is "2nd", "50th", "101st".
+func ordinal(k int) string {
+	suffix := "th"
+	switch {
+	case k%100 >= 11 && k%100 <= 13:
+	case k%10 == 1:
+		suffix = "st"
+	case k%10 == 2:
+		suffix = "nd"
+	case k%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", k, suffix)
 }
 
 // ErrNoLatent is ModelFigure's error for a model without a hidden layer of
@@ -87,8 +161,9 @@ func ModelTable(m *engine.Model, ds *dataset.Dataset, nx, ny dataset.Normalizer)
 		}
 	}
 	var ev engine.Evaluator
-	msgs, err := ev.Predict(m, nx.Apply(inputs))
-	if err != nil {
+	x := nx.Apply(inputs)
+	var msgs []engine.Message
+	if err := predictChunks(&ev, m, x, func(lo int, chunk []engine.Message) { msgs = gather(msgs, x, lo, chunk) }); err != nil {
 		return Table{}, err
 	}
 	t := Table{InputNames: ds.InputNames, Inputs: inputs, Split: split, InputUnit: ds.InputUnit, TruthUnit: ds.TruthUnit}

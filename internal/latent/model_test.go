@@ -2,6 +2,7 @@ package latent
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -62,5 +63,39 @@ func TestModelFigureAndTable(t *testing.T) {
 	flat := engine.RandomModel(rand.New(rand.NewPCG(1, 2)), n, []int{1, 1, 1}, []string{"rbf", "rbf"}, 5)
 	if _, err := ModelFigure(flat, &dataset.Dataset{X: flat.X, Y: flat.Y, InputNames: []string{"x"}}); !errors.Is(err, ErrNoLatent) {
 		t.Errorf("1-D hidden layer: %v, want ErrNoLatent", err)
+	}
+}
+
+// TestModelFigureDrawsEveryKthRow: beyond MaxFigureRows rows (lowered to
+// 150 here) the figure draws every k-th row's messages, says so, and
+// scores every row.
+func TestModelFigureDrawsEveryKthRow(t *testing.T) {
+	defer func(r int) { figureRows = r }(figureRows)
+	figureRows = 150
+	n := figureRows + 1
+	m := engine.RandomModel(rand.New(rand.NewPCG(3, 4)), n, []int{1, 2, 1}, []string{"rbf", "rbf"}, 5)
+	pos := loopPath(n)
+	ds := &dataset.Dataset{Name: "t", X: m.X, Y: m.Y, InputNames: []string{"time"}, OutputNames: []string{"y"}, Truth: pos, TruthNames: []string{"truth_x", "truth_y"}}
+	f, err := ModelFigure(m, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drawn := (n + 1) / 2
+	if len(f.Times) != drawn || f.Note != fmt.Sprintf("every 2nd row drawn (%d of %d)", drawn, n) {
+		t.Fatalf("%d times drawn, note %q", len(f.Times), f.Note)
+	}
+	var ev engine.Evaluator
+	msgs, err := ev.Predict(m, m.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{0, 1, drawn / 2, drawn - 1} {
+		if f.Layers[0].Mean.At(k, 1) != msgs[0].Mean.At(2*k, 1) || f.Layers[0].Var.At(k, 0) != msgs[0].Var.At(2*k, 0) ||
+			f.Times[k] != m.X.At(2*k, 0) || f.Truth.At(k, 1) != pos.At(2*k, 1) {
+			t.Errorf("drawn row %d is not row %d", k+1, 2*k+1)
+		}
+	}
+	if want := NewGeometry(ds).Score(msgs[0].Mean); f.Scores[0] != want.Value || f.StdErrs[0] != want.StdErr {
+		t.Errorf("score %v ± %v, every row's %v ± %v", f.Scores[0], f.StdErrs[0], want.Value, want.StdErr)
 	}
 }

@@ -25,6 +25,12 @@ type Figure struct {
 	TimeRange [2]float64
 	Layers    []Layer   // hidden layers with at least 2 dimensions
 	Scores    []float64 // per layer geometry score (NaN: unknown)
+	// StdErrs are the scores' standard errors when sampled (0 or absent:
+	// exact).
+	StdErrs []float64
+	// Note, when not empty, says which rows are drawn when not all are
+	// (beside the colour bar's title).
+	Note string
 	// Truth, when not nil, holds ground-truth coordinates (N × P, P ≥ 2):
 	// the first two are drawn as the true path. TruthNames name them.
 	Truth      *mat.Dense
@@ -93,7 +99,7 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 	}
 	full := draw.New(c)
 	dc := draw.Crop(full, 0, 0, barH, 0)
-	colorBar(full, barH, lo, hi, f.TimeLabel)
+	colorBar(full, barH, lo, hi, f.TimeLabel, f.Note)
 	tiles := draw.Tiles{Rows: len(f.Layers), Cols: cols, PadX: vg.Millimeter * 2, PadY: vg.Millimeter * 2,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
 	for li, l := range f.Layers {
@@ -103,7 +109,11 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 			for b := a + 1; b < q; b++ {
 				title := fmt.Sprintf("%s: dimensions %d, %d", l.Name, a+1, b+1)
 				if a == 0 && b == 1 && li < len(f.Scores) && !math.IsNaN(f.Scores[li]) {
-					title += fmt.Sprintf(" (geometry %.3f)", f.Scores[li])
+					if li < len(f.StdErrs) && f.StdErrs[li] > 0 {
+						title += fmt.Sprintf(" (geometry %.3f ± %.3f)", f.Scores[li], f.StdErrs[li])
+					} else {
+						title += fmt.Sprintf(" (geometry %.3f)", f.Scores[li])
+					}
 				}
 				p, err := scatter(title, fmt.Sprintf("%s dimension %d", l.Name, a+1), fmt.Sprintf("%s dimension %d", l.Name, b+1),
 					func(i int) (float64, float64) { return l.Mean.At(i, a), l.Mean.At(i, b) }, n, colour, true)
@@ -132,8 +142,8 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 }
 
 // colorBar draws the time colour scale across the bottom strip (height
-// barH) of c, with its ends and title labelled.
-func colorBar(c draw.Canvas, barH vg.Length, lo, hi float64, title string) {
+// barH) of c, with its ends and title labelled, and note after the title.
+func colorBar(c draw.Canvas, barH vg.Length, lo, hi float64, title, note string) {
 	if title == "" {
 		title = "time"
 	}
@@ -154,6 +164,9 @@ func colorBar(c draw.Canvas, barH vg.Length, lo, hi float64, title string) {
 	sty.XAlign = draw.XRight
 	c.FillText(sty, vg.Point{X: x1, Y: below}, fmt.Sprintf("%.4g", hi))
 	sty.XAlign = draw.XCenter
+	if note != "" {
+		title += "; " + note
+	}
 	c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: below}, "colour: "+title)
 }
 

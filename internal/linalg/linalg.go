@@ -2,7 +2,6 @@ package linalg
 
 import (
 	"math"
-	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
@@ -178,48 +177,78 @@ func Symmetrize(w []float64, m int) {
 
 // PrincipalScores projects the n rows of y (n × dy, row-major) onto their
 // d leading principal components: the rows centred, times the leading
-// right singular vectors, each signed so that its largest loading is
-// positive (the scores do not flip between runs). It returns the n × d
-// scores and how many components are real: columns from there on (rank
-// deficiency, singular values below 1e-12 of the largest) are zero.
+// eigenvectors of their dy × dy covariance, each signed so that its
+// largest loading is positive (the scores do not flip between runs). It
+// returns the n × d scores and how many components are real: columns from
+// there on (rank deficiency: variances below 1e-12 of the largest, singular
+// values below 1e-6) are zero. Time O(n·dy²), memory the scores and
+// O(dy²): never an n × n matrix nor a copy of y.
 func PrincipalScores(y []float64, n, dy, d int) ([]float64, int) {
-	c := slices.Clone(y)
-	for j := 0; j < dy; j++ {
-		var s float64
-		for r := 0; r < n; r++ {
-			s += c[r*dy+j]
-		}
-		s /= float64(n)
-		for r := 0; r < n; r++ {
-			c[r*dy+j] -= s
+	mean := make([]float64, dy)
+	for r := 0; r < n; r++ {
+		for j, v := range y[r*dy : (r+1)*dy] {
+			mean[j] += v
 		}
 	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	cov := make([]float64, dy*dy)
+	row := make([]float64, dy)
+	for r := 0; r < n; r++ {
+		for j, v := range y[r*dy : (r+1)*dy] {
+			row[j] = v - mean[j]
+		}
+		for i, a := range row {
+			if a == 0 {
+				continue
+			}
+			ci := cov[i*dy : i*dy+dy]
+			for j := i; j < dy; j++ {
+				ci[j] += a * row[j]
+			}
+		}
+	}
+	mirrorUpper(cov, dy)
 	out := make([]float64, n*d)
-	var svd mat.SVD
-	if !svd.Factorize(mat.NewDense(n, dy, c), mat.SVDThin) {
+	var eig mat.EigenSym
+	if !eig.Factorize(mat.NewSymDense(dy, cov), true) {
 		return out, 0
 	}
 	var v mat.Dense
-	svd.VTo(&v)
-	sv := svd.Values(nil)
+	eig.VectorsTo(&v)
+	vals := eig.Values(nil) // ascending
+	top := vals[dy-1]
 	for j := 0; j < d; j++ {
-		if j >= len(sv) || sv[j] <= 1e-12*sv[0] {
+		col := dy - 1 - j
+		if col < 0 || !(vals[col] > 1e-12*top) {
 			return out, j
 		}
 		sign, big := 1.0, 0.0
-		for i := 0; i < dy; i++ {
-			if a := math.Abs(v.At(i, j)); a > big {
+		for i := range row {
+			row[i] = v.At(i, col)
+			if a := math.Abs(row[i]); a > big {
 				big = a
-				sign = math.Copysign(1, v.At(i, j))
+				sign = math.Copysign(1, row[i])
 			}
 		}
 		for r := 0; r < n; r++ {
 			var s float64
-			for i := 0; i < dy; i++ {
-				s += c[r*dy+i] * v.At(i, j)
+			for i, yv := range y[r*dy : (r+1)*dy] {
+				s += (yv - mean[i]) * row[i]
 			}
 			out[r*d+j] = sign * s
 		}
 	}
 	return out, d
+}
+
+// mirrorUpper copies the upper triangle of the m × m row-major w into its
+// lower one.
+func mirrorUpper(w []float64, m int) {
+	for i := 0; i < m; i++ {
+		for j := i + 1; j < m; j++ {
+			w[j*m+i] = w[i*m+j]
+		}
+	}
 }

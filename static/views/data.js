@@ -99,6 +99,9 @@ function truthOf(t, n, nAll) {
   return {
     names: t.names ?? [], x, y, p, unit: t.unit ?? "", pairs, partners: (i) => pp[i] ?? [],
     minLag: t.min_lag, radius: t.radius, revisits: t.revisits ?? 0, baselines: t.baselines ?? [],
+    // sample: {rows, far_pairs, revisit_pairs} when the scores are
+    // estimates from samples (each with its standard error), else null
+    sample: t.sample ?? null, farPairs: t.far_pairs ?? 0,
   };
 }
 
@@ -106,7 +109,8 @@ function truthOf(t, n, nAll) {
 // null when the frame has none: newOutput (the output layer's mean and
 // var are new), test ({mean, var} at the test rows) and testHidden (each
 // hidden layer's, [{n, d, mean, var}]) with a new analysis; scores (per
-// hidden layer, the geometry score against the ground truth, or null),
+// hidden layer, the geometry score against the ground truth, or null;
+// scoreErrors their standard errors when sampled, else null),
 // the held-out errors (testRMSE of the model, meanRMSE of the training
 // mean, gp1RMSE of a one-layer GP) and restarts ({chosen, live, list,
 // scoreName}, counted from 1).
@@ -115,7 +119,7 @@ export function analysis(frame) {
   if (v?.kind !== "explorer") return null;
   return {
     newOutput: !!v.new_output, test: v.test ?? null, testHidden: v.test_hidden ?? null,
-    scores: v.scores ?? null,
+    scores: v.scores ?? null, scoreErrors: v.score_errors ?? null,
     testRMSE: v.test_rmse, meanRMSE: v.mean_rmse, gp1RMSE: v.gp1_rmse,
     restarts: frame.restarts ?? null,
   };

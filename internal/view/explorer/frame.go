@@ -16,7 +16,7 @@ import (
 // every AnalysisEvery while the optimizer runs (view.Analysis).
 func analyze(m *engine.Model, f *facts) *latent.Analysis {
 	// One worker: frames must not compete with the optimizer.
-	a, _ := latent.Analyze(m, f.geometry, f.heldOut, 1)
+	a, _ := latent.Analyze(m, f.geometry, f.heldOut, latent.AnalyzeOptions{Workers: 1, Messages: true})
 	return a
 }
 
@@ -28,10 +28,13 @@ type frameSection struct {
 	EvalIter int `json:"eval_iter"`
 	// Scores are the geometry scores of each hidden layer (null: no
 	// ground truth, or not available).
-	Scores   []*wire.Num `json:"scores"`
-	TestRMSE *wire.Num   `json:"test_rmse,omitempty"` // original units
-	MeanRMSE *wire.Num   `json:"mean_rmse,omitempty"` // the training mean (a baseline)
-	GP1RMSE  *wire.Num   `json:"gp1_rmse,omitempty"`  // a one-layer sparse GP (a baseline; absent until fitted)
+	Scores []*wire.Num `json:"scores"`
+	// ScoreErrors are the scores' standard errors, when the setup's
+	// truth.sample says that they were estimated.
+	ScoreErrors []*wire.Num `json:"score_errors,omitempty"`
+	TestRMSE    *wire.Num   `json:"test_rmse,omitempty"` // original units
+	MeanRMSE    *wire.Num   `json:"mean_rmse,omitempty"` // the training mean (a baseline)
+	GP1RMSE     *wire.Num   `json:"gp1_rmse,omitempty"`  // a one-layer sparse GP (a baseline; absent until fitted)
 	// NewOutput says that this frame carries the output layer's message
 	// and the test messages of a new analysis (sent once per analysis).
 	NewOutput  bool      `json:"new_output"`
@@ -105,6 +108,11 @@ func (fr *framer) Frame(e *wire.Encoder, s *view.Snapshot) ([]view.LayerFrame, a
 	for _, sc := range an.Scores {
 		sec.Scores = append(sec.Scores, optional(sc.Value))
 	}
+	if len(an.Scores) > 0 && an.Scores[0].Sampled() { // all are on the same pairs
+		for _, sc := range an.Scores {
+			sec.ScoreErrors = append(sec.ScoreErrors, stdErr(sc))
+		}
+	}
 	sec.TestRMSE = optional(an.TestRMSE)
 	if f.heldOut != nil {
 		sec.MeanRMSE = optional(f.heldOut.MeanRMSE)
@@ -118,6 +126,15 @@ func (fr *framer) Frame(e *wire.Encoder, s *view.Snapshot) ([]view.LayerFrame, a
 func encodeTest(e *wire.Encoder, m engine.Message) *testSec {
 	n, d := m.Mean.Dims()
 	return &testSec{N: n, D: d, Mean: e.Arr(view.DenseData(m.Mean)), Var: e.Arr(view.DenseData(m.Var))}
+}
+
+// stdErr is s's standard error as a Num when s was estimated from
+// samples, else nil.
+func stdErr(s latent.Score) *wire.Num {
+	if !s.Sampled() {
+		return nil
+	}
+	return optional(s.StdErr)
 }
 
 // optional is v as a Num, or nil when v is not a number.

@@ -172,7 +172,7 @@ func TestPassAllJudgesEveryRow(t *testing.T) {
 	v := New(view.NewEnv(context.Background(), 10))
 	f := v.factsOf(d)
 	withEval, withoutEval := passAll(snapshot(t, d, true), f), passAll(snapshot(t, d, false), f)
-	a, err := latent.Analyze(snapshot(t, d, false).Model, nil, f.heldOut, 1)
+	a, err := latent.Analyze(snapshot(t, d, false).Model, nil, f.heldOut, latent.AnalyzeOptions{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,20 +48,39 @@ type truthSection struct {
 	Values wire.Ref `json:"values"` // n_all × p
 	MinLag int      `json:"min_lag"`
 	Radius wire.Num `json:"radius"`
-	// Revisits are the pairs the score uses among the training rows
-	// (latent.Revisits), flattened i0, j0, i1, j1, …; FarPairs is how many
-	// pairs are far apart in time.
+	// Revisits is how many revisits the training rows have (estimated
+	// from the sampled rows when Sample says so), FarPairs how many pairs
+	// are far apart in time; RevisitPairs are the revisits the score uses
+	// (at most MaxRevisitPairs of them, evenly through time), flattened
+	// i0, j0, i1, j1, ….
 	Revisits     int      `json:"revisits"`
 	FarPairs     int      `json:"far_pairs"`
 	RevisitPairs wire.Ref `json:"revisit_pairs"`
+	// Sample, when present, says that the scores are estimates from
+	// samples (latent.Sampling), each with its standard error.
+	Sample *scoreSampleSection `json:"sample,omitempty"`
 	// Baselines are the scores of latents that use no model.
 	Baselines []baselineSection `json:"baselines"`
 }
 
 type baselineSection struct {
-	Name  string    `json:"name"`
-	Score *wire.Num `json:"score"`
+	Name   string    `json:"name"`
+	Score  *wire.Num `json:"score"`
+	StdErr *wire.Num `json:"std_err,omitempty"` // only when sampled
 }
+
+// scoreSampleSection is what the geometry scores were estimated from: the
+// revisits of Rows training rows ranked among FarPairs far pairs, drawn
+// at random with a fixed seed; RevisitPairs of those revisits are sent.
+type scoreSampleSection struct {
+	Rows         int `json:"rows"`
+	FarPairs     int `json:"far_pairs"`
+	RevisitPairs int `json:"revisit_pairs"`
+}
+
+// MaxRevisitPairs is the most revisits the setup sends for the page to
+// draw.
+const MaxRevisitPairs = 20000
 
 // columnSection is an extra column for colouring (n_all values).
 type columnSection struct {
@@ -109,15 +128,32 @@ func (v *View) Setup(e *wire.Encoder, d *view.Data) any {
 		}
 		t := &truthSection{Names: ds.TruthNames, Unit: ds.TruthUnit, P: p, Values: e.Arr(view.DenseData(truth)),
 			MinLag: g.Rule.MinLag, Radius: wire.Num(g.Rule.Radius), Baselines: []baselineSection{}}
-		// the revisits among the rows shown (all of them without a sample)
-		var pairs []float64
-		for _, pr := range latent.Revisits(shown, g.Rule) {
-			pairs = append(pairs, float64(pr[0]), float64(pr[1]))
+		if ps := g.Pairs; ps != nil {
+			t.Revisits, t.FarPairs = ps.Revisits(), ps.FarTotal
+			if !ps.Exact() {
+				t.Sample = &scoreSampleSection{Rows: ps.RowsSampled(), FarPairs: ps.FarPairsSampled()}
+			}
 		}
-		t.Revisits, t.RevisitPairs = len(pairs)/2, e.Arr(pairs)
+		// the revisits drawn: among the rows shown, at most MaxRevisitPairs
+		var pairs []float64
+		if smp.All() && g.Pairs != nil {
+			for _, pr := range g.Pairs.RevisitPairs(MaxRevisitPairs) {
+				pairs = append(pairs, float64(pr[0]), float64(pr[1]))
+			}
+		} else {
+			for _, pr := range latent.Revisits(shown, g.Rule) {
+				if len(pairs) >= 2*MaxRevisitPairs {
+					break
+				}
+				pairs = append(pairs, float64(pr[0]), float64(pr[1]))
+			}
+		}
+		t.RevisitPairs = e.Arr(pairs)
+		if t.Sample != nil {
+			t.Sample.RevisitPairs = len(pairs) / 2
+		}
 		for _, b := range g.Baselines {
-			t.FarPairs = b.Score.FarPairs
-			t.Baselines = append(t.Baselines, baselineSection{Name: b.Name, Score: optional(b.Score.Value)})
+			t.Baselines = append(t.Baselines, baselineSection{Name: b.Name, Score: optional(b.Score.Value), StdErr: stdErr(b.Score)})
 		}
 		s.Truth = t
 	}

@@ -18,13 +18,14 @@ export function readout(root, data, a) {
     box.hidden = !data[box.dataset.needs];
   }
   setText(root.querySelector("[data-testid='explorer-about']"), about(data));
-  const sc = a?.scores ?? [], T = data.truth;
+  const sc = a?.scores ?? [], se = a?.scoreErrors ?? [], T = data.truth;
   const none = T && T.revisits === 0 ? "no revisits" : "–";
-  const f = (v) => (v != null ? v.toFixed(3) : none);
-  set("score-1", f(sc[0]));
-  set("score-2", f(sc[1]));
-  set("score-pca", f(baseline(T, "principal")));
-  set("score-time", f(baseline(T, "input")));
+  // a sampled score with its standard error: "0.990 ± 0.003"
+  const f = (v, e) => (v != null ? v.toFixed(3) + (e != null ? ` ± ${e.toFixed(3)}` : "") : none);
+  set("score-1", f(sc[0], se[0]));
+  set("score-2", f(sc[1], se[1]));
+  set("score-pca", f(baseline(T, "principal"), baselineErr(T, "principal")));
+  set("score-time", f(baseline(T, "input"), baselineErr(T, "input")));
   const u = data.unit ? ` ${data.unit}` : "";
   set("rmse-model-label", `test RMSE${u}`);
   set("rmse-model", a?.testRMSE != null ? a.testRMSE.toFixed(2) : "–");
@@ -40,6 +41,8 @@ function about(data) {
   const carry = [];
   carry.push(data.truth ? `ground truth (${data.truth.names.join(", ")})` : "no ground truth, so no geometry score");
   const S = data.sample, k = (n) => n.toLocaleString("en");
+  const TS = data.truth?.sample;
+  if (TS) carry.push(`too many rows to compare every pair: the geometry scores (± their standard errors) are estimated from the revisits of ${k(TS.rows)} of ${k(S ? S.nTrain : data.n)} training ${data.row.many}, ranked among ${k(TS.far_pairs)} of ${k(data.truth.farPairs)} far pairs`);
   carry.push(data.test ? `a test split of ${k(S ? S.nTest : data.test.n)} ${data.row.many}` : "no test split, so no held-out error");
   if (data.columns.length) carry.push(`${data.columns.length} column${data.columns.length > 1 ? "s" : ""} to colour by`);
   return `${k(S ? S.nTrain : data.n)} training ${data.row.many}, ${data.d} outputs; the data carry ${carry.join("; ")}.` +
@@ -49,6 +52,10 @@ function about(data) {
 
 function baseline(T, word) {
   return T?.baselines.find((b) => b.name.includes(word))?.score ?? null;
+}
+
+function baselineErr(T, word) {
+  return T?.baselines.find((b) => b.name.includes(word))?.std_err ?? null;
 }
 
 // geometry says how the first hidden layer's geometry compares with the
