@@ -32,6 +32,10 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	fd := float64(d)
 	mm2 := m * m
 	sc := &w.scratch
+	kl := 1.0 // the weight of the KL's terms
+	if w.noKLGrad {
+		kl = 0
+	}
 	dBW, dLcat, dAW, wdKL := pg.dBW, pg.dLcat, pg.dAW, pg.wdKL
 	dZ := make([]float64, m*q)
 	dTheta := make([]float64, w.kernel.NumParams())
@@ -65,7 +69,7 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	dQmu := make([]float64, m*d)
 	dm := sc.take(m * d)
 	for i := range dm {
-		dm[i] = dAW[i] - w.mW[i]
+		dm[i] = dAW[i] - kl*w.mW[i]
 	}
 	mm(dQmu, m, d, m, w.lwT, false, dm, false, 1, 0)
 	// Ssum = Σ_d L_d L_dᵀ with dSsum = Kinv·dBsum·Kinv − ½Kinv =
@@ -81,7 +85,7 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	copy(x, dBW)
 	linalg.Symmetrize(x, m)
 	for i := 0; i < m; i++ {
-		x[i*m+i] -= 0.5
+		x[i*m+i] -= 0.5 * kl
 	}
 	if wdKL != nil {
 		y := sc.take(m * m * d)
@@ -117,15 +121,15 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 		mm(tmpK, m, m, m, dBW, false, w.sW, false, 1, 0)
 		for i := 0; i < m; i++ {
 			for j := 0; j < m; j++ {
-				xk[i*m+j] += tmpK[i*m+j] + tmpK[j*m+i] - 0.5*w.sW[i*m+j]
+				xk[i*m+j] += tmpK[i*m+j] + tmpK[j*m+i] - 0.5*kl*w.sW[i*m+j]
 			}
 		}
 		for i := range dm {
-			dm[i] = dAW[i] - 0.5*w.mW[i]
+			dm[i] = dAW[i] - 0.5*kl*w.mW[i]
 		}
 		mm(xk, m, m, d, dm, false, w.mW, true, 1, 1)
 		for i := 0; i < m; i++ {
-			xk[i*m+i] += 0.5 * fd
+			xk[i*m+i] += 0.5 * fd * kl
 		}
 		mm(tmpK, m, m, m, w.lwT, false, xk, false, 1, 0)
 		mm(dKuu, m, m, m, tmpK, false, w.lw, false, -1, 0)
@@ -142,7 +146,7 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 		dl := make([]float64, mm2)
 		for i := 0; i < m; i++ {
 			copy(dl[i*m:i*m+i+1], dLcat[i*m*d+k*m:i*m*d+k*m+i+1])
-			dl[i*m+i] += 1 / w.lcat[i*m*d+k*m+i]
+			dl[i*m+i] += kl / w.lcat[i*m*d+k*m+i]
 		}
 		qsqrt[k] = mat.NewDense(m, m, dl)
 	}

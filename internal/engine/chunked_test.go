@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// closeRel reports whether a and b agree to tol relative to the larger of
+// |a|, |b| and floor (the scale below which an entry is a cancellation).
+func closeRel(a, b, tol, floor float64) bool {
+	return math.Abs(a-b) <= tol*max(math.Abs(a), math.Abs(b), floor)
+}
+
+// compareResults fails t where the chunked result got differs from the
+// full evaluation want beyond tol relative: the bound, every term, every
+// per-datum penalty and message entry, the final q(u) and every gradient
+// entry.
+func compareResults(t *testing.T, name string, want, got *Result, wg, gg *Gradient, tol float64) {
+	t.Helper()
+	check := func(what string, a, b, floor float64) {
+		t.Helper()
+		if !closeRel(a, b, tol, floor) {
+			t.Errorf("%s: %s chunked %.17g, full %.17g (relative %.2g)", name, what, b, a, math.Abs(a-b)/max(math.Abs(a), floor))
+		}
+	}
+	slice := func(what string, a, b []float64) {
+		t.Helper()
+		if len(a) != len(b) {
+			t.Errorf("%s: %s has %d entries chunked, %d full", name, what, len(b), len(a))
+			return
+		}
+		// An entry's scale is at least 1e-2 of its array's largest: a
+		// mean near zero, or the penalty of a datum near an inducing
+		// input, is a difference of far larger parts, and the chunks sum
+		// the statistics behind them (the optimal q(u)) in another order.
+		var big float64
+		for _, v := range a {
+			big = max(big, math.Abs(v))
+		}
+		for i := range a {
+			if !closeRel(a[i], b[i], tol, 1e-2*big) {
+				t.Errorf("%s: %s[%d] chunked %.17g, full %.17g (largest %.3g)", name, what, i, b[i], a[i], big)
+				return
+			}
+		}
+	}
+	dense := func(what string, a, b *mat.Dense) {
+		t.Helper()
+		if (a == nil) != (b == nil) {
+			t.Errorf("%s: %s is nil in one result only (full %v)", name, what, a == nil)
+			return
+		}
+		if a != nil {
+			slice(what, a.RawMatrix().Data, b.RawMatrix().Data)
+		}
+	}
+	check("bound", want.Bound, got.Bound, 0)
+	check("likelihood", want.Likelihood, got.Likelihood, 0)
+	for i, l := range want.Layers {
+		gl := got.Layers[i]
+		check(fmt.Sprintf("layer %d's KL", i+1), l.KL, gl.KL, 0)
+		// A certain input's layer has no propagation: the scale of its
+		// zero is the bound's.
+		check(fmt.Sprintf("layer %d's compression", i+1), l.Compression, gl.Compression, 1e-6*math.Abs(want.Bound))
+		check(fmt.Sprintf("layer %d's propagation", i+1), l.Propagation, gl.Propagation, 1e-6*math.Abs(want.Bound))
+		slice(fmt.Sprintf("layer %d's compression per datum", i+1), l.CompressionPerDatum, gl.CompressionPerDatum)
+		slice(fmt.Sprintf("layer %d's propagation per datum", i+1), l.PropagationPerDatum, gl.PropagationPerDatum)
+		dense(fmt.Sprintf("layer %d's message mean", i+1), want.Messages[i].Mean, got.Messages[i].Mean)
+		dense(fmt.Sprintf("layer %d's message variance", i+1), want.Messages[i].Var, got.Messages[i].Var)
+	}
+	if (want.FinalQ == nil) != (got.FinalQ == nil) {
+		t.Fatalf("%s: FinalQ nil in one result only (full %v)", name, want.FinalQ == nil)
+	}
+	if want.FinalQ != nil {
+		dense("the final q_mu", want.FinalQ.Mu, got.FinalQ.Mu)
+		dense("the final q_sqrt", want.FinalQ.Sqrt, got.FinalQ.Sqrt)
+	}
+	if (wg == nil) != (gg == nil) {
+		t.Fatalf("%s: gradient nil in one result only (full %v)", name, wg == nil)
+	}
+	if wg == nil {
+		return
+	}
+	for i, l := range wg.Layers {
+		gl := gg.Layers[i]
+		slice(fmt.Sprintf("layer %d's kernel gradient", i+1), l.Kernel, gl.Kernel)
+		check(fmt.Sprintf("layer %d's noise gradient", i+1), l.NoiseVariance, gl.NoiseVariance, 0)
+		dense(fmt.Sprintf("layer %d's inducing-input gradient", i+1), l.InducingInputs, gl.InducingInputs)
+		dense(fmt.Sprintf("layer %d's q_mu gradient", i+1), l.QMu, gl.QMu)
+		for k := range l.QSqrt {
+			dense(fmt.Sprintf("layer %d's q_sqrt %d gradient", i+1, k+1), l.QSqrt[k], gl.QSqrt[k])
+		}
+	}
+}
+
+// TestEvaluateChunkedEqualsEvaluate: the bound, its terms, messages,
+// per-datum penalties and gradient of a chunked evaluation are the full
+// evaluation's, on models of one to three layers with every kernel, with
+// and without the optimal final q(u), for chunks that divide N and that
+// do not, a chunk of one row and one larger than the data.
+func TestEvaluateChunkedEqualsEvaluate(t *testing.T) {
+	const n = 120
+	models := []struct {
+		widths  []int
+		kernels []string
+	}{
+		{[]int{2, 3}, []string{"rbf"}},
+		{[]int{1, 2, 4}, []string{"rbfiso", "rbf"}},
+		{[]int{1, 3, 2, 5}, []string{"rbf", "linear", "rbf"}},
+		{[]int{2, 2, 3, 2}, []string{"linear", "rbf", "rbfiso"}},
+	}
+	chunks := []int{1, 7, 40, 50, n, 1000}
+	if testing.Short() {
+		chunks = []int{7, 40}
+	}
+	for mi, mc := range models {
+		rng := rand.New(rand.NewPCG(35, uint64(mi)))
+		m := RandomModel(rng, n, mc.widths, mc.kernels, 9)
+		for _, optQ := range []bool{false, true} {
+			opt := Options{Gradient: true, OutputVariance: true, OptimalFinalQ: optQ}
+			want, wg := mustEval(t, m, opt)
+			for _, c := range chunks {
+				var e Evaluator
+				got, gg, err := e.EvaluateChunked(m, opt, c)
+				if err != nil {
+					t.Fatalf("%v, chunk %d: %v", mc.widths, c, err)
+				}
+				compareResults(t, fmt.Sprintf("%v %v optimal q %v, chunk %d", mc.widths, mc.kernels, optQ, c), want, got, wg, gg, 1e-10)
+			}
+		}
+	}
+}
+
+// TestEvaluateChunkedOptions: without the gradient and without the output
+// message, a chunked evaluation leaves out what Evaluate leaves out.
+func TestEvaluateChunkedOptions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 9))
+	m := RandomModel(rng, 90, []int{1, 3, 4}, []string{"rbf", "rbf"}, 8)
+	for _, opt := range []Options{{}, {NoOutputMessage: true}, {OptimalFinalQ: true, NoOutputMessage: true}, {Gradient: true, NoOutputMessage: true, OptimalFinalQ: true}} {
+		want, wg := mustEval(t, m, opt)
+		var e Evaluator
+		got, gg, err := e.EvaluateChunked(m, opt, 25)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareResults(t, fmt.Sprintf("%+v", opt), want, got, wg, gg, 1e-10)
+		if opt.NoOutputMessage && got.Messages[1].Mean != nil {
+			t.Errorf("%+v: the output message is kept", opt)
+		}
+	}
+}
+
+// TestEvaluateChunkedWorkers: like Evaluate, a chunked evaluation gives
+// the same bits for any number of workers.
+func TestEvaluateChunkedWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 10))
+	m := RandomModel(rng, 700, []int{1, 3, 2, 4}, []string{"rbf", "rbf", "rbf"}, 10)
+	var want []float64
+	var wantBound float64
+	for _, workers := range []int{1, 2, 3} {
+		e := Evaluator{Workers: workers}
+		r, g, err := e.EvaluateChunked(m, Options{Gradient: true, OptimalFinalQ: true}, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := g.Flatten(nil)
+		if want == nil {
+			want, wantBound = got, r.Bound
+			continue
+		}
+		if r.Bound != wantBound {
+			t.Errorf("workers=%d: bound %v, serial %v", workers, r.Bound, wantBound)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("workers=%d: gradient[%d] %v, serial %v", workers, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestEvaluateChunkedErrors: a chunk of no rows and a minibatch are
+// refused with a message.
+func TestEvaluateChunkedErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 11))
+	m := RandomModel(rng, 20, []int{1, 2}, []string{"rbf"}, 4)
+	var e Evaluator
+	if _, _, err := e.EvaluateChunked(m, Options{}, 0); err == nil {
+		t.Error("a chunk of 0 rows: no error")
+	}
+	if _, _, err := e.EvaluateChunked(m, Options{Rows: []int{1, 2}}, 10); err == nil {
+		t.Error("a minibatch: no error")
+	}
+}
