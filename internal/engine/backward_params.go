@@ -37,8 +37,17 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 		kl = 0
 	}
 	dBW, dLcat, dAW, wdKL := pg.dBW, pg.dLcat, pg.dAW, pg.wdKL
-	dZ := make([]float64, m*q)
-	dTheta := make([]float64, w.kernel.NumParams())
+	// into: the gradient is added to it, and the temporaries come from the
+	// scratch arena (a chunk of EvaluateChunked).
+	into := w.gradInto
+	alloc := func(n int) []float64 {
+		if into != nil {
+			return sc.take(n)
+		}
+		return make([]float64, n)
+	}
+	dZ := alloc(m * q)
+	dTheta := alloc(w.kernel.NumParams())
 	for c := 0; c < pg.chunks; c++ {
 		addTo(dZ, w.baccs[c].dZ)
 		addTo(dTheta, w.baccs[c].dParams)
@@ -66,7 +75,7 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	//   ½[tr(Kinv Ssum) + Σ_d m_dᵀ Kinv m_d − DM + D log|Kuu| − Σ_d log|S_d|],
 	// all in whitened form (Kinv = WᵀW): see sandwich.
 	// m: −Kinv·m from the KL and Kinv·dA from A, = Wᵀ(W·dA − W·m).
-	dQmu := make([]float64, m*d)
+	dQmu := alloc(m * d)
 	dm := sc.take(m * d)
 	for i := range dm {
 		dm[i] = dAW[i] - kl*w.mW[i]
@@ -141,8 +150,23 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 		chainKuu()
 	}
 	// The lower triangles, and +Σ_d log|S_d|/2 = Σ_d Σ_j log|L_d,jj|.
-	qsqrt := make([]*mat.Dense, d)
-	for k := range qsqrt {
+	var qsqrt []*mat.Dense
+	if into == nil {
+		qsqrt = make([]*mat.Dense, d)
+	}
+	for k := range d {
+		if into != nil {
+			dl := into.QSqrt[k].RawMatrix().Data
+			for i := 0; i < m; i++ {
+				for j, v := range dLcat[i*m*d+k*m : i*m*d+k*m+i+1] {
+					if j == i {
+						v += kl / w.lcat[i*m*d+k*m+i]
+					}
+					dl[i*m+j] += v
+				}
+			}
+			continue
+		}
 		dl := make([]float64, mm2)
 		for i := 0; i < m; i++ {
 			copy(dl[i*m:i*m+i+1], dLcat[i*m*d+k*m:i*m*d+k*m+i+1])
@@ -151,6 +175,13 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 		qsqrt[k] = mat.NewDense(m, m, dl)
 	}
 	kuuDone.Wait()
+	if into != nil {
+		addTo(into.Kernel, dTheta)
+		into.NoiseVariance += pg.ds2
+		addTo(into.InducingInputs.RawMatrix().Data, dZ)
+		addTo(into.QMu.RawMatrix().Data, dQmu)
+		return *into
+	}
 
 	return LayerGradient{
 		Kernel:         dTheta,

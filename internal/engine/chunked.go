@@ -97,7 +97,7 @@ func (e *Evaluator) EvaluateChunked(m *Model, opt Options, chunk int) (*Result, 
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(n, lo+chunk)
 		e.dataRange(m, lo, hi)
-		r, g, err := e.evaluate(model, copt, hi-lo, 1, &chunkPart{dst: res, at: lo, first: lo == 0})
+		r, g, err := e.evaluate(model, copt, hi-lo, 1, &chunkPart{dst: res, at: lo, first: lo == 0, grad: grad})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -112,11 +112,7 @@ func (e *Evaluator) EvaluateChunked(m *Model, opt Options, chunk int) (*Result, 
 		if g == nil {
 			continue
 		}
-		if grad == nil {
-			grad = g
-		} else {
-			grad.add(g)
-		}
+		grad = g // the first chunk's, to which the others add theirs
 	}
 	res.Bound = res.Likelihood
 	for _, t := range res.Layers {
@@ -218,18 +214,4 @@ func (e *Evaluator) chunkedFinalQ(m *Model, chunk int) (*OptimalQ, *Layer, error
 		return nil, nil, fmt.Errorf("engine: layer %d: %w", len(m.Layers), err)
 	}
 	return q, l, nil
-}
-
-// add adds h to g, entry by entry (same shapes).
-func (g *Gradient) add(h *Gradient) {
-	for i := range g.Layers {
-		a, b := &g.Layers[i], &h.Layers[i]
-		addTo(a.Kernel, b.Kernel)
-		a.NoiseVariance += b.NoiseVariance
-		a.InducingInputs.Add(a.InducingInputs, b.InducingInputs)
-		a.QMu.Add(a.QMu, b.QMu)
-		for k, s := range a.QSqrt {
-			s.Add(s, b.QSqrt[k])
-		}
-	}
 }

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -194,5 +198,139 @@ func TestEvaluateChunkedErrors(t *testing.T) {
 	}
 	if _, _, err := e.EvaluateChunked(m, Options{Rows: []int{1, 2}}, 10); err == nil {
 		t.Error("a minibatch: no error")
+	}
+}
+
+// liveAfter returns the bytes of heap that stay live after f, with what
+// f returns (an Evaluator with its workspace, a Result) kept alive.
+func liveAfter(f func() any) int64 {
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	v := f()
+	runtime.GC()
+	runtime.ReadMemStats(&b)
+	runtime.KeepAlive(v)
+	return int64(b.HeapAlloc) - int64(a.HeapAlloc)
+}
+
+// outputBytes is the size of the per-datum outputs of a chunked
+// evaluation of n rows of m with opt: every layer's two penalties, and
+// its message's mean and variance where they are kept.
+func outputBytes(m *Model, n int, opt Options) uint64 {
+	var words int
+	last := len(m.Layers) - 1
+	for i, l := range m.Layers {
+		_, _, d := l.Dims()
+		words += 2 * n
+		if i == last && opt.NoOutputMessage {
+			continue
+		}
+		words += n * d
+		if i < last || opt.OutputVariance {
+			words += n * d
+		}
+	}
+	return uint64(8 * words)
+}
+
+// TestEvaluateChunkedWorkspace: what a chunked evaluation keeps — the
+// Evaluator's workspace and the Result — grows with the rows by the
+// per-datum outputs alone, where a full evaluation's workspace grows with
+// N (Ψ1, the messages' variance factors, the backward pass's ∂Ψ1:
+// O(N·M·D)).
+func TestEvaluateChunkedWorkspace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 12))
+	const n, chunk = 2000, 500
+	big := RandomModel(rng, 4*n, []int{1, 3, 3, 30}, []string{"rbf", "rbf", "rbf"}, 15)
+	small := &Model{Jitter: big.Jitter, X: big.X.Slice(0, n, 0, 1).(*mat.Dense), Y: big.Y.Slice(0, n, 0, 30).(*mat.Dense), Layers: big.Layers}
+	opt := Options{Gradient: true, NoOutputMessage: true, OptimalFinalQ: true}
+	eval := func(m *Model, chunked bool) func() any {
+		return func() any {
+			e := &Evaluator{Workers: 1}
+			var r *Result
+			var err error
+			if chunked {
+				r, _, err = e.EvaluateChunked(m, opt, chunk)
+			} else {
+				r, _, err = e.Evaluate(m, opt)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return []any{e, r}
+		}
+	}
+	outputs := int64(outputBytes(big, 4*n, opt) - outputBytes(small, n, opt))
+	grew := liveAfter(eval(big, true)) - liveAfter(eval(small, true))
+	fullGrew := liveAfter(eval(big, false)) - liveAfter(eval(small, false))
+	t.Logf("from %d to %d rows: chunked +%d bytes live, full +%d, per-datum outputs +%d", n, 4*n, grew, fullGrew, outputs)
+	if grew > outputs+outputs/20 {
+		t.Errorf("a chunked evaluation of %d rows keeps %d bytes more than of %d rows, its outputs %d more", 4*n, grew, n, outputs)
+	}
+	// The measure can tell: a full evaluation's workspace grows with N.
+	if fullGrew < 3*outputs {
+		t.Errorf("a full evaluation of %d rows keeps only %d bytes more than of %d rows (outputs %d): the test cannot tell workspace from outputs", 4*n, fullGrew, n, outputs)
+	}
+}
+
+// peakRSS returns the process's peak resident set size in bytes
+// (/proc/self/status VmHWM), or 0 where there is none.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// resetPeakRSS starts VmHWM again from the current RSS (Linux), so that a
+// sub-benchmark's peak is its own.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// BenchmarkMillion evaluates the bound and gradient (the final q(u) at its
+// optimum, as the trainer does) of a robot-shaped model (1 → 3 → 3 → 30,
+// 15 inducing points per layer) at a million rows, in chunks of
+// DefaultChunkRows and, for comparison, all at once; it reports the
+// process's peak RSS during the evaluations and the data's size. Run it
+// alone: go test -run='^$' -bench=Million -benchtime=1x ./internal/engine
+func BenchmarkMillion(b *testing.B) {
+	if testing.Short() {
+		b.Skip("a million rows: not in -short")
+	}
+	const n = 1000000
+	rng := rand.New(rand.NewPCG(35, 13))
+	m := RandomModel(rng, n, []int{1, 3, 3, 30}, []string{"rbf", "rbf", "rbf"}, 15)
+	opt := Options{Gradient: true, NoOutputMessage: true, OptimalFinalQ: true}
+	data := float64(8 * n * (1 + 30))
+	for _, c := range []struct {
+		name  string
+		chunk int
+	}{{"chunked", DefaultChunkRows}, {"full", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			runtime.GC()
+			resetPeakRSS()
+			b.ReportAllocs()
+			for range b.N {
+				e := Evaluator{}
+				var err error
+				if c.chunk > 0 {
+					_, _, err = e.EvaluateChunked(m, opt, c.chunk)
+				} else {
+					_, _, err = e.Evaluate(m, opt)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(peakRSS())/1e6, "peak-RSS-MB")
+			b.ReportMetric(data/1e6, "data-MB")
+		})
 	}
 }

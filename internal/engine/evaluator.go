@@ -174,6 +174,9 @@ type chunkPart struct {
 	dst   *Result
 	at    int
 	first bool
+	// grad, when not nil, is the gradient of the chunks before, to which
+	// this chunk's is added.
+	grad *Gradient
 }
 
 // evaluate evaluates the bound (and gradient) of the n rows in e.x and
@@ -285,6 +288,12 @@ func (e *Evaluator) evaluate(m *Model, opt Options, n int, scale float64, part *
 	// not need, is a side task of the next layer's backward pass.
 	grad := &Gradient{Layers: make([]LayerGradient, len(m.Layers))}
 	gVar := []float64(nil)
+	for i, w := range works {
+		w.gradInto = nil
+		if part != nil && part.grad != nil {
+			w.gradInto = &part.grad.Layers[i]
+		}
+	}
 	for i := len(m.Layers) - 1; i >= 0; i-- {
 		w := works[i]
 		params := e.backward(w, n, gMean, gVar, i == len(m.Layers)-1, res.Layers[i], side...)
