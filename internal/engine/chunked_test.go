@@ -334,3 +334,45 @@ func BenchmarkMillion(b *testing.B) {
 		})
 	}
 }
+
+// TestPredictChunks: Predict of more inputs than DefaultChunkRows, which
+// it takes in chunks, gives every input the bits it gets predicted alone
+// with its neighbours (another chunk's position), and EvaluateChunked's
+// messages are Predict's.
+func TestPredictChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 14))
+	n := DefaultChunkRows + 300
+	m := RandomModel(rng, n, []int{1, 2, 3}, []string{"rbfiso", "rbf"}, 6)
+	var e Evaluator
+	all, err := e.Predict(m, m.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := DefaultChunkRows-100, DefaultChunkRows+50 // across the chunks' border
+	part, err := e.Predict(m, m.X.Slice(lo, hi, 0, 1).(*mat.Dense))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range all {
+		_, d := all[i].Mean.Dims()
+		for r := lo; r < hi; r++ {
+			for c := 0; c < d; c++ {
+				if a, b := all[i].Mean.At(r, c), part[i].Mean.At(r-lo, c); a != b {
+					t.Fatalf("layer %d, row %d: mean %v among all, %v among rows %d…%d", i+1, r+1, a, b, lo+1, hi)
+				}
+				if a, b := all[i].Var.At(r, c), part[i].Var.At(r-lo, c); a != b {
+					t.Fatalf("layer %d, row %d: variance %v among all, %v among rows %d…%d", i+1, r+1, a, b, lo+1, hi)
+				}
+			}
+		}
+	}
+	res, _, err := e.EvaluateChunked(m, Options{OutputVariance: true}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range all {
+		if !mat.EqualApprox(all[i].Mean, res.Messages[i].Mean, 1e-12) || !mat.EqualApprox(all[i].Var, res.Messages[i].Var, 1e-12) {
+			t.Errorf("layer %d: the chunked evaluation's message is not Predict's", i+1)
+		}
+	}
+}
