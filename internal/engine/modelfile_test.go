@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -469,7 +470,7 @@ func TestReadModelLimits(t *testing.T) {
 	}{
 		// 64 KiB + 4 bytes a row: the limit is met within the first window.
 		{"rows", rows(1<<18, "[0]"), ReadOptions{MaxRows: 2000}, "the model's data has more rows than the limit of 2000 rows", 2 * scanBuffer},
-		{"engine's rows", rows(MaxData+1, "[0]"), ReadOptions{}, "more rows than the limit of 1000000 rows", 4*(MaxData+1) + scanBuffer},
+		{"engine's rows", rows(MaxData+1, "[0]"), ReadOptions{}, fmt.Sprintf("more rows than the limit of %d rows", MaxData), 4*(MaxData+1) + scanBuffer},
 		{"columns", rows(2, "["+strings.Repeat("0,", 5000)+"0]"), ReadOptions{MaxColumns: 1000}, "the model's data has more columns than the limit of 1000 columns", 2 * scanBuffer},
 		{"layers", `{` + data + `, "layers": [` + strings.Repeat(goodLayer+",", 6) + goodLayer + `, ` + strings.Repeat(" ", 1<<20) + `]}`,
 			ReadOptions{MaxLayers: 6}, "the model has more layers than the limit of 6 layers", 2 * scanBuffer},
