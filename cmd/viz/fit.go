@@ -29,6 +29,7 @@ type fitFlags struct {
 	data, hidden, kernel, out, freeze, hiddenInit, inputKernel, preset string
 	optimizer                                                          train.Method
 	inducing, outputInducing, iters, restarts, batch, workers          int
+	maxRows                                                            int
 	seed                                                               uint64
 	lr, tol, tolAbs, hiddenNoise, outputNoise                          float64
 	window, horizon                                                    int
@@ -91,6 +92,10 @@ const initMethod = "per layer: inducing inputs at the quantiles (1-D) or k-means
 	"q_mu by sparse regression of those targets, q_sqrt = chol(noise ratio · Kuu); restart r: seed+r, perturbed for r > 0, " +
 	"restart 1 uses the other first-hidden-layer choice; the best bound is kept"
 
+// defaultFitMaxRows is viz fit -max-rows's default: a million rows of the
+// robot's shape fit in about 1 GB (docs/measurements.md).
+const defaultFitMaxRows = 1000000
+
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fit", stderr)
 	var f fitFlags
@@ -121,6 +126,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.workers, "workers", 0, "goroutines per evaluation (0: share the CPUs between restarts)")
 	fs.BoolVar(&f.embedData, "embed-data", false, "write the data into the model file even when they are a public data set's (robot, frey); by default the file refers to that data set's file by its checksum, and readers load it from this machine")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
+	fs.IntVar(&f.maxRows, "max-rows", defaultFitMaxRows, fmt.Sprintf("data rows a CSV file may have, at most %d; its file-size limit rises with it (%d bytes a row)", engine.MaxData, dataset.MaxFileSize/dataset.MaxRows))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -149,7 +155,10 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.finalQ != "optimal" && f.finalQ != "parameters" {
 		return badInput("viz fit: -final-q %q: want optimal or parameters", f.finalQ)
 	}
-	ds, err := dataset.Load(f.data)
+	if f.maxRows < 1 || f.maxRows > engine.MaxData {
+		return badInput("viz fit: -max-rows %d: want 1 to %d", f.maxRows, engine.MaxData)
+	}
+	ds, err := dataset.LoadWith(f.data, dataset.CSVOptions{MaxRows: f.maxRows, RaiseLimits: true, LimitFlag: "viz fit -max-rows"})
 	if err != nil {
 		return usageError{fmt.Errorf("viz fit: %w", err)}
 	}
@@ -338,7 +347,7 @@ func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.
 		reps = []train.RestartReport{{Init: p.Init, Model: m}}
 		best = 0
 	}
-	m = m.Clone()
+	m = m.CloneParams() // the restart keeps its model; the data are shared
 	if !quiet {
 		prog = newProgress(stderr, 1, opt.MaxIters)
 		opt.Progress = func(s train.StepInfo) { prog.step(0, s) }

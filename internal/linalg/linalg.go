@@ -182,7 +182,14 @@ func Symmetrize(w []float64, m int) {
 // positive (the scores do not flip between runs). It returns the n × d
 // scores and how many components are real: columns from there on (rank
 // deficiency, singular values below 1e-12 of the largest) are zero.
+//
+// Above principalGramAbove rows it takes the components from the dy × dy
+// covariance's eigenvectors instead, without a copy of y: the thin SVD's
+// n × dy copy and factors were several times the data (a million rows).
 func PrincipalScores(y []float64, n, dy, d int) ([]float64, int) {
+	if n > principalGramAbove {
+		return principalScoresGram(y, n, dy, d)
+	}
 	c := slices.Clone(y)
 	for j := 0; j < dy; j++ {
 		var s float64
@@ -217,6 +224,73 @@ func PrincipalScores(y []float64, n, dy, d int) ([]float64, int) {
 			var s float64
 			for i := 0; i < dy; i++ {
 				s += c[r*dy+i] * v.At(i, j)
+			}
+			out[r*d+j] = sign * s
+		}
+	}
+	return out, d
+}
+
+// principalGramAbove is the number of rows above which PrincipalScores
+// works from the covariance: with so many rows the components are well
+// determined, and the SVD's copies of the data cost more than it gains in
+// accuracy.
+const principalGramAbove = 1 << 15
+
+// principalScoresGram is PrincipalScores from the eigenvectors of the
+// centred Gram matrix (y − ȳ)ᵀ(y − ȳ), whose eigenvalues are the squared
+// singular values. The eigenvalues' rounding is ~ε of the largest, so a
+// component is real when its singular value exceeds 1e-6 of the largest
+// (its eigenvalue 1e-12), not 1e-12 as from the SVD.
+func principalScoresGram(y []float64, n, dy, d int) ([]float64, int) {
+	mean := make([]float64, dy)
+	for r := 0; r < n; r++ {
+		for j, v := range y[r*dy : (r+1)*dy] {
+			mean[j] += v
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	g := mat.NewSymDense(dy, nil)
+	raw := g.RawSymmetric()
+	row := make([]float64, dy)
+	for r := 0; r < n; r++ {
+		for j, v := range y[r*dy : (r+1)*dy] {
+			row[j] = v - mean[j]
+		}
+		for i, a := range row {
+			gi := raw.Data[i*raw.Stride:]
+			for j := i; j < dy; j++ {
+				gi[j] += a * row[j]
+			}
+		}
+	}
+	out := make([]float64, n*d)
+	var eig mat.EigenSym
+	if !eig.Factorize(g, true) {
+		return out, 0
+	}
+	var v mat.Dense
+	eig.VectorsTo(&v)
+	ev := eig.Values(nil) // ascending
+	col := func(j int) int { return dy - 1 - j }
+	for j := 0; j < d; j++ {
+		if j >= dy || !(ev[col(j)] > 1e-12*ev[col(0)]) {
+			return out, j
+		}
+		k := col(j)
+		sign, big := 1.0, 0.0
+		for i := 0; i < dy; i++ {
+			if a := math.Abs(v.At(i, k)); a > big {
+				big = a
+				sign = math.Copysign(1, v.At(i, k))
+			}
+		}
+		for r := 0; r < n; r++ {
+			var s float64
+			for i, a := range y[r*dy : (r+1)*dy] {
+				s += (a - mean[i]) * v.At(i, k)
 			}
 			out[r*d+j] = sign * s
 		}

@@ -194,3 +194,41 @@ func TestSolves(t *testing.T) {
 		check("CholSolve", s, aMul)
 	}
 }
+
+// TestPrincipalScoresGram: the covariance's eigenvectors give the SVD's
+// scores, signs and rank, on full-rank and rank-deficient data.
+func TestPrincipalScoresGram(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 1))
+	const n, dy = 3000, 6
+	for _, rank := range []int{dy, 2} {
+		y := make([]float64, n*dy)
+		for r := 0; r < n; r++ {
+			f := make([]float64, rank)
+			for k := range f {
+				f[k] = rng.NormFloat64() * float64(rank-k) // distinct variances
+			}
+			for j := 0; j < dy; j++ {
+				y[r*dy+j] = 3 // an offset the centring removes
+				for k, v := range f {
+					y[r*dy+j] += v * math.Cos(float64((j+1)*(k+2)))
+				}
+			}
+		}
+		for _, d := range []int{1, 3} {
+			want, wk := PrincipalScores(y, n, dy, d)
+			got, gk := principalScoresGram(y, n, dy, d)
+			if wk != gk {
+				t.Fatalf("rank %d, %d components: %d real by the covariance, %d by the SVD", rank, d, gk, wk)
+			}
+			var scale float64
+			for _, v := range want {
+				scale = max(scale, math.Abs(v))
+			}
+			for i := range want {
+				if math.Abs(want[i]-got[i]) > 1e-9*scale {
+					t.Fatalf("rank %d, %d components: score %d is %v by the covariance, %v by the SVD", rank, d, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
