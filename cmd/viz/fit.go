@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -296,19 +297,11 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		raw[k] = b
 	}
-	var buf bytes.Buffer
 	mf := &engine.ModelFile{Model: model, Info: engine.InfoOf(ds), Data: ds, Extra: raw}
 	if f.embedData {
 		mf.Data = nil
 	}
-	if err := engine.WriteModelFile(&buf, mf); err != nil {
-		return fmt.Errorf("viz fit: %w", err)
-	}
-	if f.out == "" || f.out == "-" {
-		if _, err := stdout.Write(buf.Bytes()); err != nil {
-			return err
-		}
-	} else if err := os.WriteFile(f.out, buf.Bytes(), 0o644); err != nil {
+	if err := writeModelOut(f.out, stdout, mf); err != nil {
 		return fmt.Errorf("viz fit: %w", err)
 	}
 	if interrupted {
@@ -316,6 +309,41 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("viz fit: interrupted after %d iterations; wrote the best model so far (bound %.6g)", final.Iters, final.Bound)
 	}
 	return nil
+}
+
+// writeModelOut writes mf to the file out, or to stdout when out is empty
+// or "-", as a stream: a million rows' file is hundreds of megabytes, which
+// a buffer held besides the data. A file is written under a temporary name
+// beside it and renamed when complete, so a failed write leaves no partial
+// model file.
+func writeModelOut(out string, stdout io.Writer, mf *engine.ModelFile) error {
+	if out == "" || out == "-" {
+		bw := bufio.NewWriterSize(stdout, 1<<16)
+		if err := engine.WriteModelFile(bw, mf); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a rename, nothing to remove
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	err = engine.WriteModelFile(bw, mf)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), out)
 }
 
 // fitPreset runs the preset's restart selection and fits the chosen

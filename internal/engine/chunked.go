@@ -35,6 +35,19 @@ const DefaultChunkRows = 8192
 // megabytes.
 const ChunkAbove = 4 * DefaultChunkRows
 
+// EvaluateAll is Evaluate where a caller does not choose how: a minibatch
+// or at most ChunkAbove rows at once, more rows in chunks of
+// DefaultChunkRows (EvaluateChunked), so that the workspace does not grow
+// with N.
+func (e *Evaluator) EvaluateAll(m *Model, opt Options) (*Result, *Gradient, error) {
+	if m.X != nil && opt.Rows == nil {
+		if n, _ := m.X.Dims(); n > ChunkAbove {
+			return e.EvaluateChunked(m, opt, DefaultChunkRows)
+		}
+	}
+	return e.Evaluate(m, opt)
+}
+
 // EvaluateChunked computes what Evaluate computes for all the data
 // (opt.Rows must be nil), in consecutive chunks of at most chunk rows: its
 // workspace is that of an evaluation of chunk rows, O(chunk·M·D + M²·D)

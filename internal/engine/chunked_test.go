@@ -376,3 +376,32 @@ func TestPredictChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateAll: above ChunkAbove rows EvaluateAll is the chunked
+// evaluation (its bits), below it and for a minibatch Evaluate's.
+func TestEvaluateAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 15))
+	m := RandomModel(rng, ChunkAbove+7, []int{1, 2, 1}, []string{"rbf", "rbf"}, 5)
+	opt := Options{Gradient: true, OptimalFinalQ: true, NoOutputMessage: true}
+	var e Evaluator
+	all, _, err := e.EvaluateAll(m, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunked, _, err := e.EvaluateChunked(m, opt, DefaultChunkRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Bound != chunked.Bound {
+		t.Errorf("%d rows: EvaluateAll's bound %v, the chunked %v", ChunkAbove+7, all.Bound, chunked.Bound)
+	}
+	rows := []int{3, 1, 4, 1, 5}
+	mb, _, err := e.EvaluateAll(m, Options{Rows: rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := mustEval(t, m, Options{Rows: rows})
+	if mb.Bound != want.Bound {
+		t.Errorf("a minibatch: EvaluateAll's bound %v, Evaluate's %v", mb.Bound, want.Bound)
+	}
+}

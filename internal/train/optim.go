@@ -512,16 +512,9 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 		return math.Inf(1), err
 	}
 	optQ := t.optQ && rows == nil
-	eo := engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ}
-	var res *engine.Result
-	var gr *engine.Gradient
-	var err error
-	if n, _ := t.m.X.Dims(); rows == nil && n > engine.ChunkAbove {
-		// All the data in chunks: the workspace of a chunk, not of N.
-		res, gr, err = t.ev.EvaluateChunked(t.m, eo, engine.DefaultChunkRows)
-	} else {
-		res, gr, err = t.ev.Evaluate(t.m, eo)
-	}
+	// All the data in chunks above engine.ChunkAbove rows: the workspace
+	// of a chunk, not of N.
+	res, gr, err := t.ev.EvaluateAll(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ})
 	if err != nil {
 		return math.Inf(1), err
 	}
