@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -167,7 +168,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "viz fit: warning: %s\n", w)
 	}
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
-	x, y := nx.Apply(ds.X), ny.Apply(ds.Y)
+	x, y := normaliseData(ds, nx, ny)
+	limitMemory(x, y)
 
 	// The preset: named, or the one the data's shape calls for. It gives
 	// the defaults of the model's flags; given neither -hidden nor
@@ -309,6 +311,36 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("viz fit: interrupted after %d iterations; wrote the best model so far (bound %.6g)", final.Iters, final.Bound)
 	}
 	return nil
+}
+
+// normaliseData returns the data set's inputs and outputs standardised.
+// A public data set's originals are kept beside them (the model file
+// refers to its file when they normalise to the model's data bit for
+// bit); any other's are standardised in place, since the model file keeps
+// the standardised data and the normalisation.
+func normaliseData(ds *dataset.Dataset, nx, ny dataset.Normalizer) (x, y *mat.Dense) {
+	if ds.Source != nil {
+		return nx.Apply(ds.X), ny.Apply(ds.Y)
+	}
+	nx.ApplyInPlace(ds.X)
+	if ds.Y != ds.X { // an autoencoder's one matrix, standardised once
+		ny.ApplyInPlace(ds.Y)
+	}
+	return ds.X, ds.Y
+}
+
+// limitMemory sets the garbage collector's soft memory limit to three
+// times the data's size and 300 MB (docs/measurements.md, "Memory at a
+// million rows"), unless GOMEMLIMIT set one: the fit's working set is the
+// data and a chunk's workspace, and without a limit the heap may grow to
+// twice what is live before a collection.
+func limitMemory(x, y *mat.Dense) {
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		return // GOMEMLIMIT
+	}
+	r, q := x.Dims()
+	_, d := y.Dims()
+	debug.SetMemoryLimit(3*int64(8*r*(q+d)) + 300<<20)
 }
 
 // writeModelOut writes mf to the file out, or to stdout when out is empty
