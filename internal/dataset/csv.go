@@ -254,7 +254,10 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		OutputNames: names(out),
 		Shape:       opt.Shape,
 	}
-	x, y := reorder(xs, order, len(in)), reorder(ys, order, len(out))
+	x, y := xs, ys // in the file's order, which without a split is train first
+	if hasSplit {
+		x, y = reorder(xs, order, len(in)), reorder(ys, order, len(out))
+	}
 	ds.X, ds.Y = mat.NewDense(nTrain, len(in), x[:nTrain*len(in)]), mat.NewDense(nTrain, len(out), y[:nTrain*len(out)])
 	if autoencoder {
 		ds.Y = mat.DenseCopyOf(ds.X)
