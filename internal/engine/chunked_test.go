@@ -405,3 +405,33 @@ func TestEvaluateAll(t *testing.T) {
 		t.Errorf("a minibatch: EvaluateAll's bound %v, Evaluate's %v", mb.Bound, want.Bound)
 	}
 }
+
+// BenchmarkEvaluateChunked: the bound and gradient of a robot-shaped model
+// at 65,536 rows, all at once and in chunks of several sizes: what the
+// chunks' repeated work (the parameter gradient's chain, per chunk) costs.
+func BenchmarkEvaluateChunked(b *testing.B) {
+	rng := rand.New(rand.NewPCG(35, 16))
+	m := RandomModel(rng, 1<<16, []int{1, 3, 3, 30}, []string{"rbf", "rbf", "rbf"}, 15)
+	opt := Options{Gradient: true, NoOutputMessage: true, OptimalFinalQ: true}
+	for _, chunk := range []int{0, 1024, DefaultChunkRows} {
+		name := "all"
+		if chunk > 0 {
+			name = fmt.Sprintf("chunk=%d", chunk)
+		}
+		b.Run(name, func(b *testing.B) {
+			var e Evaluator
+			b.ReportAllocs()
+			for range b.N {
+				var err error
+				if chunk > 0 {
+					_, _, err = e.EvaluateChunked(m, opt, chunk)
+				} else {
+					_, _, err = e.Evaluate(m, opt)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
