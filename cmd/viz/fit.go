@@ -160,7 +160,12 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.maxRows < 1 || f.maxRows > engine.MaxData {
 		return badInput("viz fit: -max-rows %d: want 1 to %d", f.maxRows, engine.MaxData)
 	}
+	// Reading a large CSV file makes garbage of several times the data (a
+	// string per line, the growing arrays), which the collector, by
+	// default, lets grow to the live data's size before it runs.
+	gc := debug.SetGCPercent(loadGCPercent)
 	ds, err := dataset.LoadWith(f.data, dataset.CSVOptions{MaxRows: f.maxRows, RaiseLimits: true, LimitFlag: "viz fit -max-rows"})
+	debug.SetGCPercent(gc)
 	if err != nil {
 		return usageError{fmt.Errorf("viz fit: %w", err)}
 	}
@@ -329,18 +334,22 @@ func normaliseData(ds *dataset.Dataset, nx, ny dataset.Normalizer) (x, y *mat.De
 	return ds.X, ds.Y
 }
 
-// limitMemory sets the garbage collector's soft memory limit to three
-// times the data's size and 300 MB (docs/measurements.md, "Memory at a
-// million rows"), unless GOMEMLIMIT set one: the fit's working set is the
-// data and a chunk's workspace, and without a limit the heap may grow to
-// twice what is live before a collection.
+// loadGCPercent is the collector's GOGC while viz fit reads its data.
+const loadGCPercent = 20
+
+// limitMemory sets the garbage collector's soft memory limit to twice the
+// data's size and 300 MB, unless GOMEMLIMIT set one: the fit holds the
+// data, a chunk's workspace and two evaluations' per-datum results (the
+// robot's shape at a million rows: 248 MB, ~30 MB and 2 × 144 MB), and
+// without a limit the heap may grow to twice what is live before a
+// collection (docs/measurements.md, "Memory at a million rows").
 func limitMemory(x, y *mat.Dense) {
 	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return // GOMEMLIMIT
 	}
 	r, q := x.Dims()
 	_, d := y.Dims()
-	debug.SetMemoryLimit(3*int64(8*r*(q+d)) + 300<<20)
+	debug.SetMemoryLimit(2*int64(8*r*(q+d)) + 300<<20)
 }
 
 // writeModelOut writes mf to the file out, or to stdout when out is empty
