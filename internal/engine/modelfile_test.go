@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/linalg"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -634,5 +635,43 @@ func TestReadModelCompactErrors(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestWriteModelFileStreamsData: the data's arrays, streamed into the file
+// as it is written, are what the eager encoding gives (zlibBase64 of the
+// values), no token is left, and the file reads back to the same data.
+func TestWriteModelFileStreamsData(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 17))
+	m := RandomModel(rng, 3000, []int{2, 2, 3}, []string{"rbf", "rbf"}, 5)
+	var buf bytes.Buffer
+	if err := WriteModelFile(&buf, &ModelFile{Model: m}); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(buf.Bytes(), []byte("@@stream-")) {
+		t.Fatal("a stream's token is left in the file")
+	}
+	var doc struct {
+		Data struct{ X, Y arrayJSON } `json:"data"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		got  string
+		a    *mat.Dense
+	}{{"X", doc.Data.X.Base64, m.X}, {"Y", doc.Data.Y.Base64, m.Y}} {
+		r, cols := c.a.Dims()
+		if want := float64JSON(linalg.Flatten(nil, c.a), r, cols).Base64; c.got != want {
+			t.Errorf("data.%s: the streamed base64 (%d bytes) is not the eager one (%d bytes)", c.name, len(c.got), len(want))
+		}
+	}
+	back, err := ReadModelWith(bytes.NewReader(buf.Bytes()), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(back.Model.X, m.X) || !mat.Equal(back.Model.Y, m.Y) {
+		t.Error("the data read back differ")
 	}
 }
