@@ -186,10 +186,20 @@ func Symmetrize(w []float64, m int) {
 // Above principalGramAbove rows it takes the components from the dy × dy
 // covariance's eigenvectors instead, without a copy of y: the thin SVD's
 // n × dy copy and factors were several times the data (a million rows).
+// The two agree to rounding (TestPrincipalScoresGram), except where two
+// singular values are so close that their directions are not determined:
+// there each picks its own (the robot-shaped data of
+// docs/measurements.md at 100,000 rows).
 func PrincipalScores(y []float64, n, dy, d int) ([]float64, int) {
 	if n > principalGramAbove {
 		return principalScoresGram(y, n, dy, d)
 	}
+	return principalScoresSVD(y, n, dy, d)
+}
+
+// principalScoresSVD is PrincipalScores from the thin SVD of the centred
+// copy of y.
+func principalScoresSVD(y []float64, n, dy, d int) ([]float64, int) {
 	c := slices.Clone(y)
 	for j := 0; j < dy; j++ {
 		var s float64

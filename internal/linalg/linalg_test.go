@@ -215,7 +215,7 @@ func TestPrincipalScoresGram(t *testing.T) {
 			}
 		}
 		for _, d := range []int{1, 3} {
-			want, wk := PrincipalScores(y, n, dy, d)
+			want, wk := principalScoresSVD(y, n, dy, d)
 			got, gk := principalScoresGram(y, n, dy, d)
 			if wk != gk {
 				t.Fatalf("rank %d, %d components: %d real by the covariance, %d by the SVD", rank, d, gk, wk)
