@@ -224,7 +224,7 @@ func (e *Evaluator) chunkedFinalQ(m *Model, chunk int) (*OptimalQ, *Layer, error
 	}
 	q, l, err := e.solveFinalQ(w, m.Layers[len(m.Layers)-1], phiW, vty)
 	if err != nil {
-		return nil, nil, fmt.Errorf("engine: layer %d: %w", len(m.Layers), err)
+		return nil, nil, fmt.Errorf("layer %d: %w", len(m.Layers), err)
 	}
 	return q, l, nil
 }

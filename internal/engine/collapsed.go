@@ -115,7 +115,7 @@ func (e *Evaluator) solveFinalQ(w *layerWork, l *Layer, phiW, vty []float64) (*O
 		}
 	}
 	if !linalg.Cholesky(rev, rev, m) {
-		return nil, nil, fmt.Errorf("engine: the final layer's optimal q(u): I + W·Ψ2·Wᵀ/s² is not positive definite (noise variance %g): %w", w.s2, ErrNotFinite)
+		return nil, nil, fmt.Errorf("the final layer's optimal q(u): I + W·Ψ2·Wᵀ/s² is not positive definite (noise variance %g): %w", w.s2, ErrNotFinite)
 	}
 	lt := sc.take(mm2) // (L'⁻¹)ᵀ
 	linalg.LowerInverseT(lt, rev, m)
@@ -145,7 +145,7 @@ func (e *Evaluator) solveFinalQ(w *layerWork, l *Layer, phiW, vty []float64) (*O
 	}
 	for i := 0; i < m; i++ {
 		if !(sq[i*m+i] > 0) {
-			return nil, nil, fmt.Errorf("engine: the final layer's optimal q(u) is singular: %w", ErrNotFinite)
+			return nil, nil, fmt.Errorf("the final layer's optimal q(u) is singular: %w", ErrNotFinite)
 		}
 	}
 	opt := *l

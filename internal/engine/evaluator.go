@@ -152,7 +152,7 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 		}
 		scale = float64(nAll) / float64(len(rows))
 		if opt.OptimalFinalQ {
-			return nil, nil, fmt.Errorf("engine: the final layer's optimal q(u) needs all the data, not a minibatch")
+			return nil, nil, fmt.Errorf("the final layer's optimal q(u) needs all the data, not a minibatch")
 		}
 	}
 	e.x, e.xbuf = dataRows(e.xbuf, m.X, rows)
@@ -235,7 +235,7 @@ func (e *Evaluator) evaluate(m *Model, opt Options, n int, scale float64, part *
 			q, l, err := e.optimalFinalQ(w, m.Layers[i], n, in, inVar, side...)
 			side = nil
 			if err != nil {
-				return nil, nil, fmt.Errorf("engine: layer %d: %w", i, err)
+				return nil, nil, fmt.Errorf("layer %d: %w", i+1, err)
 			}
 			res.FinalQ = q
 			w.prepareQ(l, opt.Gradient)
