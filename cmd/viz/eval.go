@@ -97,7 +97,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	ev := engine.Evaluator{Workers: *workers}
-	res, grad, err := ev.Evaluate(mf.Model, engine.Options{Gradient: true, OutputVariance: true})
+	res, grad, err := ev.EvaluateAll(mf.Model, engine.Options{Gradient: true, OutputVariance: true})
 	if err != nil {
 		return badInput("viz eval: %s: %v", *path, err)
 	}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -29,6 +31,7 @@ type fitFlags struct {
 	data, hidden, kernel, out, freeze, hiddenInit, inputKernel, preset string
 	optimizer                                                          train.Method
 	inducing, outputInducing, iters, restarts, batch, workers          int
+	maxRows                                                            int
 	seed                                                               uint64
 	lr, tol, tolAbs, hiddenNoise, outputNoise                          float64
 	window, horizon                                                    int
@@ -94,6 +97,10 @@ const initMethod = "per layer: inducing inputs at the quantiles (1-D) or k-means
 	"q_mu by sparse regression of those targets, q_sqrt = chol(noise ratio · Kuu); restart r: seed+r, perturbed for r > 0, " +
 	"restart 1 uses the other first-hidden-layer choice; the best bound is kept"
 
+// defaultFitMaxRows is viz fit -max-rows's default: a million rows of the
+// robot's shape fit in about 1 GB (docs/measurements.md).
+const defaultFitMaxRows = 1000000
+
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fit", stderr)
 	var f fitFlags
@@ -125,6 +132,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.workers, "workers", 0, "goroutines per evaluation (0: share the CPUs between restarts)")
 	fs.BoolVar(&f.embedData, "embed-data", false, "write the data into the model file even when they are a public data set's (robot, frey); by default the file refers to that data set's file by its checksum, and readers load it from this machine")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
+	fs.IntVar(&f.maxRows, "max-rows", defaultFitMaxRows, fmt.Sprintf("data rows a CSV file may have, at most %d; its file-size limit rises with it (%d bytes a row)", engine.MaxData, dataset.MaxFileSize/dataset.MaxRows))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -153,7 +161,15 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.finalQ != "optimal" && f.finalQ != "parameters" {
 		return badInput("viz fit: -final-q %q: want optimal or parameters", f.finalQ)
 	}
-	ds, err := dataset.Load(f.data)
+	if f.maxRows < 1 || f.maxRows > engine.MaxData {
+		return badInput("viz fit: -max-rows %d: want 1 to %d", f.maxRows, engine.MaxData)
+	}
+	// Reading a large CSV file makes garbage of several times the data (a
+	// string per line, the growing arrays), which the collector, by
+	// default, lets grow to the live data's size before it runs.
+	gc := debug.SetGCPercent(loadGCPercent)
+	ds, err := dataset.LoadWith(f.data, dataset.CSVOptions{MaxRows: f.maxRows, RaiseLimits: true, LimitFlag: "viz fit -max-rows"})
+	debug.SetGCPercent(gc)
 	if err != nil {
 		return usageError{fmt.Errorf("viz fit: %w", err)}
 	}
@@ -161,7 +177,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "viz fit: warning: %s\n", w)
 	}
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
-	x, y := nx.Apply(ds.X), ny.Apply(ds.Y)
+	x, y := normaliseData(ds, nx, ny)
+	limitMemory(x, y)
 
 	// The preset: named, or the one the data's shape calls for. It gives
 	// the defaults of the model's flags; given neither -hidden nor
@@ -296,19 +313,11 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		raw[k] = b
 	}
-	var buf bytes.Buffer
 	mf := &engine.ModelFile{Model: model, Info: engine.InfoOf(ds), Data: ds, Extra: raw}
 	if f.embedData {
 		mf.Data = nil
 	}
-	if err := engine.WriteModelFile(&buf, mf); err != nil {
-		return fmt.Errorf("viz fit: %w", err)
-	}
-	if f.out == "" || f.out == "-" {
-		if _, err := stdout.Write(buf.Bytes()); err != nil {
-			return err
-		}
-	} else if err := os.WriteFile(f.out, buf.Bytes(), 0o644); err != nil {
+	if err := writeModelOut(f.out, stdout, mf); err != nil {
 		return fmt.Errorf("viz fit: %w", err)
 	}
 	if interrupted {
@@ -316,6 +325,75 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("viz fit: interrupted after %d iterations; wrote the best model so far (bound %.6g)", final.Iters, final.Bound)
 	}
 	return nil
+}
+
+// normaliseData returns the data set's inputs and outputs standardised.
+// A public data set's originals are kept beside them (the model file
+// refers to its file when they normalise to the model's data bit for
+// bit); any other's are standardised in place, since the model file keeps
+// the standardised data and the normalisation.
+func normaliseData(ds *dataset.Dataset, nx, ny dataset.Normalizer) (x, y *mat.Dense) {
+	if ds.Source != nil {
+		return nx.Apply(ds.X), ny.Apply(ds.Y)
+	}
+	nx.ApplyInPlace(ds.X)
+	if ds.Y != ds.X { // an autoencoder's one matrix, standardised once
+		ny.ApplyInPlace(ds.Y)
+	}
+	return ds.X, ds.Y
+}
+
+// loadGCPercent is the collector's GOGC while viz fit reads its data.
+const loadGCPercent = 20
+
+// limitMemory sets the garbage collector's soft memory limit to twice the
+// data's size and 300 MB, unless GOMEMLIMIT set one: the fit holds the
+// data, a chunk's workspace and two evaluations' per-datum results (the
+// robot's shape at a million rows: 248 MB, ~30 MB and 2 × 144 MB), and
+// without a limit the heap may grow to twice what is live before a
+// collection (docs/measurements.md, "Memory at a million rows").
+func limitMemory(x, y *mat.Dense) {
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		return // GOMEMLIMIT
+	}
+	r, q := x.Dims()
+	_, d := y.Dims()
+	debug.SetMemoryLimit(2*int64(8*r*(q+d)) + 300<<20)
+}
+
+// writeModelOut writes mf to the file out, or to stdout when out is empty
+// or "-", as a stream: a million rows' file is hundreds of megabytes, which
+// a buffer held besides the data. A file is written under a temporary name
+// beside it and renamed when complete, so a failed write leaves no partial
+// model file.
+func writeModelOut(out string, stdout io.Writer, mf *engine.ModelFile) error {
+	if out == "" || out == "-" {
+		bw := bufio.NewWriterSize(stdout, 1<<16)
+		if err := engine.WriteModelFile(bw, mf); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a rename, nothing to remove
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	err = engine.WriteModelFile(bw, mf)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), out)
 }
 
 // fitPreset runs the preset's restart selection and fits the chosen
@@ -347,7 +425,7 @@ func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.
 		reps = []train.RestartReport{{Init: p.Init, Model: m}}
 		best = 0
 	}
-	m = m.Clone()
+	m = m.CloneParams() // the restart keeps its model; the data are shared
 	if !quiet {
 		prog = newProgress(stderr, 1, opt.MaxIters)
 		opt.Progress = func(s train.StepInfo) { prog.step(0, s) }

@@ -24,8 +24,37 @@ type CSVOptions struct {
 	// of a Shape[0] × Shape[1] image, row by row.
 	Shape [2]int
 	// MaxRows, when positive, refuses more data rows than this as they are
-	// read (a server's limit); the loaders' MaxRows applies in any case.
+	// read (a server's limit); the loaders' MaxRows applies in any case,
+	// unless RaiseLimits is set.
 	MaxRows int
+	// RaiseLimits makes MaxRows the row limit even above the loaders'
+	// MaxRows, and raises the file-size limit MaxFileSize in proportion
+	// (MaxFileSize/MaxRows bytes a row): a command line's own limit.
+	RaiseLimits bool
+	// LimitFlag, when not empty, names the flag that sets MaxRows (such
+	// as "viz fit -max-rows"), for the messages of the limits it sets.
+	LimitFlag string
+}
+
+// limits returns the row and byte limits of a reading with opt.
+func (opt CSVOptions) limits() (rows int, bytes int64) {
+	rows, bytes = MaxRows, maxFileSize
+	if opt.MaxRows <= 0 {
+		return rows, bytes
+	}
+	if !opt.RaiseLimits {
+		return min(rows, opt.MaxRows), bytes
+	}
+	return opt.MaxRows, max(bytes, int64(opt.MaxRows)*(maxFileSize/MaxRows))
+}
+
+// raisedBy returns " (FLAG raises it)" for a limit that opt's LimitFlag
+// sets, else "".
+func (opt CSVOptions) raisedBy() string {
+	if opt.LimitFlag == "" {
+		return ""
+	}
+	return " (" + opt.LimitFlag + " raises it)"
 }
 
 // CSVConventions describes, for people, how ReadCSV reads a header: the
@@ -68,12 +97,13 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 
 // readCSV implements ReadCSV; src names the input in errors.
 func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
+	maxRows, maxBytes := opt.limits()
 	errorf := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s", src, fmt.Sprintf(format, args...))
 	}
 	readErr := func(err error) error {
 		if errors.Is(err, errTooLarge) {
-			return sizeError(src)
+			return fmt.Errorf("%w%s", sizeErrorOf(src, maxBytes), opt.raisedBy())
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
@@ -82,7 +112,7 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		return fmt.Errorf("%s: %w", src, openError(err))
 	}
 
-	cr := csv.NewReader(newLimitReader(r))
+	cr := csv.NewReader(&limitReader{r: r, n: maxBytes})
 	cr.FieldsPerRecord = -1 // ragged rows are reported below, with names
 	cr.TrimLeadingSpace = true
 
@@ -141,10 +171,6 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		}
 	}
 
-	maxRows := MaxRows
-	if opt.MaxRows > 0 {
-		maxRows = min(maxRows, opt.MaxRows)
-	}
 	var (
 		xs, ys, ts []float64
 		labelText  = make([][]string, len(labels))
@@ -162,7 +188,7 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		line, _ := cr.FieldPos(0)
 		rows++
 		if rows > maxRows {
-			return nil, errorf("line %d: more data rows than the limit of %d rows", line, maxRows)
+			return nil, errorf("line %d: more data rows than the limit of %d rows%s", line, maxRows, opt.raisedBy())
 		}
 		if len(rec) != len(header) {
 			return nil, errorf("line %d: %d fields, header has %d", line, len(rec), len(header))
@@ -228,7 +254,10 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		OutputNames: names(out),
 		Shape:       opt.Shape,
 	}
-	x, y := reorder(xs, order, len(in)), reorder(ys, order, len(out))
+	x, y := xs, ys // in the file's order, which without a split is train first
+	if hasSplit {
+		x, y = reorder(xs, order, len(in)), reorder(ys, order, len(out))
+	}
 	ds.X, ds.Y = mat.NewDense(nTrain, len(in), x[:nTrain*len(in)]), mat.NewDense(nTrain, len(out), y[:nTrain*len(out)])
 	if autoencoder {
 		ds.Y = mat.DenseCopyOf(ds.X)

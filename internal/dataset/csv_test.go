@@ -139,6 +139,8 @@ func TestReadCSVErrors(t *testing.T) {
 		{"long header", wideNoXY, CSVOptions{}, "(header: a0,a1,a2,"},
 		{"too many columns", wide, CSVOptions{}, fmt.Sprintf("line 1: the header has %d columns, more than the limit of %d columns", MaxColumns+1, MaxColumns)},
 		{"too many rows", long.String(), CSVOptions{}, fmt.Sprintf("line %d: more data rows than the limit of %d rows", MaxRows+2, MaxRows)},
+		{"a raised limit", long.String(), CSVOptions{MaxRows: MaxRows - 1, RaiseLimits: true, LimitFlag: "viz fit -max-rows"},
+			fmt.Sprintf("line %d: more data rows than the limit of %d rows (viz fit -max-rows raises it)", MaxRows+1, MaxRows-1)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ReadCSV(strings.NewReader(c.in), "t.csv", c.opt)
@@ -149,6 +151,30 @@ func TestReadCSVErrors(t *testing.T) {
 				t.Errorf("error %q, want prefix %q and %q", err, "csv t.csv: ", c.want)
 			}
 		})
+	}
+}
+
+// TestCSVRaisedLimits: a command line's row limit above MaxRows admits
+// more rows than MaxRows, and a file-size limit raised in proportion.
+func TestCSVRaisedLimits(t *testing.T) {
+	var long strings.Builder
+	long.WriteString("x,y\n")
+	for range MaxRows + 1 {
+		long.WriteString("1,2\n")
+	}
+	ds, err := ReadCSV(strings.NewReader(long.String()), "t.csv", CSVOptions{MaxRows: MaxRows + 1, RaiseLimits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := ds.X.Dims(); n != MaxRows+1 {
+		t.Errorf("%d rows read, want %d", n, MaxRows+1)
+	}
+	if _, err := ReadCSV(strings.NewReader(long.String()), "t.csv", CSVOptions{MaxRows: MaxRows + 1}); err == nil {
+		t.Error("a server's limit above MaxRows admitted more than MaxRows rows")
+	}
+	rows, bytes := CSVOptions{MaxRows: 10 * MaxRows, RaiseLimits: true}.limits()
+	if rows != 10*MaxRows || bytes < 10*(MaxFileSize/MaxRows)*MaxRows {
+		t.Errorf("limits of 10·MaxRows: %d rows, %d bytes", rows, bytes)
 	}
 }
 

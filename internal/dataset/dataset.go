@@ -150,11 +150,15 @@ func openError(err error) error {
 }
 
 // sizeError describes errTooLarge for the source src.
-func sizeError(src string) error {
-	if maxFileSize%(1<<20) == 0 {
-		return fmt.Errorf("%s: larger than the limit of %d MiB", src, maxFileSize>>20)
+func sizeError(src string) error { return sizeErrorOf(src, maxFileSize) }
+
+// sizeErrorOf describes errTooLarge for the source src read with a limit
+// of limit bytes.
+func sizeErrorOf(src string, limit int64) error {
+	if limit%(1<<20) == 0 {
+		return fmt.Errorf("%s: larger than the limit of %d MiB", src, limit>>20)
 	}
-	return fmt.Errorf("%s: larger than the limit of %d bytes", src, maxFileSize)
+	return fmt.Errorf("%s: larger than the limit of %d bytes", src, limit)
 }
 
 // MaxAbsValue bounds the magnitude of every data value: the model

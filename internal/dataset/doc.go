@@ -20,5 +20,6 @@
 // error, for people (no package prefix), that names the file, the line and
 // the field or column.
 // Inputs are limited to MaxFileSize bytes, MaxRows rows and MaxColumns
-// columns.
+// columns; a command line may raise the CSV reader's rows and bytes with
+// its own flag (CSVOptions.RaiseLimits, LoadWith).
 package dataset

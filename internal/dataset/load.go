@@ -15,7 +15,11 @@ import (
 //	"csv:PATH"     a CSV file read from PATH with default CSVOptions (see LoadCSV)
 //
 // Surrounding white space in spec is ignored; PATH is used as given.
-func Load(spec string) (*Dataset, error) {
+func Load(spec string) (*Dataset, error) { return LoadWith(spec, CSVOptions{}) }
+
+// LoadWith is Load, reading a CSV file with opt (a command line's limits,
+// CSVOptions.RaiseLimits).
+func LoadWith(spec string, opt CSVOptions) (*Dataset, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" || spec == "step" {
 		return Step(), nil
@@ -40,7 +44,7 @@ func Load(spec string) (*Dataset, error) {
 			case "frey":
 				return LoadFrey(path)
 			}
-			return LoadCSV(path, CSVOptions{})
+			return LoadCSV(path, opt)
 		}
 	}
 	return nil, fmt.Errorf(`unknown data set %q: valid are "step", "robot", "robot:PATH", "frey", "frey:PATH" and "csv:PATH"`, spec)

@@ -167,3 +167,14 @@ func TestZeroNormalizerIsIdentity(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyInPlace: standardising in place gives Apply's bits.
+func TestApplyInPlace(t *testing.T) {
+	a := mat.NewDense(4, 2, []float64{1, 10, 2, 20, 3, 35, 4.5, 41})
+	n := FitNormalizer(a)
+	want := n.Apply(a)
+	n.ApplyInPlace(a)
+	if !mat.Equal(a, want) {
+		t.Errorf("in place %v, Apply %v", mat.Formatted(a), mat.Formatted(want))
+	}
+}

@@ -32,9 +32,22 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	fd := float64(d)
 	mm2 := m * m
 	sc := &w.scratch
+	kl := 1.0 // the weight of the KL's terms
+	if w.noKLGrad {
+		kl = 0
+	}
 	dBW, dLcat, dAW, wdKL := pg.dBW, pg.dLcat, pg.dAW, pg.wdKL
-	dZ := make([]float64, m*q)
-	dTheta := make([]float64, w.kernel.NumParams())
+	// into: the gradient is added to it, and the temporaries come from the
+	// scratch arena (a chunk of EvaluateChunked).
+	into := w.gradInto
+	alloc := func(n int) []float64 {
+		if into != nil {
+			return sc.take(n)
+		}
+		return make([]float64, n)
+	}
+	dZ := alloc(m * q)
+	dTheta := alloc(w.kernel.NumParams())
 	for c := 0; c < pg.chunks; c++ {
 		addTo(dZ, w.baccs[c].dZ)
 		addTo(dTheta, w.baccs[c].dParams)
@@ -62,10 +75,10 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	//   ½[tr(Kinv Ssum) + Σ_d m_dᵀ Kinv m_d − DM + D log|Kuu| − Σ_d log|S_d|],
 	// all in whitened form (Kinv = WᵀW): see sandwich.
 	// m: −Kinv·m from the KL and Kinv·dA from A, = Wᵀ(W·dA − W·m).
-	dQmu := make([]float64, m*d)
+	dQmu := alloc(m * d)
 	dm := sc.take(m * d)
 	for i := range dm {
-		dm[i] = dAW[i] - w.mW[i]
+		dm[i] = dAW[i] - kl*w.mW[i]
 	}
 	mm(dQmu, m, d, m, w.lwT, false, dm, false, 1, 0)
 	// Ssum = Σ_d L_d L_dᵀ with dSsum = Kinv·dBsum·Kinv − ½Kinv =
@@ -81,7 +94,7 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 	copy(x, dBW)
 	linalg.Symmetrize(x, m)
 	for i := 0; i < m; i++ {
-		x[i*m+i] -= 0.5
+		x[i*m+i] -= 0.5 * kl
 	}
 	if wdKL != nil {
 		y := sc.take(m * m * d)
@@ -117,15 +130,15 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 		mm(tmpK, m, m, m, dBW, false, w.sW, false, 1, 0)
 		for i := 0; i < m; i++ {
 			for j := 0; j < m; j++ {
-				xk[i*m+j] += tmpK[i*m+j] + tmpK[j*m+i] - 0.5*w.sW[i*m+j]
+				xk[i*m+j] += tmpK[i*m+j] + tmpK[j*m+i] - 0.5*kl*w.sW[i*m+j]
 			}
 		}
 		for i := range dm {
-			dm[i] = dAW[i] - 0.5*w.mW[i]
+			dm[i] = dAW[i] - 0.5*kl*w.mW[i]
 		}
 		mm(xk, m, m, d, dm, false, w.mW, true, 1, 1)
 		for i := 0; i < m; i++ {
-			xk[i*m+i] += 0.5 * fd
+			xk[i*m+i] += 0.5 * fd * kl
 		}
 		mm(tmpK, m, m, m, w.lwT, false, xk, false, 1, 0)
 		mm(dKuu, m, m, m, tmpK, false, w.lw, false, -1, 0)
@@ -137,16 +150,38 @@ func (e *Evaluator) paramGradient(w *layerWork, pg *paramGrads) LayerGradient {
 		chainKuu()
 	}
 	// The lower triangles, and +Σ_d log|S_d|/2 = Σ_d Σ_j log|L_d,jj|.
-	qsqrt := make([]*mat.Dense, d)
-	for k := range qsqrt {
+	var qsqrt []*mat.Dense
+	if into == nil {
+		qsqrt = make([]*mat.Dense, d)
+	}
+	for k := range d {
+		if into != nil {
+			dl := into.QSqrt[k].RawMatrix().Data
+			for i := 0; i < m; i++ {
+				for j, v := range dLcat[i*m*d+k*m : i*m*d+k*m+i+1] {
+					if j == i {
+						v += kl / w.lcat[i*m*d+k*m+i]
+					}
+					dl[i*m+j] += v
+				}
+			}
+			continue
+		}
 		dl := make([]float64, mm2)
 		for i := 0; i < m; i++ {
 			copy(dl[i*m:i*m+i+1], dLcat[i*m*d+k*m:i*m*d+k*m+i+1])
-			dl[i*m+i] += 1 / w.lcat[i*m*d+k*m+i]
+			dl[i*m+i] += kl / w.lcat[i*m*d+k*m+i]
 		}
 		qsqrt[k] = mat.NewDense(m, m, dl)
 	}
 	kuuDone.Wait()
+	if into != nil {
+		addTo(into.Kernel, dTheta)
+		into.NoiseVariance += pg.ds2
+		addTo(into.InducingInputs.RawMatrix().Data, dZ)
+		addTo(into.QMu.RawMatrix().Data, dQmu)
+		return *into
+	}
 
 	return LayerGradient{
 		Kernel:         dTheta,

@@ -80,15 +80,26 @@ func (e *Evaluator) OptimalFinalQ(m *Model) (*OptimalQ, error) {
 // factor for every output) to evaluate the bound at.
 func (e *Evaluator) optimalFinalQ(w *layerWork, l *Layer, n int, in, inVar []float64, side ...func()) (*OptimalQ, *Layer, error) {
 	e.forward(w, n, in, inVar, false, false, fwdStats, nil, side...)
-	m, d := w.m, w.d
-	mm2 := m * m
 	phiW := w.p11W // W·Ψ1ᵀΨ1·Wᵀ: a certain input has no propagation
 	if inVar != nil {
 		phiW = w.psi2W // W·ΣΨ2·Wᵀ from penaltySums, compensated where it needs
 	}
-	inv := 1 / w.s2
 	sc := &w.scratch
 	sc.next = 0
+	vty := sc.take(w.m * w.d)
+	e.productsTN(w.m, n, tnProduct{c: vty, cols: w.d, a: w.v, b: e.y, alpha: 1 / w.s2})
+	return e.solveFinalQ(w, l, phiW, vty)
+}
+
+// solveFinalQ returns the final layer's q(u) at its optimum from the
+// statistics of all the data, Φ_W = W·Φ·Wᵀ and Vᵀy/s² (M×D), for the layer
+// prepared in w, and the layer with it (as optimalFinalQ). It takes its
+// temporaries from w.scratch, after those taken.
+func (e *Evaluator) solveFinalQ(w *layerWork, l *Layer, phiW, vty []float64) (*OptimalQ, *Layer, error) {
+	m, d := w.m, w.d
+	mm2 := m * m
+	inv := 1 / w.s2
+	sc := &w.scratch
 	// P = I + Φ_W/s², factored from its last row and column (P = U·Uᵀ,
 	// U upper triangular) so that its inverse has the lower triangular
 	// factor U⁻ᵀ: the Cholesky factor L' of J·P·J (J reverses the order)
@@ -104,7 +115,7 @@ func (e *Evaluator) optimalFinalQ(w *layerWork, l *Layer, n int, in, inVar []flo
 		}
 	}
 	if !linalg.Cholesky(rev, rev, m) {
-		return nil, nil, fmt.Errorf("engine: the final layer's optimal q(u): I + W·Ψ2·Wᵀ/s² is not positive definite (noise variance %g): %w", w.s2, ErrNotFinite)
+		return nil, nil, fmt.Errorf("the final layer's optimal q(u): I + W·Ψ2·Wᵀ/s² is not positive definite (noise variance %g): %w", w.s2, ErrNotFinite)
 	}
 	lt := sc.take(mm2) // (L'⁻¹)ᵀ
 	linalg.LowerInverseT(lt, rev, m)
@@ -115,8 +126,6 @@ func (e *Evaluator) optimalFinalQ(w *layerWork, l *Layer, n int, in, inVar []flo
 		}
 	}
 	// μ = T·Tᵀ·Vᵀy/s².
-	vty := sc.take(m * d)
-	e.productsTN(m, n, tnProduct{c: vty, cols: d, a: w.v, b: e.y, alpha: inv})
 	tmp := sc.take(m * d)
 	mm(tmp, m, d, m, t, true, vty, false, 1, 0)
 	mu := sc.take(m * d)
@@ -136,7 +145,7 @@ func (e *Evaluator) optimalFinalQ(w *layerWork, l *Layer, n int, in, inVar []flo
 	}
 	for i := 0; i < m; i++ {
 		if !(sq[i*m+i] > 0) {
-			return nil, nil, fmt.Errorf("engine: the final layer's optimal q(u) is singular: %w", ErrNotFinite)
+			return nil, nil, fmt.Errorf("the final layer's optimal q(u) is singular: %w", ErrNotFinite)
 		}
 	}
 	opt := *l

@@ -18,7 +18,9 @@
 // parallel. Chunks are reduced in a fixed order, so the result does not
 // depend on the number of workers; and every datum gets the same
 // arithmetic wherever it sits in a batch, so a prediction does not depend
-// on what is predicted with it.
+// on what is predicted with it. EvaluateChunked (and EvaluateAll above
+// ChunkAbove rows) takes the data in consecutive chunks of rows and adds
+// them up, so that an evaluation's workspace does not grow with the data.
 //
 // On amd64 CPUs with AVX2 and FMA the hot loops — the exponential, the Ψ2
 // pair loop and the matrix products — run in assembly (simd_amd64.s);

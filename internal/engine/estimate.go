@@ -24,12 +24,20 @@ type Cost struct {
 // capped values for a model at hand). It follows the engine's buffer sizes
 // (layerwork.go, backward.go) and operation counts (ψ statistics, the Ψ2
 // pair loop, the variance products); TestEstimateCostMatchesHeap checks the
-// bytes against the measured heap.
+// bytes against the measured heap. Above ChunkAbove rows it is the cost of
+// an evaluation in chunks of DefaultChunkRows (EvaluateChunked, as the
+// trainer evaluates): the workspace of a chunk, and the per-datum results
+// of all n rows.
 func EstimateCost(n int, widths []int, m int) Cost {
 	m = max(min(m, n), 1)
 	var words, scratch, flops, backward float64
-	chunks := float64(numChunks(n))
-	fn, fm := float64(n), float64(m)
+	// nw: the rows an evaluation's workspace holds at once.
+	nw := n
+	if n > ChunkAbove {
+		nw = DefaultChunkRows
+	}
+	chunks := float64(numChunks(nw))
+	fn, fm, fw := float64(n), float64(m), float64(nw)
 	for i := 0; i+1 < len(widths); i++ {
 		q, d := float64(widths[i]), float64(widths[i+1])
 		pairs := fm * (fm + 1) / 2
@@ -37,28 +45,28 @@ func EstimateCost(n int, widths []int, m int) Cost {
 		hidden := i+2 < len(widths) // its output variance feeds the next layer
 		// Forward, kept per layer: ψ1, penalties, messages, and for a
 		// hidden layer U = Ψ1·Kinv·L behind the output variance.
-		words += fn*fm + fn*(2+2*d) + fm*fm*(16+4*d) + 2*fm*d
+		words += fw*fm + fw*(2+2*d) + fm*fm*(16+4*d) + 2*fm*d
 		flops += fn * fm * q * 30           // ψ1 (an exp per entry)
 		flops += 2 * fn * fm * d            // means
 		flops += 2 * fn * fm * fm           // Ψ1ᵀΨ1
 		flops += 3 * fm * fm * fm * (1 + d) // factorisations, inverse, KL
 		if hidden {
-			words += fn * fm * d
+			words += fw * fm * d
 			flops += 2 * fn * fm * fm * d       // U
 			flops += 2 * (2 * fn * fm * fm * d) // ∂U products
 		}
 		if uncertain {
 			// Its input's gradient (dIn, dInVar); a certain input, the
 			// data, has none (Frey's 1965 × 560 would be 17 MB).
-			words += 2 * fn * q
+			words += 2 * fw * q
 			words += chunks * pairs * (1 + q)
 			flops += fn * pairs * (30 + 8*q) // the Ψ2 pair loop with its gradient
 		}
 		// Backward, in a scratch arena that the layers take in turn: ∂Ψ1,
 		// ∂U and the parameter gradients; chunk accumulators per layer.
-		b := fn*fm + fm*fm*(8+3*d)
+		b := fw*fm + fm*fm*(8+3*d)
 		if hidden {
-			b += fn * fm * d
+			b += fw * fm * d
 		}
 		scratch = max(scratch, b)
 		words += chunks * fm * q
@@ -69,7 +77,7 @@ func EstimateCost(n int, widths []int, m int) Cost {
 		if !hidden {
 			// The bound alone with no output message (Forward) keeps
 			// neither the output layer's variance nor its message.
-			backward += 3 * fn * d
+			backward += (fw + 2*fn) * d
 		}
 	}
 	return Cost{Bytes: int64(8 * (words + scratch)), Flops: flops, Forward: int64(8 * (words - backward))}
@@ -91,19 +99,20 @@ func ModelBytes(n int, widths []int, m int) int64 {
 
 // EstimatePredict is the memory in bytes that Evaluator.Predict takes at n
 // rows of a model of these widths with m inducing points: every layer's
-// forward pass with its output variance — for the output layer too,
-// U = Ψ1·Kinv·L of n × m × d, which the bound never needs — and the
-// messages it returns. A view that predicts every row for its frames
-// (the latent explorer) holds this beside the optimizer's buffers.
+// forward pass with its output variance over a chunk of at most
+// DefaultChunkRows rows — for the output layer too, U = Ψ1·Kinv·L of
+// chunk × m × d, which the bound never needs — and the messages of all n
+// rows it returns. A view that predicts every row for its frames (the
+// latent explorer) holds this beside the optimizer's buffers.
 func EstimatePredict(n int, widths []int, m int) int64 {
 	m = max(min(m, n), 1)
-	fn, fm := float64(n), float64(m)
-	words := fn * float64(widths[0]) // the inputs, gathered
+	fn, fm, fw := float64(n), float64(m), float64(min(n, DefaultChunkRows))
+	words := 0.0
 	for i := 0; i+1 < len(widths); i++ {
 		q, d := float64(widths[i]), float64(widths[i+1])
-		words += fn*fm + 3*fn + 4*fn*d + fn*fm*d + 4*fm*fm*d
+		words += fw*fm + 3*fw + 2*fw*d + 2*fn*d + fw*fm*d + 4*fm*fm*d
 		if i > 0 { // a Gaussian input: its gradients' buffers
-			words += 2 * fn * q
+			words += 2 * fw * q
 		}
 	}
 	return int64(8 * words)

@@ -20,13 +20,14 @@ func TestEstimateCostMatchesHeap(t *testing.T) {
 		widths []int
 		m      int
 	}{
-		{30, []int{1, 1, 1, 1}, 12},         // the step demo
-		{215, []int{1, 3, 3, 30}, 20},       // the robot preset
-		{2000, []int{1, 8, 1}, 64},          // a large one-hidden-layer model
-		{2000, []int{1, 8, 8, 8, 1}, 64},    // deeper
-		{2000, []int{8, 8, 8, 8, 8, 8}, 32}, // wide everywhere
-		{1965, []int{560, 2, 560}, 15},      // the Frey faces' autoencoder: certain 560-D inputs
-		{2000, []int{1, 3, 3, 460}, 15},     // 460 outputs
+		{30, []int{1, 1, 1, 1}, 12},              // the step demo
+		{215, []int{1, 3, 3, 30}, 20},            // the robot preset
+		{2000, []int{1, 8, 1}, 64},               // a large one-hidden-layer model
+		{2000, []int{1, 8, 8, 8, 1}, 64},         // deeper
+		{2000, []int{8, 8, 8, 8, 8, 8}, 32},      // wide everywhere
+		{1965, []int{560, 2, 560}, 15},           // the Frey faces' autoencoder: certain 560-D inputs
+		{2000, []int{1, 3, 3, 460}, 15},          // 460 outputs
+		{2 * ChunkAbove, []int{1, 3, 3, 30}, 15}, // the robot's shape in chunks
 	} {
 		t.Run(fmt.Sprintf("n%d-%v-m%d", tc.n, tc.widths, tc.m), func(t *testing.T) {
 			kernels := make([]string, len(tc.widths)-1)
@@ -37,8 +38,15 @@ func TestEstimateCostMatchesHeap(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
+			// Above ChunkAbove rows, in chunks, as the trainer evaluates.
+			eval := func(e *Evaluator, opt Options) (*Result, *Gradient, error) {
+				if tc.n > ChunkAbove {
+					return e.EvaluateChunked(model, opt, DefaultChunkRows)
+				}
+				return e.Evaluate(model, opt)
+			}
 			e := &Evaluator{Workers: 2}
-			res, g, err := e.Evaluate(model, Options{Gradient: true})
+			res, g, err := eval(e, Options{Gradient: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +67,7 @@ func TestEstimateCostMatchesHeap(t *testing.T) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			f := &Evaluator{Workers: 2}
-			resF, _, err := f.Evaluate(model, Options{NoOutputMessage: true})
+			resF, _, err := eval(f, Options{NoOutputMessage: true})
 			if err != nil {
 				t.Fatal(err)
 			}

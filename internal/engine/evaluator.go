@@ -152,7 +152,7 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 		}
 		scale = float64(nAll) / float64(len(rows))
 		if opt.OptimalFinalQ {
-			return nil, nil, fmt.Errorf("engine: the final layer's optimal q(u) needs all the data, not a minibatch")
+			return nil, nil, fmt.Errorf("the final layer's optimal q(u) needs all the data, not a minibatch")
 		}
 	}
 	e.x, e.xbuf = dataRows(e.xbuf, m.X, rows)
@@ -161,7 +161,28 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 	if rows != nil {
 		n = len(rows)
 	}
+	return e.evaluate(m, opt, n, scale, nil)
+}
 
+// chunkPart is where evaluate writes one chunk of a chunked evaluation
+// (EvaluateChunked): the per-datum outputs into dst's full-size arrays
+// from row at on. The first chunk prepares the layers and carries the
+// KL's gradient; the others keep what it prepared (the parameters are
+// the same) and leave the KL out, so that the chunks' gradients sum to
+// the full one.
+type chunkPart struct {
+	dst   *Result
+	at    int
+	first bool
+	// grad, when not nil, is the gradient of the chunks before, to which
+	// this chunk's is added.
+	grad *Gradient
+}
+
+// evaluate evaluates the bound (and gradient) of the n rows in e.x and
+// e.y, their data terms scaled by scale, for a valid model; part, when not
+// nil, says where the per-datum outputs go (else into the Result).
+func (e *Evaluator) evaluate(m *Model, opt Options, n int, scale float64, part *chunkPart) (*Result, *Gradient, error) {
 	for len(e.layers) < len(m.Layers) {
 		e.layers = append(e.layers, &layerWork{})
 	}
@@ -172,21 +193,28 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 	// others' as side tasks of the first layer's forward pass, largest
 	// first.
 	errs := make([]error, len(m.Layers))
-	prepare := func(i int) func() {
-		return func() {
-			works[i].uncertain = i > 0
-			errs[i] = works[i].prepare(m.Layers[i], m.Jitter, scale, opt.Gradient)
-		}
-	}
-	prepare(0)()
-	above := make([]int, 0, len(m.Layers)-1)
-	for i := 1; i < len(m.Layers); i++ {
-		above = append(above, i)
-	}
-	slices.SortStableFunc(above, func(a, b int) int { return paramWorkOf(m.Layers[b]) - paramWorkOf(m.Layers[a]) })
 	var side []func()
-	for _, i := range above {
-		side = append(side, prepare(i))
+	if part == nil || part.first {
+		prepare := func(i int) func() {
+			return func() {
+				works[i].uncertain = i > 0
+				works[i].noKLGrad = false
+				errs[i] = works[i].prepare(m.Layers[i], m.Jitter, scale, opt.Gradient)
+			}
+		}
+		prepare(0)()
+		above := make([]int, 0, len(m.Layers)-1)
+		for i := 1; i < len(m.Layers); i++ {
+			above = append(above, i)
+		}
+		slices.SortStableFunc(above, func(a, b int) int { return paramWorkOf(m.Layers[b]) - paramWorkOf(m.Layers[a]) })
+		for _, i := range above {
+			side = append(side, prepare(i))
+		}
+	} else {
+		for _, w := range works {
+			w.noKLGrad = true
+		}
 	}
 
 	// Forward: messages and penalties, and the Ψ2 part of the gradient,
@@ -207,28 +235,37 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 			q, l, err := e.optimalFinalQ(w, m.Layers[i], n, in, inVar, side...)
 			side = nil
 			if err != nil {
-				return nil, nil, fmt.Errorf("engine: layer %d: %w", i, err)
+				return nil, nil, fmt.Errorf("layer %d: %w", i+1, err)
 			}
 			res.FinalQ = q
 			w.prepareQ(l, opt.Gradient)
 		}
 		e.forward(w, n, in, inVar, opt.Gradient, !last || opt.OutputVariance, fwdBound, lik, side...)
 		side = nil
-		t := LayerTerms{
-			KL:                  w.kl,
-			CompressionPerDatum: append([]float64(nil), w.comp[:n]...),
-			PropagationPerDatum: append([]float64(nil), w.prop[:n]...),
-		}
-		t.Compression = scale * w.compSum
-		t.Propagation = scale * w.propSum
-		res.Layers[i] = t
-		if !last || !opt.NoOutputMessage {
-			msg := Message{Mean: mat.NewDense(n, w.d, append([]float64(nil), w.mean...))}
-			if w.vr != nil {
-				msg.Var = mat.NewDense(n, w.d, append([]float64(nil), w.vr...))
+		t := LayerTerms{KL: w.kl, Compression: scale * w.compSum, Propagation: scale * w.propSum}
+		keepMessage := !last || !opt.NoOutputMessage
+		if part == nil {
+			t.CompressionPerDatum = append([]float64(nil), w.comp[:n]...)
+			t.PropagationPerDatum = append([]float64(nil), w.prop[:n]...)
+			if keepMessage {
+				msg := Message{Mean: mat.NewDense(n, w.d, append([]float64(nil), w.mean...))}
+				if w.vr != nil {
+					msg.Var = mat.NewDense(n, w.d, append([]float64(nil), w.vr...))
+				}
+				res.Messages[i] = msg
 			}
-			res.Messages[i] = msg
+		} else {
+			dt, at := &part.dst.Layers[i], part.at
+			copy(dt.CompressionPerDatum[at:at+n], w.comp[:n])
+			copy(dt.PropagationPerDatum[at:at+n], w.prop[:n])
+			if msg := part.dst.Messages[i]; keepMessage {
+				copy(msg.Mean.RawMatrix().Data[at*w.d:(at+n)*w.d], w.mean[:n*w.d])
+				if msg.Var != nil {
+					copy(msg.Var.RawMatrix().Data[at*w.d:(at+n)*w.d], w.vr[:n*w.d])
+				}
+			}
 		}
+		res.Layers[i] = t
 		in, inVar = w.mean, w.vr
 	}
 
@@ -251,6 +288,12 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 	// not need, is a side task of the next layer's backward pass.
 	grad := &Gradient{Layers: make([]LayerGradient, len(m.Layers))}
 	gVar := []float64(nil)
+	for i, w := range works {
+		w.gradInto = nil
+		if part != nil && part.grad != nil {
+			w.gradInto = &part.grad.Layers[i]
+		}
+	}
 	for i := len(m.Layers) - 1; i >= 0; i-- {
 		w := works[i]
 		params := e.backward(w, n, gMean, gVar, i == len(m.Layers)-1, res.Layers[i], side...)
@@ -259,16 +302,22 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 	}
 	side[0]()
 	if opt.OptimalFinalQ {
-		g := grad.Layers[len(m.Layers)-1]
-		g.QMu.Zero()
-		for _, s := range g.QSqrt {
-			s.Zero()
-		}
+		zeroFinalQ(grad)
 	}
 	if err := checkGradient(grad); err != nil {
 		return res, nil, err
 	}
 	return res, grad, nil
+}
+
+// zeroFinalQ zeroes the gradient w.r.t. the final layer's q(u), on which
+// the bound at its optimum does not depend (Options.OptimalFinalQ).
+func zeroFinalQ(grad *Gradient) {
+	g := grad.Layers[len(grad.Layers)-1]
+	g.QMu.Zero()
+	for _, s := range g.QSqrt {
+		s.Zero()
+	}
 }
 
 // paramWorkOf estimates the multiply-adds of a layer's work that depends

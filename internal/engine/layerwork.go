@@ -28,6 +28,13 @@ type layerWork struct {
 	// uncertain is set by the caller before prepare when the layer's input
 	// is a Gaussian message: prepare then computes C and g2 too.
 	uncertain, haveBsum, haveC bool
+	// noKLGrad leaves the KL's part out of the parameter gradient: a
+	// chunk of a chunked evaluation other than the first, whose gradients
+	// are summed (EvaluateChunked).
+	noKLGrad bool
+	// gradInto, when not nil, is the gradient that paramGradient adds the
+	// layer's to, instead of returning a new one (EvaluateChunked).
+	gradInto *LayerGradient
 	// compensate: W·x·Wᵀ of a product x of kernel values may lose more
 	// than compensateAbove of it (whitenRoundoff): ΣΨ2 is summed from
 	// double-double entries and W·ΣΨ2·Wᵀ formed in compensated arithmetic.

@@ -11,12 +11,14 @@ import (
 const DefaultJitter = 1e-6
 
 // Limits on model sizes, checked by Validate so that a hostile or mistaken
-// model file cannot make the process allocate without bound.
+// model file cannot make the process allocate without bound. MaxData rows
+// of the robot's shape (1 input, 30 outputs) are 2.5 GB of data; the
+// evaluations' workspace does not grow with them (EvaluateChunked).
 const (
 	MaxLayers   = 16
 	MaxInducing = 2000
 	MaxDim      = 1000
-	MaxData     = 1000000
+	MaxData     = 10000000
 )
 
 // Layer is one GP layer: D outputs sharing a kernel, noise variance and M

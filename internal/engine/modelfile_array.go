@@ -607,7 +607,7 @@ func dataToJSON(x, y *mat.Dense, nx, ny dataset.Normalizer, src *dataset.Dataset
 	xj, yj := dataMatrixToJSON(x, nx, src), dataMatrixToJSON(y, ny, src)
 	xa, okx := xj.(*arrayJSON)
 	ya, oky := yj.(*arrayJSON)
-	if okx && oky && slices.Equal(xa.Shape, ya.Shape) && xa.Dtype == ya.Dtype && xa.Units == ya.Units && xa.Compression == ya.Compression && xa.Base64 == ya.Base64 &&
+	if okx && oky && slices.Equal(xa.Shape, ya.Shape) && xa.Dtype == ya.Dtype && xa.Units == ya.Units && xa.Compression == ya.Compression && xa.Base64 == ya.Base64 && bytes.Equal(xa.raw, ya.raw) &&
 		(xa.DataSet == nil) == (ya.DataSet == nil) && (xa.DataSet == nil || *xa.DataSet == *ya.DataSet) {
 		yj = &arrayJSON{SameAs: "X"}
 	}
@@ -620,14 +620,14 @@ func dataMatrixToJSON(a *mat.Dense, nz dataset.Normalizer, src *dataset.Dataset)
 		return MatrixRows(a)
 	}
 	if nz.Mean == nil { // no normalisation to store original units with
-		return matrixToJSON(a)
+		return float64Stream(a)
 	}
 	if ref := refer(a, nz, src); ref != nil {
 		return &arrayJSON{Shape: []int{r, c}, Units: "original", DataSet: ref}
 	}
 	ints, dtype, ok := integerOriginals(a, nz)
 	if !ok {
-		return matrixToJSON(a)
+		return float64Stream(a)
 	}
 	size := dtypes[dtype]
 	raw := make([]byte, size*len(ints))
@@ -642,7 +642,34 @@ func dataMatrixToJSON(a *mat.Dense, nz dataset.Normalizer, src *dataset.Dataset)
 			le.PutUint32(raw[4*i:], uint32(v))
 		}
 	}
-	return &arrayJSON{Shape: []int{r, c}, Dtype: dtype, Units: "original", Compression: "zlib", Base64: zlibBase64(raw)}
+	return &arrayJSON{Shape: []int{r, c}, Dtype: dtype, Units: "original", Compression: "zlib", raw: raw}
+}
+
+// float64Stream is the data matrix a in compact form, its Base64 left to
+// be streamed from raw as the file is written (writeStreamed): the data
+// of a million rows are hundreds of megabytes in each of their forms.
+func float64Stream(a *mat.Dense) *arrayJSON {
+	r, c := a.Dims()
+	raw := make([]byte, 0, 8*r*c)
+	for i := range r {
+		for _, v := range a.RawRowView(i) {
+			raw = binary.LittleEndian.AppendUint64(raw, math.Float64bits(v))
+		}
+	}
+	return &arrayJSON{Shape: []int{r, c}, Dtype: "float64", Compression: "zlib", raw: raw}
+}
+
+// writeZlibBase64 writes what zlibBase64(raw) returns to w, as a stream.
+func writeZlibBase64(w io.Writer, raw []byte) error {
+	b64 := base64.NewEncoder(base64.StdEncoding, w)
+	zw := zlib.NewWriter(b64)
+	if _, err := zw.Write(raw); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return b64.Close()
 }
 
 // refer returns the reference to src's inputs or outputs when src is a

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/linalg"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -469,7 +471,7 @@ func TestReadModelLimits(t *testing.T) {
 	}{
 		// 64 KiB + 4 bytes a row: the limit is met within the first window.
 		{"rows", rows(1<<18, "[0]"), ReadOptions{MaxRows: 2000}, "the model's data has more rows than the limit of 2000 rows", 2 * scanBuffer},
-		{"engine's rows", rows(MaxData+1, "[0]"), ReadOptions{}, "more rows than the limit of 1000000 rows", 4*(MaxData+1) + scanBuffer},
+		{"engine's rows", rows(MaxData+1, "[0]"), ReadOptions{}, fmt.Sprintf("more rows than the limit of %d rows", MaxData), 4*(MaxData+1) + scanBuffer},
 		{"columns", rows(2, "["+strings.Repeat("0,", 5000)+"0]"), ReadOptions{MaxColumns: 1000}, "the model's data has more columns than the limit of 1000 columns", 2 * scanBuffer},
 		{"layers", `{` + data + `, "layers": [` + strings.Repeat(goodLayer+",", 6) + goodLayer + `, ` + strings.Repeat(" ", 1<<20) + `]}`,
 			ReadOptions{MaxLayers: 6}, "the model has more layers than the limit of 6 layers", 2 * scanBuffer},
@@ -633,5 +635,43 @@ func TestReadModelCompactErrors(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestWriteModelFileStreamsData: the data's arrays, streamed into the file
+// as it is written, are what the eager encoding gives (zlibBase64 of the
+// values), no token is left, and the file reads back to the same data.
+func TestWriteModelFileStreamsData(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 17))
+	m := RandomModel(rng, 3000, []int{2, 2, 3}, []string{"rbf", "rbf"}, 5)
+	var buf bytes.Buffer
+	if err := WriteModelFile(&buf, &ModelFile{Model: m}); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(buf.Bytes(), []byte("@@stream-")) {
+		t.Fatal("a stream's token is left in the file")
+	}
+	var doc struct {
+		Data struct{ X, Y arrayJSON } `json:"data"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		got  string
+		a    *mat.Dense
+	}{{"X", doc.Data.X.Base64, m.X}, {"Y", doc.Data.Y.Base64, m.Y}} {
+		r, cols := c.a.Dims()
+		if want := float64JSON(linalg.Flatten(nil, c.a), r, cols).Base64; c.got != want {
+			t.Errorf("data.%s: the streamed base64 (%d bytes) is not the eager one (%d bytes)", c.name, len(c.got), len(want))
+		}
+	}
+	back, err := ReadModelWith(bytes.NewReader(buf.Bytes()), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(back.Model.X, m.X) || !mat.Equal(back.Model.Y, m.Y) {
+		t.Error("the data read back differ")
 	}
 }

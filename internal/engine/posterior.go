@@ -155,7 +155,9 @@ func (e *Evaluator) Predict(m *Model, x *mat.Dense) ([]Message, error) {
 
 // PredictLayers is Predict through the first `layers` layers only. It needs
 // only ψ1 per datum, so it costs a fraction of an evaluation of the bound
-// (no Ψ2 statistics, no penalties).
+// (no Ψ2 statistics, no penalties). It runs over chunks of
+// DefaultChunkRows inputs, so that its workspace does not grow with N
+// (every datum gets the same arithmetic in any chunk).
 func (e *Evaluator) PredictLayers(m *Model, x *mat.Dense, layers int) ([]Message, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
@@ -173,20 +175,25 @@ func (e *Evaluator) PredictLayers(m *Model, x *mat.Dense, layers int) ([]Message
 	for len(e.layers) < layers {
 		e.layers = append(e.layers, &layerWork{})
 	}
-	e.startTeam(n)
-	in, inVar := gatherRows(nil, x, nil), []float64(nil)
+	e.startTeam(min(n, DefaultChunkRows))
 	out := make([]Message, layers)
 	for i, l := range m.Layers[:layers] {
-		w := e.layers[i]
-		if err := w.prepare(l, m.Jitter, 1, false); err != nil {
+		if err := e.layers[i].prepare(l, m.Jitter, 1, false); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i+1, err)
 		}
-		e.forward(w, n, in, inVar, false, true, fwdMessages, nil)
-		out[i] = Message{
-			Mean: mat.NewDense(n, w.d, append([]float64(nil), w.mean...)),
-			Var:  mat.NewDense(n, w.d, append([]float64(nil), w.vr...)),
+		_, _, d := l.Dims()
+		out[i] = Message{Mean: mat.NewDense(n, d, nil), Var: mat.NewDense(n, d, nil)}
+	}
+	for lo := 0; lo < n; lo += DefaultChunkRows {
+		hi := min(n, lo+DefaultChunkRows)
+		var in, inVar []float64
+		in, e.xbuf = rangeRows(e.xbuf, x, lo, hi)
+		for i, w := range e.layers[:layers] {
+			e.forward(w, hi-lo, in, inVar, false, true, fwdMessages, nil)
+			copy(out[i].Mean.RawMatrix().Data[lo*w.d:hi*w.d], w.mean)
+			copy(out[i].Var.RawMatrix().Data[lo*w.d:hi*w.d], w.vr)
+			in, inVar = w.mean, w.vr
 		}
-		in, inVar = w.mean, w.vr
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package linalg
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
@@ -177,13 +178,81 @@ func Symmetrize(w []float64, m int) {
 
 // PrincipalScores projects the n rows of y (n × dy, row-major) onto their
 // d leading principal components: the rows centred, times the leading
-// eigenvectors of their dy × dy covariance, each signed so that its
-// largest loading is positive (the scores do not flip between runs). It
-// returns the n × d scores and how many components are real: columns from
-// there on (rank deficiency: variances below 1e-12 of the largest, singular
-// values below 1e-6) are zero. Time O(n·dy²), memory the scores and
-// O(dy²): never an n × n matrix nor a copy of y.
+// right singular vectors, each signed so that its largest loading is
+// positive (the scores do not flip between runs). It returns the n × d
+// scores and how many components are real: columns from there on (rank
+// deficiency, singular values below 1e-12 of the largest) are zero.
+//
+// Above principalGramAbove rows it takes the components from the dy × dy
+// covariance's eigenvectors instead, without a copy of y: the thin SVD's
+// n × dy copy and factors were several times the data (a million rows).
+// The two agree to rounding (TestPrincipalScoresGram), except where two
+// singular values are so close that their directions are not determined:
+// there each picks its own (the robot-shaped data of
+// docs/measurements.md at 100,000 rows).
 func PrincipalScores(y []float64, n, dy, d int) ([]float64, int) {
+	if n > principalGramAbove {
+		return principalScoresGram(y, n, dy, d)
+	}
+	return principalScoresSVD(y, n, dy, d)
+}
+
+// principalScoresSVD is PrincipalScores from the thin SVD of the centred
+// copy of y.
+func principalScoresSVD(y []float64, n, dy, d int) ([]float64, int) {
+	c := slices.Clone(y)
+	for j := 0; j < dy; j++ {
+		var s float64
+		for r := 0; r < n; r++ {
+			s += c[r*dy+j]
+		}
+		s /= float64(n)
+		for r := 0; r < n; r++ {
+			c[r*dy+j] -= s
+		}
+	}
+	out := make([]float64, n*d)
+	var svd mat.SVD
+	if !svd.Factorize(mat.NewDense(n, dy, c), mat.SVDThin) {
+		return out, 0
+	}
+	var v mat.Dense
+	svd.VTo(&v)
+	sv := svd.Values(nil)
+	for j := 0; j < d; j++ {
+		if j >= len(sv) || sv[j] <= 1e-12*sv[0] {
+			return out, j
+		}
+		sign, big := 1.0, 0.0
+		for i := 0; i < dy; i++ {
+			if a := math.Abs(v.At(i, j)); a > big {
+				big = a
+				sign = math.Copysign(1, v.At(i, j))
+			}
+		}
+		for r := 0; r < n; r++ {
+			var s float64
+			for i := 0; i < dy; i++ {
+				s += c[r*dy+i] * v.At(i, j)
+			}
+			out[r*d+j] = sign * s
+		}
+	}
+	return out, d
+}
+
+// principalGramAbove is the number of rows above which PrincipalScores
+// works from the covariance: with so many rows the components are well
+// determined, and the SVD's copies of the data cost more than it gains in
+// accuracy.
+const principalGramAbove = 1 << 15
+
+// principalScoresGram is PrincipalScores from the eigenvectors of the
+// centred Gram matrix (y − ȳ)ᵀ(y − ȳ), whose eigenvalues are the squared
+// singular values. The eigenvalues' rounding is ~ε of the largest, so a
+// component is real when its singular value exceeds 1e-6 of the largest
+// (its eigenvalue 1e-12), not 1e-12 as from the SVD.
+func principalScoresGram(y []float64, n, dy, d int) ([]float64, int) {
 	mean := make([]float64, dy)
 	for r := 0; r < n; r++ {
 		for j, v := range y[r*dy : (r+1)*dy] {
@@ -193,62 +262,48 @@ func PrincipalScores(y []float64, n, dy, d int) ([]float64, int) {
 	for j := range mean {
 		mean[j] /= float64(n)
 	}
-	cov := make([]float64, dy*dy)
+	g := mat.NewSymDense(dy, nil)
+	raw := g.RawSymmetric()
 	row := make([]float64, dy)
 	for r := 0; r < n; r++ {
 		for j, v := range y[r*dy : (r+1)*dy] {
 			row[j] = v - mean[j]
 		}
 		for i, a := range row {
-			if a == 0 {
-				continue
-			}
-			ci := cov[i*dy : i*dy+dy]
+			gi := raw.Data[i*raw.Stride:]
 			for j := i; j < dy; j++ {
-				ci[j] += a * row[j]
+				gi[j] += a * row[j]
 			}
 		}
 	}
-	mirrorUpper(cov, dy)
 	out := make([]float64, n*d)
 	var eig mat.EigenSym
-	if !eig.Factorize(mat.NewSymDense(dy, cov), true) {
+	if !eig.Factorize(g, true) {
 		return out, 0
 	}
 	var v mat.Dense
 	eig.VectorsTo(&v)
-	vals := eig.Values(nil) // ascending
-	top := vals[dy-1]
+	ev := eig.Values(nil) // ascending
+	col := func(j int) int { return dy - 1 - j }
 	for j := 0; j < d; j++ {
-		col := dy - 1 - j
-		if col < 0 || !(vals[col] > 1e-12*top) {
+		if j >= dy || !(ev[col(j)] > 1e-12*ev[col(0)]) {
 			return out, j
 		}
+		k := col(j)
 		sign, big := 1.0, 0.0
-		for i := range row {
-			row[i] = v.At(i, col)
-			if a := math.Abs(row[i]); a > big {
+		for i := 0; i < dy; i++ {
+			if a := math.Abs(v.At(i, k)); a > big {
 				big = a
-				sign = math.Copysign(1, row[i])
+				sign = math.Copysign(1, v.At(i, k))
 			}
 		}
 		for r := 0; r < n; r++ {
 			var s float64
-			for i, yv := range y[r*dy : (r+1)*dy] {
-				s += (yv - mean[i]) * row[i]
+			for i, a := range y[r*dy : (r+1)*dy] {
+				s += (a - mean[i]) * v.At(i, k)
 			}
 			out[r*d+j] = sign * s
 		}
 	}
 	return out, d
-}
-
-// mirrorUpper copies the upper triangle of the m × m row-major w into its
-// lower one.
-func mirrorUpper(w []float64, m int) {
-	for i := 0; i < m; i++ {
-		for j := i + 1; j < m; j++ {
-			w[j*m+i] = w[i*m+j]
-		}
-	}
 }

@@ -195,63 +195,40 @@ func TestSolves(t *testing.T) {
 	}
 }
 
-// TestPrincipalScores compares the covariance's principal scores with the
-// thin SVD of the centred data (an independent computation), signed the
-// same way, and checks that a rank-deficient y reports its rank.
-func TestPrincipalScores(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	const n, dy, d = 300, 6, 3
-	y := make([]float64, n*dy)
-	for r := range n {
-		a, b := rng.NormFloat64()*5, rng.NormFloat64()*2
-		for j := range dy {
-			y[r*dy+j] = 10 + a*float64(j+1) + b*float64(j*j%5) + 0.3*rng.NormFloat64()
-		}
-	}
-	got, k := PrincipalScores(y, n, dy, d)
-	if k != d {
-		t.Fatalf("%d real components of %d", k, d)
-	}
-	c := mat.NewDense(n, dy, slices.Clone(y))
-	for j := range dy {
-		var m float64
-		for r := range n {
-			m += c.At(r, j) / n
-		}
-		for r := range n {
-			c.Set(r, j, c.At(r, j)-m)
-		}
-	}
-	var svd mat.SVD
-	if !svd.Factorize(c, mat.SVDThin) {
-		t.Fatal("SVD failed")
-	}
-	var u mat.Dense
-	svd.UTo(&u)
-	var v mat.Dense
-	svd.VTo(&v)
-	sv := svd.Values(nil)
-	for j := range d {
-		sign, big := 1.0, 0.0
-		for i := range dy {
-			if a := math.Abs(v.At(i, j)); a > big {
-				big, sign = a, math.Copysign(1, v.At(i, j))
+// TestPrincipalScoresGram: the covariance's eigenvectors give the SVD's
+// scores, signs and rank, on full-rank and rank-deficient data.
+func TestPrincipalScoresGram(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 1))
+	const n, dy = 3000, 6
+	for _, rank := range []int{dy, 2} {
+		y := make([]float64, n*dy)
+		for r := 0; r < n; r++ {
+			f := make([]float64, rank)
+			for k := range f {
+				f[k] = rng.NormFloat64() * float64(rank-k) // distinct variances
+			}
+			for j := 0; j < dy; j++ {
+				y[r*dy+j] = 3 // an offset the centring removes
+				for k, v := range f {
+					y[r*dy+j] += v * math.Cos(float64((j+1)*(k+2)))
+				}
 			}
 		}
-		for r := range n {
-			want := sign * u.At(r, j) * sv[j]
-			if math.Abs(got[r*d+j]-want) > 1e-8*sv[0] {
-				t.Fatalf("score (%d, %d): %v, want %v", r+1, j+1, got[r*d+j], want)
+		for _, d := range []int{1, 3} {
+			want, wk := principalScoresSVD(y, n, dy, d)
+			got, gk := principalScoresGram(y, n, dy, d)
+			if wk != gk {
+				t.Fatalf("rank %d, %d components: %d real by the covariance, %d by the SVD", rank, d, gk, wk)
+			}
+			var scale float64
+			for _, v := range want {
+				scale = max(scale, math.Abs(v))
+			}
+			for i := range want {
+				if math.Abs(want[i]-got[i]) > 1e-9*scale {
+					t.Fatalf("rank %d, %d components: score %d is %v by the covariance, %v by the SVD", rank, d, i, got[i], want[i])
+				}
 			}
 		}
-	}
-	// Rank 1: every column a multiple of the first.
-	for r := range n {
-		for j := 1; j < dy; j++ {
-			y[r*dy+j] = float64(j+1) * y[r*dy]
-		}
-	}
-	if _, k := PrincipalScores(y, n, dy, d); k != 1 {
-		t.Errorf("rank-1 outputs: %d real components, want 1", k)
 	}
 }

@@ -112,7 +112,7 @@ func (s *session) evaluation() (*train.Evaluation, error) {
 		return ev, nil
 	}
 	s.pub.ev.Workers = s.srv.workers
-	res, _, err := s.pub.ev.Evaluate(s.tr.Model(), engine.Options{NoOutputMessage: true})
+	res, _, err := s.pub.ev.EvaluateAll(s.tr.Model(), engine.Options{NoOutputMessage: true})
 	if err != nil {
 		return nil, err
 	}

@@ -147,6 +147,9 @@ func (c InitConfig) Defaults() (InitConfig, error) { return c.withDefaults() }
 //     r·Kuu, r the layer's relative noise (a confident q(u));
 //   - propagates the input means through the layer's initial mean function,
 //     giving the next layer's inputs.
+//
+// The model's data are x and y themselves, not copies: restarts of one
+// data set share them.
 func Initialize(x, y *mat.Dense, cfg InitConfig) (*engine.Model, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -170,10 +173,11 @@ func Initialize(x, y *mat.Dense, cfg InitConfig) (*engine.Model, error) {
 	widths := append(append([]int{q}, cfg.Hidden...), dy)
 	nl := len(widths) - 1
 
-	m := &engine.Model{Jitter: cfg.Jitter, X: mat.DenseCopyOf(x), Y: mat.DenseCopyOf(y)}
-	in := linalg.Flatten(nil, x) // the layer's input means, N×Q(i)
-	xs := linalg.Flatten(nil, x)
-	ys := linalg.Flatten(nil, y)
+	// The model shares x and y, which no model writes to, and the layers
+	// read them in place (a million rows of the robot's shape are 248 MB).
+	m := &engine.Model{Jitter: cfg.Jitter, X: x, Y: y}
+	xs, ys := rowMajor(x), rowMajor(y)
+	in := xs // the layer's input means, N×Q(i), read only
 	for i := range nl {
 		qi, di := widths[i], widths[i+1]
 		last := i == nl-1
@@ -367,6 +371,15 @@ func layerMean(l *engine.Layer, jitter float64, x []float64, n int) ([]float64, 
 	var out mat.Dense
 	out.Mul(kx, p.A)
 	return out.RawMatrix().Data, nil
+}
+
+// rowMajor returns a's entries row by row: its own storage when its rows
+// have no gaps, else a copy.
+func rowMajor(a *mat.Dense) []float64 {
+	if raw := a.RawMatrix(); raw.Stride == raw.Cols {
+		return raw.Data[:raw.Rows*raw.Cols]
+	}
+	return linalg.Flatten(nil, a)
 }
 
 // pickColumns returns the N×D matrix whose column j is column j mod Q of a

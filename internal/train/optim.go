@@ -524,7 +524,9 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 		return math.Inf(1), err
 	}
 	optQ := t.optQ && rows == nil
-	res, gr, err := t.ev.Evaluate(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ})
+	// All the data in chunks above engine.ChunkAbove rows: the workspace
+	// of a chunk, not of N.
+	res, gr, err := t.ev.EvaluateAll(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ})
 	if err != nil {
 		return math.Inf(1), err
 	}
