@@ -120,7 +120,7 @@ func TestReadCSVErrors(t *testing.T) {
 		{"all test", "x,y,split\n1,2,test\n", CSVOptions{}, "every row is in the test split"},
 		{"truth not a number", "x,y,truth_x\n1,2,here\n", CSVOptions{}, `line 2, column 3 ("truth_x"): "here" is not a number`},
 		{"shape", "y1,y2,y3\n1,2,3\n", CSVOptions{Shape: [2]int{2, 2}}, "images of 2 × 2 pixels need 4 output columns; the file has 3"},
-		{"server's row limit", "x,y\n1,2\n3,4\n5,6\n", CSVOptions{MaxRows: 2}, "line 4: more data rows than the limit of 2 rows"},
+		{"server's row limit", "x,y\n1,2\n3,4\n5,6\n", CSVOptions{MaxRows: 2}, "line 4: more data rows than the limit of 2 rows (-max-rows raises it)"},
 		{"unknown input", "x,y\n1,2\n", CSVOptions{InputColumns: []string{"t"}}, `unknown input column "t" (header: x,y)`},
 		{"unknown output", "x,y\n1,2\n", CSVOptions{OutputColumns: []string{"w"}}, `unknown output column "w"`},
 		{"listed twice", "x,y\n1,2\n", CSVOptions{InputColumns: []string{"x", "x"}}, `input column "x" listed twice`},
@@ -138,7 +138,7 @@ func TestReadCSVErrors(t *testing.T) {
 		{"bad quote", "x,y\n1,\"2\n", CSVOptions{}, "line 2, character 6: extraneous or missing \" in quoted-field"},
 		{"long header", wideNoXY, CSVOptions{}, "(header: a0,a1,a2,"},
 		{"too many columns", wide, CSVOptions{}, fmt.Sprintf("line 1: the header has %d columns, more than the limit of %d columns", MaxColumns+1, MaxColumns)},
-		{"too many rows", long.String(), CSVOptions{}, fmt.Sprintf("line %d: more data rows than the limit of %d rows", MaxRows+2, MaxRows)},
+		{"too many rows", long.String(), CSVOptions{}, fmt.Sprintf("line %d: more data rows than the limit of %d rows (-max-rows raises it)", MaxRows+2, MaxRows)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ReadCSV(strings.NewReader(c.in), "t.csv", c.opt)
