@@ -34,6 +34,7 @@ type fitFlags struct {
 	window, horizon                                                    int
 	quiet, naturalGradient, embedData                                  bool
 	finalQ                                                             string
+	maxRows                                                            int // -max-rows
 }
 
 type datasetJSON struct {
@@ -121,6 +122,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.workers, "workers", 0, "goroutines per evaluation (0: share the CPUs between restarts)")
 	fs.BoolVar(&f.embedData, "embed-data", false, "write the data into the model file even when they are a public data set's (robot, frey); by default the file refers to that data set's file by its checksum, and readers load it from this machine")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
+	fs.IntVar(&f.maxRows, "max-rows", 0, "refuse a data file of more rows than this, as it is read (0: no limit but memory's and the model's)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -146,10 +148,13 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.iters < 1 {
 		return badInput("viz fit: -iters %d: want ≥ 1", f.iters)
 	}
+	if f.maxRows < 0 {
+		return badInput("viz fit: -max-rows %d: want ≥ 0 (0: no limit)", f.maxRows)
+	}
 	if f.finalQ != "optimal" && f.finalQ != "parameters" {
 		return badInput("viz fit: -final-q %q: want optimal or parameters", f.finalQ)
 	}
-	ds, err := dataset.Load(f.data)
+	ds, err := dataset.LoadWith(f.data, dataset.LoadOptions{MaxRows: f.maxRows})
 	if err != nil {
 		return usageError{fmt.Errorf("viz fit: %w", err)}
 	}

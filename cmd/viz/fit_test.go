@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -143,6 +144,7 @@ func TestFitBadInput(t *testing.T) {
 		{"-inducing", "0"},
 		{"-hidden-noise", "0"},
 		{"-data", "nope:x"},
+		{"-max-rows", "-1"},
 		{"extra"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -151,6 +153,20 @@ func TestFitBadInput(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Errorf("viz fit %v: error %v, want a usage error", args, err)
 		}
+	}
+}
+
+// TestFitMaxRows: -max-rows refuses a longer file as it is read, and the
+// message names the flag.
+func TestFitMaxRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "long.csv")
+	if err := os.WriteFile(path, []byte("x,y\n"+strings.Repeat("1,2\n", 40)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"fit", "-data", path, "-max-rows", "10", "-quiet"}, io.Discard, io.Discard)
+	var ue usageError
+	if want := "line 12: more data rows than the limit of 10 rows (-max-rows raises it)"; !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want a usage error with %q", err, want)
 	}
 }
 

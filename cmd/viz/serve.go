@@ -72,7 +72,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.BoolVar(&o.proxy, "trust-proxy", false, "the server is behind a reverse proxy on this machine: a request from loopback counts as the client its X-Forwarded-For header names (its last address) for the per-client limits; -max-conns-per-ip then counts the proxy's connections")
 	returnMemory := fs.Bool("return-memory", true, "return freed memory to the system at once when large reservations end (false: leave it to Go's scavenger, which takes minutes)")
 	fs.IntVar(&o.limits.MaxInducing, "max-inducing", o.limits.MaxInducing, "inducing points per layer a client may ask for")
-	fs.IntVar(&o.limits.MaxRows, "max-rows", o.limits.MaxRows, "training rows a data set may have")
+	fs.IntVar(&o.limits.MaxRows, "max-rows", o.limits.MaxRows, fmt.Sprintf("training rows a data set may have, and rows an uploaded file may have (default: %d, or %d — as many as a model may have — when -addr is a loopback address, where the only client is this machine's)", o.limits.MaxRows, engine.MaxData))
 	fs.IntVar(&o.limits.MaxFollowers, "max-followers", o.limits.MaxFollowers, "read-only followers of shared sessions, all together (Share live)")
 	fs.Func("session-memory", fmt.Sprintf("memory one session's model may be estimated to need, in MiB (0: no budget; default %d)", o.limits.SessionMemory>>20), mibFlag(&o.limits.SessionMemory))
 	fs.Func("server-memory", fmt.Sprintf("memory all sessions together may be estimated to need, in MiB (0: no budget; default %d)", o.limits.ServerMemory>>20), mibFlag(&o.limits.ServerMemory))
@@ -87,6 +87,12 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	}
 	o.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if !o.set["max-rows"] && isLoopbackAddr(o.addr) {
+		o.limits.MaxRows = engine.MaxData
+	}
+	if o.limits.MaxRows < 2 {
+		return o, badInput("viz serve: -max-rows %d, want ≥ 2", o.limits.MaxRows)
+	}
 	o.cfg.Play = !*paused
 	o.keep = !*returnMemory
 	if !(o.poolShare > 0 && o.poolShare <= 1) {
@@ -166,6 +172,21 @@ func hostFlags(fs *flag.FlagSet, origins, hosts *[]string) {
 		*hosts = append(*hosts, strings.ToLower(s))
 		return nil
 	})
+}
+
+// isLoopbackAddr reports whether a server on addr (host:port) listens on
+// the loopback interface only: a host that is a loopback address or
+// "localhost". An empty host listens on every interface.
+func isLoopbackAddr(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil || h == "" {
+		return false
+	}
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // answeredHosts are the host names a server on addr answers: the

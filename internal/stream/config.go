@@ -260,7 +260,7 @@ func NewCatalog(specs []string, l Limits) (*Catalog, error) {
 func (c *Catalog) Add(ds *dataset.Dataset, l Limits) error {
 	n, _ := ds.X.Dims()
 	if n > l.MaxRows {
-		return fmt.Errorf("data set %q has %d training rows, more than the limit of %d rows", ds.Name, n, l.MaxRows)
+		return fmt.Errorf("data set %q has %d training rows, more than the limit of %d rows (%s raises it)", ds.Name, n, l.MaxRows, dataset.RowsFlag)
 	}
 	if n < 2 {
 		return fmt.Errorf("data set %q has %d training rows; at least 2 are needed", ds.Name, n)

@@ -131,7 +131,7 @@ func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) 
 	l := s.limits
 	switch {
 	case n > l.MaxRows:
-		return "", fmt.Errorf("the model's data has %d rows, more than the limit of %d rows", n, l.MaxRows)
+		return "", fmt.Errorf("the model's data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
 	case n < 2:
 		return "", fmt.Errorf("the model's data has %d rows; at least 2 are needed", n)
 	case len(m.Layers) > l.MaxLayers:
@@ -187,7 +187,7 @@ func (s *Server) ParkData(client string, ds *dataset.Dataset) (string, error) {
 	_, dy := ds.Y.Dims()
 	switch {
 	case n > l.MaxRows:
-		return "", fmt.Errorf("the data has %d rows, more than the limit of %d rows", n, l.MaxRows)
+		return "", fmt.Errorf("the data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
 	case n < 2:
 		return "", fmt.Errorf("the data has %d rows; at least 2 are needed", n)
 	}
