@@ -91,6 +91,9 @@ func (c Config) Validate(l Limits, cat *Catalog) error {
 		}
 	}
 	if c.Inducing < 1 || c.Inducing > l.MaxInducing {
+		if c.Inducing > l.MaxInducing {
+			return fmt.Errorf("inducing: %d out of range 1…%d (the server's -max-inducing raises the limit)", c.Inducing, l.MaxInducing)
+		}
 		return fmt.Errorf("inducing: %d out of range 1…%d", c.Inducing, l.MaxInducing)
 	}
 	if _, err := c.Method.MarshalText(); err != nil {

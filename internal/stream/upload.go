@@ -90,7 +90,7 @@ func (u *Upload) ModelReadOptions() engine.ReadOptions {
 	return engine.ReadOptions{MaxRows: l.MaxRows, MaxLayers: l.MaxLayers, MaxWidth: l.MaxWidth, MaxInducing: l.MaxInducing,
 		Budget: func(bytes int64) error {
 			if l.SessionMemory > 0 && bytes > l.SessionMemory {
-				return fmt.Errorf("the model file needs more memory than a session may use (%s)", mib(l.SessionMemory))
+				return fmt.Errorf("the model file needs more memory than a session may use (%s; the server's -session-memory raises the limit)", mib(l.SessionMemory))
 			}
 			return u.s.reserve(u.owner, bytes)
 		}}
@@ -137,7 +137,7 @@ func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) 
 	case len(m.Layers) > l.MaxLayers:
 		return "", fmt.Errorf("the model has %d layers, more than the limit of %d layers", len(m.Layers), l.MaxLayers)
 	case inducing > l.MaxInducing:
-		return "", fmt.Errorf("the model has %d inducing points in a layer, more than the limit of %d inducing points", inducing, l.MaxInducing)
+		return "", fmt.Errorf("the model has %d inducing points in a layer, more than the limit of %d inducing points (the server's -max-inducing raises it)", inducing, l.MaxInducing)
 	}
 	for i, w := range hidden {
 		if w > l.MaxWidth {
