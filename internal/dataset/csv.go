@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -29,6 +30,8 @@ type CSVOptions struct {
 	// MaxBytes refuses a file longer than this many bytes as it is read
 	// (0: MaxFileSize; negative: no limit).
 	MaxBytes int64
+
+	sizeHint int64 // the file's size, when known: the arrays are sized once
 }
 
 // RowsFlag is the command-line flag that raises the row limit of every
@@ -62,6 +65,9 @@ func LoadCSV(path string, opt CSVOptions) (*Dataset, error) {
 		return nil, openError(err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		opt.sizeHint = fi.Size()
+	}
 	return readCSV(f, filepath.Base(path), "csv "+path, opt)
 }
 
@@ -183,6 +189,15 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		}
 		line := sc.start
 		rows++
+		if rows == sizeRows && opt.sizeHint > 0 {
+			// The rows to come, from the bytes per row so far, with a
+			// margin: growing the arrays by doubling would hold up to
+			// three times their values at once.
+			est := float64(opt.sizeHint) / float64(sc.read) * float64(rows) * 1.03
+			for i := range parts {
+				parts[i].reserve(int(est*float64(parts[i].rows(len(out)))/float64(rows-1))+64, len(in), len(out), len(truth))
+			}
+		}
 		if maxRows >= 0 && rows > maxRows {
 			return nil, errorf("line %d: more data rows than the limit of %d rows (%s raises it)", line, maxRows, RowsFlag)
 		}
@@ -278,6 +293,20 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 type rowValues struct {
 	x, y, truth []float64
 	labels      [][]string
+}
+
+// sizeRows is the row after which readCSV sizes its arrays for the whole
+// file, when it knows the file's size.
+const sizeRows = 257
+
+// reserve makes room for n rows of q inputs, d outputs and p truth values
+// in all, unless n is beyond a billion values (an estimate gone wrong).
+func (v *rowValues) reserve(n, q, d, p int) {
+	if n <= 0 || n*(q+d+p) > 1<<30 {
+		return
+	}
+	grow := func(s []float64, w int) []float64 { return slices.Grow(s, max(0, n*w-len(s))) }
+	v.x, v.y, v.truth = grow(v.x, q), grow(v.y, d), grow(v.truth, p)
 }
 
 // rows returns the number of rows held, whose outputs are d wide.

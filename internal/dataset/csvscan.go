@@ -22,6 +22,7 @@ type csvScanner struct {
 	quoted []byte // the unescaped text of its quoted fields
 	fields [][]byte
 	eof    bool
+	read   int64 // bytes read so far
 }
 
 // csvSyntaxError is a record that is not CSV: at a line and a byte of
@@ -52,6 +53,7 @@ func (s *csvScanner) readLine() (start int, ok bool, err error) {
 	start = len(s.text)
 	for {
 		chunk, err := s.r.ReadSlice('\n')
+		s.read += int64(len(chunk))
 		s.text = append(s.text, chunk...)
 		if err == bufio.ErrBufferFull {
 			continue
