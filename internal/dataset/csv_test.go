@@ -292,7 +292,7 @@ func TestWriteCSVRoundTrip(t *testing.T) {
 // twice the values' (growing by appending allocates 4 to 5 times them),
 // and the values are those of the same file read as a stream.
 func TestLoadCSVSizesItsArrays(t *testing.T) {
-	const rows = 3000
+	const rows = 20000 // the scanner's 256 KiB buffer is small beside the 5 MB of values
 	path := filepath.Join(t.TempDir(), "walk.csv")
 	var b bytes.Buffer
 	if err := WriteWalkCSV(&b, rows, 2); err != nil {
@@ -309,7 +309,7 @@ func TestLoadCSVSizesItsArrays(t *testing.T) {
 	}
 	runtime.ReadMemStats(&after)
 	values := 8 * rows * (1 + WalkBeacons + 2)
-	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(2*values) {
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(2*values) && !raceEnabled {
 		t.Errorf("reading %d bytes of values allocated %d bytes", values, got)
 	}
 	stream, err := ReadCSV(&b, "walk.csv", CSVOptions{})
