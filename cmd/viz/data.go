@@ -19,7 +19,7 @@ func init() {
 }
 
 const dataUsage = `usage: viz data get [-dir DIR] robot|frey|all ...
-       viz data walk [-rows N] [-seed S] -o FILE
+       viz data walk [-rows N] [-seed S] -o FILE.csv|FILE.npy|FILE.npz
 
 get downloads each data set from its public source (docs/data.md), checks
 its size and sha256, and keeps it in DIR: $DGPVIZ_DATA, else dgpviz in the
@@ -91,7 +91,7 @@ func runDataWalk(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("data walk", stderr)
 	rows := fs.Int("rows", 10000, "rows to write")
 	seed := fs.Uint64("seed", 1, "the noise's seed: the same seed gives the same file")
-	out := fs.String("o", "", "the file to write (- : standard output)")
+	out := fs.String("o", "", "the file to write, its format by its extension: .csv, .npy (a structured array of the CSV's columns) or .npz (arrays x_time, y, truth, split); - : CSV to standard output")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -104,14 +104,17 @@ func runDataWalk(args []string, stdout, stderr io.Writer) error {
 	if *out == "-" {
 		return dataset.WriteWalkCSV(stdout, *rows, *seed)
 	}
-	if ext := strings.ToLower(filepath.Ext(*out)); ext != ".csv" {
-		return badInput("viz data walk: -o %s: want a file ending in .csv", *out)
+	write, ok := map[string]func(io.Writer, int, uint64) error{
+		".csv": dataset.WriteWalkCSV, ".npy": dataset.WriteWalkNPY, ".npz": dataset.WriteWalkNPZ,
+	}[strings.ToLower(filepath.Ext(*out))]
+	if !ok {
+		return badInput("viz data walk: -o %s: want a file ending in .csv, .npy or .npz", *out)
 	}
 	f, err := os.Create(*out)
 	if err != nil {
 		return usageError{fmt.Errorf("viz data walk: %w", err)}
 	}
-	if err := dataset.WriteWalkCSV(f, *rows, *seed); err != nil {
+	if err := write(f, *rows, *seed); err != nil {
 		f.Close()
 		return fmt.Errorf("viz data walk: %w", err)
 	}

@@ -101,6 +101,19 @@ func TestDataWalk(t *testing.T) {
 	if p, ok := train.DefaultPreset(x, y, 1); !ok || p.Name != robot.Name {
 		t.Errorf("the walk's preset: %q (%v), want robot", p.Name, ok)
 	}
+	for _, ext := range []string{"npy", "npz"} { // the same data in NumPy's formats
+		p := filepath.Join(filepath.Dir(path), "walk."+ext)
+		if err := run(context.Background(), []string{"data", "walk", "-rows", "300", "-seed", "4", "-o", p}, &stdout, &stderr); err != nil {
+			t.Fatal(err)
+		}
+		np, err := dataset.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, m := np.Rows(); n != 270 || m != 30 || np.Name != ext+":walk."+ext {
+			t.Errorf("%s: %s, %d + %d rows", p, np.Name, n, m)
+		}
+	}
 	for _, tc := range []struct {
 		args []string
 		want string

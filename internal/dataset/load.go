@@ -27,7 +27,9 @@ func Load(spec string) (*Dataset, error) { return LoadWith(spec, LoadOptions{}) 
 //	"frey"         the Frey faces frey_rawface.mat, found by Find
 //	"frey:PATH"    the Frey faces MAT-file read from PATH (see LoadFrey)
 //	"csv:PATH"     a CSV file read from PATH (see LoadCSV)
-//	PATH.csv       likewise, by the file's extension
+//	"npy:PATH"     a NumPy .npy file (see LoadNPY)
+//	"npz:PATH"     a NumPy .npz file (see LoadNPZ)
+//	PATH.csv       likewise, by the file's extension: .csv, .npy, .npz
 //
 // Surrounding white space in spec is ignored; PATH is used as given.
 func LoadWith(spec string, o LoadOptions) (*Dataset, error) {
@@ -63,13 +65,20 @@ func LoadWith(spec string, o LoadOptions) (*Dataset, error) {
 		case "frey":
 			return LoadFrey(path)
 		}
-		return LoadCSV(path, CSVOptions{MaxRows: maxRows, MaxBytes: -1})
+		opt := CSVOptions{MaxRows: maxRows, MaxBytes: -1}
+		switch scheme {
+		case "npy":
+			return LoadNPY(path, opt)
+		case "npz":
+			return LoadNPZ(path, opt)
+		}
+		return LoadCSV(path, opt)
 	}
-	return nil, fmt.Errorf(`unknown data set %q: valid are "step", "robot", "robot:PATH", "frey", "frey:PATH" and "csv:PATH" (or a PATH ending in .csv)`, spec)
+	return nil, fmt.Errorf(`unknown data set %q: valid are "step", "robot", "robot:PATH", "frey", "frey:PATH", "csv:PATH", "npy:PATH" and "npz:PATH" (or a PATH ending in .csv, .npy or .npz)`, spec)
 }
 
 // fileSchemes are the schemes of data files, which a path's extension
 // may choose.
-var fileSchemes = map[string]bool{"csv": true}
+var fileSchemes = map[string]bool{"csv": true, "npy": true, "npz": true}
 
 func knownScheme(s string) bool { return s == "robot" || s == "frey" || fileSchemes[s] }
