@@ -27,6 +27,9 @@ func LoadNPY(path string, opt CSVOptions) (*Dataset, error) {
 		return nil, openError(err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		opt.sizeHint = fi.Size()
+	}
 	return readNPY(f, filepath.Base(path), "npy "+path, opt)
 }
 
@@ -40,7 +43,7 @@ func ReadNPY(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 }
 
 func readNPY(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
-	cols, err := readNPYColumns(newLimitReader(r, opt.maxBytes()), "y", true, opt.maxRows())
+	cols, err := readNPYColumns(newLimitReader(r, opt.maxBytes()), "y", true, opt.maxRows(), opt.sizeHint)
 	if err != nil {
 		return nil, npyError(src, opt, err)
 	}
@@ -102,7 +105,11 @@ func readNPZ(r io.ReaderAt, size int64, name, src string, opt CSVOptions) (*Data
 			return nil, fmt.Errorf("%s: array %q: %v", src, truncateText(arr, 40), strings.TrimPrefix(err.Error(), "zip: "))
 		}
 		// The uncompressed size, not the archive's, is what memory holds.
-		c, err := readNPYColumns(newLimitReader(rc, opt.maxBytes()), arr, false, opt.maxRows())
+		var avail int64 // a stored array's size is its share of the file
+		if f.Method == zip.Store && f.CompressedSize64 == f.UncompressedSize64 && f.UncompressedSize64 <= uint64(size) {
+			avail = int64(f.UncompressedSize64)
+		}
+		c, err := readNPYColumns(newLimitReader(rc, opt.maxBytes()), arr, false, opt.maxRows(), avail)
 		rc.Close()
 		if err != nil {
 			return nil, npyError(fmt.Sprintf("%s: array %q", src, truncateText(arr, 40)), opt, err)
@@ -140,8 +147,10 @@ type npyField struct {
 // structured array's fields by their names (a field of k elements:
 // NAME1…NAMEk), a plain array's columns as prefix (1-D, unless single is
 // true) or prefix1…prefixK (2-D). It refuses more rows than maxRows
-// (negative: no limit) before reading them.
-func readNPYColumns(r io.Reader, prefix string, single bool, maxRows int) ([]column, error) {
+// (negative: no limit) before reading them. avail, when positive, is the
+// size of the file: when the rows fit in it, the columns are allocated at
+// once, else as the rows arrive.
+func readNPYColumns(r io.Reader, prefix string, single bool, maxRows int, avail int64) ([]column, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var pre [10]byte
 	if _, err := io.ReadFull(br, pre[:8]); err != nil || string(pre[:6]) != npyMagic {
@@ -219,8 +228,11 @@ func readNPYColumns(r io.Reader, prefix string, single bool, maxRows int) ([]col
 		return nil, fmt.Errorf("an array of %d rows of %d bytes: too large", rows, recSize)
 	}
 	// Allocate as the rows arrive, so that a header that claims many rows
-	// of a short file costs little.
+	// of a short file costs little; at once when the file holds them.
 	grow := min(rows, 4096)
+	if avail > 0 && int64(rows)*int64(recSize) <= avail {
+		grow = rows
+	}
 	for j, f := range expand(fields) {
 		if f.typ.kind == 'S' || f.typ.kind == 'U' {
 			cols[j].text = make([]string, 0, grow)
