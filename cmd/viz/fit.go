@@ -85,6 +85,9 @@ type fitJSON struct {
 	Converged    bool         `json:"converged"`
 	Status       train.Status `json:"status"` // why the fit stopped, in words
 	Events       []string     `json:"events"`
+	// TotalIters is the whole fit's iterations: every restart's and the
+	// continued fit's, at most MaxIters.
+	TotalIters int `json:"total_iters"`
 }
 
 const initMethod = "per layer: inducing inputs at the quantiles (1-D) or k-means centres of the layer's input messages; " +
@@ -102,7 +105,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.outputInducing, "output-inducing", 0, "the final layer's inducing points (0: -inducing; default: the preset's)")
 	fs.StringVar(&f.kernel, "kernel", "rbf", "kernel of every layer: rbf, rbfiso (one shared lengthscale) or linear")
 	fs.StringVar(&f.inputKernel, "input-kernel", "", "first layer's kernel if not -kernel (default: the preset's, else -kernel)")
-	fs.IntVar(&f.iters, "iters", train.DefaultMaxIters, "iteration cap per restart (the stopping rule, -tol-abs, -tol, -window and -horizon, usually stops sooner)")
+	fs.IntVar(&f.iters, "iters", train.DefaultMaxIters, "iteration cap of the whole fit, restarts included: -restarts share it, and a preset's restart selection takes its iterations from it (the stopping rule, -tol-abs, -tol, -window and -horizon, usually stops sooner)")
 	fs.TextVar(&f.optimizer, "optimizer", train.LBFGS, "lbfgs or adam")
 	fs.Float64Var(&f.lr, "lr", train.DefaultLearningRate, "adam learning rate")
 	fs.IntVar(&f.batch, "batch", 0, "adam minibatch size (0: full batch)")
@@ -147,6 +150,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if f.iters < 1 {
 		return badInput("viz fit: -iters %d: want ≥ 1", f.iters)
+	}
+	if f.iters < f.restarts {
+		return badInput("viz fit: -iters %d is fewer than the %d restarts: -iters caps the whole fit, at least one iteration per restart", f.iters, f.restarts)
 	}
 	if f.maxRows < 0 {
 		return badInput("viz fit: -max-rows %d: want ≥ 0 (0: no limit)", f.maxRows)
@@ -212,7 +218,10 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return badInput("viz fit: %v", err)
 	}
 	tcfg, _ = tcfg.Defaults()
-	opt := train.FitOptions{MaxIters: f.iters}
+	opt := train.FitOptions{MaxIters: f.iters / f.restarts}
+	if usePreset {
+		*preset, opt.MaxIters = presetWithin(*preset, f.iters)
+	}
 
 	start := time.Now()
 	var (
@@ -221,13 +230,15 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		reps  []train.RestartReport
 		final train.FitReport
 	)
+	total := 0 // iterations of the whole fit
 	if usePreset {
 		model, best, reps, final, err = fitPreset(ctx, *preset, x, y, tcfg, opt, f.quiet, stderr)
+		total = totalIters(reps, &final)
 	} else {
 		var prog *progress
 		var onStep func(int, train.StepInfo)
 		if !f.quiet {
-			prog = newProgress(stderr, f.restarts, f.iters)
+			prog = newProgress(stderr, f.restarts, f.restarts*opt.MaxIters)
 			onStep = prog.step
 		}
 		model, best, reps, err = train.FitRestarts(ctx, x, y, icfg, tcfg, opt, f.restarts, onStep)
@@ -237,6 +248,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if best >= 0 {
 			final = reps[best].Report
 		}
+		total = totalIters(reps, nil)
 	}
 	interrupted := err != nil && model != nil && ctx.Err() != nil
 	if err != nil && !interrupted {
@@ -254,7 +266,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			fmt.Fprintf(stderr, "%s restart %d (%s): %s\n", mark, r.Restart+1, restartStart(r.Init, x), status)
 		}
-		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations (%s)\n", final.Bound, best+1, time.Since(start).Seconds(), final.Status, final.Iters, final.Status.Explain())
+		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations (%s); %d iterations in all, restarts included (-iters %d)\n", final.Bound, best+1, time.Since(start).Seconds(), final.Status, final.Iters, final.Status.Explain(), total, f.iters)
 		if !math.IsNaN(final.Rise) {
 			fmt.Fprintf(stderr, "viz fit: %s\n", riseLine(final, tcfg))
 		}
@@ -281,7 +293,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"init":          ij,
 		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: f.batch, Frozen: frozenNames,
 			MaxIters: f.iters, TolAbs: tcfg.TolAbs, Tol: tcfg.Tol, Window: tcfg.Window, Horizon: tcfg.Horizon, FinalQ: finalQ, NaturalGradient: f.naturalGradient,
-			Iters: final.Iters, Bound: final.Bound, LastRise: finite(final.Rise), ExpectedRise: finite(final.Expected),
+			Iters: final.Iters, TotalIters: total, Bound: final.Bound, LastRise: finite(final.Rise), ExpectedRise: finite(final.Expected),
 			Converged: final.Status.Converged(), Status: final.Status, Events: nonNil(final.Events)},
 	}
 	raw := make(map[string]json.RawMessage, len(extra))
@@ -319,17 +331,25 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // does. The restarts' reports keep their short fits' bounds; final is the
 // continued fit's report.
 func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.TrainerConfig, opt train.FitOptions, quiet bool, stderr io.Writer) (*engine.Model, int, []train.RestartReport, train.FitReport, error) {
+	// One progress for the whole fit, so that its ETA is the whole
+	// fit's: the restarts, then the chosen one continued (the last slot).
 	var prog *progress
 	var onStep func(int, train.StepInfo)
+	selection := p.Restarts > 1 && p.RestartIters > 0
 	if !quiet {
-		fmt.Fprintf(stderr, "viz fit: preset %q: %d restarts of %d iterations, then the best to the stopping rule\n", p.Name, p.Restarts, p.RestartIters)
-		prog = newProgress(stderr, p.Restarts, p.RestartIters)
+		if selection {
+			fmt.Fprintf(stderr, "viz fit: preset %q: %d restarts of %d iterations, then the best to the stopping rule (at most %d iterations)\n", p.Name, p.Restarts, p.RestartIters, opt.MaxIters)
+		} else {
+			fmt.Fprintf(stderr, "viz fit: preset %q: no restart selection within -iters; its first start fitted to the stopping rule (at most %d iterations)\n", p.Name, opt.MaxIters)
+		}
+		slots, total := 1, opt.MaxIters
+		if selection {
+			slots, total = p.Restarts+1, p.Restarts*p.RestartIters+opt.MaxIters
+		}
+		prog = newProgress(stderr, slots, total)
 		onStep = prog.step
 	}
 	m, reps, err := p.Start(ctx, x, y, tcfg, onStep)
-	if prog != nil {
-		prog.finish()
-	}
 	best := -1
 	for i, r := range reps {
 		if r.Model != nil && r.Model == m {
@@ -337,6 +357,9 @@ func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.
 		}
 	}
 	if err != nil {
+		if prog != nil {
+			prog.finish()
+		}
 		return nil, best, reps, train.FitReport{}, err
 	}
 	if reps == nil { // no selection: one model
@@ -344,9 +367,10 @@ func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.
 		best = 0
 	}
 	m = m.Clone()
-	if !quiet {
-		prog = newProgress(stderr, 1, opt.MaxIters)
-		opt.Progress = func(s train.StepInfo) { prog.step(0, s) }
+	if prog != nil {
+		slot := len(prog.iters) - 1
+		prog.name = func(int) string { return fmt.Sprintf("restart %d", best+1) }
+		opt.Progress = func(s train.StepInfo) { prog.step(slot, s) }
 	}
 	fm, rep, err := train.Fit(ctx, m, p.Trainer(tcfg), opt)
 	if prog != nil {
@@ -407,6 +431,7 @@ func parseGroups(s string) (map[engine.Group]bool, []string, error) {
 // stderr is a terminal, plain lines every few seconds otherwise.
 type progress struct {
 	w        io.Writer
+	name     func(slot int) string // "restart 2"
 	tty      bool
 	total    int // iterations over all restarts at most
 	iters    []int
@@ -417,8 +442,11 @@ type progress struct {
 	drawn    bool
 }
 
-func newProgress(w io.Writer, restarts, iters int) *progress {
-	p := &progress{w: w, total: restarts * iters, iters: make([]int, restarts), bounds: make([]float64, restarts), start: time.Now()}
+// newProgress reports the progress of slots fits (restarts) of total
+// iterations at most in all.
+func newProgress(w io.Writer, slots, total int) *progress {
+	p := &progress{w: w, total: total, iters: make([]int, slots), bounds: make([]float64, slots), start: time.Now(),
+		name: func(slot int) string { return fmt.Sprintf("restart %d", slot+1) }}
 	for i := range p.bounds {
 		p.bounds[i] = math.NaN()
 	}
@@ -444,7 +472,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 	p.bounds[restart] = s.Bound
 	if s.Event != "" {
 		p.clear()
-		fmt.Fprintf(p.w, "restart %d iteration %d: %s\n", restart+1, s.Iter, s.Event)
+		fmt.Fprintf(p.w, "%s iteration %d: %s\n", p.name(restart), s.Iter, s.Event)
 	}
 	now := time.Now()
 	if now.Sub(p.last) < p.interval && !s.Status.Converged() {
@@ -474,7 +502,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 		p.drawn = true
 		return
 	}
-	fmt.Fprintf(p.w, "restart %d iteration %d: bound %.10g (all restarts: %d/%d iterations, %.0f it/s, ETA ≤ %s)\n", restart+1, s.Iter, s.Bound, done, p.total, rate, eta)
+	fmt.Fprintf(p.w, "%s iteration %d: bound %.10g (the whole fit: %d/%d iterations, %.1f it/s, ETA ≤ %s)\n", p.name(restart), s.Iter, s.Bound, done, p.total, rate, eta)
 }
 
 func (p *progress) clear() {
