@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -238,7 +239,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		var prog *progress
 		var onStep func(int, train.StepInfo)
 		if !f.quiet {
-			prog = newProgress(stderr, f.restarts, f.restarts*opt.MaxIters)
+			prog = newProgress(stderr, f.restarts, opt.MaxIters, 0)
 			onStep = prog.step
 		}
 		model, best, reps, err = train.FitRestarts(ctx, x, y, icfg, tcfg, opt, f.restarts, onStep)
@@ -342,11 +343,11 @@ func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.
 		} else {
 			fmt.Fprintf(stderr, "viz fit: preset %q: no restart selection within -iters; its first start fitted to the stopping rule (at most %d iterations)\n", p.Name, opt.MaxIters)
 		}
-		slots, total := 1, opt.MaxIters
+		restarts := 0
 		if selection {
-			slots, total = p.Restarts+1, p.Restarts*p.RestartIters+opt.MaxIters
+			restarts = p.Restarts
 		}
-		prog = newProgress(stderr, slots, total)
+		prog = newProgress(stderr, restarts, p.RestartIters, opt.MaxIters)
 		onStep = prog.step
 	}
 	m, reps, err := p.Start(ctx, x, y, tcfg, onStep)
@@ -429,24 +430,51 @@ func parseGroups(s string) (map[engine.Group]bool, []string, error) {
 
 // progress reports fitting progress on stderr: a bar redrawn in place when
 // stderr is a terminal, plain lines every few seconds otherwise.
+//
+// Its ETA counts the work in bound evaluations at the evaluations per
+// iteration so far, each phase at its own pace: the restarts' pace, side
+// by side, measured from the first iteration (the initialisation before
+// it, k-means and principal components, aside); the continued fit's, once
+// it has run, its own, and before that the pace of one of the restarts
+// (on two busy cores a fit alone was measured between 0.6 and 2.7 times
+// as fast as that, docs/measurements.md, "Loading").
 type progress struct {
 	w        io.Writer
-	name     func(slot int) string // "restart 2"
 	tty      bool
-	total    int // iterations over all restarts at most
+	name     func(slot int) string // "restart 2"
+	total    int                   // iterations of the whole fit at most
+	final    int                   // the continued fit's slot, -1 without one
+	par      int                   // restarts that run at once
 	iters    []int
 	bounds   []float64
+	evals    []int // bound evaluations per slot
 	start    time.Time
 	last     time.Time
 	interval time.Duration
 	drawn    bool
+	// The paces' clocks: the first iteration's time and the evaluations
+	// done by then, of the restarts and of the continued fit.
+	first, finalFirst           time.Time
+	firstEvals, finalFirstEvals int
+	caps                        []int // iterations per slot at most
 }
 
-// newProgress reports the progress of slots fits (restarts) of total
-// iterations at most in all.
-func newProgress(w io.Writer, slots, total int) *progress {
-	p := &progress{w: w, total: total, iters: make([]int, slots), bounds: make([]float64, slots), start: time.Now(),
+// newProgress reports the progress of restarts fits of at most iters
+// iterations each, side by side, then of a continued fit of at most final
+// iterations (0: none).
+func newProgress(w io.Writer, restarts, iters, final int) *progress {
+	slots := restarts
+	p := &progress{w: w, total: restarts*iters + final, final: -1, par: max(1, min(restarts, runtime.GOMAXPROCS(0))), start: time.Now(),
 		name: func(slot int) string { return fmt.Sprintf("restart %d", slot+1) }}
+	for range restarts {
+		p.caps = append(p.caps, iters)
+	}
+	if final > 0 {
+		p.final = slots
+		p.caps = append(p.caps, final)
+		slots++
+	}
+	p.iters, p.bounds, p.evals = make([]int, slots), make([]float64, slots), make([]int, slots)
 	for i := range p.bounds {
 		p.bounds[i] = math.NaN()
 	}
@@ -456,6 +484,42 @@ func newProgress(w io.Writer, slots, total int) *progress {
 		p.interval = 100 * time.Millisecond
 	}
 	return p
+}
+
+// eta estimates the time left; "?" before a pace is known.
+func (p *progress) eta(now time.Time) string {
+	if p.final == 0 { // a continued fit alone
+		el, e := now.Sub(p.finalFirst).Seconds(), p.evals[0]-p.finalFirstEvals
+		if p.iters[0] == 0 || el <= 0 || e <= 0 {
+			return "?"
+		}
+		perIter := float64(p.evals[0]) / float64(p.iters[0])
+		return time.Duration(float64(p.caps[0]-p.iters[0]) * perIter / (float64(e) / el) * float64(time.Second)).Round(time.Second).String()
+	}
+	done, evals, restartEvals, restartLeft := 0, 0, 0, 0
+	for i, it := range p.iters {
+		done += it
+		evals += p.evals[i]
+		if i != p.final {
+			restartEvals += p.evals[i]
+			restartLeft += p.caps[i] - it
+		}
+	}
+	el := now.Sub(p.first).Seconds()
+	if done == 0 || el <= 0 || restartEvals == p.firstEvals {
+		return "?"
+	}
+	perIter := float64(evals) / float64(done)
+	pace := float64(restartEvals-p.firstEvals) / el // evaluations per second
+	left := float64(restartLeft) * perIter / pace
+	if p.final >= 0 {
+		finalPace := pace / float64(p.par) // one restart's
+		if el := now.Sub(p.finalFirst).Seconds(); !p.finalFirst.IsZero() && el > 0 && p.evals[p.final] > p.finalFirstEvals {
+			finalPace = float64(p.evals[p.final]-p.finalFirstEvals) / el
+		}
+		left += float64(p.caps[p.final]-p.iters[p.final]) * perIter / finalPace
+	}
+	return time.Duration(left * float64(time.Second)).Round(time.Second).String()
 }
 
 func isTerminal(w io.Writer) bool {
@@ -470,11 +534,18 @@ func isTerminal(w io.Writer) bool {
 func (p *progress) step(restart int, s train.StepInfo) {
 	p.iters[restart] = s.Iter
 	p.bounds[restart] = s.Bound
+	p.evals[restart] += s.Evals
 	if s.Event != "" {
 		p.clear()
 		fmt.Fprintf(p.w, "%s iteration %d: %s\n", p.name(restart), s.Iter, s.Event)
 	}
 	now := time.Now()
+	switch { // the paces are timed from their first iterations
+	case restart == p.final && p.finalFirst.IsZero():
+		p.finalFirst, p.finalFirstEvals = now, p.evals[restart]
+	case restart != p.final && p.first.IsZero():
+		p.first, p.firstEvals = now, p.evals[restart]
+	}
 	if now.Sub(p.last) < p.interval && !s.Status.Converged() {
 		return
 	}
@@ -489,12 +560,8 @@ func (p *progress) step(restart int, s train.StepInfo) {
 			best = b
 		}
 	}
-	el := now.Sub(p.start).Seconds()
-	rate := float64(done) / math.Max(el, 1e-9)
-	eta := "?"
-	if rate > 0 {
-		eta = (time.Duration(float64(p.total-done) / rate * float64(time.Second))).Round(time.Second).String()
-	}
+	rate := float64(done) / math.Max(now.Sub(p.start).Seconds(), 1e-9)
+	eta := p.eta(now)
 	if p.tty {
 		const width = 30
 		filled := min(width, width*done/max(1, p.total))
