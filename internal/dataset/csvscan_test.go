@@ -177,6 +177,12 @@ func BenchmarkCSV31ColumnsEncodingCSV(b *testing.B) {
 	data := numericCSV(10000, 3)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	cpu := cpuSeconds()
+	defer func() {
+		if cpu := cpuSeconds() - cpu; cpu > 0 {
+			b.ReportMetric(float64(b.N)*float64(len(data))/1e6/cpu, "MB/cpu-s")
+		}
+	}()
 	for b.Loop() {
 		cr := csv.NewReader(bytes.NewReader(data))
 		cr.FieldsPerRecord = -1
