@@ -19,7 +19,7 @@ func init() {
 }
 
 const dataUsage = `usage: viz data get [-dir DIR] robot|frey|all ...
-       viz data walk [-rows N] [-seed S] -o FILE.csv|FILE.npy|FILE.npz
+       viz data walk [-rows N] [-seed S] -o FILE.csv|FILE.npy|FILE.npz|FILE.parquet
 
 get downloads each data set from its public source (docs/data.md), checks
 its size and sha256, and keeps it in DIR: $DGPVIZ_DATA, else dgpviz in the
@@ -91,7 +91,7 @@ func runDataWalk(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("data walk", stderr)
 	rows := fs.Int("rows", 10000, "rows to write")
 	seed := fs.Uint64("seed", 1, "the noise's seed: the same seed gives the same file")
-	out := fs.String("o", "", "the file to write, its format by its extension: .csv, .npy (a structured array of the CSV's columns) or .npz (arrays x_time, y, truth, split); - : CSV to standard output")
+	out := fs.String("o", "", "the file to write, its format by its extension: .csv, .npy (a structured array of the CSV's columns) .npz (arrays x_time, y, truth, split) or .parquet (the CSV's columns); - : CSV to standard output")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -105,10 +105,10 @@ func runDataWalk(args []string, stdout, stderr io.Writer) error {
 		return dataset.WriteWalkCSV(stdout, *rows, *seed)
 	}
 	write, ok := map[string]func(io.Writer, int, uint64) error{
-		".csv": dataset.WriteWalkCSV, ".npy": dataset.WriteWalkNPY, ".npz": dataset.WriteWalkNPZ,
+		".csv": dataset.WriteWalkCSV, ".npy": dataset.WriteWalkNPY, ".npz": dataset.WriteWalkNPZ, ".parquet": dataset.WriteWalkParquet,
 	}[strings.ToLower(filepath.Ext(*out))]
 	if !ok {
-		return badInput("viz data walk: -o %s: want a file ending in .csv, .npy or .npz", *out)
+		return badInput("viz data walk: -o %s: want a file ending in .csv, .npy, .npz or .parquet", *out)
 	}
 	f, err := os.Create(*out)
 	if err != nil {

@@ -101,7 +101,7 @@ func TestDataWalk(t *testing.T) {
 	if p, ok := train.DefaultPreset(x, y, 1); !ok || p.Name != robot.Name {
 		t.Errorf("the walk's preset: %q (%v), want robot", p.Name, ok)
 	}
-	for _, ext := range []string{"npy", "npz"} { // the same data in NumPy's formats
+	for _, ext := range []string{"npy", "npz", "parquet"} { // the same data in other formats
 		p := filepath.Join(filepath.Dir(path), "walk."+ext)
 		if err := run(context.Background(), []string{"data", "walk", "-rows", "300", "-seed", "4", "-o", p}, &stdout, &stderr); err != nil {
 			t.Fatal(err)

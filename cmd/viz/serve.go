@@ -49,7 +49,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	o := serveOptions{cfg: stream.DefaultConfig(), limits: stream.DefaultLimits()}
 	fs := newFlags("serve", stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
-	fs.Func("data", `data set: "step", "robot" or "robot:PATH" (robot WiFi readings), "frey" or "frey:PATH" (the Frey faces MAT-file), "csv:PATH", "npy:PATH" or "npz:PATH" (or a PATH ending in .csv, .npy or .npz); repeat to offer several (the first is the default). "robot" and "frey" are the files 'viz data get' fetches. The data's shape chooses the view: one output a regression, several outputs the latent explorer, outputs that are the inputs an autoencoder. `+dataset.CSVConventions+" "+dataset.NumPyConventions, func(s string) error {
+	fs.Func("data", `data set: "step", "robot" or "robot:PATH" (robot WiFi readings), "frey" or "frey:PATH" (the Frey faces MAT-file), "csv:PATH", "npy:PATH", "npz:PATH" or "parquet:PATH" (or a PATH ending in .csv, .npy, .npz or .parquet); repeat to offer several (the first is the default). "robot" and "frey" are the files 'viz data get' fetches. The data's shape chooses the view: one output a regression, several outputs the latent explorer, outputs that are the inputs an autoencoder. `+dataset.CSVConventions+" "+dataset.NumPyConventions+" "+dataset.ParquetConventions, func(s string) error {
 		o.data = append(o.data, s)
 		return nil
 	})

@@ -29,7 +29,8 @@ func Load(spec string) (*Dataset, error) { return LoadWith(spec, LoadOptions{}) 
 //	"csv:PATH"     a CSV file read from PATH (see LoadCSV)
 //	"npy:PATH"     a NumPy .npy file (see LoadNPY)
 //	"npz:PATH"     a NumPy .npz file (see LoadNPZ)
-//	PATH.csv       likewise, by the file's extension: .csv, .npy, .npz
+//	"parquet:PATH" an Apache Parquet file (see LoadParquet)
+//	PATH.csv       likewise, by the file's extension: .csv, .npy, .npz, .parquet
 //
 // Surrounding white space in spec is ignored; PATH is used as given.
 func LoadWith(spec string, o LoadOptions) (*Dataset, error) {
@@ -71,14 +72,16 @@ func LoadWith(spec string, o LoadOptions) (*Dataset, error) {
 			return LoadNPY(path, opt)
 		case "npz":
 			return LoadNPZ(path, opt)
+		case "parquet":
+			return LoadParquet(path, opt)
 		}
 		return LoadCSV(path, opt)
 	}
-	return nil, fmt.Errorf(`unknown data set %q: valid are "step", "robot", "robot:PATH", "frey", "frey:PATH", "csv:PATH", "npy:PATH" and "npz:PATH" (or a PATH ending in .csv, .npy or .npz)`, spec)
+	return nil, fmt.Errorf(`unknown data set %q: valid are "step", "robot", "robot:PATH", "frey", "frey:PATH", "csv:PATH", "npy:PATH", "npz:PATH" and "parquet:PATH" (or a PATH ending in .csv, .npy, .npz or .parquet)`, spec)
 }
 
 // fileSchemes are the schemes of data files, which a path's extension
 // may choose.
-var fileSchemes = map[string]bool{"csv": true, "npy": true, "npz": true}
+var fileSchemes = map[string]bool{"csv": true, "npy": true, "npz": true, "parquet": true}
 
 func knownScheme(s string) bool { return s == "robot" || s == "frey" || fileSchemes[s] }

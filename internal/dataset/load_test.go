@@ -25,7 +25,7 @@ func TestLoad(t *testing.T) {
 		{"csv:", "", `missing path after "csv:"`},
 		{"robot:testdata/nope.txt", "", "no such file"},
 		{"csv:" + fixtureFile, "", "no output column"}, // one space-separated field per line
-		{"faces", "", `unknown data set "faces": valid are "step", "robot", "robot:PATH", "frey", "frey:PATH", "csv:PATH", "npy:PATH" and "npz:PATH"`},
+		{"faces", "", `unknown data set "faces": valid are "step", "robot", "robot:PATH", "frey", "frey:PATH", "csv:PATH", "npy:PATH", "npz:PATH" and "parquet:PATH"`},
 		{"json:a.json", "", `unknown data set "json:a.json"`},
 		{"Step", "", "unknown data set"},
 	} {
