@@ -53,7 +53,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 		o.data = append(o.data, s)
 		return nil
 	})
-	fs.Func("shape", "the outputs of the CSV data sets are the pixels of images of this shape, rows x columns (e.g. 28x20): the autoencoder draws them as images", func(s string) error {
+	fs.Func("shape", "the outputs of the data files (CSV, NumPy, Parquet) are the pixels of images of this shape, rows x columns (e.g. 28x20): the autoencoder draws them as images", func(s string) error {
 		sh, err := dataset.ParseShape(s)
 		o.shape = sh
 		return err
@@ -199,18 +199,19 @@ func answeredHosts(addr string, extra []string) []string {
 	return hosts
 }
 
-// shapeCSVs declares the outputs of the CSV data sets among specs that
-// have shape[0] × shape[1] of them images of that shape, so that one
-// server can offer images beside other CSVs; it is an error when none has.
+// shapeCSVs declares the outputs of the data files (CSV, NumPy, Parquet:
+// dataset.IsFileSpec) among specs that have shape[0] × shape[1] of them
+// images of that shape, so that one server can offer images beside other
+// files; it is an error when none has.
 func shapeCSVs(cat *stream.Catalog, specs []string, shape [2]int) error {
 	var csvs []*dataset.Dataset
 	for _, spec := range specs {
-		if strings.HasPrefix(strings.TrimSpace(spec), "csv:") {
+		if dataset.IsFileSpec(spec) {
 			csvs = append(csvs, cat.Get(cat.NameOf(spec)))
 		}
 	}
 	if len(csvs) == 0 {
-		return errors.New("-shape applies to CSV data sets (-data csv:PATH), and none was given")
+		return errors.New("-shape applies to data files (-data csv:PATH, a .npy, .npz or .parquet file), and none was given")
 	}
 	n := 0
 	for _, ds := range csvs {

@@ -85,3 +85,14 @@ func LoadWith(spec string, o LoadOptions) (*Dataset, error) {
 var fileSchemes = map[string]bool{"csv": true, "npy": true, "npz": true, "parquet": true}
 
 func knownScheme(s string) bool { return s == "robot" || s == "frey" || fileSchemes[s] }
+
+// IsFileSpec reports whether spec names a data file of one's own (CSV,
+// NumPy, Parquet: by its scheme or its extension), whose columns follow
+// CSVConventions, rather than a built-in or public data set.
+func IsFileSpec(spec string) bool {
+	spec = strings.TrimSpace(spec)
+	if scheme, _, ok := strings.Cut(spec, ":"); ok && knownScheme(scheme) {
+		return fileSchemes[scheme]
+	}
+	return fileSchemes[strings.TrimPrefix(strings.ToLower(filepath.Ext(spec)), ".")]
+}

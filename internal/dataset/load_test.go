@@ -102,3 +102,12 @@ func TestLoadSource(t *testing.T) {
 		t.Errorf("an edited robot file: source %v (%v), want none", ds.Source, err)
 	}
 }
+
+func TestIsFileSpec(t *testing.T) {
+	for spec, want := range map[string]bool{"csv:a.csv": true, "npz:x": true, " walk.parquet": true, "w.NPY": true, "step": false, "robot": false,
+		"robot:uw-floor.txt": false, "frey:faces.csv": false, "a.txt": false, "C:\\data\\w.csv": true} {
+		if got := IsFileSpec(spec); got != want {
+			t.Errorf("IsFileSpec(%q) = %v, want %v", spec, got, want)
+		}
+	}
+}
