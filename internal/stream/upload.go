@@ -90,7 +90,7 @@ func (u *Upload) ModelReadOptions() engine.ReadOptions {
 	return engine.ReadOptions{MaxRows: l.MaxRows, MaxLayers: l.MaxLayers, MaxWidth: l.MaxWidth, MaxInducing: l.MaxInducing,
 		Budget: func(bytes int64) error {
 			if l.SessionMemory > 0 && bytes > l.SessionMemory {
-				return fmt.Errorf("the model file needs more memory than a session may use (%s; the server's -session-memory raises the limit)", mib(l.SessionMemory))
+				return fmt.Errorf("the model file needs more memory than a session may use (%s): the server's -session-memory raises the limit", mib(l.SessionMemory))
 			}
 			return u.s.reserve(u.owner, bytes)
 		}}
