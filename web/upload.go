@@ -29,10 +29,23 @@ type Uploader interface {
 	Limits() stream.Limits
 }
 
-// maxUploadBytes bounds a model file sent to POST /model: a model at every
-// limit (2,000 rows, six layers of 64 inducing points and width 8) is
-// about 4 MB of JSON.
+// maxUploadBytes bounds a model file sent to POST /model at the default
+// limits: a model at every limit (2,000 rows, six layers of 64 inducing
+// points and width 8) is about 4 MB of JSON. uploadBytes raises it with
+// the row limit.
 const maxUploadBytes = 16 << 20
+
+// uploadBytesPerRow is what an upload may grow by per row that the row
+// limit allows beyond the default's 2,000: a CSV row of 560 grey levels
+// (maxDataBytes / 2,000).
+const uploadBytesPerRow = 8 << 10
+
+// uploadBytes is the size limit of an upload under the limits l: base, or
+// more when the server's row limit (-max-rows) allows more rows, so that
+// raising that flag raises this limit too.
+func uploadBytes(base int, l stream.Limits) int {
+	return max(base, min(l.MaxRows, 1<<40/uploadBytesPerRow)*uploadBytesPerRow)
+}
 
 // modelUpload serves POST /model: the body is a model file (what "Save
 // model" and `viz fit` write); the answer is {"resume": TOKEN}, with which
@@ -52,10 +65,11 @@ func (h modelUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer up.End()
-	r.Body = http.MaxBytesReader(w, r.Body, maxUploadBytes)
+	limit := uploadBytes(maxUploadBytes, h.b.Limits())
+	r.Body = http.MaxBytesReader(w, r.Body, int64(limit))
 	mf, err := engine.ReadModelWith(r.Body, up.ModelReadOptions())
 	if err != nil {
-		badUpload(w, err, "the model file", maxUploadBytes, "not a model file")
+		badUpload(w, err, "the model file", limit, "not a model file")
 		return
 	}
 	up.End() // the parked session reserves what it holds
@@ -101,7 +115,7 @@ const tooOftenPause = time.Second
 func badUpload(w http.ResponseWriter, err error, what string, limit int, kind string) {
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		http.Error(w, fmt.Sprintf("%s is larger than %d MiB", what, limit>>20), http.StatusRequestEntityTooLarge)
+		http.Error(w, fmt.Sprintf("%s is larger than %d MiB (the server's %s raises the limit)", what, limit>>20, dataset.RowsFlag), http.StatusRequestEntityTooLarge)
 		return
 	}
 	http.Error(w, kind+": "+stream.ForPeople(err.Error()), http.StatusBadRequest)
@@ -131,8 +145,9 @@ func answerResume(w http.ResponseWriter, r *http.Request, log *slog.Logger, what
 	json.NewEncoder(w).Encode(map[string]string{"resume": token})
 }
 
-// maxDataBytes bounds a CSV sent to POST /data: 2,000 rows (the default
-// row limit) of 560 grey levels, such as the Frey faces.
+// maxDataBytes bounds a CSV sent to POST /data at the default limits:
+// 2,000 rows (the default row limit) of 560 grey levels, such as the Frey
+// faces; uploadBytes raises it with the row limit.
 const maxDataBytes = 16 << 20
 
 // dataUpload serves POST /data[?name=NAME][&shape=HxW]: the body is a CSV
@@ -167,10 +182,12 @@ func (h dataUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer up.End()
-	r.Body = http.MaxBytesReader(w, r.Body, maxDataBytes)
+	limit := uploadBytes(maxDataBytes, h.b.Limits())
+	r.Body = http.MaxBytesReader(w, r.Body, int64(limit))
+	opt.MaxBytes = -1 // MaxBytesReader's limit, answered with 413
 	ds, err := dataset.ReadCSV(lineLimit(r.Body, maxLineBytes), name, opt)
 	if err != nil {
-		badUpload(w, err, "the file", maxDataBytes, "not a usable CSV")
+		badUpload(w, err, "the file", limit, "not a usable CSV")
 		return
 	}
 	ds.Description = fmt.Sprintf("uploaded: %s", name)

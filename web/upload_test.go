@@ -45,7 +45,7 @@ func TestModelUpload(t *testing.T) {
 	}{
 		{"not json", 400, "not a model file"},
 		{`{"layers": []}`, 400, "not a model file"},
-		{strings.Repeat(" ", maxUploadBytes+10), 413, "larger than"},
+		{strings.Repeat(" ", maxUploadBytes+10), 413, "larger than 16 MiB (the server's -max-rows raises the limit)"},
 		// Refused while read, at the server's limits (stream.DefaultLimits).
 		{`{"data": {"X": [` + strings.Repeat("[0],", 1<<20) + `[0]]}}`, 400, "the model's data has more rows than the limit of 2000 rows"},
 		{`{"layers": [{"inducing_inputs": [` + strings.Repeat("[0],", 100) + `[0]]}]}`, 400, "layer 1 has more inducing points than the limit of 64 inducing points"},
@@ -84,6 +84,9 @@ func TestDataUpload(t *testing.T) {
 		{"a,b\n1,2\n", "not a usable CSV"},
 		{"x,y\n1,NaN\n2,3\n", "not a usable CSV"},
 		{"x,y\n1,2\n", "at least 2"},
+		// Past the server's row limit (stream.DefaultLimits), refused as
+		// read, with the flag that raises the limit.
+		{"x,y\n" + strings.Repeat("1,2\n", 2001), "line 2002: more data rows than the limit of 2000 rows (-max-rows raises it)"},
 	} {
 		resp, err := http.Post(hs.URL+"/data", "text/csv", strings.NewReader(tc.body))
 		if err != nil {
@@ -245,5 +248,18 @@ func TestUploadLimits(t *testing.T) {
 	}
 	if code, body, _ := post("192.0.2.2", small); code != 200 {
 		t.Errorf("another client's upload: %d %q", code, body)
+	}
+}
+
+// TestUploadBytesFollowRows: the upload size limits are the default's
+// 16 MiB up to the default row limit, and grow with -max-rows beyond it.
+func TestUploadBytesFollowRows(t *testing.T) {
+	l := stream.DefaultLimits()
+	if got := uploadBytes(maxDataBytes, l); got != maxDataBytes {
+		t.Errorf("at %d rows: %d bytes, want %d", l.MaxRows, got, maxDataBytes)
+	}
+	l.MaxRows = 1000000
+	if got := uploadBytes(maxDataBytes, l); got != 1000000*uploadBytesPerRow {
+		t.Errorf("at %d rows: %d bytes, want %d", l.MaxRows, got, 1000000*uploadBytesPerRow)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,25 +15,34 @@ import (
 )
 
 func init() {
-	register(command{name: "data", summary: "get the paper's data sets (robot, frey) from their public source, checked by sha256", run: runData})
+	register(command{name: "data", summary: "get the paper's data sets (robot, frey) from their public source, checked by sha256; write a synthetic walk", run: runData})
 }
 
 const dataUsage = `usage: viz data get [-dir DIR] robot|frey|all ...
+       viz data walk [-rows N] [-seed S] -o FILE.csv|FILE.npy|FILE.npz|FILE.parquet
 
-Downloads each data set from its public source (docs/data.md), checks its
-size and sha256, and keeps it in DIR: $DGPVIZ_DATA, else dgpviz in the
-user's cache directory. Then -data robot and -data frey find it.`
+get downloads each data set from its public source (docs/data.md), checks
+its size and sha256, and keeps it in DIR: $DGPVIZ_DATA, else dgpviz in the
+user's cache directory. Then -data robot and -data frey find it.
+
+walk writes a synthetic robot-like walk of N rows, shaped as the robot data
+(input x_time in s; outputs y_ap1…y_ap30, signal strengths in dBm with 2 dBm
+of noise; truth_x, truth_y in m; every 10th row split=test), so that the
+robot preset applies; the same seed gives the same file (docs/data.md).`
 
 func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "help" {
 		fmt.Fprintln(stdout, dataUsage)
 		if len(args) == 0 {
-			return badInput("viz data: want get")
+			return badInput("viz data: want get or walk")
 		}
 		return nil
 	}
+	if args[0] == "walk" {
+		return runDataWalk(args[1:], stdout, stderr)
+	}
 	if args[0] != "get" {
-		return badInput("viz data: unknown action %q: want get", args[0])
+		return badInput("viz data: unknown action %q: want get or walk", args[0])
 	}
 	fs := newFlags("data get", stderr)
 	dir := fs.String("dir", "", "where to keep the files (empty: $"+dataset.DataDirEnv+", else dgpviz in the user's cache directory)")
@@ -72,6 +83,45 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stdout, "%s: %s (%d bytes, sha256 %s)\n", r.Name, path, r.Size, r.SHA256)
 	}
+	return nil
+}
+
+// runDataWalk writes a walk (dataset.WriteWalkCSV) to the file -o names.
+func runDataWalk(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("data walk", stderr)
+	rows := fs.Int("rows", 10000, "rows to write")
+	seed := fs.Uint64("seed", 1, "the noise's seed: the same seed gives the same file")
+	out := fs.String("o", "", "the file to write, its format by its extension: .csv, .npy (a structured array of the CSV's columns) .npz (arrays x_time, y, truth, split) or .parquet (the CSV's columns); - : CSV to standard output")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *rows < 1 {
+		return badInput("viz data walk: -rows %d: want ≥ 1", *rows)
+	}
+	if *out == "" {
+		return badInput("viz data walk: name the file to write with -o (for example -o walk.csv; -o - writes to standard output)")
+	}
+	if *out == "-" {
+		return dataset.WriteWalkCSV(stdout, *rows, *seed)
+	}
+	write, ok := map[string]func(io.Writer, int, uint64) error{
+		".csv": dataset.WriteWalkCSV, ".npy": dataset.WriteWalkNPY, ".npz": dataset.WriteWalkNPZ, ".parquet": dataset.WriteWalkParquet,
+	}[strings.ToLower(filepath.Ext(*out))]
+	if !ok {
+		return badInput("viz data walk: -o %s: want a file ending in .csv, .npy, .npz or .parquet", *out)
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return usageError{fmt.Errorf("viz data walk: %w", err)}
+	}
+	if err := write(f, *rows, *seed); err != nil {
+		f.Close()
+		return fmt.Errorf("viz data walk: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("viz data walk: %w", err)
+	}
+	fmt.Fprintf(stderr, "viz data walk: %d rows (seed %d) in %s\n", *rows, *seed, *out)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -31,12 +32,12 @@ type fitFlags struct {
 	data, hidden, kernel, out, freeze, hiddenInit, inputKernel, preset string
 	optimizer                                                          train.Method
 	inducing, outputInducing, iters, restarts, batch, workers          int
-	maxRows                                                            int
 	seed                                                               uint64
 	lr, tol, tolAbs, hiddenNoise, outputNoise                          float64
 	window, horizon                                                    int
 	quiet, naturalGradient, embedData                                  bool
 	finalQ, fitChoice                                                  string
+	maxRows                                                            int // -max-rows
 }
 
 type datasetJSON struct {
@@ -90,6 +91,9 @@ type fitJSON struct {
 	Converged    bool         `json:"converged"`
 	Status       train.Status `json:"status"` // why the fit stopped, in words
 	Events       []string     `json:"events"`
+	// TotalIters is the whole fit's iterations: every restart's and the
+	// continued fit's, at most MaxIters.
+	TotalIters int `json:"total_iters"`
 }
 
 const initMethod = "per layer: inducing inputs at the quantiles (1-D) or k-means centres of the layer's input messages; " +
@@ -97,21 +101,17 @@ const initMethod = "per layer: inducing inputs at the quantiles (1-D) or k-means
 	"q_mu by sparse regression of those targets, q_sqrt = chol(noise ratio · Kuu); restart r: seed+r, perturbed for r > 0, " +
 	"restart 1 uses the other first-hidden-layer choice; the best bound is kept"
 
-// defaultFitMaxRows is viz fit -max-rows's default: a million rows of the
-// robot's shape fit in about 1 GB (docs/measurements.md).
-const defaultFitMaxRows = 1000000
-
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fit", stderr)
 	var f fitFlags
-	fs.StringVar(&f.data, "data", "step", `data set: "step", "robot" or "robot:PATH", "frey" or "frey:PATH" ("robot" and "frey": the files 'viz data get' fetches), or "csv:PATH" (`+dataset.CSVConventions+`)`)
+	fs.StringVar(&f.data, "data", "step", `data set: "step", "robot" or "robot:PATH", "frey" or "frey:PATH" ("robot" and "frey": the files 'viz data get' fetches), "csv:PATH", "npy:PATH", "npz:PATH" or "parquet:PATH", or a PATH ending in .csv, .npy, .npz or .parquet (`+dataset.CSVConventions+` `+dataset.NumPyConventions+` `+dataset.ParquetConventions+`)`)
 	fs.StringVar(&f.preset, "preset", "", "the paper's model and restart selection: robot (time → 3 → 3 → outputs) or frey (an autoencoder through 2 dimensions); by default the preset that fits the data's shape, if any (one input and several outputs: robot; outputs equal to the inputs: frey), unless -hidden or -inducing is given")
 	fs.StringVar(&f.hidden, "hidden", "", "hidden-layer widths, comma-separated (empty: a one-layer GP; default: the preset's)")
 	fs.IntVar(&f.inducing, "inducing", train.DefaultInducing, "inducing points per layer (default: the preset's)")
 	fs.IntVar(&f.outputInducing, "output-inducing", 0, "the final layer's inducing points (0: -inducing; default: the preset's)")
 	fs.StringVar(&f.kernel, "kernel", "rbf", "kernel of every layer: rbf, rbfiso (one shared lengthscale) or linear")
 	fs.StringVar(&f.inputKernel, "input-kernel", "", "first layer's kernel if not -kernel (default: the preset's, else -kernel)")
-	fs.IntVar(&f.iters, "iters", train.DefaultMaxIters, "iteration cap per restart (the stopping rule, -tol-abs, -tol, -window and -horizon, usually stops sooner)")
+	fs.IntVar(&f.iters, "iters", train.DefaultMaxIters, "iteration cap of the whole fit, restarts included: -restarts share it, and a preset's restart selection takes its iterations from it (the stopping rule, -tol-abs, -tol, -window and -horizon, usually stops sooner)")
 	fs.StringVar(&f.fitChoice, "fit", "auto", fmt.Sprintf("full (every iteration on all the data, by -optimizer), stochastic (minibatches of -batch rows: the svi optimizer) or auto (stochastic above %d rows)", train.StochasticRows))
 	fs.TextVar(&f.optimizer, "optimizer", train.LBFGS, "lbfgs, adam or svi (stochastic variational inference; see -fit)")
 	fs.Float64Var(&f.lr, "lr", train.DefaultLearningRate, "adam learning rate (svi's too, for all but q(u))")
@@ -132,7 +132,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.workers, "workers", 0, "goroutines per evaluation (0: share the CPUs between restarts)")
 	fs.BoolVar(&f.embedData, "embed-data", false, "write the data into the model file even when they are a public data set's (robot, frey); by default the file refers to that data set's file by its checksum, and readers load it from this machine")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
-	fs.IntVar(&f.maxRows, "max-rows", defaultFitMaxRows, fmt.Sprintf("data rows a CSV file may have, at most %d; its file-size limit rises with it (%d bytes a row)", engine.MaxData, dataset.MaxFileSize/dataset.MaxRows))
+	fs.IntVar(&f.maxRows, "max-rows", 0, "refuse a data file of more rows than this, as it is read (0: no limit but memory's and the model's)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -158,18 +158,19 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.iters < 1 {
 		return badInput("viz fit: -iters %d: want ≥ 1", f.iters)
 	}
+	if f.iters < f.restarts {
+		return badInput("viz fit: -iters %d is fewer than the %d restarts: -iters caps the whole fit, at least one iteration per restart", f.iters, f.restarts)
+	}
+	if f.maxRows < 0 {
+		return badInput("viz fit: -max-rows %d: want ≥ 0 (0: no limit)", f.maxRows)
+	}
 	if f.finalQ != "optimal" && f.finalQ != "parameters" {
 		return badInput("viz fit: -final-q %q: want optimal or parameters", f.finalQ)
 	}
-	if f.maxRows < 1 || f.maxRows > engine.MaxData {
-		return badInput("viz fit: -max-rows %d: want 1 to %d", f.maxRows, engine.MaxData)
+	if f.maxRows < 0 {
+		return badInput("viz fit: -max-rows %d: want 0 (no limit) or more", f.maxRows)
 	}
-	// Reading a large CSV file makes garbage of several times the data (a
-	// string per line, the growing arrays), which the collector, by
-	// default, lets grow to the live data's size before it runs.
-	gc := debug.SetGCPercent(loadGCPercent)
-	ds, err := dataset.LoadWith(f.data, dataset.CSVOptions{MaxRows: f.maxRows, RaiseLimits: true, LimitFlag: "viz fit -max-rows"})
-	debug.SetGCPercent(gc)
+	ds, err := dataset.LoadWith(f.data, dataset.LoadOptions{MaxRows: f.maxRows})
 	if err != nil {
 		return usageError{fmt.Errorf("viz fit: %w", err)}
 	}
@@ -232,7 +233,10 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return badInput("viz fit: %v", err)
 	}
 	tcfg, _ = tcfg.Defaults()
-	opt := train.FitOptions{MaxIters: f.iters}
+	opt := train.FitOptions{MaxIters: f.iters / f.restarts}
+	if usePreset {
+		*preset, opt.MaxIters = presetWithin(*preset, f.iters)
+	}
 
 	start := time.Now()
 	var (
@@ -241,13 +245,15 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		reps  []train.RestartReport
 		final train.FitReport
 	)
+	total := 0 // iterations of the whole fit
 	if usePreset {
 		model, best, reps, final, err = fitPreset(ctx, *preset, x, y, tcfg, opt, f.quiet, stderr)
+		total = totalIters(reps, &final)
 	} else {
 		var prog *progress
 		var onStep func(int, train.StepInfo)
 		if !f.quiet {
-			prog = newProgress(stderr, f.restarts, f.iters)
+			prog = newProgress(stderr, f.restarts, opt.MaxIters, 0)
 			onStep = prog.step
 		}
 		model, best, reps, err = train.FitRestarts(ctx, x, y, icfg, tcfg, opt, f.restarts, onStep)
@@ -257,6 +263,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if best >= 0 {
 			final = reps[best].Report
 		}
+		total = totalIters(reps, nil)
 	}
 	interrupted := err != nil && model != nil && ctx.Err() != nil
 	if err != nil && !interrupted {
@@ -274,7 +281,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			fmt.Fprintf(stderr, "%s restart %d (%s): %s\n", mark, r.Restart+1, restartStart(r.Init, x), status)
 		}
-		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations%s (%s)\n", final.Bound, best+1, time.Since(start).Seconds(), final.Status, final.Iters, stochasticNote(final, tcfg), final.Status.Explain())
+		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations%s (%s); %d iterations in all, restarts included (-iters %d)\n", final.Bound, best+1, time.Since(start).Seconds(), final.Status, final.Iters, stochasticNote(final, tcfg), final.Status.Explain(), total, f.iters)
 		if !math.IsNaN(final.Rise) {
 			n, _ := x.Dims()
 			fmt.Fprintf(stderr, "viz fit: %s\n", riseLine(final, tcfg, n))
@@ -302,7 +309,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"init":          ij,
 		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: tcfg.BatchSize, Epochs: final.Epochs, Frozen: frozenNames,
 			MaxIters: f.iters, TolAbs: tcfg.TolAbs, Tol: tcfg.Tol, Window: tcfg.Window, Horizon: tcfg.Horizon, FinalQ: finalQ, NaturalGradient: f.naturalGradient,
-			Iters: final.Iters, Bound: final.Bound, LastRise: finite(final.Rise), ExpectedRise: finite(final.Expected),
+			Iters: final.Iters, TotalIters: total, Bound: final.Bound, LastRise: finite(final.Rise), ExpectedRise: finite(final.Expected),
 			Converged: final.Status.Converged(), Status: final.Status, Events: nonNil(final.Events)},
 	}
 	raw := make(map[string]json.RawMessage, len(extra))
@@ -342,9 +349,6 @@ func normaliseData(ds *dataset.Dataset, nx, ny dataset.Normalizer) (x, y *mat.De
 	}
 	return ds.X, ds.Y
 }
-
-// loadGCPercent is the collector's GOGC while viz fit reads its data.
-const loadGCPercent = 20
 
 // limitMemory sets the garbage collector's soft memory limit to twice the
 // data's size and 300 MB, unless GOMEMLIMIT set one: the fit holds the
@@ -401,17 +405,25 @@ func writeModelOut(out string, stdout io.Writer, mf *engine.ModelFile) error {
 // does. The restarts' reports keep their short fits' bounds; final is the
 // continued fit's report.
 func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.TrainerConfig, opt train.FitOptions, quiet bool, stderr io.Writer) (*engine.Model, int, []train.RestartReport, train.FitReport, error) {
+	// One progress for the whole fit, so that its ETA is the whole
+	// fit's: the restarts, then the chosen one continued (the last slot).
 	var prog *progress
 	var onStep func(int, train.StepInfo)
+	selection := p.Restarts > 1 && p.RestartIters > 0
 	if !quiet {
-		fmt.Fprintf(stderr, "viz fit: preset %q: %d restarts of %d iterations, then the best to the stopping rule\n", p.Name, p.Restarts, p.RestartIters)
-		prog = newProgress(stderr, p.Restarts, p.RestartIters)
+		if selection {
+			fmt.Fprintf(stderr, "viz fit: preset %q: %d restarts of %d iterations, then the best to the stopping rule (at most %d iterations)\n", p.Name, p.Restarts, p.RestartIters, opt.MaxIters)
+		} else {
+			fmt.Fprintf(stderr, "viz fit: preset %q: no restart selection within -iters; its first start fitted to the stopping rule (at most %d iterations)\n", p.Name, opt.MaxIters)
+		}
+		restarts := 0
+		if selection {
+			restarts = p.Restarts
+		}
+		prog = newProgress(stderr, restarts, p.RestartIters, opt.MaxIters)
 		onStep = prog.step
 	}
 	m, reps, err := p.Start(ctx, x, y, tcfg, onStep)
-	if prog != nil {
-		prog.finish()
-	}
 	best := -1
 	for i, r := range reps {
 		if r.Model != nil && r.Model == m {
@@ -419,6 +431,9 @@ func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.
 		}
 	}
 	if err != nil {
+		if prog != nil {
+			prog.finish()
+		}
 		return nil, best, reps, train.FitReport{}, err
 	}
 	if reps == nil { // no selection: one model
@@ -426,9 +441,10 @@ func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.
 		best = 0
 	}
 	m = m.CloneParams() // the restart keeps its model; the data are shared
-	if !quiet {
-		prog = newProgress(stderr, 1, opt.MaxIters)
-		opt.Progress = func(s train.StepInfo) { prog.step(0, s) }
+	if prog != nil {
+		slot := len(prog.iters) - 1
+		prog.name = func(int) string { return fmt.Sprintf("restart %d", best+1) }
+		opt.Progress = func(s train.StepInfo) { prog.step(slot, s) }
 	}
 	fm, rep, err := train.Fit(ctx, m, p.Trainer(tcfg), opt)
 	if prog != nil {
@@ -487,20 +503,51 @@ func parseGroups(s string) (map[engine.Group]bool, []string, error) {
 
 // progress reports fitting progress on stderr: a bar redrawn in place when
 // stderr is a terminal, plain lines every few seconds otherwise.
+//
+// Its ETA counts the work in bound evaluations at the evaluations per
+// iteration so far, each phase at its own pace: the restarts' pace, side
+// by side, measured from the first iteration (the initialisation before
+// it, k-means and principal components, aside); the continued fit's, once
+// it has run, its own, and before that the pace of one of the restarts
+// (on two busy cores a fit alone was measured between 0.6 and 2.7 times
+// as fast as that, docs/measurements.md, "Loading").
 type progress struct {
 	w        io.Writer
 	tty      bool
-	total    int // iterations over all restarts at most
+	name     func(slot int) string // "restart 2"
+	total    int                   // iterations of the whole fit at most
+	final    int                   // the continued fit's slot, -1 without one
+	par      int                   // restarts that run at once
 	iters    []int
 	bounds   []float64
+	evals    []int // bound evaluations per slot
 	start    time.Time
 	last     time.Time
 	interval time.Duration
 	drawn    bool
+	// The paces' clocks: the first iteration's time and the evaluations
+	// done by then, of the restarts and of the continued fit.
+	first, finalFirst           time.Time
+	firstEvals, finalFirstEvals int
+	caps                        []int // iterations per slot at most
 }
 
-func newProgress(w io.Writer, restarts, iters int) *progress {
-	p := &progress{w: w, total: restarts * iters, iters: make([]int, restarts), bounds: make([]float64, restarts), start: time.Now()}
+// newProgress reports the progress of restarts fits of at most iters
+// iterations each, side by side, then of a continued fit of at most final
+// iterations (0: none).
+func newProgress(w io.Writer, restarts, iters, final int) *progress {
+	slots := restarts
+	p := &progress{w: w, total: restarts*iters + final, final: -1, par: max(1, min(restarts, runtime.GOMAXPROCS(0))), start: time.Now(),
+		name: func(slot int) string { return fmt.Sprintf("restart %d", slot+1) }}
+	for range restarts {
+		p.caps = append(p.caps, iters)
+	}
+	if final > 0 {
+		p.final = slots
+		p.caps = append(p.caps, final)
+		slots++
+	}
+	p.iters, p.bounds, p.evals = make([]int, slots), make([]float64, slots), make([]int, slots)
 	for i := range p.bounds {
 		p.bounds[i] = math.NaN()
 	}
@@ -510,6 +557,42 @@ func newProgress(w io.Writer, restarts, iters int) *progress {
 		p.interval = 100 * time.Millisecond
 	}
 	return p
+}
+
+// eta estimates the time left; "?" before a pace is known.
+func (p *progress) eta(now time.Time) string {
+	if p.final == 0 { // a continued fit alone
+		el, e := now.Sub(p.finalFirst).Seconds(), p.evals[0]-p.finalFirstEvals
+		if p.iters[0] == 0 || el <= 0 || e <= 0 {
+			return "?"
+		}
+		perIter := float64(p.evals[0]) / float64(p.iters[0])
+		return time.Duration(float64(p.caps[0]-p.iters[0]) * perIter / (float64(e) / el) * float64(time.Second)).Round(time.Second).String()
+	}
+	done, evals, restartEvals, restartLeft := 0, 0, 0, 0
+	for i, it := range p.iters {
+		done += it
+		evals += p.evals[i]
+		if i != p.final {
+			restartEvals += p.evals[i]
+			restartLeft += p.caps[i] - it
+		}
+	}
+	el := now.Sub(p.first).Seconds()
+	if done == 0 || el <= 0 || restartEvals == p.firstEvals {
+		return "?"
+	}
+	perIter := float64(evals) / float64(done)
+	pace := float64(restartEvals-p.firstEvals) / el // evaluations per second
+	left := float64(restartLeft) * perIter / pace
+	if p.final >= 0 {
+		finalPace := pace / float64(p.par) // one restart's
+		if el := now.Sub(p.finalFirst).Seconds(); !p.finalFirst.IsZero() && el > 0 && p.evals[p.final] > p.finalFirstEvals {
+			finalPace = float64(p.evals[p.final]-p.finalFirstEvals) / el
+		}
+		left += float64(p.caps[p.final]-p.iters[p.final]) * perIter / finalPace
+	}
+	return time.Duration(left * float64(time.Second)).Round(time.Second).String()
 }
 
 func isTerminal(w io.Writer) bool {
@@ -524,11 +607,18 @@ func isTerminal(w io.Writer) bool {
 func (p *progress) step(restart int, s train.StepInfo) {
 	p.iters[restart] = s.Iter
 	p.bounds[restart] = s.Bound
+	p.evals[restart] += s.Evals
 	if s.Event != "" {
 		p.clear()
-		fmt.Fprintf(p.w, "restart %d iteration %d: %s\n", restart+1, s.Iter, s.Event)
+		fmt.Fprintf(p.w, "%s iteration %d: %s\n", p.name(restart), s.Iter, s.Event)
 	}
 	now := time.Now()
+	switch { // the paces are timed from their first iterations
+	case restart == p.final && p.finalFirst.IsZero():
+		p.finalFirst, p.finalFirstEvals = now, p.evals[restart]
+	case restart != p.final && p.first.IsZero():
+		p.first, p.firstEvals = now, p.evals[restart]
+	}
 	if now.Sub(p.last) < p.interval && !s.Status.Converged() {
 		return
 	}
@@ -543,12 +633,8 @@ func (p *progress) step(restart int, s train.StepInfo) {
 			best = b
 		}
 	}
-	el := now.Sub(p.start).Seconds()
-	rate := float64(done) / math.Max(el, 1e-9)
-	eta := "?"
-	if rate > 0 {
-		eta = (time.Duration(float64(p.total-done) / rate * float64(time.Second))).Round(time.Second).String()
-	}
+	rate := float64(done) / math.Max(now.Sub(p.start).Seconds(), 1e-9)
+	eta := p.eta(now)
 	if p.tty {
 		const width = 30
 		filled := min(width, width*done/max(1, p.total))
@@ -560,7 +646,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 	if s.Estimate {
 		bound = "minibatch estimate of the bound"
 	}
-	fmt.Fprintf(p.w, "restart %d iteration %d: %s %.10g%s (all restarts: %d/%d iterations, %.0f it/s, ETA ≤ %s)\n", restart+1, s.Iter, bound, s.Bound, epochsNote(s), done, p.total, rate, eta)
+	fmt.Fprintf(p.w, "%s iteration %d: %s %.10g%s (the whole fit: %d/%d iterations, %.1f it/s, ETA ≤ %s)\n", p.name(restart), s.Iter, bound, s.Bound, epochsNote(s), done, p.total, rate, eta)
 }
 
 // epochsNote gives a stochastic fit's passes over the data for a progress

@@ -147,6 +147,7 @@ func TestFitBadInput(t *testing.T) {
 		{"-fit", "sometimes"},
 		{"-fit", "full", "-optimizer", "svi"},
 		{"-fit", "stochastic", "-optimizer", "lbfgs"},
+		{"-max-rows", "-1"},
 		{"extra"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -155,6 +156,20 @@ func TestFitBadInput(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Errorf("viz fit %v: error %v, want a usage error", args, err)
 		}
+	}
+}
+
+// TestFitMaxRows: -max-rows refuses a longer file as it is read, and the
+// message names the flag.
+func TestFitMaxRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "long.csv")
+	if err := os.WriteFile(path, []byte("x,y\n"+strings.Repeat("1,2\n", 40)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"fit", "-data", path, "-max-rows", "10", "-quiet"}, io.Discard, io.Discard)
+	var ue usageError
+	if want := "line 12: more data rows than the limit of 10 rows (-max-rows raises it)"; !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want a usage error with %q", err, want)
 	}
 }
 
@@ -413,5 +428,61 @@ func TestFitsLastLines(t *testing.T) {
 		if got := restartStart(c.cfg, x); got != c.want {
 			t.Errorf("restartStart(%+v) = %q, want %q", c.cfg, got, c.want)
 		}
+	}
+}
+
+// TestFitItersCapsWholeFit: -iters caps every iteration of the fit: a
+// preset's restart selection takes its share (or none, below two
+// iterations per restart), and -restarts share it; the file records the
+// whole fit's iterations.
+func TestFitItersCapsWholeFit(t *testing.T) {
+	dir := t.TempDir()
+	walk := writeCSV(t, dir, "walk.csv", 40, 1, func(x []float64) []float64 {
+		return []float64{math.Sin(3 * x[0]), math.Cos(2 * x[0]), x[0] * x[0]}
+	})
+	for _, tc := range []struct {
+		args          []string
+		iters         int
+		restartIters  int // the preset's restarts' cap (0: no selection)
+		restartsTotal int // restarts recorded
+	}{
+		{[]string{"-data", walk}, 3, 0, 1},
+		{[]string{"-data", walk}, 5, 1, 2},
+		{[]string{"-data", walk}, 30, 7, 2},
+		{[]string{"-data", "step", "-restarts", "3", "-hidden", "1", "-inducing", "8"}, 10, 0, 3},
+	} {
+		out := filepath.Join(dir, "m.json")
+		args := append([]string{"fit", "-iters", fmt.Sprint(tc.iters), "-out", out, "-quiet"}, tc.args...)
+		if err := run(context.Background(), args, io.Discard, io.Discard); err != nil {
+			t.Fatalf("viz %v: %v", args, err)
+		}
+		mf, err := engine.ReadModelFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			Init struct {
+				Preset   *presetJSON `json:"preset"`
+				Restarts int         `json:"restarts"`
+			}
+			Fit struct {
+				Iters      int `json:"iters"`
+				TotalIters int `json:"total_iters"`
+				MaxIters   int `json:"max_iters"`
+			}
+		}
+		if json.Unmarshal(mf.Extra["init"], &rec.Init) != nil || json.Unmarshal(mf.Extra["fit"], &rec.Fit) != nil {
+			t.Fatal("the model file's init or fit field does not read")
+		}
+		if rec.Fit.TotalIters < 1 || rec.Fit.TotalIters > tc.iters || rec.Fit.MaxIters != tc.iters || rec.Init.Restarts != tc.restartsTotal {
+			t.Errorf("viz %v: %d iterations in all (max_iters %d), %d restarts; want at most %d, %d restarts", args, rec.Fit.TotalIters, rec.Fit.MaxIters, rec.Init.Restarts, tc.iters, tc.restartsTotal)
+		}
+		if p := rec.Init.Preset; p != nil && (p.RestartIters != tc.restartIters || rec.Init.Restarts*p.RestartIters+rec.Fit.Iters > tc.iters) {
+			t.Errorf("viz %v: %d restarts of %d iterations and %d more; want restarts of %d, at most %d in all", args, rec.Init.Restarts, p.RestartIters, rec.Fit.Iters, tc.restartIters, tc.iters)
+		}
+	}
+	var ue usageError
+	if err := run(context.Background(), []string{"fit", "-data", "step", "-restarts", "4", "-iters", "3"}, io.Discard, io.Discard); !errors.As(err, &ue) || !strings.Contains(err.Error(), "-iters 3 is fewer than the 4 restarts") {
+		t.Errorf("-iters below -restarts: %v", err)
 	}
 }

@@ -49,11 +49,11 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	o := serveOptions{cfg: stream.DefaultConfig(), limits: stream.DefaultLimits()}
 	fs := newFlags("serve", stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
-	fs.Func("data", `data set: "step", "robot" or "robot:PATH" (robot WiFi readings), "frey" or "frey:PATH" (the Frey faces MAT-file), or "csv:PATH"; repeat to offer several (the first is the default). "robot" and "frey" are the files 'viz data get' fetches. The data's shape chooses the view: one output a regression, several outputs the latent explorer, outputs that are the inputs an autoencoder. `+dataset.CSVConventions, func(s string) error {
+	fs.Func("data", `data set: "step", "robot" or "robot:PATH" (robot WiFi readings), "frey" or "frey:PATH" (the Frey faces MAT-file), "csv:PATH", "npy:PATH", "npz:PATH" or "parquet:PATH" (or a PATH ending in .csv, .npy, .npz or .parquet); repeat to offer several (the first is the default). "robot" and "frey" are the files 'viz data get' fetches. The data's shape chooses the view: one output a regression, several outputs the latent explorer, outputs that are the inputs an autoencoder. `+dataset.CSVConventions+" "+dataset.NumPyConventions+" "+dataset.ParquetConventions, func(s string) error {
 		o.data = append(o.data, s)
 		return nil
 	})
-	fs.Func("shape", "the outputs of the CSV data sets are the pixels of images of this shape, rows x columns (e.g. 28x20): the autoencoder draws them as images", func(s string) error {
+	fs.Func("shape", "the outputs of the data files (CSV, NumPy, Parquet) are the pixels of images of this shape, rows x columns (e.g. 28x20): the autoencoder draws them as images", func(s string) error {
 		sh, err := dataset.ParseShape(s)
 		o.shape = sh
 		return err
@@ -72,7 +72,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.BoolVar(&o.proxy, "trust-proxy", false, "the server is behind a reverse proxy on this machine: a request from loopback counts as the client its X-Forwarded-For header names (its last address) for the per-client limits; -max-conns-per-ip then counts the proxy's connections")
 	returnMemory := fs.Bool("return-memory", true, "return freed memory to the system at once when large reservations end (false: leave it to Go's scavenger, which takes minutes)")
 	fs.IntVar(&o.limits.MaxInducing, "max-inducing", o.limits.MaxInducing, "inducing points per layer a client may ask for")
-	fs.IntVar(&o.limits.MaxRows, "max-rows", o.limits.MaxRows, "training rows a data set may have")
+	fs.IntVar(&o.limits.MaxRows, "max-rows", o.limits.MaxRows, fmt.Sprintf("training rows a data set may have, and rows an uploaded file may have (default: %d, or %d — as many as a model may have — when -addr is a loopback address, where the only client is this machine's)", o.limits.MaxRows, engine.MaxData))
 	fs.IntVar(&o.limits.MaxFollowers, "max-followers", o.limits.MaxFollowers, "read-only followers of shared sessions, all together (Share live)")
 	fs.Func("session-memory", fmt.Sprintf("memory one session's model may be estimated to need, in MiB (0: no budget; default %d)", o.limits.SessionMemory>>20), mibFlag(&o.limits.SessionMemory))
 	fs.Func("server-memory", fmt.Sprintf("memory all sessions together may be estimated to need, in MiB (0: no budget; default %d)", o.limits.ServerMemory>>20), mibFlag(&o.limits.ServerMemory))
@@ -87,6 +87,12 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	}
 	o.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if !o.set["max-rows"] && isLoopbackAddr(o.addr) {
+		o.limits.MaxRows = engine.MaxData
+	}
+	if o.limits.MaxRows < 2 {
+		return o, badInput("viz serve: -max-rows %d, want ≥ 2", o.limits.MaxRows)
+	}
 	o.cfg.Play = !*paused
 	o.keep = !*returnMemory
 	if !(o.poolShare > 0 && o.poolShare <= 1) {
@@ -168,6 +174,21 @@ func hostFlags(fs *flag.FlagSet, origins, hosts *[]string) {
 	})
 }
 
+// isLoopbackAddr reports whether a server on addr (host:port) listens on
+// the loopback interface only: a host that is a loopback address or
+// "localhost". An empty host listens on every interface.
+func isLoopbackAddr(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil || h == "" {
+		return false
+	}
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
 // answeredHosts are the host names a server on addr answers: the
 // loopback names, addr's host and extra (-allow-host).
 func answeredHosts(addr string, extra []string) []string {
@@ -178,18 +199,19 @@ func answeredHosts(addr string, extra []string) []string {
 	return hosts
 }
 
-// shapeCSVs declares the outputs of the CSV data sets among specs that
-// have shape[0] × shape[1] of them images of that shape, so that one
-// server can offer images beside other CSVs; it is an error when none has.
+// shapeCSVs declares the outputs of the data files (CSV, NumPy, Parquet:
+// dataset.IsFileSpec) among specs that have shape[0] × shape[1] of them
+// images of that shape, so that one server can offer images beside other
+// files; it is an error when none has.
 func shapeCSVs(cat *stream.Catalog, specs []string, shape [2]int) error {
 	var csvs []*dataset.Dataset
 	for _, spec := range specs {
-		if strings.HasPrefix(strings.TrimSpace(spec), "csv:") {
+		if dataset.IsFileSpec(spec) {
 			csvs = append(csvs, cat.Get(cat.NameOf(spec)))
 		}
 	}
 	if len(csvs) == 0 {
-		return errors.New("-shape applies to CSV data sets (-data csv:PATH), and none was given")
+		return errors.New("-shape applies to data files (-data csv:PATH, a .npy, .npz or .parquet file), and none was given")
 	}
 	n := 0
 	for _, ds := range csvs {

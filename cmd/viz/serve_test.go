@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"dgpviz/internal/engine"
+	"dgpviz/internal/stream"
 	"dgpviz/internal/train"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -189,4 +193,41 @@ func pageOf(t *testing.T, url string) []byte {
 		t.Fatalf("GET %s: %d, %v\n%.300s", url, resp.StatusCode, err, body)
 	}
 	return body
+}
+
+// TestServeRowLimitFollowsAddress: on a loopback address the row limit is
+// as many rows as a model may have; on any other, the public default;
+// -max-rows sets it either way, and a data set past it is refused with a
+// message that names the flag.
+func TestServeRowLimitFollowsAddress(t *testing.T) {
+	public := stream.DefaultLimits().MaxRows
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-addr", "127.0.0.1:0"}, engine.MaxData},
+		{[]string{"-addr", "[::1]:0"}, engine.MaxData},
+		{[]string{"-addr", "localhost:0"}, engine.MaxData},
+		{[]string{"-addr", "0.0.0.0:8080"}, public},
+		{[]string{"-addr", ":8080"}, public},
+		{[]string{"-addr", "192.0.2.1:8080"}, public},
+		{[]string{"-addr", "127.0.0.1:0", "-max-rows", "50"}, 50},
+		{[]string{"-addr", ":0", "-max-rows", "5000"}, 5000},
+	} {
+		o, err := parseServe(c.args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.limits.MaxRows != c.want {
+			t.Errorf("%v: row limit %d, want %d", c.args, o.limits.MaxRows, c.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "long.csv")
+	if err := os.WriteFile(path, []byte("x,y\n"+strings.Repeat("1,2\n", 40)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"serve", "-addr", "127.0.0.1:0", "-max-rows", "35", "-data", path}, io.Discard, io.Discard)
+	if want := "40 training rows, more than the limit of 35 rows (-max-rows raises it)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
 }

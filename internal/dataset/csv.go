@@ -1,12 +1,13 @@
 package dataset
 
 import (
-	"encoding/csv"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -23,38 +24,33 @@ type CSVOptions struct {
 	// Shape, when not zero, says that every row's outputs are the pixels
 	// of a Shape[0] × Shape[1] image, row by row.
 	Shape [2]int
-	// MaxRows, when positive, refuses more data rows than this as they are
-	// read (a server's limit); the loaders' MaxRows applies in any case,
-	// unless RaiseLimits is set.
+	// MaxRows refuses more data rows than this as they are read (0:
+	// MaxRows; negative: no limit).
 	MaxRows int
-	// RaiseLimits makes MaxRows the row limit even above the loaders'
-	// MaxRows, and raises the file-size limit MaxFileSize in proportion
-	// (MaxFileSize/MaxRows bytes a row): a command line's own limit.
-	RaiseLimits bool
-	// LimitFlag, when not empty, names the flag that sets MaxRows (such
-	// as "viz fit -max-rows"), for the messages of the limits it sets.
-	LimitFlag string
+	// MaxBytes refuses a file longer than this many bytes as it is read
+	// (0: MaxFileSize; negative: no limit).
+	MaxBytes int64
+
+	sizeHint int64 // the file's size, when known: the arrays are sized once
 }
 
-// limits returns the row and byte limits of a reading with opt.
-func (opt CSVOptions) limits() (rows int, bytes int64) {
-	rows, bytes = MaxRows, maxFileSize
-	if opt.MaxRows <= 0 {
-		return rows, bytes
+// RowsFlag is the command-line flag that raises the row limit of every
+// command that reads data files (viz fit, viz serve); the limit's message
+// names it.
+const RowsFlag = "-max-rows"
+
+func (o CSVOptions) maxRows() int {
+	if o.MaxRows == 0 {
+		return MaxRows
 	}
-	if !opt.RaiseLimits {
-		return min(rows, opt.MaxRows), bytes
-	}
-	return opt.MaxRows, max(bytes, int64(opt.MaxRows)*(maxFileSize/MaxRows))
+	return o.MaxRows
 }
 
-// raisedBy returns " (FLAG raises it)" for a limit that opt's LimitFlag
-// sets, else "".
-func (opt CSVOptions) raisedBy() string {
-	if opt.LimitFlag == "" {
-		return ""
+func (o CSVOptions) maxBytes() int64 {
+	if o.MaxBytes == 0 {
+		return maxFileSize
 	}
-	return " (" + opt.LimitFlag + " raises it)"
+	return o.MaxBytes
 }
 
 // CSVConventions describes, for people, how ReadCSV reads a header: the
@@ -69,6 +65,9 @@ func LoadCSV(path string, opt CSVOptions) (*Dataset, error) {
 		return nil, openError(err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		opt.sizeHint = fi.Size()
+	}
 	return readCSV(f, filepath.Base(path), "csv "+path, opt)
 }
 
@@ -97,37 +96,37 @@ func ReadCSV(r io.Reader, name string, opt CSVOptions) (*Dataset, error) {
 
 // readCSV implements ReadCSV; src names the input in errors.
 func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
-	maxRows, maxBytes := opt.limits()
 	errorf := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s", src, fmt.Sprintf(format, args...))
 	}
 	readErr := func(err error) error {
 		if errors.Is(err, errTooLarge) {
-			return fmt.Errorf("%w%s", sizeErrorOf(src, maxBytes), opt.raisedBy())
+			return sizeError(src, opt.maxBytes())
 		}
-		var pe *csv.ParseError
-		if errors.As(err, &pe) {
-			return errorf("line %d, character %d: %v", pe.Line, pe.Column, pe.Err)
+		var se *csvSyntaxError
+		if errors.As(err, &se) {
+			return errorf("line %d, character %d: %s", se.line, se.col, se.msg)
 		}
 		return fmt.Errorf("%s: %w", src, openError(err))
 	}
 
-	cr := csv.NewReader(&limitReader{r: r, n: maxBytes})
-	cr.FieldsPerRecord = -1 // ragged rows are reported below, with names
-	cr.TrimLeadingSpace = true
-
-	header, err := cr.Read()
+	sc := newCSVScanner(newLimitReader(r, opt.maxBytes()))
+	rec, err := sc.next()
 	if err == io.EOF {
 		return nil, errorf("empty file")
 	}
 	if err != nil {
 		return nil, readErr(err)
 	}
-	headerLine, _ := cr.FieldPos(0)
-	header[0] = strings.TrimPrefix(header[0], "\uFEFF")
-	if len(header) > MaxColumns {
-		return nil, errorf("line %d: the header has %d columns, more than the limit of %d columns", headerLine, len(header), MaxColumns)
+	headerLine := sc.start
+	if len(rec) > MaxColumns {
+		return nil, errorf("line %d: the header has %d columns, more than the limit of %d columns", headerLine, len(rec), MaxColumns)
 	}
+	header := make([]string, len(rec))
+	for j, f := range rec {
+		header[j] = string(f)
+	}
+	header[0] = strings.TrimPrefix(header[0], "\uFEFF")
 	numeric := true
 	index := make(map[string]int, len(header))
 	for j := range header {
@@ -171,34 +170,56 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		}
 	}
 
-	var (
-		xs, ys, ts []float64
-		labelText  = make([][]string, len(labels))
-		test       []bool // per row: in the held-out set
-	)
+	maxRows := opt.maxRows()
+	// The rows are kept in two parts as they are read, training and test,
+	// so that the data set's order (training rows first) costs no copy.
+	var parts [2]rowValues // [0] train, [1] test
+	for i := range parts {
+		parts[i].labels = make([][]string, len(labels))
+	}
+	intern := map[string]string{} // label text, held once however many rows repeat it
 	rows := 0
 	for {
-		rec, err := cr.Read()
+		rec, err := sc.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, readErr(err)
 		}
-		line, _ := cr.FieldPos(0)
+		line := sc.start
 		rows++
-		if rows > maxRows {
-			return nil, errorf("line %d: more data rows than the limit of %d rows%s", line, maxRows, opt.raisedBy())
+		if rows == sizeRows && opt.sizeHint > 0 {
+			// The rows to come, from the bytes per row so far, with a
+			// margin: growing the arrays by doubling would hold up to
+			// three times their values at once.
+			est := float64(opt.sizeHint) / float64(sc.read) * float64(rows) * 1.03
+			for i := range parts {
+				parts[i].reserve(int(est*float64(parts[i].rows(len(out)))/float64(rows-1))+64, len(in), len(out), len(truth))
+			}
+		}
+		if maxRows >= 0 && rows > maxRows {
+			return nil, errorf("line %d: more data rows than the limit of %d rows (%s raises it)", line, maxRows, RowsFlag)
 		}
 		if len(rec) != len(header) {
 			return nil, errorf("line %d: %d fields, header has %d", line, len(rec), len(header))
 		}
+		part := &parts[0]
+		if hasSplit {
+			switch v := bytes.TrimSpace(rec[split]); {
+			case bytes.EqualFold(v, []byte("train")):
+			case bytes.EqualFold(v, []byte("test")):
+				part = &parts[1]
+			default:
+				return nil, errorf("line %d, column %d (\"split\"): %q, want train or test", line, split+1, truncateText(strings.ToLower(string(v)), 20))
+			}
+		}
 		for _, cols := range [3]struct {
 			idx []int
 			dst *[]float64
-		}{{in, &xs}, {out, &ys}, {truth, &ts}} {
+		}{{in, &part.x}, {out, &part.y}, {truth, &part.truth}} {
 			for _, j := range cols.idx {
-				v, msg := parseNumber(strings.TrimSpace(rec[j]))
+				v, msg := parseNumberBytes(bytes.TrimSpace(rec[j]))
 				if msg != "" {
 					return nil, errorf("line %d, column %d (%q): %s", line, j+1, header[j], msg)
 				}
@@ -206,17 +227,13 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 			}
 		}
 		for k, j := range labels {
-			labelText[k] = append(labelText[k], strings.TrimSpace(rec[j]))
-		}
-		if hasSplit {
-			switch v := strings.ToLower(strings.TrimSpace(rec[split])); v {
-			case "train":
-				test = append(test, false)
-			case "test":
-				test = append(test, true)
-			default:
-				return nil, errorf("line %d, column %d (\"split\"): %q, want train or test", line, split+1, truncateText(v, 20))
+			t := bytes.TrimSpace(rec[j])
+			s, ok := intern[string(t)]
+			if !ok {
+				s = string(t)
+				intern[s] = s
 			}
+			part.labels[k] = append(part.labels[k], s)
 		}
 	}
 	if rows == 0 {
@@ -231,19 +248,14 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		return s
 	}
 	if autoencoder {
-		in, xs = out, ys
-	}
-	order := trainFirst(test, rows)
-	nTest := rows
-	for _, t := range test {
-		if !t {
-			nTest--
+		in = out
+		for i := range parts {
+			parts[i].x = parts[i].y
 		}
 	}
-	if !hasSplit {
-		nTest = 0
-	}
-	nTrain := rows - nTest
+	train, test := &parts[0], &parts[1]
+	nTrain := rows - test.rows(len(out))
+	nTest := rows - nTrain
 	if nTrain < 1 {
 		return nil, errorf("every row is in the test split: at least one must be train")
 	}
@@ -254,31 +266,51 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		OutputNames: names(out),
 		Shape:       opt.Shape,
 	}
-	x, y := xs, ys // in the file's order, which without a split is train first
-	if hasSplit {
-		x, y = reorder(xs, order, len(in)), reorder(ys, order, len(out))
-	}
-	ds.X, ds.Y = mat.NewDense(nTrain, len(in), x[:nTrain*len(in)]), mat.NewDense(nTrain, len(out), y[:nTrain*len(out)])
+	ds.X, ds.Y = mat.NewDense(nTrain, len(in), train.x), mat.NewDense(nTrain, len(out), train.y)
 	if autoencoder {
 		ds.Y = mat.DenseCopyOf(ds.X)
 		ds.Description = fmt.Sprintf("CSV file %s: %d rows of %d values, autoencoded", name, rows, len(out))
 	}
 	if nTest > 0 {
-		ds.XTest = mat.NewDense(nTest, len(in), x[nTrain*len(in):])
-		ds.YTest = mat.NewDense(nTest, len(out), y[nTrain*len(out):])
+		ds.XTest = mat.NewDense(nTest, len(in), test.x)
+		ds.YTest = mat.NewDense(nTest, len(out), test.y)
 		if autoencoder {
 			ds.YTest = mat.DenseCopyOf(ds.XTest)
 		}
 		ds.Description += fmt.Sprintf("; %d train / %d test rows", nTrain, nTest)
 	}
 	if len(truth) > 0 {
-		ds.Truth, ds.TruthNames = mat.NewDense(rows, len(truth), reorder(ts, order, len(truth))), names(truth)
+		ds.Truth, ds.TruthNames = mat.NewDense(rows, len(truth), append(train.truth, test.truth...)), names(truth)
 	}
 	for k, j := range labels {
-		ds.Columns = append(ds.Columns, labelColumn(header[j], labelText[k], order))
+		ds.Columns = append(ds.Columns, labelColumn(header[j], append(train.labels[k], test.labels[k]...)))
 	}
 	return ds, nil
 }
+
+// rowValues are the values of some rows of a file as they are read, row
+// by row: inputs, outputs, ground truth and each label column's text.
+type rowValues struct {
+	x, y, truth []float64
+	labels      [][]string
+}
+
+// sizeRows is the row after which readCSV sizes its arrays for the whole
+// file, when it knows the file's size.
+const sizeRows = 257
+
+// reserve makes room for n rows of q inputs, d outputs and p truth values
+// in all, unless n is beyond a billion values (an estimate gone wrong).
+func (v *rowValues) reserve(n, q, d, p int) {
+	if n <= 0 || n*(q+d+p) > 1<<30 {
+		return
+	}
+	grow := func(s []float64, w int) []float64 { return slices.Grow(s, max(0, n*w-len(s))) }
+	v.x, v.y, v.truth = grow(v.x, q), grow(v.y, d), grow(v.truth, p)
+}
+
+// rows returns the number of rows held, whose outputs are d wide.
+func (v *rowValues) rows(d int) int { return len(v.y) / d }
 
 // prefixed returns the indices of the header columns whose name starts
 // with prefix.
@@ -292,38 +324,11 @@ func prefixed(header []string, prefix string) []int {
 	return idx
 }
 
-// trainFirst returns the rows in the order a data set keeps them: the
-// training rows, then the test rows (test[i] says which; nil: all train),
-// each in file order.
-func trainFirst(test []bool, rows int) []int {
-	order := make([]int, 0, rows)
-	for i := range rows {
-		if test == nil || !test[i] {
-			order = append(order, i)
-		}
-	}
-	for i := range test {
-		if test[i] {
-			order = append(order, i)
-		}
-	}
-	return order
-}
-
-// reorder returns the rows of v (width w) in order.
-func reorder(v []float64, order []int, w int) []float64 {
-	out := make([]float64, 0, len(v))
-	for _, i := range order {
-		out = append(out, v[i*w:(i+1)*w]...)
-	}
-	return out
-}
-
-// labelColumn makes a column to colour by from its text per row (in
-// order): numbers when every row holds one, else categories in the order
-// they first appear.
-func labelColumn(name string, text []string, order []int) Column {
-	c := Column{Name: name, Values: make([]float64, len(order))}
+// labelColumn makes a column to colour by from its text per row: numbers
+// when every row holds one, else categories in the order they first
+// appear.
+func labelColumn(name string, text []string) Column {
+	c := Column{Name: name, Values: make([]float64, len(text))}
 	numeric := true
 	for _, t := range text {
 		if _, msg := parseNumber(t); msg != "" {
@@ -332,16 +337,16 @@ func labelColumn(name string, text []string, order []int) Column {
 		}
 	}
 	index := map[string]int{}
-	for r, i := range order {
+	for r, t := range text {
 		if numeric {
-			c.Values[r], _ = parseNumber(text[i])
+			c.Values[r], _ = parseNumber(t)
 			continue
 		}
-		k, ok := index[text[i]]
+		k, ok := index[t]
 		if !ok {
 			k = len(c.Categories)
-			index[text[i]] = k
-			c.Categories = append(c.Categories, text[i])
+			index[t] = k
+			c.Categories = append(c.Categories, t)
 		}
 		c.Values[r] = float64(k)
 	}

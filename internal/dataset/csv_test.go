@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -120,7 +121,7 @@ func TestReadCSVErrors(t *testing.T) {
 		{"all test", "x,y,split\n1,2,test\n", CSVOptions{}, "every row is in the test split"},
 		{"truth not a number", "x,y,truth_x\n1,2,here\n", CSVOptions{}, `line 2, column 3 ("truth_x"): "here" is not a number`},
 		{"shape", "y1,y2,y3\n1,2,3\n", CSVOptions{Shape: [2]int{2, 2}}, "images of 2 × 2 pixels need 4 output columns; the file has 3"},
-		{"server's row limit", "x,y\n1,2\n3,4\n5,6\n", CSVOptions{MaxRows: 2}, "line 4: more data rows than the limit of 2 rows"},
+		{"server's row limit", "x,y\n1,2\n3,4\n5,6\n", CSVOptions{MaxRows: 2}, "line 4: more data rows than the limit of 2 rows (-max-rows raises it)"},
 		{"unknown input", "x,y\n1,2\n", CSVOptions{InputColumns: []string{"t"}}, `unknown input column "t" (header: x,y)`},
 		{"unknown output", "x,y\n1,2\n", CSVOptions{OutputColumns: []string{"w"}}, `unknown output column "w"`},
 		{"listed twice", "x,y\n1,2\n", CSVOptions{InputColumns: []string{"x", "x"}}, `input column "x" listed twice`},
@@ -138,9 +139,7 @@ func TestReadCSVErrors(t *testing.T) {
 		{"bad quote", "x,y\n1,\"2\n", CSVOptions{}, "line 2, character 6: extraneous or missing \" in quoted-field"},
 		{"long header", wideNoXY, CSVOptions{}, "(header: a0,a1,a2,"},
 		{"too many columns", wide, CSVOptions{}, fmt.Sprintf("line 1: the header has %d columns, more than the limit of %d columns", MaxColumns+1, MaxColumns)},
-		{"too many rows", long.String(), CSVOptions{}, fmt.Sprintf("line %d: more data rows than the limit of %d rows", MaxRows+2, MaxRows)},
-		{"a raised limit", long.String(), CSVOptions{MaxRows: MaxRows - 1, RaiseLimits: true, LimitFlag: "viz fit -max-rows"},
-			fmt.Sprintf("line %d: more data rows than the limit of %d rows (viz fit -max-rows raises it)", MaxRows+1, MaxRows-1)},
+		{"too many rows", long.String(), CSVOptions{}, fmt.Sprintf("line %d: more data rows than the limit of %d rows (-max-rows raises it)", MaxRows+2, MaxRows)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ReadCSV(strings.NewReader(c.in), "t.csv", c.opt)
@@ -151,30 +150,6 @@ func TestReadCSVErrors(t *testing.T) {
 				t.Errorf("error %q, want prefix %q and %q", err, "csv t.csv: ", c.want)
 			}
 		})
-	}
-}
-
-// TestCSVRaisedLimits: a command line's row limit above MaxRows admits
-// more rows than MaxRows, and a file-size limit raised in proportion.
-func TestCSVRaisedLimits(t *testing.T) {
-	var long strings.Builder
-	long.WriteString("x,y\n")
-	for range MaxRows + 1 {
-		long.WriteString("1,2\n")
-	}
-	ds, err := ReadCSV(strings.NewReader(long.String()), "t.csv", CSVOptions{MaxRows: MaxRows + 1, RaiseLimits: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := ds.X.Dims(); n != MaxRows+1 {
-		t.Errorf("%d rows read, want %d", n, MaxRows+1)
-	}
-	if _, err := ReadCSV(strings.NewReader(long.String()), "t.csv", CSVOptions{MaxRows: MaxRows + 1}); err == nil {
-		t.Error("a server's limit above MaxRows admitted more than MaxRows rows")
-	}
-	rows, bytes := CSVOptions{MaxRows: 10 * MaxRows, RaiseLimits: true}.limits()
-	if rows != 10*MaxRows || bytes < 10*(MaxFileSize/MaxRows)*MaxRows {
-		t.Errorf("limits of 10·MaxRows: %d rows, %d bytes", rows, bytes)
 	}
 }
 
@@ -309,5 +284,39 @@ func TestWriteCSVRoundTrip(t *testing.T) {
 		if ds.IsAutoencoder() != back.IsAutoencoder() || len(ds.Columns) != len(back.Columns) {
 			t.Errorf("%s: autoencoder %v → %v, %d columns → %d", ds.Name, ds.IsAutoencoder(), back.IsAutoencoder(), len(ds.Columns), len(back.Columns))
 		}
+	}
+}
+
+// TestLoadCSVSizesItsArrays: a file read by path has its arrays sized
+// once from its length: the bytes allocated while reading are less than
+// twice the values' (growing by appending allocates 4 to 5 times them),
+// and the values are those of the same file read as a stream.
+func TestLoadCSVSizesItsArrays(t *testing.T) {
+	const rows = 20000 // the scanner's 256 KiB buffer is small beside the 5 MB of values
+	path := filepath.Join(t.TempDir(), "walk.csv")
+	var b bytes.Buffer
+	if err := WriteWalkCSV(&b, rows, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	ds, err := LoadCSV(path, CSVOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	values := 8 * rows * (1 + WalkBeacons + 2)
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(2*values) && !raceEnabled {
+		t.Errorf("reading %d bytes of values allocated %d bytes", values, got)
+	}
+	stream, err := ReadCSV(&b, "walk.csv", CSVOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(ds.Y, stream.Y) || !mat.Equal(ds.YTest, stream.YTest) || !mat.Equal(ds.Truth, stream.Truth) {
+		t.Error("the file read by path and as a stream differ")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"strconv"
+	"unsafe"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -119,8 +120,12 @@ type limitReader struct {
 	n int64 // bytes still allowed
 }
 
-func newLimitReader(r io.Reader) *limitReader {
-	return &limitReader{r: r, n: maxFileSize}
+// newLimitReader returns r limited to n bytes; a negative n: r itself.
+func newLimitReader(r io.Reader, n int64) io.Reader {
+	if n < 0 {
+		return r
+	}
+	return &limitReader{r: r, n: n}
 }
 
 func (l *limitReader) Read(p []byte) (int, error) {
@@ -149,16 +154,13 @@ func openError(err error) error {
 	return err
 }
 
-// sizeError describes errTooLarge for the source src.
-func sizeError(src string) error { return sizeErrorOf(src, maxFileSize) }
-
-// sizeErrorOf describes errTooLarge for the source src read with a limit
-// of limit bytes.
-func sizeErrorOf(src string, limit int64) error {
-	if limit%(1<<20) == 0 {
-		return fmt.Errorf("%s: larger than the limit of %d MiB", src, limit>>20)
+// sizeError describes errTooLarge, past a limit of n bytes, for the
+// source src.
+func sizeError(src string, n int64) error {
+	if n%(1<<20) == 0 {
+		return fmt.Errorf("%s: larger than the limit of %d MiB", src, n>>20)
 	}
-	return fmt.Errorf("%s: larger than the limit of %d bytes", src, limit)
+	return fmt.Errorf("%s: larger than the limit of %d bytes", src, n)
 }
 
 // MaxAbsValue bounds the magnitude of every data value: the model
@@ -172,6 +174,95 @@ const MaxAbsValue = 1e150
 // for an error message.
 func parseNumber(s string) (float64, string) {
 	v, err := strconv.ParseFloat(s, 64)
+	return numberVerdict(s, v, err)
+}
+
+// parseNumberBytes is parseNumber of the text b, which it reads in place:
+// a file's numbers are parsed without a copy.
+func parseNumberBytes(b []byte) (float64, string) {
+	if len(b) == 0 {
+		return parseNumber("")
+	}
+	if v, ok := fastFloat(b); ok {
+		return v, ""
+	}
+	v, err := strconv.ParseFloat(unsafe.String(&b[0], len(b)), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > MaxAbsValue {
+		return parseNumber(string(b)) // the message, from a copy: err holds b's text
+	}
+	return v, ""
+}
+
+// pow10 are the powers of ten that a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// fastFloat parses the common decimal numbers of data files ("-61.25",
+// "3e-4") whose digits make an integer of at most 2⁵³ and whose scale is
+// at most 10²²: both are exact in a float64, so that one multiplication
+// or division rounds correctly (Clinger's fast path) and the value is
+// ParseFloat's. Other text, ok false, is left to ParseFloat.
+func fastFloat(b []byte) (v float64, ok bool) {
+	i, neg := 0, false
+	if b[0] == '-' || b[0] == '+' {
+		neg, i = b[0] == '-', 1
+	}
+	var mant uint64
+	digits, exp := 0, 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		mant = mant*10 + uint64(b[i]-'0')
+		digits++
+	}
+	if i < len(b) && b[i] == '.' {
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			mant = mant*10 + uint64(b[i]-'0')
+			digits++
+			exp--
+		}
+	}
+	if digits == 0 || digits > 15 { // 15 digits stay below 2⁵³
+		return 0, false
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(b) && (b[i] == '-' || b[i] == '+') {
+			eneg = b[i] == '-'
+			i++
+		}
+		e, ed := 0, 0
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9' && ed < 4; i++ {
+			e = e*10 + int(b[i]-'0')
+			ed++
+		}
+		if ed == 0 {
+			return 0, false
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	if i != len(b) || exp < -22 || exp > 22 {
+		return 0, false
+	}
+	v = float64(mant)
+	if exp < 0 {
+		v /= pow10[-exp]
+	} else {
+		v *= pow10[exp]
+	}
+	if v > MaxAbsValue { // cannot happen below 1e37, kept for the rule's sake
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// numberVerdict is parseNumber's verdict on s, which ParseFloat read as v, err.
+func numberVerdict(s string, v float64, err error) (float64, string) {
 	if err != nil {
 		var ne *strconv.NumError
 		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {

@@ -39,7 +39,7 @@ func TestLimitReader(t *testing.T) {
 		{11, true},
 		{1000, true},
 	} {
-		got, err := io.ReadAll(newLimitReader(bytes.NewReader(make([]byte, c.n))))
+		got, err := io.ReadAll(newLimitReader(bytes.NewReader(make([]byte, c.n)), maxFileSize))
 		if c.wantErr {
 			if !errors.Is(err, errTooLarge) {
 				t.Errorf("%d bytes: err = %v, want errTooLarge", c.n, err)

@@ -34,7 +34,7 @@ func FuzzReadCSV(f *testing.F) {
 	if b, err := os.ReadFile("testdata/good.csv"); err == nil {
 		f.Add(b)
 	}
-	for _, s := range []string{"x,y\n1,2\n", "x,y\n1,NaN\n", "x,y,y2\n1,2\n", "\"x\ny\",y\n1,2\n", "x,y\n1e308,1e308\n-1e308,2\n", "y,x\n1,2\n2,3\n"} {
+	for _, s := range []string{"x,y\n1,2\n", "x,y\n1,NaN\n", "x,y,y2\n1,2\n", "\"x\ny\",y\n1,2\n", "x,y\n1e308,1e308\n-1e308,2\n", "y,x\n1,2\n2,3\n", "x,y,label,split\n1,2,\"a\nb\",test\n3,4,\"a\"\"\",TRAIN\n", "x,y\r\n 1 , 2\r\n\r\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

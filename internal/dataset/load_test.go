@@ -19,11 +19,13 @@ func TestLoad(t *testing.T) {
 		{"  step\n", "step", ""},
 		{"robot:" + fixtureFile, "robot", ""},
 		{"csv:testdata/good.csv", "csv:good.csv", ""},
+		{"testdata/good.csv", "csv:good.csv", ""}, // by the extension
+		{"testdata/good.txt", "", "unknown data set"},
 		{"robot:", "", `missing path after "robot:"`},
 		{"csv:", "", `missing path after "csv:"`},
 		{"robot:testdata/nope.txt", "", "no such file"},
 		{"csv:" + fixtureFile, "", "no output column"}, // one space-separated field per line
-		{"faces", "", `unknown data set "faces": valid are "step", "robot", "robot:PATH", "frey", "frey:PATH" and "csv:PATH"`},
+		{"faces", "", `unknown data set "faces": valid are "step", "robot", "robot:PATH", "frey", "frey:PATH", "csv:PATH", "npy:PATH", "npz:PATH" and "parquet:PATH"`},
 		{"json:a.json", "", `unknown data set "json:a.json"`},
 		{"Step", "", "unknown data set"},
 	} {
@@ -41,6 +43,27 @@ func TestLoad(t *testing.T) {
 		if ds.Name != c.wantName {
 			t.Errorf("Load(%q).Name = %q, want %q", c.spec, ds.Name, c.wantName)
 		}
+	}
+}
+
+// TestLoadWithMaxRows: a file past LoadOptions.MaxRows is refused with a
+// message that names the flag that raises the limit; without the option a
+// file past MaxRows, ReadCSV's default, is read.
+func TestLoadWithMaxRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "long.csv")
+	if err := os.WriteFile(path, []byte("x,y\n"+strings.Repeat("1,2\n", MaxRows+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadWith("csv:"+path, LoadOptions{MaxRows: 3})
+	if want := "line 5: more data rows than the limit of 3 rows (-max-rows raises it)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+	ds, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := ds.Rows(); n != MaxRows+1 {
+		t.Errorf("read %d rows, want %d", n, MaxRows+1)
 	}
 }
 
@@ -77,5 +100,14 @@ func TestLoadSource(t *testing.T) {
 	os.WriteFile(copyOf, edited, 0o644)
 	if ds, err := Load("robot:" + copyOf); err != nil || ds.Source != nil {
 		t.Errorf("an edited robot file: source %v (%v), want none", ds.Source, err)
+	}
+}
+
+func TestIsFileSpec(t *testing.T) {
+	for spec, want := range map[string]bool{"csv:a.csv": true, "npz:x": true, " walk.parquet": true, "w.NPY": true, "step": false, "robot": false,
+		"robot:uw-floor.txt": false, "frey:faces.csv": false, "a.txt": false, "C:\\data\\w.csv": true} {
+		if got := IsFileSpec(spec); got != want {
+			t.Errorf("IsFileSpec(%q) = %v, want %v", spec, got, want)
+		}
 	}
 }

@@ -109,9 +109,9 @@ const (
 // two dimensions. The input is limited to MaxFileSize bytes and each
 // variable to MaxMATElements elements.
 func ReadMAT(r io.Reader) ([]MATMatrix, error) {
-	b, err := io.ReadAll(newLimitReader(r))
+	b, err := io.ReadAll(newLimitReader(r, maxFileSize))
 	if errors.Is(err, errTooLarge) {
-		return nil, sizeError("MAT-file")
+		return nil, sizeError("MAT-file", maxFileSize)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("MAT-file: %w", err)

@@ -91,7 +91,7 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 		readings int
 		prevLine int // line of the previous reading
 	)
-	br := bufio.NewReader(newLimitReader(r))
+	br := bufio.NewReader(newLimitReader(r, maxFileSize))
 	if head, _ := br.Peek(len(matMagic)); string(head) == matMagic {
 		return nil, fmt.Errorf("%s: this is a MATLAB MAT-file, not a robot file (%s); the Frey faces' MAT-file is read with frey:PATH", src, robotRule)
 	}
@@ -148,7 +148,7 @@ func readRobot(r io.Reader, src string) (*Dataset, error) {
 	if err := sc.Err(); err != nil {
 		switch {
 		case errors.Is(err, errTooLarge):
-			return nil, sizeError(src)
+			return nil, sizeError(src, maxFileSize)
 		case errors.Is(err, bufio.ErrTooLong):
 			return nil, lineErr(line+1, "longer than %d bytes: not a robot file (%s)", bufio.MaxScanTokenSize, robotRule)
 		}

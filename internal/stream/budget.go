@@ -130,10 +130,10 @@ func estimate(c Config, v view.View, ds *dataset.Dataset, n, q, d, restarts int)
 // per-session budgets, saying what it would take and what to reduce.
 func checkBudget(e Estimate, l Limits) error {
 	if l.SessionMemory > 0 && e.Bytes > l.SessionMemory {
-		return fmt.Errorf("this model would need about %s of memory, more than a session may use (%s): use fewer inducing points, fewer or narrower hidden layers, or fewer data", mib(e.Bytes), mib(l.SessionMemory))
+		return fmt.Errorf("this model would need about %s of memory, more than a session may use (%s): use fewer inducing points, fewer or narrower hidden layers, or fewer data (the server's -session-memory raises the limit)", mib(e.Bytes), mib(l.SessionMemory))
 	}
 	if l.MaxIterTime > 0 && e.IterTime > l.MaxIterTime {
-		return fmt.Errorf("one optimizer iteration of this model would take about %s, more than the limit %s: use fewer inducing points, fewer or narrower hidden layers, or fewer data", e.IterTime.Round(time.Millisecond), l.MaxIterTime)
+		return fmt.Errorf("one optimizer iteration of this model would take about %s, more than the limit %s: use fewer inducing points, fewer or narrower hidden layers, or fewer data (the server's -max-iter-time raises the limit)", e.IterTime.Round(time.Millisecond), l.MaxIterTime)
 	}
 	return nil
 }

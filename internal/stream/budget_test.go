@@ -37,8 +37,8 @@ func TestBudgets(t *testing.T) {
 		t.Errorf("the campaign's model is estimated at only %s and %v", mib(bigE.Bytes), bigE.IterTime)
 	}
 	err := checkBudget(bigE, l)
-	if err == nil || !strings.Contains(err.Error(), "fewer inducing points") {
-		t.Fatalf("the campaign's model: %v, want a refusal saying what to reduce", err)
+	if err == nil || !strings.Contains(err.Error(), "fewer inducing points") || !strings.Contains(err.Error(), "(the server's -session-memory raises the limit)") {
+		t.Fatalf("the campaign's model: %v, want a refusal saying what to reduce and which flag raises the limit", err)
 	}
 	if err := checkBudget(bigE, Limits{}); err != nil {
 		t.Errorf("zero budgets (none) refused: %v", err)

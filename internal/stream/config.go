@@ -91,6 +91,9 @@ func (c Config) Validate(l Limits, cat *Catalog) error {
 		}
 	}
 	if c.Inducing < 1 || c.Inducing > l.MaxInducing {
+		if c.Inducing > l.MaxInducing {
+			return fmt.Errorf("inducing: %d out of range 1…%d (the server's -max-inducing raises the limit)", c.Inducing, l.MaxInducing)
+		}
 		return fmt.Errorf("inducing: %d out of range 1…%d", c.Inducing, l.MaxInducing)
 	}
 	if _, err := c.Method.MarshalText(); err != nil {
@@ -260,7 +263,7 @@ func NewCatalog(specs []string, l Limits) (*Catalog, error) {
 func (c *Catalog) Add(ds *dataset.Dataset, l Limits) error {
 	n, _ := ds.X.Dims()
 	if n > l.MaxRows {
-		return fmt.Errorf("data set %q has %d training rows, more than the limit of %d rows", ds.Name, n, l.MaxRows)
+		return fmt.Errorf("data set %q has %d training rows, more than the limit of %d rows (%s raises it)", ds.Name, n, l.MaxRows, dataset.RowsFlag)
 	}
 	if n < 2 {
 		return fmt.Errorf("data set %q has %d training rows; at least 2 are needed", ds.Name, n)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
@@ -370,7 +371,7 @@ func (s *session) editableData(op string) (x, y []float64, err error) {
 func (s *session) setData(label string, x, y []float64, edited bool) error {
 	n := len(x)
 	if n > s.srv.limits.MaxRows {
-		return fmt.Errorf("the data would have %d rows, more than the limit of %d rows", n, s.srv.limits.MaxRows)
+		return fmt.Errorf("the data would have %d rows, more than the limit of %d rows (the server's %s raises it)", n, s.srv.limits.MaxRows, dataset.RowsFlag)
 	}
 	if err := s.grow(s.cfg, n, 1, 1); err != nil { // the budgets, before the memory is taken (budget.go)
 		return err

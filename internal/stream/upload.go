@@ -90,7 +90,7 @@ func (u *Upload) ModelReadOptions() engine.ReadOptions {
 	return engine.ReadOptions{MaxRows: l.MaxRows, MaxLayers: l.MaxLayers, MaxWidth: l.MaxWidth, MaxInducing: l.MaxInducing,
 		Budget: func(bytes int64) error {
 			if l.SessionMemory > 0 && bytes > l.SessionMemory {
-				return fmt.Errorf("the model file needs more memory than a session may use (%s)", mib(l.SessionMemory))
+				return fmt.Errorf("the model file needs more memory than a session may use (%s): the server's -session-memory raises the limit", mib(l.SessionMemory))
 			}
 			return u.s.reserve(u.owner, bytes)
 		}}
@@ -131,13 +131,13 @@ func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) 
 	l := s.limits
 	switch {
 	case n > l.MaxRows:
-		return "", fmt.Errorf("the model's data has %d rows, more than the limit of %d rows", n, l.MaxRows)
+		return "", fmt.Errorf("the model's data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
 	case n < 2:
 		return "", fmt.Errorf("the model's data has %d rows; at least 2 are needed", n)
 	case len(m.Layers) > l.MaxLayers:
 		return "", fmt.Errorf("the model has %d layers, more than the limit of %d layers", len(m.Layers), l.MaxLayers)
 	case inducing > l.MaxInducing:
-		return "", fmt.Errorf("the model has %d inducing points in a layer, more than the limit of %d inducing points", inducing, l.MaxInducing)
+		return "", fmt.Errorf("the model has %d inducing points in a layer, more than the limit of %d inducing points (the server's -max-inducing raises it)", inducing, l.MaxInducing)
 	}
 	for i, w := range hidden {
 		if w > l.MaxWidth {
@@ -187,7 +187,7 @@ func (s *Server) ParkData(client string, ds *dataset.Dataset) (string, error) {
 	_, dy := ds.Y.Dims()
 	switch {
 	case n > l.MaxRows:
-		return "", fmt.Errorf("the data has %d rows, more than the limit of %d rows", n, l.MaxRows)
+		return "", fmt.Errorf("the data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
 	case n < 2:
 		return "", fmt.Errorf("the data has %d rows; at least 2 are needed", n)
 	}
