@@ -84,12 +84,12 @@ type sviState struct {
 	// the data shared), made at the check and never written: Checked.
 	bestModel *engine.Model
 	bestIter  int
-	uBest   []float64 // the free parameters there
-	hist    []float64 // best after each of the last sviChecks+1 checks (a ring)
-	nHist   int
-	step    []float64 // natural-gradient steps, laid out as the trainer's w
-	gamma   []float64 // per layer
-	trust   []float64 // per layer: the largest entry of a step (natSteps)
+	uBest     []float64 // the free parameters there
+	hist      []float64 // best after each of the last sviChecks+1 checks (a ring)
+	nHist     int
+	step      []float64 // natural-gradient steps, laid out as the trainer's w
+	gamma     []float64 // per layer
+	trust     []float64 // per layer: the largest entry of a step (natSteps)
 }
 
 func (s *sviState) reset(nw int) {
