@@ -153,14 +153,15 @@ type Trainer struct {
 	gfull  []float64 // gradient of the bound, natural, all parameters
 	free   []int     // indices into nat of the optimised parameters
 
-	have bool // f, g valid at u
+	have bool      // f, g valid at u
+	u    []float64 // transformed free parameters at the last good point
+	f    float64   // objective (−bound) at u
+	g    []float64 // gradient of f w.r.t. u
+	iter int
+
 	// startEvent: the events of a Start (a raised jitter), reported with
 	// the next Step's.
 	startEvent string
-	u          []float64 // transformed free parameters at the last good point
-	f          float64   // objective (−bound) at u
-	g          []float64 // gradient of f w.r.t. u
-	iter       int
 
 	// Line search scratch.
 	ut, gt, ulo, glo, dir []float64
