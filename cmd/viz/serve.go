@@ -17,8 +17,8 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
-	"dgpviz/internal/train"
 	"dgpviz/internal/stream"
+	"dgpviz/internal/train"
 	"dgpviz/web"
 )
 
