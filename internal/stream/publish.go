@@ -117,7 +117,20 @@ func (s *session) refresh() *publisher {
 	if pb.model != nil && key == pb.key {
 		return pb
 	}
+	newTrainer := pb.key.tr != s.tr
 	pb.key = key
+	if s.tr.Config().Method == train.SVI && newTrainer && s.opt.running && !s.opt.held && s.sampled() {
+		// A new stochastic fit of data shown by a sample, about to step:
+		// its first picture comes now, without the bound, and the first
+		// step makes the start's evaluation on every row
+		// (train.Trainer.Start: seconds at a million rows), which the
+		// next frame shows. A sampling view predicts its rows itself
+		// (view.RowSampler); the others draw the evaluation's messages.
+		pb.checked, pb.model, pb.iter = nil, s.tr.Model().CloneParams(), s.tr.Iter()
+		pb.version++
+		pb.eval, pb.evalErr, pb.collapse = nil, nil, nil
+		return pb
+	}
 	if s.tr.Config().Method == train.SVI {
 		// SVI's start is an evaluation on every row without a gradient,
 		// the publisher's own: made once, by the trainer, it serves both
@@ -170,4 +183,11 @@ func (s *session) setLatest(p *publication) {
 		close(s.changed)
 	}
 	s.changed = make(chan struct{})
+}
+
+// sampled reports whether the session's view shows its data by a sample
+// of the rows (view.RowSampler).
+func (s *session) sampled() bool {
+	rs, ok := s.view.(view.RowSampler)
+	return ok && rs.SampledRows(s.data) != nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"dgpviz/internal/train"
+	"dgpviz/internal/view/explorer"
 )
 
 // TestStochasticSession: a session on more than train.StochasticRows rows,
@@ -13,7 +14,9 @@ import (
 // frames say so, carry the minibatch estimate and the epochs, and show the
 // last full-data check's model: the bound of a frame is the check's
 // (bound_iter, a multiple of the check interval, behind iter between
-// checks), and it rises from check to check.
+// checks), and it rises from check to check. The first picture comes
+// before any evaluation on every row: without a bound, with the sample's
+// hidden means.
 func TestStochasticSession(t *testing.T) {
 	n := train.StochasticRows + 1000
 	e := newEnv(t, func(o *Options) {
@@ -29,7 +32,7 @@ func TestStochasticSession(t *testing.T) {
 		bound float64
 	}
 	var checks []check
-	estimates, lastEpochs, ahead := 0, 0.0, false
+	estimates, lastEpochs, ahead, unbounded := 0, 0.0, false, false
 	c.until("three checks after the start", 120*time.Second, func(m msg) bool {
 		if m.typ() != "frame" {
 			return false
@@ -39,6 +42,15 @@ func TestStochasticSession(t *testing.T) {
 			t.Fatalf("optimizer %v, stochastic %v on %d rows: want svi", got, get(f, "optimizer", "stochastic"), n)
 		}
 		iter, bi, b := int(num64(get(f, "iter"))), int(num64(get(f, "bound_iter"))), num64(get(f, "bound"))
+		if get(f, "bound") == nil && iter == 0 && !unbounded {
+			// the first picture, before the start's evaluation on every
+			// row: the sample's hidden means, predicted by the explorer
+			unbounded = true
+			if got, want := len(floats(get(f, "layers", 0, "mean"))), 2*explorer.SampleRows; got != want {
+				t.Fatalf("the first frame, without a bound: hidden layer 1 has %d means, want the sample's %d", got, want)
+			}
+			return false
+		}
 		ep, est := num64(get(f, "optimizer", "epochs")), get(f, "optimizer", "estimate")
 		if bi%every != 0 || bi > iter || math.IsNaN(b) {
 			t.Fatalf("frame at iteration %d shows the model of iteration %d (bound %v): want a check's, every %d", iter, bi, b, every)
@@ -56,6 +68,9 @@ func TestStochasticSession(t *testing.T) {
 		}
 		return len(checks) >= 4
 	})
+	if !unbounded {
+		t.Error("the first frame came with a bound: want it before the evaluation on every row")
+	}
 	if estimates == 0 || !ahead {
 		t.Errorf("%d frames with a minibatch estimate, model behind the steps %v: want frames between checks", estimates, ahead)
 	}
