@@ -366,8 +366,10 @@ function showStochastic(m) {
   $("bound-value").title = sto ? `Computed on every row at iteration ${m.bound_iter}, the best check so far: the model drawn is that iteration's` : "";
   $("stochastic-box").hidden = !sto;
   if (sto) {
-    const est = o.estimate != null ? `${fmt(o.estimate)} (estimate)` : "checked";
-    $("stochastic").textContent = `${est} · ${o.epochs < 10 ? o.epochs.toFixed(2) : Math.round(o.epochs)} epochs`;
+    // compact: the label says "estimate · epochs", and the header's row
+    // must hold at 1280 px
+    const est = o.estimate != null ? fmt(o.estimate) : "checked";
+    $("stochastic").textContent = `${est} · ${o.epochs < 10 ? o.epochs.toFixed(2) : Math.round(o.epochs)}`;
   }
   if (o && document.activeElement !== $("optimizer")) $("optimizer").value = o.method;
   $("learning-rate").disabled = !usesLearningRate(o?.method);

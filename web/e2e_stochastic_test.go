@@ -57,12 +57,13 @@ func TestBrowserStochasticReadout(t *testing.T) {
 	if evalAs[bool](e, `document.getElementById("learning-rate").disabled`) {
 		t.Error("the learning rate is disabled for svi, whose Adam steps take it")
 	}
-	label, value, sto := evalAs[string](e, `document.getElementById("bound-label").textContent`), e.textOf("bound-value"), e.textOf("stochastic")
+	label, value := evalAs[string](e, `document.getElementById("bound-label").textContent`), e.textOf("bound-value")
 	if label != "bound, full data (nats)" || value == "–" {
 		t.Errorf("bound readout %q: %q, want the full data's bound", label, value)
 	}
-	if !strings.Contains(sto, "(estimate)") || !strings.Contains(sto, "epochs") || evalAs[bool](e, `document.getElementById("stochastic-box").hidden`) {
-		t.Errorf("stochastic readout %q: want the estimate, so marked, and the epochs", sto)
+	stoLabel := evalAs[string](e, `document.querySelector("#stochastic-box dt").textContent`)
+	if sto := e.textOf("stochastic"); stoLabel != "estimate · epochs" || !strings.Contains(sto, " · ") || evalAs[bool](e, `document.getElementById("stochastic-box").hidden`) {
+		t.Errorf("stochastic readout %q: %q; want the estimate, so marked, and the epochs", stoLabel, sto)
 	}
 	// the history holds the checks only
 	if h := evalAs[[]float64](e, `window.dgpviz.state.history.map(p => p.iter)`); len(h) == 0 {
