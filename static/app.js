@@ -274,13 +274,16 @@ function onBinary(m) {
   if (last && (last.terms.length !== m.layers.length || m.iter < last.iter)) state.history = [];
   if (m.bound != null) {
     const h = state.history;
-    const p = { iter: m.iter, bound: m.bound, lik: m.likelihood, terms: m.layers.map((l) => [l.kl, l.compression, l.propagation]) };
+    // A stochastic fit's frames show its last full-data check's model:
+    // the history holds the checks, never the steps' minibatch estimates.
+    const p = { iter: m.bound_iter ?? m.iter, bound: m.bound, lik: m.likelihood, terms: m.layers.map((l) => [l.kl, l.compression, l.propagation]) };
     if (h.length && h[h.length - 1].iter === m.iter) h[h.length - 1] = p; else h.push(p);
     if (h.length > MAX_HISTORY) state.history = h.filter((_, k) => k % 2 === 0 || k === h.length - 1);
   }
   ensureLayerPanels(m);
   $("iteration").textContent = String(m.iter);
   $("bound-value").textContent = m.bound != null ? fmt(m.bound) : "–";
+  showStochastic(m);
   $("ips").textContent = m.running ? String(Math.round(m.ips)) : "0";
   $("followers").textContent = String(m.followers ?? 0);
   $("followers-box").hidden = !(m.followers > 0) || state.follower;
@@ -330,7 +333,7 @@ function applyConfig(c) {
   if (document.activeElement !== $("seed")) $("seed").value = String(c.seed);
   $("optimizer").value = c.method;
   if (document.activeElement !== $("learning-rate")) $("learning-rate").value = String(c.learning_rate);
-  $("learning-rate").disabled = c.method !== "adam";
+  $("learning-rate").disabled = !usesLearningRate(state.frame?.optimizer.method ?? c.method);
   if (document.activeElement !== $("hidden")) $("hidden").value = c.hidden.join(",");
   if (document.activeElement !== $("inducing")) $("inducing").value = String(c.inducing);
   const sel = $("dataset");
@@ -346,6 +349,30 @@ function applyConfig(c) {
   if (![...sp.options].some((o) => o.value === String(c.speed))) sp.add(new Option(`${c.speed} it/s`, String(c.speed)), 0);
   sp.value = String(c.speed);
   for (const el of document.querySelectorAll("input[data-group]")) el.checked = c.frozen.includes(el.dataset.group);
+}
+
+// usesLearningRate: Adam's steps, and SVI's Adam steps, take the learning
+// rate; L-BFGS's line search does not.
+const usesLearningRate = (method) => method === "adam" || method === "svi";
+
+// showStochastic says what a stochastic fit's numbers are: the bound shown
+// is the last full-data check's (of the model drawn, iteration bound_iter),
+// the steps' own is a minibatch estimate, beside the passes over the data.
+// The menu shows the method that runs (svi where L-BFGS was asked for on
+// large data: stream's optimizerConfig).
+function showStochastic(m) {
+  const o = m.optimizer, sto = !!o?.stochastic;
+  $("bound-label").textContent = sto ? "bound, full data (nats)" : "bound (nats)";
+  $("bound-value").title = sto ? `Computed on every row at iteration ${m.bound_iter}, the best check so far: the model drawn is that iteration's` : "";
+  $("stochastic-box").hidden = !sto;
+  if (sto) {
+    // compact: the label says "estimate · epochs", and the header's row
+    // must hold at 1280 px
+    const est = o.estimate != null ? fmt(o.estimate) : "checked";
+    $("stochastic").textContent = `${est} · ${o.epochs < 10 ? o.epochs.toFixed(2) : Math.round(o.epochs)}`;
+  }
+  if (o && document.activeElement !== $("optimizer")) $("optimizer").value = o.method;
+  $("learning-rate").disabled = !usesLearningRate(o?.method);
 }
 
 // showRunning says what the optimizer is doing. "paused" only when a

@@ -18,6 +18,7 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/stream"
+	"dgpviz/internal/train"
 	"dgpviz/web"
 )
 
@@ -60,7 +61,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	})
 	hidden := fs.String("hidden", "1,1", "hidden layer widths, comma-separated (1,1: a 3-layer deep GP)")
 	fs.IntVar(&o.cfg.Inducing, "inducing", o.cfg.Inducing, "inducing points per layer")
-	fs.TextVar(&o.cfg.Method, "optimizer", o.cfg.Method, "optimizer: lbfgs, adam or svi (stochastic; docs/fitting.md)")
+	fs.TextVar(&o.cfg.Method, "optimizer", o.cfg.Method, fmt.Sprintf("optimizer: lbfgs (svi above %d rows), adam, or svi (stochastic at any size; docs/fitting.md)", train.StochasticRows))
 	fs.Float64Var(&o.cfg.LearningRate, "lr", o.cfg.LearningRate, "Adam's learning rate")
 	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "initialisation seed")
 	fs.IntVar(&o.cfg.Speed, "speed", o.cfg.Speed, "at most this many optimizer iterations per second, so learning can be watched (0: as fast as possible)")

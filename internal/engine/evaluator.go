@@ -135,7 +135,7 @@ func (e *Evaluator) Evaluate(m *Model, opt Options) (*Result, *Gradient, error) 
 		}
 		e.startTeam(n)
 	}
-	if err := m.Validate(); err != nil {
+	if err := m.validate(opt.Rows); err != nil {
 		return nil, nil, err
 	}
 	nAll, _ := m.X.Dims()

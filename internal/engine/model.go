@@ -77,7 +77,19 @@ func (m *Model) Clone() *Model {
 
 // Validate checks shapes, finiteness and positivity. Its error names the
 // layer and field at fault.
-func (m *Model) Validate() error {
+func (m *Model) Validate() error { return m.validate(allRows) }
+
+// Which data rows validate checks for finiteness.
+var (
+	allRows = []int(nil) // every row
+	noRows  = []int{}    // none: the data are not used (a prediction at other inputs)
+)
+
+// validate is Validate with the data's finiteness checked on the given
+// rows only: a minibatch's evaluation or a prediction costs what its own
+// rows do, not a pass over the data (a million rows of 30 outputs took
+// ~35 ms a check, more than an SVI step of 1,024 rows).
+func (m *Model) validate(rows []int) error {
 	if !(m.Jitter >= 0) || math.IsInf(m.Jitter, 0) {
 		return fmt.Errorf("jitter %v must be finite and ≥ 0", m.Jitter)
 	}
@@ -92,10 +104,10 @@ func (m *Model) Validate() error {
 	if n > MaxData {
 		return fmt.Errorf("data: %d rows, more than the limit of %d rows", n, MaxData)
 	}
-	if err := CheckFinite(m.X, "data.X"); err != nil {
+	if err := checkFiniteRows(m.X, rows, "data.X"); err != nil {
 		return err
 	}
-	if err := CheckFinite(m.Y, "data.Y"); err != nil {
+	if err := checkFiniteRows(m.Y, rows, "data.Y"); err != nil {
 		return err
 	}
 	if len(m.Layers) == 0 {
@@ -181,9 +193,23 @@ func (l *Layer) validate(q int) error {
 
 // CheckFinite returns an error naming the first entry of a that is NaN or
 // infinite (name[i][j]), or nil.
-func CheckFinite(a *mat.Dense, name string) error {
+func CheckFinite(a *mat.Dense, name string) error { return checkFiniteRows(a, allRows, name) }
+
+// checkFiniteRows is CheckFinite on the given rows of a (nil: all). Rows
+// out of range are the caller's to report.
+func checkFiniteRows(a *mat.Dense, rows []int, name string) error {
 	raw := a.RawMatrix()
-	for i := 0; i < raw.Rows; i++ {
+	n := raw.Rows
+	if rows != nil {
+		n = len(rows)
+	}
+	for k := 0; k < n; k++ {
+		i := k
+		if rows != nil {
+			if i = rows[k]; i < 0 || i >= raw.Rows {
+				continue
+			}
+		}
 		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
 		// v − v is 0 for finite v and NaN for NaN and ±Inf, and so is a
 		// sum of them: one test per row, on four independent sums,

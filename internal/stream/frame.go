@@ -18,6 +18,11 @@ type optState struct {
 	Status       string   `json:"status"`  // train.Status in words: "not terminated", "gradient threshold", …
 	Explain      string   `json:"explain"` // what the status means, for people (train.Status.Explain)
 	Fast         bool     `json:"fast"`    // running as fast as it can until the bound settles (settle.go)
+	// A stochastic fit (method svi): the steps' bound is a minibatch
+	// estimate, the frame's bound the last full-data check's.
+	Stochastic bool     `json:"stochastic"`
+	Estimate   wire.Num `json:"estimate"` // the last step's minibatch estimate of the bound; null after a step on every row
+	Epochs     wire.Num `json:"epochs"`   // passes over the data the minibatches made (0 for a full-batch fit)
 }
 
 // frameHeader is a frame: the optimizer's state, the bound, every layer
@@ -36,6 +41,7 @@ type frameHeader struct {
 	Followers  int                 `json:"followers"` // read-only followers watching (follow.go)
 	Optimizer  optState            `json:"optimizer"`
 	N          int                 `json:"n"`
+	BoundIter  int                 `json:"bound_iter"` // the iteration of the model shown, whose bound, terms and layers these are: iter but between a stochastic fit's checks
 	Bound      *wire.Num           `json:"bound,omitempty"`
 	Likelihood *wire.Num           `json:"likelihood,omitempty"`
 	EvalError  string              `json:"eval_error,omitempty"`
@@ -70,8 +76,10 @@ func (f *framer) frame(p *publication) ([]byte, error) {
 		V: ProtocolVersion, Type: "frame", Seq: f.seq, Applied: s.Applied, DataID: s.Data.ID,
 		Iter: s.Iter, Running: s.Running, Paused: p.paused, Held: p.held, IPS: wire.Num(p.ips), N: n, Followers: p.followers,
 		Optimizer: optState{Method: p.method, LearningRate: wire.Num(p.lr), Frozen: p.frozen, Event: p.event,
-			Converged: p.status.Converged() && p.collapse == nil, Status: p.status.String(), Explain: p.status.Explain(), Fast: p.fast},
-		Restarts: p.restarts.Frame(p.restart), Edit: p.edit, Collapse: p.collapse,
+			Converged: p.status.Converged() && p.collapse == nil, Status: p.status.String(), Explain: p.status.Explain(), Fast: p.fast,
+			Stochastic: p.stochastic, Estimate: wire.Num(p.estimate), Epochs: wire.Num(p.epochs)},
+		BoundIter: p.modelIter,
+		Restarts:  p.restarts.Frame(p.restart), Edit: p.edit, Collapse: p.collapse,
 	}
 	if h.Optimizer.Frozen == nil {
 		h.Optimizer.Frozen = []string{}

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"time"
 
 	"dgpviz/internal/engine"
@@ -228,12 +229,13 @@ func (ss *session) adopt(p *parked) error {
 		return err
 	}
 	ss.view = views.For(p.data.Set, ss.srv.env)
-	tr, err := train.NewTrainer(p.model, ss.trainerConfig(p.cfg))
+	tr, err := train.NewTrainer(p.model, ss.view.Optimizer(optimizerConfig(p.cfg, ss.srv.workers, n)))
 	if err != nil {
 		return fmt.Errorf("resuming the optimizer: %w", err)
 	}
 	tr.SetIter(p.iter)
 	ss.cfg, ss.tr, ss.data = p.cfg, tr, p.data
+	ss.opt.estimate, ss.opt.epochs = math.NaN(), 0
 	ss.dataSeq = max(ss.dataSeq, p.data.ID)
 	ss.private = p.private
 	ss.hist = p.hist

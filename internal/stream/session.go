@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -111,6 +112,11 @@ type optimizerState struct {
 	ipsT     time.Time // iterations per second, measured over ≥ 250 ms
 	ipsIter  int
 	ips      float64
+	// estimate: the last step's bound when it was a minibatch estimate
+	// (NaN when it was on every row); epochs: the passes over the data
+	// a stochastic fit's minibatches made (train.StepInfo).
+	estimate float64
+	epochs   float64
 }
 
 func (s *session) stats() Stats {
@@ -216,7 +222,7 @@ func (s *session) build(cfg Config, newData bool) error {
 		s.srv.setReservation(s, prev)
 		return fmt.Errorf("initialising the model: %w", err)
 	}
-	tr, err := train.NewTrainer(m, v.Optimizer(optimizerConfig(cfg, s.srv.workers)))
+	tr, err := train.NewTrainer(m, v.Optimizer(optimizerConfig(cfg, s.srv.workers, n)))
 	if err != nil {
 		s.srv.setReservation(s, prev)
 		return fmt.Errorf("starting the optimizer: %w", err)
@@ -232,6 +238,7 @@ func (s *session) build(cfg Config, newData bool) error {
 		s.restart = rs.Chosen
 	}
 	s.opt.event = ""
+	s.opt.estimate, s.opt.epochs = math.NaN(), 0
 	s.hist.clear()
 	s.lastEdit = nil // a new model is not an edit of the old one
 	s.carryOn()
@@ -245,19 +252,27 @@ func (s *session) build(cfg Config, newData bool) error {
 // trainerConfig is the optimizer's configuration for cfg, with the
 // session's view's preset settings (view.View.Optimizer).
 func (s *session) trainerConfig(cfg Config) train.TrainerConfig {
-	return s.view.Optimizer(optimizerConfig(cfg, s.srv.workers))
+	n, _, _ := s.data.Dims()
+	return s.view.Optimizer(optimizerConfig(cfg, s.srv.workers, n))
 }
 
-// optimizerConfig is the optimizer's configuration for cfg, with workers
-// evaluator workers.
-func optimizerConfig(cfg Config, workers int) train.TrainerConfig {
+// optimizerConfig is the optimizer's configuration for cfg on n rows,
+// with workers evaluator workers. L-BFGS steps on every row: above
+// train.StochasticRows rows the session fits by SVI instead, the choice
+// viz fit makes by itself (train.ChooseMethod); adam and svi are as
+// asked.
+func optimizerConfig(cfg Config, workers, n int) train.TrainerConfig {
+	method := cfg.Method
+	if method == train.LBFGS {
+		method = train.ChooseMethod(n)
+	}
 	fr := map[engine.Group]bool{}
 	for _, g := range cfg.Frozen {
 		if gg, ok := engine.ParseGroup(g); ok {
 			fr[gg] = true
 		}
 	}
-	return train.TrainerConfig{Method: cfg.Method, LearningRate: cfg.LearningRate, Frozen: fr, Seed: cfg.Seed, Workers: workers}
+	return train.TrainerConfig{Method: method, LearningRate: cfg.LearningRate, Frozen: fr, Seed: cfg.Seed, Workers: workers}
 }
 
 // carryOn lets the optimizer go on from a new or edited model, or a new
@@ -280,6 +295,10 @@ func (s *session) step() error {
 	}
 	if err == nil && !info.Estimate {
 		s.opt.settle.add(info.Iter, info.Bound)
+	}
+	s.opt.estimate, s.opt.epochs = math.NaN(), info.Epochs
+	if info.Estimate {
+		s.opt.estimate = info.Bound
 	}
 	s.opt.status = info.Status
 	if err != nil {

@@ -159,6 +159,10 @@ type Trainer struct {
 	g    []float64 // gradient of f w.r.t. u
 	iter int
 
+	// startEvent: the events of a Start (a raised jitter), reported with
+	// the next Step's.
+	startEvent string
+
 	// Line search scratch.
 	ut, gt, ulo, glo, dir []float64
 	// uPrev is the point before an Adam step whose full-data bound was not
@@ -616,6 +620,22 @@ func (t *Trainer) start() (string, int, error) {
 	}
 }
 
+// Start evaluates the starting point on every row, as the next Step
+// would first, unless that is done: LastEvaluation then has it. A live
+// view that shows the model before its first step calls it instead of
+// evaluating the model itself, so that SVI's start, which is that
+// evaluation without a gradient, is not made twice (at a million rows
+// each is seconds of CPU before the first picture). Its events (a raised
+// jitter) come with the next Step's.
+func (t *Trainer) Start() error {
+	if t.have {
+		return nil
+	}
+	e, _, err := t.start()
+	t.startEvent = joinEvents(t.startEvent, e)
+	return err
+}
+
 func raiseJitter(j float64) float64 {
 	return math.Min(MaxJitter, math.Max(10*j, 1e-8))
 }
@@ -630,7 +650,8 @@ func (t *Trainer) Step() (info StepInfo, err error) {
 			err = fmt.Errorf("train: optimizer step: %v", r)
 		}
 	}()
-	var ev string
+	ev := t.startEvent
+	t.startEvent = ""
 	evals := 0
 	if !t.have {
 		// The full-data objective and gradient at the starting point.
@@ -639,7 +660,7 @@ func (t *Trainer) Step() (info StepInfo, err error) {
 		if err != nil {
 			return StepInfo{Iter: t.iter, Bound: math.NaN(), Event: e, Evals: evals}, err
 		}
-		ev = e
+		ev = joinEvents(ev, e)
 	}
 	if len(t.free) == 0 {
 		return StepInfo{Iter: t.iter, Bound: -t.f, Event: joinEvents(ev, "all parameters frozen"), Status: AllFrozen, Evals: evals}, nil

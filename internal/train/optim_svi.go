@@ -80,17 +80,22 @@ type sviState struct {
 	rows    int     // rows the minibatches covered since the last new model (Epochs)
 	best    float64 // best full-data bound at a check; NaN before the first
 	bestRes *engine.Result
-	uBest   []float64 // the free parameters there
-	hist    []float64 // best after each of the last sviChecks+1 checks (a ring)
-	nHist   int
-	step    []float64 // natural-gradient steps, laid out as the trainer's w
-	gamma   []float64 // per layer
-	trust   []float64 // per layer: the largest entry of a step (natSteps)
+	// bestModel is a copy of the model at the best check (its parameters,
+	// the data shared), made at the check and never written: Checked.
+	bestModel *engine.Model
+	bestIter  int
+	uBest     []float64 // the free parameters there
+	hist      []float64 // best after each of the last sviChecks+1 checks (a ring)
+	nHist     int
+	step      []float64 // natural-gradient steps, laid out as the trainer's w
+	gamma     []float64 // per layer
+	trust     []float64 // per layer: the largest entry of a step (natSteps)
 }
 
 func (s *sviState) reset(nw int) {
 	s.steps, s.since, s.nHist = 0, 0, 0
 	s.best, s.bestRes, s.uBest = math.NaN(), nil, nil
+	s.bestModel, s.bestIter = nil, 0
 	s.hist = make([]float64, sviChecks+1)
 	s.step = make([]float64, nw)
 }
@@ -146,6 +151,7 @@ func (t *Trainer) sviStep() StepInfo {
 		// first check.
 		s.best, s.bestRes = -t.f, t.lastRes
 		s.uBest = append(s.uBest[:0], t.u...)
+		s.bestModel, s.bestIter = t.m.CloneParams(), t.iter
 		t.sviRecord()
 	}
 	var rows []int
@@ -250,6 +256,7 @@ func (t *Trainer) sviCheck(info *StepInfo) {
 	case res.Bound > s.best:
 		s.best, s.bestRes = res.Bound, res
 		copy(s.uBest, t.u)
+		s.bestModel, s.bestIter = t.m.CloneParams(), t.iter
 		t.lastRes, t.evalOK = res, true
 	default:
 		info.Event = fmt.Sprintf("no rise since the best check (bound %.6g): back to it, step sizes halved", res.Bound)
@@ -316,4 +323,21 @@ func (t *Trainer) sviRecord() (rise, expected float64) {
 	rise = s.best - s.hist[s.nHist%r] // the best sviChecks checks ago
 	n, _ := t.m.X.Dims()
 	return rise, rise * float64(t.cfg.Horizon) / float64(t.cfg.RiseSpan(n))
+}
+
+// Checked returns an SVI fit's best checked point: a copy of the model
+// there (its parameters; the data shared), the full-data evaluation of
+// it and the iteration of the check. ok is false for the other methods,
+// and before the first step of a new model or configuration. Between
+// checks the model steps on minibatches, and this is the latest model
+// whose bound is known exactly: a live view shows it, with the steps'
+// estimates beside it, rather than evaluate every row for every picture.
+// The copy is the trainer's own and is never written; a caller that
+// edits it must copy it first.
+func (t *Trainer) Checked() (m *engine.Model, res *engine.Result, iter int, ok bool) {
+	s := &t.svi
+	if t.cfg.Method != SVI || s.bestModel == nil || s.bestRes == nil {
+		return nil, nil, 0, false
+	}
+	return s.bestModel, s.bestRes, s.bestIter, true
 }

@@ -71,7 +71,9 @@ type RowAnalyzer interface {
 // A RowSampler is a view that shows data of many rows by a sample of
 // them (the latent explorer above explorer.SampleRows rows): the setup
 // carries the sampled training rows' inputs and outputs only, and says
-// how many rows the data have.
+// how many rows the data have. Its frames carry the sample's hidden
+// messages as it predicts them when the snapshot has no evaluation
+// (Snapshot.Eval nil and no EvalErr: a stochastic fit's first picture).
 type RowSampler interface {
 	// SampledRows returns the training rows shown (increasing), or nil
 	// when every row is.

@@ -20,5 +20,13 @@
 // Row ids (the latent explorer's sample, a brush's answer) are f32
 // sections: exact below 2²⁴ rows.
 //
+// A frame's bound is always on every row. In a stochastic fit (SVI, the
+// live server's choice above train.StochasticRows rows) a frame shows the
+// model of the fit's best full-data check: "bound_iter" is its iteration,
+// behind "iter" between checks, and the optimizer's "stochastic",
+// "estimate" (the last step's minibatch estimate of the bound, null after a
+// step on every row) and "epochs" (passes over the data) say how far the
+// steps have gone since.
+//
 // docs/protocol.md describes every message.
 package wire

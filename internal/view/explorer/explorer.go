@@ -77,9 +77,9 @@ func (v *View) Preset(d *view.Data) (view.Arch, bool) {
 
 // Optimizer returns c with the preset's optimizer settings, and Adam's
 // steps on minibatches of SampleRows rows when the data are shown by a
-// sample.
+// sample (SVI's are its own, train.DefaultStochasticBatch).
 func (v *View) Optimizer(c train.TrainerConfig) train.TrainerConfig {
-	if b := int(v.batch.Load()); b > 0 && c.BatchSize == 0 {
+	if b := int(v.batch.Load()); b > 0 && c.BatchSize == 0 && c.Method == train.Adam {
 		c.BatchSize = b
 	}
 	return train.RobotPreset(0).Trainer(c)

@@ -165,6 +165,12 @@ func (fr *framer) sampled(e *wire.Encoder, s *view.Snapshot, f *facts) ([]view.L
 				h := ev.Hidden[i]
 				lf.SetMessage(e, engine.Message{Mean: Rows(h.Mean, smp.Train), Var: Rows(h.Var, smp.Train)})
 			}
+		} else if tr := a.Value.Train; i+1 < len(s.Model.Layers) && i < len(tr) {
+			// Not evaluated on every row (a stochastic fit's first
+			// picture: stream's refresh): the sample's hidden messages as
+			// its analysis predicts them from the inputs, as an
+			// evaluation would propagate them (passAll).
+			lf.SetMessage(e, tr[i])
 		}
 		layers = append(layers, lf)
 	}
