@@ -79,7 +79,7 @@ func WriteWalkNPY(out io.Writer, rows int, seed uint64) error {
 	if err := writeNPYHeader(bw, "["+strings.Join(fields, ", ")+"]", rows); err != nil {
 		return err
 	}
-	w := NewWalk(seed)
+	w := NewWalk(seed, rows)
 	var rec []byte
 	for range rows {
 		r := w.Next()
@@ -134,7 +134,7 @@ func WriteWalkNPZ(out io.Writer, rows int, seed uint64) error {
 		if err := writeNPYHeader(bw, a.descr, a.shape...); err != nil {
 			return err
 		}
-		w := NewWalk(seed)
+		w := NewWalk(seed, rows)
 		var rec []byte
 		for range rows {
 			r := w.Next()

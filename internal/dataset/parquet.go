@@ -206,7 +206,7 @@ func writeWalkParquet(out io.Writer, rows int, seed uint64, groupRows int) error
 	// A struct keeps the columns in order (a Group sorts them by name).
 	schema := parquet.SchemaOf(reflect.New(reflect.StructOf(fields)).Elem().Interface())
 	w := parquet.NewWriter(out, schema, parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(int64(groupRows)))
-	walk := NewWalk(seed)
+	walk := NewWalk(seed, rows)
 	batch := make([]parquet.Row, 1024)
 	for i := 0; i < rows; {
 		n := min(len(batch), rows-i)

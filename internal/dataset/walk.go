@@ -22,21 +22,28 @@ const (
 	// WalkTestEvery: every WalkTestEvery-th row (the 10th, 20th, …) is
 	// held out, split = test.
 	WalkTestEvery = 10
-	// WalkStep is the time between rows, in seconds.
-	WalkStep = 0.5
+	// WalkDuration is the walk's length in seconds, however many rows
+	// sample it, and WalkLaps the laps of the loop it makes: more rows are
+	// a denser survey of the same floor, not a longer one, so that a model
+	// of the time with a fixed number of inducing points can fit any size
+	// (a walk whose laps grew with its rows would need inducing points in
+	// proportion).
+	WalkDuration = 1800.0
+	WalkLaps     = 3
 )
 
 // Walk generates the rows of a walk one at a time. A robot goes round a
-// 40 m × 16 m corridor loop with rounded corners at a speed that varies
-// smoothly between 0.3 and 0.7 m/s, and reads 30 beacons, fixed around
-// and inside the loop, every WalkStep seconds; a beacon at distance d
+// 40 m × 16 m corridor loop with rounded corners, WalkLaps times in
+// WalkDuration seconds at a speed that varies smoothly (by up to a third
+// about its mean of 0.18 m/s), and reads 30 beacons, fixed around and
+// inside the loop, at rows evenly spaced in time; a beacon at distance d
 // metres reads −30 − 25·log₁₀(max(d, 1)) dBm before noise (log-distance
 // path loss; between −30 and −75 dBm on this floor). The seed sets the
 // noise alone: the same seed gives the same rows.
 type Walk struct {
-	rng *rand.Rand
-	i   int     // the next row's index
-	s   float64 // the robot's arc length along the loop, metres
+	rng  *rand.Rand
+	i    int // the next row's index
+	rows int // rows in all
 }
 
 // WalkRow is one row of a walk.
@@ -48,9 +55,9 @@ type WalkRow struct {
 	Test   bool                 // held out
 }
 
-// NewWalk returns the walk of seed at its first row.
-func NewWalk(seed uint64) *Walk {
-	return &Walk{rng: rand.New(rand.NewPCG(seed, 0x5eed_3a1c))}
+// NewWalk returns the walk of seed sampled at rows rows, at its first row.
+func NewWalk(seed uint64, rows int) *Walk {
+	return &Walk{rng: rand.New(rand.NewPCG(seed, 0x5eed_3a1c)), rows: max(rows, 1)}
 }
 
 // walkBeacons are the beacons' positions, metres: 20 around the loop's
@@ -69,18 +76,26 @@ var walkBeacons = func() (b [WalkBeacons][2]float64) {
 
 // Next returns the next row.
 func (w *Walk) Next() WalkRow {
-	r := WalkRow{Time: float64(w.i) * WalkStep, Test: w.i%WalkTestEvery == WalkTestEvery-1}
-	r.X, r.Y = loopPosition(w.s)
+	// The time to the millisecond, as files write it; u, the fraction of
+	// the walk done, from it.
+	t := math.Round(float64(w.i)/float64(w.rows)*WalkDuration*1000) / 1000
+	u := t / WalkDuration
+	r := WalkRow{Time: t, Test: w.i%WalkTestEvery == WalkTestEvery-1}
+	// The arc length: WalkLaps laps, with a speed that swings by about a
+	// third, five times over the walk (5 m < the laps' length/(2π·5), so
+	// the robot never stops or turns back).
+	r.X, r.Y = loopPosition(loopLength*WalkLaps*u + 5*math.Sin(2*math.Pi*5*u))
 	for k, b := range walkBeacons {
 		d := math.Max(math.Hypot(r.X-b[0], r.Y-b[1]), 1)
 		r.Clean[k] = -30 - 25*math.Log10(d)
 		r.Signal[k] = r.Clean[k] + WalkNoiseDBm*w.rng.NormFloat64()
 	}
-	speed := 0.5 + 0.2*math.Sin(2*math.Pi*r.Time/300)
-	w.s += speed * WalkStep
 	w.i++
 	return r
 }
+
+// loopLength is the length of loopPosition's loop, metres.
+var loopLength = 2*(40.0-2*3) + 2*(16.0-2*3) + 2*math.Pi*3
 
 // loopPosition is the point at arc length s (metres) along a 40 m × 16 m
 // loop with corners rounded at a radius of 3 m, counter-clockwise from
@@ -131,7 +146,7 @@ func WriteWalkCSV(out io.Writer, rows int, seed uint64) error {
 		bw.WriteString(c)
 	}
 	bw.WriteByte('\n')
-	w := NewWalk(seed)
+	w := NewWalk(seed, rows)
 	var line []byte
 	for range rows {
 		r := w.Next()

@@ -12,7 +12,7 @@ import (
 // stepping away from it; and a Start before the first Step changes
 // nothing of the fit but where its first evaluation is made.
 func TestSVICheckedAndStart(t *testing.T) {
-	xa, ya := walkData(300, 3, 2, 3)
+	xa, ya := walkData(300, 3, 3)
 	nx, ny := dataset.FitNormalizer(xa), dataset.FitNormalizer(ya)
 	fit := func(start bool) (*Trainer, []StepInfo) {
 		m, err := Initialize(nx.Apply(xa), ny.Apply(ya), InitConfig{Inducing: 8, Seed: 1})

@@ -89,26 +89,15 @@ func maxAbsDiff(a, b *mat.Dense) float64 {
 	return mat.Norm(&d, math.Inf(1))
 }
 
-// walkData generates n rows of a walk like the robot's: time (s) → the
-// signal strength (dBm) of `beacons` beacons along a loop walked three
-// times, with Gaussian noise of noiseDB, the model's measurement error.
-func walkData(n, beacons int, noiseDB float64, seed uint64) (x, y *mat.Dense) {
-	rng := rand.New(rand.NewPCG(seed, 35))
-	bx, by := make([]float64, beacons), make([]float64, beacons)
-	for b := range beacons {
-		bx[b], by[b] = 60*rng.Float64()-30, 40*rng.Float64()-20
-	}
+// walkData returns n rows of dataset.Walk (seed): the time and the first
+// beacons of its signal strengths, with its noise of dataset.WalkNoiseDBm.
+func walkData(n, beacons int, seed uint64) (x, y *mat.Dense) {
+	w := dataset.NewWalk(seed, n)
 	x, y = mat.NewDense(n, 1, nil), mat.NewDense(n, beacons, nil)
-	const secs = 1800.0 // three laps of ten minutes
 	for i := range n {
-		s := secs * float64(i) / float64(n)
-		a := 2 * math.Pi * s / 600
-		px, py := 25*math.Cos(a), 12*math.Sin(a)+3*math.Sin(3*a)
-		x.Set(i, 0, s)
-		for b := range beacons {
-			d := math.Hypot(px-bx[b], py-by[b])
-			y.Set(i, b, -35-20*math.Log10(1+d)+noiseDB*rng.NormFloat64())
-		}
+		r := w.Next()
+		x.Set(i, 0, r.Time)
+		y.SetRow(i, r.Signal[:beacons])
 	}
 	return x, y
 }
@@ -154,8 +143,8 @@ func heldOutRMSE(t testing.TB, m *engine.Model, nx, ny dataset.Normalizer, x, y 
 // reaches a held-out error near the noise within 600 steps (~14
 // passes), and the model is at its best checked bound, which rose.
 func TestSVIFitsWalk(t *testing.T) {
-	const noise = 2.0
-	xa, ya := walkData(3000, 8, noise, 1)
+	const noise = dataset.WalkNoiseDBm
+	xa, ya := walkData(3000, 8, 1)
 	xt, xh := splitEvery(xa, 10)
 	yt, yh := splitEvery(ya, 10)
 	nx, ny := dataset.FitNormalizer(xt), dataset.FitNormalizer(yt)
@@ -182,7 +171,7 @@ func TestSVIFitsWalk(t *testing.T) {
 // default 0.01 this fit crawls on for thousands of steps), or step sizes
 // halved to nothing — at its best check.
 func TestSVIStops(t *testing.T) {
-	xa, ya := walkData(300, 3, 2, 2)
+	xa, ya := walkData(300, 3, 2)
 	nx, ny := dataset.FitNormalizer(xa), dataset.FitNormalizer(ya)
 	m, err := Initialize(nx.Apply(xa), ny.Apply(ya), InitConfig{Inducing: 8, Seed: 1})
 	if err != nil {
@@ -318,7 +307,7 @@ func TestPresetsChooseFullBatch(t *testing.T) {
 // TestSVIInterruptedKeepsBest: a stochastic fit interrupted between
 // checks returns the model at its best check, with that bound.
 func TestSVIInterruptedKeepsBest(t *testing.T) {
-	xa, ya := walkData(300, 3, 2, 3)
+	xa, ya := walkData(300, 3, 3)
 	nx, ny := dataset.FitNormalizer(xa), dataset.FitNormalizer(ya)
 	m, err := Initialize(nx.Apply(xa), ny.Apply(ya), InitConfig{Inducing: 8, Seed: 1})
 	if err != nil {

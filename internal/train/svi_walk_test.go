@@ -39,7 +39,7 @@ func TestSVIWalkStudy(t *testing.T) {
 	}
 	maxIters := envInt(t, "DGPVIZ_SVI_MAXITERS", 5000)
 	every := envInt(t, "DGPVIZ_SVI_QUALITY_EVERY", 10)
-	xa, ya := walkData(n, 30, 2, 1)
+	xa, ya := walkData(n, 30, 1)
 	xt, xh := splitEvery(xa, 10)
 	yt, yh := splitEvery(ya, 10)
 	nx, ny := dataset.FitNormalizer(xt), dataset.FitNormalizer(yt)
@@ -88,7 +88,7 @@ func BenchmarkSVIStep(b *testing.B)  { benchmarkSVI(b, false) }
 func BenchmarkSVICheck(b *testing.B) { benchmarkSVI(b, true) }
 
 func benchmarkSVI(b *testing.B, check bool) {
-	x, y := walkData(100_000, 30, 2, 1)
+	x, y := walkData(100_000, 30, 1)
 	nx, ny := dataset.FitNormalizer(x), dataset.FitNormalizer(y)
 	m, err := Initialize(nx.Apply(x), ny.Apply(y), RobotPreset(1).Init)
 	if err != nil {
