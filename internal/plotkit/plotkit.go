@@ -16,8 +16,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Formats are the formats every figure writes.
@@ -30,14 +30,14 @@ const SlidePixels = 1600
 // NewCanvas returns a w × h canvas writing format ("svg", "png" or "pdf");
 // a PNG gets at least SlidePixels pixels across (and at least 96 dpi).
 func NewCanvas(format string, w, h vg.Length) (vg.CanvasWriterTo, error) {
-	if format == "png" {
+	switch format {
+	case "png":
 		dpi := max(96, int(math.Ceil(SlidePixels/float64(w/vg.Inch))))
 		return PNGCanvas(w, h, dpi), nil
-	}
-	for _, f := range Formats {
-		if f == format {
-			return draw.NewFormattedCanvas(w, h, format)
-		}
+	case "pdf":
+		return newPDFCanvas(w, h), nil
+	case "svg":
+		return svgCanvas{vgsvg.New(w, h)}, nil
 	}
 	return nil, fmt.Errorf("unknown figure format %q (want svg, png or pdf)", format)
 }
