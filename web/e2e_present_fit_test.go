@@ -46,8 +46,8 @@ const presentOverlaps = `(() => {
 
 // TestBrowserPresentFits: in presentation mode at 1280×720, 1920×1080 and
 // a projector's 1024×768, with the status as it is and at its longest
-// ("converged (function convergence)"), on the live slide and the depth
-// slide, and with four layers, no control or label leaves the screen or overlaps another, no
+// ("converged (function convergence)"), on every slide (live, depth,
+// samples, the message figure) and with four layers, no control or label leaves the screen or overlaps another, no
 // title or readout is cut, and the penalty strips' "max … nats" is not
 // drawn over their bars. Screenshots go to the artifact directory.
 func TestBrowserPresentFits(t *testing.T) {
@@ -67,9 +67,15 @@ func TestBrowserPresentFits(t *testing.T) {
 			t.Errorf("%s: %s", what, p)
 		}
 	}
-	for _, slide := range []string{"live", "depth"} {
+	ready := map[string]string{
+		"live":     `true`,
+		"depth":    `true`,
+		"samples":  `!!window.dgpviz.panels.fit.slice()`,
+		"messages": `!!window.dgpviz.panels.messages.figure()`,
+	}
+	for _, slide := range []string{"live", "depth", "samples", "messages"} {
 		e.eval(fmt.Sprintf(`document.querySelector('[data-testid="show-%s"]').click(), true`, slide), nil)
-		e.waitFor("the "+slide+" slide", fmt.Sprintf(`document.body.dataset.show === %q`, slide))
+		e.waitFor("the "+slide+" slide", fmt.Sprintf(`document.body.dataset.show === %q && %s`, slide, ready[slide]))
 		for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}, {1024, 768}} {
 			for _, status := range []string{"", "converged (function convergence)"} {
 				e.run(chromedp.EmulateViewport(sz[0], sz[1]))
