@@ -246,7 +246,15 @@ export class Plot {
     ctx.stroke();
     ctx.fillStyle = C.ink;
     ctx.textAlign = "center"; ctx.textBaseline = "bottom";
-    if (xlabel) this.text(xlabel, (box.l + box.r) / 2, xlabelAt ?? this.h - 3);
+    if (xlabel) {
+      // A title wider than the canvas (narrow panels at a large type
+      // scale) gets a smaller font rather than losing its ends.
+      const cx = (box.l + box.r) / 2, room = 2 * Math.min(cx, this.w - cx) - 4, wide = ctx.measureText(xlabel).width;
+      ctx.save();
+      if (wide > room) ctx.font = ctx.font.replace(/^\d+(\.\d+)?px/, `${Math.max(7, (12 * room) / wide).toFixed(1)}px`);
+      this.text(xlabel, cx, xlabelAt ?? this.h - 3);
+      ctx.restore();
+    }
     if (ylabel) {
       ctx.translate(ylabelAt ?? 13, (box.t + box.b) / 2);
       ctx.rotate(-Math.PI / 2);

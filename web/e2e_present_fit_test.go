@@ -11,7 +11,7 @@ import (
 // in presentation mode ("" when nothing): the top bar's title, buttons and
 // readout cells and every label the plots draw (Plot.text, with the marks
 // of Plot.mark: the area a penalty strip's bars can reach), each inside the screen — a label inside its canvas — and
-// no two overlapping; no readout value or panel title cut.
+// no two overlapping; no readout value, panel title or legend item cut.
 const presentOverlaps = `(() => {
   const out = [], W = innerWidth, H = innerHeight;
   const shown = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== "hidden"; };
@@ -24,6 +24,12 @@ const presentOverlaps = `(() => {
   }
   for (const el of document.querySelectorAll(".top .readout dd, #panels h2")) {
     if (shown(el) && (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1)) out.push("cut: " + JSON.stringify(el.textContent));
+  }
+  // A legend's items inside its legend and panel, which clip them.
+  for (const it of document.querySelectorAll("#panels .panel .legend .item")) {
+    if (!shown(it)) continue;
+    const r = it.getBoundingClientRect(), lg = it.closest(".legend").getBoundingClientRect(), p = it.closest(".panel").getBoundingClientRect();
+    if (r.bottom > Math.min(lg.bottom, p.bottom) + 1 || r.right > Math.min(lg.right, p.right) + 1) out.push("legend " + JSON.stringify(it.textContent) + " cut");
   }
   const over = (a, b) => Math.min(a.r, b.r) - Math.max(a.l, b.l) > 0.5 && Math.min(a.b, b.b) - Math.max(a.t, b.t) > 0.5;
   const marks = [];
@@ -47,7 +53,8 @@ const presentOverlaps = `(() => {
 // TestBrowserPresentFits: in presentation mode at 1280×720, 1920×1080 and
 // a projector's 1024×768, with the status as it is and at its longest
 // ("converged (function convergence)"), on every slide (live, depth,
-// samples, the message figure) and with four layers, no control or label leaves the screen or overlaps another, no
+// samples, the message figure), and at the larger type scale (A+) with
+// three and four layers, no control or label leaves the screen or overlaps another, no
 // title or readout is cut, and the penalty strips' "max … nats" is not
 // drawn over their bars. Screenshots go to the artifact directory.
 func TestBrowserPresentFits(t *testing.T) {
@@ -90,16 +97,24 @@ func TestBrowserPresentFits(t *testing.T) {
 			}
 		}
 	}
-	// Four layers: the most panels the live slide holds.
+	// The back row's type scale (A+), then four layers: the most panels
+	// the live slide holds.
 	e.eval(`document.querySelector('[data-testid="show-live"]').click(), true`, nil)
-	e.eval(`document.activeElement.blur(), true`, nil)
-	e.run(chromedp.KeyEvent("]"))
-	e.waitFor("four layers", `window.dgpviz.state.frame.layers.length === 4 && !!document.querySelector('[data-testid="panel-layer-3"] .legend').children.length`)
-	for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}, {1024, 768}} {
-		e.run(chromedp.EmulateViewport(sz[0], sz[1]))
-		e.eval(`document.getElementById("status").textContent = "converged (function convergence)", true`, nil)
-		check(fmt.Sprintf("4 layers at %d×%d", sz[0], sz[1]))
+	e.run(chromedp.EmulateViewport(1280, 720)) // A+ is in the bar from 1200 px
+	e.run(chromedp.Click(`[data-testid="font-larger"]`))
+	e.waitFor("the larger scale in the URL", `location.search.includes("scale=1.5")`)
+	for _, layers := range []int{3, 4} {
+		if layers == 4 {
+			e.eval(`document.activeElement.blur(), true`, nil)
+			e.run(chromedp.KeyEvent("]"))
+			e.waitFor("four layers", `window.dgpviz.state.frame.layers.length === 4 && !!document.querySelector('[data-testid="panel-layer-3"] .legend').children.length`)
+		}
+		for _, sz := range [][2]int64{{1280, 720}, {1920, 1080}, {1024, 768}} {
+			e.run(chromedp.EmulateViewport(sz[0], sz[1]))
+			e.eval(`document.getElementById("status").textContent = "converged (function convergence)", true`, nil)
+			check(fmt.Sprintf("%d layers at %d×%d, type scale 1.5", layers, sz[0], sz[1]))
+			e.screenshot(fmt.Sprintf("present-fits-%d-layers-scale-1.5-%dx%d.png", layers, sz[0], sz[1]), "")
+		}
 	}
-	e.screenshot("present-fits-4-layers-1024x768.png", "")
 	e.noErrors()
 }
