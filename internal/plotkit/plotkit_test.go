@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/font/liberation"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgpdf"
 
 	"dgpviz/internal/plotkit/plotkittest"
 )
@@ -177,5 +178,45 @@ func TestFontsHaveTheGlyphs(t *testing.T) {
 				t.Errorf("%s %s: no glyph for %q", f.Font.Typeface, f.Font.Variant, r)
 			}
 		}
+	}
+}
+
+// BenchmarkPDF writes a figure-like plot (a band, a curve, axes, a title
+// with the figures' characters) as PDF with plotkit's canvas (Unicode
+// fonts, subset) and with gonum/plot's vgpdf (cp1252, whole fonts), for
+// their time and size; bytes/figure is the file size.
+func BenchmarkPDF(b *testing.B) {
+	c := Curve{}
+	for i := range 400 {
+		x := float64(i) / 40
+		c.X, c.Mean, c.SD = append(c.X, x), append(c.Mean, math.Sin(x)), append(c.SD, 0.2+0.1*math.Cos(3*x))
+	}
+	band, line, err := MeanBand(c, Palette[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, canvas := range []struct {
+		name string
+		make func(w, h vg.Length) vg.CanvasWriterTo
+	}{
+		{"plotkit", func(w, h vg.Length) vg.CanvasWriterTo { return newPDFCanvas(w, h) }},
+		{"vgpdf", func(w, h vg.Length) vg.CanvasWriterTo { return vgpdf.New(w, h) }},
+	} {
+		b.Run(canvas.name, func(b *testing.B) {
+			var buf bytes.Buffer
+			b.ReportAllocs()
+			for b.Loop() {
+				p := plot.New()
+				p.Title.Text = printed
+				p.Add(band, line)
+				cw := canvas.make(16*vg.Centimeter, 10*vg.Centimeter)
+				p.Draw(draw.New(cw))
+				buf.Reset()
+				if _, err := cw.WriteTo(&buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(buf.Len()), "bytes/figure")
+		})
 	}
 }
