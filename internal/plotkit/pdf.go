@@ -23,8 +23,8 @@ const pdfDPI = 72
 // TrueType fonts. gonum/plot's vgpdf embeds its fonts in the cp1252 code page,
 // so every character outside Latin-1 (−, –, ·, ≥, μ, …) printed as the
 // UTF-8 bytes' cp1252 glyphs ("âˆ’15.65"); fpdf's UTF-8 fonts map every
-// rune the font has and keep only the glyphs used (a subset). The rest
-// follows vgpdf.
+// rune the font has and keep only the glyphs used (a subset). The rest is
+// adapted from vgpdf (gonum/plot, BSD licence).
 type pdfCanvas struct {
 	doc    *fpdf.Fpdf
 	w, h   vg.Length

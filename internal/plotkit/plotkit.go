@@ -1,5 +1,6 @@
 // Package plotkit holds what dgpviz's gonum/plot figures share: the output
-// formats and their canvases (PNG at slide resolution), a curve with its
+// formats and their canvases (PNG at slide resolution, PDF in Unicode
+// fonts, SVG with a generic font family to fall back on), a curve with its
 // ±2 sd band, the padded range of an axis, tick sizes, and the categorical
 // colours the page uses too. The figures themselves live with what they
 // show: the message figure in montecarlo, the fit figure in fitfigure, the
