@@ -166,6 +166,10 @@ export class Plot {
     const ctx = this.ctx;
     ctx.setTransform(dpr * f, 0, 0, dpr * f, 0, 0);
     if (clear) ctx.clearRect(0, 0, this.w, this.h);
+    // What text() and mark() drew, in the canvas's CSS pixels: the page's
+    // tests check that no label leaves its canvas or covers another label
+    // or a mark.
+    this.canvas.drawn = { labels: [], marks: [] };
     // setting a font resolves it against the canvas's style (0.4 ms a
     // frame across the robot views while streaming): only when changed
     if (ctx.font !== this.font) { ctx.font = FONT; this.font = ctx.font; }
@@ -219,7 +223,7 @@ export class Plot {
       const px = Math.round(this.sx(ux.from(t))) + 0.5;
       if (px < box.l - 1 || px > box.r + 1) continue;
       if (xgrid) { ctx.beginPath(); ctx.moveTo(px, box.t); ctx.lineTo(px, box.b); ctx.stroke(); }
-      ctx.fillText(tickLabel(t, xs), px, yb + 5);
+      this.text(tickLabel(t, xs), px, yb + 5);
     }
     ctx.textAlign = "right"; ctx.textBaseline = "middle";
     // Labels that would not fit in the left margin (beside the axis title)
@@ -233,7 +237,7 @@ export class Plot {
       const py = Math.round(this.sy(uy.from(t))) + 0.5;
       if (py < box.t - 1 || py > box.b + 1) continue;
       if (ygrid) { ctx.beginPath(); ctx.moveTo(box.l, py); ctx.lineTo(box.r, py); ctx.stroke(); }
-      ctx.fillText(tickLabel(t, ys), box.l - 6, py);
+      this.text(tickLabel(t, ys), box.l - 6, py);
     }
     ctx.restore();
     ctx.strokeStyle = C.axis;
@@ -242,14 +246,42 @@ export class Plot {
     ctx.stroke();
     ctx.fillStyle = C.ink;
     ctx.textAlign = "center"; ctx.textBaseline = "bottom";
-    if (xlabel) ctx.fillText(xlabel, (box.l + box.r) / 2, xlabelAt ?? this.h - 3);
+    if (xlabel) {
+      // A title wider than the canvas (narrow panels at a large type
+      // scale) gets a smaller font rather than losing its ends.
+      const cx = (box.l + box.r) / 2, room = 2 * Math.min(cx, this.w - cx) - 4, wide = ctx.measureText(xlabel).width;
+      ctx.save();
+      if (wide > room) ctx.font = ctx.font.replace(/^\d+(\.\d+)?px/, `${Math.max(7, (12 * room) / wide).toFixed(1)}px`);
+      this.text(xlabel, cx, xlabelAt ?? this.h - 3);
+      ctx.restore();
+    }
     if (ylabel) {
       ctx.translate(ylabelAt ?? 13, (box.t + box.b) / 2);
       ctx.rotate(-Math.PI / 2);
       ctx.textBaseline = "middle";
-      ctx.fillText(ylabel, 0, 0);
+      this.text(ylabel, 0, 0);
     }
     ctx.restore();
+  }
+
+  // text draws str at (x, y) in the context's font, alignment and
+  // transform, and records its box (canvas.drawn.labels).
+  text(str, x, y) {
+    const ctx = this.ctx, m = ctx.measureText(str);
+    ctx.fillText(str, x, y);
+    this.record(this.canvas.drawn?.labels, x - m.actualBoundingBoxLeft, y - m.actualBoundingBoxAscent, x + m.actualBoundingBoxRight, y + m.actualBoundingBoxDescent, str);
+  }
+
+  // mark records a drawn rectangle that labels must not cover
+  // (canvas.drawn.marks).
+  mark(l, t, r, b) { this.record(this.canvas.drawn?.marks, l, t, r, b, ""); }
+
+  record(list, l, t, r, b, text) {
+    if (!list) return;
+    const M = this.ctx.getTransform(), k = 1 / (window.devicePixelRatio || 1);
+    const ps = [[l, t], [r, t], [l, b], [r, b]].map(([x, y]) => M.transformPoint(new DOMPoint(x, y)));
+    const xs = ps.map((p) => p.x * k), ys = ps.map((p) => p.y * k);
+    list.push({ text, l: Math.min(...xs), t: Math.min(...ys), r: Math.max(...xs), b: Math.max(...ys) });
   }
 
   clip(fn) {

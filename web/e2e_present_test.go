@@ -13,7 +13,7 @@ import (
 // presentProblems returns what is wrong with presentation mode's screen
 // now ("" when nothing): the page must be exactly the screen's height and
 // width (no scrolling), every live panel on screen with a plot at least
-// minPlot px tall, a legend on one or two lines inside it, and every
+// minPlot px tall, a legend inside it (at most three lines), and every
 // title's main part whole.
 const presentProblems = `((minPlot) => {
   const out = [], de = document.documentElement;

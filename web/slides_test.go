@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"image/png"
 	"regexp"
 	"strings"
@@ -11,6 +12,10 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"golang.org/x/image/font/sfnt"
+	"gonum.org/v1/plot/font/liberation"
+
+	"dgpviz/internal/plotkit/plotkittest"
 )
 
 // pinOf pins session key's model and returns the pin and its iteration.
@@ -52,7 +57,8 @@ func sendStep(t *testing.T, c *websocket.Conn, id, n int) {
 
 // TestSlideDownloads: every panel of the regression page downloads as a
 // 16:9 slide (a PNG of 1600 × 900 pixels) in SVG, PNG and PDF with its
-// caption line naming the iteration; a menu's pin gives all three formats
+// caption line naming the iteration; every string a slide draws prints in
+// its PDF and has its glyphs (checkPrinted); a menu's pin gives all three formats
 // from one snapshot even while the model moves on; the depth comparison
 // is refused until it has run; a pin serves its own session only and
 // expires with a 410 saying what to do.
@@ -71,12 +77,14 @@ func TestSlideDownloads(t *testing.T) {
 		if fig == "layer" {
 			q += "&layer=2"
 		}
+		bodies := map[string]string{}
 		for _, f := range []string{"svg", "png", "pdf"} {
 			r, body := get(t, fmt.Sprintf("%s/figure/%s.%s?session=%s%s", hs.URL, fig, f, key, q))
 			if r.StatusCode != 200 || !bytes.HasPrefix([]byte(body), magic[f]) {
 				t.Errorf("%s.%s: %d %.200s", fig, f, r.StatusCode, body)
 				continue
 			}
+			bodies[f] = body
 			if cd := r.Header.Get("Content-Disposition"); !strings.Contains(cd, "iter20.") {
 				t.Errorf("%s.%s from the pin: %q, want iteration 20", fig, f, cd)
 			}
@@ -95,6 +103,7 @@ func TestSlideDownloads(t *testing.T) {
 				}
 			}
 		}
+		checkPrinted(t, fig, bodies["svg"], bodies["pdf"])
 	}
 	// Without the pin: the latest model.
 	if r, _ := get(t, hs.URL+"/figure/fit.svg?session="+key); !strings.Contains(r.Header.Get("Content-Disposition"), "iter35.") {
@@ -131,6 +140,7 @@ func TestSlideDownloads(t *testing.T) {
 	} else if cfg, err := png.DecodeConfig(strings.NewReader(body)); err != nil || cfg.Width != 1600 || cfg.Height != 900 {
 		t.Errorf("latent.png: %v, %d × %d, want 1600 × 900", err, cfg.Width, cfg.Height)
 	}
+	checkPrintedDownload(t, hs.URL, "latent", "?session="+key2)
 
 	// The depth comparison, once it has run.
 	if err := c.WriteJSON(map[string]any{"id": 3, "op": "compare", "n": 60}); err != nil {
@@ -154,11 +164,58 @@ func TestSlideDownloads(t *testing.T) {
 			if cfg, err := png.DecodeConfig(strings.NewReader(body)); err != nil || cfg.Width != 1600 || cfg.Height != 900 {
 				t.Errorf("depth.png: %v, %d × %d", err, cfg.Width, cfg.Height)
 			}
+			checkPrintedDownload(t, hs.URL, "depth", "?session="+key)
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("depth.png after the comparison: %d %q", r.StatusCode, body)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkPrintedDownload downloads figure fig's SVG and PDF with query q
+// and checks that the PDF prints the SVG's text (checkPrinted).
+func checkPrintedDownload(t *testing.T, base, fig, q string) {
+	t.Helper()
+	bodies := map[string]string{}
+	for _, f := range []string{"svg", "pdf"} {
+		r, body := get(t, base+"/figure/"+fig+"."+f+q)
+		if r.StatusCode != 200 {
+			t.Errorf("%s.%s: %d %.200s", fig, f, r.StatusCode, body)
+			return
+		}
+		bodies[f] = body
+	}
+	checkPrinted(t, fig, bodies["svg"], bodies["pdf"])
+}
+
+// svgText matches the text an SVG figure draws, one FillString each.
+var svgText = regexp.MustCompile(`<text [^>]*>([^<]*)</text>`)
+
+// checkPrinted checks that every string a figure draws (read from its SVG)
+// prints in its PDF of the same snapshot as drawn — pdftotext reads it
+// back — and has a glyph in the fonts its PNG is drawn with.
+func checkPrinted(t *testing.T, fig, svg, pdf string) {
+	t.Helper()
+	texts := svgText.FindAllStringSubmatch(svg, -1)
+	if len(texts) == 0 {
+		t.Errorf("%s.svg draws no text", fig)
+		return
+	}
+	printed := strings.Join(strings.Fields(plotkittest.PDFText(t, []byte(pdf))), " ")
+	var buf sfnt.Buffer
+	for _, m := range texts {
+		s := strings.Join(strings.Fields(html.UnescapeString(m[1])), " ")
+		if !strings.Contains(printed, s) {
+			t.Errorf("%s.pdf does not print %q; its text: %q", fig, s, printed)
+		}
+		for _, r := range s {
+			for _, f := range liberation.Collection() {
+				if i, err := f.Face.GlyphIndex(&buf, r); err != nil || i == 0 {
+					t.Errorf("%s: %q has no glyph in %s", fig, r, f.Font.Typeface)
+				}
+			}
+		}
 	}
 }

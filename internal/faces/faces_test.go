@@ -10,6 +10,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/plotkit/plotkittest"
 	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
@@ -134,6 +135,12 @@ func TestRenderFormats(t *testing.T) {
 		// The colour bar counts rows from 1, as people do.
 		if format == "svg" && (!strings.Contains(b.String(), "frame (from 1)") || !strings.Contains(b.String(), ">1<") || !strings.Contains(b.String(), ">3<")) {
 			t.Error("SVG without the colour bar's label or its ticks 1 and 3")
+		}
+		// The PDF prints its text as drawn (Unicode fonts), images beside it.
+		if format == "pdf" {
+			if text := plotkittest.PDFText(t, b.Bytes()); !strings.Contains(text, "frame (from 1)") {
+				t.Errorf("the PDF's text lacks the colour bar's label: %q", text)
+			}
 		}
 	}
 	f.Tiles[0].Pixels = tile[:5]

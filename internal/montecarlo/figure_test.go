@@ -13,6 +13,7 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/plotkit"
+	"dgpviz/internal/plotkit/plotkittest"
 
 	"gonum.org/v1/plot/cmpimg"
 )
@@ -238,6 +239,12 @@ func TestRenderGolden(t *testing.T) {
 		}
 		if f.format == "png" {
 			checkGolden(t, "messages_golden.png", buf.Bytes())
+		}
+		// Each response's terms print as drawn, W₁ included.
+		if f.format == "pdf" {
+			if text := plotkittest.PDFText(t, buf.Bytes()); strings.Count(text, "W₁") != len(fd.Inputs) {
+				t.Errorf("the PDF prints W₁ %d times, want %d (one per input): %q", strings.Count(text, "W₁"), len(fd.Inputs), text)
+			}
 		}
 	}
 

@@ -1,5 +1,6 @@
 // Package plotkit holds what dgpviz's gonum/plot figures share: the output
-// formats and their canvases (PNG at slide resolution), a curve with its
+// formats and their canvases (PNG at slide resolution, PDF in Unicode
+// fonts, SVG with a generic font family to fall back on), a curve with its
 // ±2 sd band, the padded range of an axis, tick sizes, and the categorical
 // colours the page uses too. The figures themselves live with what they
 // show: the message figure in montecarlo, the fit figure in fitfigure, the
@@ -16,8 +17,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Formats are the formats every figure writes.
@@ -30,14 +31,14 @@ const SlidePixels = 1600
 // NewCanvas returns a w × h canvas writing format ("svg", "png" or "pdf");
 // a PNG gets at least SlidePixels pixels across (and at least 96 dpi).
 func NewCanvas(format string, w, h vg.Length) (vg.CanvasWriterTo, error) {
-	if format == "png" {
+	switch format {
+	case "png":
 		dpi := max(96, int(math.Ceil(SlidePixels/float64(w/vg.Inch))))
 		return PNGCanvas(w, h, dpi), nil
-	}
-	for _, f := range Formats {
-		if f == format {
-			return draw.NewFormattedCanvas(w, h, format)
-		}
+	case "pdf":
+		return newPDFCanvas(w, h), nil
+	case "svg":
+		return svgCanvas{vgsvg.New(w, h)}, nil
 	}
 	return nil, fmt.Errorf("unknown figure format %q (want svg, png or pdf)", format)
 }

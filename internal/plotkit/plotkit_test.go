@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"image/png"
 	"math"
+	"strings"
 	"testing"
 
+	"golang.org/x/image/font/sfnt"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font/liberation"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgpdf"
+
+	"dgpviz/internal/plotkit/plotkittest"
 )
 
 // TestNewCanvasSlideResolution: a PNG is at least SlidePixels wide however
@@ -108,6 +114,105 @@ func BenchmarkPNG(b *testing.B) {
 			for b.Loop() {
 				buf.Reset()
 				if err := enc.Encode(&buf, img); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(buf.Len()), "bytes/figure")
+		})
+	}
+}
+
+// printed is a label with every character outside ASCII that the figures
+// and slides draw (grep their strings), and the Greek letters the model's
+// terms are named with.
+const printed = "bound −15.65 nats · 10–90 % · ± 2 sd · ≥ 2 modes · μ₁ σ² ψ Ψ Δ · 3 × 4 … “quoted” — end"
+
+// drawPrinted draws printed as a plot's title, axis label and tick-sized
+// text on a canvas of format, and returns the file.
+func drawPrinted(t *testing.T, format string) []byte {
+	t.Helper()
+	p := plot.New()
+	p.Title.Text = printed
+	p.X.Label.Text = printed
+	c, err := NewCanvas(format, 8*vg.Inch, 3*vg.Inch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestPDFPrintsUnicode: the PDF's text, extracted by pdftotext, is the
+// label as drawn — not its UTF-8 bytes read as cp1252 ("âˆ’15.65"), which
+// gonum/plot's own PDF canvas printed.
+func TestPDFPrintsUnicode(t *testing.T) {
+	text := plotkittest.PDFText(t, drawPrinted(t, "pdf"))
+	if n := strings.Count(text, printed); n != 2 {
+		t.Errorf("the label printed %d times, want 2 (title and axis); the PDF's text:\n%s", n, text)
+	}
+}
+
+// TestSVGPrintsUnicode: an SVG keeps the label's characters and names a
+// generic family after Liberation, for viewers without it.
+func TestSVGPrintsUnicode(t *testing.T) {
+	svg := string(drawPrinted(t, "svg"))
+	if n := strings.Count(svg, ">"+printed+"<"); n != 2 {
+		t.Errorf("the label appears %d times, want 2", n)
+	}
+	if strings.Contains(svg, "font-family:Liberation Serif;") || !strings.Contains(svg, "font-family:'Liberation Serif',serif;") {
+		t.Error("the SVG's font has no generic fallback")
+	}
+}
+
+// TestFontsHaveTheGlyphs: the fonts a PNG is drawn with have a glyph for
+// every character of the label, so none prints as an empty box.
+func TestFontsHaveTheGlyphs(t *testing.T) {
+	var buf sfnt.Buffer
+	for _, f := range liberation.Collection() {
+		for _, r := range printed {
+			if i, err := f.Face.GlyphIndex(&buf, r); err != nil || i == 0 {
+				t.Errorf("%s %s: no glyph for %q", f.Font.Typeface, f.Font.Variant, r)
+			}
+		}
+	}
+}
+
+// BenchmarkPDF writes a figure-like plot (a band, a curve, axes, a title
+// with the figures' characters) as PDF with plotkit's canvas (Unicode
+// fonts, subset) and with gonum/plot's vgpdf (cp1252, whole fonts), for
+// their time and size; bytes/figure is the file size.
+func BenchmarkPDF(b *testing.B) {
+	c := Curve{}
+	for i := range 400 {
+		x := float64(i) / 40
+		c.X, c.Mean, c.SD = append(c.X, x), append(c.Mean, math.Sin(x)), append(c.SD, 0.2+0.1*math.Cos(3*x))
+	}
+	band, line, err := MeanBand(c, Palette[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, canvas := range []struct {
+		name string
+		make func(w, h vg.Length) vg.CanvasWriterTo
+	}{
+		{"plotkit", func(w, h vg.Length) vg.CanvasWriterTo { return newPDFCanvas(w, h) }},
+		{"vgpdf", func(w, h vg.Length) vg.CanvasWriterTo { return vgpdf.New(w, h) }},
+	} {
+		b.Run(canvas.name, func(b *testing.B) {
+			var buf bytes.Buffer
+			b.ReportAllocs()
+			for b.Loop() {
+				p := plot.New()
+				p.Title.Text = printed
+				p.Add(band, line)
+				cw := canvas.make(16*vg.Centimeter, 10*vg.Centimeter)
+				p.Draw(draw.New(cw))
+				buf.Reset()
+				if _, err := cw.WriteTo(&buf); err != nil {
 					b.Fatal(err)
 				}
 			}

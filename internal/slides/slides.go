@@ -21,6 +21,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -71,6 +72,22 @@ func (c Caption) String() string {
 	return strings.Join(parts, " · ")
 }
 
+// wrap breaks s into lines of at most width in sty, between words, so that
+// a long title, key or caption stays on the slide.
+func wrap(sty text.Style, s string, width vg.Length) string {
+	var lines []string
+	var cur string
+	for _, w := range strings.Fields(s) {
+		if cur != "" && sty.Width(cur+" "+w) > width {
+			lines = append(lines, cur)
+			cur = w
+			continue
+		}
+		cur = strings.TrimPrefix(cur+" "+w, " ")
+	}
+	return strings.Join(append(lines, cur), "\n")
+}
+
 // minus writes a true minus sign.
 func minus(s string) string { return strings.ReplaceAll(s, "-", "−") }
 
@@ -88,16 +105,20 @@ func Render(w io.Writer, format, title, key string, cap Caption, body func(dc dr
 	sty.Font.Size = vg.Points(10)
 	sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
 	pad := 2.5 * vg.Millimeter
+	line := Width - 2*pad
+	title = wrap(sty, title, line)
 	dc.FillText(sty, vg.Point{X: dc.Min.X + pad, Y: dc.Max.Y - pad}, title)
 	small := plot.New().X.Tick.Label
 	small.Font.Size = vg.Points(6.5)
 	small.XAlign, small.YAlign = draw.XLeft, draw.YBottom
 	small.Color = Muted
-	dc.FillText(small, vg.Point{X: dc.Min.X + pad, Y: dc.Min.Y + pad}, cap.String())
-	bottom := pad + small.Height(cap.String()) + vg.Millimeter
+	caption := wrap(small, cap.String(), line)
+	dc.FillText(small, vg.Point{X: dc.Min.X + pad, Y: dc.Min.Y + pad}, caption)
+	bottom := pad + small.Height(caption) + vg.Millimeter
 	if key != "" {
 		k := small
 		k.Color = Data
+		key = wrap(k, key, line)
 		dc.FillText(k, vg.Point{X: dc.Min.X + pad, Y: dc.Min.Y + bottom}, key)
 		bottom += k.Height(key) + vg.Millimeter
 	}

@@ -88,7 +88,7 @@ register("bound", (el, app) => {
       if (clipped) { // where the bound fell below the chart, say how far
         const ctx = plot.ctx, b = plot.box;
         ctx.fillStyle = C.muted; ctx.textAlign = "left"; ctx.textBaseline = "bottom";
-        ctx.fillText(`▼ lowest ${fmt(win[0])} nats (off the chart)`, b.l + 6, b.b - 4);
+        plot.text(`▼ lowest ${fmt(win[0])} nats (off the chart)`, b.l + 6, b.b - 4);
       }
       const p = h[h.length - 1];
       legend(legendEl, [

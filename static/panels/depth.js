@@ -84,10 +84,15 @@ register("depth", (el, app) => {
         plot.axes({ xlabel: setup.input_names[0] || "x", ylabel: k === 0 ? (setup.output_names[0] || "y") : "", ux, uy });
         ctx.fillStyle = C.ink;
         ctx.font = "bold 13px system-ui, sans-serif";
-        ctx.fillText(`${d.layers} layer${d.layers > 1 ? "s" : ""}`, l, plot.m.t - 22);
+        plot.text(`${d.layers} layer${d.layers > 1 ? "s" : ""}`, l, plot.m.t - 22);
+        // A narrow plot (three on a projector's 1024 px) gets smaller type
+        // rather than a line that runs into its neighbour.
+        const line = `bound ${d.bound != null ? fmt(d.bound) : "–"} nats · rise ${fmtRise(d.rise)}`;
         ctx.font = "12px system-ui, sans-serif";
+        const wide = ctx.measureText(line).width, room = W + (k < K - 1 ? gapPx - 8 : plot.m.r - 2);
+        if (wide > room) ctx.font = `${Math.max(7, (12 * room) / wide).toFixed(1)}px system-ui, sans-serif`;
         ctx.fillStyle = C.muted;
-        ctx.fillText(`bound ${d.bound != null ? fmt(d.bound) : "–"} nats · rise ${fmtRise(d.rise)}`, l, plot.m.t - 7);
+        plot.text(line, l, plot.m.t - 7);
         plot.clip(() => {
           if (d.mean) {
             plot.band(G, (i) => xs[i], (i) => d.mean[i] - 2 * d.sd[i], (i) => d.mean[i] + 2 * d.sd[i], C.band);

@@ -226,7 +226,7 @@ register("fit", (el, app) => {
     ctx.strokeRect(box.l + 0.5, box.t + 0.5, box.r - box.l - 1, box.b - box.t - 1);
     const ux = unitsOf(app.state.setup.norm_x.mean[0], app.state.setup.norm_x.scale[0]);
     ctx.fillStyle = C.ink; ctx.textAlign = "center"; ctx.textBaseline = "bottom";
-    ctx.fillText(`density at ${app.state.setup.input_names[0] || "x"} = ${fmt(ux.to(sliceX))}`, (box.l + box.r) / 2, plot.h - 3);
+    plot.text(`density at ${app.state.setup.input_names[0] || "x"} = ${fmt(ux.to(sliceX))}`, (box.l + box.r) / 2, plot.h - 3);
     const modes = dens.modes[i];
     // how much wider the samples spread than the Gaussian
     let m0 = 0, m1 = 0, m2 = 0;
@@ -234,9 +234,9 @@ register("fit", (el, app) => {
     const sdS = m0 > 0 ? Math.sqrt(Math.max(0, m2 / m0 - (m1 / m0) ** 2)) : 0, wider = sdS / Math.sqrt(v);
     ctx.textBaseline = "top"; ctx.fillStyle = modes >= 2 || wider > 2 ? C.mc : C.muted; ctx.font = "600 12px system-ui, sans-serif";
     const [l1, l2] = modes >= 2 ? [`${modes} humps`, "vs one Gaussian"] : wider > 2 ? [`samples ${wider.toFixed(1)}×`, "wider than the Gaussian"] : ["one hump,", "as the Gaussian"];
-    ctx.fillText(l1, (box.l + box.r) / 2, box.t + 4);
+    plot.text(l1, (box.l + box.r) / 2, box.t + 4);
     ctx.font = "12px system-ui, sans-serif";
-    ctx.fillText(l2, (box.l + box.r) / 2, box.t + 19);
+    plot.text(l2, (box.l + box.r) / 2, box.t + 19);
     ctx.font = "12px system-ui, sans-serif";
     return modes;
   }

@@ -238,9 +238,14 @@ register("layer1d", (el, app) => {
         let mx = 0;
         for (let n = 0; n < N; n++) mx = Math.max(mx, L.comp[n] + L.prop[n]);
         penMax = mx > penMax ? mx : penMax * 0.97 + mx * 0.03;
-        const k = penMax > 0 ? (strip.b - strip.t - 2) / penMax : 0;
+        // The bars stay below the "max … nats" line: penMax never falls
+        // below this frame's largest bar.
+        ctx.textBaseline = "top";
+        const head = ctx.measureText("max").actualBoundingBoxDescent + 3;
+        const k = penMax > 0 ? (strip.b - strip.t - head) / penMax : 0;
         ctx.fillStyle = "#f6f7f9";
         ctx.fillRect(strip.l, strip.t, strip.r - strip.l, strip.b - strip.t);
+        plot.mark(strip.l, strip.b - penMax * k, strip.r, strip.b); // where the bars can reach
         const bw = Math.max(2, Math.min(8, (strip.r - strip.l) / (N * 1.6)));
         for (let n = 0; n < N; n++) {
           const px = plot.sx(inMean(n));
@@ -250,9 +255,9 @@ register("layer1d", (el, app) => {
           ctx.fillStyle = C.prop; ctx.fillRect(px - bw / 2, strip.b - hc - hp, bw, hp);
         }
         ctx.fillStyle = C.muted; ctx.textAlign = "right"; ctx.textBaseline = "middle";
-        ctx.fillText("penalty", strip.l - 6, (strip.t + strip.b) / 2);
+        plot.text("penalty", strip.l - 6, (strip.t + strip.b) / 2);
         ctx.textAlign = "right"; ctx.textBaseline = "top";
-        ctx.fillText(`max ${fmt(mx)} nats`, strip.r - 2, strip.t + 1);
+        plot.text(`max ${fmt(mx)} nats`, strip.r - 2, strip.t + 1);
       }
       layerTitle(el.querySelector(".layer-title"), `Layer ${li + 1}: ${li === 0 ? "input" : `h${li}`} → ${last ? "output" : `h${li + 1}`}`,
         `of ${nL} · ${L.m} inducing · ℓ = ${fmt(L.kernel.params[1] ?? NaN)}, σ²f = ${fmt(L.kernel.params[0])}, s² = ${fmt(L.noise)}`);

@@ -304,9 +304,9 @@ register("messages", (el, app) => {
       });
       ctx.fillStyle = C.ink; ctx.font = "600 12px system-ui, sans-serif"; ctx.textAlign = "left"; ctx.textBaseline = "top";
       const narrow = leftW < 330; // a projector at a large type scale: shorter words
-      ctx.fillText(narrow ? `Layer ${layer + 1}: f ± 2 sd; u in red` : `Layer ${layer + 1}: f mean ± 2 sd; inducing variables u (red, ± 2 sd)`, gpBox.l + 6, gpBox.t + 2);
+      plot.text(narrow ? `Layer ${layer + 1}: f ± 2 sd; u in red` : `Layer ${layer + 1}: f mean ± 2 sd; inducing variables u (red, ± 2 sd)`, gpBox.l + 6, gpBox.t + 2);
       ctx.font = "12px system-ui, sans-serif";
-      vlabel(ctx, u.ylabel, R.l - 44, (gpBox.t + gpBox.b) / 2);
+      vlabel(plot, u.ylabel, R.l - 44, (gpBox.t + gpBox.b) / 2);
 
       // -- bottom right: the input Gaussians --
       let peak = 0;
@@ -330,8 +330,8 @@ register("messages", (el, app) => {
         }
       });
       ctx.fillStyle = C.ink; ctx.textAlign = "center"; ctx.textBaseline = "bottom";
-      ctx.fillText(narrow || s.follower ? u.xlabel : `${u.xlabel} — inputs: drag to move, drag ○ or wheel to widen`, (inBox.l + inBox.r) / 2, H - 4);
-      vlabel(ctx, "input density", R.l - 44, (inBox.t + inBox.b) / 2);
+      plot.text(narrow || s.follower ? u.xlabel : `${u.xlabel} — inputs: drag to move, drag ○ or wheel to widen`, (inBox.l + inBox.r) / 2, H - 4);
+      vlabel(plot, "input density", R.l - 44, (inBox.t + inBox.b) / 2);
 
       // -- left: the responses --
       const rowH = (H - 14) / n;
@@ -356,12 +356,12 @@ register("messages", (el, app) => {
           plot.line(d.g, (i) => d.x[i], (i) => d.p[i], "#111827", 1.6);
         });
         ctx.fillStyle = col; ctx.font = "600 12px system-ui, sans-serif"; ctx.textAlign = "left"; ctx.textBaseline = "top";
-        ctx.fillText(`${k + 1}`, box.l + 5, box.t + 2);
+        plot.text(`${k + 1}`, box.l + 5, box.t + 2);
         ctx.font = "12px system-ui, sans-serif"; ctx.fillStyle = C.ink; ctx.textBaseline = "bottom"; ctx.textAlign = "center";
-        ctx.fillText(narrow ? `prop. ${fmt(r.propagation)} · compr. ${fmt(r.compression)}` : `propagation ${fmt(r.propagation)} · compression ${fmt(r.compression)} · W₁ ${fmt(r.w1)}`, (box.l + box.r) / 2, box.b + 32);
+        plot.text(narrow ? `prop. ${fmt(r.propagation)} · compr. ${fmt(r.compression)}` : `propagation ${fmt(r.propagation)} · compression ${fmt(r.compression)} · W₁ ${fmt(r.w1)}`, (box.l + box.r) / 2, box.b + 32);
       }
       ctx.save(); ctx.fillStyle = C.muted; ctx.textAlign = "center";
-      vlabel(ctx, `response density over ${u.ylabel}`, 12, H / 2);
+      vlabel(plot, `response density over ${u.ylabel}`, 12, H / 2);
       ctx.restore();
       ctx.strokeStyle = C.grid; ctx.lineWidth = 1;
       ctx.beginPath(); ctx.moveTo(leftW + gap / 2 + 4, 10); ctx.lineTo(leftW + gap / 2 + 4, H - 10); ctx.stroke();
@@ -369,11 +369,12 @@ register("messages", (el, app) => {
   };
 });
 
-function vlabel(ctx, text, x, y) {
+function vlabel(plot, text, x, y) {
+  const ctx = plot.ctx;
   ctx.save();
   ctx.translate(x, y);
   ctx.rotate(-Math.PI / 2);
   ctx.textAlign = "center"; ctx.textBaseline = "middle";
-  ctx.fillText(text, 0, 0);
+  plot.text(text, 0, 0);
   ctx.restore();
 }
