@@ -17,6 +17,7 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/latent"
+	"dgpviz/internal/linalg"
 	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
@@ -100,7 +101,7 @@ func writeWalkModel(tb testing.TB, ds *dataset.Dataset, dir string) (model, csv 
 	for i := 0; i < n; i += k {
 		rows = append(rows, i)
 	}
-	m, err := train.Initialize(pickRows(x, rows), pickRows(y, rows), train.RobotPreset(1).Init)
+	m, err := train.Initialize(linalg.Rows(x, rows), linalg.Rows(y, rows), train.RobotPreset(1).Init)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -124,15 +125,6 @@ func writeWalkModel(tb testing.TB, ds *dataset.Dataset, dir string) (model, csv 
 	f.Close()
 	writeWalkCSV(tb, ds, csv)
 	return model, csv
-}
-
-func pickRows(a *mat.Dense, rows []int) *mat.Dense {
-	_, c := a.Dims()
-	out := mat.NewDense(len(rows), c, nil)
-	for k, i := range rows {
-		out.SetRow(k, a.RawRowView(i))
-	}
-	return out
 }
 
 func writeWalkCSV(tb testing.TB, ds *dataset.Dataset, path string) {

@@ -6,6 +6,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/linalg"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -45,7 +46,7 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 	g := NewGeometry(ds)
 	if g != nil {
 		if _, c := g.Truth.Dims(); c >= 2 { // a path to draw
-			f.Truth = rowsOf(g.Truth, drawn)
+			f.Truth = linalg.Rows(g.Truth, drawn)
 			for _, name := range ds.TruthNames {
 				f.TruthNames = append(f.TruthNames, withUnit(name, ds.TruthUnit))
 			}
@@ -106,16 +107,6 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 		return nil, ErrNoLatent
 	}
 	return f, nil
-}
-
-// rowsOf returns the given rows of a.
-func rowsOf(a *mat.Dense, rows []int) *mat.Dense {
-	_, c := a.Dims()
-	out := mat.NewDense(len(rows), c, nil)
-	for k, i := range rows {
-		out.SetRow(k, a.RawRowView(i))
-	}
-	return out
 }
 
 // ordinal is "2nd", "50th", "101st".

@@ -307,3 +307,21 @@ func principalScoresGram(y []float64, n, dy, d int) ([]float64, int) {
 	}
 	return out, d
 }
+
+// Rows returns the rows of a at idx, in idx's order, as a new matrix: nil
+// when a is nil, idx is empty or a has no columns (a matrix of no rows or
+// columns cannot be made).
+func Rows(a *mat.Dense, idx []int) *mat.Dense {
+	if a == nil {
+		return nil
+	}
+	_, c := a.Dims()
+	if len(idx) == 0 || c == 0 {
+		return nil
+	}
+	out := mat.NewDense(len(idx), c, nil)
+	for k, i := range idx {
+		out.SetRow(k, a.RawRowView(i))
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/linalg"
 	"dgpviz/internal/view"
 	"dgpviz/internal/wire"
 
@@ -65,7 +66,7 @@ func setupMessage(d *view.Data, v view.View, cfg Config) ([]byte, error) {
 	x, y := d.X, d.Y
 	if rs, ok := v.(view.RowSampler); ok {
 		if rows := rs.SampledRows(d); rows != nil {
-			x, y = sampleRows(d.X, rows), sampleRows(d.Y, rows)
+			x, y = linalg.Rows(d.X, rows), linalg.Rows(d.Y, rows)
 			h.N, h.NRows = len(rows), n
 			n = len(rows)
 		}
@@ -79,14 +80,4 @@ func setupMessage(d *view.Data, v view.View, cfg Config) ([]byte, error) {
 	}
 	h.View = v.Setup(&e, d)
 	return e.Finish(h)
-}
-
-// sampleRows returns a's rows at idx.
-func sampleRows(a *mat.Dense, idx []int) *mat.Dense {
-	_, c := a.Dims()
-	out := mat.NewDense(len(idx), c, nil)
-	for k, i := range idx {
-		out.SetRow(k, a.RawRowView(i))
-	}
-	return out
 }

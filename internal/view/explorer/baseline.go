@@ -9,9 +9,8 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/latent"
+	"dgpviz/internal/linalg"
 	"dgpviz/internal/train"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // GP1Rows is the most training rows the one-layer GP baseline is fitted
@@ -50,7 +49,7 @@ func OneLayerGP(ctx context.Context, ds *dataset.Dataset, iters int) (float64, e
 	x, y := ds.X, ds.Y
 	n, _ := x.Dims()
 	if rows := GP1Sample(n); len(rows) < n {
-		x, y = pickRows(x, rows), pickRows(y, rows)
+		x, y = linalg.Rows(x, rows), linalg.Rows(y, rows)
 	}
 	nx, ny := dataset.FitNormalizer(x), dataset.FitNormalizer(y)
 	m, err := train.Initialize(nx.Apply(x), ny.Apply(y), train.InitConfig{Inducing: train.RobotInducing, Seed: 1})
@@ -67,14 +66,4 @@ func OneLayerGP(ctx context.Context, ds *dataset.Dataset, iters int) (float64, e
 		return math.NaN(), fmt.Errorf("the one-layer GP baseline: %w", err)
 	}
 	return a.TestRMSE, nil
-}
-
-// pickRows returns the rows of a in rows' order.
-func pickRows(a *mat.Dense, rows []int) *mat.Dense {
-	_, c := a.Dims()
-	out := mat.NewDense(len(rows), c, nil)
-	for k, i := range rows {
-		out.SetRow(k, a.RawRowView(i))
-	}
-	return out
 }

@@ -21,6 +21,7 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/latent"
+	"dgpviz/internal/linalg"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 
@@ -98,7 +99,7 @@ func (v *View) Init(ctx context.Context, d *view.Data, a view.Arch, workers int)
 		v.batch.Store(SampleRows)
 		p := train.RobotPreset(a.Seed).Init
 		p.Hidden, p.Inducing, p.Seed = slices.Clone(a.Hidden), a.Inducing, a.Seed
-		m, err := train.Initialize(f.sampleX, Rows(d.Y, f.sample.Train), p)
+		m, err := train.Initialize(f.sampleX, linalg.Rows(d.Y, f.sample.Train), p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -166,9 +167,9 @@ func (v *View) factsOf(d *view.Data) *facts {
 	f.nTrain, _ = ds.X.Dims()
 	_, nTest := ds.Rows()
 	f.sample = NewSample(f.nTrain, nTest, SampleRows, sampleSeed)
-	f.sampleX = Rows(d.X, f.sample.Train)
+	f.sampleX = linalg.Rows(d.X, f.sample.Train)
 	if f.heldOut != nil {
-		f.sampleXTest = Rows(f.heldOut.X, f.sample.Test)
+		f.sampleXTest = linalg.Rows(f.heldOut.X, f.sample.Test)
 	}
 	v.facts[ds] = f
 	return f

@@ -5,6 +5,7 @@ import (
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/latent"
+	"dgpviz/internal/linalg"
 	"dgpviz/internal/view"
 	"dgpviz/internal/wire"
 )
@@ -163,7 +164,7 @@ func (fr *framer) sampled(e *wire.Encoder, s *view.Snapshot, f *facts) ([]view.L
 			}
 			if i < len(ev.Hidden) {
 				h := ev.Hidden[i]
-				lf.SetMessage(e, engine.Message{Mean: Rows(h.Mean, smp.Train), Var: Rows(h.Var, smp.Train)})
+				lf.SetMessage(e, engine.Message{Mean: linalg.Rows(h.Mean, smp.Train), Var: linalg.Rows(h.Var, smp.Train)})
 			}
 		} else if tr := a.Value.Train; i+1 < len(s.Model.Layers) && i < len(tr) {
 			// Not evaluated on every row (a stochastic fit's first

@@ -2,8 +2,6 @@ package explorer
 
 import (
 	"math/rand/v2"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // SampleRows is the most rows a setup or a frame carries. A frame goes
@@ -64,22 +62,6 @@ func stratified(n, k int, r *rand.Rand) []int {
 
 // All reports whether the sample is every row.
 func (s *Sample) All() bool { return len(s.Train) == s.NTrain && len(s.Test) == s.NTest }
-
-// Rows returns the rows of a at idx (a new matrix; nil when a is nil).
-func Rows(a *mat.Dense, idx []int) *mat.Dense {
-	if a == nil {
-		return nil
-	}
-	_, c := a.Dims()
-	if len(idx) == 0 || c == 0 {
-		return nil
-	}
-	out := mat.NewDense(len(idx), c, nil)
-	for k, i := range idx {
-		out.SetRow(k, a.RawRowView(i))
-	}
-	return out
-}
 
 // pick returns v's values at rows idx of width w (v: rows × w, row by
 // row).

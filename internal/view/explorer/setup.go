@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"dgpviz/internal/latent"
+	"dgpviz/internal/linalg"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/wire"
@@ -105,7 +106,7 @@ func (v *View) Setup(e *wire.Encoder, d *view.Data) any {
 		s.Sample = &sampleSection{NTrain: smp.NTrain, NTest: smp.NTest, Train: e.F32(intsAsFloats(smp.Train)), Test: e.F32(intsAsFloats(smp.Test))}
 	}
 	if h := f.heldOut; h != nil {
-		xt, yt := e.Arr(view.DenseData(Rows(h.X, smp.Test))), e.Arr(view.DenseData(d.NormY.Apply(Rows(h.Y, smp.Test))))
+		xt, yt := e.Arr(view.DenseData(linalg.Rows(h.X, smp.Test))), e.Arr(view.DenseData(d.NormY.Apply(linalg.Rows(h.Y, smp.Test))))
 		s.XTest, s.YTest = &xt, &yt
 	}
 	if ds.Imputed != nil {
@@ -124,7 +125,7 @@ func (v *View) Setup(e *wire.Encoder, d *view.Data) any {
 		_, p := ds.Truth.Dims()
 		truth, shown := ds.Truth, g.Truth
 		if !smp.All() {
-			truth, shown = Rows(ds.Truth, rows), Rows(g.Truth, smp.Train)
+			truth, shown = linalg.Rows(ds.Truth, rows), linalg.Rows(g.Truth, smp.Train)
 		}
 		t := &truthSection{Names: ds.TruthNames, Unit: ds.TruthUnit, P: p, Values: e.Arr(view.DenseData(truth)),
 			MinLag: g.Rule.MinLag, Radius: wire.Num(g.Rule.Radius), Baselines: []baselineSection{}}
