@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,24 +20,13 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// walk is n rows of a walk around a loop: time, 30 signals in dBm falling
-// with the distance to 30 access points, and every 10th row held out. row
-// calls each with its time, signals and split.
-func walk(n int, row func(i int, y []float64, test bool)) {
-	const aps = 30
-	r := rand.New(rand.NewPCG(35, 5))
-	ax, ay := make([]float64, aps), make([]float64, aps)
-	for j := range aps {
-		ax[j], ay[j] = 40*r.Float64()-20, 40*r.Float64()-20
-	}
-	y := make([]float64, aps)
+// walk is n rows of dataset.Walk (seed 35): time, 30 signals in dBm and
+// every 10th row held out. row calls each with its time, signals and split.
+func walk(n int, row func(i int, t float64, y []float64, test bool)) {
+	w := dataset.NewWalk(35, n)
 	for i := range n {
-		tt := float64(i) / float64(n) // five laps of a loop with a wobble
-		px, py := 15*math.Cos(10*math.Pi*tt)+math.Sin(70*math.Pi*tt), 10*math.Sin(10*math.Pi*tt)
-		for j := range aps {
-			y[j] = -30 - 20*math.Log10(math.Hypot(px-ax[j], py-ay[j])+1) + 2*r.NormFloat64()
-		}
-		row(i, y, i%10 == 9)
+		r := w.Next()
+		row(i, r.Time, r.Signal[:], r.Test)
 	}
 }
 
@@ -56,8 +44,8 @@ func writeWalk(t *testing.T, path string, n int) {
 	}
 	w.WriteString(",split\n")
 	buf := make([]byte, 0, 512)
-	walk(n, func(i int, y []float64, test bool) {
-		buf = strconv.AppendFloat(buf[:0], float64(i), 'f', -1, 64)
+	walk(n, func(i int, tm float64, y []float64, test bool) {
+		buf = strconv.AppendFloat(buf[:0], tm, 'f', -1, 64)
 		for _, v := range y {
 			buf = append(buf, ',')
 			buf = strconv.AppendFloat(buf, v, 'f', 2, 64)
@@ -81,11 +69,11 @@ func writeWalk(t *testing.T, path string, n int) {
 // the CSV loaders take (dataset.MaxRows).
 func walkDataset(n int) *dataset.Dataset {
 	var x, y, xt, yt []float64
-	walk(n, func(i int, v []float64, test bool) {
+	walk(n, func(i int, tm float64, v []float64, test bool) {
 		if test {
-			xt, yt = append(xt, float64(i)), append(yt, v...)
+			xt, yt = append(xt, tm), append(yt, v...)
 		} else {
-			x, y = append(x, float64(i)), append(y, v...)
+			x, y = append(x, tm), append(y, v...)
 		}
 	})
 	ds := &dataset.Dataset{Name: "walk", X: mat.NewDense(len(x), 1, x), Y: mat.NewDense(len(x), 30, y),
