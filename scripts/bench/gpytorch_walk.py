@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""GPyTorch's DeepGP on a dgpviz data file: the side-by-side benchmark of
+docs/measurements.md ("Big data").
+
+The model is the recipe of GPyTorch's multitask deep GP example (one hidden
+layer of 3 dimensions, 128 inducing points a layer, Matérn 5/2 kernels,
+DeepApproximateMLL over VariationalELBO, Adam at 0.01), trained by doubly
+stochastic VI on minibatches of 1,024 rows with 5 samples, on one thread.
+After every epoch it prints the CPU seconds so far and the held-out RMSE in
+the outputs' original units (rows whose split column says test), until the
+RMSE reaches -target or -epochs run out.
+
+Usage: python gpytorch_walk.py FILE.csv [-epochs 3] [-target 2.2] [-threads 1]
+GPyTorch is installed by ../shared/peers/install-gpytorch.sh (not a dependency
+of dgpviz).
+"""
+import argparse
+import csv
+import time
+
+import numpy as np
+import torch
+import gpytorch
+from gpytorch.kernels import MaternKernel, ScaleKernel
+from gpytorch.means import ConstantMean, LinearMean
+from gpytorch.distributions import MultivariateNormal
+from gpytorch.models.deep_gps import DeepGPLayer, DeepGP
+from gpytorch.mlls import DeepApproximateMLL, VariationalELBO
+from gpytorch.likelihoods import MultitaskGaussianLikelihood
+from gpytorch.variational import VariationalStrategy, CholeskyVariationalDistribution
+
+
+def read(path):
+    with open(path) as f:
+        header = next(csv.reader([f.readline()]))
+        name = [h.split('[')[0].strip() for h in header]
+        xs = [i for i, h in enumerate(name) if h.startswith('x')]
+        ys = [i for i, h in enumerate(name) if h.startswith('y')]
+        sp = name.index('split') if 'split' in name else None
+        data = np.loadtxt(f, delimiter=',', dtype=str if sp is not None else float, ndmin=2)
+    test = data[:, sp] == 'test' if sp is not None else np.zeros(len(data), bool)
+    x = data[:, xs].astype(float)
+    y = data[:, ys].astype(float)
+    return x[~test], y[~test], x[test], y[test]
+
+
+class Layer(DeepGPLayer):
+    def __init__(self, input_dims, output_dims, num_inducing=128, constant_mean=True):
+        inducing = torch.randn(output_dims, num_inducing, input_dims)
+        batch = torch.Size([output_dims])
+        q = CholeskyVariationalDistribution(num_inducing_points=num_inducing, batch_shape=batch)
+        strategy = VariationalStrategy(self, inducing, q, learn_inducing_locations=True)
+        super().__init__(strategy, input_dims, output_dims)
+        self.mean_module = ConstantMean() if constant_mean else LinearMean(input_dims)
+        self.covar_module = ScaleKernel(MaternKernel(nu=2.5, batch_shape=batch, ard_num_dims=input_dims),
+                                        batch_shape=batch, ard_num_dims=None)
+
+    def forward(self, x):
+        return MultivariateNormal(self.mean_module(x), self.covar_module(x))
+
+
+class Model(DeepGP):
+    def __init__(self, q, d, hidden=3):
+        super().__init__()
+        self.hidden_layer = Layer(q, hidden, constant_mean=True)
+        self.last_layer = Layer(hidden, d, constant_mean=False)
+        self.likelihood = MultitaskGaussianLikelihood(num_tasks=d)
+
+    def forward(self, x):
+        return self.last_layer(self.hidden_layer(x))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('file')
+    ap.add_argument('-epochs', type=int, default=3)
+    ap.add_argument('-target', type=float, default=2.2)
+    ap.add_argument('-threads', type=int, default=1)
+    ap.add_argument('-batch', type=int, default=1024)
+    ap.add_argument('-samples', type=int, default=5)
+    ap.add_argument('-seed', type=int, default=1)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    x, y, xt, yt = read(a.file)
+    xm, xs = x.mean(0), x.std(0)
+    ym, ys = y.mean(0), y.std(0)
+    tx = torch.tensor((x - xm) / xs, dtype=torch.float32)
+    ty = torch.tensor((y - ym) / ys, dtype=torch.float32)
+    txt = torch.tensor((xt - xm) / xs, dtype=torch.float32)
+    model = Model(tx.shape[1], ty.shape[1])
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    mll = DeepApproximateMLL(VariationalELBO(model.likelihood, model, num_data=len(tx)))
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(tx, ty), batch_size=a.batch, shuffle=True)
+    print(f'gpytorch {gpytorch.__version__}, torch {torch.__version__}, {a.threads} thread(s): '
+          f'{len(tx)} training rows, {len(txt)} held out, {ty.shape[1]} outputs', flush=True)
+    cpu0, wall0 = time.process_time(), time.time()
+    for epoch in range(1, a.epochs + 1):
+        model.train()
+        for bx, by in loader:
+            with gpytorch.settings.num_likelihood_samples(a.samples):
+                opt.zero_grad()
+                loss = -mll(model(bx), by)
+                loss.backward()
+                opt.step()
+        model.eval()
+        means = []
+        with torch.no_grad(), gpytorch.settings.num_likelihood_samples(a.samples):
+            for k in range(0, len(txt), 4096):
+                p = model.likelihood(model(txt[k:k + 4096]))
+                means.append(p.mean.mean(0).numpy())
+        mean = np.concatenate(means) * ys + ym
+        rmse = float(np.sqrt(np.mean((mean - yt) ** 2)))
+        print(f'epoch {epoch}: {time.process_time() - cpu0:.1f} s CPU, {time.time() - wall0:.1f} s wall, '
+              f'held-out RMSE {rmse:.3f}', flush=True)
+        if rmse <= a.target:
+            break
+
+
+if __name__ == '__main__':
+    main()
