@@ -265,7 +265,10 @@ func TestEvaluateChunkedWorkspace(t *testing.T) {
 	grew := liveAfter(eval(big, true)) - liveAfter(eval(small, true))
 	fullGrew := liveAfter(eval(big, false)) - liveAfter(eval(small, false))
 	t.Logf("from %d to %d rows: chunked +%d bytes live, full +%d, per-datum outputs +%d", n, 4*n, grew, fullGrew, outputs)
-	if grew > outputs+outputs/20 {
+	// A quarter of the outputs' growth is allowed beside them: the race
+	// detector's allocations add about a tenth (946 KB against 864 KB),
+	// and a workspace of N would add fifteen times as much.
+	if grew > outputs+outputs/4 {
 		t.Errorf("a chunked evaluation of %d rows keeps %d bytes more than of %d rows, its outputs %d more", 4*n, grew, n, outputs)
 	}
 	// The measure can tell: a full evaluation's workspace grows with N.
