@@ -189,7 +189,7 @@ func TestFreyDecodeBadInput(t *testing.T) {
 		{map[string]any{"frames": []int{60}}, "there is no row 61 (the data have rows 1…60)"},
 		{map[string]any{"frames": make([]int, autoencoder.MaxDecodeRows+1)}, "at most 16"},
 		{map[string]any{"points": "zero"}, "is not a"},
-		{map[string]any{"points": []float64{0, 0}, "colour": 1}, "unknown field"},
+		{map[string]any{"points": []float64{0, 0}, "hue": 1}, "unknown field"},
 	} {
 		d, er := c.decode(tc.cmd)
 		if d != nil || er == nil || er["type"] != "error" {
