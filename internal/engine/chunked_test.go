@@ -205,7 +205,7 @@ func TestEvaluateChunkedErrors(t *testing.T) {
 // f returns (an Evaluator with its workspace, a Result) kept alive.
 func liveAfter(f func() any) int64 {
 	var a, b runtime.MemStats
-	runtime.GC()
+	settleHeap()
 	runtime.ReadMemStats(&a)
 	v := f()
 	runtime.GC()
