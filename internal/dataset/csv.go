@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -60,14 +59,12 @@ const CSVConventions = `A header row names the columns: x… are the inputs and 
 // LoadCSV reads the CSV file at path; see ReadCSV. The data set is named
 // after the base name of path.
 func LoadCSV(path string, opt CSVOptions) (*Dataset, error) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
-		return nil, openError(err)
+		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		opt.sizeHint = fi.Size()
-	}
+	opt.sizeHint = size
 	return readCSV(f, filepath.Base(path), "csv "+path, opt)
 }
 

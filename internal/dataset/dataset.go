@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"os"
 	"strconv"
 	"unsafe"
 
@@ -152,6 +153,25 @@ func openError(err error) error {
 		return fmt.Errorf("cannot read %s: %w", pe.Path, pe.Err)
 	}
 	return err
+}
+
+// openSized opens the file at path for a loader, with its size in bytes
+// (0 when it is not a regular file, such as a pipe: the CSV and .npy
+// readers then grow their arrays as they read).
+func openSized(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, openError(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, openError(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return f, 0, nil
+	}
+	return f, fi.Size(), nil
 }
 
 // sizeError describes errTooLarge, past a limit of n bytes, for the

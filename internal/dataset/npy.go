@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,14 +21,12 @@ const NumPyConventions = `NumPy files follow the same column conventions: a .npy
 
 // LoadNPY reads the NumPy .npy file at path; see ReadNPY.
 func LoadNPY(path string, opt CSVOptions) (*Dataset, error) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
-		return nil, openError(err)
+		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		opt.sizeHint = fi.Size()
-	}
+	opt.sizeHint = size
 	return readNPY(f, filepath.Base(path), "npy "+path, opt)
 }
 
@@ -63,16 +60,12 @@ func npyError(src string, opt CSVOptions, err error) error {
 
 // LoadNPZ reads the NumPy .npz file at path; see ReadNPZ.
 func LoadNPZ(path string, opt CSVOptions) (*Dataset, error) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
-		return nil, openError(err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, openError(err)
-	}
-	return readNPZ(f, fi.Size(), filepath.Base(path), "npz "+path, opt)
+	return readNPZ(f, size, filepath.Base(path), "npz "+path, opt)
 }
 
 // ReadNPZ reads a regression data set from a NumPy .npz file (a zip of

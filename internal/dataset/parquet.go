@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -19,16 +18,12 @@ const ParquetConventions = `Parquet files follow the same column conventions: ea
 
 // LoadParquet reads the Apache Parquet file at path; see ReadParquet.
 func LoadParquet(path string, opt CSVOptions) (*Dataset, error) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
-		return nil, openError(err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, openError(err)
-	}
-	return readParquet(f, fi.Size(), filepath.Base(path), "parquet "+path, opt)
+	return readParquet(f, size, filepath.Base(path), "parquet "+path, opt)
 }
 
 // ReadParquet reads a regression data set from an Apache Parquet file
