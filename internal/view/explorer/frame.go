@@ -93,19 +93,8 @@ func (fr *framer) Frame(e *wire.Encoder, s *view.Snapshot) ([]view.LayerFrame, a
 	}
 	a := fr.an.Current(s, func(s *view.Snapshot) *latent.Analysis { return analyze(s.Model, f) })
 	layers, _ := view.BaseLayers(e, s, view.LayerOptions{})
-	sec := &frameSection{Kind: Kind, EvalIter: a.Iter, Scores: []*wire.Num{}}
+	sec := fr.outputs(e, layers, a)
 	an := a.Value
-	sec.NewOutput = a.Seq != fr.sentSeq && an.Train != nil
-	fr.sentSeq = a.Seq
-	if sec.NewOutput {
-		layers[len(layers)-1].SetMessage(e, an.Train[len(an.Train)-1])
-		if t := an.Test; t != nil {
-			sec.Test = encodeTest(e, t[len(t)-1])
-			for _, h := range t[:len(t)-1] {
-				sec.TestHidden = append(sec.TestHidden, *encodeTest(e, h))
-			}
-		}
-	}
 	for _, sc := range an.Scores {
 		sec.Scores = append(sec.Scores, optional(sc.Value))
 	}
@@ -122,6 +111,26 @@ func (fr *framer) Frame(e *wire.Encoder, s *view.Snapshot) ([]view.LayerFrame, a
 		}
 	}
 	return layers, sec
+}
+
+// outputs starts a frame's section from the analysis a: when a is new,
+// the output layer's message at the training rows shown goes into the
+// last of layers, and every layer's at the held-out rows into the section.
+func (fr *framer) outputs(e *wire.Encoder, layers []view.LayerFrame, a *view.Analyzed[*latent.Analysis]) *frameSection {
+	sec := &frameSection{Kind: Kind, EvalIter: a.Iter, Scores: []*wire.Num{}}
+	an := a.Value
+	sec.NewOutput = a.Seq != fr.sentSeq && an.Train != nil
+	fr.sentSeq = a.Seq
+	if sec.NewOutput {
+		layers[len(layers)-1].SetMessage(e, an.Train[len(an.Train)-1])
+		if t := an.Test; t != nil {
+			sec.Test = encodeTest(e, t[len(t)-1])
+			for _, h := range t[:len(t)-1] {
+				sec.TestHidden = append(sec.TestHidden, *encodeTest(e, h))
+			}
+		}
+	}
+	return sec
 }
 
 func encodeTest(e *wire.Encoder, m engine.Message) *testSec {
@@ -175,19 +184,7 @@ func (fr *framer) sampled(e *wire.Encoder, s *view.Snapshot, f *facts) ([]view.L
 		}
 		layers = append(layers, lf)
 	}
-	sec := &frameSection{Kind: Kind, EvalIter: a.Iter, Scores: []*wire.Num{}}
-	an := a.Value
-	sec.NewOutput = a.Seq != fr.sentSeq && an.Train != nil
-	fr.sentSeq = a.Seq
-	if sec.NewOutput {
-		layers[len(layers)-1].SetMessage(e, an.Train[len(an.Train)-1])
-		if t := an.Test; t != nil {
-			sec.Test = encodeTest(e, t[len(t)-1])
-			for _, h := range t[:len(t)-1] {
-				sec.TestHidden = append(sec.TestHidden, *encodeTest(e, h))
-			}
-		}
-	}
+	sec := fr.outputs(e, layers, a)
 	if f.heldOut != nil {
 		sec.MeanRMSE = optional(f.heldOut.MeanRMSE)
 	}
