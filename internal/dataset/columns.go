@@ -60,20 +60,12 @@ func columnsDataset(cols []column, scheme, name, kind, src string, opt CSVOption
 	if max := opt.maxRows(); max >= 0 && rows > max {
 		return nil, errorf("%d data rows, more than the limit of %d rows (%s raises it)", rows, max, RowsFlag)
 	}
-	out, err := csvColumns(header, index, opt.OutputColumns, "y", "output")
+	in, out, autoencoder, err := roleColumns(header, index, opt)
 	if err != nil {
-		return nil, errorf("%v", err)
-	}
-	in, err := csvColumns(header, index, opt.InputColumns, "x", "input")
-	autoencoder := err != nil && len(opt.InputColumns) == 0
-	if err != nil && !autoencoder {
 		return nil, errorf("%v", err)
 	}
 	if autoencoder {
 		in = out
-	}
-	if s := opt.Shape; s != [2]int{} && (s[0] < 1 || s[1] < 1 || s[0]*s[1] != len(out)) {
-		return nil, errorf("images of %d × %d pixels need %d output columns; the file has %d", s[0], s[1], s[0]*s[1], len(out))
 	}
 	for _, j := range in {
 		for _, k := range out {

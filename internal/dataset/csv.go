@@ -144,17 +144,9 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		return nil, errorf("line %d: missing header row: the first row holds only numbers", headerLine)
 	}
 
-	out, err := csvColumns(header, index, opt.OutputColumns, "y", "output")
+	in, out, autoencoder, err := roleColumns(header, index, opt)
 	if err != nil {
 		return nil, errorf("%v", err)
-	}
-	in, err := csvColumns(header, index, opt.InputColumns, "x", "input")
-	autoencoder := err != nil && len(opt.InputColumns) == 0
-	if err != nil && !autoencoder {
-		return nil, errorf("%v", err)
-	}
-	if s := opt.Shape; s != [2]int{} && (s[0] < 1 || s[1] < 1 || s[0]*s[1] != len(out)) {
-		return nil, errorf("images of %d × %d pixels need %d output columns; the file has %d", s[0], s[1], s[0]*s[1], len(out))
 	}
 	truth := prefixed(header, "truth")
 	labels := prefixed(header, "label")
@@ -363,6 +355,29 @@ func truncateText(s string, n int) string {
 // csvColumns returns the indices of the columns named in want or, when want
 // is empty, of the columns whose name starts with prefix. kind ("input" or
 // "output") names the role in errors.
+// roleColumns returns the header's output and input columns
+// (CSVConventions, or opt's), with autoencoder set and no inputs when the
+// header has no input columns and opt names none; and checks that an image
+// shape fits the outputs.
+func roleColumns(header []string, index map[string]int, opt CSVOptions) (in, out []int, autoencoder bool, err error) {
+	out, err = csvColumns(header, index, opt.OutputColumns, "y", "output")
+	if err != nil {
+		return nil, nil, false, err
+	}
+	in, err = csvColumns(header, index, opt.InputColumns, "x", "input")
+	autoencoder = err != nil && len(opt.InputColumns) == 0
+	if err != nil && !autoencoder {
+		return nil, nil, false, err
+	}
+	if autoencoder {
+		in = nil
+	}
+	if s := opt.Shape; s != [2]int{} && (s[0] < 1 || s[1] < 1 || s[0]*s[1] != len(out)) {
+		return nil, nil, false, fmt.Errorf("images of %d × %d pixels need %d output columns; the file has %d", s[0], s[1], s[0]*s[1], len(out))
+	}
+	return in, out, autoencoder, nil
+}
+
 func csvColumns(header []string, index map[string]int, want []string, prefix, kind string) ([]int, error) {
 	var idx []int
 	if len(want) == 0 {
