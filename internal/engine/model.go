@@ -87,8 +87,9 @@ var (
 
 // validate is Validate with the data's finiteness checked on the given
 // rows only: a minibatch's evaluation or a prediction costs what its own
-// rows do, not a pass over the data (a million rows of 30 outputs took
-// ~35 ms a check, more than an SVI step of 1,024 rows).
+// rows do, not a pass over the data (which at a million rows cost more
+// than an SVI step: docs/measurements.md, "Stochastic fits on the live
+// page").
 func (m *Model) validate(rows []int) error {
 	if !(m.Jitter >= 0) || math.IsInf(m.Jitter, 0) {
 		return fmt.Errorf("jitter %v must be finite and ≥ 0", m.Jitter)

@@ -108,7 +108,7 @@ func (s *session) publish() {
 // only when the model has changed since the last time. Between an SVI
 // fit's checks the model steps on minibatches and no step evaluates it
 // on every row; evaluating it here would cost a pass over every row per
-// picture (3 s of CPU at a million rows, for each of ~30 a second): the
+// picture (seconds of CPU at a million rows, for each of many a second): the
 // publisher shows the last check's model instead, whose bound is exact
 // (train.Trainer.Checked), and the frame says so.
 func (s *session) refresh() *publisher {
