@@ -9,6 +9,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/views"
 )
@@ -109,10 +110,17 @@ func estimate(c Config, v view.View, ds *dataset.Dataset, n, q, d, restarts int)
 	// and the publisher's evaluator of a model the optimizer has not
 	// evaluated (after an edit) one of the bound alone.
 	evals := cost.Bytes + 2*cost.Forward
+	// An SVI step evaluates a minibatch, not every row, and its checks,
+	// once in many steps, the bound alone on every row in chunks.
+	step := cost
+	if liveMethod(c, n) == train.SVI {
+		step = engine.EstimateCost(min(n, train.DefaultStochasticBatch), widths, c.Inducing)
+		evals = step.Bytes + 2*step.Forward + cost.Forward
+	}
 	live := perSession + evals + copies*data + (sessionStates+trainerVectors)*params + history + kept + analysis
 	e := Estimate{
 		Bytes:    int64(gcHeadroom * float64(live)),
-		IterTime: time.Duration(cost.Flops * evalsPerIteration / flopsPerSecond * float64(time.Second)),
+		IterTime: time.Duration(step.Flops * evalsPerIteration / flopsPerSecond * float64(time.Second)),
 	}
 	e.Build = e.Bytes
 	if restarts > 1 {

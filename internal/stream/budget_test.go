@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"dgpviz/internal/train"
 	"errors"
 	"strings"
 	"testing"
@@ -128,5 +129,24 @@ func TestBusyMakesRoomFromDisconnected(t *testing.T) {
 	m = r.until("resume error", 10*time.Second, func(m msg) bool { return m.typ() == "error" })
 	if s, _ := m.text["error"].(string); !strings.Contains(s, "could not be resumed") {
 		t.Errorf("the evicted token: %q", s)
+	}
+}
+
+// TestEstimateStochasticStep: above train.StochasticRows a session's
+// default method is SVI, whose iteration evaluates a minibatch, so its
+// iteration time is a minibatch's (the 100,000-row walk was refused with
+// a full pass's); Adam, asked for, evaluates every row.
+func TestEstimateStochasticStep(t *testing.T) {
+	c := DefaultConfig()
+	c.Hidden, c.Inducing = []int{3, 3}, 15
+	const n = 100000
+	svi := EstimateConfig(c, n, 1, 30)
+	c.Method = train.Adam
+	full := EstimateConfig(c, n, 1, 30)
+	if svi.IterTime*20 > full.IterTime {
+		t.Errorf("an SVI step of %d rows is estimated at %v, a full pass at %v: want the minibatch's (1/%d of the rows)", n, svi.IterTime, full.IterTime, n/train.DefaultStochasticBatch)
+	}
+	if l := DefaultLimits(); svi.IterTime > l.MaxIterTime {
+		t.Errorf("an SVI step of %d rows is estimated at %v, more than the default limit %v", n, svi.IterTime, l.MaxIterTime)
 	}
 }

@@ -262,10 +262,7 @@ func (s *session) trainerConfig(cfg Config) train.TrainerConfig {
 // viz fit makes by itself (train.ChooseMethod); adam and svi are as
 // asked.
 func optimizerConfig(cfg Config, workers, n int) train.TrainerConfig {
-	method := cfg.Method
-	if method == train.LBFGS {
-		method = train.ChooseMethod(n)
-	}
+	method := liveMethod(cfg, n)
 	fr := map[engine.Group]bool{}
 	for _, g := range cfg.Frozen {
 		if gg, ok := engine.ParseGroup(g); ok {
@@ -273,6 +270,16 @@ func optimizerConfig(cfg Config, workers, n int) train.TrainerConfig {
 		}
 	}
 	return train.TrainerConfig{Method: method, LearningRate: cfg.LearningRate, Frozen: fr, Seed: cfg.Seed, Workers: workers}
+}
+
+// liveMethod is the method a session of cfg on n rows runs: the one
+// asked for, except that L-BFGS (the default) gives way to SVI above
+// train.StochasticRows rows, as viz fit's automatic choice does.
+func liveMethod(cfg Config, n int) train.Method {
+	if cfg.Method == train.LBFGS {
+		return train.ChooseMethod(n)
+	}
+	return cfg.Method
 }
 
 // carryOn lets the optimizer go on from a new or edited model, or a new
