@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/stream"
 )
 
@@ -26,13 +26,13 @@ func (h modelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	meta, _ := json.Marshal(map[string]any{"name": fs.Dataset, "saved_at_iteration": fs.Iter})
-	mf := &engine.ModelFile{Model: fs.Model, NormX: fs.NormX, NormY: fs.NormY, Extra: map[string]json.RawMessage{"dataset": meta}}
+	mf := &modelfile.File{Model: fs.Model, NormX: fs.NormX, NormY: fs.NormY, Extra: map[string]json.RawMessage{"dataset": meta}}
 	if fs.Data != nil {
-		mf.Info = engine.InfoOf(fs.Data) // units, and an image's shape and range
-		mf.Data = fs.Data                // a public data set's file is referred to, not copied
+		mf.Info = modelfile.InfoOf(fs.Data) // units, and an image's shape and range
+		mf.Data = fs.Data                   // a public data set's file is referred to, not copied
 	}
 	var buf bytes.Buffer
-	if err := engine.WriteModelFile(&buf, mf); err != nil {
+	if err := modelfile.Write(&buf, mf); err != nil {
 		h.log.Error("web: model download", "err", err)
 		http.Error(w, "could not write the model: "+err.Error(), http.StatusInternalServerError)
 		return

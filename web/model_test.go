@@ -1,6 +1,7 @@
 package web
 
 import (
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/wire"
 	"io"
 	"log/slog"
@@ -179,9 +180,9 @@ func TestModelDownloadRefersToData(t *testing.T) {
 
 // readBack reads a saved model file and checks that its bound is the
 // page's, to the last digit.
-func readBack(t *testing.T, saved string, bound float64) *engine.ModelFile {
+func readBack(t *testing.T, saved string, bound float64) *modelfile.File {
 	t.Helper()
-	mf, err := engine.ReadModel(strings.NewReader(saved))
+	mf, err := modelfile.Read(strings.NewReader(saved))
 	if err != nil {
 		t.Fatal(err)
 	}

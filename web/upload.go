@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/stream"
 )
 
@@ -24,7 +24,7 @@ type Uploader interface {
 	// BeginUpload starts reading an upload of client with bytes of the
 	// server's memory reserved for it (stream.Server.BeginUpload).
 	BeginUpload(client string, bytes int64) (*stream.Upload, error)
-	ParkModel(client string, mf *engine.ModelFile) (token string, err error)
+	ParkModel(client string, mf *modelfile.File) (token string, err error)
 	ParkData(client string, ds *dataset.Dataset) (token string, err error)
 	Limits() stream.Limits
 }
@@ -67,7 +67,7 @@ func (h modelUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer up.End()
 	limit := uploadBytes(maxUploadBytes, h.b.Limits())
 	r.Body = http.MaxBytesReader(w, r.Body, int64(limit))
-	mf, err := engine.ReadModelWith(r.Body, up.ModelReadOptions())
+	mf, err := modelfile.ReadWith(r.Body, up.ModelReadOptions())
 	if err != nil {
 		badUpload(w, err, "the model file", limit, "not a model file")
 		return

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 )
 
 func init() {
@@ -59,21 +60,21 @@ type messageUnitsJSON struct {
 
 // newMessageJSON is layer i's (from 0) message of a model with the given
 // number of layers, its means and variances in the units named.
-func newMessageJSON(i, layers int, msg engine.Message, info engine.DataInfo) messageJSON {
+func newMessageJSON(i, layers int, msg engine.Message, info modelfile.DataInfo) messageJSON {
 	u := layerUnit(i, layers, info)
-	return messageJSON{Layer: i + 1, Units: messageUnitsJSON{u, squared(u)}, Mean: engine.MatrixRows(msg.Mean), Var: engine.MatrixRows(msg.Var)}
+	return messageJSON{Layer: i + 1, Units: messageUnitsJSON{u, squared(u)}, Mean: modelfile.MatrixRows(msg.Mean), Var: modelfile.MatrixRows(msg.Var)}
 }
 
 // evalJSON is viz eval's output. The bound and its terms are log
 // densities of the data as the file holds them (normalised), in nats; the
 // messages are in the units they name.
 type evalJSON struct {
-	Units      evalUnitsJSON       `json:"units"`
-	Bound      float64             `json:"bound"`
-	Likelihood float64             `json:"likelihood"`
-	Layers     []evalLayerJSON     `json:"layers"`
-	Messages   []messageJSON       `json:"messages"`
-	Gradient   engine.GradientJSON `json:"gradient"`
+	Units      evalUnitsJSON          `json:"units"`
+	Bound      float64                `json:"bound"`
+	Likelihood float64                `json:"likelihood"`
+	Layers     []evalLayerJSON        `json:"layers"`
+	Messages   []messageJSON          `json:"messages"`
+	Gradient   modelfile.GradientJSON `json:"gradient"`
 }
 
 type evalUnitsJSON struct {
@@ -106,7 +107,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Bound:    natsUnit + ", of the data as the file holds them (normalised)",
 		Terms:    natsUnit,
 		Gradient: "nats per unit of each parameter as the file holds it",
-	}, Bound: res.Bound, Likelihood: res.Likelihood, Gradient: grad.JSON(mf.Model)}
+	}, Bound: res.Bound, Likelihood: res.Likelihood, Gradient: modelfile.GradientOf(grad, mf.Model)}
 	layers := len(res.Layers)
 	for i, t := range res.Layers {
 		out.Layers = append(out.Layers, evalLayerJSON{i + 1, t.KL, t.Compression, t.Propagation, t.CompressionPerDatum, t.PropagationPerDatum})

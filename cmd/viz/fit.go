@@ -18,6 +18,7 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/latent"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
@@ -305,7 +306,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	extra := map[string]any{
 		"dataset":       datasetJSON{Name: ds.Name, Spec: f.data, Description: ds.Description, InputNames: ds.InputNames, OutputNames: ds.OutputNames},
-		"normalization": engine.NormalizationJSON(nx, ny),
+		"normalization": modelfile.NormalizationJSON(nx, ny),
 		"init":          ij,
 		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: tcfg.BatchSize, Epochs: final.Epochs, Frozen: frozenNames,
 			MaxIters: f.iters, TolAbs: tcfg.TolAbs, Tol: tcfg.Tol, Window: tcfg.Window, Horizon: tcfg.Horizon, FinalQ: finalQ, NaturalGradient: f.naturalGradient,
@@ -320,7 +321,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		raw[k] = b
 	}
-	mf := &engine.ModelFile{Model: model, Info: engine.InfoOf(ds), Data: ds, Extra: raw}
+	mf := &modelfile.File{Model: model, Info: modelfile.InfoOf(ds), Data: ds, Extra: raw}
 	if f.embedData {
 		mf.Data = nil
 	}
@@ -370,10 +371,10 @@ func limitMemory(x, y *mat.Dense) {
 // a buffer held besides the data. A file is written under a temporary name
 // beside it and renamed when complete, so a failed write leaves no partial
 // model file.
-func writeModelOut(out string, stdout io.Writer, mf *engine.ModelFile) error {
+func writeModelOut(out string, stdout io.Writer, mf *modelfile.File) error {
 	if out == "" || out == "-" {
 		bw := bufio.NewWriterSize(stdout, 1<<16)
-		if err := engine.WriteModelFile(bw, mf); err != nil {
+		if err := modelfile.Write(bw, mf); err != nil {
 			return err
 		}
 		return bw.Flush()
@@ -384,7 +385,7 @@ func writeModelOut(out string, stdout io.Writer, mf *engine.ModelFile) error {
 	}
 	defer os.Remove(tmp.Name()) // after a rename, nothing to remove
 	bw := bufio.NewWriterSize(tmp, 1<<16)
-	err = engine.WriteModelFile(bw, mf)
+	err = modelfile.Write(bw, mf)
 	if err == nil {
 		err = bw.Flush()
 	}

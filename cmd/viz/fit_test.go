@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
@@ -52,7 +52,7 @@ func TestFitReproducible(t *testing.T) {
 	if !strings.Contains(stderr, "bound") {
 		t.Errorf("no progress on stderr: %q", stderr)
 	}
-	mf, err := engine.ReadModelFile(filepath.Join(dir, "a.json"))
+	mf, err := modelfile.ReadFile(filepath.Join(dir, "a.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +92,11 @@ func TestFitFreeze(t *testing.T) {
 	dir := t.TempDir()
 	fitStep(t, dir, "a.json", "-freeze", "inducing", "-restarts", "1")
 	fitStep(t, dir, "b.json", "-freeze", "inducing", "-restarts", "1", "-iters", "1")
-	ma, err := engine.ReadModelFile(filepath.Join(dir, "a.json"))
+	ma, err := modelfile.ReadFile(filepath.Join(dir, "a.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb, err := engine.ReadModelFile(filepath.Join(dir, "b.json"))
+	mb, err := modelfile.ReadFile(filepath.Join(dir, "b.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestFitAdamStdout(t *testing.T) {
 	if stderr.Len() != 0 {
 		t.Errorf("-quiet wrote to stderr: %q", stderr.String())
 	}
-	mf, err := engine.ReadModel(&stdout)
+	mf, err := modelfile.Read(&stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestFitStochastic(t *testing.T) {
 	if !bytes.Equal(first, again.Bytes()) {
 		t.Error("the same flags gave another model file")
 	}
-	mf, err := engine.ReadModel(&stdout)
+	mf, err := modelfile.Read(&stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestFitInterruptedWritesBestSoFar(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("err %v, want an interruption error", err)
 	}
-	if _, err := engine.ReadModelFile(out); err != nil {
+	if _, err := modelfile.ReadFile(out); err != nil {
 		t.Fatalf("no usable model written: %v", err)
 	}
 }
@@ -330,7 +330,7 @@ func TestFitPresetByShape(t *testing.T) {
 		if err := run(context.Background(), all, &bytes.Buffer{}, &stderr); err != nil {
 			t.Fatalf("viz %v: %v\n%s", all, err, stderr.String())
 		}
-		mf, err := engine.ReadModelFile(out)
+		mf, err := modelfile.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -456,7 +456,7 @@ func TestFitItersCapsWholeFit(t *testing.T) {
 		if err := run(context.Background(), args, io.Discard, io.Discard); err != nil {
 			t.Fatalf("viz %v: %v", args, err)
 		}
-		mf, err := engine.ReadModelFile(out)
+		mf, err := modelfile.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/engine"
 	"dgpviz/internal/latent"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view/explorer"
@@ -161,7 +161,7 @@ func runLatent(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // latent.Analyze, explorer.OneLayerGP), with the file's normalisation and
 // the geometry score's samples of size s (the page's:
 // latent.DefaultSampling).
-func judgeModel(ctx context.Context, mf *engine.ModelFile, ds *dataset.Dataset, s latent.Sampling, gpIters, workers int) (*latentJSON, error) {
+func judgeModel(ctx context.Context, mf *modelfile.File, ds *dataset.Dataset, s latent.Sampling, gpIters, workers int) (*latentJSON, error) {
 	g, h := latent.NewGeometryWith(ds, s), latent.NewHeldOut(ds, mf.NormX, mf.NormY)
 	a, err := latent.Analyze(mf.Model, g, h, latent.AnalyzeOptions{Workers: workers})
 	if err != nil {

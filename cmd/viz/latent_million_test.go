@@ -15,9 +15,9 @@ import (
 	"testing"
 
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/engine"
 	"dgpviz/internal/latent"
 	"dgpviz/internal/linalg"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
@@ -114,9 +114,9 @@ func writeWalkModel(tb testing.TB, ds *dataset.Dataset, dir string) (model, csv 
 		tb.Fatal(err)
 	}
 	w := bufio.NewWriter(f)
-	mf := &engine.ModelFile{Model: m, NormX: nx, NormY: ny, Info: engine.InfoOf(ds),
+	mf := &modelfile.File{Model: m, NormX: nx, NormY: ny, Info: modelfile.InfoOf(ds),
 		Extra: map[string]json.RawMessage{"dataset": []byte(`{"name":"csv:walk.csv","spec":` + strconv.Quote(spec) + `}`)}}
-	if err := engine.WriteModelFile(w, mf); err != nil {
+	if err := modelfile.Write(w, mf); err != nil {
 		tb.Fatal(err)
 	}
 	if err := w.Flush(); err != nil {

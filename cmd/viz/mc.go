@@ -7,6 +7,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/montecarlo"
 
 	"gonum.org/v1/gonum/mat"
@@ -37,7 +38,7 @@ type mcUnitsJSON struct {
 
 // mcJSON is layer i's (from 0) moments of mf's model; the last layer's go
 // back to the data's original units.
-func mcJSON(i int, m *montecarlo.Moments, mf *engine.ModelFile, info engine.DataInfo) mcMomentsJSON {
+func mcJSON(i int, m *montecarlo.Moments, mf *modelfile.File, info modelfile.DataInfo) mcMomentsJSON {
 	layers := len(mf.Model.Layers)
 	mean, vr, meanSE, varSE := m.Mean, m.Var, m.MeanSE, m.VarSE
 	if i == layers-1 {
@@ -47,7 +48,7 @@ func mcJSON(i int, m *montecarlo.Moments, mf *engine.ModelFile, info engine.Data
 	}
 	u := layerUnit(i, layers, info)
 	return mcMomentsJSON{Layer: i + 1, Units: mcUnitsJSON{u, squared(u), u, squared(u)},
-		Mean: engine.MatrixRows(mean), Var: engine.MatrixRows(vr), MeanSE: engine.MatrixRows(meanSE), VarSE: engine.MatrixRows(varSE)}
+		Mean: modelfile.MatrixRows(mean), Var: modelfile.MatrixRows(vr), MeanSE: modelfile.MatrixRows(meanSE), VarSE: modelfile.MatrixRows(varSE)}
 }
 
 func runMC(ctx context.Context, args []string, stdout, stderr io.Writer) error {

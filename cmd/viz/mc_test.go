@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -71,7 +72,7 @@ func writeMCModel(t *testing.T, m *engine.Model, extra map[string]json.RawMessag
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "model.json")
 	var buf bytes.Buffer
-	if err := engine.WriteModel(&buf, m, extra); err != nil {
+	if err := modelfile.WriteModel(&buf, m, extra); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {

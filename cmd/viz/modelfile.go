@@ -8,7 +8,7 @@ import (
 	"math"
 
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -19,8 +19,8 @@ import (
 
 // readModelFile reads a model file for command cmd ("viz predict"); a
 // file that cannot be read or is not a model file is bad input.
-func readModelFile(cmd, path string) (*engine.ModelFile, error) {
-	mf, err := engine.ReadModelFile(path)
+func readModelFile(cmd, path string) (*modelfile.File, error) {
+	mf, err := modelfile.ReadFile(path)
 	var pe *fs.PathError
 	switch {
 	case errors.As(err, &pe):
@@ -35,7 +35,7 @@ func readModelFile(cmd, path string) (*engine.ModelFile, error) {
 // section's spec, as viz fit writes it, or a name that Load knows, as the
 // page's Save model writes it), or "" when it records none that can be
 // loaded again.
-func recordedData(mf *engine.ModelFile) string {
+func recordedData(mf *modelfile.File) string {
 	var d struct {
 		Name string `json:"name"`
 		Spec string `json:"spec"`
@@ -55,20 +55,20 @@ func recordedData(mf *engine.ModelFile) string {
 // dataInfo returns what mf says of its data (units, image shape); a file
 // that says nothing (older files, viz fit's) takes it from the data set it
 // records when that can be loaded.
-func dataInfo(mf *engine.ModelFile) engine.DataInfo {
-	if mf.Info != (engine.DataInfo{}) {
+func dataInfo(mf *modelfile.File) modelfile.DataInfo {
+	if mf.Info != (modelfile.DataInfo{}) {
 		return mf.Info
 	}
 	if spec := recordedData(mf); spec != "" {
 		if ds, err := dataset.Load(spec); err == nil && sameColumns(mf, ds) {
-			return engine.InfoOf(ds)
+			return modelfile.InfoOf(ds)
 		}
 	}
-	return engine.DataInfo{}
+	return modelfile.DataInfo{}
 }
 
 // sameColumns reports whether ds has the columns of mf's data.
-func sameColumns(mf *engine.ModelFile, ds *dataset.Dataset) bool {
+func sameColumns(mf *modelfile.File, ds *dataset.Dataset) bool {
 	_, q := mf.Model.X.Dims()
 	_, d := mf.Model.Y.Dims()
 	_, dq := ds.X.Dims()
@@ -80,7 +80,7 @@ func sameColumns(mf *engine.ModelFile, ds *dataset.Dataset) bool {
 // "" the one the file refers to (already loaded) or records. It checks that the data set's training
 // rows are the model's data, so that its ground truth and test split
 // belong to them.
-func modelDataset(cmd, path string, mf *engine.ModelFile, spec string) (*dataset.Dataset, string, error) {
+func modelDataset(cmd, path string, mf *modelfile.File, spec string) (*dataset.Dataset, string, error) {
 	ds := mf.Data // the data set the file refers to, loaded as it was read
 	if spec != "" || ds == nil {
 		if spec == "" {
@@ -106,7 +106,7 @@ const sameDataRows = 16384
 
 // sameData checks that ds's training rows, normalised as the model file's
 // data were, are the model's data.
-func sameData(mf *engine.ModelFile, ds *dataset.Dataset) error {
+func sameData(mf *modelfile.File, ds *dataset.Dataset) error {
 	n, q := mf.Model.X.Dims()
 	_, d := mf.Model.Y.Dims()
 	dn, dq := ds.X.Dims()
@@ -152,7 +152,7 @@ var (
 // layerUnit is the unit of layer i's (from 0) outputs of a model with the
 // given number of layers: the data's output unit for the last, latent for
 // hidden layers.
-func layerUnit(i, layers int, info engine.DataInfo) string {
+func layerUnit(i, layers int, info modelfile.DataInfo) string {
 	if i == layers-1 {
 		return unitOr(info.YUnit)
 	}

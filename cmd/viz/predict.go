@@ -15,6 +15,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -98,7 +99,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *format == "csv" {
 		return writePredictCSV(stdout, x, msgs, info)
 	}
-	out := predictJSON{Units: xUnitsJSON{unitOr(info.XUnit)}, X: engine.MatrixRows(x)}
+	out := predictJSON{Units: xUnitsJSON{unitOr(info.XUnit)}, X: modelfile.MatrixRows(x)}
 	for i, msg := range msgs {
 		out.Layers = append(out.Layers, newMessageJSON(i, len(msgs), msg, info))
 	}
@@ -187,7 +188,7 @@ func readInputCSV(path string, q int) (*mat.Dense, error) {
 // all counted from 1 as people count layers (and as -layer flags do), each
 // header with its unit in brackets: "x1 [s]", "layer1_mean1 [latent]",
 // "layer3_var1 [dBm²]".
-func writePredictCSV(w io.Writer, x *mat.Dense, msgs []engine.Message, info engine.DataInfo) error {
+func writePredictCSV(w io.Writer, x *mat.Dense, msgs []engine.Message, info modelfile.DataInfo) error {
 	n, q := x.Dims()
 	cw := csv.NewWriter(w)
 	var head []string

@@ -15,6 +15,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -176,7 +177,7 @@ func multiModel(t *testing.T, dir string) (model, inputs string) {
 	nx := dataset.FitNormalizer(raw)
 	m.X = nx.Apply(raw)
 	ny := dataset.Normalizer{Mean: []float64{3, -1, 0, 100}, Scale: []float64{10, 0.5, 1, 7}}
-	model = writeMCModel(t, m, map[string]json.RawMessage{"normalization": engine.NormalizationJSON(nx, ny)})
+	model = writeMCModel(t, m, map[string]json.RawMessage{"normalization": modelfile.NormalizationJSON(nx, ny)})
 	b, err := os.ReadFile(model)
 	if err != nil {
 		t.Fatal(err)

@@ -97,7 +97,7 @@ var collapsedTol = precisionTol
 // they check the envelope theorem where the conditioning bites.
 func TestPrecisionCollapsed(t *testing.T) {
 	for _, path := range precisionFixtures {
-		mf, err := ReadModelFile(path)
+		mf, err := readFixture(path)
 		if err != nil {
 			t.Fatal(err)
 		}

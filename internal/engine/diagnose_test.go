@@ -213,7 +213,7 @@ func TestDiagnoseConditioning(t *testing.T) {
 		t.Skip("-diag")
 	}
 	for _, path := range precisionFixtures {
-		mf, err := ReadModelFile(path)
+		mf, err := readFixture(path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 // (bound −0.770): the kind of model a person edits in the live page.
 func fittedStep3(t testing.TB) *Model {
 	t.Helper()
-	mf, err := ReadModelFile("testdata/step3_fitted.json")
+	mf, err := readFixture("testdata/step3_fitted.json")
 	if err != nil {
 		t.Fatal(err)
 	}

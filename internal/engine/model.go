@@ -119,7 +119,7 @@ func (m *Model) validate(rows []int) error {
 	}
 	in := q0
 	for i, l := range m.Layers {
-		if err := l.validate(in); err != nil {
+		if err := l.Validate(in); err != nil {
 			return fmt.Errorf("layer %d: %w", i+1, err)
 		}
 		_, _, in = l.Dims()
@@ -130,7 +130,10 @@ func (m *Model) validate(rows []int) error {
 	return nil
 }
 
-func (l *Layer) validate(q int) error {
+// Validate checks l as a layer whose input has dimension q: its parts
+// present, their shapes agreeing, its parameters finite and positive and
+// its sizes within the engine's limits.
+func (l *Layer) Validate(q int) error {
 	if l.Kernel == nil {
 		return fmt.Errorf("kernel: missing")
 	}

@@ -38,7 +38,7 @@ func TestPrecise(t *testing.T) {
 // ordinary fit.
 func TestFittedModelsPrecise(t *testing.T) {
 	for _, path := range []string{"testdata/step2_fitted.json", "testdata/step3_fitted.json", "testdata/step3_stalled.json"} {
-		mf, err := ReadModelFile(path)
+		mf, err := readFixture(path)
 		if err != nil {
 			t.Fatal(err)
 		}

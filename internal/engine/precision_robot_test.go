@@ -23,7 +23,7 @@ func fittedModels(tb testing.TB) []fittedModel {
 	}
 	var out []fittedModel
 	for _, path := range paths {
-		mf, err := ReadModelFile(path)
+		mf, err := readFixture(path)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func TestPrecisionRobot(t *testing.T) {
 	if *refRobot == "" {
 		t.Skip("no -refrobot model")
 	}
-	mf, err := ReadModelFile(*refRobot)
+	mf, err := readFixture(*refRobot)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func condKuu(t *testing.T, m *Model) []float64 {
 // with the authors' code at jitter 1e-3; 1e-2 leaves more margin.)
 func TestReferenceAgreesWellConditioned(t *testing.T) {
 	for _, path := range precisionFixtures {
-		mf, err := ReadModelFile(path)
+		mf, err := readFixture(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestReferenceStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("big-float gradients take seconds")
 	}
-	mf, err := ReadModelFile(precisionFixtures[len(precisionFixtures)-1])
+	mf, err := readFixture(precisionFixtures[len(precisionFixtures)-1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ const purePairLoopFactor = 2
 // 2.9e-7 and 8.4e-6) and the gradient groups to precisionTol.
 func TestPrecisionFitted(t *testing.T) {
 	for _, path := range precisionFixtures {
-		mf, err := ReadModelFile(path)
+		mf, err := readFixture(path)
 		if err != nil {
 			t.Fatal(err)
 		}

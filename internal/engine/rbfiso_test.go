@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 )
 
@@ -64,37 +62,6 @@ func TestRBFIsoEvalAndParams(t *testing.T) {
 	Cov(k, dst, a, b)
 	if math.Abs(dst[0]-want) > 1e-15 {
 		t.Errorf("Cov = %.17g, want %.17g", dst[0], want)
-	}
-}
-
-// TestRBFIsoModelFile checks that a model with isotropic RBF layers goes
-// through a model file unchanged, and that a file missing the lengthscale
-// is refused.
-func TestRBFIsoModelFile(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	m := RandomModel(rng, 8, []int{4, 2, 4}, []string{"rbfiso", "rbf"}, 3)
-	var buf bytes.Buffer
-	if err := WriteModel(&buf, m, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(buf.String(), `"type": "rbfiso"`) {
-		t.Fatalf("no rbfiso kernel in the file:\n%s", buf.String())
-	}
-	mf, err := ReadModel(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := mf.Model.Layers[0].Kernel.(*RBFIso); !ok {
-		t.Fatalf("read kernel %T, want *RBFIso", mf.Model.Layers[0].Kernel)
-	}
-	r1, _ := mustEval(t, m, Options{})
-	r2, _ := mustEval(t, mf.Model, Options{})
-	if r1.Bound != r2.Bound {
-		t.Errorf("bound changed through the file: %v → %v", r1.Bound, r2.Bound)
-	}
-	bad := strings.Replace(buf.String(), `"lengthscale"`, `"lengthscalex"`, 1)
-	if _, err := ReadModel(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "lengthscale") {
-		t.Errorf("file without the lengthscale: err = %v", err)
 	}
 }
 

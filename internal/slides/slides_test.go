@@ -9,6 +9,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/train"
 
 	"gonum.org/v1/plot"
@@ -25,7 +26,7 @@ import (
 // up to the layer's terms of the bound (to 1e-6 nats: the totals are
 // summed another way, and a panel shows 4 digits).
 func TestLayer(t *testing.T) {
-	mf, err := engine.ReadModelFile("../engine/testdata/step3_fitted.json")
+	mf, err := modelfile.ReadFile("../engine/testdata/step3_fitted.json")
 	if err != nil {
 		t.Fatal(err)
 	}

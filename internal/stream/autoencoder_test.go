@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/view/autoencoder"
 	"dgpviz/internal/wire"
 	"encoding/json"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
@@ -438,7 +438,7 @@ func TestFreyLoadedModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	nx := dataset.FitNormalizer(ds.X)
-	token, err := e.srv.ParkModel("test", &engine.ModelFile{Model: pub.snap.Model, NormX: nx, NormY: nx})
+	token, err := e.srv.ParkModel("test", &modelfile.File{Model: pub.snap.Model, NormX: nx, NormY: nx})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/train"
 	"dgpviz/internal/wire"
 )
@@ -187,7 +187,7 @@ func TestEditReadout(t *testing.T) {
 // converged; undo gives the fitted model back.
 func TestCollapseNeverConverged(t *testing.T) {
 	e := newEnv(t, nil)
-	mf, err := engine.ReadModelFile("../engine/testdata/step3_fitted.json")
+	mf, err := modelfile.ReadFile("../engine/testdata/step3_fitted.json")
 	if err != nil {
 		t.Fatal(err)
 	}

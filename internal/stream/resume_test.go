@@ -9,6 +9,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -77,11 +78,11 @@ func TestResume(t *testing.T) {
 func TestParkModelLimits(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Limits.MaxInducing = 4; o.Defaults.Inducing = 4 })
 	m := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 20, []int{1, 1, 1}, []string{"rbf", "rbf"}, 6)
-	if _, err := e.srv.ParkModel("test", &engine.ModelFile{Model: m}); err == nil || !strings.Contains(err.Error(), "6 inducing points in a layer, more than the limit of 4 inducing points") {
+	if _, err := e.srv.ParkModel("test", &modelfile.File{Model: m}); err == nil || !strings.Contains(err.Error(), "6 inducing points in a layer, more than the limit of 4 inducing points") {
 		t.Errorf("6 inducing points past a limit of 4: %v", err)
 	}
 	small := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 20, []int{1, 1, 1}, []string{"rbf", "rbf"}, 3)
-	token, err := e.srv.ParkModel("test", &engine.ModelFile{Model: small})
+	token, err := e.srv.ParkModel("test", &modelfile.File{Model: small})
 	if err != nil || e.srv.Parked() != 1 || len(token) != 32 {
 		t.Fatalf("a model within the limits: %q, %v (%d parked)", token, err, e.srv.Parked())
 	}
@@ -111,7 +112,7 @@ func TestParkModelSource(t *testing.T) {
 		want bool // the parked data set is the source's
 	}{{"its data", own, true}, {"another shape", wide, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			token, err := e.srv.ParkModel("test", &engine.ModelFile{Model: m, NormX: nz, NormY: nz, Data: tc.src})
+			token, err := e.srv.ParkModel("test", &modelfile.File{Model: m, NormX: nz, NormY: nz, Data: tc.src})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/view"
 	"dgpviz/internal/views"
 
@@ -82,12 +82,12 @@ func (u *Upload) End() {
 }
 
 // ModelReadOptions are the server's limits for reading an uploaded model
-// file (engine.ReadModelWith): a file beyond them is refused while it is
+// file (modelfile.ReadWith): a file beyond them is refused while it is
 // read, before it takes the memory; what it holds is bounded by the memory
 // budget of one session and reserved in the server's as it grows.
-func (u *Upload) ModelReadOptions() engine.ReadOptions {
+func (u *Upload) ModelReadOptions() modelfile.ReadOptions {
 	l := u.s.limits
-	return engine.ReadOptions{MaxRows: l.MaxRows, MaxLayers: l.MaxLayers, MaxWidth: l.MaxWidth, MaxInducing: l.MaxInducing,
+	return modelfile.ReadOptions{MaxRows: l.MaxRows, MaxLayers: l.MaxLayers, MaxWidth: l.MaxWidth, MaxInducing: l.MaxInducing,
 		Budget: func(bytes int64) error {
 			if l.SessionMemory > 0 && bytes > l.SessionMemory {
 				return fmt.Errorf("the model file needs more memory than a session may use (%s): the server's -session-memory raises the limit", mib(l.SessionMemory))
@@ -112,7 +112,7 @@ func (s *Server) takePark(client string) error {
 // session of client's that starts from it, returning the token that
 // resumes it (within the resume grace period). Its data set is private to
 // that session.
-func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) {
+func (s *Server) ParkModel(client string, mf *modelfile.File) (string, error) {
 	m := mf.Model
 	if err := m.Validate(); err != nil {
 		return "", fmt.Errorf("the model file is not a valid model: %w", err)
@@ -162,7 +162,7 @@ func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) 
 	}
 	// A file that refers to a public data set: its originals, exactly, so
 	// that Save model refers to the data set again.
-	if src := mf.Data; src != nil && engine.NormalisesTo(src.X, nx, m.X) && engine.NormalisesTo(src.Y, ny, m.Y) {
+	if src := mf.Data; src != nil && modelfile.NormalisesTo(src.X, nx, m.X) && modelfile.NormalisesTo(src.Y, ny, m.Y) {
 		ds.X, ds.Y, ds.Source = src.X, src.Y, src.Source
 	}
 	cfg := s.def

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 )
 
 // fittedStep3 reads the engine's fixture: a 3-layer step model fitted by
@@ -12,7 +13,7 @@ import (
 // (bound −0.770), the kind of model a person edits in the live page.
 func fittedStep3(t testing.TB) *engine.Model {
 	t.Helper()
-	mf, err := engine.ReadModelFile("../engine/testdata/step3_fitted.json")
+	mf, err := modelfile.ReadFile("../engine/testdata/step3_fitted.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/latent"
+	"dgpviz/internal/modelfile"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -90,7 +91,7 @@ func TestTimeToTarget(t *testing.T) {
 	}
 	var m *engine.Model
 	if p := os.Getenv("DGPVIZ_TTT_START"); p != "" { // continue from a model file's model
-		mf, err := engine.ReadModelFile(p)
+		mf, err := modelfile.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestTimeToTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if err := engine.WriteModel(f, fm, nil); err != nil {
+		if err := modelfile.WriteModel(f, fm, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

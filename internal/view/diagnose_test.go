@@ -6,6 +6,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/train"
 )
 
@@ -53,7 +54,7 @@ func runToEnd(t testing.TB, m *engine.Model, max int, each func(*engine.Model, *
 // model, the model right after a projected move, and every iteration of a
 // fit from the initialisation are not diagnosed as collapsed.
 func TestDiagnoseCollapse(t *testing.T) {
-	mf, err := engine.ReadModelFile("../engine/testdata/step3_fitted.json")
+	mf, err := modelfile.ReadFile("../engine/testdata/step3_fitted.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package modelfile
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -23,7 +24,7 @@ var fuzzData = func() *dataset.Dataset {
 // panic; it accepts only valid JSON; a model it accepts can be evaluated
 // (a bound or a clear error) and reads back the same when written.
 func FuzzReadModel(f *testing.F) {
-	if b, err := os.ReadFile("testdata/step3_fitted.json"); err == nil {
+	if b, err := os.ReadFile("../engine/testdata/step3_fitted.json"); err == nil {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"jitter":1e-6,"data":{"X":[[0],[1]],"Y":[[0],[1]]},"layers":[{"kernel":{"type":"rbf","variance":1,"lengthscales":[1]},"noise_variance":0.1,"inducing_inputs":[[0]],"q_mu":[[0]],"q_sqrt":[[[1]]]}]}`))
@@ -45,27 +46,27 @@ func FuzzReadModel(f *testing.F) {
 			return // big inputs only slow the fuzzer; the size limit has its own test
 		}
 		opt := ReadOptions{LoadDataSet: func(string) (*dataset.Dataset, error) { return fuzzData, nil }}
-		mf, err := ReadModelWith(bytes.NewReader(b), opt)
+		mf, err := ReadWith(bytes.NewReader(b), opt)
 		if err != nil {
 			return
 		}
 		if !json.Valid(b) {
-			t.Fatalf("ReadModel accepted text that is not JSON")
+			t.Fatalf("Read accepted text that is not JSON")
 		}
 		if err := mf.Model.Validate(); err != nil {
-			t.Fatalf("ReadModel accepted a model that does not validate: %v", err)
+			t.Fatalf("Read accepted a model that does not validate: %v", err)
 		}
 		var buf bytes.Buffer
-		if err := WriteModelFile(&buf, &ModelFile{Model: mf.Model, Data: mf.Data, Extra: withNormalization(mf)}); err != nil {
+		if err := Write(&buf, &File{Model: mf.Model, Data: mf.Data, Extra: withNormalization(mf)}); err != nil {
 			t.Fatalf("writing an accepted model: %v", err)
 		}
-		again, err := ReadModelWith(&buf, opt)
+		again, err := ReadWith(&buf, opt)
 		if err != nil {
 			t.Fatalf("reading an accepted model written again: %v", err)
 		}
 		sameModel(t, mf.Model, again.Model)
-		var ev Evaluator
+		var ev engine.Evaluator
 		ev.Workers = 1
-		ev.Evaluate(mf.Model, Options{}) // must not panic; an error is an answer
+		ev.Evaluate(mf.Model, engine.Options{}) // must not panic; an error is an answer
 	})
 }

@@ -1,4 +1,4 @@
-package engine
+package modelfile
 
 import (
 	"bytes"
@@ -307,7 +307,7 @@ func (mr *modelReader) compact(spec arraySpec) (*array, error) {
 		case "data_set":
 			ref, err = mr.dataSetRef(field(key))
 		case "base64":
-			maxLen := MaxModelFileBytes
+			maxLen := MaxBytes
 			if size, ok := dtypes[dtype]; ok && len(shape) == spec.rank {
 				maxLen = base64.StdEncoding.EncodedLen(maxEncoded(size * product(shape)))
 			}
@@ -711,7 +711,7 @@ func NormalisesTo(orig *mat.Dense, nz dataset.Normalizer, a *mat.Dense) bool {
 
 // integerOriginals returns a's values in original units (value·scale +
 // mean) when every one is an integer k within int32 whose normalisation
-// (k − mean)/scale, computed as dataset.Normalizer.Apply and ReadModel
+// (k − mean)/scale, computed as dataset.Normalizer.Apply and Read
 // compute it, is the value bit for bit; with the smallest dtype that
 // holds them.
 func integerOriginals(a *mat.Dense, nz dataset.Normalizer) ([]int64, string, bool) {

@@ -1,4 +1,4 @@
-package engine
+package modelfile
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 
 // jsonScanner reads JSON from a stream a value at a time, so that a reader
 // can check its limits before it allocates what a value would need
-// (ReadModel). It holds a window of the input and, while capturing, the
+// (Read). It holds a window of the input and, while capturing, the
 // raw text of the value being captured; nothing else.
 type jsonScanner struct {
 	r        io.Reader

@@ -1,4 +1,4 @@
-package engine
+package modelfile
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -22,8 +23,8 @@ import (
 // original units as integers when that re-normalises bit for bit, and Y
 // stored once when it is X.
 
-// MaxModelFileBytes bounds the size of a model file that ReadModel accepts.
-const MaxModelFileBytes = 256 << 20
+// MaxBytes bounds the size of a model file that Read accepts.
+const MaxBytes = 256 << 20
 
 // encodeAbove is the number of values above which WriteModel writes an
 // array compactly: a person reads a short list, a long one is for programs,
@@ -97,7 +98,7 @@ type arrayJSON struct {
 	Compression string      `json:"compression,omitempty"`
 	Base64      string      `json:"base64,omitempty"`
 	// raw, when not nil, are the values before compression, from which
-	// WriteModelFile streams Base64 (the data: float64Stream).
+	// Write streams Base64 (the data: float64Stream).
 	raw []byte
 }
 
@@ -112,11 +113,11 @@ type dataSetRef struct {
 	Columns string `json:"columns"` // "inputs" or "outputs"
 }
 
-// ModelFile is a model as read from or written to a JSON model file, with
+// File is a model as read from or written to a JSON model file, with
 // how its data were normalised (viz fit's files hold normalised data) and
 // the file's other fields beyond the engine's own kept verbatim in Extra.
-type ModelFile struct {
-	Model *Model
+type File struct {
+	Model *engine.Model
 	// NormX and NormY undo the normalisation of the file's data: original
 	// = value·Scale + Mean per column (the identity when the file has no
 	// "normalization" field). NormalizationJSON writes that field.
@@ -151,13 +152,13 @@ type ReadOptions struct {
 	// Budget, when not nil, is told the bytes the reader is about to hold
 	// in all, before each large allocation; its error ends the reading
 	// and is returned as it is. Without one the reader holds at most
-	// MaxModelMemory.
+	// MaxMemory.
 	Budget func(bytes int64) error
 }
 
-// MaxModelMemory bounds the memory ReadModelWith takes without a Budget:
+// MaxMemory bounds the memory ReadWith takes without a Budget:
 // compressed arrays can claim far more than the file's size.
-const MaxModelMemory = 4 << 30
+const MaxMemory = 4 << 30
 
 func (o ReadOptions) withDefaults() ReadOptions {
 	def := func(v *int, d int) {
@@ -165,18 +166,18 @@ func (o ReadOptions) withDefaults() ReadOptions {
 			*v = d
 		}
 	}
-	def(&o.MaxRows, MaxData)
-	def(&o.MaxColumns, MaxDim)
-	def(&o.MaxLayers, MaxLayers)
-	def(&o.MaxWidth, MaxDim)
-	def(&o.MaxInducing, MaxInducing)
+	def(&o.MaxRows, engine.MaxData)
+	def(&o.MaxColumns, engine.MaxDim)
+	def(&o.MaxLayers, engine.MaxLayers)
+	def(&o.MaxWidth, engine.MaxDim)
+	def(&o.MaxInducing, engine.MaxInducing)
 	if o.LoadDataSet == nil {
 		o.LoadDataSet = dataset.Load
 	}
 	if o.Budget == nil {
 		o.Budget = func(bytes int64) error {
-			if bytes > MaxModelMemory {
-				return fmt.Errorf("the model file needs more than %d GiB of memory", MaxModelMemory>>30)
+			if bytes > MaxMemory {
+				return fmt.Errorf("the model file needs more than %d GiB of memory", MaxMemory>>30)
 			}
 			return nil
 		}
@@ -184,39 +185,39 @@ func (o ReadOptions) withDefaults() ReadOptions {
 	return o
 }
 
-// ReadModelFile reads and validates a model file.
-func ReadModelFile(path string) (*ModelFile, error) {
+// ReadFile reads and validates a model file.
+func ReadFile(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadModel(f)
+	return Read(f)
 }
 
-// ReadModel reads and validates a JSON model with the engine's own limits
-// (see ReadModelWith).
-func ReadModel(r io.Reader) (*ModelFile, error) {
-	return ReadModelWith(r, ReadOptions{})
+// Read reads and validates a JSON model with the engine's own limits
+// (see ReadWith).
+func Read(r io.Reader) (*File, error) {
+	return ReadWith(r, ReadOptions{})
 }
 
-// ReadModelWith reads and validates a JSON model, streaming: limits are
+// ReadWith reads and validates a JSON model, streaming: limits are
 // checked as the values come, so nothing larger than the limits allow is
 // allocated. It reads files in both forms of arrays (JSON numbers and
 // arrayJSON). Errors name the layer (counted from 1) and field at fault.
-func ReadModelWith(r io.Reader, opt ReadOptions) (*ModelFile, error) {
-	mr := &modelReader{s: newJSONScanner(r, MaxModelFileBytes), opt: opt.withDefaults()}
+func ReadWith(r io.Reader, opt ReadOptions) (*File, error) {
+	mr := &modelReader{s: newJSONScanner(r, MaxBytes), opt: opt.withDefaults()}
 	mf, err := mr.read()
 	switch {
 	case errors.Is(err, errModelTooLarge):
-		return nil, fmt.Errorf("the model file is larger than %d MiB", MaxModelFileBytes>>20)
+		return nil, fmt.Errorf("the model file is larger than %d MiB", MaxBytes>>20)
 	case err != nil:
 		return nil, err
 	}
 	return mf, nil
 }
 
-// modelReader reads one model file (ReadModelWith).
+// modelReader reads one model file (ReadWith).
 type modelReader struct {
 	s    *jsonScanner
 	opt  ReadOptions
@@ -224,7 +225,7 @@ type modelReader struct {
 
 	x, y       *dataArray // data.X and data.Y as stored
 	info       DataInfo   // data's other fields
-	layers     []*Layer
+	layers     []*engine.Layer
 	jitter     *float64
 	norm       *normalizationJSON
 	dataSet    *dataset.Dataset // the public data set the data refer to
@@ -303,7 +304,7 @@ func (mr *modelReader) floats(n int) ([]float64, error) {
 	return make([]float64, n), nil
 }
 
-func (mr *modelReader) read() (*ModelFile, error) {
+func (mr *modelReader) read() (*File, error) {
 	s := mr.s
 	mr.extra = map[string]json.RawMessage{}
 	mr.haveFields = map[string]bool{}
@@ -368,8 +369,8 @@ func (mr *modelReader) read() (*ModelFile, error) {
 }
 
 // model assembles and validates what was read.
-func (mr *modelReader) model() (*ModelFile, error) {
-	m := &Model{Jitter: DefaultJitter, Layers: mr.layers}
+func (mr *modelReader) model() (*File, error) {
+	m := &engine.Model{Jitter: engine.DefaultJitter, Layers: mr.layers}
 	if mr.jitter != nil {
 		m.Jitter = *mr.jitter
 	}
@@ -394,10 +395,10 @@ func (mr *modelReader) model() (*ModelFile, error) {
 	if m.Y, err = mr.y.matrix(ny); err != nil {
 		return nil, fmt.Errorf("data.Y: %w", err)
 	}
-	if err := CheckFinite(m.X, "data.X"); err != nil {
+	if err := engine.CheckFinite(m.X, "data.X"); err != nil {
 		return nil, err
 	}
-	if err := CheckFinite(m.Y, "data.Y"); err != nil {
+	if err := engine.CheckFinite(m.Y, "data.Y"); err != nil {
 		return nil, err
 	}
 	if len(m.Layers) == 0 {
@@ -405,7 +406,7 @@ func (mr *modelReader) model() (*ModelFile, error) {
 	}
 	in := mr.x.cols
 	for i, l := range m.Layers {
-		if err := l.validate(in); err != nil {
+		if err := l.Validate(in); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i+1, err)
 		}
 		_, _, in = l.Dims()
@@ -419,7 +420,7 @@ func (mr *modelReader) model() (*ModelFile, error) {
 	if err := mr.checkInfo(); err != nil {
 		return nil, err
 	}
-	return &ModelFile{Model: m, NormX: nx, NormY: ny, Info: mr.info, Data: mr.dataSet, Extra: mr.extra}, nil
+	return &File{Model: m, NormX: nx, NormY: ny, Info: mr.info, Data: mr.dataSet, Extra: mr.extra}, nil
 }
 
 // checkInfo checks the data's shape against its columns: an image of
@@ -556,7 +557,7 @@ func (mr *modelReader) data() error {
 }
 
 // layer reads layer i (counted from 0) of the layers array.
-func (mr *modelReader) layer(i int) (*Layer, error) {
+func (mr *modelReader) layer(i int) (*engine.Layer, error) {
 	s := mr.s
 	o := mr.opt
 	var (
@@ -680,7 +681,7 @@ func (mr *modelReader) layer(i int) (*Layer, error) {
 	if qsqrt.shape[1] != mz {
 		return nil, fmt.Errorf("q_sqrt[0]: %d rows, want %d", qsqrt.shape[1], mz)
 	}
-	l := &Layer{Kernel: k, NoiseVariance: *noise,
+	l := &engine.Layer{Kernel: k, NoiseVariance: *noise,
 		InducingInputs: mat.NewDense(mz, q, z.vals), QMu: mat.NewDense(mz, d, qmu.vals)}
 	l.QSqrt = make([]*mat.Dense, d)
 	for j := range l.QSqrt {
@@ -737,8 +738,8 @@ func (mr *modelReader) kernel(maxIn int) (*kernelJSON, error) {
 }
 
 // kernel returns the kernel kj describes, on q inputs.
-func (kj *kernelJSON) kernel(q int) (Kernel, error) {
-	var k Kernel
+func (kj *kernelJSON) kernel(q int) (engine.Kernel, error) {
+	var k engine.Kernel
 	switch kj.Type {
 	case "rbf":
 		if kj.Variance == nil {
@@ -747,17 +748,17 @@ func (kj *kernelJSON) kernel(q int) (Kernel, error) {
 		if len(kj.Lengthscales) == 0 {
 			return nil, fmt.Errorf("kernel.lengthscales: missing")
 		}
-		k = NewRBF(*kj.Variance, kj.Lengthscales)
+		k = engine.NewRBF(*kj.Variance, kj.Lengthscales)
 	case "linear":
 		if len(kj.Variances) == 0 {
 			return nil, fmt.Errorf("kernel.variances: missing")
 		}
-		k = NewLinear(kj.Variances)
+		k = engine.NewLinear(kj.Variances)
 	case "rbfiso":
 		if kj.Variance == nil || kj.Lengthscale == nil {
 			return nil, fmt.Errorf("kernel.variance or kernel.lengthscale: missing")
 		}
-		k = NewRBFIso(*kj.Variance, *kj.Lengthscale, q)
+		k = engine.NewRBFIso(*kj.Variance, *kj.Lengthscale, q)
 	default:
 		return nil, fmt.Errorf("kernel.type: %q is not rbf, rbfiso or linear", kj.Type)
 	}
@@ -773,14 +774,14 @@ func (kj *kernelJSON) kernel(q int) (Kernel, error) {
 // extra holds the data's "normalization" and the data are integers in
 // their original units that re-normalise bit for bit, they are stored as
 // such integers.
-func WriteModel(w io.Writer, m *Model, extra map[string]json.RawMessage) error {
-	return WriteModelFile(w, &ModelFile{Model: m, Extra: extra})
+func WriteModel(w io.Writer, m *engine.Model, extra map[string]json.RawMessage) error {
+	return Write(w, &File{Model: m, Extra: extra})
 }
 
-// WriteModelFile writes mf as a JSON model file: its model, its data with
+// Write writes mf as a JSON model file: its model, its data with
 // mf.Info, and mf.Extra's fields. The normalization field is mf.Extra's
 // when it has one, else mf.NormX and mf.NormY's when set.
-func WriteModelFile(w io.Writer, mf *ModelFile) error {
+func Write(w io.Writer, mf *File) error {
 	m, extra := mf.Model, mf.Extra
 	if _, ok := extra["normalization"]; !ok && mf.NormX.Mean != nil && mf.NormY.Mean != nil {
 		extra = maps.Clone(extra)
@@ -797,7 +798,7 @@ func WriteModelFile(w io.Writer, mf *ModelFile) error {
 	_, d := m.Y.Dims()
 	nx, ny, err := readNormalization(extra["normalization"], q, d)
 	if err != nil {
-		// Written as given (ReadModel will say what is wrong), with the
+		// Written as given (Read will say what is wrong), with the
 		// data as they are: no original units without a normalisation.
 		nx, ny = dataset.Normalizer{}, dataset.Normalizer{}
 	}
@@ -856,15 +857,15 @@ func WriteModelFile(w io.Writer, mf *ModelFile) error {
 	return err
 }
 
-func layerToJSON(l *Layer) layerJSON {
+func layerToJSON(l *engine.Layer) layerJSON {
 	lj := layerJSON{NoiseVariance: l.NoiseVariance, InducingInputs: matrixToJSON(l.InducingInputs), QMu: matrixToJSON(l.QMu)}
 	switch k := l.Kernel.(type) {
-	case *RBF:
+	case *engine.RBF:
 		v := k.Variance
 		lj.Kernel = kernelJSON{Type: "rbf", Variance: &v, Lengthscales: append([]float64(nil), k.Lengthscales...)}
-	case *Linear:
+	case *engine.Linear:
 		lj.Kernel = kernelJSON{Type: "linear", Variances: append([]float64(nil), k.Variances...)}
-	case *RBFIso:
+	case *engine.RBFIso:
 		v, l := k.Variance(), k.Lengthscale()
 		lj.Kernel = kernelJSON{Type: "rbfiso", Variance: &v, Lengthscale: &l}
 	}
@@ -923,18 +924,19 @@ type LayerGradientJSON struct {
 	QSqrt          [][][]float64  `json:"q_sqrt"`
 }
 
-// JSON converts g to the model file's field names, for model m.
-func (g *Gradient) JSON(m *Model) GradientJSON {
+// GradientOf returns g, a gradient of model m, in the model file's field
+// names.
+func GradientOf(g *engine.Gradient, m *engine.Model) GradientJSON {
 	var out GradientJSON
 	for i, lg := range g.Layers {
 		kj := map[string]any{}
 		switch m.Layers[i].Kernel.(type) {
-		case *RBF:
+		case *engine.RBF:
 			kj["variance"] = lg.Kernel[0]
 			kj["lengthscales"] = lg.Kernel[1:]
-		case *Linear:
+		case *engine.Linear:
 			kj["variances"] = lg.Kernel
-		case *RBFIso:
+		case *engine.RBFIso:
 			kj["variance"] = lg.Kernel[0]
 			kj["lengthscale"] = lg.Kernel[1]
 		}

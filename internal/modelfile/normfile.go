@@ -1,4 +1,4 @@
-package engine
+package modelfile
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ type normalizationJSON struct {
 const normalizationNote = "data.X and data.Y in this file are normalised: original = normalised·scale + mean, per column; viz predict undoes it"
 
 // NormalizationJSON encodes the normalisers of a model file's data for
-// its "normalization" field (see ModelFile.NormX).
+// its "normalization" field (see File.NormX).
 func NormalizationJSON(nx, ny dataset.Normalizer) json.RawMessage {
 	b, _ := json.Marshal(normalizationJSON{Note: normalizationNote, XMean: nx.Mean, XScale: nx.Scale, YMean: ny.Mean, YScale: ny.Scale})
 	return b // cannot fail: slices of finite numbers

@@ -1,4 +1,4 @@
-package engine
+package modelfile
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -16,7 +17,7 @@ import (
 // publicData is integerModel's data as a public data set would be loaded:
 // the Frey faces' Remote (any of dataset.Remotes serves) as its source, the
 // same raw values as inputs and outputs (an autoencoder).
-func publicData(t *testing.T, m *Model, nz dataset.Normalizer) *dataset.Dataset {
+func publicData(t *testing.T, m *engine.Model, nz dataset.Normalizer) *dataset.Dataset {
 	t.Helper()
 	r, ok := dataset.RemoteNamed("frey")
 	if !ok {
@@ -49,7 +50,7 @@ func TestModelFileDataSetReference(t *testing.T) {
 	}
 	src := publicData(t, m, nz)
 	var buf bytes.Buffer
-	if err := WriteModelFile(&buf, &ModelFile{Model: m, Data: src, Extra: extra}); err != nil {
+	if err := Write(&buf, &File{Model: m, Data: src, Extra: extra}); err != nil {
 		t.Fatal(err)
 	}
 	file := buf.String()
@@ -62,7 +63,7 @@ func TestModelFileDataSetReference(t *testing.T) {
 		t.Fatalf("data written as X %+v, Y %+v; want X a reference %+v and Y the same as X", doc.Data.X, doc.Data.Y, want)
 	}
 	var embedded bytes.Buffer
-	WriteModelFile(&embedded, &ModelFile{Model: m, Extra: extra})
+	Write(&embedded, &File{Model: m, Extra: extra})
 	if buf.Len() >= embedded.Len() {
 		t.Errorf("the file that refers to its data set is %d bytes, the one that holds its data %d", buf.Len(), embedded.Len())
 	}
@@ -75,7 +76,7 @@ func TestModelFileDataSetReference(t *testing.T) {
 		}
 		return src, nil
 	}
-	mf, err := ReadModelWith(strings.NewReader(file), ReadOptions{LoadDataSet: load})
+	mf, err := ReadWith(strings.NewReader(file), ReadOptions{LoadDataSet: load})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestModelFileDataSetReference(t *testing.T) {
 	}
 	// Written again, it still refers to the data set.
 	var again bytes.Buffer
-	if err := WriteModelFile(&again, mf); err != nil {
+	if err := Write(&again, mf); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(again.String(), `"data_set"`) {
@@ -96,13 +97,13 @@ func TestModelFileDataSetReference(t *testing.T) {
 	m2, _ := integerModel(t)
 	m2.X.Set(7, 1, math.Nextafter(m2.X.At(7, 1), 2))
 	buf.Reset()
-	WriteModelFile(&buf, &ModelFile{Model: m2, Data: src, Extra: extra})
+	Write(&buf, &File{Model: m2, Data: src, Extra: extra})
 	doc.Data.X, doc.Data.Y = arrayJSON{}, arrayJSON{}
 	json.Unmarshal(buf.Bytes(), &doc)
 	if doc.Data.X.DataSet != nil || doc.Data.Y.DataSet == nil || doc.Data.Y.DataSet.Columns != "inputs" {
 		t.Errorf("one value one ulp off: X written as %+v, Y as %+v; want X written out and Y a reference", doc.Data.X.DataSet, doc.Data.Y.DataSet)
 	}
-	mf, err = ReadModelWith(&buf, ReadOptions{LoadDataSet: load})
+	mf, err = ReadWith(&buf, ReadOptions{LoadDataSet: load})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestModelFileDataSetReference(t *testing.T) {
 	buf.Reset()
 	private := *src
 	private.Source = nil
-	WriteModelFile(&buf, &ModelFile{Model: m, Data: &private, Extra: extra})
+	Write(&buf, &File{Model: m, Data: &private, Extra: extra})
 	if strings.Contains(buf.String(), `"data_set"`) {
 		t.Error("a data set without a public source is referred to")
 	}
@@ -144,7 +145,7 @@ func TestModelFileDataSetReference(t *testing.T) {
 				end := start + strings.IndexAny(f[start:], ",\n")
 				f = f[:start] + tc.edit + f[end:]
 			}
-			_, err := ReadModelWith(strings.NewReader(f), ReadOptions{LoadDataSet: tc.load})
+			_, err := ReadWith(strings.NewReader(f), ReadOptions{LoadDataSet: tc.load})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
