@@ -75,11 +75,14 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		*dir = d
 	}
 	f := &dataset.Fetcher{Dir: *dir, Progress: newFetchProgress(stderr).show}
+	if configureFetcher != nil {
+		configureFetcher(f)
+	}
 	for _, r := range remotes {
 		fmt.Fprintf(stderr, "%s: %s\n", r.Name, r.URL)
 		path, err := f.Fetch(ctx, r)
 		if err != nil {
-			return fmt.Errorf("viz data get: %w", err)
+			return fmt.Errorf("viz data get: %w; %s", err, haveFileHint(r, *dir))
 		}
 		fmt.Fprintf(stdout, "%s: %s (%d bytes, sha256 %s)\n", r.Name, path, r.Size, r.SHA256)
 	}
@@ -123,6 +126,18 @@ func runDataWalk(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "viz data walk: %d rows (seed %d) in %s\n", *rows, *seed, *out)
 	return nil
+}
+
+// configureFetcher, when not nil, adjusts viz data get's Fetcher: the
+// tests take it offline.
+var configureFetcher func(*dataset.Fetcher)
+
+// haveFileHint says what to do with r's file when it is on this machine
+// already but cannot be downloaded (offline): use it where it is, or put
+// it where the data sets are looked for.
+func haveFileHint(r dataset.Remote, dir string) string {
+	return fmt.Sprintf("if you have the file %s, use it where it is with -data %s:PATH, or copy it to %s (set %s to keep the data sets elsewhere)",
+		r.File, r.Name, filepath.Join(dir, r.Dir, r.File), dataset.DataDirEnv)
 }
 
 func remoteNames() string {

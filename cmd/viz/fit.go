@@ -38,12 +38,19 @@ type fitFlags struct {
 	window, horizon                                                    int
 	quiet, naturalGradient, embedData                                  bool
 	finalQ, fitChoice                                                  string
-	maxRows                                                            int // -max-rows
+	maxRows                                                            int    // -max-rows
+	shape                                                              [2]int // -shape
 }
 
+// datasetJSON is a model file's dataset section: the data set, with its
+// file's absolute path in Spec and its sha256 when it is a file, so that
+// the commands that read the model find the data from any folder and know
+// them for the same (modelDataset). The names are the data's own columns,
+// verbatim (a CSV's header, units and all).
 type datasetJSON struct {
 	Name        string   `json:"name"`
 	Spec        string   `json:"spec"`
+	SHA256      string   `json:"sha256,omitempty"`
 	Description string   `json:"description"`
 	InputNames  []string `json:"input_names"`
 	OutputNames []string `json:"output_names"`
@@ -97,6 +104,22 @@ type fitJSON struct {
 	TotalIters int `json:"total_iters"`
 }
 
+// datasetSection returns the dataset section of a model of ds, loaded
+// from spec: the spec with its path absolute, and the file's sha256.
+func datasetSection(ds *dataset.Dataset, spec string) (datasetJSON, error) {
+	abs, err := dataset.AbsSpec(spec)
+	if err != nil {
+		return datasetJSON{}, err
+	}
+	dj := datasetJSON{Name: ds.Name, Spec: abs, Description: ds.Description, InputNames: ds.InputNames, OutputNames: ds.OutputNames}
+	if ds.Path != "" {
+		if dj.SHA256, err = dataset.FileSHA256(ds.Path); err != nil {
+			return datasetJSON{}, err
+		}
+	}
+	return dj, nil
+}
+
 const initMethod = "per layer: inducing inputs at the quantiles (1-D) or k-means centres of the layer's input messages; " +
 	"first hidden layer carries the principal components of Y (pca) or X (linear), later hidden layers the identity; " +
 	"q_mu by sparse regression of those targets, q_sqrt = chol(noise ratio · Kuu); restart r: seed+r, perturbed for r > 0, " +
@@ -134,6 +157,10 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&f.embedData, "embed-data", false, "write the data into the model file even when they are a public data set's (robot, frey); by default the file refers to that data set's file by its checksum, and readers load it from this machine")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.IntVar(&f.maxRows, "max-rows", 0, "refuse a data file of more rows than this, as it is read (0: no limit but memory's and the model's)")
+	fs.Func("shape", "the outputs are the pixels of images of this shape, rows x columns (e.g. 28x20): the model file records it, so that viz figure faces and the page draw them as images", func(v string) (err error) {
+		f.shape, err = dataset.ParseShape(v)
+		return err
+	})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -174,6 +201,15 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	ds, err := dataset.LoadWith(f.data, dataset.LoadOptions{MaxRows: f.maxRows})
 	if err != nil {
 		return usageError{fmt.Errorf("viz fit: %w", err)}
+	}
+	if f.shape != [2]int{} {
+		if err := ds.SetShape(f.shape); err != nil {
+			return badInput("viz fit: -shape: %v", err)
+		}
+	}
+	dj, err := datasetSection(ds, f.data)
+	if err != nil {
+		return fmt.Errorf("viz fit: %w", err)
 	}
 	for _, w := range dataset.Warnings(ds) {
 		fmt.Fprintf(stderr, "viz fit: warning: %s\n", w)
@@ -305,7 +341,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		finalQ = "optimal"
 	}
 	extra := map[string]any{
-		"dataset":       datasetJSON{Name: ds.Name, Spec: f.data, Description: ds.Description, InputNames: ds.InputNames, OutputNames: ds.OutputNames},
+		"dataset":       dj,
 		"normalization": modelfile.NormalizationJSON(nx, ny),
 		"init":          ij,
 		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: tcfg.BatchSize, Epochs: final.Epochs, Frozen: frozenNames,

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/modelfile"
@@ -35,21 +37,21 @@ func readModelFile(cmd, path string) (*modelfile.File, error) {
 // section's spec, as viz fit writes it, or a name that Load knows, as the
 // page's Save model writes it), or "" when it records none that can be
 // loaded again.
-func recordedData(mf *modelfile.File) string {
-	var d struct {
-		Name string `json:"name"`
-		Spec string `json:"spec"`
-	}
+func recordedData(mf *modelfile.File) string { return recorded(mf).Spec }
+
+// recorded returns a model file's dataset section (datasetJSON), its Spec
+// "" when the file records no data set that can be loaded again.
+func recorded(mf *modelfile.File) datasetJSON {
+	var d datasetJSON
 	if json.Unmarshal(mf.Extra["dataset"], &d) != nil {
-		return ""
+		return datasetJSON{}
 	}
-	if d.Spec != "" {
-		return d.Spec
+	if d.Spec == "" {
+		if _, ok := dataset.RemoteNamed(d.Name); ok || d.Name == "step" {
+			d.Spec = d.Name
+		}
 	}
-	if _, ok := dataset.RemoteNamed(d.Name); ok || d.Name == "step" {
-		return d.Name
-	}
-	return ""
+	return d
 }
 
 // dataInfo returns what mf says of its data (units, image shape); a file
@@ -84,8 +86,13 @@ func modelDataset(cmd, path string, mf *modelfile.File, spec string) (*dataset.D
 	ds := mf.Data // the data set the file refers to, loaded as it was read
 	if spec != "" || ds == nil {
 		if spec == "" {
-			if spec = recordedData(mf); spec == "" {
+			rec := recorded(mf)
+			if spec = rec.Spec; spec == "" {
 				return nil, "", badInput("%s: %s does not say which data set it was fitted to: give it with -data (robot, frey, csv:PATH, …)", cmd, path)
+			}
+			var err error
+			if spec, err = recordedFile(path, spec, rec.SHA256); err != nil {
+				return nil, spec, badInput("%s: %v", cmd, err)
 			}
 		}
 		var err error
@@ -99,6 +106,49 @@ func modelDataset(cmd, path string, mf *modelfile.File, spec string) (*dataset.D
 		return nil, spec, badInput("%s: %s was not fitted to the data set %s: %v (give its data set with -data)", cmd, path, spec, err)
 	}
 	return ds, spec, nil
+}
+
+// recordedFile checks the file that spec, a model file's recorded data
+// set, names: it must have the sha256 recorded beside it (when one is:
+// older files have none). A relative path (older files recorded the path
+// as given to viz fit) is looked for from the working folder, then from
+// the model file's. It returns the spec to load.
+func recordedFile(model, spec, sum string) (string, error) {
+	scheme, file := dataset.SpecFile(spec)
+	if file == "" {
+		return spec, nil
+	}
+	if !filepath.IsAbs(file) {
+		if _, err := os.Stat(file); err != nil {
+			if beside := filepath.Join(filepath.Dir(model), file); fileExists(beside) {
+				file = beside
+				spec = beside
+				if scheme != "" {
+					spec = scheme + ":" + beside
+				}
+			}
+		}
+	}
+	if sum == "" {
+		return spec, nil
+	}
+	got, err := dataset.FileSHA256(file)
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
+		return spec, fmt.Errorf("%s was fitted to the data in %s, which cannot be read here (%v): give them with -data", model, file, pe.Err)
+	case err != nil:
+		return spec, fmt.Errorf("%s was fitted to the data in %s: %v", model, file, err)
+	case got != sum:
+		return spec, fmt.Errorf("%s was fitted to the data in %s, and that file has changed since (its sha256 is %s, the model's %s): give the data it was fitted to with -data", model, file, got, sum)
+	}
+	return spec, nil
+}
+
+// fileExists reports whether path is a file that can be opened.
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir()
 }
 
 // sameDataRows is how many rows sameData normalises at a time.

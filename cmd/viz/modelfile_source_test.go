@@ -121,7 +121,11 @@ func TestModelFileRefersToData(t *testing.T) {
 		t.Errorf("predict.py at the training inputs of a file without them: %v, %q", err, perr.String())
 	}
 
-	// Elsewhere, without the data: the one command that gets them.
+	// Elsewhere, without the data (nor where the model was fitted): the
+	// one command that gets them.
+	if err := os.Remove(filepath.Join(cache, r.Dir, r.File)); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv(dataset.DataDirEnv, t.TempDir())
 	t.Chdir(t.TempDir())
 	err = run(context.Background(), []string{"predict", "-model", ref, "-in", in}, &bytes.Buffer{}, &stderr)

@@ -68,6 +68,10 @@ type Dataset struct {
 	// A model file of such data may refer to the file instead of holding
 	// the data (docs/model-format.md).
 	Source *Remote
+	// Path is the file the data were read from, absolute (LoadWith sets
+	// it), so that a model file can find them again from any folder; ""
+	// for data that are not a file's (the step, an upload).
+	Path string
 	// Imputed is, when some outputs were missing and filled in (nil
 	// otherwise), true at [i][j] where output j of row i was; rows are
 	// aligned like Truth's. The robot's missing readings are −92 dBm.

@@ -114,7 +114,7 @@ type Fetcher struct {
 func (f *Fetcher) Fetch(ctx context.Context, r Remote) (string, error) {
 	dir := filepath.Join(f.Dir, r.Dir)
 	dest := filepath.Join(dir, r.File)
-	if sum, err := fileSHA256(dest); err == nil && sum == r.SHA256 {
+	if sum, err := FileSHA256(dest); err == nil && sum == r.SHA256 {
 		return dest, nil
 	}
 	// The folders this call makes, deepest first, to remove if it fails.
@@ -151,7 +151,7 @@ func (f *Fetcher) Fetch(ctx context.Context, r Remote) (string, error) {
 	if err := tmp.Close(); err != nil {
 		return "", err
 	}
-	sum, err := fileSHA256(tmp.Name())
+	sum, err := FileSHA256(tmp.Name())
 	if err != nil {
 		return "", err
 	}
@@ -297,8 +297,10 @@ func loadFile(name, path string, read func(r io.Reader, src string) (*Dataset, e
 	return ds, nil
 }
 
-// fileSHA256 returns the sha256 of the file at path, in lower-case hex.
-func fileSHA256(path string) (string, error) {
+// FileSHA256 returns the sha256 of the file at path, in lower-case hex:
+// how a model file knows that a data file is still the one it was fitted
+// to.
+func FileSHA256(path string) (string, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return "", err

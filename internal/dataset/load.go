@@ -56,28 +56,72 @@ func LoadWith(spec string, o LoadOptions) (*Dataset, error) {
 		if path == "" {
 			return nil, fmt.Errorf("%q: missing path after %q", spec, scheme+":")
 		}
-		maxRows := -1
-		if o.MaxRows > 0 {
-			maxRows = o.MaxRows
+		ds, err := loadScheme(scheme, path, o)
+		if err != nil {
+			return nil, err
 		}
-		switch scheme {
-		case "robot":
-			return LoadRobot(path)
-		case "frey":
-			return LoadFrey(path)
+		if ds.Path, err = filepath.Abs(path); err != nil {
+			return nil, err
 		}
-		opt := CSVOptions{MaxRows: maxRows, MaxBytes: -1}
-		switch scheme {
-		case "npy":
-			return LoadNPY(path, opt)
-		case "npz":
-			return LoadNPZ(path, opt)
-		case "parquet":
-			return LoadParquet(path, opt)
-		}
-		return LoadCSV(path, opt)
+		return ds, nil
 	}
 	return nil, fmt.Errorf(`unknown data set %q: valid are "step", "robot", "robot:PATH", "frey", "frey:PATH", "csv:PATH", "npy:PATH", "npz:PATH" and "parquet:PATH" (or a PATH ending in .csv, .npy, .npz or .parquet)`, spec)
+}
+
+// loadScheme reads the file at path as scheme says.
+func loadScheme(scheme, path string, o LoadOptions) (*Dataset, error) {
+	maxRows := -1
+	if o.MaxRows > 0 {
+		maxRows = o.MaxRows
+	}
+	switch scheme {
+	case "robot":
+		return LoadRobot(path)
+	case "frey":
+		return LoadFrey(path)
+	}
+	opt := CSVOptions{MaxRows: maxRows, MaxBytes: -1}
+	switch scheme {
+	case "npy":
+		return LoadNPY(path, opt)
+	case "npz":
+		return LoadNPZ(path, opt)
+	case "parquet":
+		return LoadParquet(path, opt)
+	}
+	return LoadCSV(path, opt)
+}
+
+// SpecFile splits spec into its scheme and the path of the file it
+// names ("csv:data.csv": "csv", "data.csv"; "data.npy": "", "data.npy");
+// path is "" for a spec that names no file ("step", "robot").
+func SpecFile(spec string) (scheme, path string) {
+	spec = strings.TrimSpace(spec)
+	if scheme, path, ok := strings.Cut(spec, ":"); ok && knownScheme(scheme) {
+		return scheme, path
+	}
+	if IsFileSpec(spec) {
+		return "", spec
+	}
+	return "", ""
+}
+
+// AbsSpec returns spec with the path it names, if any, made absolute
+// ("csv:data.csv" → "csv:/home/me/data.csv"), so that the spec names the
+// same file from any folder; other specs ("step", "robot") as they are.
+func AbsSpec(spec string) (string, error) {
+	scheme, path := SpecFile(spec)
+	if path == "" {
+		return strings.TrimSpace(spec), nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if scheme == "" {
+		return abs, nil
+	}
+	return scheme + ":" + abs, nil
 }
 
 // fileSchemes are the schemes of data files, which a path's extension

@@ -111,3 +111,46 @@ func TestIsFileSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestAbsSpec: a spec's path is made absolute, whatever its form; specs
+// that name no file stay as they are; LoadWith records the absolute path.
+func TestAbsSpec(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ spec, want string }{
+		{"step", "step"},
+		{" robot ", "robot"},
+		{"csv:data.csv", "csv:" + filepath.Join(wd, "data.csv")},
+		{"robot:../floor.txt", "robot:" + filepath.Join(filepath.Dir(wd), "floor.txt")},
+		{"walk.parquet", filepath.Join(wd, "walk.parquet")},
+		{"/abs/x.npy", "/abs/x.npy"},
+		{"npz:/abs/x.npz", "npz:/abs/x.npz"},
+		{"csv:", "csv:"},
+	} {
+		if got, err := AbsSpec(tc.spec); err != nil || got != tc.want {
+			t.Errorf("AbsSpec(%q) = %q, %v; want %q", tc.spec, got, err, tc.want)
+		}
+	}
+	ds, err := Load("csv:testdata/" + firstCSV(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(wd, "testdata", firstCSV(t)); ds.Path != want {
+		t.Errorf("Path %q, want %q", ds.Path, want)
+	}
+	if Step().Path != "" {
+		t.Error("the step function has a path")
+	}
+}
+
+// firstCSV names a CSV file in testdata.
+func firstCSV(t *testing.T) string {
+	t.Helper()
+	m, err := filepath.Glob("testdata/*.csv")
+	if err != nil || len(m) == 0 {
+		t.Fatal("no CSV in testdata")
+	}
+	return filepath.Base(m[0])
+}

@@ -105,10 +105,13 @@ type arrayJSON struct {
 // dataSetRef names a public data set's columns (dataset.Remotes): its
 // inputs or its outputs, the training rows as dataset.Load reads them.
 // File is for people; the checksum is the file's, so that a reader knows
-// it holds the very data the model was fitted to.
+// it holds the very data the model was fitted to. Path is where the file
+// was when the model was fitted, absolute: a reader on that machine looks
+// there first, from any folder (ReadOptions.OpenDataPaths).
 type dataSetRef struct {
 	Name    string `json:"name"`
 	File    string `json:"file"`
+	Path    string `json:"path,omitempty"`
 	SHA256  string `json:"sha256"`
 	Columns string `json:"columns"` // "inputs" or "outputs"
 }
@@ -149,6 +152,13 @@ type ReadOptions struct {
 	// for a file whose data refer to one; nil: dataset.Load(name), which
 	// finds it on this machine or says how to get it.
 	LoadDataSet func(name string) (*dataset.Dataset, error)
+	// OpenDataPaths lets the reader open the file that such a reference
+	// says the model was fitted from (its absolute path) before it asks
+	// LoadDataSet, the file's checksum checked in either case. ReadFile
+	// sets it: a person's own model file may name any file of theirs. A
+	// server reading files from others leaves it false, so that a file
+	// cannot make it open paths of its choosing.
+	OpenDataPaths bool
 	// Budget, when not nil, is told the bytes the reader is about to hold
 	// in all, before each large allocation; its error ends the reading
 	// and is returned as it is. Without one the reader holds at most
@@ -185,14 +195,16 @@ func (o ReadOptions) withDefaults() ReadOptions {
 	return o
 }
 
-// ReadFile reads and validates a model file.
+// ReadFile reads and validates a model file of one's own, with the
+// engine's own limits. Data it refers to are looked for first where the
+// model was fitted, then where LoadDataSet looks (ReadOptions.OpenDataPaths).
 func ReadFile(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f)
+	return ReadWith(f, ReadOptions{OpenDataPaths: true})
 }
 
 // Read reads and validates a JSON model with the engine's own limits

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"slices"
 	"strings"
@@ -412,6 +413,8 @@ func (mr *modelReader) dataSetRef(name string) (*dataSetRef, error) {
 			ref.Name, err = s.str(64, name+".name")
 		case "file":
 			ref.File, err = s.str(256, name+".file")
+		case "path":
+			ref.Path, err = s.str(maxPathBytes, name+".path")
 		case "sha256":
 			ref.SHA256, err = s.str(64, name+".sha256")
 		case "columns":
@@ -446,12 +449,9 @@ func (mr *modelReader) fromDataSet(name string, ref *dataSetRef, rows, cols int)
 		if err := mr.charge(2 * 8 * int64(rows) * int64(cols)); err != nil {
 			return nil, err
 		}
-		ds, err := mr.opt.LoadDataSet(r.Name)
+		ds, err := mr.loadDataSet(r, ref.Path)
 		if err != nil {
-			return nil, placef("%s: the model's data are the %s data set's; %v", name, r.Title, err)
-		}
-		if ds.Source == nil || ds.Source.SHA256 != r.SHA256 {
-			return nil, placef("%s: the model's data are the %s data set's, and the file on this machine is not that one (another checksum): get it again with: go run ./cmd/viz data get %s", name, r.Title, r.Name)
+			return nil, placef("%s: %v", name, err)
 		}
 		mr.dataSet = ds
 	} else if mr.dataSet.Source.Name != r.Name {
@@ -472,6 +472,38 @@ func (mr *modelReader) fromDataSet(name string, ref *dataSetRef, rows, cols int)
 		copy(vals[i*cols:], m.RawRowView(i))
 	}
 	return &array{vals: vals, shape: [3]int{rows, cols}, original: true}, nil
+}
+
+// maxPathBytes bounds a data file's path in a model file.
+const maxPathBytes = 4096
+
+// loadDataSet loads the public data set r, whose file was at path when
+// the model was fitted: from path when the options allow (OpenDataPaths),
+// then by LoadDataSet, taking the first whose checksum is r's. Its error
+// says where it looked and how to get the data.
+func (mr *modelReader) loadDataSet(r dataset.Remote, path string) (*dataset.Dataset, error) {
+	whose := "the model's data are the " + r.Title + " data set's"
+	if path != "" && mr.opt.OpenDataPaths {
+		ds, err := dataset.Load(r.Name + ":" + path)
+		switch {
+		case err == nil && ds.Source != nil && ds.Source.SHA256 == r.SHA256:
+			return ds, nil
+		case err == nil:
+			whose += fmt.Sprintf("; %s, where it was fitted, holds another file (another sha256)", path)
+		case errors.Is(err, fs.ErrNotExist):
+			whose += fmt.Sprintf("; %s, where it was fitted, is not there", path)
+		default:
+			whose += fmt.Sprintf("; %s, where it was fitted: %v", path, err)
+		}
+	}
+	ds, err := mr.opt.LoadDataSet(r.Name)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s; %v", whose, err)
+	case ds.Source == nil || ds.Source.SHA256 != r.SHA256:
+		return nil, fmt.Errorf("%s, and the file on this machine is not that one (another checksum): get it again with: go run ./cmd/viz data get %s", whose, r.Name)
+	}
+	return ds, nil
 }
 
 // maxEncoded bounds the length of n bytes once compressed: deflate's
@@ -685,7 +717,7 @@ func refer(a *mat.Dense, nz dataset.Normalizer, src *dataset.Dataset) *dataSetRe
 	}{{"inputs", src.X}, {"outputs", src.Y}} {
 		if NormalisesTo(part.m, nz, a) {
 			rm := src.Source
-			return &dataSetRef{Name: rm.Name, File: rm.File, SHA256: rm.SHA256, Columns: part.columns}
+			return &dataSetRef{Name: rm.Name, File: rm.File, Path: src.Path, SHA256: rm.SHA256, Columns: part.columns}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -151,4 +152,43 @@ func TestModelFileDataSetReference(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestModelFileDataSetPath: a reference records where the data set's file
+// was when the model was fitted; the reader looks there first only when
+// allowed (OpenDataPaths: a person's own files), so that a file from
+// elsewhere cannot make a server open a path of its choosing.
+func TestModelFileDataSetPath(t *testing.T) {
+	m, extra := integerModel(t)
+	var nz dataset.Normalizer
+	if err := json.Unmarshal(extra["normalization"], &struct {
+		XMean  *[]float64 `json:"x_mean"`
+		XScale *[]float64 `json:"x_scale"`
+	}{&nz.Mean, &nz.Scale}); err != nil {
+		t.Fatal(err)
+	}
+	src := publicData(t, m, nz)
+	src.Path = filepath.Join(t.TempDir(), "gone.mat")
+	var buf bytes.Buffer
+	if err := Write(&buf, &File{Model: m, Data: src, Extra: extra}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"path": "`+src.Path+`"`) {
+		t.Fatalf("the reference does not record the path %s", src.Path)
+	}
+	absent := func(string) (*dataset.Dataset, error) { return nil, errors.New("not in the cache") }
+	for _, open := range []bool{false, true} {
+		_, err := ReadWith(bytes.NewReader(buf.Bytes()), ReadOptions{LoadDataSet: absent, OpenDataPaths: open})
+		if err == nil {
+			t.Fatalf("OpenDataPaths %v: read without the data", open)
+		}
+		if looked := strings.Contains(err.Error(), src.Path+", where it was fitted, is not there"); looked != open {
+			t.Errorf("OpenDataPaths %v: error %q", open, err)
+		}
+	}
+	loaded, err := ReadWith(bytes.NewReader(buf.Bytes()), ReadOptions{LoadDataSet: func(string) (*dataset.Dataset, error) { return src, nil }, OpenDataPaths: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameModel(t, m, loaded.Model)
 }
