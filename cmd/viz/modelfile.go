@@ -58,7 +58,7 @@ func recorded(mf *modelfile.File) datasetJSON {
 // that says nothing (older files, viz fit's) takes it from the data set it
 // records when that can be loaded.
 func dataInfo(mf *modelfile.File) modelfile.DataInfo {
-	if mf.Info != (modelfile.DataInfo{}) {
+	if !mf.Info.IsZero() {
 		return mf.Info
 	}
 	if spec := recordedData(mf); spec != "" {

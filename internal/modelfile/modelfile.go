@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"unicode/utf8"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
@@ -36,31 +37,46 @@ type dataJSON struct {
 	X any `json:"X"` // [][]float64 or *arrayJSON
 	Y any `json:"Y"`
 	// The DataInfo fields, each written when known.
-	XUnit string      `json:"x_unit,omitempty"`
-	YUnit string      `json:"y_unit,omitempty"`
-	Shape *[2]int     `json:"shape,omitempty"`
-	Range *[2]float64 `json:"range,omitempty"`
+	XUnit  string      `json:"x_unit,omitempty"`
+	YUnit  string      `json:"y_unit,omitempty"`
+	XNames []string    `json:"x_names,omitempty"`
+	YNames []string    `json:"y_names,omitempty"`
+	Shape  *[2]int     `json:"shape,omitempty"`
+	Range  *[2]float64 `json:"range,omitempty"`
 }
 
 // DataInfo is what a model file says of its data beyond the numbers, each
 // field optional: the units of X and Y in original units ("s", "dBm"),
 // and for outputs that are the pixels of images, the images' shape (rows,
 // columns; pixel k of a row at row k / Shape[1], column k % Shape[1]) and
-// the pixels' nominal range (drawn from black to white). Readers use them
-// to label and draw; the model does not depend on them.
+// the pixels' nominal range (drawn from black to white). XNames and YNames
+// are the data's own names of X's and Y's columns, verbatim (a CSV's
+// header: "x_time", "y_ap1 [dBm]"), one per column, which the commands'
+// outputs carry; nil when unknown. Readers use them to label and draw; the
+// model does not depend on them.
 type DataInfo struct {
-	XUnit, YUnit string
-	Shape        [2]int
-	Range        [2]float64
+	XUnit, YUnit   string
+	Shape          [2]int
+	Range          [2]float64
+	XNames, YNames []string
+}
+
+// IsZero reports whether the file says nothing of its data.
+func (in DataInfo) IsZero() bool {
+	return in.XUnit == "" && in.YUnit == "" && in.Shape == [2]int{} && in.Range == [2]float64{} && in.XNames == nil && in.YNames == nil
 }
 
 // InfoOf returns what ds says of its data (see DataInfo).
 func InfoOf(ds *dataset.Dataset) DataInfo {
-	return DataInfo{XUnit: ds.InputUnit, YUnit: ds.OutputUnit, Shape: ds.Shape, Range: ds.Range}
+	return DataInfo{XUnit: ds.InputUnit, YUnit: ds.OutputUnit, Shape: ds.Shape, Range: ds.Range, XNames: ds.InputNames, YNames: ds.OutputNames}
 }
 
-// maxUnitBytes bounds a unit's name in a model file.
-const maxUnitBytes = 64
+// maxUnitBytes bounds a unit's name in a model file, maxNameBytes a
+// column's name.
+const (
+	maxUnitBytes = 64
+	maxNameBytes = 256
+)
 
 type kernelJSON struct {
 	Type         string    `json:"type"`
@@ -442,6 +458,12 @@ func (mr *modelReader) checkInfo() error {
 	if in.Shape != [2]int{} && in.Shape[0]*in.Shape[1] != mr.y.cols {
 		return fmt.Errorf("data.shape: %d × %d pixels, but Y has %d columns", in.Shape[0], in.Shape[1], mr.y.cols)
 	}
+	if in.XNames != nil && len(in.XNames) != mr.x.cols {
+		return fmt.Errorf("data.x_names: %d names, but X has %d columns", len(in.XNames), mr.x.cols)
+	}
+	if in.YNames != nil && len(in.YNames) != mr.y.cols {
+		return fmt.Errorf("data.y_names: %d names, but Y has %d columns", len(in.YNames), mr.y.cols)
+	}
 	return nil
 }
 
@@ -463,6 +485,28 @@ func (mr *modelReader) dataInfoField(key string) error {
 			mr.info.YUnit = u
 		}
 		return nil
+	case "x_names", "y_names":
+		names := []string{}
+		err := s.array(func(i int) error {
+			if i >= mr.opt.MaxColumns {
+				return placef("data.%s: more than %d names", key, mr.opt.MaxColumns)
+			}
+			if err := mr.charge(maxNameBytes); err != nil {
+				return err
+			}
+			name, err := s.str(maxNameBytes, fmt.Sprintf("data.%s[%d]", key, i))
+			if err != nil {
+				return placedError{err}
+			}
+			names = append(names, name)
+			return nil
+		})
+		if key == "x_names" {
+			mr.info.XNames = names
+		} else {
+			mr.info.YNames = names
+		}
+		return err
 	}
 	var v []float64
 	err := s.array(func(i int) error {
@@ -520,7 +564,7 @@ func (mr *modelReader) data() error {
 	have := map[string]bool{}
 	err := s.object(func(key string) error {
 		switch key {
-		case "x_unit", "y_unit", "shape", "range":
+		case "x_unit", "y_unit", "x_names", "y_names", "shape", "range":
 			return within("data."+key, mr.dataInfoField(key))
 		case "X", "Y":
 		default:
@@ -818,6 +862,12 @@ func Write(w io.Writer, mf *File) error {
 	data := dataToJSON(m.X, m.Y, nx, ny, mf.Data)
 	in := mf.Info
 	data.XUnit, data.YUnit = in.XUnit, in.YUnit
+	if readableNames(in.XNames, q) {
+		data.XNames = in.XNames
+	}
+	if readableNames(in.YNames, d) {
+		data.YNames = in.YNames
+	}
 	if in.Shape != [2]int{} {
 		data.Shape = &in.Shape
 	}
@@ -867,6 +917,21 @@ func Write(w io.Writer, mf *File) error {
 	}
 	_, err = w.Write(rest)
 	return err
+}
+
+// readableNames reports whether names, one per column of cols, are within
+// what the reader takes: a data set whose names are not is written without
+// them rather than as a file that cannot be read back.
+func readableNames(names []string, cols int) bool {
+	if len(names) != cols {
+		return false
+	}
+	for _, n := range names {
+		if len(n) > maxNameBytes || !utf8.ValidString(n) { // JSON would replace bad bytes, growing the name
+			return false
+		}
+	}
+	return true
 }
 
 func layerToJSON(l *engine.Layer) layerJSON {

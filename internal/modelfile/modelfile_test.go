@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -60,12 +61,13 @@ const goodLayer = `{"kernel": {"type": "rbf", "variance": 1.0, "lengthscales": [
  "noise_variance": 0.01, "inducing_inputs": [[0], [1]], "q_mu": [[0], [1]],
  "q_sqrt": [[[1, 0], [0.1, 1]]]}`
 
-// TestModelFileDataInfo: the data's units, image shape and range are
-// written when known, read back, and absent when not known.
+// TestModelFileDataInfo: the data's units, image shape, range and column
+// names are written when known, read back, and absent when not known.
 func TestModelFileDataInfo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	m := engine.RandomModel(rng, 7, []int{6, 2, 6}, []string{"rbf", "rbf"}, 3)
-	info := DataInfo{XUnit: "grey level", YUnit: "grey level", Shape: [2]int{2, 3}, Range: [2]float64{0, 255}}
+	info := DataInfo{XUnit: "grey level", YUnit: "grey level", Shape: [2]int{2, 3}, Range: [2]float64{0, 255},
+		XNames: []string{"x_a", "x_b", "x_c [s]", "x_d", "x_é", `x "q"`}, YNames: []string{"y1", "y2", "y3", "y4", "y5", "y_ap6 [dBm]"}}
 	var buf bytes.Buffer
 	if err := Write(&buf, &File{Model: m, Info: info}); err != nil {
 		t.Fatal(err)
@@ -77,7 +79,7 @@ func TestModelFileDataInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mf.Info != info {
+	if !reflect.DeepEqual(mf.Info, info) {
 		t.Errorf("read %+v, wrote %+v", mf.Info, info)
 	}
 	buf.Reset()
@@ -87,7 +89,10 @@ func TestModelFileDataInfo(t *testing.T) {
 	if strings.Contains(buf.String(), `"shape"`) || strings.Contains(buf.String(), `"range"`) || strings.Contains(buf.String(), `_unit"`) {
 		t.Error("a model without data info writes some")
 	}
-	if mf, err := Read(&buf); err != nil || mf.Info != (DataInfo{}) {
+	if strings.Contains(buf.String(), `_names"`) {
+		t.Error("a model without column names writes some")
+	}
+	if mf, err := Read(&buf); err != nil || !mf.Info.IsZero() {
 		t.Errorf("no info read as %+v (%v)", mf.Info, err)
 	}
 }
@@ -117,6 +122,9 @@ func TestReadModelErrors(t *testing.T) {
 		{"shape of 3", `{"data": {"X": [[0], [0.5], [1]], "Y": [[0], [1], [1]], "shape": [1, 1, 1]}, "layers": [` + goodLayer + `]}`, "data.shape: more than 2 numbers"},
 		{"range reversed", `{"data": {"X": [[0], [0.5], [1]], "Y": [[0], [1], [1]], "range": [255, 0]}, "layers": [` + goodLayer + `]}`, "data.range: [255, 0]"},
 		{"unit not text", `{"data": {"X": [[0], [0.5], [1]], "Y": [[0], [1], [1]], "y_unit": 3}, "layers": [` + goodLayer + `]}`, "data.y_unit"},
+		{"names of other columns", `{"data": {"X": [[0], [0.5], [1]], "Y": [[0], [1], [1]], "y_names": ["a", "b"]}, "layers": [` + goodLayer + `]}`, "data.y_names: 2 names, but Y has 1 columns"},
+		{"name not text", `{"data": {"X": [[0], [0.5], [1]], "Y": [[0], [1], [1]], "x_names": [1]}, "layers": [` + goodLayer + `]}`, "data.x_names[0]"},
+		{"name too long", `{"data": {"X": [[0], [0.5], [1]], "Y": [[0], [1], [1]], "x_names": ["` + strings.Repeat("x", 257) + `"]}, "layers": [` + goodLayer + `]}`, "data.x_names[0]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
