@@ -5,7 +5,8 @@
 
 prints what `viz predict -model MODEL.json -in INPUTS.csv` prints: the
 inputs and every layer's output message (mean and variance per input and
-output). INPUTS.csv holds one input per row in the data's original units (a
+output), the columns named as viz predict names them (the data's own names,
+"layer1_dim2" for a hidden layer's). INPUTS.csv holds one input per row in the data's original units (a
 first line that is not numeric is a header); without it, the model's
 training inputs, which a file that refers to a public data set instead of
 holding its data (docs/model-format.md, "data_set") does not have: give
@@ -146,6 +147,41 @@ def predict(model, x):
     return out
 
 
+def column_name(name):
+    """A column's name without a unit in brackets at its end ("y_ap1 [dBm]"
+    -> "y_ap1"), as dataset.ColumnName."""
+    name = name.strip()
+    if name.endswith("]"):
+        i = name.rfind(" [")
+        if i > 0:
+            return name[:i].strip()
+    return name
+
+
+def column_names(names, n, prefix):
+    """n names from names (one per column), else prefix1…prefixn."""
+    if not names or len(names) != n:
+        names = [""] * n
+    return [column_name(v) or f"{prefix}{k + 1}" for k, v in enumerate(names)]
+
+
+def data_names(model, key, section_key):
+    """The data's own column names: data.x_names or data.y_names, else the
+    dataset section's (older files)."""
+    names = model["data"].get(key)
+    if names is None:
+        names = (model.get("dataset") or {}).get(section_key)
+    return names
+
+
+def layer_columns(i, layers, d, y_names):
+    """Layer i's (from 0) columns, as viz predict names them: the outputs'
+    names for the last layer, layer{i+1}_dim{k} for a hidden one."""
+    if i == layers - 1:
+        return column_names(y_names, d, "y")
+    return [f"layer{i + 1}_dim{k + 1}" for k in range(d)]
+
+
 def read_inputs(path):
     rows = []
     with open(path, newline="") as f:
@@ -170,7 +206,11 @@ def main(argv):
         x_mean, x_scale, _, _ = normalizers(model, q, d)
         x = training_inputs(model, x_mean, x_scale)
     msgs = predict(model, x)
-    json.dump({"x": x.tolist(), "layers": [{"mean": m.tolist(), "var": v.tolist()} for m, v in msgs]}, sys.stdout)
+    y_names = data_names(model, "y_names", "output_names")
+    x_columns = column_names(data_names(model, "x_names", "input_names"), x.shape[1], "x")
+    layers = [{"layer": i + 1, "columns": layer_columns(i, len(msgs), m.shape[1], y_names), "mean": m.tolist(), "var": v.tolist()}
+              for i, (m, v) in enumerate(msgs)]
+    json.dump({"x_columns": x_columns, "x": x.tolist(), "layers": layers}, sys.stdout)
     print()
 
 

@@ -248,3 +248,62 @@ func offlineClient() *http.Client {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestColumnNamesCarriedThrough: a CSV's own column names, verbatim in the
+// model file, name the columns of viz predict's CSV and JSON, viz eval's
+// and viz latent's output, from another folder: x_time stays x_time, and
+// the outputs are y1_mean, y1_var, …, a hidden layer's layer1_dim1_mean.
+func TestColumnNamesCarriedThrough(t *testing.T) {
+	dir := t.TempDir()
+	var csv strings.Builder
+	csv.WriteString("x_time,y1,y_ap2 [dBm],truth_x,truth_y\n")
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 40 {
+		fmt.Fprintf(&csv, "%d,%.3f,%.3f,%d,%d\n", i, rng.NormFloat64(), rng.NormFloat64()-50, i%7, i%5)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mine.csv"), []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vizIn(t, dir, "fit", "-data", "mine.csv", "-hidden", "2", "-inducing", "4", "-restarts", "1", "-iters", "2", "-quiet", "-out", "m.json")
+	model := filepath.Join(dir, "m.json")
+	b, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"y_names": [`)) || !bytes.Contains(b, []byte(`"y_ap2 [dBm]"`)) || !bytes.Contains(b, []byte(`"x_names": [`)) {
+		t.Error("the model file does not hold the data's column names verbatim")
+	}
+	elsewhere := t.TempDir()
+	out := vizIn(t, elsewhere, "predict", "-model", model, "-x", "1,2", "-format", "csv")
+	head, _, _ := strings.Cut(out, "\n")
+	var names []string
+	for _, h := range strings.Split(head, ",") {
+		name, _, _ := strings.Cut(h, " [") // the unit, whatever it is
+		names = append(names, name)
+	}
+	want := "x_time layer1_dim1_mean layer1_dim1_var layer1_dim2_mean layer1_dim2_var y1_mean y1_var y_ap2_mean y_ap2_var"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("viz predict's CSV columns %q, want %q", got, want)
+	}
+	var pj predictJSON
+	if err := json.Unmarshal([]byte(vizIn(t, elsewhere, "predict", "-model", model, "-x", "1")), &pj); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(pj.XColumns, pj.Layers[0].Columns, pj.Layers[1].Columns); got != "[x_time] [layer1_dim1 layer1_dim2] [y1 y_ap2]" {
+		t.Errorf("viz predict's JSON columns %s", got)
+	}
+	var ej evalJSON
+	if err := json.Unmarshal([]byte(vizIn(t, elsewhere, "eval", "-model", model)), &ej); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(ej.Messages[1].Columns); got != "[y1 y_ap2]" {
+		t.Errorf("viz eval's columns %s", got)
+	}
+	var lj latentJSON
+	if err := json.Unmarshal([]byte(vizIn(t, elsewhere, "latent", "-model", model, "-gp-iters", "0")), &lj); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(lj.Inputs, lj.Outputs); got != "[x_time] [y1 y_ap2]" {
+		t.Errorf("viz latent's columns %s", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/modelfile"
 )
@@ -49,8 +50,12 @@ type evalLayerJSON struct {
 type messageJSON struct {
 	Layer int              `json:"layer"`
 	Units messageUnitsJSON `json:"units"`
-	Mean  [][]float64      `json:"mean"`
-	Var   [][]float64      `json:"var"`
+	// Columns name the columns of Mean and Var (dataset.LayerColumns):
+	// the data's outputs for the last layer ("y_ap1"), layer and
+	// dimension for a hidden one ("layer1_dim2").
+	Columns []string    `json:"columns"`
+	Mean    [][]float64 `json:"mean"`
+	Var     [][]float64 `json:"var"`
 }
 
 type messageUnitsJSON struct {
@@ -62,7 +67,9 @@ type messageUnitsJSON struct {
 // number of layers, its means and variances in the units named.
 func newMessageJSON(i, layers int, msg engine.Message, info modelfile.DataInfo) messageJSON {
 	u := layerUnit(i, layers, info)
-	return messageJSON{Layer: i + 1, Units: messageUnitsJSON{u, squared(u)}, Mean: modelfile.MatrixRows(msg.Mean), Var: modelfile.MatrixRows(msg.Var)}
+	_, d := msg.Mean.Dims()
+	return messageJSON{Layer: i + 1, Units: messageUnitsJSON{u, squared(u)}, Columns: dataset.LayerColumns(i, layers, d, info.YNames),
+		Mean: modelfile.MatrixRows(msg.Mean), Var: modelfile.MatrixRows(msg.Var)}
 }
 
 // evalJSON is viz eval's output. The bound and its terms are log

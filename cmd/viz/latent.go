@@ -27,7 +27,11 @@ func init() {
 type latentJSON struct {
 	Model string `json:"model"`
 	Data  string `json:"data"`
-	Rows  struct {
+	// Inputs and Outputs name the data's columns the model was fitted to
+	// (dataset.InputColumns, dataset.LayerColumns).
+	Inputs  []string `json:"inputs"`
+	Outputs []string `json:"outputs"`
+	Rows    struct {
 		Train int `json:"train"`
 		Test  int `json:"test"`
 	} `json:"rows"`
@@ -148,6 +152,13 @@ func runLatent(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	out.Model, out.Data = *path, used
+	xNames, yNames := mf.Info.XNames, mf.Info.YNames
+	if xNames == nil || yNames == nil { // an older file: the data set's
+		xNames, yNames = ds.InputNames, ds.OutputNames
+	}
+	_, q := mf.Model.X.Dims()
+	_, d := mf.Model.Y.Dims()
+	out.Inputs, out.Outputs = dataset.InputColumns(xNames, q), dataset.LayerColumns(0, 1, d, yNames)
 	if *format == "csv" {
 		return writeLatentCSV(stdout, out)
 	}

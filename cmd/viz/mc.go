@@ -21,12 +21,14 @@ func init() {
 // each, in the units it names: the data's original units for the last
 // layer, latent for hidden layers.
 type mcMomentsJSON struct {
-	Layer  int         `json:"layer"`
-	Units  mcUnitsJSON `json:"units"`
-	Mean   [][]float64 `json:"mean"`
-	Var    [][]float64 `json:"var"`
-	MeanSE [][]float64 `json:"mean_se"`
-	VarSE  [][]float64 `json:"var_se"`
+	Layer int         `json:"layer"`
+	Units mcUnitsJSON `json:"units"`
+	// Columns name the columns of each moment (dataset.LayerColumns).
+	Columns []string    `json:"columns"`
+	Mean    [][]float64 `json:"mean"`
+	Var     [][]float64 `json:"var"`
+	MeanSE  [][]float64 `json:"mean_se"`
+	VarSE   [][]float64 `json:"var_se"`
 }
 
 type mcUnitsJSON struct {
@@ -47,7 +49,8 @@ func mcJSON(i int, m *montecarlo.Moments, mf *modelfile.File, info modelfile.Dat
 		mean, vr, meanSE, varSE = ny.UndoMean(mean), ny.UndoVar(vr), zero.UndoMean(meanSE), ny.UndoVar(varSE)
 	}
 	u := layerUnit(i, layers, info)
-	return mcMomentsJSON{Layer: i + 1, Units: mcUnitsJSON{u, squared(u), u, squared(u)},
+	_, d := mean.Dims()
+	return mcMomentsJSON{Layer: i + 1, Units: mcUnitsJSON{u, squared(u), u, squared(u)}, Columns: dataset.LayerColumns(i, layers, d, info.YNames),
 		Mean: modelfile.MatrixRows(mean), Var: modelfile.MatrixRows(vr), MeanSE: modelfile.MatrixRows(meanSE), VarSE: modelfile.MatrixRows(varSE)}
 }
 

@@ -54,19 +54,29 @@ func recorded(mf *modelfile.File) datasetJSON {
 	return d
 }
 
-// dataInfo returns what mf says of its data (units, image shape); a file
-// that says nothing (older files, viz fit's) takes it from the data set it
-// records when that can be loaded.
+// dataInfo returns what mf says of its data (units, image shape, column
+// names); a file that says nothing (older files) takes it from the data set
+// it records when that can be loaded, and a file without column names
+// those its dataset section records.
 func dataInfo(mf *modelfile.File) modelfile.DataInfo {
-	if !mf.Info.IsZero() {
-		return mf.Info
-	}
-	if spec := recordedData(mf); spec != "" {
-		if ds, err := dataset.Load(spec); err == nil && sameColumns(mf, ds) {
-			return modelfile.InfoOf(ds)
+	info := mf.Info
+	if info.IsZero() {
+		if spec := recordedData(mf); spec != "" {
+			if ds, err := dataset.Load(spec); err == nil && sameColumns(mf, ds) {
+				info = modelfile.InfoOf(ds)
+			}
 		}
 	}
-	return modelfile.DataInfo{}
+	if info.XNames == nil || info.YNames == nil {
+		rec := recorded(mf)
+		if info.XNames == nil {
+			info.XNames = rec.InputNames
+		}
+		if info.YNames == nil {
+			info.YNames = rec.OutputNames
+		}
+	}
+	return info
 }
 
 // sameColumns reports whether ds has the columns of mf's data.

@@ -30,9 +30,11 @@ const maxPredictInputs = 1000000
 // predictJSON is viz predict's output: the inputs and every layer's
 // message at them, each beside its units.
 type predictJSON struct {
-	Units  xUnitsJSON    `json:"units"`
-	X      [][]float64   `json:"x"`
-	Layers []messageJSON `json:"layers"`
+	Units xUnitsJSON `json:"units"`
+	// XColumns name X's columns, as the data do (dataset.InputColumns).
+	XColumns []string      `json:"x_columns"`
+	X        [][]float64   `json:"x"`
+	Layers   []messageJSON `json:"layers"`
 }
 
 type xUnitsJSON struct {
@@ -99,7 +101,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *format == "csv" {
 		return writePredictCSV(stdout, x, msgs, info)
 	}
-	out := predictJSON{Units: xUnitsJSON{unitOr(info.XUnit)}, X: modelfile.MatrixRows(x)}
+	out := predictJSON{Units: xUnitsJSON{unitOr(info.XUnit)}, XColumns: dataset.InputColumns(info.XNames, q), X: modelfile.MatrixRows(x)}
 	for i, msg := range msgs {
 		out.Layers = append(out.Layers, newMessageJSON(i, len(msgs), msg, info))
 	}
@@ -183,23 +185,24 @@ func readInputCSV(path string, q int) (*mat.Dense, error) {
 	return mat.NewDense(len(data)/q, q, data), nil
 }
 
-// writePredictCSV writes one row per input: the input columns x1…, then for
-// every layer i and output d the columns layer{i}_mean{d}, layer{i}_var{d},
-// all counted from 1 as people count layers (and as -layer flags do), each
-// header with its unit in brackets: "x1 [s]", "layer1_mean1 [latent]",
-// "layer3_var1 [dBm²]".
+// writePredictCSV writes one row per input: the input columns, then for
+// every layer and each of its columns the mean and the variance, named as
+// the data name them (dataset.InputColumns, dataset.LayerColumns: "x_time",
+// "y_ap1_mean", "y_ap1_var", a hidden layer's "layer1_dim2_mean", layers
+// and dimensions counted from 1), each header with its unit in brackets:
+// "x_time [s]", "layer1_dim1_mean [latent]", "y_ap1_var [dBm²]".
 func writePredictCSV(w io.Writer, x *mat.Dense, msgs []engine.Message, info modelfile.DataInfo) error {
 	n, q := x.Dims()
 	cw := csv.NewWriter(w)
 	var head []string
-	for j := range q {
-		head = append(head, fmt.Sprintf("x%d [%s]", j+1, unitOr(info.XUnit)))
+	for _, name := range dataset.InputColumns(info.XNames, q) {
+		head = append(head, dataset.Header(name, unitOr(info.XUnit)))
 	}
 	for i, msg := range msgs {
 		_, d := msg.Mean.Dims()
 		u := layerUnit(i, len(msgs), info)
-		for k := range d {
-			head = append(head, fmt.Sprintf("layer%d_mean%d [%s]", i+1, k+1, u), fmt.Sprintf("layer%d_var%d [%s]", i+1, k+1, squared(u)))
+		for _, name := range dataset.LayerColumns(i, len(msgs), d, info.YNames) {
+			head = append(head, dataset.Header(name+"_mean", u), dataset.Header(name+"_var", squared(u)))
 		}
 	}
 	if err := cw.Write(head); err != nil {

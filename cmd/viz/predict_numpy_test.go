@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,6 +120,14 @@ func TestPredictNumpy(t *testing.T) {
 			compareRows(t, "x", want.X, got.X)
 			if len(got.Layers) != len(want.Layers) {
 				t.Fatalf("%d layers, want %d", len(got.Layers), len(want.Layers))
+			}
+			if !slices.Equal(got.XColumns, want.XColumns) {
+				t.Errorf("x columns %q, viz predict's %q", got.XColumns, want.XColumns)
+			}
+			for i := range want.Layers {
+				if !slices.Equal(got.Layers[i].Columns, want.Layers[i].Columns) {
+					t.Errorf("layer %d's columns %q, viz predict's %q", i+1, got.Layers[i].Columns, want.Layers[i].Columns)
+				}
 			}
 			worst := 0.0
 			for i := range want.Layers {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,9 +86,14 @@ func TestPredict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The step data name no units: the headers say the data's own.
-	if got := strings.Join(recs[0], ","); got != "x1 [original units],layer1_mean1 [latent],layer1_var1 [latent],layer2_mean1 [original units],layer2_var1 [(original units)²]" || len(recs) != 4 {
+	// The step data name no units: the headers say the data's own; the
+	// columns are the data's (x, y), a hidden layer's by layer and
+	// dimension.
+	if got := strings.Join(recs[0], ","); got != "x [original units],layer1_dim1_mean [latent],layer1_dim1_var [latent],y_mean [original units],y_var [(original units)²]" || len(recs) != 4 {
 		t.Fatalf("CSV header %q, %d rows", got, len(recs))
+	}
+	if !slices.Equal(own.XColumns, []string{"x"}) || !slices.Equal(own.Layers[0].Columns, []string{"layer1_dim1"}) || !slices.Equal(own.Layers[1].Columns, []string{"y"}) {
+		t.Errorf("JSON columns %q, %q, %q; want x, layer1_dim1, y", own.XColumns, own.Layers[0].Columns, own.Layers[1].Columns)
 	}
 	if recs[3][3] != jsonNum(viaX.Layers[1].Mean[2][0]) {
 		t.Errorf("CSV mean %s, JSON %v", recs[3][3], viaX.Layers[1].Mean[2][0])
