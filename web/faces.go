@@ -60,7 +60,7 @@ func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 	lat := msgs[0]
 	n, _ := lat.Mean.Dims()
 	if format == "csv" {
-		buf.WriteString("row,layer1_mean1 [latent],layer1_mean2 [latent],layer1_var1 [latent],layer1_var2 [latent]\n")
+		buf.WriteString("row,layer1_dim1_mean [latent],layer1_dim2_mean [latent],layer1_dim1_var [latent],layer1_dim2_var [latent]\n") // dataset.LayerColumns
 		for i := range n {
 			fmt.Fprintf(buf, "%d,%s,%s,%s,%s\n", i+1, ff(lat.Mean.At(i, 0)), ff(lat.Mean.At(i, 1)), ff(lat.Var.At(i, 0)), ff(lat.Var.At(i, 1)))
 		}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/fitfigure"
 	"dgpviz/internal/montecarlo"
@@ -315,6 +316,9 @@ func (h figureHandler) fit(buf *bytes.Buffer, format string, fs *stream.FigureSe
 	fd, err := fitfigure.FitFigure(fs.Model, fs.NormX, fs.NormY, 0)
 	if err != nil {
 		return bad("%v", strings.TrimPrefix(err.Error(), "fitfigure: "))
+	}
+	if fs.Data != nil {
+		fd.XName, fd.YName = dataset.InputColumns(fs.Data.InputNames, 1)[0], dataset.LayerColumns(0, 1, 1, fs.Data.OutputNames)[0]
 	}
 	if slideShape(q) {
 		return slides.Fit(buf, format, fd, axisName(fs.Data.InputNames, fs.Data.InputUnit), axisName(fs.Data.OutputNames, fs.Data.OutputUnit), captionOf(fs, ""))

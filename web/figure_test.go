@@ -154,7 +154,7 @@ func TestLatentExport(t *testing.T) {
 	// The step data: 30 rows; 3 layers of 1 output each: x, then mean and
 	// var per layer, each with its unit (the step data name none: the
 	// data's own; hidden layers are latent).
-	if len(lines) != 31 || lines[0] != "x [original units],split,layer1_mean1 [latent],layer1_var1 [latent],layer2_mean1 [latent],layer2_var1 [latent],layer3_mean1 [original units],layer3_var1 [(original units)²]" {
+	if len(lines) != 31 || lines[0] != "x [original units],split,layer1_dim1_mean [latent],layer1_dim1_var [latent],layer2_dim1_mean [latent],layer2_dim1_var [latent],y_mean [original units],y_var [(original units)²]" {
 		t.Errorf("csv: %d lines, header %q", len(lines), lines[0])
 	}
 	if r, body := get(t, hs.URL+"/figure/latent.svg?session="+key); r.StatusCode != 400 || !strings.Contains(body, "2 or more dimensions") {

@@ -260,7 +260,7 @@ func TestBrowserFrey(t *testing.T) {
 		if resp.StatusCode != 200 || len(body) < 1000 {
 			t.Errorf("faces.%s: %d, %d bytes: %.200s", f, resp.StatusCode, len(body), body)
 		}
-		if f == "csv" && !strings.HasPrefix(string(body), "row,layer1_mean1 [latent],layer1_mean2 [latent],layer1_var1 [latent],layer1_var2 [latent]\n1,") {
+		if f == "csv" && !strings.HasPrefix(string(body), "row,layer1_dim1_mean [latent],layer1_dim2_mean [latent],layer1_dim1_var [latent],layer1_dim2_var [latent]\n1,") {
 			t.Errorf("latent CSV header: %.80q", body)
 		}
 		if f == "png" {

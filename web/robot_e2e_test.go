@@ -147,7 +147,7 @@ func TestBrowserRobot(t *testing.T) {
 	csv := evalAs[string](e, `fetch("/figure/latent.csv?session=" + window.dgpviz.state.figureKey).then(r => r.text())`)
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	nAll := int(evalAs[float64](e, `window.dgpviz.state.setup.view.n_all`))
-	if head := lines[0]; !strings.Contains(head, "time [s],split,truth_x [m],truth_y [m],layer1_mean1 [latent],layer1_mean2 [latent],layer1_mean3 [latent],layer1_var1 [latent],") || !strings.Contains(head, ",layer3_mean1 [dBm],") || !strings.Contains(head, ",layer3_var30 [dBm²]") || len(lines) != nAll+1 {
+	if head := lines[0]; !strings.Contains(head, "time [s],split,truth_x [m],truth_y [m],layer1_dim1_mean [latent],layer1_dim2_mean [latent],layer1_dim3_mean [latent],layer1_dim1_var [latent],") || strings.Count(head, "_mean [dBm],") != 30 || strings.Count(head, "_var [dBm²]") != 30 || len(lines) != nAll+1 {
 		t.Errorf("latent CSV: %d rows (want %d), header %q", len(lines)-1, nAll, head)
 	} else if !strings.Contains(lines[1], ",train,") || !strings.Contains(lines[nAll], ",test,") {
 		t.Errorf("latent CSV: first row %q, last %q: want train then test scans", lines[1], lines[nAll])

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/fitfigure"
 	"dgpviz/internal/montecarlo"
 	"dgpviz/internal/plotkit"
@@ -161,6 +162,8 @@ func runFigureFit(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return badInput("viz figure fit: %s: %v", p, err)
 		}
+		info := dataInfo(mf)
+		fd.XName, fd.YName = dataset.InputColumns(info.XNames, 1)[0], dataset.LayerColumns(0, 1, 1, info.YNames)[0]
 		fits = append(fits, fd)
 	}
 	return writeFigure(*out, stdout, func(w io.Writer) error { return fitfigure.RenderFit(w, f, fits) })

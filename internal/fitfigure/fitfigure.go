@@ -5,6 +5,7 @@
 package fitfigure
 
 import (
+	"cmp"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/linalg"
@@ -41,6 +42,10 @@ type FitData struct {
 	X      []float64     `json:"x"`
 	Y      []float64     `json:"y"`
 	Grid   plotkit.Curve `json:"grid"`
+	// XName and YName label the axes: the data's names of the input and
+	// the output ("" : x and y).
+	XName string `json:"x_name,omitempty"`
+	YName string `json:"y_name,omitempty"`
 }
 
 // FitFigure predicts the model on `points` inputs (0: GridPoints)
@@ -139,8 +144,9 @@ func fitPlot(f *FitData) (*plot.Plot, error) {
 	}
 	p.Title.Text = fmt.Sprintf("%s — bound %.2f nats", layers, f.Bound)
 	p.Title.TextStyle.Font.Size = vg.Points(8)
-	p.X.Label.Text = "x"
-	p.Y.Label.Text = "y (mean ± 2 sd)"
+	xName, yName := cmp.Or(f.XName, "x"), cmp.Or(f.YName, "y")
+	p.X.Label.Text = xName
+	p.Y.Label.Text = yName + " (mean ± 2 sd)"
 	p.X.Label.TextStyle.Font.Size = vg.Points(7)
 	p.Y.Label.TextStyle.Font.Size = vg.Points(7)
 	plotkit.SetTickSizes(p)

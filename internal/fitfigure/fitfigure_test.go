@@ -114,3 +114,21 @@ func TestRenderGolden(t *testing.T) {
 		t.Errorf("the fit figure differs from the golden image; got written to %s", bad)
 	}
 }
+
+// TestAxisNames: the axes carry the data's names, x and y when unknown.
+func TestAxisNames(t *testing.T) {
+	f, err := FitFigure(engine.StepModel(8), dataset.Normalizer{}, dataset.Normalizer{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ x, y, wantX, wantY string }{{"", "", ">x<", ">y (mean ± 2 sd)<"}, {"x_time", "y_ap1", ">x_time<", ">y_ap1 (mean ± 2 sd)<"}} {
+		f.XName, f.YName = tc.x, tc.y
+		var buf bytes.Buffer
+		if err := RenderFit(&buf, "svg", []*FitData{f}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), tc.wantX) || !strings.Contains(buf.String(), tc.wantY) {
+			t.Errorf("names %q, %q: the SVG lacks %q or %q", tc.x, tc.y, tc.wantX, tc.wantY)
+		}
+	}
+}

@@ -18,6 +18,21 @@ type Layer struct {
 	// Unit is the unit of the means (dataset.UnitName or
 	// dataset.LatentUnit; "" for latent): the variances' is its square.
 	Unit string
+	// Columns name the columns (dataset.LayerColumns: the data's outputs'
+	// names for the last layer); nil: Name and the dimension, "layer1_dim2".
+	Columns []string
+}
+
+// columns returns the names of l's q columns.
+func (l Layer) columns(q int) []string {
+	if len(l.Columns) == q {
+		return l.Columns
+	}
+	out := make([]string, q)
+	for k := range out {
+		out[k] = fmt.Sprintf("%s_dim%d", l.Name, k+1)
+	}
+	return out
 }
 
 // Table is a latent export: one row per point, training points then
@@ -39,9 +54,10 @@ type Table struct {
 
 // WriteCSV writes the table: the input columns, then split and the ground
 // truth's columns when present, then for every layer its means and variances
-// (layer1_mean1, …, layer1_var1, …: layers and dimensions counted from 1),
-// every header but split's with its unit (dataset.Header: "time [s]",
-// "layer1_mean1 [latent]", "layer3_var1 [dBm²]").
+// (layer1_dim1_mean, …, layer1_dim1_var, …, the last layer's by the data's
+// output names, y_ap1_mean: Layer.Columns; layers and dimensions counted
+// from 1), every header but split's with its unit (dataset.Header:
+// "time [s]", "layer1_dim1_mean [latent]", "y_ap1_var [dBm²]").
 func WriteCSV(w io.Writer, t Table) error {
 	n, q := t.Inputs.Dims()
 	if len(t.InputNames) != q {
@@ -57,7 +73,7 @@ func WriteCSV(w io.Writer, t Table) error {
 	}
 	var header []string
 	for _, name := range t.InputNames {
-		header = append(header, dataset.Header(name, dataset.UnitName(t.InputUnit)))
+		header = append(header, dataset.Header(dataset.ColumnName(name), dataset.UnitName(t.InputUnit)))
 	}
 	if t.Split != nil {
 		header = append(header, "split")
@@ -76,11 +92,12 @@ func WriteCSV(w io.Writer, t Table) error {
 		if u == "" {
 			u = dataset.LatentUnit
 		}
-		for k := 0; k < c; k++ {
-			header = append(header, dataset.Header(fmt.Sprintf("%s_mean%d", l.Name, k+1), u))
+		cols := l.columns(c)
+		for _, col := range cols {
+			header = append(header, dataset.Header(col+"_mean", u))
 		}
-		for k := 0; k < c; k++ {
-			header = append(header, dataset.Header(fmt.Sprintf("%s_var%d", l.Name, k+1), dataset.SquaredUnit(u)))
+		for _, col := range cols {
+			header = append(header, dataset.Header(col+"_var", dataset.SquaredUnit(u)))
 		}
 	}
 	cw := csv.NewWriter(w)

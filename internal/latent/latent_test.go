@@ -85,7 +85,7 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		{"time [s]", "split", "truth_x [m]", "truth_y [m]", "layer1_mean1 [latent]", "layer1_mean2 [latent]", "layer1_var1 [latent]", "layer1_var2 [latent]"},
+		{"time [s]", "split", "truth_x [m]", "truth_y [m]", "layer1_dim1_mean [latent]", "layer1_dim2_mean [latent]", "layer1_dim1_var [latent]", "layer1_dim2_var [latent]"},
 		{"0", "train", "1", "2", "1", "2", "0.1", "0.2"},
 		{"1.5", "test", "3", "4", "3", "4", "0.3", "0.4"},
 	}

@@ -164,7 +164,8 @@ func ModelTable(m *engine.Model, ds *dataset.Dataset, nx, ny dataset.Normalizer)
 		}
 	}
 	for i, msg := range msgs {
-		l := Layer{Name: fmt.Sprintf("layer%d", i+1), Mean: msg.Mean, Var: msg.Var, Unit: dataset.LatentUnit}
+		_, d := msg.Mean.Dims()
+		l := Layer{Name: fmt.Sprintf("layer%d", i+1), Mean: msg.Mean, Var: msg.Var, Unit: dataset.LatentUnit, Columns: dataset.LayerColumns(i, len(msgs), d, ds.OutputNames)}
 		if i == len(msgs)-1 {
 			l.Mean, l.Var, l.Unit = ny.UndoMean(msg.Mean), ny.UndoVar(msg.Var), dataset.UnitName(ds.OutputUnit)
 		}
