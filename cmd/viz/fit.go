@@ -357,7 +357,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		raw[k] = b
 	}
-	mf := &modelfile.File{Model: model, Info: modelfile.InfoOf(ds), Data: ds, Extra: raw}
+	mf := &modelfile.File{Model: model, Info: modelfile.InfoOf(ds), Data: ds, DataPath: ds.Path, Extra: raw}
 	if f.embedData {
 		mf.Data = nil
 	}

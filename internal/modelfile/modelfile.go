@@ -150,8 +150,14 @@ type File struct {
 	// bit for bit, instead of writing the values out, and writes the data
 	// out otherwise. The reader sets it to the data set it loaded for
 	// such a reference (nil when the file holds its data).
-	Data  *dataset.Dataset
-	Extra map[string]json.RawMessage
+	Data *dataset.Dataset
+	// DataPath is where Data's file is on the machine that writes the
+	// file, absolute (dataset.Dataset.Path): the reference records it, and
+	// readers there look for the data at it first, from any folder. viz
+	// fit sets it; the page leaves it empty, as a server does not tell
+	// its paths. The reader sets it to the path the reference records.
+	DataPath string
+	Extra    map[string]json.RawMessage
 }
 
 // ReadOptions are the limits a model file is read with. Each is checked
@@ -257,6 +263,7 @@ type modelReader struct {
 	jitter     *float64
 	norm       *normalizationJSON
 	dataSet    *dataset.Dataset // the public data set the data refer to
+	dataPath   string           // the path its reference records
 	extra      map[string]json.RawMessage
 	q, d       int // columns of X and Y, once read (0 before)
 	haveFields map[string]bool
@@ -448,7 +455,7 @@ func (mr *modelReader) model() (*File, error) {
 	if err := mr.checkInfo(); err != nil {
 		return nil, err
 	}
-	return &File{Model: m, NormX: nx, NormY: ny, Info: mr.info, Data: mr.dataSet, Extra: mr.extra}, nil
+	return &File{Model: m, NormX: nx, NormY: ny, Info: mr.info, Data: mr.dataSet, DataPath: mr.dataPath, Extra: mr.extra}, nil
 }
 
 // checkInfo checks the data's shape against its columns: an image of
@@ -860,6 +867,11 @@ func Write(w io.Writer, mf *File) error {
 	}
 	out["jitter"] = m.Jitter
 	data := dataToJSON(m.X, m.Y, nx, ny, mf.Data)
+	for _, a := range []any{data.X, data.Y} {
+		if a, ok := a.(*arrayJSON); ok && a.DataSet != nil {
+			a.DataSet.Path = mf.DataPath
+		}
+	}
 	in := mf.Info
 	data.XUnit, data.YUnit = in.XUnit, in.YUnit
 	if readableNames(in.XNames, q) {

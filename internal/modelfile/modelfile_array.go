@@ -453,7 +453,7 @@ func (mr *modelReader) fromDataSet(name string, ref *dataSetRef, rows, cols int)
 		if err != nil {
 			return nil, placef("%s: %v", name, err)
 		}
-		mr.dataSet = ds
+		mr.dataSet, mr.dataPath = ds, ref.Path
 	} else if mr.dataSet.Source.Name != r.Name {
 		return nil, placef("%s.data_set: %q, but the data already refer to %q", name, r.Name, mr.dataSet.Source.Name)
 	}
@@ -717,7 +717,7 @@ func refer(a *mat.Dense, nz dataset.Normalizer, src *dataset.Dataset) *dataSetRe
 	}{{"inputs", src.X}, {"outputs", src.Y}} {
 		if NormalisesTo(part.m, nz, a) {
 			rm := src.Source
-			return &dataSetRef{Name: rm.Name, File: rm.File, Path: src.Path, SHA256: rm.SHA256, Columns: part.columns}
+			return &dataSetRef{Name: rm.Name, File: rm.File, SHA256: rm.SHA256, Columns: part.columns}
 		}
 	}
 	return nil

@@ -168,13 +168,20 @@ func TestModelFileDataSetPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := publicData(t, m, nz)
-	src.Path = filepath.Join(t.TempDir(), "gone.mat")
+	gone := filepath.Join(t.TempDir(), "gone.mat")
 	var buf bytes.Buffer
 	if err := Write(&buf, &File{Model: m, Data: src, Extra: extra}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `"path": "`+src.Path+`"`) {
-		t.Fatalf("the reference does not record the path %s", src.Path)
+	if strings.Contains(buf.String(), `"path"`) {
+		t.Error("a reference records a path that the writer was not given")
+	}
+	buf.Reset()
+	if err := Write(&buf, &File{Model: m, Data: src, DataPath: gone, Extra: extra}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"path": "`+gone+`"`) {
+		t.Fatalf("the reference does not record the path %s", gone)
 	}
 	absent := func(string) (*dataset.Dataset, error) { return nil, errors.New("not in the cache") }
 	for _, open := range []bool{false, true} {
@@ -182,7 +189,7 @@ func TestModelFileDataSetPath(t *testing.T) {
 		if err == nil {
 			t.Fatalf("OpenDataPaths %v: read without the data", open)
 		}
-		if looked := strings.Contains(err.Error(), src.Path+", where it was fitted, is not there"); looked != open {
+		if looked := strings.Contains(err.Error(), gone+", where it was fitted, is not there"); looked != open {
 			t.Errorf("OpenDataPaths %v: error %q", open, err)
 		}
 	}
@@ -191,4 +198,7 @@ func TestModelFileDataSetPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameModel(t, m, loaded.Model)
+	if loaded.DataPath != gone {
+		t.Errorf("DataPath %q read, want %q", loaded.DataPath, gone)
+	}
 }

@@ -29,6 +29,8 @@ func FuzzReadModel(f *testing.F) {
 	}
 	f.Add([]byte(`{"jitter":1e-6,"data":{"X":[[0],[1]],"Y":[[0],[1]]},"layers":[{"kernel":{"type":"rbf","variance":1,"lengthscales":[1]},"noise_variance":0.1,"inducing_inputs":[[0]],"q_mu":[[0]],"q_sqrt":[[[1]]]}]}`))
 	f.Add([]byte(`{"jitter":1e-6,"data":{"X":[[0,1],[1,0]],"Y":[[0],[1]]},"layers":[{"kernel":{"type":"rbfiso","variance":1,"lengthscale":2},"noise_variance":0.1,"inducing_inputs":[[0,0]],"q_mu":[[0]],"q_sqrt":[[[1]]]}]}`))
+	// What the data are: units, column names, a reference's path.
+	f.Add([]byte(`{"data":{"X":[[0],[1]],"Y":[[0],[1]],"x_unit":"s","x_names":["x_time [s]"],"y_names":["y\u00e9"]},"layers":[{"kernel":{"type":"rbf","variance":1,"lengthscales":[1]},"noise_variance":0.1,"inducing_inputs":[[0]],"q_mu":[[0]],"q_sqrt":[[[1]]]}]}`))
 	// Compact arrays: integer data in original units, Y the same as X,
 	// q_sqrt's lower triangles (shape 1×2×2: 1, 0.5, 1).
 	f.Add([]byte(`{"data":{"X":{"shape":[2,1],"dtype":"uint8","units":"original","base64":"AAo="},"Y":{"same_as":"X"}},` +
@@ -36,7 +38,7 @@ func FuzzReadModel(f *testing.F) {
 		`"layers":[{"kernel":{"type":"linear","variances":[1]},"noise_variance":0.1,"inducing_inputs":{"shape":[2,1],"dtype":"float64","base64":"AAAAAAAA8L8AAAAAAADwPw=="},` +
 		`"q_mu":[[0],[1]],"q_sqrt":{"shape":[1,2,2],"dtype":"float64","triangle":"lower","base64":"AAAAAAAA8D8AAAAAAADgPwAAAAAAAPA/"}}]}`))
 	// Data that refer to a public data set (fuzzData below: 2 × 1).
-	f.Add([]byte(`{"data":{"X":{"shape":[2,1],"units":"original","data_set":{"name":"robot","sha256":"` + fuzzData.Source.SHA256 + `","columns":"inputs"}},"Y":{"same_as":"X"}},` +
+	f.Add([]byte(`{"data":{"X":{"shape":[2,1],"units":"original","data_set":{"name":"robot","path":"/nowhere/uw-floor.txt","sha256":"` + fuzzData.Source.SHA256 + `","columns":"inputs"}},"Y":{"same_as":"X"}},` +
 		`"layers":[{"kernel":{"type":"rbf","variance":1,"lengthscales":[1]},"noise_variance":0.1,"inducing_inputs":[[0]],"q_mu":[[0]],"q_sqrt":[[[1]]]}]}`))
 	f.Add([]byte(`{"layers":[]}`))
 	f.Add([]byte(`{"jitter":-1}`))
@@ -57,7 +59,7 @@ func FuzzReadModel(f *testing.F) {
 			t.Fatalf("Read accepted a model that does not validate: %v", err)
 		}
 		var buf bytes.Buffer
-		if err := Write(&buf, &File{Model: mf.Model, Data: mf.Data, Extra: withNormalization(mf)}); err != nil {
+		if err := Write(&buf, &File{Model: mf.Model, Data: mf.Data, Info: mf.Info, Extra: withNormalization(mf)}); err != nil {
 			t.Fatalf("writing an accepted model: %v", err)
 		}
 		again, err := ReadWith(&buf, opt)
