@@ -123,8 +123,11 @@ func columnsDataset(cols []column, scheme, name, kind, src string, opt CSVOption
 		}
 	}
 	nTrain := rows - nTest
-	if nTrain < 1 {
-		return nil, errorf("every row is in the test split: at least one must be train")
+	if err := TooFewRows(nTrain); err != nil {
+		if nTest > 0 {
+			return nil, errorf("%v (held out: %s in the test split)", err, Count(nTest, "row"))
+		}
+		return nil, errorf("%v", err)
 	}
 	order := make([]int, 0, rows) // training rows first, then test rows, each in file order
 	for _, want := range []bool{false, true} {

@@ -254,8 +254,11 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 	train, test := &parts[0], &parts[1]
 	nTrain := rows - test.rows(len(out))
 	nTest := rows - nTrain
-	if nTrain < 1 {
-		return nil, errorf("every row is in the test split: at least one must be train")
+	if err := TooFewRows(nTrain); err != nil {
+		if nTest > 0 {
+			return nil, errorf("%v (held out: %s in the test split)", err, Count(nTest, "row"))
+		}
+		return nil, errorf("%v", err)
 	}
 	ds := &Dataset{
 		Name:        "csv:" + name,

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -138,4 +139,22 @@ func FuzzSplitUnit(f *testing.F) {
 			t.Fatalf("%q: Header(%q, %q) reads back as %q %q %v", h, name, unit, n2, u2, err)
 		}
 	})
+}
+
+// TestTooFewRows: one rule for the fewest rows, in words that count right.
+func TestTooFewRows(t *testing.T) {
+	for n, want := range map[int]string{0: "0 training rows: a fit needs at least 2", 1: "1 training row: a fit needs at least 2", 2: "", 30: ""} {
+		err := TooFewRows(n)
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+			t.Errorf("%d rows: %v, want %q", n, err, want)
+		}
+	}
+	if Count(1, "row") != "1 row" || Count(3, "row") != "3 rows" || Count(0, "row") != "0 rows" {
+		t.Errorf("Count: %q %q %q", Count(1, "row"), Count(3, "row"), Count(0, "row"))
+	}
+	// NumPy and Parquet files by the same rule as a CSV.
+	cols := []column{{name: "x", num: []float64{1}}, {name: "y", num: []float64{2}}}
+	if _, err := columnsDataset(cols, "npy", "one.npy", "NumPy file", "npy one.npy", CSVOptions{}); err == nil || !strings.Contains(err.Error(), "1 training row: a fit needs at least 2") {
+		t.Errorf("one-row NumPy file: %v", err)
+	}
 }

@@ -132,8 +132,8 @@ func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) 
 	switch {
 	case n > l.MaxRows:
 		return "", fmt.Errorf("the model's data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
-	case n < 2:
-		return "", fmt.Errorf("the model's data has %d rows; at least 2 are needed", n)
+	case n < dataset.MinTrainRows:
+		return "", fmt.Errorf("the model's data: %w", dataset.TooFewRows(n))
 	case len(m.Layers) > l.MaxLayers:
 		return "", fmt.Errorf("the model has %d layers, more than the limit of %d layers", len(m.Layers), l.MaxLayers)
 	case inducing > l.MaxInducing:
@@ -188,8 +188,8 @@ func (s *Server) ParkData(client string, ds *dataset.Dataset) (string, error) {
 	switch {
 	case n > l.MaxRows:
 		return "", fmt.Errorf("the data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
-	case n < 2:
-		return "", fmt.Errorf("the data has %d rows; at least 2 are needed", n)
+	case n < dataset.MinTrainRows:
+		return "", fmt.Errorf("the data: %w", dataset.TooFewRows(n))
 	}
 	ds.Name = "data-" + newResumeToken()[:12]
 	// The view the data's shape chooses, with its preset when it has one;
