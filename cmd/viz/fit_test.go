@@ -379,6 +379,7 @@ func TestFitPresetByShape(t *testing.T) {
 		{[]string{"-data", "csv:" + auto, "-hidden", "2"}, "", []int{2}, train.FreyInducing, frey.Init.InputKernel},
 		{[]string{"-data", "csv:" + walk, "-inducing", "7"}, "", []int{3, 3}, 7, ""},
 		{[]string{"-data", "step", "-preset", "robot"}, robot.Name, []int{3, 3}, train.RobotInducing, ""},
+		{[]string{"-data", "step", "-preset", "explorer"}, robot.Name, []int{3, 3}, train.RobotInducing, ""},
 		{[]string{"-data", "step"}, "", nil, train.DefaultInducing, ""},
 	} {
 		r, stderr := fit(tc.args...)
@@ -407,7 +408,7 @@ func TestFitPresetByShape(t *testing.T) {
 	var stderr bytes.Buffer
 	err := run(context.Background(), []string{"fit", "-preset", "mnist"}, &bytes.Buffer{}, &stderr)
 	var ue usageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "robot or frey") {
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "want explorer (one input, several outputs) or autoencoder") {
 		t.Errorf("-preset mnist: %v, want a usage error naming the presets", err)
 	}
 }
