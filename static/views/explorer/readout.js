@@ -26,11 +26,12 @@ export function readout(root, data, a) {
   set("score-2", f(sc[1], se[1]));
   set("score-pca", f(baseline(T, "principal"), baselineErr(T, "principal")));
   set("score-time", f(baseline(T, "input"), baselineErr(T, "input")));
-  const u = data.unit ? ` ${data.unit}` : "";
-  set("rmse-model-label", `test RMSE${u}`);
-  set("rmse-model", a?.testRMSE != null ? a.testRMSE.toFixed(2) : "–");
-  set("rmse-mean", a?.meanRMSE != null ? a.meanRMSE.toFixed(2) : "…");
-  set("rmse-gp1", a?.gp1RMSE != null ? a.gp1RMSE.toFixed(2) : data.sample ? "not fitted" : "computing…"); // large data: no baseline fit
+  // Every error with the outputs' unit; data that name none say so once.
+  const u = data.unit ? ` ${data.unit}` : "", rmse = (v) => v.toFixed(2) + u;
+  set("rmse-model-label", data.unit ? "test RMSE" : "test RMSE, original units");
+  set("rmse-model", a?.testRMSE != null ? rmse(a.testRMSE) : "–");
+  set("rmse-mean", a?.meanRMSE != null ? rmse(a.meanRMSE) : "…");
+  set("rmse-gp1", a?.gp1RMSE != null ? rmse(a.gp1RMSE) : data.sample ? "not fitted" : "computing…"); // large data: no baseline fit
   set("geometry-verdict", geometry(data, a));
   set("rmse-verdict", heldOut(data, a));
 }
