@@ -319,6 +319,7 @@ func (h figureHandler) fit(buf *bytes.Buffer, format string, fs *stream.FigureSe
 	if slideShape(q) {
 		return slides.Fit(buf, format, fd, axisName(fs.Data.InputNames, fs.Data.InputUnit), axisName(fs.Data.OutputNames, fs.Data.OutputUnit), captionOf(fs, ""))
 	}
+	fd.XUnit, fd.YUnit = fs.Data.InputUnit, fs.Data.OutputUnit
 	return fitfigure.RenderFit(buf, format, []*fitfigure.FitData{fd})
 }
 

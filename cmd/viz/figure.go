@@ -161,6 +161,8 @@ func runFigureFit(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return badInput("viz figure fit: %s: %v", p, err)
 		}
+		info := dataInfo(mf)
+		fd.XUnit, fd.YUnit = info.XUnit, info.YUnit
 		fits = append(fits, fd)
 	}
 	return writeFigure(*out, stdout, func(w io.Writer) error { return fitfigure.RenderFit(w, f, fits) })

@@ -41,6 +41,10 @@ type FitData struct {
 	X      []float64     `json:"x"`
 	Y      []float64     `json:"y"`
 	Grid   plotkit.Curve `json:"grid"`
+	// XUnit and YUnit are the units of the input and output, for the
+	// axes ("s", "dBm"); "" when the data name none.
+	XUnit string `json:"x_unit,omitempty"`
+	YUnit string `json:"y_unit,omitempty"`
 }
 
 // FitFigure predicts the model on `points` inputs (0: GridPoints)
@@ -139,8 +143,8 @@ func fitPlot(f *FitData) (*plot.Plot, error) {
 	}
 	p.Title.Text = fmt.Sprintf("%s — bound %.2f nats", layers, f.Bound)
 	p.Title.TextStyle.Font.Size = vg.Points(8)
-	p.X.Label.Text = "x"
-	p.Y.Label.Text = "y (mean ± 2 sd)"
+	p.X.Label.Text = withUnit("x", f.XUnit)
+	p.Y.Label.Text = withUnit("y (mean ± 2 sd)", f.YUnit)
 	p.X.Label.TextStyle.Font.Size = vg.Points(7)
 	p.Y.Label.TextStyle.Font.Size = vg.Points(7)
 	plotkit.SetTickSizes(p)
@@ -162,4 +166,13 @@ func fitPlot(f *FitData) (*plot.Plot, error) {
 	sc.GlyphStyle.Color = color.Black
 	p.Add(poly, line, sc)
 	return p, nil
+}
+
+// withUnit labels an axis with its unit, "x (s)", or leaves it bare when
+// the data name none.
+func withUnit(label, unit string) string {
+	if unit == "" {
+		return label
+	}
+	return label + " (" + unit + ")"
 }

@@ -114,3 +114,30 @@ func TestRenderGolden(t *testing.T) {
 		t.Errorf("the fit figure differs from the golden image; got written to %s", bad)
 	}
 }
+
+// TestRenderUnits: the axes name the data's units when the data name them,
+// and stay bare when they do not.
+func TestRenderUnits(t *testing.T) {
+	f, err := FitFigure(engine.StepModel(12), dataset.Normalizer{}, dataset.Normalizer{}, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		x, y string
+		want []string
+	}{
+		{"s", "dBm", []string{">x (s)<", ">y (mean ± 2 sd) (dBm)<"}},
+		{"", "", []string{">x<", ">y (mean ± 2 sd)<"}},
+	} {
+		f.XUnit, f.YUnit = c.x, c.y
+		var buf bytes.Buffer
+		if err := RenderFit(&buf, "svg", []*FitData{f}); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(buf.String(), w) {
+				t.Errorf("units %q, %q: the figure has no label %s", c.x, c.y, w)
+			}
+		}
+	}
+}
