@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,4 +113,68 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestLatentCollapsed: a model whose first hidden layer's third dimension
+// has collapsed (its q(u) means zeroed: every row's mean is then the same,
+// its variance the prior's) is reported so by viz latent, in JSON, CSV and
+// on stderr, and marked on viz figure latent's axes.
+func TestLatentCollapsed(t *testing.T) {
+	dir := t.TempDir()
+	data := "csv:" + filepath.Join("..", "..", "examples", "loop.csv")
+	fitted := filepath.Join(dir, "fitted.json")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"fit", "-data", data, "-hidden", "3", "-inducing", "6", "-iters", "5", "-quiet", "-out", fitted}, &stdout, &stderr); err != nil {
+		t.Fatalf("viz fit: %v\n%s", err, stderr.String())
+	}
+	var mf map[string]any
+	if err := json.Unmarshal(readFile(t, fitted), &mf); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range mf["layers"].([]any)[0].(map[string]any)["q_mu"].([]any) {
+		row.([]any)[2] = 0.0
+	}
+	b, _ := json.Marshal(mf)
+	model := writeFile(t, "collapsed.json", string(b))
+
+	for _, c := range []struct {
+		model string
+		want  []int
+	}{{fitted, []int{}}, {model, []int{3}}} {
+		stdout.Reset()
+		stderr.Reset()
+		if err := run(context.Background(), []string{"latent", "-model", c.model, "-data", data, "-gp-iters", "0"}, &stdout, &stderr); err != nil {
+			t.Fatalf("viz latent: %v\n%s", err, stderr.String())
+		}
+		var out struct {
+			Hidden []struct {
+				Layer     int
+				Width     int
+				Collapsed []int
+			} `json:"hidden_layers"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Hidden) != 1 || out.Hidden[0].Width != 3 || !slices.Equal(out.Hidden[0].Collapsed, c.want) {
+			t.Errorf("%s: hidden layers %+v, want layer 1 of width 3 with collapsed dimensions %v", filepath.Base(c.model), out.Hidden, c.want)
+		}
+		if said := strings.Contains(stderr.String(), "hidden layer 1, dimension 3 has collapsed"); said != (len(c.want) > 0) {
+			t.Errorf("%s: stderr %q", filepath.Base(c.model), stderr.String())
+		}
+	}
+	stdout.Reset()
+	if err := run(context.Background(), []string{"latent", "-model", model, "-data", data, "-gp-iters", "0", "-format", "csv"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "collapsed dimension,hidden layer 1,3,") {
+		t.Errorf("viz latent -format csv names no collapsed dimension:\n%s", stdout.String())
+	}
+	stdout.Reset()
+	if err := run(context.Background(), []string{"figure", "latent", "-model", model, "-data", data, "-format", "svg", "-o", "-"}, &stdout, &stderr); err != nil {
+		t.Fatalf("viz figure latent: %v\n%s", err, stderr.String())
+	}
+	if c := strings.Count(stdout.String(), "h1 dimension 3 (collapsed)"); c != 2 {
+		t.Errorf("viz figure latent marks dimension 3 collapsed on %d axes, want 2", c)
+	}
 }

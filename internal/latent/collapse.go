@@ -25,38 +25,63 @@ const CollapseRatio = 0.1
 // cost is one pass over the message: O(N·Q) time, O(Q) memory. Without
 // variances (vr nil) nothing is reported collapsed: the rule needs them.
 func Collapsed(mean, vr *mat.Dense) []bool {
-	n, q := mean.Dims()
-	out := make([]bool, q)
-	if vr == nil || n == 0 {
-		return out
+	_, q := mean.Dims()
+	if vr == nil {
+		return make([]bool, q)
 	}
-	for k := range q {
-		_, spread, sd := spreadOf(mean, vr, k)
-		out[k] = spread <= CollapseRatio*sd
+	var s spreads
+	s.add(mean, vr)
+	return s.collapsed()
+}
+
+// spreads accumulates, row by row (chunk by chunk: Analyze's), each
+// dimension's mean of the message means, their sum of squared deviations
+// and the sum of the variances. Welford's update keeps the deviations of
+// means that agree to 1e-12, where E[x²] − E[x]² would cancel to noise.
+type spreads struct {
+	n              int
+	mu, ss, sumVar []float64
+}
+
+func (s *spreads) add(mean, vr *mat.Dense) {
+	r, q := mean.Dims()
+	if s.mu == nil {
+		s.mu, s.ss, s.sumVar = make([]float64, q), make([]float64, q), make([]float64, q)
+	}
+	for i := range r {
+		s.n++
+		m, v := mean.RawRowView(i), vr.RawRowView(i)
+		for k := range q {
+			d := m[k] - s.mu[k]
+			s.mu[k] += d / float64(s.n)
+			s.ss[k] += d * (m[k] - s.mu[k])
+			s.sumVar[k] += v[k]
+		}
+	}
+}
+
+// of returns dimension k's centre (the mean of its means), spread (their
+// standard deviation over the rows) and the rows' standard deviation (the
+// root mean of its variances): the two last are what the rule compares.
+func (s *spreads) of(k int) (centre, spread, sd float64) {
+	if s.n == 0 {
+		return 0, 0, 0
+	}
+	return s.mu[k], math.Sqrt(s.ss[k] / float64(s.n)), math.Sqrt(math.Max(0, s.sumVar[k]/float64(s.n)))
+}
+
+func (s *spreads) collapsed() []bool {
+	out := make([]bool, len(s.mu))
+	for k := range out {
+		_, spread, sd := s.of(k)
+		out[k] = s.n > 0 && spread <= CollapseRatio*sd
 	}
 	return out
 }
 
-// spreadOf returns, for dimension k of a message (means and variances,
-// N × Q), the mean of its means, their standard deviation over the rows
-// and the root mean of its variances: the two numbers Collapsed compares.
+// spreadOf is spreads.of for dimension k of one message.
 func spreadOf(mean, vr *mat.Dense, k int) (centre, spread, sd float64) {
-	n, _ := mean.Dims()
-	if n == 0 {
-		return 0, 0, 0
-	}
-	// Two passes: the means of a collapsed dimension agree to 1e-12, where
-	// one pass's E[x²] − E[x]² would cancel to noise.
-	var mu, v float64
-	for i := range n {
-		mu += mean.At(i, k)
-		v += vr.At(i, k)
-	}
-	mu /= float64(n)
-	var ss float64
-	for i := range n {
-		d := mean.At(i, k) - mu
-		ss += d * d
-	}
-	return mu, math.Sqrt(ss / float64(n)), math.Sqrt(math.Max(0, v/float64(n)))
+	var s spreads
+	s.add(mean, vr)
+	return s.of(k)
 }
