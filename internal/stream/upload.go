@@ -159,6 +159,7 @@ func (s *Server) ParkModel(client string, mf *engine.ModelFile) (string, error) 
 		Description: fmt.Sprintf("the data of a loaded model file (%d rows, %d → %d)", n, q, dy),
 		X:           nx.UndoMean(m.X), Y: ny.UndoMean(m.Y),
 		InputNames: columnNames("x", q), OutputNames: columnNames("y", dy),
+		InputUnit: mf.Info.XUnit, OutputUnit: mf.Info.YUnit,
 	}
 	// A file that refers to a public data set: its originals, exactly, so
 	// that Save model refers to the data set again.
