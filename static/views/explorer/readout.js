@@ -83,7 +83,7 @@ function heldOut(data, a) {
   const base = [["the training mean", a?.meanRMSE], ["a one-layer GP", a?.gp1RMSE]].filter(([, v]) => v != null);
   if (m == null || base.length === 0) return "";
   const better = base.filter(([, v]) => v < m);
-  if (!better.length) return `On the held-out ${rows} the deep GP (${m.toFixed(1)}${u}) does better than ${base.map(([n]) => n).join(" and ")}.`;
+  if (!better.length) return `On the held-out ${rows} the deep GP (${m.toFixed(1)}${u}) does better than ${base.map(([n, v]) => `${n} (${v.toFixed(1)}${u})`).join(" and ")}.`;
   const worse = `On the held-out ${rows} the deep GP (${m.toFixed(1)}${u}) does worse than ${better.map(([n, v]) => `${n} (${v.toFixed(1)}${u})`).join(" and ")}`;
   const x = data.input.values;
   let trainMax = -Infinity, testMin = Infinity;
