@@ -2,11 +2,17 @@ package latent
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
@@ -100,5 +106,52 @@ func TestRenderCollapsed(t *testing.T) {
 	}
 	if !strings.Contains(svg, ">20<") || !strings.Contains(svg, ">-20<") && !strings.Contains(svg, ">−20<") {
 		t.Error("no ticks at ±20 on the collapsed axis (± 2 sd of 12.5)")
+	}
+}
+
+// TestRealRobotCollapsed: the robot preset's model (viz fit -data robot
+// -seed 1, 15,642 iterations to stationary; testdata/robot_fitted.json,
+// whose data refer to the robot file) has collapsed h1's third dimension
+// (means within 1e-12, variance 156) and no other: the used ones spread
+// over 25 to 350 of their rows' standard deviations. The latent figure
+// marks it and draws it on ± 2 sd (tens), not on its means' 1e-13.
+func TestRealRobotCollapsed(t *testing.T) {
+	ds, _ := robotTrain(t)
+	f, err := os.Open(filepath.Join("testdata", "robot_fitted.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mf, err := engine.ReadModelWith(f, engine.ReadOptions{LoadDataSet: func(string) (*dataset.Dataset, error) { return ds, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Analyze(mf.Model, nil, nil, AnalyzeOptions{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]bool{{false, false, true}, {false, false, false}}; fmt.Sprint(a.Collapsed) != fmt.Sprint(want) {
+		t.Errorf("collapsed %v, want %v (h1's dimension 3 alone)", a.Collapsed, want)
+	}
+	fig, err := ModelFigure(mf.Model, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range fig.Layers {
+		for k := range 3 {
+			_, spread, sd := spreadOf(l.Mean, l.Var, k)
+			t.Logf("%s dimension %d: means spread %.3g, rows' sd %.3g: ratio %.3g", l.Name, k+1, spread, sd, spread/sd)
+		}
+	}
+	var buf bytes.Buffer
+	if err := RenderFigure(&buf, "svg", fig); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	if c := strings.Count(svg, "(collapsed)"); c != 2 || !strings.Contains(svg, "h1 dimension 3 (collapsed)") {
+		t.Errorf("%d axes marked collapsed, want h1 dimension 3's two", c)
+	}
+	if tiny := regexp.MustCompile(`>[−-]?[0-9.]+e-1[0-9]<`).FindString(svg); tiny != "" {
+		t.Errorf("a tick label %s: the collapsed dimension is stretched to its means' range", tiny)
 	}
 }
