@@ -298,7 +298,7 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 		return bad("%v", err)
 	}
 	if units != "model" {
-		fd.ToOriginal(fs.NormX, fs.NormY, len(m.Layers))
+		fd.ToOriginal(fs.NormX, fs.NormY, len(m.Layers), fs.Data.InputUnit, fs.Data.OutputUnit)
 	}
 	if slideShape(q) {
 		return slides.Messages(buf, format, fd, captionOf(fs, fmt.Sprintf("%d samples per input", samples)))

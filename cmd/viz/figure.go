@@ -129,7 +129,8 @@ func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 		return badInput("viz figure messages: %v", err)
 	}
 	if *units == "original" {
-		data.ToOriginal(mf.NormX, mf.NormY, len(m.Layers))
+		info := dataInfo(mf)
+		data.ToOriginal(mf.NormX, mf.NormY, len(m.Layers), info.XUnit, info.YUnit)
 	}
 	return writeFigure(*out, stdout, func(w io.Writer) error { return montecarlo.RenderMessageFigure(w, f, data) })
 }
