@@ -65,7 +65,7 @@ func TestBrowserUnits(t *testing.T) {
 	if v := e.text(`[data-testid="rmse-verdict"]`); strings.Count(v, "dBm") != 3 {
 		t.Errorf("the held-out sentence gives its errors without dBm: %q", v)
 	}
-	if about := e.text(`[data-testid="explorer-about"]`); !strings.Contains(about, `the preset "1 input → 3 → 3 → outputs"`) || strings.Contains(about, "robot") {
+	if about := e.text(`[data-testid="explorer-about"]`); !strings.Contains(about, `The preset for this shape: "1 input → 3 → 3 → outputs"`) || strings.Contains(about, "robot") {
 		t.Errorf("the preset is not named by its shape alone: %q", about)
 	}
 	if title := e.text(`[data-testid="explorer-signals"] h3`); !strings.Contains(title, "dBm") {

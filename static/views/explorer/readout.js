@@ -48,7 +48,7 @@ function about(data) {
   if (data.columns.length) carry.push(`${data.columns.length} column${data.columns.length > 1 ? "s" : ""} to colour by`);
   return `${k(S ? S.nTrain : data.n)} training ${data.row.many}, ${data.d} outputs; the data carry ${carry.join("; ")}.` +
     (S ? ` Shown: a fixed sample of ${k(data.nAll)} ${data.row.many} over the density of all (scores and errors are of every row).` : "") +
-    (data.preset ? ` Model: the preset "${data.preset}".` : "");
+    (data.preset ? ` The preset for this shape: "${data.preset}".` : "");
 }
 
 function baseline(T, word) {
