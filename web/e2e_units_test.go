@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ import (
 // held-out sentence and the output view's title; the preset is named by
 // its shape. Then a model whose third hidden dimension has collapsed is
 // loaded, and its latent view says so. Screenshots at 1280×720, 1920×1080
-// and 1024×768.
+// and 1024×768. A one-row CSV is refused with viz fit's words.
 func TestBrowserUnits(t *testing.T) {
 	exe := requireBrowser(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -75,6 +76,18 @@ func TestBrowserUnits(t *testing.T) {
 		e.run(chromedp.EmulateViewport(sz[0], sz[1]))
 		e.settle()
 		e.screenshot(fmt.Sprintf("units-explorer-%dx%d.png", sz[0], sz[1]), "")
+	}
+
+	// A one-row CSV through "Your CSV…": refused by the rule viz fit
+	// follows (dataset.TooFewRows; TestFitOneRow), counted in words.
+	one := filepath.Join(t.TempDir(), "one.csv")
+	if err := os.WriteFile(one, []byte("x_time [s],y_a [dBm],y_b [dBm]\n0,-50,-60\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.uploadThroughDialog(one, "")
+	e.waitFor("the one-row CSV refused", `document.getElementById("toast").textContent.includes("one.csv")`)
+	if toast := e.text("#toast"); !strings.Contains(toast, "1 training row: a fit needs at least 2") {
+		t.Errorf("the page's refusal of a one-row CSV: %q", toast)
 	}
 
 	// A model of the same data whose h1 dimension 3 has collapsed: its
