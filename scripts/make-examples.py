@@ -52,7 +52,7 @@ def loop():
         rows.append((t, sig, x, y, lap, "test" if t % 5 == 4 else "train"))
         s += 0.45 * (1 + 0.2 * math.sin(2 * math.pi * t / 70))
     with open(os.path.join(out, "loop.csv"), "w") as f:
-        f.write("x_time," + ",".join("y_beacon%d" % (k + 1) for k in range(len(beacons))) + ",truth_x,truth_y,label_lap,split\n")
+        f.write("x_time [s]," + ",".join("y_beacon%d [dBm]" % (k + 1) for k in range(len(beacons))) + ",truth_x [m],truth_y [m],label_lap,split\n")
         for t, sig, x, y, lap, split in rows:
             f.write("%d,%s,%.2f,%.2f,%d,%s\n" % (t, ",".join("%.1f" % v for v in sig), x, y, lap, split))
 

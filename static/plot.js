@@ -74,6 +74,12 @@ function tickLabel(v, step) {
 }
 const stepOf = (t) => (t.length > 1 ? Math.abs(t[1] - t[0]) : 1);
 
+// withUnit labels an axis or a quantity with its unit: "x_time (s)", or the
+// name alone when the data name none.
+export function withUnit(name, unit) {
+  return unit ? `${name} (${unit})` : name;
+}
+
 // Identity axis units; unitsOf(mean, scale) shows model units in original units.
 export const identity = { to: (v) => v, from: (v) => v };
 export function unitsOf(mean, scale) {

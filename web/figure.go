@@ -299,7 +299,7 @@ func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.Fig
 		return bad("%v", err)
 	}
 	if units != "model" {
-		fd.ToOriginal(fs.NormX, fs.NormY, len(m.Layers))
+		fd.ToOriginal(fs.NormX, fs.NormY, len(m.Layers), fs.Data.InputUnit, fs.Data.OutputUnit)
 	}
 	if slideShape(q) {
 		return slides.Messages(buf, format, fd, captionOf(fs, fmt.Sprintf("%d samples per input", samples)))
@@ -323,6 +323,7 @@ func (h figureHandler) fit(buf *bytes.Buffer, format string, fs *stream.FigureSe
 	if slideShape(q) {
 		return slides.Fit(buf, format, fd, axisName(fs.Data.InputNames, fs.Data.InputUnit), axisName(fs.Data.OutputNames, fs.Data.OutputUnit), captionOf(fs, ""))
 	}
+	fd.XUnit, fd.YUnit = fs.Data.InputUnit, fs.Data.OutputUnit
 	return fitfigure.RenderFit(buf, format, []*fitfigure.FitData{fd})
 }
 

@@ -83,7 +83,7 @@ func TestDataUpload(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
 		{"a,b\n1,2\n", "not a usable CSV"},
 		{"x,y\n1,NaN\n2,3\n", "not a usable CSV"},
-		{"x,y\n1,2\n", "at least 2"},
+		{"x,y\n1,2\n", "1 training row: a fit needs at least 2"}, // the rule viz fit follows (TestFitOneRow)
 		// Past the server's row limit (stream.DefaultLimits), refused as
 		// read, with the flag that raises the limit.
 		{"x,y\n" + strings.Repeat("1,2\n", 2001), "line 2002: more data rows than the limit of 2000 rows (-max-rows raises it)"},

@@ -130,7 +130,8 @@ func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 		return badInput("viz figure messages: %v", err)
 	}
 	if *units == "original" {
-		data.ToOriginal(mf.NormX, mf.NormY, len(m.Layers))
+		info := dataInfo(mf)
+		data.ToOriginal(mf.NormX, mf.NormY, len(m.Layers), info.XUnit, info.YUnit)
 	}
 	return writeFigure(*out, stdout, func(w io.Writer) error { return montecarlo.RenderMessageFigure(w, f, data) })
 }
@@ -164,6 +165,7 @@ func runFigureFit(args []string, stdout, stderr io.Writer) error {
 		}
 		info := dataInfo(mf)
 		fd.XName, fd.YName = dataset.InputColumns(info.XNames, 1)[0], dataset.LayerColumns(0, 1, 1, info.YNames)[0]
+		fd.XUnit, fd.YUnit = info.XUnit, info.YUnit
 		fits = append(fits, fd)
 	}
 	return writeFigure(*out, stdout, func(w io.Writer) error { return fitfigure.RenderFit(w, f, fits) })

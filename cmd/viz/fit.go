@@ -129,7 +129,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlags("fit", stderr)
 	var f fitFlags
 	fs.StringVar(&f.data, "data", "step", `data set: "step", "robot" or "robot:PATH", "frey" or "frey:PATH" ("robot" and "frey": the files 'viz data get' fetches), "csv:PATH", "npy:PATH", "npz:PATH" or "parquet:PATH", or a PATH ending in .csv, .npy, .npz or .parquet (`+dataset.CSVConventions+` `+dataset.NumPyConventions+` `+dataset.ParquetConventions+`)`)
-	fs.StringVar(&f.preset, "preset", "", "the paper's model and restart selection: robot (time → 3 → 3 → outputs) or frey (an autoencoder through 2 dimensions); by default the preset that fits the data's shape, if any (one input and several outputs: robot; outputs equal to the inputs: frey), unless -hidden or -inducing is given")
+	fs.StringVar(&f.preset, "preset", "", "a model and restart selection named by the data's shape: explorer (one input and several outputs: input → 3 → 3 → outputs, the paper's robot model) or autoencoder (outputs equal to the inputs: outputs → 2 → outputs, the paper's Frey model); robot and frey name them too; by default the preset that fits the data's shape, if any, unless -hidden or -inducing is given")
 	fs.StringVar(&f.hidden, "hidden", "", "hidden-layer widths, comma-separated (empty: a one-layer GP; default: the preset's)")
 	fs.IntVar(&f.inducing, "inducing", train.DefaultInducing, "inducing points per layer (default: the preset's)")
 	fs.IntVar(&f.outputInducing, "output-inducing", 0, "the final layer's inducing points (0: -inducing; default: the preset's)")

@@ -173,6 +173,32 @@ func TestFitMaxRows(t *testing.T) {
 	}
 }
 
+// TestFitOneRow: a one-row CSV is refused by the rule the page follows
+// (TestDataUpload), with the count in words, and two rows are fitted with
+// a warning that counts them.
+func TestFitOneRow(t *testing.T) {
+	dir := t.TempDir()
+	one, two := filepath.Join(dir, "one.csv"), filepath.Join(dir, "two.csv")
+	if err := os.WriteFile(one, []byte("x [s],y [dBm]\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(two, []byte("x [s],y [dBm]\n1,2\n2,4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"fit", "-data", one, "-quiet"}, io.Discard, io.Discard)
+	var ue usageError
+	if want := "one.csv: 1 training row: a fit needs at least 2"; !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
+		t.Errorf("one row: err = %v, want a usage error with %q", err, want)
+	}
+	var stderr bytes.Buffer
+	if err := run(context.Background(), []string{"fit", "-data", two, "-hidden", "", "-inducing", "2", "-iters", "3", "-out", filepath.Join(dir, "two.json")}, io.Discard, &stderr); err != nil {
+		t.Fatalf("two rows: %v\n%s", err, stderr.String())
+	}
+	if want := "has only 2 rows: a fit to so few points says little"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("two rows: stderr %q, want %q", stderr.String(), want)
+	}
+}
+
 // TestFitAdamStdout fits with minibatch Adam and writes the model to
 // standard output.
 func TestFitAdamStdout(t *testing.T) {
@@ -353,6 +379,7 @@ func TestFitPresetByShape(t *testing.T) {
 		{[]string{"-data", "csv:" + auto, "-hidden", "2"}, "", []int{2}, train.FreyInducing, frey.Init.InputKernel},
 		{[]string{"-data", "csv:" + walk, "-inducing", "7"}, "", []int{3, 3}, 7, ""},
 		{[]string{"-data", "step", "-preset", "robot"}, robot.Name, []int{3, 3}, train.RobotInducing, ""},
+		{[]string{"-data", "step", "-preset", "explorer"}, robot.Name, []int{3, 3}, train.RobotInducing, ""},
 		{[]string{"-data", "step"}, "", nil, train.DefaultInducing, ""},
 	} {
 		r, stderr := fit(tc.args...)
@@ -381,7 +408,7 @@ func TestFitPresetByShape(t *testing.T) {
 	var stderr bytes.Buffer
 	err := run(context.Background(), []string{"fit", "-preset", "mnist"}, &bytes.Buffer{}, &stderr)
 	var ue usageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "robot or frey") {
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "want explorer (one input, several outputs) or autoencoder") {
 		t.Errorf("-preset mnist: %v, want a usage error naming the presets", err)
 	}
 }

@@ -35,6 +35,10 @@ type latentJSON struct {
 		Train int `json:"train"`
 		Test  int `json:"test"`
 	} `json:"rows"`
+	// Hidden says, for every hidden layer, which of its dimensions have
+	// collapsed (latent.Collapsed): they carry no information, and a
+	// picture that stretches them shows noise.
+	Hidden []hiddenLayerJSON `json:"hidden_layers"`
 	// Geometry is absent when the data carry no ground truth.
 	Geometry *geometryJSON `json:"geometry,omitempty"`
 	// HeldOut is absent when the data have no test split.
@@ -74,6 +78,16 @@ type sampleJSON struct {
 	Seed           uint64 `json:"seed"`
 	Text           string `json:"text"`
 }
+
+type hiddenLayerJSON struct {
+	Layer     int    `json:"layer"`     // counted from 1
+	Width     int    `json:"width"`     // its dimensions
+	Collapsed []int  `json:"collapsed"` // its collapsed dimensions, counted from 1
+	Rule      string `json:"rule"`
+}
+
+// collapseRule states latent.CollapseRatio's rule for people.
+var collapseRule = fmt.Sprintf("a dimension has collapsed when its means spread over the training rows (their standard deviation) at most %g of the rows' own standard deviation along it (the root mean of the variances)", latent.CollapseRatio)
 
 type layerScoreJSON struct {
 	Layer  int      `json:"layer"`
@@ -144,6 +158,11 @@ func runLatent(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	for _, h := range out.Hidden {
+		for _, k := range h.Collapsed {
+			fmt.Fprintf(stderr, "viz latent: hidden layer %d, dimension %d has collapsed: its means spread less than %g of the rows' own standard deviation along it, so it carries no information\n", h.Layer, k, latent.CollapseRatio)
+		}
+	}
 	if g := out.Geometry; g != nil && g.Sample != nil {
 		for _, l := range g.HiddenLayers {
 			if l.Score != nil && l.StdErr != nil {
@@ -180,6 +199,15 @@ func judgeModel(ctx context.Context, mf *modelfile.File, ds *dataset.Dataset, s 
 	}
 	out := &latentJSON{}
 	out.Rows.Train, out.Rows.Test = ds.Rows()
+	for i, c := range a.Collapsed {
+		hj := hiddenLayerJSON{Layer: i + 1, Width: len(c), Collapsed: []int{}, Rule: collapseRule}
+		for k, yes := range c {
+			if yes {
+				hj.Collapsed = append(hj.Collapsed, k+1)
+			}
+		}
+		out.Hidden = append(out.Hidden, hj)
+	}
 	if g != nil {
 		gj := &geometryJSON{MinLag: g.Rule.MinLag, Radius: g.Rule.Radius, Truth: ds.TruthNames}
 		gj.Units.Score = scoreUnit + " (1: every revisit closer in the latent space than any other pair far apart in time)"
@@ -245,6 +273,11 @@ func writeLatentCSV(w io.Writer, out *latentJSON) error {
 			return ""
 		}
 		return strconv.FormatFloat(*v, 'g', -1, 64)
+	}
+	for _, h := range out.Hidden {
+		for _, k := range h.Collapsed {
+			cw.Write([]string{"collapsed dimension", fmt.Sprintf("hidden layer %d", h.Layer), strconv.Itoa(k), "", "dimension, counted from 1"})
+		}
 	}
 	if g := out.Geometry; g != nil {
 		for _, l := range g.HiddenLayers {

@@ -40,19 +40,24 @@ func columnsDataset(cols []column, scheme, name, kind, src string, opt CSVOption
 	}
 	rows := cols[0].len()
 	header := make([]string, len(cols))
+	units := make([]string, len(cols))
 	index := make(map[string]int, len(cols))
 	for j, c := range cols {
 		if c.len() != rows {
 			return nil, errorf("column %q has %d rows, column %q %d", c.name, c.len(), cols[0].name, rows)
 		}
-		if k, ok := index[c.name]; ok {
-			return nil, errorf("column %d repeats the name %q of column %d", j+1, c.name, k+1)
-		}
-		if c.name == "" {
+		if strings.TrimSpace(c.name) == "" {
 			return nil, errorf("column %d has no name", j+1)
 		}
-		header[j] = c.name
-		index[c.name] = j
+		name, unit, err := SplitUnit(c.name)
+		if err != nil {
+			return nil, errorf("column %d: %v", j+1, err)
+		}
+		if k, ok := index[name]; ok {
+			return nil, errorf("column %d repeats the name %q of column %d", j+1, name, k+1)
+		}
+		header[j], units[j] = name, unit
+		index[name] = j
 	}
 	if rows == 0 {
 		return nil, errorf("no data rows")
@@ -75,15 +80,19 @@ func columnsDataset(cols []column, scheme, name, kind, src string, opt CSVOption
 		}
 	}
 	truth := prefixed(header, "truth")
+	unitOf, err := dataUnits(header, units, in, out, truth, autoencoder)
+	if err != nil {
+		return nil, errorf("%v", err)
+	}
 	for _, idx := range [][]int{in, out, truth} {
 		for _, j := range idx {
 			c := cols[j]
 			if c.num == nil {
-				return nil, errorf("column %q holds text, not numbers", c.name)
+				return nil, errorf("column %q holds text, not numbers", header[j])
 			}
 			for i, v := range c.num {
 				if msg := valueProblem(v); msg != "" {
-					return nil, errorf("row %d, column %q: %s", i+1, c.name, msg)
+					return nil, errorf("row %d, column %q: %s", i+1, header[j], msg)
 				}
 			}
 		}
@@ -114,8 +123,11 @@ func columnsDataset(cols []column, scheme, name, kind, src string, opt CSVOption
 		}
 	}
 	nTrain := rows - nTest
-	if nTrain < 1 {
-		return nil, errorf("every row is in the test split: at least one must be train")
+	if err := TooFewRows(nTrain); err != nil {
+		if nTest > 0 {
+			return nil, errorf("%v (held out: %s in the test split)", err, Count(nTest, "row"))
+		}
+		return nil, errorf("%v", err)
 	}
 	order := make([]int, 0, rows) // training rows first, then test rows, each in file order
 	for _, want := range []bool{false, true} {
@@ -150,6 +162,9 @@ func columnsDataset(cols []column, scheme, name, kind, src string, opt CSVOption
 		Description: fmt.Sprintf("%s %s: %d rows, %d inputs, %d outputs", kind, name, rows, len(in), len(out)),
 		InputNames:  names(in),
 		OutputNames: names(out),
+		InputUnit:   unitOf[0],
+		OutputUnit:  unitOf[1],
+		TruthUnit:   unitOf[2],
 		Shape:       opt.Shape,
 		X:           gather(in, 0, nTrain),
 		Y:           gather(out, 0, nTrain),
@@ -175,7 +190,7 @@ func columnsDataset(cols []column, scheme, name, kind, src string, opt CSVOption
 				text[r] = strings.TrimSpace(c.text[i])
 			}
 		}
-		ds.Columns = append(ds.Columns, labelColumn(c.name, text))
+		ds.Columns = append(ds.Columns, labelColumn(header[j], text))
 	}
 	return ds, nil
 }

@@ -54,7 +54,7 @@ func (o CSVOptions) maxBytes() int64 {
 
 // CSVConventions describes, for people, how ReadCSV reads a header: the
 // command line's help, the README and the page's upload dialog say it.
-const CSVConventions = `A header row names the columns: x… are the inputs and y… the outputs (a file with only y columns is an autoencoder: its inputs are its outputs); truth… are ground-truth coordinates (for example truth_x, truth_y: used to judge a latent space, never fitted); label… are values or categories to colour by (never fitted); a column named split says train or test for each row. Other columns are ignored. Values must be finite numbers of magnitude at most 1e150.`
+const CSVConventions = `A header row names the columns: x… are the inputs and y… the outputs (a file with only y columns is an autoencoder: its inputs are its outputs); truth… are ground-truth coordinates (for example truth_x, truth_y: used to judge a latent space, never fitted); label… are values or categories to colour by (never fitted); a column named split says train or test for each row. A name may end in its column's unit in brackets, as in y_ap1 [dBm] or x_time [s]: the input columns share one unit, the outputs one. Other columns are ignored. Values must be finite numbers of magnitude at most 1e150.`
 
 // LoadCSV reads the CSV file at path; see ReadCSV. The data set is named
 // after the base name of path.
@@ -126,12 +126,17 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 	header[0] = strings.TrimPrefix(header[0], "\uFEFF")
 	numeric := true
 	index := make(map[string]int, len(header))
+	units := make([]string, len(header))
 	for j := range header {
 		h := strings.TrimSpace(header[j])
-		header[j] = h
 		if h == "" {
 			return nil, errorf("line %d: header column %d has no name", headerLine, j+1)
 		}
+		h, units[j], err = SplitUnit(h)
+		if err != nil {
+			return nil, errorf("line %d: column %d: %v", headerLine, j+1, err)
+		}
+		header[j] = h
 		if k, ok := index[h]; ok {
 			return nil, errorf("line %d: header column %d repeats the name %q of column %d", headerLine, j+1, h, k+1)
 		}
@@ -151,6 +156,10 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 	truth := prefixed(header, "truth")
 	labels := prefixed(header, "label")
 	split, hasSplit := index["split"]
+	unitOf, err := dataUnits(header, units, in, out, truth, autoencoder)
+	if err != nil {
+		return nil, errorf("line %d: %v", headerLine, err)
+	}
 	for _, j := range in {
 		for _, k := range out {
 			if j == k {
@@ -245,8 +254,11 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 	train, test := &parts[0], &parts[1]
 	nTrain := rows - test.rows(len(out))
 	nTest := rows - nTrain
-	if nTrain < 1 {
-		return nil, errorf("every row is in the test split: at least one must be train")
+	if err := TooFewRows(nTrain); err != nil {
+		if nTest > 0 {
+			return nil, errorf("%v (held out: %s in the test split)", err, Count(nTest, "row"))
+		}
+		return nil, errorf("%v", err)
 	}
 	ds := &Dataset{
 		Name:        "csv:" + name,
@@ -255,6 +267,7 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 		OutputNames: names(out),
 		Shape:       opt.Shape,
 	}
+	ds.InputUnit, ds.OutputUnit, ds.TruthUnit = unitOf[0], unitOf[1], unitOf[2]
 	ds.X, ds.Y = mat.NewDense(nTrain, len(in), train.x), mat.NewDense(nTrain, len(out), train.y)
 	if autoencoder {
 		ds.Y = mat.DenseCopyOf(ds.X)

@@ -12,8 +12,9 @@ import (
 // its inputs (named x_NAME unless their name starts with x), outputs
 // (y_NAME), ground truth (truth_NAME), label columns (label_NAME), and a
 // split column when it has a test set; training rows first. An
-// autoencoder's inputs are left out: they are its outputs. Reading the
-// file back gives ds's values, names aside.
+// autoencoder's inputs are left out: they are its outputs. Each column
+// of a role with a unit says it, "y_ap1 [dBm]". Reading the file back
+// gives ds's values and units, names aside.
 func WriteCSV(w io.Writer, ds *Dataset) error {
 	nTrain, nTest := ds.Rows()
 	n := nTrain + nTest
@@ -22,13 +23,13 @@ func WriteCSV(w io.Writer, ds *Dataset) error {
 	auto := ds.IsAutoencoder()
 	var header []string
 	if !auto {
-		header = append(header, prefixNames("x", ds.InputNames, q)...)
+		header = append(header, withUnits(prefixNames("x", ds.InputNames, q), ds.InputUnit)...)
 	}
-	header = append(header, prefixNames("y", ds.OutputNames, d)...)
+	header = append(header, withUnits(prefixNames("y", ds.OutputNames, d), ds.OutputUnit)...)
 	p := 0
 	if ds.Truth != nil {
 		_, p = ds.Truth.Dims()
-		header = append(header, prefixNames("truth", ds.TruthNames, p)...)
+		header = append(header, withUnits(prefixNames("truth", ds.TruthNames, p), ds.TruthUnit)...)
 	}
 	for _, c := range ds.Columns {
 		header = append(header, prefixNames("label", []string{c.Name}, 1)...)
@@ -93,4 +94,14 @@ func prefixNames(prefix string, names []string, k int) []string {
 		}
 	}
 	return out
+}
+
+// withUnits gives each of names the unit, "y_ap1 [dBm]"; none when unit is "".
+func withUnits(names []string, unit string) []string {
+	if unit != "" {
+		for i, n := range names {
+			names[i] = Header(n, unit)
+		}
+	}
+	return names
 }

@@ -305,3 +305,26 @@ func numberVerdict(s string, v float64, err error) (float64, string) {
 	}
 	return v, ""
 }
+
+// MinTrainRows is the fewest training rows a data set may have: one row
+// has no spread to standardise by and a GP fitted to one point says
+// nothing. The readers refuse fewer (TooFewRows), so viz fit and the page
+// agree; the page's edits keep as many.
+const MinTrainRows = 2
+
+// TooFewRows is nil for n ≥ MinTrainRows training rows, else the error
+// that says why the data cannot be fitted.
+func TooFewRows(n int) error {
+	if n >= MinTrainRows {
+		return nil
+	}
+	return fmt.Errorf("%s: a fit needs at least %d", Count(n, "training row"), MinTrainRows)
+}
+
+// Count is n and the noun, singular for one: "1 row", "3 rows".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

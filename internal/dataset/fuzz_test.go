@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -17,6 +19,17 @@ func checkParsed(t *testing.T, ds *Dataset) {
 	ny, d := ds.Y.Dims()
 	if n != ny || n < 1 || len(ds.InputNames) != q || len(ds.OutputNames) != d {
 		t.Fatalf("inconsistent data set: X %d×%d, Y %d×%d, names %d/%d", n, q, ny, d, len(ds.InputNames), len(ds.OutputNames))
+	}
+	// Units as SplitUnit gives them, names without them.
+	for _, u := range []string{ds.InputUnit, ds.OutputUnit, ds.TruthUnit} {
+		if len(u) > MaxUnitBytes || strings.ContainsAny(u, "[]") {
+			t.Fatalf("unit %q", u)
+		}
+	}
+	for _, name := range slices.Concat(ds.InputNames, ds.OutputNames, ds.TruthNames) {
+		if strings.ContainsAny(name, "[]") {
+			t.Fatalf("name %q holds its unit", name)
+		}
 	}
 	// The values, and what the model sees: standardised columns.
 	for _, a := range []*mat.Dense{ds.X, ds.Y, FitNormalizer(ds.X).Apply(ds.X), FitNormalizer(ds.Y).Apply(ds.Y)} {
@@ -34,7 +47,7 @@ func FuzzReadCSV(f *testing.F) {
 	if b, err := os.ReadFile("testdata/good.csv"); err == nil {
 		f.Add(b)
 	}
-	for _, s := range []string{"x,y\n1,2\n", "x,y\n1,NaN\n", "x,y,y2\n1,2\n", "\"x\ny\",y\n1,2\n", "x,y\n1e308,1e308\n-1e308,2\n", "y,x\n1,2\n2,3\n", "x,y,label,split\n1,2,\"a\nb\",test\n3,4,\"a\"\"\",TRAIN\n", "x,y\r\n 1 , 2\r\n\r\n"} {
+	for _, s := range []string{"x,y\n1,2\n", "x,y\n1,NaN\n", "x,y,y2\n1,2\n", "\"x\ny\",y\n1,2\n", "x,y\n1e308,1e308\n-1e308,2\n", "y,x\n1,2\n2,3\n", "x,y,label,split\n1,2,\"a\nb\",test\n3,4,\"a\"\"\",TRAIN\n", "x,y\r\n 1 , 2\r\n\r\n", "x [s],y1 [dBm],y2 [dBm],truth_x [m]\n1,2,3,4\n", "x [s],y [dBm\n1,2\n", "y1 [a],y2 [b]\n1,2\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

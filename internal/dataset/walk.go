@@ -124,14 +124,15 @@ func loopPosition(s float64) (x, y float64) {
 }
 
 // WalkColumns are the columns of a walk file, by the conventions of
-// CSVConventions: the input x_time (s), the outputs y_ap1…y_ap30 (dBm),
-// the true position truth_x, truth_y (m) and split.
+// CSVConventions, each with its unit: the input x_time [s], the outputs
+// y_ap1 [dBm] … y_ap30 [dBm], the true position truth_x [m], truth_y [m]
+// and split.
 func WalkColumns() []string {
-	cols := []string{"x_time"}
+	cols := []string{Header("x_time", "s")}
 	for k := range WalkBeacons {
-		cols = append(cols, fmt.Sprintf("y_ap%d", k+1))
+		cols = append(cols, Header(fmt.Sprintf("y_ap%d", k+1), "dBm"))
 	}
-	return append(cols, "truth_x", "truth_y", "split")
+	return append(cols, Header("truth_x", "m"), Header("truth_y", "m"), "split")
 }
 
 // WriteWalkCSV writes rows rows of the walk of seed as CSV (WalkColumns;

@@ -21,7 +21,7 @@ func Warnings(ds *Dataset) []string {
 	var out []string
 	n, _ := ds.X.Dims()
 	if n < 5 {
-		out = append(out, fmt.Sprintf("%s has only %d rows: a fit to so few points says little", ds.Name, n))
+		out = append(out, fmt.Sprintf("%s has only %s: a fit to so few points says little", ds.Name, Count(n, "row")))
 	}
 	constant := func(a *mat.Dense, j int) bool {
 		r, _ := a.Dims()

@@ -46,6 +46,10 @@ type FitData struct {
 	// the output ("" : x and y).
 	XName string `json:"x_name,omitempty"`
 	YName string `json:"y_name,omitempty"`
+	// XUnit and YUnit are the units of the input and output, for the
+	// axes ("s", "dBm"); "" when the data name none.
+	XUnit string `json:"x_unit,omitempty"`
+	YUnit string `json:"y_unit,omitempty"`
 }
 
 // FitFigure predicts the model on `points` inputs (0: GridPoints)
@@ -145,8 +149,8 @@ func fitPlot(f *FitData) (*plot.Plot, error) {
 	p.Title.Text = fmt.Sprintf("%s — bound %.2f nats", layers, f.Bound)
 	p.Title.TextStyle.Font.Size = vg.Points(8)
 	xName, yName := cmp.Or(f.XName, "x"), cmp.Or(f.YName, "y")
-	p.X.Label.Text = xName
-	p.Y.Label.Text = yName + " (mean ± 2 sd)"
+	p.X.Label.Text = withUnit(xName, f.XUnit)
+	p.Y.Label.Text = withUnit(yName+" (mean ± 2 sd)", f.YUnit)
 	p.X.Label.TextStyle.Font.Size = vg.Points(7)
 	p.Y.Label.TextStyle.Font.Size = vg.Points(7)
 	plotkit.SetTickSizes(p)
@@ -168,4 +172,13 @@ func fitPlot(f *FitData) (*plot.Plot, error) {
 	sc.GlyphStyle.Color = color.Black
 	p.Add(poly, line, sc)
 	return p, nil
+}
+
+// withUnit labels an axis with its unit, "x (s)", or leaves it bare when
+// the data name none.
+func withUnit(label, unit string) string {
+	if unit == "" {
+		return label
+	}
+	return label + " (" + unit + ")"
 }

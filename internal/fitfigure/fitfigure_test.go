@@ -115,20 +115,31 @@ func TestRenderGolden(t *testing.T) {
 	}
 }
 
-// TestAxisNames: the axes carry the data's names, x and y when unknown.
-func TestAxisNames(t *testing.T) {
-	f, err := FitFigure(engine.StepModel(8), dataset.Normalizer{}, dataset.Normalizer{}, 0)
+// TestAxisLabels: the axes carry the data's names (x and y when unknown)
+// and their units when the data name them, bare when they do not.
+func TestAxisLabels(t *testing.T) {
+	f, err := FitFigure(engine.StepModel(8), dataset.Normalizer{}, dataset.Normalizer{}, 20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ x, y, wantX, wantY string }{{"", "", ">x<", ">y (mean ± 2 sd)<"}, {"x_time", "y_ap1", ">x_time<", ">y_ap1 (mean ± 2 sd)<"}} {
-		f.XName, f.YName = tc.x, tc.y
+	for _, c := range []struct {
+		xName, yName, xUnit, yUnit string
+		want                       []string
+	}{
+		{"", "", "", "", []string{">x<", ">y (mean ± 2 sd)<"}},
+		{"x_time", "y_ap1", "", "", []string{">x_time<", ">y_ap1 (mean ± 2 sd)<"}},
+		{"", "", "s", "dBm", []string{">x (s)<", ">y (mean ± 2 sd) (dBm)<"}},
+		{"x_time", "y_ap1", "s", "dBm", []string{">x_time (s)<", ">y_ap1 (mean ± 2 sd) (dBm)<"}},
+	} {
+		f.XName, f.YName, f.XUnit, f.YUnit = c.xName, c.yName, c.xUnit, c.yUnit
 		var buf bytes.Buffer
 		if err := RenderFit(&buf, "svg", []*FitData{f}); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(buf.String(), tc.wantX) || !strings.Contains(buf.String(), tc.wantY) {
-			t.Errorf("names %q, %q: the SVG lacks %q or %q", tc.x, tc.y, tc.wantX, tc.wantY)
+		for _, w := range c.want {
+			if !strings.Contains(buf.String(), w) {
+				t.Errorf("names %q, %q, units %q, %q: the figure has no label %s", c.xName, c.yName, c.xUnit, c.yUnit, w)
+			}
 		}
 	}
 }

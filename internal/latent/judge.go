@@ -151,6 +151,9 @@ type Analysis struct {
 	// without ground truth).
 	Scores   []Score
 	TestRMSE float64 // original units (NaN without a split)
+	// Collapsed says which dimensions of every hidden layer have collapsed
+	// at the training rows (Collapsed's rule), dimension by dimension.
+	Collapsed [][]bool
 }
 
 // AnalyzeOptions are Analyze's settings.
@@ -175,7 +178,11 @@ func Analyze(m *engine.Model, g *Geometry, h *HeldOut, o AnalyzeOptions) (*Analy
 	a := &Analysis{TestRMSE: math.NaN()}
 	hidden := len(m.Layers) - 1
 	var means []*mat.Dense // the hidden layers' means at the training rows
+	spread := make([]spreads, hidden)
 	err := predictChunks(&ev, m, m.X, func(lo int, msgs []engine.Message) {
+		for k, msg := range msgs[:hidden] {
+			spread[k].add(msg.Mean, msg.Var)
+		}
 		if o.Messages {
 			a.Train = gather(a.Train, m.X, lo, msgs)
 		}
@@ -196,6 +203,9 @@ func Analyze(m *engine.Model, g *Geometry, h *HeldOut, o AnalyzeOptions) (*Analy
 	})
 	if err != nil {
 		return a, err
+	}
+	for k := range spread {
+		a.Collapsed = append(a.Collapsed, spread[k].collapsed())
 	}
 	if o.Messages && g != nil {
 		for _, msg := range a.Train[:hidden] {

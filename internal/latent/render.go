@@ -104,6 +104,13 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
 	for li, l := range f.Layers {
 		_, q := l.Mean.Dims()
+		collapsed := Collapsed(l.Mean, l.Var)
+		label := func(k int) string {
+			if collapsed[k] {
+				return fmt.Sprintf("%s dimension %d (collapsed)", l.Name, k+1)
+			}
+			return fmt.Sprintf("%s dimension %d", l.Name, k+1)
+		}
 		col := 0
 		for a := 0; a < q; a++ {
 			for b := a + 1; b < q; b++ {
@@ -115,10 +122,15 @@ func RenderFigure(w io.Writer, format string, f *Figure) error {
 						title += fmt.Sprintf(" (geometry %.3f)", f.Scores[li])
 					}
 				}
-				p, err := scatter(title, fmt.Sprintf("%s dimension %d", l.Name, a+1), fmt.Sprintf("%s dimension %d", l.Name, b+1),
+				p, err := scatter(title, label(a), label(b),
 					func(i int) (float64, float64) { return l.Mean.At(i, a), l.Mean.At(i, b) }, n, colour, true)
 				if err != nil {
 					return err
+				}
+				for k, ax := range map[int]*plot.Axis{a: &p.X, b: &p.Y} {
+					if collapsed[k] {
+						ax.Min, ax.Max = priorRange(l, k)
+					}
 				}
 				p.Draw(tiles.At(dc, col, li))
 				col++
@@ -223,4 +235,16 @@ func (f *Figure) Colours() (colour func(i int) color.Color, lo, hi float64) {
 		return Viridis((f.Times[i] - lo) / (hi - lo))
 	}
 	return colour, lo, hi
+}
+
+// priorRange is the axis of a collapsed dimension k of layer l: its
+// means' centre ± 2 of its rows' standard deviations, where the points sit
+// on one line, instead of the means' own range, which would stretch their
+// round-off to fill the axis.
+func priorRange(l Layer, k int) (lo, hi float64) {
+	mu, _, sd := spreadOf(l.Mean, l.Var, k)
+	if sd == 0 || math.IsNaN(sd) {
+		sd = 1
+	}
+	return mu - 2*sd, mu + 2*sd
 }

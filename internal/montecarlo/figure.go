@@ -46,6 +46,11 @@ type FigureData struct {
 	Inducing []InducingBar `json:"inducing"`
 	// Inputs holds each input's response, in the order given.
 	Inputs []InputResponse `json:"inputs"`
+	// InputUnit and OutputUnit are the units of the input and output axes
+	// when they are in the data's original units ("s", "dBm"; ToOriginal);
+	// "" otherwise.
+	InputUnit  string `json:"input_unit,omitempty"`
+	OutputUnit string `json:"output_unit,omitempty"`
 }
 
 // InducingBar is one inducing variable u_m ~ N(Mean, SD²) at input Z.
@@ -553,13 +558,14 @@ func InputsToModel(ins []GaussianInput, nx dataset.Normalizer, layer int) []Gaus
 }
 
 // ToOriginal converts the figure, in place, to the data's original units
-// where they apply: the first layer's input axis (by nx) and the last
-// layer's output axis (by ny) of a model with the given number of layers;
-// hidden layers have no units. A zero or multi-column Normalizer leaves its
-// axis as it is.
-func (fd *FigureData) ToOriginal(nx, ny dataset.Normalizer, layers int) {
+// where they apply: the first layer's input axis (by nx, labelled xUnit)
+// and the last layer's output axis (by ny, labelled yUnit) of a model with
+// the given number of layers; hidden layers have no units. A zero or
+// multi-column Normalizer leaves its axis as it is.
+func (fd *FigureData) ToOriginal(nx, ny dataset.Normalizer, layers int, xUnit, yUnit string) {
 	layer := fd.Layer
 	if layer == 0 && len(nx.Scale) == 1 {
+		fd.InputUnit = xUnit
 		a, b := nx.Scale[0], nx.Mean[0]
 		for i := range fd.GP.X {
 			fd.GP.X[i] = fd.GP.X[i]*a + b
@@ -573,6 +579,7 @@ func (fd *FigureData) ToOriginal(nx, ny dataset.Normalizer, layers int) {
 		}
 	}
 	if layer == layers-1 && len(ny.Scale) == 1 {
+		fd.OutputUnit = yUnit
 		a, b := ny.Scale[0], ny.Mean[0]
 		for i := range fd.GP.Mean {
 			fd.GP.Mean[i], fd.GP.SD[i] = fd.GP.Mean[i]*a+b, fd.GP.SD[i]*a

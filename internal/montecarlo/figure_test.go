@@ -262,7 +262,7 @@ func TestToOriginal(t *testing.T) {
 		t.Fatal(err)
 	}
 	fd, _ := MessageFigure(m, 0, []GaussianInput{{Mean: 0.2, Var: 0.01}}, 2000, 1)
-	fd.ToOriginal(nx, ny, 1)
+	fd.ToOriginal(nx, ny, 1, "s", "dBm")
 	for i := range raw.GP.X {
 		// 1e-12: one multiply-add.
 		if math.Abs(fd.GP.X[i]-(raw.GP.X[i]*2+10)) > 1e-12 || math.Abs(fd.GP.Mean[i]-(raw.GP.Mean[i]*3-1)) > 1e-12 || math.Abs(fd.GP.SD[i]-raw.GP.SD[i]*3) > 1e-12 {
@@ -285,8 +285,21 @@ func TestToOriginal(t *testing.T) {
 	}
 	hidden, _ := MessageFigure(m, 0, []GaussianInput{{Mean: 0.2, Var: 0.01}}, 2000, 1)
 	hidden.Layer = 1 // as if the middle layer of three: no units either side
-	hidden.ToOriginal(nx, ny, 3)
+	hidden.ToOriginal(nx, ny, 3, "s", "dBm")
 	if hidden.GP.X[0] != raw.GP.X[0] || hidden.GP.Mean[0] != raw.GP.Mean[0] {
 		t.Error("a hidden layer was converted")
+	}
+	if hidden.InputUnit != "" || hidden.OutputUnit != "" {
+		t.Errorf("a hidden layer's axes in %q and %q", hidden.InputUnit, hidden.OutputUnit)
+	}
+	// The converted axes say their units.
+	var svg bytes.Buffer
+	if err := RenderMessageFigure(&svg, "svg", fd); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">input (s)<", ">output (dBm)<"} {
+		if !strings.Contains(svg.String(), want) {
+			t.Errorf("the message figure has no axis %s", want)
+		}
 	}
 }

@@ -132,6 +132,10 @@ func gpPlot(data *FigureData) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("layer %d", data.Layer+1)
 	p.Title.TextStyle.Font.Size = vg.Points(8)
+	if data.OutputUnit != "" {
+		p.Y.Label.Text = "output (" + data.OutputUnit + ")"
+		p.Y.Label.TextStyle.Font.Size = vg.Points(7)
+	}
 	plotkit.SetTickSizes(p)
 	poly, line, err := plotkit.MeanBand(data.GP, color.Gray{Y: 0xdd})
 	if err != nil {
@@ -156,6 +160,9 @@ func gpPlot(data *FigureData) (*plot.Plot, error) {
 func inputsPlot(data *FigureData, lo, hi float64) (*plot.Plot, error) {
 	p := plot.New()
 	p.X.Label.Text = "input"
+	if data.InputUnit != "" {
+		p.X.Label.Text = "input (" + data.InputUnit + ")"
+	}
 	p.X.Label.TextStyle.Font.Size = vg.Points(7)
 	plotkit.SetTickSizes(p)
 	const pts = 300

@@ -265,8 +265,8 @@ func (c *Catalog) Add(ds *dataset.Dataset, l Limits) error {
 	if n > l.MaxRows {
 		return fmt.Errorf("data set %q has %d training rows, more than the limit of %d rows (%s raises it)", ds.Name, n, l.MaxRows, dataset.RowsFlag)
 	}
-	if n < 2 {
-		return fmt.Errorf("data set %q has %d training rows; at least 2 are needed", ds.Name, n)
+	if err := dataset.TooFewRows(n); err != nil {
+		return fmt.Errorf("data set %q: %w", ds.Name, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -433,8 +433,8 @@ func (s *session) cmdRemoveData(c Command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if len(x) <= 2 {
-		return "", fmt.Errorf("remove_data: a data set keeps at least 2 points")
+	if len(x) <= dataset.MinTrainRows {
+		return "", fmt.Errorf("remove_data: a data set keeps at least %d points", dataset.MinTrainRows)
 	}
 	if err := s.setData(fmt.Sprintf("removal of data point %d", i+1), slices.Delete(x, i, i+1), slices.Delete(y, i, i+1), true); err != nil {
 		return "", err

@@ -132,8 +132,8 @@ func (s *Server) ParkModel(client string, mf *modelfile.File) (string, error) {
 	switch {
 	case n > l.MaxRows:
 		return "", fmt.Errorf("the model's data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
-	case n < 2:
-		return "", fmt.Errorf("the model's data has %d rows; at least 2 are needed", n)
+	case n < dataset.MinTrainRows:
+		return "", fmt.Errorf("the model's data: %w", dataset.TooFewRows(n))
 	case len(m.Layers) > l.MaxLayers:
 		return "", fmt.Errorf("the model has %d layers, more than the limit of %d layers", len(m.Layers), l.MaxLayers)
 	case inducing > l.MaxInducing:
@@ -159,6 +159,7 @@ func (s *Server) ParkModel(client string, mf *modelfile.File) (string, error) {
 		Description: fmt.Sprintf("the data of a loaded model file (%d rows, %d → %d)", n, q, dy),
 		X:           nx.UndoMean(m.X), Y: ny.UndoMean(m.Y),
 		InputNames: columnNames("x", q), OutputNames: columnNames("y", dy),
+		InputUnit: mf.Info.XUnit, OutputUnit: mf.Info.YUnit,
 	}
 	// A file that refers to a public data set: its originals, exactly, so
 	// that Save model refers to the data set again.
@@ -188,8 +189,8 @@ func (s *Server) ParkData(client string, ds *dataset.Dataset) (string, error) {
 	switch {
 	case n > l.MaxRows:
 		return "", fmt.Errorf("the data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
-	case n < 2:
-		return "", fmt.Errorf("the data has %d rows; at least 2 are needed", n)
+	case n < dataset.MinTrainRows:
+		return "", fmt.Errorf("the data: %w", dataset.TooFewRows(n))
 	}
 	ds.Name = "data-" + newResumeToken()[:12]
 	// The view the data's shape chooses, with its preset when it has one;

@@ -61,7 +61,9 @@ const (
 	RobotRestartIters = 200
 )
 
-// RobotPreset is the paper's robot WiFi model: time → 3 → 3 → 30 access points
+// RobotPreset is the preset for one input and several outputs, named by
+// that shape ("explorer"): the paper's robot WiFi model, time → 3 → 3 → 30
+// access points
 // (Hensman & Lawrence 2014, §robot wireless data), RobotInducing inducing
 // points per layer and the principal-component initialisation of the first
 // hidden layer (the leading 3 principal components of the 30 signals, which
@@ -72,7 +74,7 @@ const (
 // docs/measurements.md).
 func RobotPreset(seed uint64) Preset {
 	return Preset{
-		Name:            "input → 3 → 3 → outputs, the paper's robot WiFi model",
+		Name:            "1 input → 3 → 3 → outputs",
 		Init:            InitConfig{Hidden: []int{3, 3}, Inducing: RobotInducing, Seed: seed, HiddenInit: "auto"},
 		Restarts:        RobotRestarts,
 		RestartIters:    RobotRestartIters,
@@ -102,15 +104,18 @@ func DefaultPreset(x, y *mat.Dense, seed uint64) (p Preset, ok bool) {
 	return Preset{}, false
 }
 
-// PresetNamed returns the paper's preset named "robot" or "frey".
+// PresetNamed returns the preset named by its shape: "explorer" (one
+// input, several outputs: RobotPreset) or "autoencoder" (outputs that are
+// the inputs: FreyPreset). "robot" and "frey", the paper's experiments that
+// they were made for, name them too.
 func PresetNamed(name string, seed uint64) (Preset, error) {
 	switch name {
-	case "robot":
+	case "explorer", "robot":
 		return RobotPreset(seed), nil
-	case "frey":
+	case "autoencoder", "frey":
 		return FreyPreset(seed), nil
 	}
-	return Preset{}, fmt.Errorf("preset %q: want robot or frey", name)
+	return Preset{}, fmt.Errorf("preset %q: want explorer (one input, several outputs) or autoencoder (outputs that are the inputs)", name)
 }
 
 // Start initialises the preset's model for normalised data x, y: the best

@@ -22,7 +22,8 @@ const (
 	FreyRestartIters    = 20
 )
 
-// FreyPreset is the paper's Frey faces autoencoder: the 560 pixels of a frame
+// FreyPreset is the preset for outputs that are the inputs, named by that
+// shape ("autoencoder"): the paper's Frey faces autoencoder, the 560 pixels of a frame
 // → a 2-D latent → the same 560 pixels (Hensman & Lawrence 2014,
 // auto-encoding deep GPs), FreyInducing inducing points in the encoder and
 // FreyDecoderInducing in the decoder, an ARD RBF on the pixels whose 560
@@ -31,7 +32,7 @@ const (
 // among FreyRestarts short restarts.
 func FreyPreset(seed uint64) Preset {
 	return Preset{
-		Name: "outputs → 2 → outputs, the paper's Frey faces autoencoder",
+		Name: "outputs → 2 → outputs, an autoencoder",
 		Init: InitConfig{Hidden: []int{2}, Inducing: FreyInducing, OutputInducing: FreyDecoderInducing,
 			InputKernel: "rbf", InputIsoStart: true, Seed: seed, HiddenInit: "pca"},
 		Restarts:     FreyRestarts,

@@ -3,7 +3,7 @@
 // by the bound), drawn side by side on shared axes, with a table of their
 // bounds, restarts and rise widths.
 import { register } from "./registry.js";
-import { Plot, C, unitsOf, fmt, legend } from "../plot.js";
+import { Plot, C, unitsOf, withUnit, fmt, legend } from "../plot.js";
 
 register("depth", (el, app) => {
   const plot = new Plot(el.querySelector("canvas"), { l: 56, r: 10, t: 40, b: 40 });
@@ -81,7 +81,7 @@ register("depth", (el, app) => {
       cmp.depths.forEach((d, k) => {
         const l = plot.m.l + k * (W + gapPx);
         plot.area(xs[0], xs[G - 1], lo - pad, hi + pad, { l, r: l + W, t: plot.m.t, b: plot.h - plot.m.b });
-        plot.axes({ xlabel: setup.input_names[0] || "x", ylabel: k === 0 ? (setup.output_names[0] || "y") : "", ux, uy });
+        plot.axes({ xlabel: withUnit(setup.input_names[0] || "x", setup.input_unit), ylabel: k === 0 ? withUnit(setup.output_names[0] || "y", setup.output_unit) : "", ux, uy });
         ctx.fillStyle = C.ink;
         ctx.font = "bold 13px system-ui, sans-serif";
         plot.text(`${d.layers} layer${d.layers > 1 ? "s" : ""}`, l, plot.m.t - 22);

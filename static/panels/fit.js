@@ -9,7 +9,7 @@
 // a step's edge).
 import { register, dimSelect } from "./registry.js";
 import { layerTitle } from "./layer.js";
-import { Plot, C, StickyRange, unitsOf, legend, fmt, canvasPoint, clientPoint } from "../plot.js";
+import { Plot, C, StickyRange, unitsOf, withUnit, legend, fmt, canvasPoint, clientPoint } from "../plot.js";
 
 const HIT = 8; // px radius for grabbing a data point or the slice's marker
 // Samples per input: a few thousand when the model has stopped, so that a
@@ -293,7 +293,7 @@ register("fit", (el, app) => {
         const sliceW = withDensity && plot.w > 360 ? Math.min(240, Math.max(110, plot.w * 0.24)) : 0;
         const box = { l: plot.m.l, r: plot.w - plot.m.r - (sliceW ? sliceW + 18 : 0), t: plot.m.t + (withDensity ? 12 : 0), b: plot.h - plot.m.b };
         main = plot.area(f.x[0], f.x[G - 1], yr.lo, yr.hi, box);
-        plot.axes({ xlabel: setup.input_names[0] || "x", ylabel: setup.output_names[dim] || "y", ux, uy });
+        plot.axes({ xlabel: withUnit(setup.input_names[0] || "x", setup.input_unit), ylabel: withUnit(setup.output_names[dim] || "y", setup.output_unit), ux, uy });
         const ctx = plot.ctx;
         let bimodal = 0;
         plot.clip(() => {
@@ -370,7 +370,7 @@ register("fit", (el, app) => {
         }
         yr.update(lo, hi);
         plot.area(yr.lo, yr.hi, yr.lo, yr.hi);
-        plot.axes({ xlabel: `observed ${setup.output_names[dim]}`, ylabel: "final message mean ± 2 sd", ux: uy, uy });
+        plot.axes({ xlabel: withUnit(`observed ${setup.output_names[dim]}`, setup.output_unit), ylabel: withUnit("final message mean ± 2 sd", setup.output_unit), ux: uy, uy });
         plot.clip((ctx) => {
           plot.line(2, (i) => (i ? yr.hi : yr.lo), (i) => (i ? yr.hi : yr.lo), C.axis, 1, [4, 4]);
           for (let n = 0; n < N; n++) {

@@ -18,19 +18,19 @@ export function create(kind, el, app) {
 }
 
 // units of layer i's input and output axes: {ux, uy, xlabel, ylabel}.
-import { identity, unitsOf } from "../plot.js";
+import { identity, unitsOf, withUnit } from "../plot.js";
 export function layerUnits(setup, i, nLayers, outDim = 0, inDim = 0) {
   const r = {};
   if (i === 0 && setup) {
     r.ux = unitsOf(setup.norm_x.mean[inDim], setup.norm_x.scale[inDim]);
-    r.xlabel = `input ${setup.input_names[inDim] ?? "x"}`;
+    r.xlabel = withUnit(`input ${setup.input_names[inDim] ?? "x"}`, setup.input_unit);
   } else {
     r.ux = identity;
     r.xlabel = `h${i}${inDim ? ` dimension ${inDim + 1}` : ""} (hidden layer ${i} output)`;
   }
   if (i === nLayers - 1 && setup) {
     r.uy = unitsOf(setup.norm_y.mean[outDim], setup.norm_y.scale[outDim]);
-    r.ylabel = `output ${setup.output_names[outDim] ?? "y"}`;
+    r.ylabel = withUnit(`output ${setup.output_names[outDim] ?? "y"}`, setup.output_unit);
   } else {
     r.uy = identity;
     r.ylabel = `h${i + 1}${outDim ? ` dimension ${outDim + 1}` : ""}`;

@@ -112,8 +112,9 @@ function truthOf(t, n, nAll) {
 // hidden layer, the geometry score against the ground truth, or null;
 // scoreErrors their standard errors when sampled, else null),
 // the held-out errors (testRMSE of the model, meanRMSE of the training
-// mean, gp1RMSE of a one-layer GP) and restarts ({chosen, live, list,
-// scoreName}, counted from 1).
+// mean, gp1RMSE of a one-layer GP), restarts ({chosen, live, list,
+// scoreName}, counted from 1) and collapsed (per hidden layer, per
+// dimension: true when it has collapsed, latent.Collapsed's rule; or null).
 export function analysis(frame) {
   const v = frame?.view;
   if (v?.kind !== "explorer") return null;
@@ -121,6 +122,6 @@ export function analysis(frame) {
     newOutput: !!v.new_output, test: v.test ?? null, testHidden: v.test_hidden ?? null,
     scores: v.scores ?? null, scoreErrors: v.score_errors ?? null,
     testRMSE: v.test_rmse, meanRMSE: v.mean_rmse, gp1RMSE: v.gp1_rmse,
-    restarts: frame.restarts ?? null,
+    restarts: frame.restarts ?? null, collapsed: v.collapsed ?? null,
   };
 }

@@ -48,6 +48,10 @@ type frameSection struct {
 	// before the first). Density comes with a new pass only.
 	AllIter *int           `json:"all_iter,omitempty"`
 	Density []densityLayer `json:"density,omitempty"`
+	// Collapsed says, for every hidden layer, which of its dimensions
+	// have collapsed at the rows shown (latent.Collapsed), so that the
+	// page marks them and does not stretch them to fill an axis.
+	Collapsed [][]bool `json:"collapsed,omitempty"`
 }
 
 // densityLayer is one hidden layer's densities (Density), one per pair.
@@ -94,6 +98,11 @@ func (fr *framer) Frame(e *wire.Encoder, s *view.Snapshot) ([]view.LayerFrame, a
 	a := fr.an.Current(s, func(s *view.Snapshot) *latent.Analysis { return analyze(s.Model, f) })
 	layers, _ := view.BaseLayers(e, s, view.LayerOptions{})
 	sec := fr.outputs(e, layers, a)
+	if ev := s.Eval; ev != nil {
+		for _, h := range ev.Hidden {
+			sec.Collapsed = append(sec.Collapsed, latent.Collapsed(h.Mean, h.Var))
+		}
+	}
 	an := a.Value
 	for _, sc := range an.Scores {
 		sec.Scores = append(sec.Scores, optional(sc.Value))
@@ -162,6 +171,7 @@ func (fr *framer) sampled(e *wire.Encoder, s *view.Snapshot, f *facts) ([]view.L
 	smp := f.sample
 	a := fr.an.Current(s, func(s *view.Snapshot) *latent.Analysis { return analyzeSample(s.Model, f) })
 	var layers []view.LayerFrame
+	var collapsed [][]bool
 	for i, l := range s.Model.Layers {
 		lf, _ := view.LayerParams(e, l, 0)
 		if ev := s.Eval; ev != nil {
@@ -173,7 +183,9 @@ func (fr *framer) sampled(e *wire.Encoder, s *view.Snapshot, f *facts) ([]view.L
 			}
 			if i < len(ev.Hidden) {
 				h := ev.Hidden[i]
-				lf.SetMessage(e, engine.Message{Mean: linalg.Rows(h.Mean, smp.Train), Var: linalg.Rows(h.Var, smp.Train)})
+				shown := engine.Message{Mean: linalg.Rows(h.Mean, smp.Train), Var: linalg.Rows(h.Var, smp.Train)}
+				lf.SetMessage(e, shown)
+				collapsed = append(collapsed, latent.Collapsed(shown.Mean, shown.Var))
 			}
 		} else if tr := a.Value.Train; i+1 < len(s.Model.Layers) && i < len(tr) {
 			// Not evaluated on every row (a stochastic fit's first
@@ -185,6 +197,7 @@ func (fr *framer) sampled(e *wire.Encoder, s *view.Snapshot, f *facts) ([]view.L
 		layers = append(layers, lf)
 	}
 	sec := fr.outputs(e, layers, a)
+	sec.Collapsed = collapsed
 	if f.heldOut != nil {
 		sec.MeanRMSE = optional(f.heldOut.MeanRMSE)
 	}

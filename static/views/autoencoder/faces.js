@@ -15,7 +15,7 @@ export function createFaces(q, data) {
   // points are float32, never equal to the position asked for) and the
   // iteration; frame and frameIter, the row.
   let asked = null, face = null, frame = -1, frameIter = -1;
-  const unit = data.unit === "grey level" ? "grey levels" : data.unit || "(output units)";
+  const unit = data.unit === "grey level" ? "grey levels" : data.unit || "original units";
   const r = data.image && data.image.hi > data.image.lo ? data.image : data.outputRange;
   const sdMax = SD_SHARE * (r.hi - r.lo || 1);
   q("autoencoder-sd-scale").textContent = `sd: 0 (dark) → ${fmt(sdMax)} ${unit} (yellow)`;

@@ -148,7 +148,7 @@ register("explorer", (root, app) => {
       const data = st.data, v = st.views;
       const m = {
         frame: f, data, dataKey: st.dataId, colour: colourBy(data, st.colour), byTime: st.colour === "time", sel: st.sel,
-        revisits: st.showRevisits, testHidden: st.showTest ? st.testHidden : null, testKey: st.testKey, scores: a?.scores, fit: st.fit,
+        revisits: st.showRevisits, testHidden: st.showTest ? st.testHidden : null, testKey: st.testKey, scores: a?.scores, collapsed: a?.collapsed, fit: st.fit,
       };
       // each panel's drawing time, as performance measures "explorer-<panel>"
       let t = performance.now();

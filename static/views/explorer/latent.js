@@ -99,8 +99,10 @@ export function createLatent(li, { send, redraw, link, scale }) {
   // outward to a grid (snapRange) and kept until the data leave them or
   // they are a third too wide, so that the axes, the static layer, change
   // now and then, not with every frame. A frame that shows a command's
-  // effect (a restart, an undo) or new data sets them afresh.
-  function latentRanges(f, D, nn, M, dataKey) {
+  // effect (a restart, an undo) or new data sets them afresh. A collapsed
+  // dimension (col[a]) spans its centre ± 2 of its rows' sd instead, as
+  // the server's figure does: its means' own range is round-off.
+  function latentRanges(f, D, nn, M, dataKey, L, n, col) {
     const key = `${dataKey}|${D}|${nn}`;
     if (!ranges || ranges.key !== key || ranges.applied !== f.applied) {
       ranges = { key, applied: f.applied, frame: null, dims: Array.from({ length: D }, () => new StickyRange()), shown: [] };
@@ -109,7 +111,14 @@ export function createLatent(li, { send, redraw, link, scale }) {
       ranges.frame = f;
       for (let a = 0; a < D; a++) {
         let lo = Infinity, hi = -Infinity;
-        for (let i = 0; i < nn; i++) { const x = M(i, a); if (x < lo) lo = x; if (x > hi) hi = x; }
+        if (col?.[a] && n > 0) {
+          let c = 0, v = 0;
+          for (let i = 0; i < n; i++) { c += M(i, a); v += Math.max(0, L.var[i * D + a]); }
+          const sd = Math.sqrt(v / n) || 1;
+          lo = c / n - 2 * sd; hi = c / n + 2 * sd;
+        } else {
+          for (let i = 0; i < nn; i++) { const x = M(i, a); if (x < lo) lo = x; if (x > hi) hi = x; }
+        }
         ranges.dims[a].update(lo, hi);
         const c = snapRange(ranges.dims[a]), s = ranges.shown[a];
         if (!s || c.lo < s.lo || c.hi > s.hi || 4 * (c.hi - c.lo) < 3 * (s.hi - s.lo)) ranges.shown[a] = c;
@@ -139,8 +148,9 @@ export function createLatent(li, { send, redraw, link, scale }) {
       const n = m.data.n, D = L.d, T = m.testHidden?.[li];
       const nT = T && T.d === D ? T.n : 0;
       const M = (i, a) => (i < n ? L.mean[i * D + a] : T.mean[(i - n) * D + a]);
+      const col = m.collapsed?.[li] ?? null;
       const a = {
-        li, L, next: f.layers[li + 1], n, nT, M, rng: latentRanges(f, D, n + nT, M, m.dataKey),
+        li, L, next: f.layers[li + 1], n, nT, M, rng: latentRanges(f, D, n + nT, M, m.dataKey, L, n, col), collapsed: col,
         colour: m.colour, sel: m.sel, truth: m.revisits ? m.data.truth : null, drag: drag && !drag.rotate ? drag : null, testKey: m.testKey,
         dens: scale?.density(li), all: scale?.points && { ...scale.points.layers[li], n: scale.points.rows, v: scale.points.v }, rect: scale?.rect?.li === li ? scale.rect : null,
       };
@@ -151,9 +161,18 @@ export function createLatent(li, { send, redraw, link, scale }) {
       const sc = m.scores?.[li];
       setText(box.title, `Hidden layer ${li + 1} (h${li + 1}): message means${three ? " in 3-D (drag or arrow keys to turn, wheel or +/− to zoom)" : ", halos ±2 sd"}` +
         `${nT ? `, ○ held-out ${m.data.row.many} (predicted from ${m.data.input.word} alone)` : ""}, ◆ layer ${li + 2}'s inducing inputs${three ? "" : " (drag)"}` +
-        (sc != null ? ` · geometry score ${sc.toFixed(3)}` : ""));
+        (sc != null ? ` · geometry score ${sc.toFixed(3)}` : "") + collapsedNote(col));
     },
   };
+}
+
+// collapsedNote says which dimensions have collapsed: their means spread
+// less than a tenth of the rows' own sd (latent.CollapseRatio), so what
+// they show is noise, not structure.
+function collapsedNote(col) {
+  const ks = (col ?? []).flatMap((c, k) => (c ? [k + 1] : []));
+  if (!ks.length) return "";
+  return ` · dimension${ks.length > 1 ? "s" : ""} ${ks.join(", ")} collapsed: ${ks.length > 1 ? "their" : "its"} means spread less than a tenth of their own sd, so ${ks.length > 1 ? "they carry" : "it carries"} no information`;
 }
 
 // snapRange widens a range outward to multiples of a step of about a

@@ -15,7 +15,8 @@ export const CB = 30; // px under the plots for the colour bar
 // latent.js) and returns what the pointer needs: {count (scans lit),
 // hit: {proj, handle(px, py), point(px, py)}, screen(i)}.
 export function drawPairs(v, a) {
-  const { li, L, next, n, nT, M, rng, colour, sel, truth, drag } = a;
+  const { li, L, next, n, nT, M, rng, colour, sel, truth, drag, collapsed } = a;
+  const label = (k) => `h${li + 1} dimension ${k + 1}${collapsed?.[k] ? " (collapsed)" : ""}`;
   const D = L.d, plot = v.plot, w = plot.w, h = plot.h, nn = n + nT;
   const pairs = D >= 3 ? [[0, 1], [0, 2], [1, 2]] : D === 2 ? [[0, 1]] : [[0, 0]];
   const gap = 14, pw = (w - gap * (pairs.length - 1)) / pairs.length;
@@ -32,10 +33,10 @@ export function drawPairs(v, a) {
     for (let i = 0; i < nn; i++) { bx[i] = s.sx(M(i, ia)); by[i] = s.sy(M(i, ib)); }
     return { a: ia, b: ib, box, s, bx, by, X: (i) => bx[i], Y: (i) => by[i] };
   });
-  v.layer.draw(plot, `${li}|${P.map(({ s }) => [s.x0, s.x1, s.y0, s.y1]).join()}|${colour.key}`, (ctx) => {
+  v.layer.draw(plot, `${li}|${P.map(({ s }) => [s.x0, s.x1, s.y0, s.y1]).join()}|${colour.key}|${collapsed ?? ""}`, (ctx) => {
     P.forEach((p, pi) => {
       Object.assign(plot, p.s);
-      plot.axes({ xlabel: `h${li + 1} dimension ${p.a + 1}`, ylabel: `h${li + 1} dimension ${p.b + 1}`, xlabelAt: p.box.b + 30, ylabelAt: pi * (pw + gap) + 13 });
+      plot.axes({ xlabel: label(p.a), ylabel: label(p.b), xlabelAt: p.box.b + 30, ylabelAt: pi * (pw + gap) + 13 });
     });
     colour.bar(ctx, plot.m.l, h - CB + 4, w - plot.m.l - plot.m.r, 8);
   });

@@ -4,7 +4,7 @@
 // training rows and, dashed, at the held-out rows. Its time axis brushes a
 // time range. It is drawn again only when the analysis, the output, the
 // selection or its size changes.
-import { Plot } from "../../plot.js";
+import { Plot, withUnit } from "../../plot.js";
 import { StaticLayer, sizeKey } from "../layer.js";
 import { el, setText, viewBox } from "../dom.js";
 import { discs, rings, rows, clipTo } from "../marks.js";
@@ -49,7 +49,7 @@ export function createOutput(data, { link, redraw }) {
         rings(ctx, all, X, Y, 2.4, 1, `rgba(${FILLIN},${alpha[1]})`, (i) => keep(i) && filled(i));
       };
       layer.draw(plot, `${j}|${fit.count}|${any}|${m.byTime}`, (ctx) => {
-        plot.axes({ ylabel: data.unit || data.outputName(j) });
+        plot.axes({ ylabel: withUnit(data.outputName(j), data.unit) });
         // the posterior mean and ±2 sd (mean, vr: rows k0 … k1 − 1 from row off)
         const band = (k0, k1, mean, vr, off) => {
           if (!mean || k1 <= k0) return;
@@ -77,7 +77,7 @@ export function createOutput(data, { link, redraw }) {
           ctx.textAlign = "left"; ctx.fillText(`▶ held-out ${data.row.many}`, xs + 4, s.box.t + 2);
         }
         scans(ctx, () => true, any ? [0.25, 0.4] : [1, 1]);
-        timeBar(ctx, colour, m.byTime, s, h, `${data.input.name} — drag here or on the plot to brush a time range; click to clear`);
+        timeBar(ctx, colour, m.byTime, s, h, `${withUnit(data.input.name, data.input.unit)} — drag here or on the plot to brush a time range; click to clear`);
       });
       let count = 0;
       if (any) { // the brush and the lit rows

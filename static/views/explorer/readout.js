@@ -26,11 +26,12 @@ export function readout(root, data, a) {
   set("score-2", f(sc[1], se[1]));
   set("score-pca", f(baseline(T, "principal"), baselineErr(T, "principal")));
   set("score-time", f(baseline(T, "input"), baselineErr(T, "input")));
-  const u = data.unit ? ` ${data.unit}` : "";
-  set("rmse-model-label", `test RMSE${u}`);
-  set("rmse-model", a?.testRMSE != null ? a.testRMSE.toFixed(2) : "–");
-  set("rmse-mean", a?.meanRMSE != null ? a.meanRMSE.toFixed(2) : "…");
-  set("rmse-gp1", a?.gp1RMSE != null ? a.gp1RMSE.toFixed(2) : data.sample ? "not fitted" : "computing…"); // large data: no baseline fit
+  // Every error with the outputs' unit; data that name none say so once.
+  const u = data.unit ? ` ${data.unit}` : "", rmse = (v) => v.toFixed(2) + u;
+  set("rmse-model-label", data.unit ? "test RMSE" : "test RMSE, original units");
+  set("rmse-model", a?.testRMSE != null ? rmse(a.testRMSE) : "–");
+  set("rmse-mean", a?.meanRMSE != null ? rmse(a.meanRMSE) : "…");
+  set("rmse-gp1", a?.gp1RMSE != null ? rmse(a.gp1RMSE) : data.sample ? "not fitted" : "computing…"); // large data: no baseline fit
   set("geometry-verdict", geometry(data, a));
   set("rmse-verdict", heldOut(data, a));
 }
@@ -47,7 +48,7 @@ function about(data) {
   if (data.columns.length) carry.push(`${data.columns.length} column${data.columns.length > 1 ? "s" : ""} to colour by`);
   return `${k(S ? S.nTrain : data.n)} training ${data.row.many}, ${data.d} outputs; the data carry ${carry.join("; ")}.` +
     (S ? ` Shown: a fixed sample of ${k(data.nAll)} ${data.row.many} over the density of all (scores and errors are of every row).` : "") +
-    (data.preset ? ` Model: the preset "${data.preset}".` : "");
+    (data.preset ? ` The preset for this shape: "${data.preset}".` : "");
 }
 
 function baseline(T, word) {
@@ -82,7 +83,7 @@ function heldOut(data, a) {
   const base = [["the training mean", a?.meanRMSE], ["a one-layer GP", a?.gp1RMSE]].filter(([, v]) => v != null);
   if (m == null || base.length === 0) return "";
   const better = base.filter(([, v]) => v < m);
-  if (!better.length) return `On the held-out ${rows} the deep GP (${m.toFixed(1)}${u}) does better than ${base.map(([n]) => n).join(" and ")}.`;
+  if (!better.length) return `On the held-out ${rows} the deep GP (${m.toFixed(1)}${u}) does better than ${base.map(([n, v]) => `${n} (${v.toFixed(1)}${u})`).join(" and ")}.`;
   const worse = `On the held-out ${rows} the deep GP (${m.toFixed(1)}${u}) does worse than ${better.map(([n, v]) => `${n} (${v.toFixed(1)}${u})`).join(" and ")}`;
   const x = data.input.values;
   let trainMax = -Infinity, testMin = Infinity;
