@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/train"
 
@@ -102,7 +102,7 @@ func TestBrowserUnits(t *testing.T) {
 		qmu.Set(i, 2, 0)
 	}
 	var buf bytes.Buffer
-	if err := engine.WriteModelFile(&buf, &engine.ModelFile{Model: m, Info: engine.InfoOf(ds)}); err != nil {
+	if err := modelfile.Write(&buf, &modelfile.File{Model: m, Info: modelfile.InfoOf(ds)}); err != nil {
 		t.Fatal(err)
 	}
 	e.run(chromedp.Navigate(e.base + "/?play=0&resume=" + loadModel(t, e.base, buf.String())))

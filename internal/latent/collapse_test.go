@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
@@ -122,7 +122,7 @@ func TestRealRobotCollapsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	mf, err := engine.ReadModelWith(f, engine.ReadOptions{LoadDataSet: func(string) (*dataset.Dataset, error) { return ds, nil }})
+	mf, err := modelfile.ReadWith(f, modelfile.ReadOptions{LoadDataSet: func(string) (*dataset.Dataset, error) { return ds, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
