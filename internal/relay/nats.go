@@ -1,6 +1,8 @@
 package relay
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 )
 
 // MaxPayload is the largest NATS message the embedded server takes: the
@@ -17,39 +20,121 @@ import (
 // your own needs max_payload at least this large for the Frey view.
 const MaxPayload = 8 << 20
 
-// Connect connects to the NATS server at url for a presenter's server or
-// a relay (name says which, in NATS's monitoring). It keeps trying: a
-// NATS server that is down at the start or restarts later is reconnected
-// to, every ReconnectWait, for as long as the process runs.
-func Connect(url, name string, log *slog.Logger) (*nats.Conn, error) {
+// ConnectOptions configure Connect.
+type ConnectOptions struct {
+	// Name names the connection in NATS's monitoring.
+	Name string
+	// Credentials authenticate the connection (required: dgpviz never
+	// connects anonymously).
+	Credentials *Credentials
+	// TLS is the client's TLS (TLSFiles.Client); nil: TLS only if the
+	// server requires it, checked against the system's certificates.
+	TLS *tls.Config
+	// Server, if set, is an embedded NATS server to connect to in this
+	// process (viz serve -nats-embed), not through the network: the
+	// server's TLS does not apply; its users and permissions do.
+	Server *server.Server
+	Logger *slog.Logger
+}
+
+// ErrRefused is the error of a connection whose credentials (or client
+// certificate) the NATS server refused.
+var ErrRefused = errors.New("the NATS server refused these credentials")
+
+// Connect connects to the NATS server at url as a presenter's server or a
+// relay. It keeps trying: a NATS server that is down at the start or
+// restarts later is reconnected to, every ReconnectWait, for as long as
+// the process runs. A server that refuses the credentials, or whose
+// certificate does not check, is an error at once (ErrRefused).
+func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
+	if o.Credentials == nil {
+		return nil, errors.New("NATS credentials are required")
+	}
+	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	nc, err := nats.Connect(url,
-		nats.Name(name),
+	opts := []nats.Option{
+		nats.Name(o.Name),
+		o.Credentials.option(),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(ReconnectWait),
 		nats.ReconnectJitter(100*time.Millisecond, 100*time.Millisecond),
-		nats.RetryOnFailedConnect(true),
+		// A NATS server restarted with other users is not given up on:
+		// it may be set right while this process runs.
+		nats.IgnoreAuthErrorAbort(),
 		nats.ConnectHandler(func(*nats.Conn) { log.Info("NATS: connected", "url", url) }),
 		nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS: reconnected", "url", url) }),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS: disconnected", "err", err) }),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { log.Warn("NATS", "err", err) }),
-	)
+	}
+	if o.TLS != nil {
+		opts = append(opts, nats.Secure(o.TLS))
+	}
+	if o.Server != nil {
+		opts = append(opts, nats.InProcessServer(o.Server))
+	}
+	// The first try tells a refusal, which no retry mends, from a server
+	// not up yet, which later tries reach.
+	nc, err := nats.Connect(url, opts...)
+	if err == nil {
+		return nc, nil
+	}
+	if refused(err) {
+		return nil, fmt.Errorf("NATS at %s: %w (%v)", url, ErrRefused, err)
+	}
+	if tlsFailed(err) {
+		return nil, fmt.Errorf("NATS at %s: TLS: %v", url, err)
+	}
+	nc, err = nats.Connect(url, append(opts, nats.RetryOnFailedConnect(true))...)
 	if err != nil {
 		return nil, fmt.Errorf("NATS at %s: %w", url, err)
 	}
 	return nc, nil
 }
 
+// refused reports whether err is the NATS server's refusal of the
+// credentials or of a client certificate.
+func refused(err error) bool {
+	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrAccountAuthExpired) {
+		return true
+	}
+	var alert tls.AlertError
+	return errors.As(err, &alert) // the server refused our certificate (or sent none we take)
+}
+
+// tlsFailed reports whether err is a TLS failure on our side: the
+// server's certificate does not check, or TLS is required on one side
+// only.
+func tlsFailed(err error) bool {
+	var (
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		verify   *tls.CertificateVerificationError
+	)
+	return errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify) ||
+		errors.Is(err, nats.ErrSecureConnRequired) || errors.Is(err, nats.ErrSecureConnWanted) || errors.Is(err, nats.ErrClientCertOrRootCAsRequired)
+}
+
 // ReconnectWait is how long a lost NATS connection waits between tries.
 const ReconnectWait = 250 * time.Millisecond
 
+// ServerOptions configure StartNATS.
+type ServerOptions struct {
+	// Users are the users the server accepts, each with its role's
+	// permissions: no one else, and never an anonymous client.
+	Users []User
+	// TLS is the server's TLS (TLSFiles.Server); nil: none (only on
+	// loopback or a network of your own).
+	TLS *tls.Config
+}
+
 // StartNATS runs a NATS server in this process, listening on addr
-// (host:port; port 0 picks a free one): for tests, viz loadtest and a
-// single machine (viz serve -nats-embed). Its ClientURL is the URL to
-// connect to; Shutdown stops it.
-func StartNATS(addr string) (*server.Server, error) {
+// (host:port; port 0 picks a free one): for tests, viz loadtest and viz
+// serve -nats-embed. Its ClientURL is the URL to connect to; Shutdown
+// stops it.
+func StartNATS(addr string, o ServerOptions) (*server.Server, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("NATS address %q: want host:port", addr)
@@ -61,7 +146,21 @@ func StartNATS(addr string) (*server.Server, error) {
 	if p == 0 {
 		p = server.RANDOM_PORT
 	}
-	ns, err := server.NewServer(&server.Options{Host: host, Port: p, MaxPayload: MaxPayload, NoLog: true, NoSigs: true})
+	if len(o.Users) == 0 {
+		return nil, errors.New("a NATS server needs users: it accepts no anonymous client")
+	}
+	so := &server.Options{Host: host, Port: p, MaxPayload: MaxPayload, NoLog: true, NoSigs: true}
+	for _, u := range o.Users {
+		if !nkeys.IsValidPublicUserKey(u.Key) {
+			return nil, fmt.Errorf("%q is not a NATS user's public key", truncate(u.Key, 60))
+		}
+		so.Nkeys = append(so.Nkeys, &server.NkeyUser{Nkey: u.Key, Permissions: u.Role.Permissions()})
+	}
+	if o.TLS != nil {
+		so.TLS, so.TLSConfig = true, o.TLS
+		so.TLSVerify = o.TLS.ClientAuth == tls.RequireAndVerifyClientCert
+	}
+	ns, err := server.NewServer(so)
 	if err != nil {
 		return nil, fmt.Errorf("NATS server: %w", err)
 	}

@@ -56,6 +56,10 @@ func (p *Publisher) Share(key string, src stream.ShareSource) stream.Feed {
 	return f
 }
 
+// joinParts is the most messages a join's answer has: info, setup,
+// history, presentation, frame, done.
+const joinParts = 6
+
 // maxAsks bounds the forks and decodes of one session's relays' followers
 // answered at once (more are told to try again).
 const maxAsks = 4
