@@ -80,11 +80,11 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 	if err == nil {
 		return nc, nil
 	}
-	if refused(err) {
-		return nil, fmt.Errorf("NATS at %s: %w (%v)", url, ErrRefused, err)
-	}
 	if tlsFailed(err) {
 		return nil, fmt.Errorf("NATS at %s: TLS: %v", url, err)
+	}
+	if refused(err) {
+		return nil, fmt.Errorf("NATS at %s: %w (%v)", url, ErrRefused, err)
 	}
 	nc, err = nats.Connect(url, append(opts, nats.RetryOnFailedConnect(true))...)
 	if err != nil {
@@ -94,13 +94,13 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 }
 
 // refused reports whether err is the NATS server's refusal of the
-// credentials or of a client certificate.
+// credentials or of a client certificate (a TLS error that is not
+// tlsFailed's: the server ended the handshake or closed the connection
+// right after it).
 func refused(err error) bool {
-	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrAccountAuthExpired) {
-		return true
-	}
 	var alert tls.AlertError
-	return errors.As(err, &alert) // the server refused our certificate (or sent none we take)
+	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrAccountAuthExpired) ||
+		errors.Is(err, nats.ErrTLS) || errors.As(err, &alert)
 }
 
 // tlsFailed reports whether err is a TLS failure on our side: the
