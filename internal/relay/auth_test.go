@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/binary"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -15,12 +16,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"dgpviz/internal/wire"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 )
@@ -406,4 +409,54 @@ func TestTLS(t *testing.T) {
 	if _, err := (TLSFiles{CA: pki.ca}).Server(); err == nil {
 		t.Error("a server's TLS without a certificate: accepted")
 	}
+}
+
+// TestDocumentedNATSConfig: the nats-server configuration docs/scaling.md
+// shows gives each role exactly the permissions the embedded server does,
+// and a max_payload the Frey view's setup fits.
+func TestDocumentedNATSConfig(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/scaling.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := bytes.Cut(doc, []byte("<!-- nats-server.conf -->\n```\n"))
+	if ok {
+		block, _, ok = bytes.Cut(block, []byte("```"))
+	}
+	if !ok {
+		t.Fatal("docs/scaling.md has no nats-server.conf block (after <!-- nats-server.conf -->)")
+	}
+	pki := newTestPKI(t)
+	pres, rel := newCreds(t), newCreds(t)
+	conf := strings.NewReplacer("PRESENTER_PUBLIC_KEY", pres.PublicKey(), "RELAY_PUBLIC_KEY", rel.PublicKey(),
+		"/etc/nats/nats-cert.pem", pki.serverCert, "/etc/nats/nats-key.pem", pki.serverKey).Replace(string(block))
+	path := filepath.Join(t.TempDir(), "nats-server.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := server.ProcessConfigFile(path)
+	if err != nil {
+		t.Fatalf("the documented configuration: %v", err)
+	}
+	if o.MaxPayload < MaxPayload || o.TLSConfig == nil {
+		t.Errorf("max_payload %d (want ≥ %d), TLS %v", o.MaxPayload, MaxPayload, o.TLSConfig != nil)
+	}
+	got := map[string]*server.Permissions{}
+	for _, u := range o.Nkeys {
+		got[u.Nkey] = u.Permissions
+	}
+	for _, u := range []User{pres.User(Presenter), rel.User(Relay)} {
+		want := u.Role.Permissions()
+		if !reflect.DeepEqual(got[u.Key], want) {
+			t.Errorf("the %s's documented permissions %s, want %s", u.Role, jsonOf(got[u.Key]), jsonOf(want))
+		}
+	}
+	if len(o.Nkeys) != 2 || len(o.Users) != 0 || o.NoAuthUser != "" {
+		t.Errorf("the documented configuration has %d NKey users, %d others, no_auth_user %q: want the two roles only", len(o.Nkeys), len(o.Users), o.NoAuthUser)
+	}
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
