@@ -52,7 +52,7 @@ func (f *natsFlags) define(fs *flag.FlagSet, role string) {
 
 // connect connects to the NATS server at url with the flags' credentials
 // and TLS; a refusal says which file and flag to look at.
-func (f *natsFlags) connect(cmd, url, name string, log *slog.Logger) (*nats.Conn, error) {
+func (f *natsFlags) connect(cmd, role, url, name string, log *slog.Logger) (*nats.Conn, error) {
 	if f.creds == "" {
 		return nil, badInput("%s: -nats-creds is required: the file of this process's NATS credentials (a relay's: the file viz serve -nats-embed wrote and printed)", cmd)
 	}
@@ -69,10 +69,10 @@ func (f *natsFlags) connect(cmd, url, name string, log *slog.Logger) (*nats.Conn
 	}
 	nc, err := relay.Connect(url, relay.ConnectOptions{Name: name, Credentials: c, TLS: tc, Logger: log})
 	if errors.Is(err, relay.ErrRefused) {
-		return nil, badInput("%s: %v: use the credentials the NATS server accepts for this role in -nats-creds (%s now; a relay's: the file viz serve -nats-embed printed), and with TLS client certificates -nats-tls-cert and -nats-tls-key", cmd, err, f.creds)
+		return nil, badInput("%s: %v: -nats-creds %s holds no key it accepts for this %s (a relay's is the file viz serve -nats-embed printed), or it wants a client certificate (-nats-tls-cert, -nats-tls-key)", cmd, err, f.creds, role)
 	}
 	if err != nil {
-		return nil, badInput("%s: -nats: %v (a server with its own certificate authority: -nats-tls-ca)", cmd, err)
+		return nil, badInput("%s: -nats: %v (a NATS server whose certificate the system does not trust: -nats-tls-ca)", cmd, err)
 	}
 	return nc, nil
 }
@@ -123,7 +123,7 @@ func (f *shareFlags) start(addr string, log *slog.Logger, out io.Writer) (stream
 			return o, stop, badInput("viz serve: -nats-relay-creds is -nats-embed's (a NATS server of your own lists the relays' keys in its configuration: docs/scaling.md)")
 		}
 		var err error
-		if nc, err = f.connect("viz serve", f.nats, "dgpviz presenter", log); err != nil {
+		if nc, err = f.connect("viz serve", "presenter's server", f.nats, "dgpviz presenter", log); err != nil {
 			return o, stop, err
 		}
 	}
@@ -244,7 +244,7 @@ func runRelay(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
-	nc, err := o.connect("viz relay", o.nats, "dgpviz relay "+o.addr, log)
+	nc, err := o.connect("viz relay", "relay", o.nats, "dgpviz relay "+o.addr, log)
 	if err != nil {
 		return err
 	}

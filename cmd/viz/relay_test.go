@@ -134,7 +134,7 @@ func TestRelayRefused(t *testing.T) {
 	defer cancel()
 	err = run(ctx, []string{"relay", "-nats", url, "-nats-creds", wrong, "-addr", "127.0.0.1:0"}, io.Discard, io.Discard)
 	var ue usageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "-nats-creds ("+wrong+" now") {
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "-nats-creds "+wrong+" holds no key it accepts for this relay") {
 		t.Errorf("a relay with credentials NATS does not accept: %v, want a refusal naming -nats-creds and the file", err)
 	}
 }

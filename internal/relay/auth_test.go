@@ -460,3 +460,26 @@ func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestConnectWaitsForServer: a NATS server not up yet is not a refusal:
+// Connect returns, and the connection is made when the server starts.
+func TestConnectWaitsForServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c := newCreds(t)
+	nc, err := Connect("nats://"+addr, ConnectOptions{Credentials: c})
+	if err != nil {
+		t.Fatalf("no NATS server yet: %v, want a connection that keeps trying", err)
+	}
+	defer nc.Close()
+	ns, err := StartNATS(addr, ServerOptions{Users: []User{c.User(Relay)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Shutdown()
+	eventually(t, "connected once the NATS server started", nc.IsConnected)
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -39,7 +40,7 @@ type ConnectOptions struct {
 
 // ErrRefused is the error of a connection whose credentials (or client
 // certificate) the NATS server refused.
-var ErrRefused = errors.New("the NATS server refused these credentials")
+var ErrRefused = errors.New("the NATS server refused this connection")
 
 // Connect connects to the NATS server at url as a presenter's server or a
 // relay. It keeps trying: a NATS server that is down at the start or
@@ -81,26 +82,31 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 		return nc, nil
 	}
 	if tlsFailed(err) {
-		return nil, fmt.Errorf("NATS at %s: TLS: %v", url, err)
+		return nil, fmt.Errorf("NATS at %s: TLS: %s", url, plain(err))
 	}
 	if refused(err) {
-		return nil, fmt.Errorf("NATS at %s: %w (%v)", url, ErrRefused, err)
+		return nil, fmt.Errorf("NATS at %s: %w (%s)", url, ErrRefused, plain(err))
 	}
 	nc, err = nats.Connect(url, append(opts, nats.RetryOnFailedConnect(true))...)
 	if err != nil {
-		return nil, fmt.Errorf("NATS at %s: %w", url, err)
+		return nil, fmt.Errorf("NATS at %s: %s", url, plain(err))
 	}
 	return nc, nil
 }
 
+// plain is err's text without the NATS and TLS libraries' prefixes.
+func plain(err error) string {
+	return strings.NewReplacer("nats: ", "", "tls error: ", "", "tls: ", "").Replace(err.Error())
+}
+
 // refused reports whether err is the NATS server's refusal of the
 // credentials or of a client certificate (a TLS error that is not
-// tlsFailed's: the server ended the handshake or closed the connection
-// right after it).
+// tlsFailed's: the server ended the handshake with an alert, or closed
+// the connection right after it).
 func refused(err error) bool {
-	var alert tls.AlertError
+	var op *net.OpError
 	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrAccountAuthExpired) ||
-		errors.Is(err, nats.ErrTLS) || errors.As(err, &alert)
+		errors.Is(err, nats.ErrTLS) || errors.As(err, &op) && op.Op == "remote error" // a TLS alert from the server: "certificate required"
 }
 
 // tlsFailed reports whether err is a TLS failure on our side: the
