@@ -12,6 +12,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"dgpviz/internal/relay"
 	"dgpviz/internal/stream"
@@ -71,8 +72,11 @@ func (f *natsFlags) connect(cmd, role, url, name string, log *slog.Logger) (*nat
 	if errors.Is(err, relay.ErrRefused) {
 		return nil, badInput("%s: %v: -nats-creds %s holds no key it accepts for this %s (a relay's is the file viz serve -nats-embed printed), or it wants a client certificate (-nats-tls-cert, -nats-tls-key)", cmd, err, f.creds, role)
 	}
+	if err != nil && f.tls.CA == "" && strings.Contains(err.Error(), "certificate") {
+		return nil, badInput("%s: -nats: %v (a NATS server whose certificate the system does not trust: give its authority's, -nats-tls-ca)", cmd, err)
+	}
 	if err != nil {
-		return nil, badInput("%s: -nats: %v (a NATS server whose certificate the system does not trust: -nats-tls-ca)", cmd, err)
+		return nil, badInput("%s: -nats: %v", cmd, err)
 	}
 	return nc, nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -148,13 +149,12 @@ func ReadCredentials(path string) (*Credentials, error) {
 	if err := ownerOnly(path, st.Mode()); err != nil {
 		return nil, err
 	}
-	b := make([]byte, maxCredentialsFile+1)
-	n, err := f.Read(b)
-	if err != nil && n == 0 {
+	b, err := io.ReadAll(io.LimitReader(f, maxCredentialsFile+1))
+	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	c, err := ParseCredentials(b[:n])
-	clear(b)
+	c, err := ParseCredentials(b)
+	clear(b) // the seed is not left in memory for longer than needed
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
