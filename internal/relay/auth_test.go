@@ -12,12 +12,14 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -482,4 +484,65 @@ func TestConnectWaitsForServer(t *testing.T) {
 	}
 	defer ns.Shutdown()
 	eventually(t, "connected once the NATS server started", nc.IsConnected)
+}
+
+// TestOpenServer: a NATS server that takes anonymous clients (one of
+// your own, not configured) is refused by an NKey's connection, with
+// what to do, and warned about by a user JWT's (which it does not
+// refuse); a server with users is not.
+func TestOpenServer(t *testing.T) {
+	open, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go open.Start()
+	if !open.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS server not ready")
+	}
+	defer open.Shutdown()
+	start := time.Now()
+	if _, err := Connect(open.ClientURL(), ConnectOptions{Credentials: newCreds(t)}); !errors.Is(err, ErrOpenServer) || time.Since(start) > 5*time.Second {
+		t.Errorf("an NKey to an open NATS server: %v after %v, want ErrOpenServer at once", err, time.Since(start))
+	}
+
+	seed, _ := newCreds(t).kp.Seed()
+	jwtCreds, err := ParseCredentials([]byte("-----BEGIN NATS USER JWT-----\neyJ0eXAiOiJKV1QifQ.e30.c2ln\n------END NATS USER JWT------\n-----BEGIN USER NKEY SEED-----\n" + string(seed) + "\n------END USER NKEY SEED------\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t)
+	for _, tc := range []struct {
+		url   string
+		creds *Credentials
+		warn  bool
+	}{{open.ClientURL(), jwtCreds, true}, {"nats://" + w.natsAddr, w.creds[Relay], false}} {
+		var buf syncBuffer
+		nc, err := Connect(tc.url, ConnectOptions{Credentials: tc.creds, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "connected and logged", func() bool { return strings.Contains(buf.String(), "NATS: connected") })
+		nc.Close()
+		if got := strings.Contains(buf.String(), "accepts anonymous clients"); got != tc.warn {
+			t.Errorf("%s: warned %v, want %v (log: %s)", tc.url, got, tc.warn, buf.String())
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

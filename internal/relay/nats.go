@@ -42,11 +42,16 @@ type ConnectOptions struct {
 // certificate) the NATS server refused.
 var ErrRefused = errors.New("the NATS server refused this connection")
 
+// ErrOpenServer is the error of a connection to a NATS server that lets
+// anyone in: dgpviz does not publish to it.
+var ErrOpenServer = errors.New("this NATS server lets anyone in (it has no users): anyone who reaches it could watch every shared session and draw on followers' screens; give it users and permissions (docs/scaling.md, \"Across machines, safely\")")
+
 // Connect connects to the NATS server at url as a presenter's server or a
 // relay. It keeps trying: a NATS server that is down at the start or
 // restarts later is reconnected to, every ReconnectWait, for as long as
-// the process runs. A server that refuses the credentials, or whose
-// certificate does not check, is an error at once (ErrRefused).
+// the process runs. A server that refuses the credentials (ErrRefused),
+// whose certificate does not check, or that lets anyone in
+// (ErrOpenServer) is an error at once.
 func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 	if o.Credentials == nil {
 		return nil, errors.New("NATS credentials are required")
@@ -64,8 +69,8 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 		// A NATS server restarted with other users is not given up on:
 		// it may be set right while this process runs.
 		nats.IgnoreAuthErrorAbort(),
-		nats.ConnectHandler(func(*nats.Conn) { log.Info("NATS: connected", "url", url) }),
-		nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS: reconnected", "url", url) }),
+		nats.ConnectHandler(connected(log, url, "connected")),
+		nats.ReconnectHandler(connected(log, url, "reconnected")),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS: disconnected", "err", err) }),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { log.Warn("NATS", "err", err) }),
 	}
@@ -84,6 +89,9 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 	if tlsFailed(err) {
 		return nil, fmt.Errorf("NATS at %s: TLS: %s", url, plain(err))
 	}
+	if errors.Is(err, nats.ErrNkeysNotSupported) {
+		return nil, fmt.Errorf("NATS at %s: %w", url, ErrOpenServer)
+	}
 	if refused(err) {
 		return nil, fmt.Errorf("NATS at %s: %w (%s)", url, ErrRefused, plain(err))
 	}
@@ -97,6 +105,18 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 // plain is err's text without the NATS and TLS libraries' prefixes.
 func plain(err error) string {
 	return strings.NewReplacer("nats: ", "", "tls error: ", "", "tls: ", "").Replace(err.Error())
+}
+
+// connected logs a connection, and warns if the NATS server lets anyone
+// in (a user JWT is not refused by such a server, as an NKey is:
+// ErrOpenServer).
+func connected(log *slog.Logger, url, what string) nats.ConnHandler {
+	return func(nc *nats.Conn) {
+		log.Info("NATS: "+what, "url", url)
+		if !nc.AuthRequired() {
+			log.Warn("NATS: this NATS server accepts anonymous clients: anyone who reaches it can watch every shared session and draw on followers' screens; give it users and permissions (docs/scaling.md, \"Across machines, safely\")", "url", url)
+		}
+	}
 }
 
 // refused reports whether err is the NATS server's refusal of the
