@@ -105,6 +105,9 @@ func (c *Credentials) PublicKey() string {
 	return pub
 }
 
+// String names c by its public key: a seed is never printed.
+func (c *Credentials) String() string { return "the NATS user " + c.PublicKey() }
+
 // User returns c's public key with role r.
 func (c *Credentials) User(r Role) User { return User{Key: c.PublicKey(), Role: r} }
 

@@ -260,6 +260,11 @@ func TestCredentialsFile(t *testing.T) {
 	}
 
 	seed, _ := c.kp.Seed()
+	for _, printed := range []string{fmt.Sprint(c), fmt.Sprintf("%+v", c), fmt.Sprintf("%v", []*Credentials{c})} {
+		if strings.Contains(printed, string(seed)) || strings.Contains(printed, fmt.Sprint(seed)) || !strings.Contains(printed, c.PublicKey()) {
+			t.Errorf("credentials printed as %q: want the public key, never the seed", printed)
+		}
+	}
 	const jwt = "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJzdWIiOiJVIn0.c2ln"
 	creds := "-----BEGIN NATS USER JWT-----\n" + jwt + "\n------END NATS USER JWT------\n\n************************* IMPORTANT *************************\nNKEY Seed printed below can be used to sign and prove identity.\n\n-----BEGIN USER NKEY SEED-----\n" + string(seed) + "\n------END USER NKEY SEED------\n"
 	if got, err := ParseCredentials([]byte(creds)); err != nil || got.jwt != jwt || got.PublicKey() != c.PublicKey() {
