@@ -121,7 +121,7 @@ func (f *pubFeed) request(m *nats.Msg) {
 		}
 		s := f.src.Snapshot()
 		info, _ := jsonBytes(s.Info)
-		for _, part := range []struct {
+		for _, part := range [joinParts]struct { // at most joinParts: NATS lets no more through (Role.Permissions)
 			kind string
 			b    []byte
 		}{{"info", info}, {"setup", s.Setup}, {"history", s.History}, {"presentation", s.Presentation}, {"frame", s.Frame}, {"done", nil}} {
