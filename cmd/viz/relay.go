@@ -53,7 +53,7 @@ func (f *natsFlags) define(fs *flag.FlagSet, role string) {
 
 // connect connects to the NATS server at url with the flags' credentials
 // and TLS; a refusal says which file and flag to look at.
-func (f *natsFlags) connect(cmd, role, url, name string, log *slog.Logger) (*nats.Conn, error) {
+func (f *natsFlags) connect(cmd string, role relay.Role, url, name string, log *slog.Logger) (*nats.Conn, error) {
 	if f.creds == "" {
 		return nil, badInput("%s: -nats-creds is required: the file of this process's NATS credentials (a relay's: the file viz serve -nats-embed wrote and printed)", cmd)
 	}
@@ -77,6 +77,10 @@ func (f *natsFlags) connect(cmd, role, url, name string, log *slog.Logger) (*nat
 	}
 	if err != nil {
 		return nil, badInput("%s: -nats: %v", cmd, err)
+	}
+	if err := relay.CheckRole(nc, role); err != nil {
+		nc.Close()
+		return nil, badInput("%s: NATS at %s: %v: -nats-creds %s is not a %s's key", cmd, url, err, f.creds, role)
 	}
 	return nc, nil
 }
@@ -127,7 +131,7 @@ func (f *shareFlags) start(addr string, log *slog.Logger, out io.Writer) (stream
 			return o, stop, badInput("viz serve: -nats-relay-creds is -nats-embed's (a NATS server of your own lists the relays' keys in its configuration: docs/scaling.md)")
 		}
 		var err error
-		if nc, err = f.connect("viz serve", "presenter's server", f.nats, "dgpviz presenter", log); err != nil {
+		if nc, err = f.connect("viz serve", relay.Presenter, f.nats, "dgpviz presenter", log); err != nil {
 			return o, stop, err
 		}
 	}
@@ -248,7 +252,7 @@ func runRelay(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
-	nc, err := o.connect("viz relay", "relay", o.nats, "dgpviz relay "+o.addr, log)
+	nc, err := o.connect("viz relay", relay.Relay, o.nats, "dgpviz relay "+o.addr, log)
 	if err != nil {
 		return err
 	}

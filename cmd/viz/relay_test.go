@@ -137,4 +137,11 @@ func TestRelayRefused(t *testing.T) {
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "-nats-creds "+wrong+" holds no key it accepts for this relay") {
 		t.Errorf("a relay with credentials NATS does not accept: %v, want a refusal naming -nats-creds and the file", err)
 	}
+	// The relays' credentials given to the presenter's server connect, but
+	// may not do a presenter's work.
+	relays := filepath.Join(dir, "relay.creds")
+	err = run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-nats", url, "-nats-creds", relays}, io.Discard, io.Discard)
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "-nats-creds "+relays+" is not a presenter's key") {
+		t.Errorf("viz serve -nats with the relays' credentials: %v, want a refusal naming -nats-creds and the file", err)
+	}
 }

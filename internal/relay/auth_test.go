@@ -169,6 +169,19 @@ func TestRolePermissions(t *testing.T) {
 	}
 }
 
+// TestCheckRole: credentials of one role are told from another's.
+func TestCheckRole(t *testing.T) {
+	w := newWorld(t)
+	for _, has := range []Role{Presenter, Relay} {
+		nc := w.connect(has.String(), has)
+		for _, want := range []Role{Presenter, Relay} {
+			if err := CheckRole(nc, want); (err == nil) != (has == want) || err != nil && !errors.Is(err, ErrWrongRole) {
+				t.Errorf("the %s's credentials checked as the %s's: %v", has, want, err)
+			}
+		}
+	}
+}
+
 // TestForgedFrame: a frame published with a relay's credentials never
 // reaches a relay's follower, who goes on getting the presenter's frames;
 // the same frame from the presenter's identity does reach it, so it is

@@ -107,6 +107,35 @@ func plain(err error) string {
 	return strings.NewReplacer("nats: ", "", "tls error: ", "", "tls: ", "").Replace(err.Error())
 }
 
+// ErrWrongRole is the error of a connection whose credentials the NATS
+// server accepts for another role than the one asked for.
+var ErrWrongRole = errors.New("credentials of another role")
+
+// CheckRole checks that the NATS server lets nc subscribe as r does:
+// credentials of another role (a relay's given to the presenter's
+// server) connect, and then do nothing. A connection not up yet is not
+// checked.
+func CheckRole(nc *nats.Conn, r Role) error {
+	if !nc.IsConnected() {
+		return nil
+	}
+	for _, subject := range r.Permissions().Subscribe.Allow {
+		sub, err := nc.SubscribeSync(subject)
+		if err != nil {
+			return err
+		}
+		err = nc.FlushTimeout(5 * time.Second) // the server's answer to the subscription comes before its pong
+		sub.Unsubscribe()
+		if err != nil {
+			return nil // a slow or lost connection says nothing about the role
+		}
+		if e := nc.LastError(); errors.Is(e, nats.ErrPermissionViolation) && strings.Contains(e.Error(), subject) {
+			return fmt.Errorf("%w: NATS does not let this %s subscribe to %s", ErrWrongRole, r, subject)
+		}
+	}
+	return nil
+}
+
 // connected logs a connection, and warns if the NATS server lets anyone
 // in (a user JWT is not refused by such a server, as an NKey is:
 // ErrOpenServer).
