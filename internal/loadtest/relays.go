@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -306,7 +307,12 @@ type stamps struct {
 func runRelays(ctx context.Context, o Options, r *Report) error {
 	rr := &RelaysReport{Relays: o.Relays, FaultTimes: map[string]float64{}, LeaveOther: map[string]int{}}
 	r.Relays = rr
-	ns, err := relay.StartNATS("127.0.0.1:0")
+	nk, err := newNATSKeys()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(nk.dir)
+	ns, err := relay.StartNATS("127.0.0.1:0", nk.server)
 	if err != nil {
 		return err
 	}
@@ -326,7 +332,7 @@ func runRelays(ctx context.Context, o Options, r *Report) error {
 		return err
 	}
 	many := strconv.Itoa(o.N + 64)
-	pres, err := startProcess(o, "presenter", pport, "serve", "-addr", "127.0.0.1:"+strconv.Itoa(pport), "-nats", natsURL, "-nats-stamp",
+	pres, err := startProcess(o, "presenter", pport, "serve", "-addr", "127.0.0.1:"+strconv.Itoa(pport), "-nats", natsURL, "-nats-creds", nk.presenterFile, "-nats-stamp",
 		"-public-url", "http://127.0.0.1:"+strconv.Itoa(pport)+"/", "-max-conns-per-ip", many, "-max-followers", many, "-log-level", "warn")
 	if err != nil {
 		return err
@@ -340,7 +346,7 @@ func runRelays(ctx context.Context, o Options, r *Report) error {
 			return err
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
-		p, err := startProcess(o, "relay "+strconv.Itoa(i+1), port, "relay", "-nats", natsURL, "-addr", addr, "-public-url", "http://"+addr+"/",
+		p, err := startProcess(o, "relay "+strconv.Itoa(i+1), port, "relay", "-nats", natsURL, "-nats-creds", nk.relayFile, "-addr", addr, "-public-url", "http://"+addr+"/",
 			"-max-followers", many, "-max-conns-per-ip", many, "-log-level", "warn")
 		if err != nil {
 			return err
@@ -362,7 +368,7 @@ func runRelays(ctx context.Context, o Options, r *Report) error {
 
 	// The presenter's frames' encode times, from their NATS header.
 	st := &stamps{at: map[uint64]time.Time{}}
-	nc, err := relay.Connect(natsURL, "loadtest", nil)
+	nc, err := relay.Connect(natsURL, relay.ConnectOptions{Name: "loadtest", Credentials: nk.relay})
 	if err != nil {
 		return err
 	}
@@ -466,7 +472,7 @@ func runRelays(ctx context.Context, o Options, r *Report) error {
 		ns.WaitForShutdown()
 		time.Sleep(time.Second)
 		var err error
-		if ns, err = startNATSAt(natsAddr); err != nil {
+		if ns, err = startNATSAt(natsAddr, nk.server); err != nil {
 			return err
 		}
 	}
@@ -594,13 +600,49 @@ func runRelays(ctx context.Context, o Options, r *Report) error {
 	return nil
 }
 
+// natsKeys are the relays mode's NATS users: the presenter's server's
+// and the relays' (which the load test's own subscriber shares), their
+// credentials files in dir.
+type natsKeys struct {
+	dir                      string
+	server                   relay.ServerOptions
+	relay                    *relay.Credentials
+	presenterFile, relayFile string
+}
+
+func newNATSKeys() (*natsKeys, error) {
+	dir, err := os.MkdirTemp("", "dgpviz-loadtest-nats-")
+	if err != nil {
+		return nil, err
+	}
+	nk := &natsKeys{dir: dir, presenterFile: filepath.Join(dir, "presenter.creds"), relayFile: filepath.Join(dir, "relay.creds")}
+	for _, u := range []struct {
+		role relay.Role
+		file string
+	}{{relay.Presenter, nk.presenterFile}, {relay.Relay, nk.relayFile}} {
+		c, err := relay.NewCredentials()
+		if err == nil {
+			err = relay.WriteCredentials(u.file, c, "viz loadtest -mode relays: the "+u.role.String()+"'s")
+		}
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		nk.server.Users = append(nk.server.Users, c.User(u.role))
+		if u.role == relay.Relay {
+			nk.relay = c
+		}
+	}
+	return nk, nil
+}
+
 // startNATSAt starts the embedded NATS server again on its address (the
 // port may take a moment to be free).
-func startNATSAt(addr string) (*server.Server, error) {
+func startNATSAt(addr string, o relay.ServerOptions) (*server.Server, error) {
 	var err error
 	for range 20 {
 		var ns *server.Server
-		if ns, err = relay.StartNATS(addr); err == nil {
+		if ns, err = relay.StartNATS(addr, o); err == nil {
 			return ns, nil
 		}
 		time.Sleep(250 * time.Millisecond)

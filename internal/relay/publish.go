@@ -56,6 +56,10 @@ func (p *Publisher) Share(key string, src stream.ShareSource) stream.Feed {
 	return f
 }
 
+// joinParts is the most messages a join's answer has: info, setup,
+// history, presentation, frame, done.
+const joinParts = 6
+
 // maxAsks bounds the forks and decodes of one session's relays' followers
 // answered at once (more are told to try again).
 const maxAsks = 4
@@ -117,7 +121,7 @@ func (f *pubFeed) request(m *nats.Msg) {
 		}
 		s := f.src.Snapshot()
 		info, _ := jsonBytes(s.Info)
-		for _, part := range []struct {
+		for _, part := range [joinParts]struct { // at most joinParts: NATS lets no more through (Role.Permissions)
 			kind string
 			b    []byte
 		}{{"info", info}, {"setup", s.Setup}, {"history", s.History}, {"presentation", s.Presentation}, {"frame", s.Frame}, {"done", nil}} {

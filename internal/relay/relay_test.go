@@ -22,24 +22,29 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// world is a presenter's server and relays on one embedded NATS server.
+// world is a presenter's server and relays on one embedded NATS server,
+// each on the credentials of its role.
 type world struct {
 	t         *testing.T
 	ns        *server.Server
 	natsAddr  string
+	natsOpts  ServerOptions
+	creds     map[Role]*Credentials
 	presenter *stream.Server
 	pURL      string // http://…/
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	ns, err := StartNATS("127.0.0.1:0")
+	w := &world{t: t, creds: map[Role]*Credentials{Presenter: newCreds(t), Relay: newCreds(t)}}
+	w.natsOpts = ServerOptions{Users: []User{w.creds[Presenter].User(Presenter), w.creds[Relay].User(Relay)}}
+	ns, err := StartNATS("127.0.0.1:0", w.natsOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, ns: ns, natsAddr: ns.Addr().String()}
+	w.ns, w.natsAddr = ns, ns.Addr().String()
 	t.Cleanup(func() { w.ns.Shutdown() })
-	nc := w.connect("presenter")
+	nc := w.connect("presenter", Presenter)
 	var site http.Handler // the presenter's page and websocket
 	hs := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { site.ServeHTTP(rw, r) }))
 	w.pURL = hs.URL + "/"
@@ -60,9 +65,18 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
-func (w *world) connect(name string) *nats.Conn {
+func newCreds(t testing.TB) *Credentials {
+	t.Helper()
+	c, err := NewCredentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (w *world) connect(name string, r Role) *nats.Conn {
 	w.t.Helper()
-	nc, err := Connect("nats://"+w.natsAddr, name, nil)
+	nc, err := Connect("nats://"+w.natsAddr, ConnectOptions{Name: name, Credentials: w.creds[r]})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -80,7 +94,7 @@ type testRelay struct {
 
 func (w *world) relay(name string) *testRelay {
 	w.t.Helper()
-	nc := w.connect(name)
+	nc := w.connect(name, Relay)
 	var srv *Server
 	hs := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { srv.Handler().ServeHTTP(rw, r) }))
 	srv, err := New(Options{NATS: nc, PublicURL: hs.URL + "/"})
@@ -316,9 +330,10 @@ func TestRelays(t *testing.T) {
 	f2 := dialPeer(t, b.ws+"?follow="+key)
 	checkJoin(f2, 5)
 
-	// Anything else on the session's subjects is refused by the relays:
+	// Anything else on the session's subjects is refused by the relays,
+	// even from the presenter's identity (which alone may publish there):
 	// followers get only the presenter's messages.
-	junk := w.connect("junk")
+	junk := w.connect("junk", Presenter)
 	for kind, b := range map[string][]byte{
 		"frame":        binaryMsg(`{"v":2,"type":"frame","seq":999999,"sections":[{"t":"f32","n":100,"o":0}]}`, nil),
 		"setup":        []byte("not a setup"),
@@ -398,7 +413,7 @@ func TestRelays(t *testing.T) {
 	// follower sees a pause, then the presenter's frames again.
 	w.ns.Shutdown()
 	w.ns.WaitForShutdown()
-	ns, err := StartNATS(w.natsAddr)
+	ns, err := StartNATS(w.natsAddr, w.natsOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
