@@ -12,15 +12,13 @@ import (
 // 1 ("layer1_dim2_mean"). Headers add the unit in brackets (Header).
 
 // ColumnName is a column's name without a unit in brackets at its end
-// ("y_ap1 [dBm]" → "y_ap1"): outputs put the unit back, after the moment.
+// ("y_ap1 [dBm]" → "y_ap1", as SplitUnit reads headers): outputs put the
+// unit back, after the moment. A name SplitUnit refuses is kept whole.
 func ColumnName(name string) string {
-	name = strings.TrimSpace(name)
-	if strings.HasSuffix(name, "]") {
-		if i := strings.LastIndex(name, " ["); i > 0 {
-			return strings.TrimSpace(name[:i])
-		}
+	if n, _, err := SplitUnit(name); err == nil {
+		return n
 	}
-	return name
+	return strings.TrimSpace(name)
 }
 
 // InputColumns returns the names of q input columns: names' (ColumnName),
