@@ -51,6 +51,11 @@ func (p *Publisher) Share(key string, src stream.ShareSource) stream.Feed {
 	sub, err := p.nc.Subscribe(sessionSubject(key, "*"), f.request)
 	if err != nil {
 		p.log.Warn("NATS: cannot answer relays for a session", "err", err)
+	} else if p.nc.IsConnected() {
+		// The NATS server has the subscription before the share key is
+		// out: a relay's first follower, however quick, is answered,
+		// not told "no responders" (no such session).
+		p.nc.FlushTimeout(time.Second)
 	}
 	f.sub = sub
 	return f
