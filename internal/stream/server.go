@@ -53,7 +53,7 @@ type Options struct {
 	Workers int
 	// BaselineIters is the number of L-BFGS iterations of the latent
 	// explorer's one-layer GP baseline, fitted once per data set in the
-	// background (0: DefaultBaselineIters).
+	// background (0: the explorer's explorer.DefaultBaselineIters).
 	BaselineIters int
 	// ResumeGrace is how long a disconnected session can be resumed
 	// (resume.go; 0: DefaultResumeGrace).
@@ -81,12 +81,6 @@ type Options struct {
 	// measurements.
 	KeepFreedMemory bool
 }
-
-// DefaultBaselineIters: by 1500 iterations the baseline's test RMSE has
-// settled (9.2–9.5 dBm on the real data at 1500 to 6000 iterations),
-// where at 300 it still depended on the optimizer's path (9.6 or 15.1 dBm
-// from builds that differ only in rounding); about 2 s of one core.
-const DefaultBaselineIters = 1500
 
 // Server serves websocket sessions: one model and optimizer per connection.
 type Server struct {
@@ -153,9 +147,6 @@ func NewServer(o Options) (*Server, error) {
 	}
 	if err := o.Share.check(); err != nil {
 		return nil, err
-	}
-	if o.BaselineIters <= 0 {
-		o.BaselineIters = DefaultBaselineIters
 	}
 	if o.ResumeGrace <= 0 {
 		o.ResumeGrace = DefaultResumeGrace

@@ -424,7 +424,7 @@ func (s *session) handle(c Command) {
 		s.finishSteps() // these end a step command's run; others interleave with it
 	}
 	var before *termSet // the bound's terms before an edit (edits.go)
-	if editOps[c.Op] {
+	if op, ok := view.FindOp(s.view, c.Op); editOps[c.Op] || ok && op.Edits {
 		before = s.currentTerms()
 	}
 	edits := s.pub.edits

@@ -11,6 +11,8 @@ import (
 	"dgpviz/internal/engine"
 	"dgpviz/internal/turn"
 	"dgpviz/internal/view"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // viewSession is what a view's ops may use of a session (view.Session).
@@ -33,6 +35,11 @@ func (v viewSession) Edit(label string, m *engine.Model) error {
 	}
 	s.pushHistory(before)
 	return nil
+}
+
+// EditData makes x, y the working data as an undoable edit (edits.go).
+func (v viewSession) EditData(label string, x, y *mat.Dense, edited bool, fit func(m *engine.Model, x, y *mat.Dense) (*engine.Model, error)) error {
+	return v.s.editData(label, x, y, edited, fit)
 }
 
 func (v viewSession) Go(name string, work func(ctx context.Context, send func([]byte))) error {
