@@ -116,8 +116,7 @@ func boundFigure(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 	if h == nil || len(h.Iter) < 2 {
 		return bad("the bound has fewer than 2 points yet: let the optimizer run")
 	}
-	return slides.Bound(buf, format, &slides.History{Layers: h.Layers, Iter: h.Iter, Bound: h.Bound, Likelihood: h.Likelihood,
-		KL: h.KL, Compression: h.Compression, Propagn: h.Propagation}, captionOf(fs, ""))
+	return slides.Bound(buf, format, h, captionOf(fs, ""))
 }
 
 // depthFigure draws the session's last finished depth comparison (the

@@ -288,18 +288,9 @@ func RenderLayer(w io.Writer, format string, ld *LayerData, cap Caption) error {
 	})
 }
 
-// History is the bound over iterations (the bound panel): per point the
-// iteration, the bound and the likelihood, and per point and layer
-// (row-major, Layers to a point) the three terms; NaN where absent.
-type History struct {
-	Layers                   int
-	Iter, Bound, Likelihood  []float64
-	KL, Compression, Propagn []float64
-}
-
 // Bound writes the bound panel: the likelihood and the bound over
 // iterations, and between them what each layer pays, stacked.
-func Bound(w io.Writer, format string, h *History, cap Caption) error {
+func Bound(w io.Writer, format string, h *train.History, cap Caption) error {
 	n := len(h.Iter)
 	if n < 2 {
 		return fmt.Errorf("slides: the bound has %d points; a chart needs 2", n)
@@ -313,7 +304,7 @@ func Bound(w io.Writer, format string, h *History, cap Caption) error {
 			top[k] = orZero(h.Likelihood[k], h.Bound[k])
 		}
 		colours := []color.RGBA{KL, Comp, Prop}
-		terms := [][]float64{h.KL, h.Compression, h.Propagn}
+		terms := [][]float64{h.KL, h.Compression, h.Propagation}
 		for l := 0; l < h.Layers; l++ {
 			for t := 0; t < 3; t++ {
 				bot := make([]float64, n)

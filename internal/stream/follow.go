@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 
 	"github.com/gorilla/websocket"
@@ -59,7 +60,8 @@ type Hub struct {
 	present   []byte
 	frame     seqFrame
 	views     map[string][]byte      // the latest view message of each type (hubview.go)
-	hist      history                // the bound history (history.go)
+	hist      train.History          // the bound history (history.go)
+	histData  int                    // the data set it is of (the latest setup's data_id)
 	histMsg   []byte                 // its encoding, until it changes
 	state     *forkState             // what a fork starts from (the presenter's server only)
 	info      ShareInfo              // what a relay knows of the presenter (Restore)
@@ -134,10 +136,10 @@ func (h *Hub) setSetup(b []byte, hd feedHeader) {
 	// keeps the history.
 	edit := h.setup != nil && (hd.DataID == prev.DataID && hd.Name == prev.Name || hd.Name == prev.Name && (hd.Edited || prev.Edited))
 	if !edit {
-		h.hist.clear()
+		h.hist.Reset()
 		clear(h.views) // of the data before
 	}
-	h.hist.dataID = hd.DataID
+	h.histData = hd.DataID
 	h.histMsg = nil
 	h.setup, h.setupHead = b, hd
 }
@@ -149,13 +151,20 @@ func (h *Hub) Frame(b []byte, seq uint64) {
 	if err != nil || hd.Seq != seq {
 		return
 	}
+	h.frameOf(b, seq, hd.DataID, hd.Iter, len(hd.Layers), evalOf(hd))
+}
+
+// frameOf fans frame b out and adds its point to the history: the model's
+// evaluation ev (nil: none) at iteration iter, of layers layers, fitted
+// to data set dataID.
+func (h *Hub) frameOf(b []byte, seq uint64, dataID, iter, layers int, ev *train.Evaluation) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ended || (h.frame.b != nil && seq <= h.frame.seq) { // seq grows with every frame of a session
 		return
 	}
 	h.frame = seqFrame{b, seq}
-	if hd.DataID == h.hist.dataID && h.hist.add(hd) {
+	if dataID == h.histData && h.hist.Add(iter, layers, ev) {
 		h.histMsg = nil
 	}
 	for f := range h.followers {
@@ -197,10 +206,14 @@ func (h *Hub) End(reason string) {
 	}
 }
 
-// publishSetup and publishFrame are the presenter's writer's names for
-// Setup and Frame.
-func (h *Hub) publishSetup(b []byte)             { h.Setup(b) }
-func (h *Hub) publishFrame(b []byte, seq uint64) { h.Frame(b, seq) }
+// publishSetup is the presenter's writer's name for Setup.
+func (h *Hub) publishSetup(b []byte) { h.Setup(b) }
+
+// publishFrame is the presenter's writer's Frame: the history's point is
+// the published snapshot's own evaluation, not read back from b.
+func (h *Hub) publishFrame(b []byte, seq uint64, s *view.Snapshot) {
+	h.frameOf(b, seq, s.Data.ID, s.Iter, len(s.Model.Layers), s.Eval)
+}
 
 func (h *Hub) publishState(st *forkState) {
 	h.mu.Lock()
@@ -260,8 +273,8 @@ func (h *Hub) watching(relay string, n int) {
 // historyMsg returns the encoded bound history, nil when there is none.
 // h.mu is held.
 func (h *Hub) historyMsg() []byte {
-	if h.histMsg == nil && h.hist.n() > 0 {
-		h.histMsg = h.hist.encode()
+	if h.histMsg == nil && h.hist.Len() > 0 {
+		h.histMsg = encodeHistory(&h.hist, h.histData)
 	}
 	return h.histMsg
 }
@@ -381,7 +394,7 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 		s.followers--
 		s.mu.Unlock()
 	}()
-	hello := reply{Type: "hello", Follower: true, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames(), Config: h.Config()}
+	hello := reply{Type: "hello", Follower: true, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames(), Config: h.Config(), MaxHistory: train.MaxHistory}
 	h.Serve(conn, hello.bytes(), FollowerOptions{
 		MaxCommandBytes: s.limits.MaxCommandBytes,
 		Ask:             func(op string, raw []byte) ([]byte, bool) { return s.followerAsk(h, client, op, raw, false) },

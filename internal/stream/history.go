@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 	"dgpviz/internal/wire"
 
 	"encoding/binary"
@@ -11,16 +13,11 @@ import (
 
 // The bound history a follower gets when it joins: the chart of the
 // bound panel from the start of the run, not from the moment the
-// follower came. A Hub keeps it from the frames it fans out, by the
-// page's own rules (static/app.js): a new data set (a setup that is not
-// an edit of the points), a new architecture (another number of layers)
-// or a new run (the iteration going back) starts it again; a frame at
-// the last point's iteration replaces it. Past MaxHistory points every
-// other point is dropped, the last kept, so a long lecture's history
-// stays a few hundred kB.
-
-// MaxHistory bounds a hub's bound history (points).
-const MaxHistory = 2000
+// follower came. A Hub keeps it (a train.History, by the page's own
+// rules) from the points of the frames it fans out: the presenter's
+// writer hands it the published evaluation (Hub.publishFrame), a relay
+// the values of the frame's header it has checked. A new data set (a
+// setup that is not an edit of the points) starts it again.
 
 // feedHeader is what a hub reads from a setup or a frame's header.
 type feedHeader struct {
@@ -83,57 +80,18 @@ func parseFeedHeader(b []byte, want string) (feedHeader, error) {
 	return h, nil
 }
 
-// history is a session's bound history: per point the iteration, bound,
-// likelihood and per layer the KL, compression and propagation (NaN:
-// absent from the frame).
-type history struct {
-	dataID int // the data set it belongs to (the latest setup's data_id)
-	layers int
-	iter   []float64
-	bound  []float64
-	lik    []float64
-	terms  []float64 // point-major, then layer, then the three terms
-}
-
-func (h *history) n() int { return len(h.iter) }
-
-func (h *history) clear() {
-	h.layers = 0
-	h.iter, h.bound, h.lik, h.terms = h.iter[:0], h.bound[:0], h.lik[:0], h.terms[:0]
-}
-
-// add adds frame f's point and reports whether the history changed.
-func (h *history) add(f feedHeader) bool {
-	n := h.n()
-	changed := false
-	if n > 0 && (len(f.Layers) != h.layers || float64(f.Iter) < h.iter[n-1]) {
-		h.clear()
-		n, changed = 0, true
-	}
+// evalOf is the evaluation a frame's header shows (nil: none), for the
+// bound history: the bound, the likelihood and each layer's terms, NaN
+// where the frame carries null.
+func evalOf(f feedHeader) *train.Evaluation {
 	if f.Bound == nil {
-		return changed
+		return nil
 	}
-	if n == 0 {
-		h.layers = len(f.Layers)
-	}
-	lik := math.NaN()
-	if f.Likelihood != nil {
-		lik = *f.Likelihood
-	}
-	if n > 0 && h.iter[n-1] == float64(f.Iter) { // the same iteration again: the newer point
-		h.iter, h.bound, h.lik = h.iter[:n-1], h.bound[:n-1], h.lik[:n-1]
-		h.terms = h.terms[:(n-1)*3*h.layers]
-	}
-	h.iter = append(h.iter, float64(f.Iter))
-	h.bound = append(h.bound, *f.Bound)
-	h.lik = append(h.lik, lik)
+	ev := &train.Evaluation{Bound: *f.Bound, Likelihood: orNaN(f.Likelihood)}
 	for _, l := range f.Layers {
-		h.terms = append(h.terms, orNaN(l.KL), orNaN(l.Compression), orNaN(l.Propagation))
+		ev.Layers = append(ev.Layers, engine.LayerTerms{KL: orNaN(l.KL), Compression: orNaN(l.Compression), Propagation: orNaN(l.Propagation)})
 	}
-	if h.n() > MaxHistory {
-		h.decimate()
-	}
-	return true
+	return ev
 }
 
 func orNaN(p *float64) float64 {
@@ -141,21 +99,6 @@ func orNaN(p *float64) float64 {
 		return math.NaN()
 	}
 	return *p
-}
-
-// decimate keeps every other point and the last.
-func (h *history) decimate() {
-	n, w := h.n(), 3*h.layers
-	j := 0
-	for k := 0; k < n; k++ {
-		if k%2 != 0 && k != n-1 {
-			continue
-		}
-		h.iter[j], h.bound[j], h.lik[j] = h.iter[k], h.bound[k], h.lik[k]
-		copy(h.terms[j*w:(j+1)*w], h.terms[k*w:(k+1)*w])
-		j++
-	}
-	h.iter, h.bound, h.lik, h.terms = h.iter[:j], h.bound[:j], h.lik[:j], h.terms[:j*w]
 }
 
 // historyHeader is the "history" message (docs/protocol.md, "Following").
@@ -176,17 +119,13 @@ type historyHeader struct {
 
 func (h *historyHeader) SetSections(s []wire.Section) { h.Sections = s }
 
-// encode returns the "history" message (float32: a chart's precision;
-// never quantised, since one disastrous edit would flatten the rest).
-func (h *history) encode() []byte {
-	n, l := h.n(), h.layers
-	kl, comp, prop := make([]float64, n*l), make([]float64, n*l), make([]float64, n*l)
-	for k := range n * l {
-		kl[k], comp[k], prop[k] = h.terms[3*k], h.terms[3*k+1], h.terms[3*k+2]
-	}
+// encodeHistory returns the "history" message of h, the bound history of
+// data set dataID (float32: a chart's precision; never quantised, since
+// one disastrous edit would flatten the rest).
+func encodeHistory(h *train.History, dataID int) []byte {
 	e := wire.Encoder{ForceF32: true}
-	hd := &historyHeader{V: ProtocolVersion, Type: "history", DataID: h.dataID, N: n, Layers: l,
-		Iter: e.Arr(h.iter), Bound: e.Arr(h.bound), Likelihood: e.Arr(h.lik), KL: e.Arr(kl), Compression: e.Arr(comp), Propagation: e.Arr(prop)}
+	hd := &historyHeader{V: ProtocolVersion, Type: "history", DataID: dataID, N: h.Len(), Layers: h.Layers,
+		Iter: e.Arr(h.Iter), Bound: e.Arr(h.Bound), Likelihood: e.Arr(h.Likelihood), KL: e.Arr(h.KL), Compression: e.Arr(h.Compression), Propagation: e.Arr(h.Propagation)}
 	b, err := e.Finish(hd)
 	if err != nil { // cannot happen: every field marshals
 		return nil
@@ -194,20 +133,20 @@ func (h *history) encode() []byte {
 	return b
 }
 
-// decodeHistory reads a "history" message (a relay's snapshot). It trusts
-// nothing: the counts must match the sections, which must lie inside b.
-func decodeHistory(b []byte) (history, error) {
-	var h history
+// decodeHistory reads a "history" message (a relay's snapshot) and returns
+// the history and its data set. It trusts nothing: the counts must match
+// the sections, which must lie inside b.
+func decodeHistory(b []byte) (h train.History, dataID int, err error) {
 	if _, err := parseFeedHeader(b, "history"); err != nil {
-		return h, err
+		return h, 0, err
 	}
 	hl := binary.LittleEndian.Uint32(b)
 	var hd historyHeader
 	if err := json.Unmarshal(b[4:4+hl], &hd); err != nil {
-		return h, fmt.Errorf("history: %v", err)
+		return h, 0, fmt.Errorf("history: %v", err)
 	}
-	if hd.N < 0 || hd.N > MaxHistory || hd.Layers < 0 || hd.Layers > 1000 {
-		return h, fmt.Errorf("history of %d points of %d layers is out of range", hd.N, hd.Layers)
+	if hd.N < 0 || hd.N > train.MaxHistory || hd.Layers < 0 || hd.Layers > 1000 {
+		return h, 0, fmt.Errorf("history of %d points of %d layers is out of range", hd.N, hd.Layers)
 	}
 	payload := b[4+hl:]
 	read := func(r wire.Ref, n int) ([]float64, error) {
@@ -221,27 +160,17 @@ func decodeHistory(b []byte) (history, error) {
 		}
 		return out, nil
 	}
-	var err error
 	n, l := hd.N, hd.Layers
-	if h.iter, err = read(hd.Iter, n); err != nil {
-		return h, err
-	}
-	if h.bound, err = read(hd.Bound, n); err != nil {
-		return h, err
-	}
-	if h.lik, err = read(hd.Likelihood, n); err != nil {
-		return h, err
-	}
-	var terms [3][]float64
-	for t, r := range []wire.Ref{hd.KL, hd.Compression, hd.Propagation} {
-		if terms[t], err = read(r, n*l); err != nil {
-			return h, err
+	for _, f := range []struct {
+		r   wire.Ref
+		n   int
+		dst *[]float64
+	}{{hd.Iter, n, &h.Iter}, {hd.Bound, n, &h.Bound}, {hd.Likelihood, n, &h.Likelihood},
+		{hd.KL, n * l, &h.KL}, {hd.Compression, n * l, &h.Compression}, {hd.Propagation, n * l, &h.Propagation}} {
+		if *f.dst, err = read(f.r, f.n); err != nil {
+			return train.History{}, 0, err
 		}
 	}
-	h.terms = make([]float64, 0, 3*n*l)
-	for k := range n * l {
-		h.terms = append(h.terms, terms[0][k], terms[1][k], terms[2][k])
-	}
-	h.dataID, h.layers = hd.DataID, l
-	return h, nil
+	h.Layers = l
+	return h, hd.DataID, nil
 }

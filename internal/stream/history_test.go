@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"dgpviz/internal/wire"
 	"math"
 	"strings"
 	"syscall"
@@ -10,6 +9,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/train"
+	"dgpviz/internal/wire"
 )
 
 // TestLateFollowerGetsHistoryAndPresentation: a follower who joins after
@@ -79,41 +79,28 @@ func frameHead(iter int, bound float64, layers int) feedHeader {
 	return h
 }
 
-// TestHistoryRules: the page's rules (static/app.js) — a point per
-// iteration, the same iteration replaced, a new run or another number of
-// layers starts again, frames without a bound are skipped — and past
-// MaxHistory every other point goes, the last kept.
-func TestHistoryRules(t *testing.T) {
-	var h history
-	h.add(frameHead(0, -10, 2))
-	h.add(frameHead(1, -9, 2))
-	h.add(frameHead(1, -8, 2)) // replaces
-	nb := frameHead(2, 0, 2)
+// TestHistoryFromHeaders: a relay's hub, which has only a frame's bytes,
+// adds the points the presenter's hub adds from the evaluation (null
+// terms NaN, a frame without a bound no point), and the "history"
+// message reads back as a relay reads it.
+func TestHistoryFromHeaders(t *testing.T) {
+	var h train.History
+	h.Add(0, 2, evalOf(frameHead(0, -10, 2)))
+	nb := frameHead(1, 0, 2)
 	nb.Bound = nil
-	h.add(nb) // no bound: skipped
-	if h.n() != 2 || h.bound[1] != -8 || len(h.terms) != 2*3*2 || !math.IsNaN(h.terms[1]) {
-		t.Fatalf("after 0, 1, 1 again and a frame without bound: iterations %v bounds %v terms %v", h.iter, h.bound, h.terms)
+	if evalOf(nb) != nil {
+		t.Fatal("a frame without a bound has an evaluation")
 	}
-	h.add(frameHead(5, -7, 3)) // another architecture
-	if h.n() != 1 || h.layers != 3 {
-		t.Errorf("a new architecture kept %d points of %d layers", h.n(), h.layers)
+	h.Add(1, 2, evalOf(nb))
+	if h.Len() != 1 || h.Bound[0] != -10 || h.KL[1] != 0.5 || !math.IsNaN(h.Compression[0]) {
+		t.Fatalf("points %v bounds %v KL %v compression %v, want one at -10, KL 0.5, compression NaN", h.Iter, h.Bound, h.KL, h.Compression)
 	}
-	h.add(frameHead(2, -7, 3)) // a reset: the iteration goes back
-	if h.n() != 1 || h.iter[0] != 2 {
-		t.Errorf("a reset kept %v", h.iter)
+	for i := 2; i < 40; i++ {
+		h.Add(i, 2, evalOf(frameHead(i, float64(i), 2)))
 	}
-	h.clear()
-	for i := range MaxHistory + 1 {
-		h.add(frameHead(i, float64(i), 1))
-	}
-	// 2001 points decimated: the even iterations 0…2000 (1001 points).
-	if h.n() != MaxHistory/2+1 || h.iter[1] != 2 || h.iter[h.n()-1] != MaxHistory || len(h.terms) != 3*h.n() {
-		t.Errorf("decimated to %d points, %v … %v", h.n(), h.iter[:3], h.iter[h.n()-1])
-	}
-	// The encoding reads back (as a relay reads it).
-	got, err := decodeHistory(h.encode())
-	if err != nil || got.n() != h.n() || got.layers != 1 || got.iter[7] != h.iter[7] || got.bound[9] != h.bound[9] {
-		t.Errorf("history read back: %v, %d points", err, got.n())
+	got, dataID, err := decodeHistory(encodeHistory(&h, 7))
+	if err != nil || dataID != 7 || got.Len() != h.Len() || got.Layers != 2 || got.Iter[7] != h.Iter[7] || got.Bound[9] != h.Bound[9] || got.KL[13] != h.KL[13] || !math.IsNaN(got.Propagation[3]) {
+		t.Errorf("history read back: %v, data %d, %d points of %d layers", err, dataID, got.Len(), got.Layers)
 	}
 }
 
@@ -130,7 +117,7 @@ func BenchmarkHubFrame(b *testing.B) {
 	h := newHub()
 	cpu0 := processCPU()
 	for b.Loop() {
-		h.hist.clear()
+		h.hist.Reset()
 		h.frame = seqFrame{}
 		h.Frame(frame, 1)
 	}

@@ -3,7 +3,8 @@ package stream
 import (
 	"encoding/binary"
 	"encoding/json"
-	"slices"
+
+	"dgpviz/internal/train"
 )
 
 // The view's own messages for followers: the message figure, the depth
@@ -25,7 +26,7 @@ func (h *Hub) publishView(b []byte) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.ended || dataID != h.hist.dataID {
+	if h.ended || dataID != h.histData {
 		return
 	}
 	if h.views == nil {
@@ -64,32 +65,17 @@ func viewType(b []byte) (typ string, dataID int, ok bool) {
 	return h.Type, *h.DataID, true
 }
 
-// BoundHistory is a session's bound over iterations, as the bound panel
-// draws it (history.go keeps it): per point the iteration, the bound and
-// the likelihood, and per point and layer (Layers to a point) the terms;
-// NaN where absent.
-type BoundHistory struct {
-	Layers                       int
-	Iter, Bound, Likelihood      []float64
-	KL, Compression, Propagation []float64
-}
-
-// figureData returns copies of the bound history and the view's latest
+// figureData returns a copy of the bound history and the view's latest
 // messages of data set dataID, for a download.
-func (h *Hub) figureData(dataID int) (*BoundHistory, map[string][]byte) {
+func (h *Hub) figureData(dataID int) (*train.History, map[string][]byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var bh *BoundHistory
-	if n := h.hist.n(); n > 0 && h.hist.dataID == dataID {
-		l := h.hist.layers
-		bh = &BoundHistory{Layers: l, Iter: slices.Clone(h.hist.iter), Bound: slices.Clone(h.hist.bound), Likelihood: slices.Clone(h.hist.lik),
-			KL: make([]float64, n*l), Compression: make([]float64, n*l), Propagation: make([]float64, n*l)}
-		for k := range n * l {
-			bh.KL[k], bh.Compression[k], bh.Propagation[k] = h.hist.terms[3*k], h.hist.terms[3*k+1], h.hist.terms[3*k+2]
-		}
+	var bh *train.History
+	if h.hist.Len() > 0 && h.histData == dataID {
+		bh = h.hist.Clone()
 	}
 	views := map[string][]byte{}
-	if h.hist.dataID == dataID {
+	if h.histData == dataID {
 		for t, b := range h.views {
 			views[t] = b
 		}

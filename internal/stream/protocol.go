@@ -81,7 +81,10 @@ type reply struct {
 	Limits  *Limits       `json:"limits,omitempty"`
 	Sets    []DatasetInfo `json:"datasets,omitempty"`
 	Groups  []string      `json:"groups,omitempty"`
-	Running *bool         `json:"running,omitempty"`
+	// MaxHistory (hello) is the bound history's bound (train.MaxHistory):
+	// the page keeps its chart to it, as the server's history is kept.
+	MaxHistory int   `json:"max_history,omitempty"`
+	Running    *bool `json:"running,omitempty"`
 	// Undo and Redo (ack) count the edits that undo and redo would take
 	// back or give again; UndoLabel and RedoLabel name the next ones.
 	Undo      *int   `json:"undo,omitempty"`

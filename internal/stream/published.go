@@ -5,6 +5,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 )
 
@@ -23,7 +24,7 @@ type FigureSession struct {
 	// History is the bound over iterations (a copy), Views the latest of
 	// the view's messages by type (the depth comparison's "compare"): the
 	// bound panel's and the depth panel's downloads draw them.
-	History *BoundHistory
+	History *train.History
 	Views   map[string][]byte
 }
 

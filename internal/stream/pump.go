@@ -188,7 +188,7 @@ func (ss *session) frameWhenDue(w *connWriter) bool {
 	// The same bytes to every follower (follow.go), before the presenter
 	// has them: a follower who joins once the presenter has seen this
 	// frame starts from it, not from the one before.
-	ss.hub.publishFrame(b, w.build.seq)
+	ss.hub.publishFrame(b, w.build.seq, p.snap)
 	if !w.write(outMsg{binary: true, data: b}) {
 		return false
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 
 	"github.com/gorilla/websocket"
@@ -286,7 +287,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = cfg.Validate(s.limits, s.cat)
 	}
-	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames()}
+	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames(), MaxHistory: train.MaxHistory}
 	if resumed != nil && resumed.private != "" {
 		if ds := s.cat.Get(resumed.private); ds != nil {
 			hello.Sets = append(hello.Sets, infoOf(ds)) // a loaded model's or an upload's own data

@@ -10,6 +10,8 @@ import (
 	"path"
 	"strings"
 	"unicode/utf8"
+
+	"dgpviz/internal/train"
 )
 
 // Sharing beyond one server. With viz serve -nats, every session's Hub
@@ -126,9 +128,10 @@ func (h *Hub) Restore(s Snapshot) error {
 			return err
 		}
 	}
-	var hist history
+	var hist train.History
+	var histData int
 	if s.History != nil {
-		if hist, err = decodeHistory(s.History); err != nil {
+		if hist, histData, err = decodeHistory(s.History); err != nil {
 			return err
 		}
 	}
@@ -159,8 +162,8 @@ func (h *Hub) Restore(s Snapshot) error {
 			f.setup.put(s.Setup)
 		}
 	}
-	if s.History != nil && hist.dataID == h.setupHead.DataID {
-		h.hist, h.histMsg = hist, nil
+	if s.History != nil && histData == h.setupHead.DataID {
+		h.hist, h.histData, h.histMsg = hist, histData, nil
 		b := h.historyMsg()
 		for f := range h.followers {
 			f.history.put(b)
