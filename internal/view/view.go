@@ -58,6 +58,8 @@ type View interface {
 	NewFramer() Framer
 	// Ops lists the view's own commands.
 	Ops() []Op
+	// Figures lists the figures the view's downloads draw (figure.go).
+	Figures() []Figure
 }
 
 // A RowAnalyzer is a view whose frames predict every row of the data with
