@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
@@ -369,7 +370,7 @@ func (s *Server) serveFollower(w http.ResponseWriter, r *http.Request, key strin
 		return
 	}
 	defer conn.Close()
-	client := RequestClient(r, s.trustProxy)
+	client := admit.RequestClient(r, s.trustProxy)
 	h := s.hubOf(key)
 	s.mu.Lock()
 	full := s.followers >= s.limits.MaxFollowers
@@ -641,7 +642,7 @@ func (a forkAck) bytes() []byte {
 // followerAnswer answers a follower's question to the view (command b)
 // from the presenter's published model: a binary message, or an error
 // reply. Each question is a job of the follower's client in the server's
-// pool (work.go), so that a room of followers hovering over faces costs
+// pool (admit.Pool), so that a room of followers hovering over faces costs
 // the presenter's machine the pool's cores at most, shared fairly.
 func (s *Server) followerAnswer(h *Hub, client string, b []byte) ([]byte, reply) {
 	c, err := ParseCommand(b)
@@ -660,7 +661,7 @@ func (s *Server) followerAnswer(h *Hub, client string, b []byte) ([]byte, reply)
 	defer cancel()
 	ans, err := s.answerAsJob(ctx, client, st.pub, c)
 	if errors.Is(err, context.DeadlineExceeded) {
-		err = errors.New(c.Op + ": " + errClientBusy.Error())
+		err = errors.New(c.Op + ": " + admit.ErrClientBusy.Error())
 	}
 	if err != nil {
 		return nil, reply{Type: "error", ID: c.ID, Op: c.Op, Error: err.Error()}

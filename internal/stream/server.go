@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
@@ -66,7 +67,7 @@ type Options struct {
 	PoolTurns int
 	// PoolShare is the share of each of its cores the pool uses (a turn
 	// of d is followed by a rest of d·(1/PoolShare − 1); 0:
-	// DefaultPoolShare).
+	// admit.DefaultPoolShare).
 	PoolShare float64
 	// TrustProxy: the server is behind a reverse proxy on this machine,
 	// and a request from loopback is the client its X-Forwarded-For
@@ -100,7 +101,7 @@ type Server struct {
 	// below the minimum (load.go): new sessions are refused with 1013.
 	overloaded atomic.Bool
 	// playingNow is how many sessions played at the load watch's last
-	// look (load.go): the pool's turns rest only then (work.go).
+	// look (load.go): the pool's turns rest only then (admit.Pool.Rest).
 	playingNow *atomic.Int64
 	log        *slog.Logger
 	origins    []string
@@ -111,13 +112,13 @@ type Server struct {
 	reserved  map[*session]int64 // estimated bytes per session (budget.go)
 	parked    map[string]*parked // disconnected sessions by resume token (resume.go)
 	followers int                // connected followers (follow.go)
-	// pool is the server's pool for expensive work (work.go).
-	pool       *pool
+	// pool is the server's pool for expensive work (admit.Pool).
+	pool       *admit.Pool
 	trustProxy bool
 	// parkRate limits the parked state a client makes (uploads, forks).
-	parkRate    *ClientRate
-	commandRate *ClientRate     // commands to optimizers (work.go)
-	uploading   map[string]bool // clients whose upload is being read (upload.go)
+	parkRate    *admit.ClientRate
+	commandRate *admit.ClientRate // commands to optimizers (work.go)
+	uploading   map[string]bool   // clients whose upload is being read (upload.go)
 	// Returning freed memory to the system (budget.go).
 	returnMemory bool
 	toFree       int64 // bytes of reservations ended since the last return
@@ -153,16 +154,16 @@ func NewServer(o Options) (*Server, error) {
 		o.ResumeGrace = DefaultResumeGrace
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	pl := newPool(o.PoolTurns, o.PoolShare)
+	pl := admit.NewPool(o.PoolTurns, o.PoolShare)
 	var playing atomic.Int64
 	// The views' shared work (the explorer's baselines) is the server's
 	// own job in the pool: it takes turns with the clients' work.
-	serverJob, _ := pl.admit(serverClient)
-	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(serverJob.context(bg), o.BaselineIters),
+	serverJob, _ := pl.Admit(admit.ServerClient)
+	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(serverJob.Context(bg), o.BaselineIters),
 		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{},
-		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, parkRate: NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, commandRate: NewClientRate(commandBurst, commandEvery), returnMemory: !o.KeepFreedMemory}
+		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, parkRate: admit.NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, commandRate: admit.NewClientRate(commandBurst, commandEvery), returnMemory: !o.KeepFreedMemory}
 	s.share = o.Share
-	pl.rest = func() bool { return playing.Load() > 0 }
+	pl.Rest = func() bool { return playing.Load() > 0 }
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context
 	return s, nil
@@ -218,7 +219,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		cmds: make(chan Command, cmdQueue), answers: make(chan Command, answerQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue),
 		frames: newMailbox[*publication](), viewOut: newOutbox(), gate: newDrawGate(),
 	}
-	ss.client = RequestClient(r, s.trustProxy)
+	ss.client = admit.RequestClient(r, s.trustProxy)
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
 	refuse := func(code int, text string) {
@@ -353,9 +354,9 @@ func (ss *session) start(cfg Config, resumed *parked) (ok bool) {
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
 		ss.fail(closeTryLater, busyCloseText)
 		return false
-	case errors.Is(err, errClientBusy):
+	case errors.Is(err, admit.ErrClientBusy):
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
-		ss.fail(closeTryLater, errClientBusy.Error())
+		ss.fail(closeTryLater, admit.ErrClientBusy.Error())
 		return false
 	case err != nil:
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})

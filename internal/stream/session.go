@@ -44,7 +44,7 @@ type Stats struct {
 type session struct {
 	id     uint64
 	srv    *Server
-	client string // who it is for per-client limits (client.go)
+	client string // who it is for per-client limits (admit.ClientOf)
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -210,14 +210,14 @@ func (s *session) build(cfg Config, newData bool) error {
 	if err := s.srv.reserve(s, prev+est.Build); err != nil {
 		return err
 	}
-	// The build is a job of the client's in the server's pool (work.go).
-	j, err := s.srv.pool.admit(s.client)
+	// The build is a job of the client's in the server's pool (admit.Pool).
+	j, err := s.srv.pool.Admit(s.client)
 	if err != nil {
 		s.srv.setReservation(s, prev)
 		return err
 	}
-	m, rs, err := v.Init(j.context(s.ctx), d, cfg.arch(), s.srv.workers)
-	j.end()
+	m, rs, err := v.Init(j.Context(s.ctx), d, cfg.arch(), s.srv.workers)
+	j.End()
 	if err != nil {
 		s.srv.setReservation(s, prev)
 		return fmt.Errorf("initialising the model: %w", err)
