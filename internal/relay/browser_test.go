@@ -2,12 +2,13 @@ package relay
 
 import (
 	"context"
-	"dgpviz/internal/wire"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"dgpviz/internal/wire"
 
 	"github.com/chromedp/chromedp"
 )

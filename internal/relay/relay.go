@@ -2,7 +2,7 @@
 // publishes its shared sessions to NATS (Publisher, viz serve -nats), and
 // relays (Server, viz relay), which run no model and keep no state of
 // their own, serve the page in follower mode to as many followers as they
-// can carry, each following session fanned out by a stream.Hub exactly
+// can carry, each following session fanned out by a share.Hub exactly
 // as the presenter's server fans out its own followers (the same
 // latest-wins mailboxes, the same pacing by each page's "drawn").
 //
@@ -30,7 +30,9 @@ import (
 	"sync"
 	"time"
 
+	"dgpviz/internal/share"
 	"dgpviz/internal/stream"
+	"dgpviz/internal/wire"
 	"dgpviz/web"
 
 	"github.com/gorilla/websocket"
@@ -107,7 +109,7 @@ func New(o Options) (*Server, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.PublicURL != "" {
-		if err := stream.CheckPageURL(o.PublicURL); err != nil {
+		if err := share.CheckPageURL(o.PublicURL); err != nil {
 			return nil, errors.New("public URL: " + err.Error())
 		}
 	}
@@ -121,7 +123,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s.cat = cat
-	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: func(r *http.Request) bool { return stream.OriginAllowed(r, o.AllowedOrigins) }}
+	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: func(r *http.Request) bool { return share.OriginAllowed(r, o.AllowedOrigins) }}
 	// After NATS comes back, every followed session catches up from a
 	// snapshot: what the presenter's server published meanwhile is lost.
 	s.nc.SetReconnectHandler(func(*nats.Conn) {
@@ -231,18 +233,20 @@ func (s *Server) Handler() http.Handler {
 
 // hello is a relay's hello to a follower.
 type hello struct {
-	V        int            `json:"v"`
-	Type     string         `json:"type"`
-	Follower bool           `json:"follower"`
-	Relay    bool           `json:"relay"`
-	Config   *stream.Config `json:"config,omitempty"`
+	V        int             `json:"v"`
+	Type     string          `json:"type"`
+	Follower bool            `json:"follower"`
+	Relay    bool            `json:"relay"`
+	Config   json.RawMessage `json:"config,omitempty"`
+	// MaxHistory is the bound history's cap, which the page keeps to.
+	MaxHistory int `json:"max_history"`
 	// Relays are relays' pages a page may try when this one fails.
 	Relays       []string `json:"relays,omitempty"`
 	PresenterURL string   `json:"presenter_url,omitempty"`
 }
 
 var (
-	errNoSuchShare = errors.New(stream.NoSuchShare)
+	errNoSuchShare = errors.New(share.NoSuchShare)
 	errUnreachable = errors.New("the relay cannot reach the presenter's server now; try again later")
 	errClosing     = errors.New("relay is shutting down")
 )
@@ -256,8 +260,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer conn.Close()
-	if !stream.ValidToken(key) {
-		stream.CloseWith(conn, websocket.ClosePolicyViolation, "this is a relay: it serves followers of a shared session (/?follow=KEY)")
+	if !share.ValidToken(key) {
+		share.CloseWith(conn, websocket.ClosePolicyViolation, "this is a relay: it serves followers of a shared session (/?follow=KEY)")
 		return
 	}
 	s.mu.Lock()
@@ -269,10 +273,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	switch {
 	case closing:
-		stream.CloseWith(conn, closeRelayLeaves, errClosing.Error())
+		share.CloseWith(conn, closeRelayLeaves, errClosing.Error())
 		return
 	case full:
-		stream.CloseWith(conn, websocket.CloseTryAgainLater, "too many followers on this relay (limit "+strconv.Itoa(s.o.MaxFollowers)+")")
+		share.CloseWith(conn, websocket.CloseTryAgainLater, "too many followers on this relay (limit "+strconv.Itoa(s.o.MaxFollowers)+")")
 		return
 	}
 	defer func() {
@@ -290,13 +294,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, errClosing):
 			code = closeRelayLeaves
 		}
-		stream.CloseWith(conn, code, err.Error())
+		share.CloseWith(conn, code, err.Error())
 		return
 	}
 	defer s.release(f)
 	info := f.hub.Info()
-	hb, _ := json.Marshal(hello{V: stream.ProtocolVersion, Type: "hello", Follower: true, Relay: true, Config: f.hub.Config(), Relays: s.relays(), PresenterURL: info.PresenterURL})
-	f.hub.Serve(conn, hb, stream.FollowerOptions{
+	hb, _ := json.Marshal(hello{V: wire.Version, Type: "hello", Follower: true, Relay: true, Config: f.hub.Config(), MaxHistory: share.MaxHistory, Relays: s.relays(), PresenterURL: info.PresenterURL})
+	f.hub.Serve(conn, hb, share.FollowerOptions{
 		MaxCommandBytes: s.limits.MaxCommandBytes,
 		Ask:             func(op string, raw []byte) ([]byte, bool) { return s.ask(key, op, raw) },
 		Stop:            s.stopping, StopCode: closeRelayLeaves, StopText: "relay is shutting down: reconnecting",
@@ -362,7 +366,7 @@ func (s *Server) acquire(key string) (*feed, error) {
 			s.mu.Unlock()
 			return nil, errors.New("this relay follows too many sessions (limit " + strconv.Itoa(s.o.MaxSessions) + "); try again later")
 		}
-		f = &feed{s: s, key: key, hub: stream.NewHub(key), ready: make(chan struct{}), stop: make(chan struct{}), rejoin: make(chan struct{}, 1)}
+		f = &feed{s: s, key: key, hub: share.NewHub(key), ready: make(chan struct{}), stop: make(chan struct{}), rejoin: make(chan struct{}, 1)}
 		s.feeds[key] = f
 		s.bg.Add(1)
 		go f.run()
@@ -409,7 +413,7 @@ func (s *Server) drop(f *feed) {
 type feed struct {
 	s        *Server
 	key      string
-	hub      *stream.Hub
+	hub      *share.Hub
 	n        int           // followers (Server.mu)
 	ready    chan struct{} // closed once the first snapshot is in, or err set
 	err      error
@@ -447,7 +451,7 @@ func (f *feed) run() {
 	defer replies.Unsubscribe()
 
 	var (
-		snap      stream.Snapshot
+		snap      share.Snapshot
 		joining   bool
 		joinAt    time.Time
 		lastHeard = time.Now()
@@ -459,7 +463,7 @@ func (f *feed) run() {
 		badLogged time.Time
 	)
 	join := func() {
-		snap, joining, joinAt = stream.Snapshot{}, true, time.Now()
+		snap, joining, joinAt = share.Snapshot{}, true, time.Now()
 		if err := s.nc.PublishRequest(sessionSubject(f.key, "join"), inbox, nil); err != nil {
 			s.log.Debug("NATS join", "err", err)
 		}

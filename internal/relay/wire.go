@@ -9,7 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"dgpviz/internal/stream"
+	"dgpviz/internal/share"
+	"dgpviz/internal/wire"
 
 	"github.com/nats-io/nats.go"
 )
@@ -66,12 +67,12 @@ func endReason(b []byte) string {
 
 // snapshotPart adds a join answer's message m to snap; done reports the
 // last part.
-func snapshotPart(snap *stream.Snapshot, m *nats.Msg) (done bool, err error) {
+func snapshotPart(snap *share.Snapshot, m *nats.Msg) (done bool, err error) {
 	kind := m.Header.Get(hdrKind)
 	b := m.Data
 	switch kind {
 	case "info":
-		snap.Info, err = stream.ParseShareInfo(b)
+		snap.Info, err = share.ParseShareInfo(b)
 	case "setup":
 		snap.Setup = b
 	case "history":
@@ -98,7 +99,7 @@ func parseAnnouncement(b []byte) (string, error) {
 	if err := strictJSON(b, &a); err != nil {
 		return "", fmt.Errorf("relay announcement: %v", err)
 	}
-	if err := stream.CheckPageURL(a.URL); err != nil {
+	if err := share.CheckPageURL(a.URL); err != nil {
 		return "", fmt.Errorf("relay announcement: %v", err)
 	}
 	return a.URL, nil
@@ -125,7 +126,7 @@ func parseWatching(b []byte) (watching, error) {
 // follower gets it.
 func answer(m *nats.Msg) ([]byte, bool, error) {
 	binary := m.Header.Get(hdrBinary) == "1"
-	b, err := stream.CheckAnswer(m.Data, binary)
+	b, err := share.CheckAnswer(m.Data, binary)
 	return b, binary, err
 }
 
@@ -182,7 +183,7 @@ func errorReply(id int64, op, text string) []byte {
 		ID    int64  `json:"id,omitempty"`
 		Op    string `json:"op,omitempty"`
 		Error string `json:"error"`
-	}{stream.ProtocolVersion, "error", id, truncate(op, 40), text})
+	}{wire.Version, "error", id, truncate(op, 40), text})
 	return b
 }
 

@@ -1,8 +1,6 @@
 package stream
 
 import (
-	"dgpviz/internal/view/autoencoder"
-	"dgpviz/internal/wire"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -15,6 +13,8 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
+	"dgpviz/internal/view/autoencoder"
+	"dgpviz/internal/wire"
 
 	"gonum.org/v1/gonum/mat"
 )

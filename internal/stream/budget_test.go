@@ -1,11 +1,12 @@
 package stream
 
 import (
-	"dgpviz/internal/train"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"dgpviz/internal/train"
 
 	"github.com/gorilla/websocket"
 )

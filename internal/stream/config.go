@@ -12,6 +12,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/share"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/views"
@@ -68,14 +69,14 @@ const DefaultMaxSessionsPerClient = 4
 
 // DefaultLimits suit a lecture demo on a laptop.
 func DefaultLimits() Limits {
-	return Limits{MaxSessions: 16, MaxSessionsPerClient: DefaultMaxSessionsPerClient, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000, MaxFollowers: DefaultMaxFollowers,
+	return Limits{MaxSessions: 16, MaxSessionsPerClient: DefaultMaxSessionsPerClient, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000, MaxFollowers: share.DefaultMaxFollowers,
 		SessionMemory: DefaultSessionMemory, ServerMemory: DefaultServerMemory, MaxIterTime: DefaultMaxIterTime}
 }
 
 // hardReadLimit is the websocket read limit: a message larger than this
 // closes the connection (status 1009). Messages between
 // Limits.MaxCommandBytes and this are answered with an error and discarded.
-const hardReadLimit = 1 << 20
+const hardReadLimit = share.ReadLimit
 
 // Validate checks c against the limits and the catalogue.
 func (c Config) Validate(l Limits, cat *Catalog) error {

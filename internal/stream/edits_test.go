@@ -1,11 +1,12 @@
 package stream
 
 import (
-	"dgpviz/internal/wire"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"dgpviz/internal/wire"
 
 	"gonum.org/v1/gonum/mat"
 )

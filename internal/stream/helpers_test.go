@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"dgpviz/internal/wire"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/wire"
 
 	"github.com/gorilla/websocket"
 	"gonum.org/v1/gonum/mat"

@@ -1,15 +1,11 @@
 package stream
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"dgpviz/internal/wire"
 )
@@ -20,24 +16,15 @@ const MaxCoordinate = wire.MaxCoordinate
 
 // ParseCommand decodes one command. Its errors say what was wrong.
 func ParseCommand(b []byte) (Command, error) {
-	var c Command
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&c); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) || strings.HasPrefix(err.Error(), "json: unknown field") {
-			return c, fmt.Errorf("%s", wire.JSONError(err))
-		}
-		return c, fmt.Errorf("malformed command (want a JSON object such as {\"op\":\"play\"}): %s", wire.JSONError(err))
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return c, fmt.Errorf("malformed command: extra data after the JSON object")
+	c, err := wire.DecodeCommand(b)
+	if err != nil {
+		return c, err
 	}
 	if c.Op == "" {
 		return c, fmt.Errorf("missing \"op\" (one of %s)", strings.Join(Ops(), ", "))
 	}
 	if !knownOp(c.Op) {
-		return c, fmt.Errorf("unknown op %q (want one of %s)", truncate(c.Op, 40), strings.Join(Ops(), ", "))
+		return c, fmt.Errorf("unknown op %q (want one of %s)", wire.Truncate(c.Op, 40), strings.Join(Ops(), ", "))
 	}
 	for _, v := range [][]float64{c.Z, c.Mu, c.X, c.Y, c.Points} {
 		for _, x := range v {
@@ -47,25 +34,6 @@ func ParseCommand(b []byte) (Command, error) {
 		}
 	}
 	return c, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return truncateUTF8(s, n) + "…"
-}
-
-// truncateUTF8 cuts s to at most n bytes at a character boundary (a close
-// frame's reason must be valid UTF-8 and at most 123 bytes).
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // reply is a text message from the server: "hello", "ack" or "error".

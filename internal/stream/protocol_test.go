@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"dgpviz/internal/view"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"dgpviz/internal/train"
+	"dgpviz/internal/view"
+	"dgpviz/internal/wire"
 
 	"github.com/gorilla/websocket"
 )
@@ -578,8 +579,8 @@ func TestProtocolEdges(t *testing.T) {
 
 	long := strings.Repeat("é", 100) // 200 bytes of 2-byte characters
 	for _, n := range []int{120, 121, 123} {
-		if got := truncateUTF8(long, n); !utf8.ValidString(got) || len(got) > n {
-			t.Errorf("truncateUTF8(%d): %q (%d bytes), not valid UTF-8 within the limit", n, got, len(got))
+		if got := wire.Cut(long, n); !utf8.ValidString(got) || len(got) > n {
+			t.Errorf("wire.Cut(%d): %q (%d bytes), not valid UTF-8 within the limit", n, got, len(got))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/share"
 	"dgpviz/internal/view"
 )
 
@@ -18,7 +19,7 @@ func (s *Server) FigureSession(key string) (fs *view.Download, ok bool) {
 	}
 	s.mu.Lock()
 	var p *publication
-	var hub *Hub
+	var hub *share.Hub
 	for ss := range s.sessions {
 		if ss.downloadKey == key {
 			p, hub = ss.latest.Load(), ss.hub
@@ -35,7 +36,7 @@ func (s *Server) FigureSession(key string) (fs *view.Download, ok bool) {
 		NormX: dataset.Normalizer{Mean: slices.Clone(d.NormX.Mean), Scale: slices.Clone(d.NormX.Scale)},
 		NormY: dataset.Normalizer{Mean: slices.Clone(d.NormY.Mean), Scale: slices.Clone(d.NormY.Scale)}}
 	if hub != nil {
-		fs.History, fs.Views = hub.figureData(d.ID)
+		fs.History, fs.Views = hub.FigureData(d.ID)
 	}
 	return fs, true
 }

@@ -16,21 +16,23 @@ import (
 
 	"dgpviz/internal/admit"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/share"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
+	"dgpviz/internal/wire"
 
 	"github.com/gorilla/websocket"
 )
 
-// Websocket timing, as in gorilla/websocket's chat example.
+// Websocket timing: the followers' (share.WriteWait, …) and queue sizes.
 const (
-	writeWait  = 10 * time.Second  // time allowed to write one message
-	pongWait   = 60 * time.Second  // time allowed to read the next pong
-	pingPeriod = pongWait * 9 / 10 // send pings this often; < pongWait
-	closeWait  = 2 * time.Second   // time allowed for the close handshake
-	outQueue   = 64                // queued replies and setups per session
-	cmdQueue   = 16                // queued commands per session
-	replyWait  = 2 * time.Second   // how long a full reply queue may stay full
+	writeWait  = share.WriteWait  // time allowed to write one message
+	pongWait   = share.PongWait   // time allowed to read the next pong
+	pingPeriod = share.PingPeriod // send pings this often; < pongWait
+	closeWait  = 2 * time.Second  // time allowed for the close handshake
+	outQueue   = 64               // queued replies and setups per session
+	cmdQueue   = 16               // queued commands per session
+	replyWait  = 2 * time.Second  // how long a full reply queue may stay full
 )
 
 // Close codes used by the server (RFC 6455 §7.4.1).
@@ -61,7 +63,7 @@ type Options struct {
 	// (resume.go; 0: DefaultResumeGrace).
 	ResumeGrace time.Duration
 	Logger      *slog.Logger
-	Share       ShareOptions // sharing beyond this server: NATS relays (share.go)
+	Share       share.ShareOptions // sharing beyond this server: NATS relays (dgpviz/internal/share)
 	// PoolTurns is how many cores the pool for expensive work uses at
 	// once (work.go; 0: DefaultPoolTurns, half the machine's).
 	PoolTurns int
@@ -93,9 +95,9 @@ type Server struct {
 	// env is what the views of all sessions share: work that outlives a
 	// session (the explorer's baselines), under bg, which Shutdown cancels.
 	env      *view.Env
-	bg       context.Context // background work (the views' baselines, load watch); ended by Shutdown
-	grace    time.Duration   // how long a parked session waits to be resumed (resume.go)
-	share    ShareOptions    // share.go
+	bg       context.Context    // background work (the views' baselines, load watch); ended by Shutdown
+	grace    time.Duration      // how long a parked session waits to be resumed (resume.go)
+	share    share.ShareOptions // share.go
 	bgCancel context.CancelFunc
 	// overloaded is set while the playing sessions' median frame rate is
 	// below the minimum (load.go): new sessions are refused with 1013.
@@ -147,7 +149,7 @@ func NewServer(o Options) (*Server, error) {
 			return nil, fmt.Errorf("allowed origin pattern %q: %v", p, err)
 		}
 	}
-	if err := o.Share.check(); err != nil {
+	if err := o.Share.Check(); err != nil {
 		return nil, err
 	}
 	if o.ResumeGrace <= 0 {
@@ -180,7 +182,7 @@ func (s *Server) Limits() Limits { return s.limits }
 
 // checkOrigin accepts requests without an Origin header (not from a
 // browser), same-origin requests, and origins matching AllowedOrigins.
-func (s *Server) checkOrigin(r *http.Request) bool { return OriginAllowed(r, s.origins) }
+func (s *Server) checkOrigin(r *http.Request) bool { return share.OriginAllowed(r, s.origins) }
 
 // Sessions returns the number of open sessions.
 func (s *Server) Sessions() int {
@@ -217,14 +219,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel, downloadKey: newResumeToken(),
 		cmds: make(chan Command, cmdQueue), answers: make(chan Command, answerQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue),
-		frames: newMailbox[*publication](), viewOut: newOutbox(), gate: newDrawGate(),
+		frames: share.NewMailbox[*publication](), viewOut: share.NewOutbox(), gate: share.NewDrawGate(),
 	}
 	ss.client = admit.RequestClient(r, s.trustProxy)
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
 	refuse := func(code int, text string) {
 		ss.log.Info("session refused", "reason", text)
-		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncateUTF8(text, 120)), time.Now().Add(writeWait))
+		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, wire.Cut(text, 120)), time.Now().Add(writeWait))
 		conn.Close()
 		cancel(nil)
 	}
@@ -297,7 +299,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hello.FigureKey = ss.downloadKey // downloads of this session's figures (published.go)
 	ss.resumeToken = newResumeToken()
 	hello.Resume = ss.resumeToken
-	hello.ShareKey = ss.hub.key
+	hello.ShareKey = ss.hub.Key()
 	hello.ShareURL = s.share.FollowURL
 	if err != nil {
 		ss.send(outMsg{data: hello.bytes()})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/share"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/views"
@@ -49,13 +50,13 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	cmds       chan Command           // reader → optimizer
-	answers    chan Command           // reader → the answering goroutine (a view's Answer ops)
-	out        chan outMsg            // → writer (replies, setups); bounded
-	frames     *mailbox[*publication] // optimizer → writer, latest wins (mailbox.go)
-	viewOut    *outbox                // the view's background work → writer, latest wins per name
-	hub        *Hub                   // read-only followers (follow.go)
-	gate       *drawGate              // frames paced by the page's drawing (drawgate.go)
+	cmds       chan Command                 // reader → optimizer
+	answers    chan Command                 // reader → the answering goroutine (a view's Answer ops)
+	out        chan outMsg                  // → writer (replies, setups); bounded
+	frames     *share.Mailbox[*publication] // optimizer → writer, latest wins (share.Mailbox)
+	viewOut    *share.Outbox                // the view's background work → writer, latest wins per name
+	hub        *share.Hub                   // read-only followers (follow.go)
+	gate       *share.DrawGate              // frames paced by the page's drawing (share.DrawGate)
 	latest     atomic.Pointer[publication]
 	changedMu  sync.Mutex
 	changed    chan struct{} // closed when a newer publication replaces latest
@@ -458,7 +459,7 @@ func (s *session) sendSetup() error {
 		return err
 	}
 	s.send(outMsg{binary: true, data: b})
-	s.hub.publishSetup(b)
+	s.hub.Setup(b)
 	return nil
 }
 

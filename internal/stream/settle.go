@@ -1,6 +1,8 @@
 package stream
 
-import "math"
+import (
+	"math"
+)
 
 // The live pace: the optimizer runs as fast as it can until the bound
 // settles, then at the session's speed (iterations per second). A class

@@ -136,7 +136,7 @@ func (w *workSet) start(s *session, name string, work func(ctx context.Context, 
 			w.mu.Unlock()
 		}()
 		defer s.recoverPanic(name)
-		work(ctx, func(b []byte) { s.viewOut.put(name, b) })
+		work(ctx, func(b []byte) { s.viewOut.Put(name, b) })
 	}()
 	return nil
 }
@@ -149,45 +149,4 @@ func (w *workSet) stop() {
 		w.cancel()
 	}
 	w.ctx, w.cancel = nil, nil
-}
-
-// outbox hands the view's binary messages to the writer: one slot per
-// name, latest wins, so a slow client gets the newest figure, never a
-// backlog. Messages of different names go in the order they were first
-// put.
-type outbox struct {
-	mu     sync.Mutex
-	names  []string
-	slots  map[string][]byte
-	notify chan struct{} // capacity 1: something waits
-}
-
-func newOutbox() *outbox {
-	return &outbox{slots: map[string][]byte{}, notify: make(chan struct{}, 1)}
-}
-
-func (o *outbox) put(name string, b []byte) {
-	o.mu.Lock()
-	if _, ok := o.slots[name]; !ok {
-		o.names = append(o.names, name)
-	}
-	o.slots[name] = b
-	o.mu.Unlock()
-	select {
-	case o.notify <- struct{}{}:
-	default:
-	}
-}
-
-// take returns every waiting message and empties the slots.
-func (o *outbox) take() [][]byte {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	out := make([][]byte, 0, len(o.names))
-	for _, n := range o.names {
-		out = append(out, o.slots[n])
-	}
-	o.names = o.names[:0]
-	clear(o.slots)
-	return out
 }

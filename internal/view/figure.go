@@ -9,13 +9,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/latent"
 	"dgpviz/internal/slides"
 	"dgpviz/internal/train"
+	"dgpviz/internal/wire"
 )
 
 // Figure downloads (GET /figure/NAME.FORMAT, docs/protocol.md
@@ -137,18 +137,6 @@ func OnlyParams(q url.Values, what string, allowed ...string) error {
 	return nil
 }
 
-// Truncate cuts s to at most n bytes, at a character's boundary, marking
-// the cut with "…": a request's text quoted in an error.
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
 // CommonFigures are the figures of every view: its 1-D layers, the bound
 // and the latent views.
 func CommonFigures() []Figure {
@@ -167,7 +155,7 @@ func layerFigure(buf *bytes.Buffer, format string, d *Download, q url.Values) er
 	}
 	l, err := strconv.Atoi(q.Get("layer"))
 	if err != nil {
-		return Bad("layer %q is not a whole number", Truncate(q.Get("layer"), 40))
+		return Bad("layer %q is not a whole number", wire.Truncate(q.Get("layer"), 40))
 	}
 	if l < 1 || l > len(d.Model.Layers) {
 		return Bad("layer %d out of range: the model has layers 1…%d", l, len(d.Model.Layers))

@@ -62,7 +62,7 @@ func (v *View) messagesFigure(buf *bytes.Buffer, format string, d *view.Download
 	if s := q.Get("layer"); s != "" {
 		l, err := strconv.Atoi(s)
 		if err != nil {
-			return view.Bad("layer %q is not a whole number", view.Truncate(s, 20))
+			return view.Bad("layer %q is not a whole number", wire.Truncate(s, 20))
 		}
 		if l < 1 || l > len(m.Layers) {
 			return view.Bad("layer %d out of range: the model has layers 1…%d", l, len(m.Layers))
@@ -78,7 +78,7 @@ func (v *View) messagesFigure(buf *bytes.Buffer, format string, d *view.Download
 	if s := q.Get("samples"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < FigureMinSamples || n > FigureMaxSamples {
-			return view.Bad("samples %q out of range %d…%d", view.Truncate(s, 20), FigureMinSamples, FigureMaxSamples)
+			return view.Bad("samples %q out of range %d…%d", wire.Truncate(s, 20), FigureMinSamples, FigureMaxSamples)
 		}
 		samples = n
 	}
@@ -100,7 +100,7 @@ func (v *View) messagesFigure(buf *bytes.Buffer, format string, d *view.Download
 	}
 	preset := q.Get("preset")
 	if q.Has("preset") && !slices.Contains(montecarlo.PresetNames(), preset) {
-		return view.Bad("unknown preset %q (want one of %s)", view.Truncate(preset, 40), strings.Join(montecarlo.PresetNames(), ", "))
+		return view.Bad("unknown preset %q (want one of %s)", wire.Truncate(preset, 40), strings.Join(montecarlo.PresetNames(), ", "))
 	}
 	if ins == nil && preset == "" {
 		preset = montecarlo.PresetPaper

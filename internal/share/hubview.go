@@ -1,10 +1,11 @@
-package stream
+package share
 
 import (
 	"encoding/binary"
 	"encoding/json"
 
 	"dgpviz/internal/train"
+	"dgpviz/internal/wire"
 )
 
 // The view's own messages for followers: the message figure, the depth
@@ -18,8 +19,8 @@ import (
 // view has three).
 const maxViewTypes = 8
 
-// publishView fans a view message out to the followers.
-func (h *Hub) publishView(b []byte) {
+// PublishView fans a view message out to the followers.
+func (h *Hub) PublishView(b []byte) {
 	typ, dataID, ok := viewType(b)
 	if !ok {
 		return
@@ -37,7 +38,7 @@ func (h *Hub) publishView(b []byte) {
 	}
 	h.views[typ] = b
 	for f := range h.followers {
-		f.views.put(typ, b)
+		f.views.Put(typ, b)
 	}
 }
 
@@ -56,7 +57,7 @@ func viewType(b []byte) (typ string, dataID int, ok bool) {
 		Type   string `json:"type"`
 		DataID *int   `json:"data_id"`
 	}
-	if json.Unmarshal(b[4:4+hl], &h) != nil || h.V != ProtocolVersion || h.Type == "" || h.DataID == nil {
+	if json.Unmarshal(b[4:4+hl], &h) != nil || h.V != wire.Version || h.Type == "" || h.DataID == nil {
 		return "", 0, false
 	}
 	if _, err := parseFeedHeader(b, h.Type); err != nil {
@@ -65,9 +66,9 @@ func viewType(b []byte) (typ string, dataID int, ok bool) {
 	return h.Type, *h.DataID, true
 }
 
-// figureData returns a copy of the bound history and the view's latest
+// FigureData returns a copy of the bound history and the view's latest
 // messages of data set dataID, for a download.
-func (h *Hub) figureData(dataID int) (*train.History, map[string][]byte) {
+func (h *Hub) FigureData(dataID int) (*train.History, map[string][]byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var bh *train.History

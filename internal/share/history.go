@@ -1,14 +1,14 @@
-package stream
+package share
 
 import (
-	"dgpviz/internal/engine"
-	"dgpviz/internal/train"
-	"dgpviz/internal/wire"
-
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"dgpviz/internal/engine"
+	"dgpviz/internal/train"
+	"dgpviz/internal/wire"
 )
 
 // The bound history a follower gets when it joins: the chart of the
@@ -56,11 +56,11 @@ func parseFeedHeader(b []byte, want string) (feedHeader, error) {
 	if err := json.Unmarshal(b[4:4+hl], &h); err != nil {
 		return h, fmt.Errorf("the header is not the JSON object of a %s: %v", want, err)
 	}
-	if h.V != ProtocolVersion {
-		return h, fmt.Errorf("protocol version %d, want %d", h.V, ProtocolVersion)
+	if h.V != wire.Version {
+		return h, fmt.Errorf("protocol version %d, want %d", h.V, wire.Version)
 	}
 	if h.Type != want {
-		return h, fmt.Errorf("a %q message where a %s was expected", truncate(h.Type, 40), want)
+		return h, fmt.Errorf("a %q message where a %s was expected", wire.Truncate(h.Type, 40), want)
 	}
 	payload := uint64(len(b)) - 4 - hl
 	for k, s := range h.Sections {
@@ -71,7 +71,7 @@ func parseFeedHeader(b []byte, want string) (feedHeader, error) {
 		case "q16":
 			size = 2
 		default:
-			return h, fmt.Errorf("section %d has an unknown type %q", k+1, truncate(s.T, 20))
+			return h, fmt.Errorf("section %d has an unknown type %q", k+1, wire.Truncate(s.T, 20))
 		}
 		if s.N < 0 || s.O < 0 || s.O%4 != 0 || uint64(s.N) > payload || uint64(s.O)+size*uint64(s.N) > payload {
 			return h, fmt.Errorf("section %d lies outside the message", k+1)
@@ -79,6 +79,10 @@ func parseFeedHeader(b []byte, want string) (feedHeader, error) {
 	}
 	return h, nil
 }
+
+// MaxHistory is the bound history's cap (train.MaxHistory), which every
+// hello carries as max_history: the page keeps its chart to it.
+const MaxHistory = train.MaxHistory
 
 // evalOf is the evaluation a frame's header shows (nil: none), for the
 // bound history: the bound, the likelihood and each layer's terms, NaN
@@ -124,7 +128,7 @@ func (h *historyHeader) SetSections(s []wire.Section) { h.Sections = s }
 // one disastrous edit would flatten the rest).
 func encodeHistory(h *train.History, dataID int) []byte {
 	e := wire.Encoder{ForceF32: true}
-	hd := &historyHeader{V: ProtocolVersion, Type: "history", DataID: dataID, N: h.Len(), Layers: h.Layers,
+	hd := &historyHeader{V: wire.Version, Type: "history", DataID: dataID, N: h.Len(), Layers: h.Layers,
 		Iter: e.Arr(h.Iter), Bound: e.Arr(h.Bound), Likelihood: e.Arr(h.Likelihood), KL: e.Arr(h.KL), Compression: e.Arr(h.Compression), Propagation: e.Arr(h.Propagation)}
 	b, err := e.Finish(hd)
 	if err != nil { // cannot happen: every field marshals
