@@ -120,7 +120,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
-	cat, err := stream.NewCatalog(o.data, o.limits)
+	cat, err := dataset.NewCatalog(o.data, o.limits.MaxRows)
 	if err != nil {
 		return badInput("viz serve: -data: %v", err)
 	}
@@ -205,7 +205,7 @@ func answeredHosts(addr string, extra []string) []string {
 // dataset.IsFileSpec) among specs that have shape[0] × shape[1] of them
 // images of that shape, so that one server can offer images beside other
 // files; it is an error when none has.
-func shapeCSVs(cat *stream.Catalog, specs []string, shape [2]int) error {
+func shapeCSVs(cat *dataset.Catalog, specs []string, shape [2]int) error {
 	var csvs []*dataset.Dataset
 	for _, spec := range specs {
 		if dataset.IsFileSpec(spec) {
@@ -235,7 +235,7 @@ func shapeCSVs(cat *stream.Catalog, specs []string, shape [2]int) error {
 // autoencoder's), which is the architecture unless the command line gave
 // one; and the per-session budget rises to what the presets of the data
 // sets offered need unless the command line set it.
-func presetDefaults(o serveOptions, cat *stream.Catalog) (stream.Config, stream.Limits) {
+func presetDefaults(o serveOptions, cat *dataset.Catalog) (stream.Config, stream.Limits) {
 	cfg, l := o.cfg, o.limits
 	if !o.set["hidden"] && !o.set["inducing"] {
 		cfg = stream.PresetConfig(cfg, cat.Get(cfg.Dataset), l)

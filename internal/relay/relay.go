@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/share"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/wire"
@@ -81,7 +82,7 @@ type Server struct {
 	id       string // names this relay in follower counts
 	upgrader websocket.Upgrader
 	limits   stream.Limits
-	cat      *stream.Catalog // the page's (web.Backend): the default data set's name
+	cat      *dataset.Catalog // the page's (web.Backend): the default data set's name
 
 	mu        sync.Mutex
 	feeds     map[string]*feed // followed sessions by share key
@@ -118,7 +119,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{o: o, nc: o.NATS, log: o.Logger, id: hex.EncodeToString(id[:]), feeds: map[string]*feed{}, stopping: make(chan struct{}), peers: map[string]time.Time{}}
 	s.limits = stream.DefaultLimits()
 	s.limits.MaxFollowers = o.MaxFollowers
-	cat, err := stream.NewCatalog(nil, s.limits)
+	cat, err := dataset.NewCatalog(nil, s.limits.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -210,9 +211,9 @@ func (s *Server) Followers() int {
 
 // Defaults, Limits and Catalog serve the page (web.Backend): a relay's
 // page is the follower's.
-func (s *Server) Defaults() stream.Config  { return stream.DefaultConfig() }
-func (s *Server) Limits() stream.Limits    { return s.limits }
-func (s *Server) Catalog() *stream.Catalog { return s.cat }
+func (s *Server) Defaults() stream.Config   { return stream.DefaultConfig() }
+func (s *Server) Limits() stream.Limits     { return s.limits }
+func (s *Server) Catalog() *dataset.Catalog { return s.cat }
 
 // Handler returns the relay's site: the page (only with ?follow=KEY: a
 // relay has no sessions of its own), its assets, the websocket and

@@ -38,7 +38,7 @@ func freyEnv(t testing.TB, path string, mutate ...func(*Options)) *testEnv {
 		t.Fatal(err)
 	}
 	return newEnv(t, func(o *Options) {
-		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 		o.Limits = PresetLimits(o.Limits, o.Catalog)
@@ -318,7 +318,7 @@ func freyStreaming(t *testing.T, workers int) {
 	}
 	e := newEnv(t, func(o *Options) {
 		o.Workers = workers
-		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 		o.Limits = PresetLimits(o.Limits, o.Catalog)

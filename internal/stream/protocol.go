@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/wire"
 )
 
@@ -38,17 +39,17 @@ func ParseCommand(b []byte) (Command, error) {
 
 // reply is a text message from the server: "hello", "ack" or "error".
 type reply struct {
-	V       int           `json:"v"`
-	Type    string        `json:"type"`
-	ID      int64         `json:"id,omitempty"`
-	Op      string        `json:"op,omitempty"`
-	Message string        `json:"message,omitempty"`
-	Error   string        `json:"error,omitempty"`
-	Config  *Config       `json:"config,omitempty"`
-	Session uint64        `json:"session,omitempty"`
-	Limits  *Limits       `json:"limits,omitempty"`
-	Sets    []DatasetInfo `json:"datasets,omitempty"`
-	Groups  []string      `json:"groups,omitempty"`
+	V       int             `json:"v"`
+	Type    string          `json:"type"`
+	ID      int64           `json:"id,omitempty"`
+	Op      string          `json:"op,omitempty"`
+	Message string          `json:"message,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Config  *Config         `json:"config,omitempty"`
+	Session uint64          `json:"session,omitempty"`
+	Limits  *Limits         `json:"limits,omitempty"`
+	Sets    []dataset.Entry `json:"datasets,omitempty"`
+	Groups  []string        `json:"groups,omitempty"`
 	// MaxHistory (hello) is the bound history's bound (train.MaxHistory):
 	// the page keeps its chart to it, as the server's history is kept.
 	MaxHistory int   `json:"max_history,omitempty"`

@@ -144,7 +144,7 @@ func (s *Server) forget(token string, p *parked) {
 	s.freed(s.reserved[p.owner])
 	delete(s.reserved, p.owner)
 	if p.private != "" {
-		s.cat.removePrivate(p.private)
+		s.cat.RemovePrivate(p.private)
 	}
 	if p.hub != nil {
 		p.hub.End(presenterEnded)

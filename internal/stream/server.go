@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"dgpviz/internal/admit"
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/share"
 	"dgpviz/internal/train"
@@ -46,7 +47,7 @@ const (
 
 // Options configure a Server.
 type Options struct {
-	Catalog  *Catalog
+	Catalog  *dataset.Catalog
 	Limits   Limits
 	Defaults Config // configuration for parameters a client's URL leaves out
 	// AllowedOrigins are host patterns (path.Match syntax, e.g.
@@ -88,7 +89,7 @@ type Options struct {
 
 // Server serves websocket sessions: one model and optimizer per connection.
 type Server struct {
-	cat     *Catalog
+	cat     *dataset.Catalog
 	limits  Limits
 	def     Config
 	workers int
@@ -134,7 +135,7 @@ type Server struct {
 func NewServer(o Options) (*Server, error) {
 	if o.Catalog == nil {
 		var err error
-		if o.Catalog, err = NewCatalog(nil, o.Limits); err != nil {
+		if o.Catalog, err = dataset.NewCatalog(nil, o.Limits.MaxRows); err != nil {
 			return nil, err
 		}
 	}
@@ -172,7 +173,7 @@ func NewServer(o Options) (*Server, error) {
 }
 
 // Catalog returns the server's data sets.
-func (s *Server) Catalog() *Catalog { return s.cat }
+func (s *Server) Catalog() *dataset.Catalog { return s.cat }
 
 // Defaults returns the configuration used for absent URL parameters.
 func (s *Server) Defaults() Config { return s.def }
@@ -263,7 +264,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.freed(s.reserved[ss])
 			delete(s.reserved, ss)
 			if ss.private != "" {
-				s.cat.removePrivate(ss.private)
+				s.cat.RemovePrivate(ss.private)
 			}
 		}
 		s.mu.Unlock()
@@ -293,7 +294,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames(), MaxHistory: train.MaxHistory}
 	if resumed != nil && resumed.private != "" {
 		if ds := s.cat.Get(resumed.private); ds != nil {
-			hello.Sets = append(hello.Sets, infoOf(ds)) // a loaded model's or an upload's own data
+			hello.Sets = append(hello.Sets, dataset.EntryOf(ds)) // a loaded model's or an upload's own data
 		}
 	}
 	hello.FigureKey = ss.downloadKey // downloads of this session's figures (published.go)
@@ -399,7 +400,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		delete(s.parked, token)
 		if p.private != "" {
-			s.cat.removePrivate(p.private)
+			s.cat.RemovePrivate(p.private)
 		}
 	}
 	s.mu.Unlock()
