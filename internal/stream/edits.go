@@ -7,9 +7,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
-	"dgpviz/internal/train"
 	"dgpviz/internal/view"
-	"dgpviz/internal/wire"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -383,10 +381,8 @@ func (s *session) editData(label string, x, y *mat.Dense, edited bool, fit func(
 	return nil
 }
 
-// An edit's readout: the bound and its terms just before and just after
-// the edit, from the optimizer's own evaluations of the two models, so
-// that the page shows what the edit itself did, frozen at that moment,
-// and the optimizer's recovery beside it (docs/protocol.md, "edit").
+// An edit's readout (view.EditReadout): the bound and its terms just
+// before and just after the edit, recorded here for every edit.
 
 // editOps are the transport's commands that may edit the model; their
 // readout needs the bound before them, as do the views' ops marked Edits.
@@ -394,54 +390,25 @@ func (s *session) editData(label string, x, y *mat.Dense, edited bool, fit func(
 // the "before".
 var editOps = map[string]bool{"move": true, "add": true, "remove": true, "undo": true, "redo": true, "restart": true}
 
-// termSet is a model's bound and its terms (nats), layer by layer.
-type termSet struct {
-	Bound       wire.Num   `json:"bound"`
-	Likelihood  wire.Num   `json:"likelihood"`
-	KL          []wire.Num `json:"kl"`
-	Compression []wire.Num `json:"compression"`
-	Propagation []wire.Num `json:"propagation"`
-}
-
-// termsOf returns ev's terms, nil without an evaluation.
-func termsOf(ev *train.Evaluation) *termSet {
-	if ev == nil {
-		return nil
-	}
-	t := &termSet{Bound: wire.Num(ev.Bound), Likelihood: wire.Num(ev.Likelihood)}
-	for _, l := range ev.Layers {
-		t.KL = append(t.KL, wire.Num(l.KL))
-		t.Compression = append(t.Compression, wire.Num(l.Compression))
-		t.Propagation = append(t.Propagation, wire.Num(l.Propagation))
-	}
-	return t
-}
-
-// editDelta is the last edit's readout (frames' "edit"). It is never
-// changed once published: a drag's next move makes a new one with the
-// same Seq and Before.
+// editDelta is the last edit's readout (view.EditReadout) with the drag
+// it belongs to, if any. It is never changed once published: a drag's
+// next move makes a new one with the same Seq and Before.
 type editDelta struct {
-	Seq      int      `json:"seq"`   // edits of this session, from 1; a drag is one
-	Label    string   `json:"label"` // "move of inducing point 6 of layer 1", "undo of the …"
-	Layer    int      `json:"layer"` // the layer edited (0-based; -1: none in particular)
-	DataEdit bool     `json:"data"`  // the data points were edited
-	Iter     int      `json:"iter"`  // the iteration it was made at
-	Before   *termSet `json:"before,omitempty"`
-	After    *termSet `json:"after,omitempty"` // absent: the edited model cannot be evaluated
-	drag     *dragBase
+	view.EditReadout
+	drag *dragBase
 }
 
 // currentTerms returns the terms of the model as it stands (nil when it
 // cannot be evaluated).
-func (s *session) currentTerms() *termSet {
-	return termsOf(s.refresh().eval)
+func (s *session) currentTerms() *view.Terms {
+	return view.TermsOf(s.refresh().eval)
 }
 
 // recordEdit makes the readout of the edit command c just made: before is
 // the model's terms before it (nil: unknown), the edited model's are
 // evaluated now (and published with it). A drag keeps its first move's
 // "before" and its number.
-func (s *session) recordEdit(c Command, before *termSet) {
+func (s *session) recordEdit(c Command, before *view.Terms) {
 	var e editState
 	prefix := ""
 	top := func(st []editState) {
@@ -459,7 +426,7 @@ func (s *session) recordEdit(c Command, before *termSet) {
 	default:
 		top(s.hist.undo)
 	}
-	d := &editDelta{Label: prefix + e.label, Layer: e.layer, DataEdit: e.dataEdit, Iter: s.tr.Iter(), Before: before}
+	d := &editDelta{EditReadout: view.EditReadout{Label: prefix + e.label, Layer: e.layer, DataEdit: e.dataEdit, Iter: s.tr.Iter(), Before: before}}
 	if e.model == nil {
 		d.Layer = -1
 	}
@@ -473,6 +440,6 @@ func (s *session) recordEdit(c Command, before *termSet) {
 		s.editSeq++
 		d.Seq = s.editSeq
 	}
-	d.After = termsOf(s.refresh().eval)
+	d.After = view.TermsOf(s.refresh().eval)
 	s.lastEdit = d
 }

@@ -424,7 +424,7 @@ func (s *session) handle(c Command) {
 	case "play", "pause", "reset", "architecture", "dataset":
 		s.finishSteps() // these end a step command's run; others interleave with it
 	}
-	var before *termSet // the bound's terms before an edit (edits.go)
+	var before *view.Terms // the bound's terms before an edit (edits.go)
 	if op, ok := view.FindOp(s.view, c.Op); editOps[c.Op] || ok && op.Edits {
 		before = s.currentTerms()
 	}
