@@ -18,6 +18,7 @@ import (
 	"dgpviz/internal/stream"
 	"dgpviz/internal/view"
 	"dgpviz/internal/views"
+	"dgpviz/internal/wire"
 )
 
 // FigureBackend finds a live session's model for figure downloads;
@@ -113,12 +114,12 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	for k := range q {
 		if !slices.Contains(figureParams, k) {
-			http.Error(w, fmt.Sprintf("unknown parameter %q (want %s)", truncate(k, 40), strings.Join(figureParams, ", ")), http.StatusBadRequest)
+			http.Error(w, fmt.Sprintf("unknown parameter %q (want %s)", wire.Truncate(k, 40), strings.Join(figureParams, ", ")), http.StatusBadRequest)
 			return
 		}
 	}
 	if v := q.Get("shape"); q.Has("shape") && v != "slide" && v != "paper" {
-		http.Error(w, fmt.Sprintf("shape %q: want slide (16:9, the default) or paper", truncate(v, 40)), http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("shape %q: want slide (16:9, the default) or paper", wire.Truncate(v, 40)), http.StatusBadRequest)
 		return
 	}
 	fs, ok := h.figureSession(w, r)
@@ -200,11 +201,4 @@ func figureNames(csv bool) []string {
 		}
 	}
 	return out
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

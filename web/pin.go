@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"dgpviz/internal/view"
+	"dgpviz/internal/wire"
 )
 
 // Pins: a download's formats from one snapshot. The page's download menu
@@ -84,7 +85,7 @@ func (p *pinStore) expire(now time.Time) {
 func (h figureHandler) servePin(w http.ResponseWriter, r *http.Request) {
 	for k := range r.URL.Query() {
 		if k != "session" {
-			http.Error(w, "unknown parameter "+truncate(k, 40)+" (want session)", http.StatusBadRequest)
+			http.Error(w, "unknown parameter "+wire.Truncate(k, 40)+" (want session)", http.StatusBadRequest)
 			return
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"dgpviz/internal/share"
+	"dgpviz/internal/wire"
 
 	"github.com/nats-io/nats.go"
 )
@@ -139,7 +140,7 @@ func (f *pubFeed) request(m *nats.Msg) {
 		select {
 		case f.asks <- struct{}{}:
 		default:
-			m.Respond(errorReply(id, op, "the presenter's server is busy with other followers' requests; try again"))
+			m.Respond(share.ErrorReply(id, wire.Truncate(op, 40), "the presenter's server is busy with other followers' requests; try again"))
 			return
 		}
 		go func() {

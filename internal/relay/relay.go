@@ -316,18 +316,18 @@ func (s *Server) ask(key, op string, raw []byte) ([]byte, bool) {
 	m, err := s.nc.Request(sessionSubject(key, "ask"), raw, askTimeout)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
-		return errorReply(id, op, "the presenter's session has ended"), false
+		return share.ErrorReply(id, wire.Truncate(op, 40), "the presenter's session has ended"), false
 	case err != nil:
-		return errorReply(id, op, "the presenter's server did not answer; try again"), false
+		return share.ErrorReply(id, wire.Truncate(op, 40), "the presenter's server did not answer; try again"), false
 	}
 	b, binary, err := answer(m)
 	if err != nil {
 		s.log.Warn("a presenter's answer was refused", "key", key, "err", err)
-		return errorReply(id, op, "the presenter's server sent an answer the relay could not check"), false
+		return share.ErrorReply(id, wire.Truncate(op, 40), "the presenter's server sent an answer the relay could not check"), false
 	}
 	if op == "fork" && !binary && !bytes.Contains(b, []byte(`"url":`)) && bytes.Contains(b, []byte(`"resume":`)) {
 		// A fork the follower cannot open: its page is not this relay's.
-		return errorReply(id, op, "the presenter's server has no public address to fork on (viz serve -public-url)"), false
+		return share.ErrorReply(id, wire.Truncate(op, 40), "the presenter's server has no public address to fork on (viz serve -public-url)"), false
 	}
 	return b, binary
 }

@@ -84,7 +84,7 @@ func snapshotPart(snap *share.Snapshot, m *nats.Msg) (done bool, err error) {
 	case "done":
 		return true, nil
 	default:
-		err = fmt.Errorf("a snapshot part of unknown kind %q", truncate(kind, 40))
+		err = fmt.Errorf("a snapshot part of unknown kind %q", wire.Truncate(kind, 40))
 	}
 	return false, err // the parts are checked together by Hub.Restore
 }
@@ -155,16 +155,6 @@ func strictJSON(b []byte, v any) error {
 	return nil
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
 // commandOp reads a follower's command's id and op.
 func commandOp(b []byte) (int64, string) {
 	var c struct {
@@ -173,18 +163,6 @@ func commandOp(b []byte) (int64, string) {
 	}
 	json.Unmarshal(b, &c)
 	return c.ID, c.Op
-}
-
-// errorReply is an "error" reply to a follower's command.
-func errorReply(id int64, op, text string) []byte {
-	b, _ := json.Marshal(struct {
-		V     int    `json:"v"`
-		Type  string `json:"type"`
-		ID    int64  `json:"id,omitempty"`
-		Op    string `json:"op,omitempty"`
-		Error string `json:"error"`
-	}{wire.Version, "error", id, truncate(op, 40), text})
-	return b
 }
 
 func jsonBytes(v any) ([]byte, error) { return json.Marshal(v) }

@@ -54,9 +54,9 @@ type message struct {
 	binary bool
 }
 
-// errorReply is an "error" reply to command id of op (docs/protocol.md,
-// "Replies").
-func errorReply(id int64, op, text string) []byte {
+// ErrorReply is an "error" reply to command id of op (docs/protocol.md,
+// "Replies"), for a follower.
+func ErrorReply(id int64, op, text string) []byte {
 	b, _ := json.Marshal(struct {
 		V     int    `json:"v"`
 		Type  string `json:"type"`
@@ -536,7 +536,7 @@ func followerReader(conn *websocket.Conn, gate *DrawGate, o FollowerOptions, out
 		m := message{}
 		switch {
 		case mt != websocket.TextMessage || len(b) > o.MaxCommandBytes || !utf8.Valid(b):
-			m.data = errorReply(0, "", "not a command")
+			m.data = ErrorReply(0, "", "not a command")
 		default:
 			var c struct {
 				ID  int64   `json:"id"`
@@ -546,7 +546,7 @@ func followerReader(conn *websocket.Conn, gate *DrawGate, o FollowerOptions, out
 			err := json.Unmarshal(b, &c)
 			switch {
 			case err != nil:
-				m.data = errorReply(0, "", "a command is a JSON object with an op")
+				m.data = ErrorReply(0, "", "a command is a JSON object with an op")
 			case c.Op == "drawn" && c.Seq != nil && len(b) < 64: // every frame's: no second parse
 				gate.Drawn(*c.Seq)
 				continue
@@ -558,11 +558,11 @@ func followerReader(conn *websocket.Conn, gate *DrawGate, o FollowerOptions, out
 				if err == nil {
 					continue // no reply
 				}
-				m.data = errorReply(c.ID, "drawn", err.Error())
+				m.data = ErrorReply(c.ID, "drawn", err.Error())
 			case o.Ask != nil:
 				m.data, m.binary = o.Ask(wire.Truncate(c.Op, 40), b)
 			default:
-				m.data = errorReply(c.ID, wire.Truncate(c.Op, 40), ReadOnly)
+				m.data = ErrorReply(c.ID, wire.Truncate(c.Op, 40), ReadOnly)
 			}
 		}
 		select {
