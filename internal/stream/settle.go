@@ -1,8 +1,6 @@
 package stream
 
-import (
-	"math"
-)
+import "math"
 
 // The live pace: the optimizer runs as fast as it can until the bound
 // settles, then at the session's speed (iterations per second). A class
