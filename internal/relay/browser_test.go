@@ -2,13 +2,12 @@ package relay
 
 import (
 	"context"
+	"dgpviz/internal/wire"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	"dgpviz/internal/wire"
 
 	"github.com/chromedp/chromedp"
 )

@@ -1,12 +1,11 @@
 package stream
 
 import (
+	"dgpviz/internal/train"
 	"errors"
 	"strings"
 	"testing"
 	"time"
-
-	"dgpviz/internal/train"
 
 	"github.com/gorilla/websocket"
 )

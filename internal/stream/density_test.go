@@ -1,11 +1,10 @@
 package stream
 
 import (
+	"dgpviz/internal/view/regression"
 	"strings"
 	"testing"
 	"time"
-
-	"dgpviz/internal/view/regression"
 )
 
 // TestFitDensity: a fit_density command is acknowledged at once and its
