@@ -15,7 +15,6 @@ import { lessons } from "./lesson.js";
 import { downloads } from "./downloads.js";
 
 const $ = (id) => document.getElementById(id);
-const MAX_HISTORY = 4000;
 
 const state = {
   // The server parsed and validated the URL's configuration (falling back
@@ -24,6 +23,7 @@ const state = {
   setup: null,
   frame: null,
   history: [],
+  maxHistory: Infinity, // the hello's max_history: how many points the bound history keeps
   running: false,
   connected: false,
   session: 0,
@@ -192,6 +192,7 @@ function onText(m) {
     case "hello":
       state.session = m.session;
       state.figureKey = m.figure_key; // figure downloads (panels/messages.js)
+      state.maxHistory = m.max_history; // the server's bound for the bound history, which the page keeps too
       state.resume = m.resume; // for the next reconnect
       state.shareKey = m.share_key;
       state.follower = !!m.follower;
@@ -278,7 +279,7 @@ function onBinary(m) {
     // the history holds the checks, never the steps' minibatch estimates.
     const p = { iter: m.bound_iter ?? m.iter, bound: m.bound, lik: m.likelihood, terms: m.layers.map((l) => [l.kl, l.compression, l.propagation]) };
     if (h.length && h[h.length - 1].iter === m.iter) h[h.length - 1] = p; else h.push(p);
-    if (h.length > MAX_HISTORY) state.history = h.filter((_, k) => k % 2 === 0 || k === h.length - 1);
+    if (h.length > state.maxHistory) state.history = h.filter((_, k) => k % 2 === 0 || k === h.length - 1);
   }
   ensureLayerPanels(m);
   $("iteration").textContent = String(m.iter);

@@ -129,11 +129,11 @@ func TestBrowserExplorerAtScale(t *testing.T) {
 	l := stream.DefaultLimits()
 	l.MaxSessionsPerClient, l.MaxRows = 0, rows
 	l.SessionMemory, l.ServerMemory, l.MaxIterTime = 0, 0, 0 // measured here, not budgeted
-	cat, err := stream.NewCatalog(nil, l)
+	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.Add(ds, l); err != nil {
+	if err := cat.Add(ds, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
 	def := stream.DefaultConfig()

@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/train"
+
+	"github.com/chromedp/chromedp"
 )
 
 // TestBrowserStochasticReadout opens a walk of 20,000 rows with the
@@ -27,11 +28,11 @@ func TestBrowserStochasticReadout(t *testing.T) {
 	l := stream.DefaultLimits()
 	l.MaxRows = 20_000
 	l.SessionMemory, l.ServerMemory = 0, 0 // not what is tested here
-	cat, err := stream.NewCatalog(nil, l)
+	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.Add(ds, l); err != nil {
+	if err := cat.Add(ds, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
 	def := stream.DefaultConfig()

@@ -36,11 +36,11 @@ func TestBrowserUnits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := stream.NewCatalog(nil, l)
+	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.Add(ds, l); err != nil {
+	if err := cat.Add(ds, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
 	def := stream.DefaultConfig()

@@ -59,12 +59,12 @@ func TestBrowserUploadChoosesView(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	l := stream.DefaultLimits()
 	l.SessionMemory = 1 << 30 // the autoencoder preset on the fixture
-	cat, err := stream.NewCatalog(nil, l)
+	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
 	robot := robotCatalogData(t)
-	if err := cat.Add(robot, l); err != nil {
+	if err := cat.Add(robot, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
 	def := stream.DefaultConfig()

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,41 +13,30 @@ import (
 	"sync/atomic"
 	"time"
 
-	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
-	"dgpviz/internal/fitfigure"
-	"dgpviz/internal/montecarlo"
 	"dgpviz/internal/plotkit"
-	"dgpviz/internal/slides"
 	"dgpviz/internal/stream"
-	"dgpviz/internal/view/regression"
+	"dgpviz/internal/view"
+	"dgpviz/internal/views"
+	"dgpviz/internal/wire"
 )
 
 // FigureBackend finds a live session's model for figure downloads;
 // *stream.Server implements it. New mounts /figure/ when the Backend does.
 type FigureBackend interface {
-	FigureSession(key string) (*stream.FigureSession, bool)
+	FigureSession(key string) (*view.Download, bool)
 }
-
-// Download limits.
-const (
-	figureMaxSamples = regression.FigureMaxSamples
-	figureMinSamples = regression.FigureMinSamples
-)
 
 // figureHandler serves
 //
-//	GET /figure/messages.{svg,png,pdf}?session=KEY[&layer=L][&inputs=m:v,m:v…|&preset=NAME][&samples=N][&units=model]
-//	GET /figure/fit.{svg,png,pdf}?session=KEY
+//	GET /figure/NAME.{svg,png,pdf}?session=KEY[&pin=P][&shape=paper][…]
 //
 // for the session whose hello carried figure_key KEY, from its latest
-// published model (a private copy, so no race with the optimizer). Absent
-// layer/inputs take the session's live message figure (or the first 1-D
-// layer and the paper's preset). Layers count from 1, as on the page. The
-// message figure is drawn in the data's original units where the page
-// does (layer 1's input, the last layer's output), and inputs are in the
-// units of its input axis; units=model keeps normalised units for both.
-// Bad parameters get 400 with the reason, an unknown or ended session 404.
+// published model (a private copy, so no race with the optimizer) or the
+// snapshot a download menu pinned (pin.go): the figure NAME of the
+// session's view (view.Figure; the view reads the figure's own
+// parameters), 16:9 slides unless shape=paper. Bad parameters get 400
+// with the reason, an unknown or ended session 404.
 type figureHandler struct {
 	b    FigureBackend
 	log  *slog.Logger
@@ -116,28 +104,37 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	kind, format, _ := strings.Cut(name, ".")
-	known := slices.Contains(figureNames, kind) && slices.Contains(plotkit.Formats, format)
-	if !known && !((kind == "latent" || kind == "faces") && format == "csv") {
-		http.Error(w, fmt.Sprintf("unknown figure %q: want %s, as .svg, .png or .pdf (latent and faces also .csv)", name, strings.Join(figureNames, ", ")), http.StatusNotFound)
+	known := slices.ContainsFunc(figures, func(f view.Figure) bool {
+		return f.Name == kind && (slices.Contains(plotkit.Formats, format) || f.CSV && format == "csv")
+	})
+	if !known {
+		http.Error(w, fmt.Sprintf("unknown figure %q: want %s, as .svg, .png or .pdf (%s also .csv)", name, strings.Join(figureNames(false), ", "), strings.Join(figureNames(true), " and ")), http.StatusNotFound)
 		return
 	}
 	q := r.URL.Query()
 	for k := range q {
 		if !slices.Contains(figureParams, k) {
-			http.Error(w, fmt.Sprintf("unknown parameter %q (want %s)", truncate(k, 40), strings.Join(figureParams, ", ")), http.StatusBadRequest)
+			http.Error(w, fmt.Sprintf("unknown parameter %q (want %s)", wire.Truncate(k, 40), strings.Join(figureParams, ", ")), http.StatusBadRequest)
 			return
 		}
 	}
 	if v := q.Get("shape"); q.Has("shape") && v != "slide" && v != "paper" {
-		http.Error(w, fmt.Sprintf("shape %q: want slide (16:9, the default) or paper", truncate(v, 40)), http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("shape %q: want slide (16:9, the default) or paper", wire.Truncate(v, 40)), http.StatusBadRequest)
 		return
 	}
 	fs, ok := h.figureSession(w, r)
 	if !ok {
 		return
 	}
-	layer, ins, samples, live := liveFigure(fs)
-	rk := renderKey{model: fs.Model, live: fmt.Sprint(layer, ins, samples, live), name: name, query: q.Encode()}
+	fig, ok := view.FindFigure(fs.View, kind)
+	if !ok {
+		http.Error(w, fmt.Sprintf("the %s figure is not drawn here: this session's data are shown in the %s view", kind, fs.View.Kind()), http.StatusBadRequest)
+		return
+	}
+	rk := renderKey{model: fs.Model, name: name, query: q.Encode()}
+	if st, ok := fs.View.(view.FigureStater); ok {
+		rk.live = st.FigureState()
+	}
 	body, cached := h.gate.get(rk)
 	var err error
 	if !cached {
@@ -163,22 +160,7 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !cached {
 		h.gate.renders.Add(1)
 		var buf bytes.Buffer
-		switch kind {
-		case "fit":
-			err = h.fit(&buf, format, fs, q)
-		case "layer":
-			err = layerFigure(&buf, format, fs, q)
-		case "bound":
-			err = boundFigure(&buf, format, fs, q)
-		case "depth":
-			err = depthFigure(&buf, format, fs, q)
-		case "latent":
-			err = latentExport(&buf, format, fs, q)
-		case "faces":
-			err = facesExport(&buf, format, fs, q)
-		default:
-			err = h.messages(&buf, format, fs, q)
-		}
+		err = fig.Draw(&buf, format, fs, q)
 		<-h.gate.sem
 		if err == nil {
 			body = buf.Bytes()
@@ -186,10 +168,9 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		var be badRequest
-		if ok := asBadRequest(err, &be); ok {
+		if be, ok := view.IsBadRequest(err); ok {
 			h.gate.rate.refund(r.RemoteAddr) // nothing was drawn
-			http.Error(w, be.msg, http.StatusBadRequest)
+			http.Error(w, be.Msg, http.StatusBadRequest)
 			return
 		}
 		h.log.Error("web: figure", "err", err)
@@ -205,148 +186,19 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(body)
 }
 
-type badRequest struct{ msg string }
+// figureParams are the parameters of /figure/'s figures.
+var figureParams = []string{"session", "pin", "shape", "layer", "inputs", "preset", "samples", "units", "grid"}
 
-func (b badRequest) Error() string { return b.msg }
+// figures are every view's figures, each name once (views.Figures).
+var figures = views.Figures()
 
-func asBadRequest(err error, out *badRequest) bool {
-	b, ok := err.(badRequest)
-	if ok {
-		*out = b
-	}
-	return ok
-}
-
-func bad(format string, args ...any) error { return badRequest{fmt.Sprintf(format, args...)} }
-
-// liveFigure returns the session's live message figure (0-based layer,
-// inputs, samples), when its view shows one.
-func liveFigure(fs *stream.FigureSession) (layer int, inputs []montecarlo.GaussianInput, samples int, ok bool) {
-	if v, isRegression := fs.View.(*regression.View); isRegression {
-		return v.FigureRequest()
-	}
-	return 0, nil, 0, false
-}
-
-func (h figureHandler) messages(buf *bytes.Buffer, format string, fs *stream.FigureSession, q url.Values) error {
-	if q.Has("grid") {
-		return bad("parameter \"grid\" does not apply to the message figure")
-	}
-	m := fs.Model
-	units := q.Get("units")
-	if units != "" && units != "model" && units != "original" {
-		return bad("units %q: want original (default) or model", units)
-	}
-	layer, ins, samples, live := liveFigure(fs) // layer from 0, inputs in model units
-	if !live {
-		layer, samples = montecarlo.FirstFigureLayer(m), regression.FigureDefaultSamples
-	}
-	if v := q.Get("layer"); v != "" {
-		l, err := strconv.Atoi(v)
-		if err != nil {
-			return bad("layer %q is not a whole number", truncate(v, 20))
-		}
-		if l < 1 || l > len(m.Layers) {
-			return bad("layer %d out of range: the model has layers 1…%d", l, len(m.Layers))
-		}
-		if l-1 != layer {
-			ins = nil
-		}
-		layer = l - 1
-	}
-	if _, qd, d := m.Layers[layer].Dims(); qd != 1 || d != 1 {
-		return bad("layer %d has %d input and %d output dimensions; the message figure needs 1 and 1", layer+1, qd, d)
-	}
-	if v := q.Get("samples"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < figureMinSamples || n > figureMaxSamples {
-			return bad("samples %q out of range %d…%d", truncate(v, 20), figureMinSamples, figureMaxSamples)
-		}
-		samples = n
-	}
-	if q.Has("inputs") && q.Has("preset") {
-		return bad("give inputs or preset, not both")
-	}
-	if v := q.Get("inputs"); q.Has("inputs") {
-		toModel := func(ins []montecarlo.GaussianInput) []montecarlo.GaussianInput {
-			if units == "model" {
-				return ins
-			}
-			return montecarlo.InputsToModel(ins, fs.NormX, layer)
-		}
-		parsed, err := parseInputs(v, toModel)
-		if err != nil {
-			return err
-		}
-		ins = parsed
-	}
-	preset := q.Get("preset")
-	if q.Has("preset") && !slices.Contains(montecarlo.PresetNames(), preset) {
-		return bad("unknown preset %q (want one of %s)", truncate(preset, 40), strings.Join(montecarlo.PresetNames(), ", "))
-	}
-	if ins == nil && preset == "" {
-		preset = montecarlo.PresetPaper
-	}
-	if preset != "" {
-		ps, err := montecarlo.Presets(m, layer)
-		if err != nil {
-			return bad("presets: %v", err)
-		}
-		ins = ps[preset]
-	}
-	fd, err := montecarlo.MessageFigure(m, layer, ins, samples, 1)
-	if err != nil {
-		return bad("%v", err)
-	}
-	if units != "model" {
-		fd.ToOriginal(fs.NormX, fs.NormY, len(m.Layers), fs.Data.InputUnit, fs.Data.OutputUnit)
-	}
-	if slideShape(q) {
-		return slides.Messages(buf, format, fd, captionOf(fs, fmt.Sprintf("%d samples per input", samples)))
-	}
-	return montecarlo.RenderMessageFigure(buf, format, fd)
-}
-
-func (h figureHandler) fit(buf *bytes.Buffer, format string, fs *stream.FigureSession, q url.Values) error {
-	for _, k := range []string{"layer", "inputs", "preset", "samples", "units", "grid"} {
-		if q.Has(k) {
-			return bad("parameter %q does not apply to the fit figure", k)
+// figureNames lists the figures' names; csv: those that are also tables.
+func figureNames(csv bool) []string {
+	var out []string
+	for _, f := range figures {
+		if !csv || f.CSV {
+			out = append(out, f.Name)
 		}
 	}
-	fd, err := fitfigure.FitFigure(fs.Model, fs.NormX, fs.NormY, 0)
-	if err != nil {
-		return bad("%v", strings.TrimPrefix(err.Error(), "fitfigure: "))
-	}
-	if fs.Data != nil {
-		fd.XName, fd.YName = dataset.InputColumns(fs.Data.InputNames, 1)[0], dataset.LayerColumns(0, 1, 1, fs.Data.OutputNames)[0]
-	}
-	if slideShape(q) {
-		return slides.Fit(buf, format, fd, axisName(fs.Data.InputNames, fs.Data.InputUnit), axisName(fs.Data.OutputNames, fs.Data.OutputUnit), captionOf(fs, ""))
-	}
-	fd.XUnit, fd.YUnit = fs.Data.InputUnit, fs.Data.OutputUnit
-	return fitfigure.RenderFit(buf, format, []*fitfigure.FitData{fd})
-}
-
-// parseInputs reads "mean:var,mean:var,…", converts them to model units
-// with toModel and checks them against the message figure's limits.
-func parseInputs(s string, toModel func([]montecarlo.GaussianInput) []montecarlo.GaussianInput) ([]montecarlo.GaussianInput, error) {
-	ins, err := montecarlo.ParseGaussianInputs(s)
-	if err != nil {
-		return nil, bad("inputs: %v", err)
-	}
-	model := toModel(ins)
-	if err := regression.CheckFigureInputs(model); err != nil {
-		if model[0] != ins[0] { // the limits are the model's
-			return nil, bad("inputs: %v (in the model's normalised units)", err)
-		}
-		return nil, bad("inputs: %v", err)
-	}
-	return model, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return out
 }

@@ -55,11 +55,11 @@ func newFreyE2E(t *testing.T) *e2e {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ds := freyCatalogData(t)
 	l := stream.DefaultLimits()
-	cat, err := stream.NewCatalog(nil, l)
+	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.Add(ds, l); err != nil {
+	if err := cat.Add(ds, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
 	l = stream.PresetLimits(l, cat)

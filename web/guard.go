@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"dgpviz/internal/stream"
+	"dgpviz/internal/admit"
 )
 
 // secureHeaders sets the headers every response carries: no MIME
@@ -67,7 +67,7 @@ func truncateHost(h string) string {
 }
 
 // LimitPerClient returns a listener that accepts at most n open
-// connections from each client (stream.ClientOf: an address, the loopback
+// connections from each client (admit.ClientOf: an address, the loopback
 // range as one, an IPv6 /64 as one): a client that opens more has the
 // extra ones closed at once, so that one client cannot hold every
 // connection the server can serve.
@@ -88,7 +88,7 @@ func (l *perClientListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		ip := stream.ClientOf(c.RemoteAddr().String())
+		ip := admit.ClientOf(c.RemoteAddr().String())
 		l.mu.Lock()
 		ok := l.open[ip] < l.max
 		if ok {

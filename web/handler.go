@@ -20,7 +20,7 @@ import (
 type Backend interface {
 	Defaults() stream.Config
 	Limits() stream.Limits
-	Catalog() *stream.Catalog
+	Catalog() *dataset.Catalog
 }
 
 // Option configures New.
@@ -122,7 +122,7 @@ var linkParams = []string{"data", "hidden", "m", "opt", "lr", "seed", "frozen", 
 // is left out and described in problems, and the others still apply.
 // Other parameters (the page's view: present, scale, follow…) are not its
 // business.
-func linkConfig(q url.Values, def stream.Config, l stream.Limits, cat *stream.Catalog) (cfg stream.Config, problems []string) {
+func linkConfig(q url.Values, def stream.Config, l stream.Limits, cat *dataset.Catalog) (cfg stream.Config, problems []string) {
 	cfg = def
 	for _, k := range linkParams {
 		if !q.Has(k) {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"dgpviz/internal/montecarlo"
+	"dgpviz/internal/wire"
 )
 
 // Lessons: guided walks through the live session, one JSON file per
@@ -141,14 +142,14 @@ func (st LessonStep) check() error {
 		return err
 	}
 	if st.View != "" && !slices.Contains(lessonViews, st.View) {
-		return fmt.Errorf("\"view\" %q: want one of %s", truncate(st.View, 40), strings.Join(lessonViews, ", "))
+		return fmt.Errorf("\"view\" %q: want one of %s", wire.Truncate(st.View, 40), strings.Join(lessonViews, ", "))
 	}
 	if st.Run != "" && st.Run != "play" && st.Run != "pause" {
-		return fmt.Errorf("\"run\" %q: want play or pause", truncate(st.Run, 40))
+		return fmt.Errorf("\"run\" %q: want play or pause", wire.Truncate(st.Run, 40))
 	}
 	if m := st.Model; m != nil {
 		if m.Data != "" && !lessonName.MatchString(m.Data) && !strings.HasPrefix(m.Data, "csv:") {
-			return fmt.Errorf("\"model\".\"data\" %q is not a data set's name", truncate(m.Data, 40))
+			return fmt.Errorf("\"model\".\"data\" %q is not a data set's name", wire.Truncate(m.Data, 40))
 		}
 		if m.Hidden != nil {
 			if len(*m.Hidden) > maxLessonHidden {
@@ -172,12 +173,12 @@ func (st LessonStep) check() error {
 			return fmt.Errorf("\"message_figure\".\"layer\" %d out of range 1…%d", f.Layer, maxLessonHidden+1)
 		}
 		if !slices.Contains(montecarlo.PresetNames(), f.Preset) {
-			return fmt.Errorf("\"message_figure\".\"preset\" %q: want one of %q", truncate(f.Preset, 40), montecarlo.PresetNames())
+			return fmt.Errorf("\"message_figure\".\"preset\" %q: want one of %q", wire.Truncate(f.Preset, 40), montecarlo.PresetNames())
 		}
 	}
 	for _, f := range st.Focus {
 		if !focusName.MatchString(f) {
-			return fmt.Errorf("\"focus\" %q: want fit, bound, depth, messages, layers, penalties or layer N (N from 1)", truncate(f, 40))
+			return fmt.Errorf("\"focus\" %q: want fit, bound, depth, messages, layers, penalties or layer N (N from 1)", wire.Truncate(f, 40))
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 	"dgpviz/static"
 )
@@ -23,7 +24,7 @@ func TestEmbeddedLessons(t *testing.T) {
 	if len(infos) == 0 || infos[0].Name != "paper" {
 		t.Fatalf("lessons %v, want the paper's among them", infos)
 	}
-	cat, err := stream.NewCatalog(nil, stream.DefaultLimits())
+	cat, err := dataset.NewCatalog(nil, stream.DefaultLimits().MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"net/http"
 
 	"dgpviz/internal/modelfile"
-	"dgpviz/internal/stream"
+	"dgpviz/internal/view"
 )
 
 // modelHandler serves GET /model.json?session=KEY: the live session's model
@@ -46,7 +46,7 @@ func (h modelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // liveFigureSession finds the session named by the request's session
 // parameter (its hello's figure_key), answering 400 or 404 itself when
 // there is none.
-func liveFigureSession(w http.ResponseWriter, r *http.Request, b FigureBackend) (*stream.FigureSession, bool) {
+func liveFigureSession(w http.ResponseWriter, r *http.Request, b FigureBackend) (*view.Download, bool) {
 	key := r.URL.Query().Get("session")
 	if key == "" {
 		http.Error(w, "missing parameter session (the figure_key of the page's session)", http.StatusBadRequest)

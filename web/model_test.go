@@ -1,8 +1,6 @@
 package web
 
 import (
-	"dgpviz/internal/modelfile"
-	"dgpviz/internal/wire"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,7 +13,9 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/stream"
+	"dgpviz/internal/wire"
 
 	"github.com/gorilla/websocket"
 )
@@ -149,7 +149,7 @@ func TestModelDownloadRefersToData(t *testing.T) {
 	}
 	t.Setenv(dataset.DataDirEnv, dir)
 	limits := stream.DefaultLimits()
-	cat, err := stream.NewCatalog([]string{"robot"}, limits)
+	cat, err := dataset.NewCatalog([]string{"robot"}, limits.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}

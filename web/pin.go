@@ -8,7 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"dgpviz/internal/stream"
+	"dgpviz/internal/view"
+	"dgpviz/internal/wire"
 )
 
 // Pins: a download's formats from one snapshot. The page's download menu
@@ -25,7 +26,7 @@ const (
 )
 
 type pinned struct {
-	fs  *stream.FigureSession
+	fs  *view.Download
 	key string // the session's figure key: a pin serves its own session only
 	at  time.Time
 }
@@ -39,7 +40,7 @@ type pinStore struct {
 func newPinStore() *pinStore { return &pinStore{pins: map[string]*pinned{}} }
 
 // put pins fs for session key and returns the pin.
-func (p *pinStore) put(key string, fs *stream.FigureSession, now time.Time) string {
+func (p *pinStore) put(key string, fs *view.Download, now time.Time) string {
 	var b [12]byte
 	rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
@@ -56,7 +57,7 @@ func (p *pinStore) put(key string, fs *stream.FigureSession, now time.Time) stri
 }
 
 // get returns the snapshot pinned under id for session key.
-func (p *pinStore) get(id, key string, now time.Time) (*stream.FigureSession, bool) {
+func (p *pinStore) get(id, key string, now time.Time) (*view.Download, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.expire(now)
@@ -84,7 +85,7 @@ func (p *pinStore) expire(now time.Time) {
 func (h figureHandler) servePin(w http.ResponseWriter, r *http.Request) {
 	for k := range r.URL.Query() {
 		if k != "session" {
-			http.Error(w, "unknown parameter "+truncate(k, 40)+" (want session)", http.StatusBadRequest)
+			http.Error(w, "unknown parameter "+wire.Truncate(k, 40)+" (want session)", http.StatusBadRequest)
 			return
 		}
 	}
@@ -100,7 +101,7 @@ func (h figureHandler) servePin(w http.ResponseWriter, r *http.Request) {
 
 // figureSession returns the snapshot a download draws: the pinned one
 // when the request names a pin, else the session's latest.
-func (h figureHandler) figureSession(w http.ResponseWriter, r *http.Request) (*stream.FigureSession, bool) {
+func (h figureHandler) figureSession(w http.ResponseWriter, r *http.Request) (*view.Download, bool) {
 	id := r.URL.Query().Get("pin")
 	if id == "" {
 		return liveFigureSession(w, r, h.b)

@@ -40,12 +40,12 @@ func newRobotE2E(t *testing.T) *e2e {
 	exe := requireBrowser(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	l := stream.DefaultLimits()
-	cat, err := stream.NewCatalog(nil, l)
+	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ds := robotCatalogData(t)
-	if err := cat.Add(ds, l); err != nil {
+	if err := cat.Add(ds, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
 	def := stream.DefaultConfig()

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/stream"
 	"dgpviz/internal/train"
 )
 
@@ -116,7 +115,7 @@ func TestServeFreyOpensInPreset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := stream.NewCatalog(o.data, o.limits)
+	cat, err := dataset.NewCatalog(o.data, o.limits.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}

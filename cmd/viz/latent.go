@@ -13,7 +13,6 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/latent"
 	"dgpviz/internal/modelfile"
-	"dgpviz/internal/stream"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view/explorer"
 )
@@ -122,7 +121,7 @@ func runLatent(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	path := fs.String("model", "", "model file of data with several outputs (viz fit -out, or the page's Save model)")
 	spec := fs.String("data", "", "the model's data set, for its ground truth and test split (default: the one the file records, e.g. robot)")
 	format := fs.String("format", "json", "output format: json or csv")
-	iters := fs.Int("gp-iters", stream.DefaultBaselineIters, "L-BFGS iterations of the one-layer GP baseline, as the page's (0: leave it out)")
+	iters := fs.Int("gp-iters", explorer.DefaultBaselineIters, "L-BFGS iterations of the one-layer GP baseline, as the page's (0: leave it out)")
 	workers := fs.Int("workers", 0, "goroutines for the predictions (0: one per CPU)")
 	sampling := latent.DefaultSampling
 	fs.IntVar(&sampling.Rows, "sample-rows", sampling.Rows, "training rows whose revisits the geometry score uses (all when there are no more; beyond, a seeded sample, as the page's)")

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/wire"
 	"dgpviz/web"
@@ -74,7 +75,7 @@ func TestLatentMatchesExplorer(t *testing.T) {
 	data := "csv:" + writeLoopCSV(t, dir)
 	const gpIters = 150 // the page's baseline fit, shortened (both sides)
 	limits := stream.DefaultLimits()
-	cat, err := stream.NewCatalog([]string{data}, limits)
+	cat, err := dataset.NewCatalog([]string{data}, limits.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"dgpviz/internal/relay"
-	"dgpviz/internal/stream"
+	"dgpviz/internal/share"
 	"dgpviz/web"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -98,8 +98,8 @@ func (f *shareFlags) define(fs *flag.FlagSet) {
 // start connects to NATS (or starts the embedded server) and returns the
 // session server's share options, and what stops them. With -nats-embed
 // it prints where the relays' credentials are to out.
-func (f *shareFlags) start(addr string, log *slog.Logger, out io.Writer) (stream.ShareOptions, func(), error) {
-	o := stream.ShareOptions{FollowURL: f.followURL, PublicURL: f.publicURL}
+func (f *shareFlags) start(addr string, log *slog.Logger, out io.Writer) (share.ShareOptions, func(), error) {
+	o := share.ShareOptions{FollowURL: f.followURL, PublicURL: f.publicURL}
 	stop := func() {}
 	if f.embed == "" && f.nats == "" {
 		switch {
@@ -239,7 +239,7 @@ func parseRelay(args []string, stderr io.Writer) (relayOptions, error) {
 		return o, badInput("viz relay: -max-followers and -max-sessions must be at least 1")
 	}
 	if o.o.PublicURL != "" {
-		if err := stream.CheckPageURL(o.o.PublicURL); err != nil {
+		if err := share.CheckPageURL(o.o.PublicURL); err != nil {
 			return o, badInput("viz relay: -public-url: %v", err)
 		}
 	}

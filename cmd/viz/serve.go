@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/stream"
@@ -69,7 +70,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.IntVar(&o.limits.MaxSessions, "max-sessions", o.limits.MaxSessions, "concurrent browser sessions")
 	fs.IntVar(&o.limits.MaxSessionsPerClient, "max-sessions-per-client", o.limits.MaxSessionsPerClient, "concurrent browser sessions of one client (an address; the loopback range and an IPv6 /64 count as one; 0: no limit)")
 	fs.IntVar(&o.pool, "background-cores", 0, "cores that expensive work (depth comparisons, densities, message figures, decodes, preset builds, resets) may use at once, shared fairly among clients (0: half the machine's)")
-	fs.Float64Var(&o.poolShare, "background-share", stream.DefaultPoolShare, "the share of each of its cores that expensive work uses: after a turn of t it rests t·(1/share − 1), so that live sessions keep their frame rate (1: all)")
+	fs.Float64Var(&o.poolShare, "background-share", admit.DefaultPoolShare, "the share of each of its cores that expensive work uses: after a turn of t it rests t·(1/share − 1), so that live sessions keep their frame rate (1: all)")
 	fs.BoolVar(&o.proxy, "trust-proxy", false, "the server is behind a reverse proxy on this machine: a request from loopback counts as the client its X-Forwarded-For header names (its last address) for the per-client limits; -max-conns-per-ip then counts the proxy's connections")
 	returnMemory := fs.Bool("return-memory", true, "return freed memory to the system at once when large reservations end (false: leave it to Go's scavenger, which takes minutes)")
 	fs.IntVar(&o.limits.MaxInducing, "max-inducing", o.limits.MaxInducing, "inducing points per layer a client may ask for")
@@ -119,7 +120,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
-	cat, err := stream.NewCatalog(o.data, o.limits)
+	cat, err := dataset.NewCatalog(o.data, o.limits.MaxRows)
 	if err != nil {
 		return badInput("viz serve: -data: %v", err)
 	}
@@ -204,7 +205,7 @@ func answeredHosts(addr string, extra []string) []string {
 // dataset.IsFileSpec) among specs that have shape[0] × shape[1] of them
 // images of that shape, so that one server can offer images beside other
 // files; it is an error when none has.
-func shapeCSVs(cat *stream.Catalog, specs []string, shape [2]int) error {
+func shapeCSVs(cat *dataset.Catalog, specs []string, shape [2]int) error {
 	var csvs []*dataset.Dataset
 	for _, spec := range specs {
 		if dataset.IsFileSpec(spec) {
@@ -234,7 +235,7 @@ func shapeCSVs(cat *stream.Catalog, specs []string, shape [2]int) error {
 // autoencoder's), which is the architecture unless the command line gave
 // one; and the per-session budget rises to what the presets of the data
 // sets offered need unless the command line set it.
-func presetDefaults(o serveOptions, cat *stream.Catalog) (stream.Config, stream.Limits) {
+func presetDefaults(o serveOptions, cat *dataset.Catalog) (stream.Config, stream.Limits) {
 	cfg, l := o.cfg, o.limits
 	if !o.set["hidden"] && !o.set["inducing"] {
 		cfg = stream.PresetConfig(cfg, cat.Get(cfg.Dataset), l)

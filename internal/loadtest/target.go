@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 	"dgpviz/web"
 )
@@ -62,7 +63,7 @@ func newTarget(o Options) (*target, error) {
 		limits.MaxSessions = o.MaxSessions
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cat, err := stream.NewCatalog(o.Data, limits)
+	cat, err := dataset.NewCatalog(o.Data, limits.MaxRows)
 	if err != nil {
 		return nil, err
 	}

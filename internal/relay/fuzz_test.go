@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"dgpviz/internal/stream"
+	"dgpviz/internal/share"
 
 	"github.com/nats-io/nats.go"
 )
@@ -47,15 +47,15 @@ func FuzzNATSMessage(f *testing.F) {
 	}
 	const key = "0123456789abcdef0123456789abcdef"
 	f.Fuzz(func(t *testing.T, kind string, b []byte) {
-		h := stream.NewHub(key)
+		h := share.NewHub(key)
 		if err := h.Take(kind, b); err == nil && kind == "frame" {
 			if got := h.Snapshot().Frame; !bytes.Equal(got, b) {
 				t.Errorf("the hub took a frame but serves %d other bytes", len(got))
 			}
 		}
-		var snap stream.Snapshot
+		var snap share.Snapshot
 		snapshotPart(&snap, &nats.Msg{Data: b, Header: nats.Header{hdrKind: []string{kind}}})
-		for _, s := range []stream.Snapshot{snap, {Setup: b}, {History: b}, {Presentation: b}, {Frame: b}, {Setup: setup, History: b, Frame: b}} {
+		for _, s := range []share.Snapshot{snap, {Setup: b}, {History: b}, {Presentation: b}, {Frame: b}, {Setup: setup, History: b, Frame: b}} {
 			h.Restore(s)
 		}
 		h.Snapshot()
@@ -66,6 +66,6 @@ func FuzzNATSMessage(f *testing.F) {
 			answer(&nats.Msg{Data: b, Header: nats.Header{hdrBinary: []string{map[bool]string{true: "1"}[bin]}}})
 		}
 		streamKind(kind, key)
-		stream.ValidToken(kind)
+		share.ValidToken(kind)
 	})
 }

@@ -3,6 +3,7 @@ package relay
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"dgpviz/internal/wire"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -207,7 +208,7 @@ func StartNATS(addr string, o ServerOptions) (*server.Server, error) {
 	so := &server.Options{Host: host, Port: p, MaxPayload: MaxPayload, NoLog: true, NoSigs: true}
 	for _, u := range o.Users {
 		if !nkeys.IsValidPublicUserKey(u.Key) {
-			return nil, fmt.Errorf("%q is not a NATS user's public key", truncate(u.Key, 60))
+			return nil, fmt.Errorf("%q is not a NATS user's public key", wire.Truncate(u.Key, 60))
 		}
 		so.Nkeys = append(so.Nkeys, &server.NkeyUser{Nkey: u.Key, Permissions: u.Role.Permissions()})
 	}

@@ -6,7 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"dgpviz/internal/stream"
+	"dgpviz/internal/share"
+	"dgpviz/internal/wire"
 
 	"github.com/nats-io/nats.go"
 )
@@ -14,7 +15,7 @@ import (
 // Publisher publishes a presenter's server's shared sessions to NATS
 // (viz serve -nats): each session's stream on dgpviz.share.KEY.*, and
 // answers relays' requests on dgpviz.session.KEY.*. It is a
-// stream.Publisher.
+// share.Publisher.
 //
 // Late joiners are answered by request/reply, not from a last-value store
 // (a JetStream key-value bucket): the answer comes from the live session,
@@ -45,8 +46,8 @@ func NewPublisher(nc *nats.Conn, o PublisherOptions) *Publisher {
 	return &Publisher{nc: nc, log: o.Logger, stamp: o.Stamp}
 }
 
-// Share implements stream.Publisher.
-func (p *Publisher) Share(key string, src stream.ShareSource) stream.Feed {
+// Share implements share.Publisher.
+func (p *Publisher) Share(key string, src share.ShareSource) share.Feed {
 	f := &pubFeed{p: p, key: key, src: src, asks: make(chan struct{}, maxAsks)}
 	sub, err := p.nc.Subscribe(sessionSubject(key, "*"), f.request)
 	if err != nil {
@@ -73,7 +74,7 @@ const maxAsks = 4
 type pubFeed struct {
 	p    *Publisher
 	key  string
-	src  stream.ShareSource
+	src  share.ShareSource
 	sub  *nats.Subscription
 	asks chan struct{} // slots for asks in flight
 
@@ -148,7 +149,7 @@ func (f *pubFeed) request(m *nats.Msg) {
 		select {
 		case f.asks <- struct{}{}:
 		default:
-			m.Respond(errorReply(id, op, "the presenter's server is busy with other followers' requests; try again"))
+			m.Respond(share.ErrorReply(id, wire.Truncate(op, 40), "the presenter's server is busy with other followers' requests; try again"))
 			return
 		}
 		go func() {

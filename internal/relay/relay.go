@@ -2,7 +2,7 @@
 // publishes its shared sessions to NATS (Publisher, viz serve -nats), and
 // relays (Server, viz relay), which run no model and keep no state of
 // their own, serve the page in follower mode to as many followers as they
-// can carry, each following session fanned out by a stream.Hub exactly
+// can carry, each following session fanned out by a share.Hub exactly
 // as the presenter's server fans out its own followers (the same
 // latest-wins mailboxes, the same pacing by each page's "drawn").
 //
@@ -30,7 +30,10 @@ import (
 	"sync"
 	"time"
 
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/share"
 	"dgpviz/internal/stream"
+	"dgpviz/internal/wire"
 	"dgpviz/web"
 
 	"github.com/gorilla/websocket"
@@ -79,7 +82,7 @@ type Server struct {
 	id       string // names this relay in follower counts
 	upgrader websocket.Upgrader
 	limits   stream.Limits
-	cat      *stream.Catalog // the page's (web.Backend): the default data set's name
+	cat      *dataset.Catalog // the page's (web.Backend): the default data set's name
 
 	mu        sync.Mutex
 	feeds     map[string]*feed // followed sessions by share key
@@ -107,7 +110,7 @@ func New(o Options) (*Server, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.PublicURL != "" {
-		if err := stream.CheckPageURL(o.PublicURL); err != nil {
+		if err := share.CheckPageURL(o.PublicURL); err != nil {
 			return nil, errors.New("public URL: " + err.Error())
 		}
 	}
@@ -116,12 +119,12 @@ func New(o Options) (*Server, error) {
 	s := &Server{o: o, nc: o.NATS, log: o.Logger, id: hex.EncodeToString(id[:]), feeds: map[string]*feed{}, stopping: make(chan struct{}), peers: map[string]time.Time{}}
 	s.limits = stream.DefaultLimits()
 	s.limits.MaxFollowers = o.MaxFollowers
-	cat, err := stream.NewCatalog(nil, s.limits)
+	cat, err := dataset.NewCatalog(nil, s.limits.MaxRows)
 	if err != nil {
 		return nil, err
 	}
 	s.cat = cat
-	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: func(r *http.Request) bool { return stream.OriginAllowed(r, o.AllowedOrigins) }}
+	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: func(r *http.Request) bool { return share.OriginAllowed(r, o.AllowedOrigins) }}
 	// After NATS comes back, every followed session catches up from a
 	// snapshot: what the presenter's server published meanwhile is lost.
 	s.nc.SetReconnectHandler(func(*nats.Conn) {
@@ -208,9 +211,9 @@ func (s *Server) Followers() int {
 
 // Defaults, Limits and Catalog serve the page (web.Backend): a relay's
 // page is the follower's.
-func (s *Server) Defaults() stream.Config  { return stream.DefaultConfig() }
-func (s *Server) Limits() stream.Limits    { return s.limits }
-func (s *Server) Catalog() *stream.Catalog { return s.cat }
+func (s *Server) Defaults() stream.Config   { return stream.DefaultConfig() }
+func (s *Server) Limits() stream.Limits     { return s.limits }
+func (s *Server) Catalog() *dataset.Catalog { return s.cat }
 
 // Handler returns the relay's site: the page (only with ?follow=KEY: a
 // relay has no sessions of its own), its assets, the websocket and
@@ -231,18 +234,20 @@ func (s *Server) Handler() http.Handler {
 
 // hello is a relay's hello to a follower.
 type hello struct {
-	V        int            `json:"v"`
-	Type     string         `json:"type"`
-	Follower bool           `json:"follower"`
-	Relay    bool           `json:"relay"`
-	Config   *stream.Config `json:"config,omitempty"`
+	V        int             `json:"v"`
+	Type     string          `json:"type"`
+	Follower bool            `json:"follower"`
+	Relay    bool            `json:"relay"`
+	Config   json.RawMessage `json:"config,omitempty"`
+	// MaxHistory is the bound history's cap, which the page keeps to.
+	MaxHistory int `json:"max_history"`
 	// Relays are relays' pages a page may try when this one fails.
 	Relays       []string `json:"relays,omitempty"`
 	PresenterURL string   `json:"presenter_url,omitempty"`
 }
 
 var (
-	errNoSuchShare = errors.New(stream.NoSuchShare)
+	errNoSuchShare = errors.New(share.NoSuchShare)
 	errUnreachable = errors.New("the relay cannot reach the presenter's server now; try again later")
 	errClosing     = errors.New("relay is shutting down")
 )
@@ -256,8 +261,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer conn.Close()
-	if !stream.ValidToken(key) {
-		stream.CloseWith(conn, websocket.ClosePolicyViolation, "this is a relay: it serves followers of a shared session (/?follow=KEY)")
+	if !share.ValidToken(key) {
+		share.CloseWith(conn, websocket.ClosePolicyViolation, "this is a relay: it serves followers of a shared session (/?follow=KEY)")
 		return
 	}
 	s.mu.Lock()
@@ -269,10 +274,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	switch {
 	case closing:
-		stream.CloseWith(conn, closeRelayLeaves, errClosing.Error())
+		share.CloseWith(conn, closeRelayLeaves, errClosing.Error())
 		return
 	case full:
-		stream.CloseWith(conn, websocket.CloseTryAgainLater, "too many followers on this relay (limit "+strconv.Itoa(s.o.MaxFollowers)+")")
+		share.CloseWith(conn, websocket.CloseTryAgainLater, "too many followers on this relay (limit "+strconv.Itoa(s.o.MaxFollowers)+")")
 		return
 	}
 	defer func() {
@@ -290,13 +295,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, errClosing):
 			code = closeRelayLeaves
 		}
-		stream.CloseWith(conn, code, err.Error())
+		share.CloseWith(conn, code, err.Error())
 		return
 	}
 	defer s.release(f)
 	info := f.hub.Info()
-	hb, _ := json.Marshal(hello{V: stream.ProtocolVersion, Type: "hello", Follower: true, Relay: true, Config: f.hub.Config(), Relays: s.relays(), PresenterURL: info.PresenterURL})
-	f.hub.Serve(conn, hb, stream.FollowerOptions{
+	hb, _ := json.Marshal(hello{V: wire.Version, Type: "hello", Follower: true, Relay: true, Config: f.hub.Config(), MaxHistory: share.MaxHistory, Relays: s.relays(), PresenterURL: info.PresenterURL})
+	f.hub.Serve(conn, hb, share.FollowerOptions{
 		MaxCommandBytes: s.limits.MaxCommandBytes,
 		Ask:             func(op string, raw []byte) ([]byte, bool) { return s.ask(key, op, raw) },
 		Stop:            s.stopping, StopCode: closeRelayLeaves, StopText: "relay is shutting down: reconnecting",
@@ -311,18 +316,18 @@ func (s *Server) ask(key, op string, raw []byte) ([]byte, bool) {
 	m, err := s.nc.Request(sessionSubject(key, "ask"), raw, askTimeout)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
-		return errorReply(id, op, "the presenter's session has ended"), false
+		return share.ErrorReply(id, wire.Truncate(op, 40), "the presenter's session has ended"), false
 	case err != nil:
-		return errorReply(id, op, "the presenter's server did not answer; try again"), false
+		return share.ErrorReply(id, wire.Truncate(op, 40), "the presenter's server did not answer; try again"), false
 	}
 	b, binary, err := answer(m)
 	if err != nil {
 		s.log.Warn("a presenter's answer was refused", "key", key, "err", err)
-		return errorReply(id, op, "the presenter's server sent an answer the relay could not check"), false
+		return share.ErrorReply(id, wire.Truncate(op, 40), "the presenter's server sent an answer the relay could not check"), false
 	}
 	if op == "fork" && !binary && !bytes.Contains(b, []byte(`"url":`)) && bytes.Contains(b, []byte(`"resume":`)) {
 		// A fork the follower cannot open: its page is not this relay's.
-		return errorReply(id, op, "the presenter's server has no public address to fork on (viz serve -public-url)"), false
+		return share.ErrorReply(id, wire.Truncate(op, 40), "the presenter's server has no public address to fork on (viz serve -public-url)"), false
 	}
 	return b, binary
 }
@@ -362,7 +367,7 @@ func (s *Server) acquire(key string) (*feed, error) {
 			s.mu.Unlock()
 			return nil, errors.New("this relay follows too many sessions (limit " + strconv.Itoa(s.o.MaxSessions) + "); try again later")
 		}
-		f = &feed{s: s, key: key, hub: stream.NewHub(key), ready: make(chan struct{}), stop: make(chan struct{}), rejoin: make(chan struct{}, 1)}
+		f = &feed{s: s, key: key, hub: share.NewHub(key), ready: make(chan struct{}), stop: make(chan struct{}), rejoin: make(chan struct{}, 1)}
 		s.feeds[key] = f
 		s.bg.Add(1)
 		go f.run()
@@ -409,7 +414,7 @@ func (s *Server) drop(f *feed) {
 type feed struct {
 	s        *Server
 	key      string
-	hub      *stream.Hub
+	hub      *share.Hub
 	n        int           // followers (Server.mu)
 	ready    chan struct{} // closed once the first snapshot is in, or err set
 	err      error
@@ -447,7 +452,7 @@ func (f *feed) run() {
 	defer replies.Unsubscribe()
 
 	var (
-		snap      stream.Snapshot
+		snap      share.Snapshot
 		joining   bool
 		joinAt    time.Time
 		lastHeard = time.Now()
@@ -459,7 +464,7 @@ func (f *feed) run() {
 		badLogged time.Time
 	)
 	join := func() {
-		snap, joining, joinAt = stream.Snapshot{}, true, time.Now()
+		snap, joining, joinAt = share.Snapshot{}, true, time.Now()
 		if err := s.nc.PublishRequest(sessionSubject(f.key, "join"), inbox, nil); err != nil {
 			s.log.Debug("NATS join", "err", err)
 		}

@@ -3,7 +3,6 @@ package relay
 import (
 	"bytes"
 	"context"
-	"dgpviz/internal/wire"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -14,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/share"
 	"dgpviz/internal/stream"
+	"dgpviz/internal/wire"
 	"dgpviz/web"
 
 	"github.com/gorilla/websocket"
@@ -50,7 +51,7 @@ func newWorld(t *testing.T) *world {
 	w.pURL = hs.URL + "/"
 	l := stream.DefaultLimits()
 	srv, err := stream.NewServer(stream.Options{Limits: l, Defaults: stream.DefaultConfig(), Workers: 1,
-		Share: stream.ShareOptions{Publisher: NewPublisher(nc, PublisherOptions{}), PublicURL: w.pURL}})
+		Share: share.ShareOptions{Publisher: NewPublisher(nc, PublisherOptions{}), PublicURL: w.pURL}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"dgpviz/internal/stream"
+	"dgpviz/internal/share"
+	"dgpviz/internal/wire"
 
 	"github.com/nats-io/nats.go"
 )
@@ -66,12 +67,12 @@ func endReason(b []byte) string {
 
 // snapshotPart adds a join answer's message m to snap; done reports the
 // last part.
-func snapshotPart(snap *stream.Snapshot, m *nats.Msg) (done bool, err error) {
+func snapshotPart(snap *share.Snapshot, m *nats.Msg) (done bool, err error) {
 	kind := m.Header.Get(hdrKind)
 	b := m.Data
 	switch kind {
 	case "info":
-		snap.Info, err = stream.ParseShareInfo(b)
+		snap.Info, err = share.ParseShareInfo(b)
 	case "setup":
 		snap.Setup = b
 	case "history":
@@ -83,7 +84,7 @@ func snapshotPart(snap *stream.Snapshot, m *nats.Msg) (done bool, err error) {
 	case "done":
 		return true, nil
 	default:
-		err = fmt.Errorf("a snapshot part of unknown kind %q", truncate(kind, 40))
+		err = fmt.Errorf("a snapshot part of unknown kind %q", wire.Truncate(kind, 40))
 	}
 	return false, err // the parts are checked together by Hub.Restore
 }
@@ -98,7 +99,7 @@ func parseAnnouncement(b []byte) (string, error) {
 	if err := strictJSON(b, &a); err != nil {
 		return "", fmt.Errorf("relay announcement: %v", err)
 	}
-	if err := stream.CheckPageURL(a.URL); err != nil {
+	if err := share.CheckPageURL(a.URL); err != nil {
 		return "", fmt.Errorf("relay announcement: %v", err)
 	}
 	return a.URL, nil
@@ -125,7 +126,7 @@ func parseWatching(b []byte) (watching, error) {
 // follower gets it.
 func answer(m *nats.Msg) ([]byte, bool, error) {
 	binary := m.Header.Get(hdrBinary) == "1"
-	b, err := stream.CheckAnswer(m.Data, binary)
+	b, err := share.CheckAnswer(m.Data, binary)
 	return b, binary, err
 }
 
@@ -154,16 +155,6 @@ func strictJSON(b []byte, v any) error {
 	return nil
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
 // commandOp reads a follower's command's id and op.
 func commandOp(b []byte) (int64, string) {
 	var c struct {
@@ -172,18 +163,6 @@ func commandOp(b []byte) (int64, string) {
 	}
 	json.Unmarshal(b, &c)
 	return c.ID, c.Op
-}
-
-// errorReply is an "error" reply to a follower's command.
-func errorReply(id int64, op, text string) []byte {
-	b, _ := json.Marshal(struct {
-		V     int    `json:"v"`
-		Type  string `json:"type"`
-		ID    int64  `json:"id,omitempty"`
-		Op    string `json:"op,omitempty"`
-		Error string `json:"error"`
-	}{stream.ProtocolVersion, "error", id, truncate(op, 40), text})
-	return b
 }
 
 func jsonBytes(v any) ([]byte, error) { return json.Marshal(v) }

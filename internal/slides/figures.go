@@ -6,16 +6,12 @@ import (
 	"io"
 	"math"
 
-	"dgpviz/internal/dataset"
-	"dgpviz/internal/engine"
 	"dgpviz/internal/faces"
 	"dgpviz/internal/fitfigure"
 	"dgpviz/internal/latent"
 	"dgpviz/internal/montecarlo"
 	"dgpviz/internal/train"
-	"dgpviz/internal/view"
 
-	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -75,98 +71,6 @@ type LayerData struct {
 	OutMean, OutSD []float64 // the messages out of it
 	Y              []float64 // the data's outputs (the last layer), else nil
 	Comp, Prop     []float64 // each datum's penalties (nats), nil when unknown
-}
-
-// Layer computes layer li's panel of model m with its evaluation ev (the
-// optimizer's: the hidden layers' messages and the penalties), for a
-// layer with 1-D input and output; nx and ny undo the data's
-// normalisation, names name the axes.
-func Layer(m *engine.Model, ev *train.Evaluation, li int, nx, ny dataset.Normalizer, inputName, outputName string) (*LayerData, error) {
-	if li < 0 || li >= len(m.Layers) {
-		return nil, fmt.Errorf("slides: there is no layer %d (the model has %d)", li+1, len(m.Layers))
-	}
-	l := m.Layers[li]
-	if _, q, d := l.Dims(); q != 1 || d != 1 {
-		return nil, fmt.Errorf("slides: layer %d maps %d-D to %d-D; the layer figure draws a 1-D input and output", li+1, q, d)
-	}
-	if ev == nil {
-		return nil, fmt.Errorf("slides: the model could not be evaluated")
-	}
-	n, _ := m.X.Dims()
-	last := li == len(m.Layers)-1
-	var inMean, inVar *mat.Dense
-	if li > 0 {
-		if li-1 >= len(ev.Hidden) {
-			return nil, fmt.Errorf("slides: the evaluation has no messages into layer %d", li+1)
-		}
-		inMean, inVar = ev.Hidden[li-1].Mean, ev.Hidden[li-1].Var
-	}
-	var out engine.Message
-	if last {
-		var e engine.Evaluator
-		msgs, err := e.Predict(m, m.X)
-		if err != nil {
-			return nil, fmt.Errorf("slides: %w", err)
-		}
-		out = msgs[len(msgs)-1]
-	} else {
-		out = ev.Hidden[li]
-	}
-	// units: the data's original ones where the page shows them
-	sx, mx, sy, my := 1.0, 0.0, 1.0, 0.0
-	ld := &LayerData{Index: li, Layers: len(m.Layers), XLabel: fmt.Sprintf("h%d (hidden layer %d output)", li, li), YLabel: fmt.Sprintf("h%d", li+1)}
-	if li == 0 {
-		ld.XLabel = "input " + inputName
-		if len(nx.Mean) == 1 {
-			sx, mx = nx.Scale[0], nx.Mean[0]
-		}
-	}
-	if last {
-		ld.YLabel = "output " + outputName
-		if len(ny.Mean) == 1 {
-			sy, my = ny.Scale[0], ny.Mean[0]
-		}
-	}
-	post, err := engine.NewLayerPosterior(l, m.Jitter)
-	if err != nil {
-		return nil, fmt.Errorf("slides: %w", err)
-	}
-	lo, hi := view.GridRange(m, li, inMean, inVar)
-	const g = 200
-	xs := view.Linspace(make([]float64, g), lo, hi)
-	mean, varU, varCond := make([]float64, g), make([]float64, g), make([]float64, g)
-	var fs engine.FunctionScratch
-	post.FunctionOn(xs, mean, varU, varCond, &fs)
-	for i := range xs {
-		ld.GridX = append(ld.GridX, xs[i]*sx+mx)
-		ld.Mean = append(ld.Mean, mean[i]*sy+my)
-		ld.SDF = append(ld.SDF, math.Sqrt(math.Max(0, varU[i]+varCond[i]))*sy)
-		ld.SDY = append(ld.SDY, math.Sqrt(math.Max(0, varU[i]+varCond[i]+l.NoiseVariance))*sy)
-	}
-	mz, _, _ := l.Dims()
-	um := l.InducingMarginals()
-	for k := 0; k < mz; k++ {
-		ld.Z = append(ld.Z, l.InducingInputs.At(k, 0)*sx+mx)
-		ld.U = append(ld.U, l.QMu.At(k, 0)*sy+my)
-		ld.USD = append(ld.USD, math.Sqrt(math.Max(0, um[k]))*sy)
-	}
-	for i := 0; i < n; i++ {
-		in, insd := m.X.At(i, 0), 0.0
-		if li > 0 {
-			in, insd = inMean.At(i, 0), math.Sqrt(math.Max(0, inVar.At(i, 0)))
-		}
-		ld.InMean = append(ld.InMean, in*sx+mx)
-		ld.InSD = append(ld.InSD, insd*sx)
-		ld.OutMean = append(ld.OutMean, out.Mean.At(i, 0)*sy+my)
-		ld.OutSD = append(ld.OutSD, math.Sqrt(math.Max(0, out.Var.At(i, 0)))*sy)
-		if last {
-			ld.Y = append(ld.Y, m.Y.At(i, 0)*sy+my)
-		}
-	}
-	if li < len(ev.Layers) && len(ev.Layers[li].CompressionPerDatum) == n {
-		ld.Comp, ld.Prop = ev.Layers[li].CompressionPerDatum, ev.Layers[li].PropagationPerDatum
-	}
-	return ld, nil
 }
 
 // RenderLayer writes a layer panel: the function with its bands, the
@@ -288,18 +192,9 @@ func RenderLayer(w io.Writer, format string, ld *LayerData, cap Caption) error {
 	})
 }
 
-// History is the bound over iterations (the bound panel): per point the
-// iteration, the bound and the likelihood, and per point and layer
-// (row-major, Layers to a point) the three terms; NaN where absent.
-type History struct {
-	Layers                   int
-	Iter, Bound, Likelihood  []float64
-	KL, Compression, Propagn []float64
-}
-
 // Bound writes the bound panel: the likelihood and the bound over
 // iterations, and between them what each layer pays, stacked.
-func Bound(w io.Writer, format string, h *History, cap Caption) error {
+func Bound(w io.Writer, format string, h *train.History, cap Caption) error {
 	n := len(h.Iter)
 	if n < 2 {
 		return fmt.Errorf("slides: the bound has %d points; a chart needs 2", n)
@@ -313,7 +208,7 @@ func Bound(w io.Writer, format string, h *History, cap Caption) error {
 			top[k] = orZero(h.Likelihood[k], h.Bound[k])
 		}
 		colours := []color.RGBA{KL, Comp, Prop}
-		terms := [][]float64{h.KL, h.Compression, h.Propagn}
+		terms := [][]float64{h.KL, h.Compression, h.Propagation}
 		for l := 0; l < h.Layers; l++ {
 			for t := 0; t < 3; t++ {
 				bot := make([]float64, n)

@@ -56,16 +56,16 @@ func (s *session) answerLoop() {
 }
 
 // answerAsJob answers c from publication p as a job of client in the
-// server's pool (work.go): in its turn, or with errClientBusy at once when
+// server's pool (admit.Pool): in its turn, or with admit.ErrClientBusy at once when
 // the client has too many jobs; ctx's end (the asker has gone) drops it.
 func (srv *Server) answerAsJob(ctx context.Context, client string, p *publication, c Command) ([]byte, error) {
-	j, err := srv.pool.admit(client)
+	j, err := srv.pool.Admit(client)
 	if err != nil {
 		return nil, errors.New(c.Op + ": " + err.Error())
 	}
-	defer j.end()
+	defer j.End()
 	var b []byte
-	if terr := turn.Do(j.context(ctx), func() { b, err = answer(ctx, p, c) }); terr != nil {
+	if terr := turn.Do(j.Context(ctx), func() { b, err = answer(ctx, p, c) }); terr != nil {
 		return nil, terr
 	}
 	return b, err

@@ -1,9 +1,6 @@
 package stream
 
 import (
-	"dgpviz/internal/modelfile"
-	"dgpviz/internal/view/autoencoder"
-	"dgpviz/internal/wire"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,7 +11,10 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/modelfile"
 	"dgpviz/internal/train"
+	"dgpviz/internal/view/autoencoder"
+	"dgpviz/internal/wire"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -38,7 +38,7 @@ func freyEnv(t testing.TB, path string, mutate ...func(*Options)) *testEnv {
 		t.Fatal(err)
 	}
 	return newEnv(t, func(o *Options) {
-		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 		o.Limits = PresetLimits(o.Limits, o.Catalog)
@@ -318,7 +318,7 @@ func freyStreaming(t *testing.T, workers int) {
 	}
 	e := newEnv(t, func(o *Options) {
 		o.Workers = workers
-		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 		o.Limits = PresetLimits(o.Limits, o.Catalog)

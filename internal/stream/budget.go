@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
@@ -199,7 +200,7 @@ func mib(b int64) string { return fmt.Sprintf("%d MiB", (b+(1<<20)-1)>>20) }
 func (s *Server) reserve(ss *session, bytes int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if share := s.clientShare(); share > 0 && ss.client != "" && ss.client != serverClient {
+	if share := s.clientShare(); share > 0 && ss.client != "" && ss.client != admit.ServerClient {
 		// One client's share first, making room from its own parked state.
 		held := s.clientReserved(ss.client, ss)
 		for held+bytes > share {

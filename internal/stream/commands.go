@@ -40,10 +40,6 @@ var commands = []struct {
 	{"remove", (*session).cmdRemove},
 	{"undo", (*session).cmdUndo},
 	{"redo", (*session).cmdRedo},
-	{"add_data", (*session).cmdAddData},
-	{"remove_data", (*session).cmdRemoveData},
-	{"move_data", (*session).cmdMoveData},
-	{"reset_data", (*session).cmdResetData},
 	{"architecture", (*session).cmdArchitecture},
 	{"dataset", (*session).cmdDataset},
 	{"restart", (*session).cmdRestart},
@@ -97,7 +93,7 @@ func (s *session) apply(c Command) (string, error) {
 
 // errNotThisView says that op belongs to another view than v.
 func errNotThisView(v view.View, op string) error {
-	return fmt.Errorf("%s: not available here: these data are shown in the %s view, which has no such command", truncate(op, 40), v.Kind())
+	return fmt.Errorf("%s: not available here: these data are shown in the %s view, which has no such command", wire.Truncate(op, 40), v.Kind())
 }
 
 func (s *session) cmdPlay(Command) (string, error) {
@@ -202,7 +198,7 @@ func (s *session) cmdFreeze(c Command) (string, error) {
 		return "", fmt.Errorf("freeze: missing \"group\" (one of %v)", groups)
 	}
 	if _, ok := engine.ParseGroup(*c.Group); !ok {
-		return "", fmt.Errorf("freeze: unknown group %q (one of %v)", truncate(*c.Group, 40), groups)
+		return "", fmt.Errorf("freeze: unknown group %q (one of %v)", wire.Truncate(*c.Group, 40), groups)
 	}
 	frozen := c.Frozen == nil || *c.Frozen
 	cfg := s.cfg
@@ -264,15 +260,6 @@ func (s *session) cmdDataset(c Command) (string, error) {
 
 func (s *session) cmdDrawn(c Command) (string, error) {
 	return "", fmt.Errorf("drawn: taken by the reader")
-}
-
-// drawnSeq opens gate for the frame a "drawn" command names.
-func drawnSeq(c Command, gate *drawGate) error {
-	if c.Seq == nil {
-		return fmt.Errorf("drawn: missing \"seq\" (the sequence number of the frame drawn)")
-	}
-	gate.drawn(*c.Seq)
-	return nil
 }
 
 // cmdRestart switches the live session to another of the preset's

@@ -7,11 +7,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/share"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/views"
@@ -68,17 +68,17 @@ const DefaultMaxSessionsPerClient = 4
 
 // DefaultLimits suit a lecture demo on a laptop.
 func DefaultLimits() Limits {
-	return Limits{MaxSessions: 16, MaxSessionsPerClient: DefaultMaxSessionsPerClient, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000, MaxFollowers: DefaultMaxFollowers,
+	return Limits{MaxSessions: 16, MaxSessionsPerClient: DefaultMaxSessionsPerClient, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000, MaxFollowers: share.DefaultMaxFollowers,
 		SessionMemory: DefaultSessionMemory, ServerMemory: DefaultServerMemory, MaxIterTime: DefaultMaxIterTime}
 }
 
 // hardReadLimit is the websocket read limit: a message larger than this
 // closes the connection (status 1009). Messages between
 // Limits.MaxCommandBytes and this are answered with an error and discarded.
-const hardReadLimit = 1 << 20
+const hardReadLimit = share.ReadLimit
 
 // Validate checks c against the limits and the catalogue.
-func (c Config) Validate(l Limits, cat *Catalog) error {
+func (c Config) Validate(l Limits, cat *dataset.Catalog) error {
 	if cat != nil && cat.Get(c.Dataset) == nil {
 		return fmt.Errorf("unknown data set %q (available: %s)", c.Dataset, strings.Join(cat.Names(), ", "))
 	}
@@ -214,127 +214,6 @@ func ParseQuery(q url.Values, def Config) (Config, error) {
 	return c, nil
 }
 
-// DatasetInfo describes a catalogue entry for the page.
-type DatasetInfo struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Rows        int    `json:"rows"`
-	Inputs      int    `json:"inputs"`
-	Outputs     int    `json:"outputs"`
-}
-
-// Catalog holds the data sets a client may choose by name. Clients never
-// name files: the server operator loads data sets at start-up.
-type Catalog struct {
-	mu    sync.RWMutex // private sets come and go while sessions read
-	names []string
-	sets  map[string]*dataset.Dataset
-	specs map[string]string // spec → name
-	// private are the data sets of uploaded models (upload.go): reachable
-	// by their unguessable names from the session that owns them, listed
-	// to no one else.
-	private map[string]*dataset.Dataset
-}
-
-// NewCatalog loads each spec (see dataset.Load) and checks it against the
-// row limit. The built-in "step" is always present.
-func NewCatalog(specs []string, l Limits) (*Catalog, error) {
-	c := &Catalog{sets: map[string]*dataset.Dataset{}, specs: map[string]string{"step": "step", "": "step"}, private: map[string]*dataset.Dataset{}}
-	if err := c.Add(dataset.Step(), l); err != nil {
-		return nil, err
-	}
-	for _, s := range specs {
-		if strings.TrimSpace(s) == "step" || strings.TrimSpace(s) == "" {
-			continue
-		}
-		ds, err := dataset.Load(s)
-		if err != nil {
-			return nil, fmt.Errorf("data set %q: %w", s, err)
-		}
-		if err := c.Add(ds, l); err != nil {
-			return nil, err
-		}
-		c.specs[s] = ds.Name
-	}
-	return c, nil
-}
-
-// Add adds a data set under its name, replacing one of the same name.
-func (c *Catalog) Add(ds *dataset.Dataset, l Limits) error {
-	n, _ := ds.X.Dims()
-	if n > l.MaxRows {
-		return fmt.Errorf("data set %q has %d training rows, more than the limit of %d rows (%s raises it)", ds.Name, n, l.MaxRows, dataset.RowsFlag)
-	}
-	if err := dataset.TooFewRows(n); err != nil {
-		return fmt.Errorf("data set %q: %w", ds.Name, err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.sets[ds.Name]; !ok {
-		c.names = append(c.names, ds.Name)
-	}
-	c.sets[ds.Name] = ds
-	return nil
-}
-
-// addPrivate adds an uploaded model's data set under its (unique) name.
-func (c *Catalog) addPrivate(ds *dataset.Dataset) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.private[ds.Name] = ds
-}
-
-// removePrivate forgets a private data set.
-func (c *Catalog) removePrivate(name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.private, name)
-}
-
-// NameOf returns the name of the data set loaded from spec, or spec.
-func (c *Catalog) NameOf(spec string) string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if n, ok := c.specs[strings.TrimSpace(spec)]; ok {
-		return n
-	}
-	return spec
-}
-
-// Get returns the named data set (a private one too) or nil.
-func (c *Catalog) Get(name string) *dataset.Dataset {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if ds, ok := c.sets[name]; ok {
-		return ds
-	}
-	return c.private[name]
-}
-
-// Names lists the data sets in the order they were added.
-func (c *Catalog) Names() []string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return slices.Clone(c.names)
-}
-
-// Info describes every listed data set.
-func (c *Catalog) Info() []DatasetInfo {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]DatasetInfo, 0, len(c.names))
-	for _, n := range c.names {
-		out = append(out, infoOf(c.sets[n]))
-	}
-	return out
-}
-
-func infoOf(ds *dataset.Dataset) DatasetInfo {
-	r, q := ds.X.Dims()
-	_, d := ds.Y.Dims()
-	return DatasetInfo{Name: ds.Name, Description: ds.Description, Rows: r, Inputs: q, Outputs: d}
-}
-
 func (c Config) String() string { return fmt.Sprint(c.Query().Encode()) }
 
 // presetConfig returns c with the architecture v shows its data with: its
@@ -368,7 +247,7 @@ func PresetConfig(c Config, ds *dataset.Dataset, l Limits) Config {
 // for what q leaves out (hidden, m), when that view differs from the one
 // of def's data set: a link to another data set opens in its view's
 // preset, as choosing it in the page's data menu does.
-func LinkPreset(cfg Config, q url.Values, def Config, l Limits, cat *Catalog) Config {
+func LinkPreset(cfg Config, q url.Values, def Config, l Limits, cat *dataset.Catalog) Config {
 	next, cur := cat.Get(cfg.Dataset), cat.Get(def.Dataset)
 	if !q.Has("data") || next == nil || cur != nil && views.Kind(next) == views.Kind(cur) {
 		return cfg
@@ -388,7 +267,7 @@ func LinkPreset(cfg Config, q url.Values, def Config, l Limits, cat *Catalog) Co
 // faces is estimated at about 400 MiB), when the budget is set and
 // smaller; the server-wide budget is left as it is. viz serve applies it
 // when -session-memory is not given.
-func PresetLimits(l Limits, cat *Catalog) Limits {
+func PresetLimits(l Limits, cat *dataset.Catalog) Limits {
 	if l.SessionMemory <= 0 {
 		return l
 	}

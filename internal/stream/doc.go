@@ -4,6 +4,9 @@
 // the optimizer is train's; what a frame shows is the view's
 // (dgpviz/internal/view), chosen by the data's shape (dgpviz/internal/views):
 // this package names no data set and computes no figure, score or image.
+// Sharing a session with followers and relays is dgpviz/internal/share's
+// (the session feeds its Hub); who a client is, per-client rates and the
+// fair pool of expensive work are dgpviz/internal/admit's.
 //
 // Goroutines per session (each started and ended by the session):
 //
@@ -16,9 +19,9 @@
 //     left), applies commands between iterations through the command table
 //     (commands.go) and the view's ops, and publishes a snapshot of the
 //     model with its own evaluation of it (publish.go) to a one-slot,
-//     latest-wins mailbox (mailbox.go);
+//     latest-wins mailbox (share.Mailbox);
 //   - the writer (pump.go), the only writer to the socket: replies and
-//     setups, the view's messages (outbox), frames built from the latest
+//     setups, the view's messages (share.Outbox), frames built from the latest
 //     publication when the pacer lets one go (pacer.go: once the page has
 //     drawn the last one, and no sooner than a gap that keeps frames
 //     cheap), and pings;

@@ -4,43 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// TestDrawGate: off until the page first says "drawn"; then shut while
-// the last frame sent is undrawn, for at most drawGateTimeout; a late or
-// repeated "drawn" for an older frame does not reopen it.
-func TestDrawGate(t *testing.T) {
-	g := newDrawGate()
-	t0 := time.Unix(1000, 0)
-	if open, _ := g.open(t0); !open {
-		t.Fatal("a page that never said drawn is gated")
-	}
-	g.sent(1, t0)
-	if open, _ := g.open(t0); !open {
-		t.Fatal("gated before the first drawn")
-	}
-	g.drawn(1)
-	g.sent(2, t0)
-	if open, wait := g.open(t0.Add(100 * time.Millisecond)); open || wait != drawGateTimeout-100*time.Millisecond {
-		t.Fatalf("frame 2 undrawn: open %v, wait %v; want shut for %v", open, wait, drawGateTimeout-100*time.Millisecond)
-	}
-	g.drawn(1) // late or repeated
-	if open, _ := g.open(t0); open {
-		t.Fatal("a drawn for frame 1 opened the gate for frame 2's successor")
-	}
-	if open, _ := g.open(t0.Add(drawGateTimeout)); !open {
-		t.Fatal("still shut after the timeout")
-	}
-	g.drawn(2)
-	if open, _ := g.open(t0); !open {
-		t.Fatal("shut after frame 2 was drawn")
-	}
-	select {
-	case <-g.notify:
-	default:
-		t.Fatal("drawn did not notify the writer")
-	}
-}
+	"dgpviz/internal/share"
+)
 
 // frames reads c's messages on a goroutine of its own and returns its
 // frames' sequence numbers and its replies (a read deadline would break
@@ -87,7 +53,7 @@ func latest(seqs <-chan uint64, last uint64) uint64 {
 }
 
 // TestDrawnPacesFrames: a page that says which frame it drew gets the next
-// only then (or after drawGateTimeout); a page that never says it gets
+// only then (or after share.DrawGateTimeout); a page that never says it gets
 // frames as before; a follower is paced the same way; "drawn" without
 // its seq is an error that names the field. Each "step" makes one new
 // state to show.
@@ -118,11 +84,11 @@ func TestDrawnPacesFrames(t *testing.T) {
 	if s, ok := next(seqs, 400*time.Millisecond); ok {
 		t.Fatalf("frame %d came while frame %d was undrawn", s, seq)
 	}
-	s, ok := next(seqs, drawGateTimeout+2*time.Second)
+	s, ok := next(seqs, share.DrawGateTimeout+2*time.Second)
 	if !ok {
 		t.Fatal("no frame after the gate's timeout")
 	}
-	if d := time.Since(start); d < drawGateTimeout/2 {
+	if d := time.Since(start); d < share.DrawGateTimeout/2 {
 		t.Errorf("the undrawn page's frame came after %v", d)
 	}
 	seq = s

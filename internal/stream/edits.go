@@ -1,16 +1,13 @@
 package stream
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
-	"dgpviz/internal/train"
 	"dgpviz/internal/view"
-	"dgpviz/internal/wire"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -352,39 +349,28 @@ func (s *session) travel(from, to *[]editState, op, done string) (string, error)
 	return done + " the " + e.label, nil
 }
 
-// errNotEditable says why a data set's points cannot be edited.
-var errNotEditable = errors.New("data points can be edited on data sets with one input and one output")
-
-// editableData returns the session's working data, or an error when its
-// points cannot be edited from the page.
-func (s *session) editableData(op string) (x, y []float64, err error) {
-	d := s.data
-	_, q, dd := d.Dims()
-	if q != 1 || dd != 1 {
-		return nil, nil, fmt.Errorf("%s: %w; %s has %d input(s) and %d output(s)", op, errNotEditable, d.Set.Name, q, dd)
-	}
-	return mat.Col(nil, 0, d.X), mat.Col(nil, 0, d.Y), nil
-}
-
-// setData makes x, y (normalised units; the normalisation stays the
-// session's) the working data: the model keeps its parameters.
-func (s *session) setData(label string, x, y []float64, edited bool) error {
-	n := len(x)
+// editData is view.Session's EditData: x, y (normalised units; the
+// normalisation stays the session's) become the working data, and fit's
+// model of them (the model's parameters kept) the live one.
+func (s *session) editData(label string, x, y *mat.Dense, edited bool, fit func(m *engine.Model, x, y *mat.Dense) (*engine.Model, error)) error {
+	n, q := x.Dims()
+	_, d := y.Dims()
 	if n > s.srv.limits.MaxRows {
 		return fmt.Errorf("the data would have %d rows, more than the limit of %d rows (the server's %s raises it)", n, s.srv.limits.MaxRows, dataset.RowsFlag)
 	}
-	if err := s.grow(s.cfg, n, 1, 1); err != nil { // the budgets, before the memory is taken (budget.go)
+	if err := s.grow(s.cfg, n, q, d); err != nil { // the budgets, before the memory is taken (budget.go)
 		return err
 	}
-	nd := s.data.WithPoints(s.nextDataID(), mat.NewDense(n, 1, x), mat.NewDense(n, 1, y), edited)
+	nd := s.data.WithPoints(s.nextDataID(), x, y, edited)
 	before := s.editState(label)
 	before.dataEdit = true
-	m, err := engine.WithData(before.model, nd.X, nd.Y)
+	m, err := fit(before.model, nd.X, nd.Y)
 	if err == nil {
 		err = s.applyModel(m)
 	}
 	if err != nil {
-		s.grow(s.cfg, s.data.X.RawMatrix().Rows, 1, 1) // back to what it holds
+		_, q0, d0 := s.data.Dims()
+		s.grow(s.cfg, s.data.X.RawMatrix().Rows, q0, d0) // back to what it holds
 		return fmt.Errorf("data: %w", err)
 	}
 	s.data = nd
@@ -395,146 +381,34 @@ func (s *session) setData(label string, x, y []float64, edited bool) error {
 	return nil
 }
 
-func (s *session) cmdAddData(c Command) (string, error) {
-	x, y, err := s.editableData(c.Op)
-	if err != nil {
-		return "", err
-	}
-	if len(c.X) != 1 || len(c.Y) != 1 {
-		return "", fmt.Errorf("add_data: give \"x\" and \"y\", one value each (the model's normalised units)")
-	}
-	if err := s.setData("addition of a data point", append(x, c.X[0]), append(y, c.Y[0]), true); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("added data point %d", len(x)+1), nil
-}
+// An edit's readout (view.EditReadout): the bound and its terms just
+// before and just after the edit, recorded here for every edit.
 
-func (s *session) dataIndex(c Command, n int) (int, error) {
-	if c.Index == nil {
-		return 0, fmt.Errorf("%s: missing \"index\"", c.Op)
-	}
-	if i := *c.Index; i < 0 || i >= n {
-		return 0, fmt.Errorf("%s: there is no data point %d (there are %d)", c.Op, i+1, n)
-	}
-	return *c.Index, nil
-}
+// editOps are the transport's commands that may edit the model; their
+// readout needs the bound before them, as do the views' ops marked Edits.
+// Another view op that edits (view.Session.Edit) has its readout without
+// the "before".
+var editOps = map[string]bool{"move": true, "add": true, "remove": true, "undo": true, "redo": true, "restart": true}
 
-// dataPoint returns the editable data and the index of the command's point.
-func (s *session) dataPoint(c Command) (x, y []float64, i int, err error) {
-	if x, y, err = s.editableData(c.Op); err != nil {
-		return nil, nil, 0, err
-	}
-	i, err = s.dataIndex(c, len(x))
-	return x, y, i, err
-}
-
-func (s *session) cmdRemoveData(c Command) (string, error) {
-	x, y, i, err := s.dataPoint(c)
-	if err != nil {
-		return "", err
-	}
-	if len(x) <= dataset.MinTrainRows {
-		return "", fmt.Errorf("remove_data: a data set keeps at least %d points", dataset.MinTrainRows)
-	}
-	if err := s.setData(fmt.Sprintf("removal of data point %d", i+1), slices.Delete(x, i, i+1), slices.Delete(y, i, i+1), true); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("removed data point %d", i+1), nil
-}
-
-func (s *session) cmdMoveData(c Command) (string, error) {
-	x, y, i, err := s.dataPoint(c)
-	if err != nil {
-		return "", err
-	}
-	if len(c.X) > 1 || len(c.Y) > 1 || (c.X == nil && c.Y == nil) {
-		return "", fmt.Errorf("move_data: give \"x\" and/or \"y\", one value each")
-	}
-	if c.X != nil {
-		x[i] = c.X[0]
-	}
-	if c.Y != nil {
-		y[i] = c.Y[0]
-	}
-	if err := s.setData(fmt.Sprintf("move of data point %d", i+1), x, y, true); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("moved data point %d", i+1), nil
-}
-
-func (s *session) cmdResetData(c Command) (string, error) {
-	if _, _, err := s.editableData(c.Op); err != nil {
-		return "", err
-	}
-	if !s.data.Edited {
-		return "the data are the original set", nil
-	}
-	x, y := s.data.NormX.Apply(s.data.Set.X), s.data.NormY.Apply(s.data.Set.Y)
-	if err := s.setData("data reset", mat.Col(nil, 0, x), mat.Col(nil, 0, y), false); err != nil {
-		return "", err
-	}
-	return "data reset to the original set", nil
-}
-
-// An edit's readout: the bound and its terms just before and just after
-// the edit, from the optimizer's own evaluations of the two models, so
-// that the page shows what the edit itself did, frozen at that moment,
-// and the optimizer's recovery beside it (docs/protocol.md, "edit").
-
-// editOps are the commands that may edit the model; their readout needs
-// the bound before them. A view's op that edits (view.Session.Edit) has
-// its readout without the "before".
-var editOps = map[string]bool{"move": true, "add": true, "remove": true, "undo": true, "redo": true,
-	"add_data": true, "remove_data": true, "move_data": true, "reset_data": true, "restart": true}
-
-// termSet is a model's bound and its terms (nats), layer by layer.
-type termSet struct {
-	Bound       wire.Num   `json:"bound"`
-	Likelihood  wire.Num   `json:"likelihood"`
-	KL          []wire.Num `json:"kl"`
-	Compression []wire.Num `json:"compression"`
-	Propagation []wire.Num `json:"propagation"`
-}
-
-// termsOf returns ev's terms, nil without an evaluation.
-func termsOf(ev *train.Evaluation) *termSet {
-	if ev == nil {
-		return nil
-	}
-	t := &termSet{Bound: wire.Num(ev.Bound), Likelihood: wire.Num(ev.Likelihood)}
-	for _, l := range ev.Layers {
-		t.KL = append(t.KL, wire.Num(l.KL))
-		t.Compression = append(t.Compression, wire.Num(l.Compression))
-		t.Propagation = append(t.Propagation, wire.Num(l.Propagation))
-	}
-	return t
-}
-
-// editDelta is the last edit's readout (frames' "edit"). It is never
-// changed once published: a drag's next move makes a new one with the
-// same Seq and Before.
+// editDelta is the last edit's readout (view.EditReadout) with the drag
+// it belongs to, if any. It is never changed once published: a drag's
+// next move makes a new one with the same Seq and Before.
 type editDelta struct {
-	Seq      int      `json:"seq"`   // edits of this session, from 1; a drag is one
-	Label    string   `json:"label"` // "move of inducing point 6 of layer 1", "undo of the …"
-	Layer    int      `json:"layer"` // the layer edited (0-based; -1: none in particular)
-	DataEdit bool     `json:"data"`  // the data points were edited
-	Iter     int      `json:"iter"`  // the iteration it was made at
-	Before   *termSet `json:"before,omitempty"`
-	After    *termSet `json:"after,omitempty"` // absent: the edited model cannot be evaluated
-	drag     *dragBase
+	view.EditReadout
+	drag *dragBase
 }
 
 // currentTerms returns the terms of the model as it stands (nil when it
 // cannot be evaluated).
-func (s *session) currentTerms() *termSet {
-	return termsOf(s.refresh().eval)
+func (s *session) currentTerms() *view.Terms {
+	return view.TermsOf(s.refresh().eval)
 }
 
 // recordEdit makes the readout of the edit command c just made: before is
 // the model's terms before it (nil: unknown), the edited model's are
 // evaluated now (and published with it). A drag keeps its first move's
 // "before" and its number.
-func (s *session) recordEdit(c Command, before *termSet) {
+func (s *session) recordEdit(c Command, before *view.Terms) {
 	var e editState
 	prefix := ""
 	top := func(st []editState) {
@@ -552,7 +426,7 @@ func (s *session) recordEdit(c Command, before *termSet) {
 	default:
 		top(s.hist.undo)
 	}
-	d := &editDelta{Label: prefix + e.label, Layer: e.layer, DataEdit: e.dataEdit, Iter: s.tr.Iter(), Before: before}
+	d := &editDelta{EditReadout: view.EditReadout{Label: prefix + e.label, Layer: e.layer, DataEdit: e.dataEdit, Iter: s.tr.Iter(), Before: before}}
 	if e.model == nil {
 		d.Layer = -1
 	}
@@ -566,6 +440,6 @@ func (s *session) recordEdit(c Command, before *termSet) {
 		s.editSeq++
 		d.Seq = s.editSeq
 	}
-	d.After = termsOf(s.refresh().eval)
+	d.After = view.TermsOf(s.refresh().eval)
 	s.lastEdit = d
 }

@@ -1,11 +1,12 @@
 package stream
 
 import (
-	"dgpviz/internal/wire"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"dgpviz/internal/wire"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -209,7 +210,7 @@ func TestDataEdits(t *testing.T) {
 		t.Errorf("reset_data: n %v edited %v y0 %v, want %d false %v", s["n"], s["edited"], floats(s["y"])[0], n0, floats(s0["y"])[0])
 	}
 	// Robot-shaped data (30 outputs) cannot be edited point by point.
-	e2 := newEnv(t, func(o *Options) { o.Catalog.Add(wideDataset(40, 3), o.Limits) })
+	e2 := newEnv(t, func(o *Options) { o.Catalog.Add(wideDataset(40, 3), o.Limits.MaxRows) })
 	c2 := e2.dial(t, paused+"&data=wide&hidden=2")
 	r := c2.reply(c2.send(map[string]any{"op": "add_data", "x": []float64{0}, "y": []float64{0}}))
 	if e, _ := r["error"].(string); r["type"] != "error" || e == "" {
@@ -245,7 +246,7 @@ func TestSetupWarnsOfDegenerateData(t *testing.T) {
 	flat := wideDataset(20, 1)
 	flat.Name = "flat"
 	flat.Y = mat.NewDense(20, 1, nil)
-	e := newEnv(t, func(o *Options) { o.Catalog.Add(flat, o.Limits) })
+	e := newEnv(t, func(o *Options) { o.Catalog.Add(flat, o.Limits.MaxRows) })
 	c := e.dial(t, paused+"&data=flat&hidden=")
 	s := c.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
 	if w, _ := s["warnings"].([]any); len(w) != 1 || !strings.Contains(w[0].(string), "is constant") {

@@ -44,7 +44,7 @@ func robotTestData(t testing.TB) *dataset.Dataset {
 func robotEnv(t testing.TB) *testEnv {
 	ds := robotTestData(t)
 	return newEnv(t, func(o *Options) {
-		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -242,7 +242,7 @@ func TestDatasetSwitchResetsArchitecture(t *testing.T) {
 		t.Skip("runs the robot preset's restarts: not in the short tier")
 	}
 	ds := robotTestData(t)
-	e := newEnv(t, func(o *Options) { o.Catalog.Add(ds, o.Limits) })
+	e := newEnv(t, func(o *Options) { o.Catalog.Add(ds, o.Limits.MaxRows) })
 	c := e.dial(t, paused+"&data=robot&hidden=3,3&m=20")
 	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
 	r := c.reply(c.send(map[string]any{"op": "dataset", "dataset": "step"}))
@@ -408,7 +408,7 @@ func TestExplorerFromCSV(t *testing.T) {
 	ds := robotTestData(t)
 	e := newEnv(t, func(o *Options) {
 		o.Defaults.Play = false
-		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -448,7 +448,7 @@ func TestExplorerFromCSV(t *testing.T) {
 func TestExplorerWithoutTruth(t *testing.T) {
 	ds := wideDataset(60, 5)
 	e := newEnv(t, func(o *Options) {
-		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -473,7 +473,7 @@ func TestExplorerLargeDataSample(t *testing.T) {
 	ds := wideDataset(5000, 4)
 	e := newEnv(t, func(o *Options) {
 		o.Limits.MaxRows = 5000
-		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -1,13 +1,13 @@
 package stream
 
 import (
-	"dgpviz/internal/wire"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"dgpviz/internal/montecarlo"
+	"dgpviz/internal/wire"
 )
 
 // mcAfter waits for the first mc message that reflects command id.

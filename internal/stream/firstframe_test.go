@@ -28,7 +28,7 @@ func TestFirstFrameAtScale(t *testing.T) {
 	e := newEnv(t, func(o *Options) {
 		o.Limits.MaxRows, o.Limits.SessionMemory, o.Limits.ServerMemory, o.Limits.MaxIterTime = rows, 0, 0, 0
 		o.Workers = 2
-		if err := o.Catalog.Add(ds, o.Limits); err != nil {
+		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 	})

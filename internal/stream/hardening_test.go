@@ -91,7 +91,7 @@ func TestAddDataBudget(t *testing.T) {
 		defer e.srv.mu.Unlock()
 		var total int64
 		for ss, b := range e.srv.reserved {
-			if ss.client == loopbackClient {
+			if ss.client == "loopback" {
 				total += b
 			}
 		}
@@ -209,19 +209,19 @@ func TestClientMemoryShare(t *testing.T) {
 // iterations stop.
 func TestBuildEndsWithItsClient(t *testing.T) {
 	e := newEnv(t, func(o *Options) {
-		if err := o.Catalog.Add(wideDataset(400, 40), o.Limits); err != nil {
+		if err := o.Catalog.Add(wideDataset(400, 40), o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 	})
 	c := e.dial(t, "data=wide&play=0") // the hello comes once the model is built: no waiting for it
-	eventually(t, 30*time.Second, func() bool { return e.srv.pool.snapshot().Turns >= 5 },
+	eventually(t, 30*time.Second, func() bool { return e.srv.pool.Stats().Turns >= 5 },
 		func() string { return "the build took no turns" })
 	c.c.Close()
-	eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() == 0 && e.srv.pool.snapshot().Clients <= 1 },
+	eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() == 0 && e.srv.pool.Stats().Clients <= 1 },
 		func() string { return "the session or its build outlived its client" })
-	left := e.srv.pool.snapshot().Turns
+	left := e.srv.pool.Stats().Turns
 	time.Sleep(200 * time.Millisecond)
-	if after := e.srv.pool.snapshot().Turns; after != left {
+	if after := e.srv.pool.Stats().Turns; after != left {
 		t.Errorf("the build took %d more turns after its client left", after-left)
 	}
 	// The explorer's preset: its restarts' iterations, about a turn each

@@ -145,11 +145,11 @@ func TestEstimateMatchesHeap(t *testing.T) {
 		}
 		l := DefaultLimits()
 		l.SessionMemory, l.ServerMemory, l.MaxIterTime, l.MaxSessionsPerClient = 0, 0, 0, 0
-		cat, err := NewCatalog(nil, l)
+		cat, err := dataset.NewCatalog(nil, l.MaxRows)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := cat.Add(ds, l); err != nil {
+		if err := cat.Add(ds, l.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 		cfg := PresetConfig(DefaultConfig(), ds, l)

@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"dgpviz/internal/wire"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/wire"
 
 	"github.com/gorilla/websocket"
 	"gonum.org/v1/gonum/mat"
@@ -22,9 +22,9 @@ import (
 // testCSV is a second, tiny data set for the dataset command.
 const testCSV = "x,y\n0,0\n1,1\n2,4\n3,9\n4,16\n5,25\n6,36\n7,49\n"
 
-func testCatalog(t testing.TB, l Limits) *Catalog {
+func testCatalog(t testing.TB, l Limits) *dataset.Catalog {
 	t.Helper()
-	cat, err := NewCatalog(nil, l)
+	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func testCatalog(t testing.TB, l Limits) *Catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.Add(ds, l); err != nil {
+	if err := cat.Add(ds, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
 	return cat

@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"dgpviz/internal/wire"
 	"math"
 	"strings"
 	"syscall"
@@ -9,7 +8,9 @@ import (
 	"time"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/share"
 	"dgpviz/internal/train"
+	"dgpviz/internal/wire"
 )
 
 // TestLateFollowerGetsHistoryAndPresentation: a follower who joins after
@@ -69,70 +70,25 @@ func TestLateFollowerGetsHistoryAndPresentation(t *testing.T) {
 	}
 }
 
-// frameHead is a frame header for the history's rules.
-func frameHead(iter int, bound float64, layers int) feedHeader {
-	h := feedHeader{Type: "frame", Iter: iter, Bound: &bound, Likelihood: &bound}
-	for range layers {
-		kl := 0.5
-		h.Layers = append(h.Layers, layerTerms{KL: &kl})
-	}
-	return h
-}
-
-// TestHistoryRules: the page's rules (static/app.js) — a point per
-// iteration, the same iteration replaced, a new run or another number of
-// layers starts again, frames without a bound are skipped — and past
-// MaxHistory every other point goes, the last kept.
-func TestHistoryRules(t *testing.T) {
-	var h history
-	h.add(frameHead(0, -10, 2))
-	h.add(frameHead(1, -9, 2))
-	h.add(frameHead(1, -8, 2)) // replaces
-	nb := frameHead(2, 0, 2)
-	nb.Bound = nil
-	h.add(nb) // no bound: skipped
-	if h.n() != 2 || h.bound[1] != -8 || len(h.terms) != 2*3*2 || !math.IsNaN(h.terms[1]) {
-		t.Fatalf("after 0, 1, 1 again and a frame without bound: iterations %v bounds %v terms %v", h.iter, h.bound, h.terms)
-	}
-	h.add(frameHead(5, -7, 3)) // another architecture
-	if h.n() != 1 || h.layers != 3 {
-		t.Errorf("a new architecture kept %d points of %d layers", h.n(), h.layers)
-	}
-	h.add(frameHead(2, -7, 3)) // a reset: the iteration goes back
-	if h.n() != 1 || h.iter[0] != 2 {
-		t.Errorf("a reset kept %v", h.iter)
-	}
-	h.clear()
-	for i := range MaxHistory + 1 {
-		h.add(frameHead(i, float64(i), 1))
-	}
-	// 2001 points decimated: the even iterations 0…2000 (1001 points).
-	if h.n() != MaxHistory/2+1 || h.iter[1] != 2 || h.iter[h.n()-1] != MaxHistory || len(h.terms) != 3*h.n() {
-		t.Errorf("decimated to %d points, %v … %v", h.n(), h.iter[:3], h.iter[h.n()-1])
-	}
-	// The encoding reads back (as a relay reads it).
-	got, err := decodeHistory(h.encode())
-	if err != nil || got.n() != h.n() || got.layers != 1 || got.iter[7] != h.iter[7] || got.bound[9] != h.bound[9] {
-		t.Errorf("history read back: %v, %d points", err, got.n())
-	}
-}
-
 // BenchmarkHubFrame is what a hub costs the presenter's writer per frame
-// with no followers: reading the frame's header for the bound history. It
-// reports the process's CPU time per frame too ("cpu-ns/op"), which a
-// busy shared machine inflates less than the wall time.
+// with no followers: the bound history's point, from the published
+// evaluation (the frame's header is not read back). It reports the
+// process's CPU time per frame too ("cpu-ns/op"), which a busy shared
+// machine inflates less than the wall time.
 func BenchmarkHubFrame(b *testing.B) {
 	var f framer
-	frame, err := f.frame(publicationFor(b, dataset.Step(), train.InitConfig{Hidden: []int{1, 1}, Inducing: 12, Seed: 1}, 20))
+	p := publicationFor(b, dataset.Step(), train.InitConfig{Hidden: []int{1, 1}, Inducing: 12, Seed: 1}, 20)
+	frame, err := f.frame(p)
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := newHub()
+	h := share.NewHub(newResumeToken())
+	s := p.snap
 	cpu0 := processCPU()
+	seq := uint64(0)
 	for b.Loop() {
-		h.hist.clear()
-		h.frame = seqFrame{}
-		h.Frame(frame, 1)
+		seq++
+		h.PublishFrame(frame, seq, s.Data.ID, s.Iter+int(seq), len(s.Model.Layers), s.Eval)
 	}
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(len(frame)), "bytes/frame")

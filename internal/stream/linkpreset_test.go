@@ -17,7 +17,7 @@ import (
 // view keeps the server's default.
 func TestLinkPreset(t *testing.T) {
 	l := DefaultLimits()
-	cat, err := NewCatalog([]string{"csv:../../examples/loop.csv", "csv:../../internal/dataset/testdata/good.csv"}, l)
+	cat, err := dataset.NewCatalog([]string{"csv:../../examples/loop.csv", "csv:../../internal/dataset/testdata/good.csv"}, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +61,11 @@ func TestPresetLimitsAdmitTheBuild(t *testing.T) {
 	}
 	ds := &dataset.Dataset{Name: "frames", X: y, Y: y}
 	l := DefaultLimits()
-	cat, err := NewCatalog(nil, l)
+	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.Add(ds, l); err != nil {
+	if err := cat.Add(ds, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
 	raised := PresetLimits(l, cat)

@@ -1,6 +1,10 @@
 package stream
 
-import "time"
+import (
+	"time"
+
+	"dgpviz/internal/share"
+)
 
 // frameCostShare is the largest share of wall time spent building frames:
 // a frame that took c to build is followed by a gap of at least c/share,
@@ -21,7 +25,7 @@ const MinFrameRate = 10
 // at MinFrameRate or more. The writer asks due before it builds a frame,
 // and waits on C until then.
 type pacer struct {
-	gate        *drawGate
+	gate        *share.DrawGate
 	timer       *time.Timer
 	armed       time.Time // when the timer fires; zero: not set
 	lastStart   time.Time
@@ -30,7 +34,7 @@ type pacer struct {
 	lastApplied int64         // the last command whose effect a frame showed
 }
 
-func newPacer(gate *drawGate) *pacer {
+func newPacer(gate *share.DrawGate) *pacer {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	return &pacer{gate: gate, timer: t}
@@ -48,7 +52,7 @@ func (p *pacer) due(now time.Time, applied int64) time.Duration {
 		gap = FrameInterval // show a command's effect as soon as allowed
 	}
 	wait := p.lastStart.Add(gap).Sub(now)
-	if open, w := p.gate.open(now); !open {
+	if open, w := p.gate.Open(now); !open {
 		wait = max(wait, w)
 	}
 	if wait <= 0 {
@@ -76,5 +80,5 @@ func (p *pacer) sent(seq uint64, t0 time.Time, cost time.Duration, applied int64
 	}
 	p.gap = min(time.Second/MinFrameRate, max(FrameInterval, time.Duration(float64(p.cost)/frameCostShare)))
 	p.lastStart, p.lastApplied = t0, applied
-	p.gate.sent(seq, time.Now())
+	p.gate.Sent(seq, time.Now())
 }

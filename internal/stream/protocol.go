@@ -1,16 +1,13 @@
 package stream
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/wire"
 )
 
@@ -20,24 +17,15 @@ const MaxCoordinate = wire.MaxCoordinate
 
 // ParseCommand decodes one command. Its errors say what was wrong.
 func ParseCommand(b []byte) (Command, error) {
-	var c Command
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&c); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) || strings.HasPrefix(err.Error(), "json: unknown field") {
-			return c, fmt.Errorf("%s", wire.JSONError(err))
-		}
-		return c, fmt.Errorf("malformed command (want a JSON object such as {\"op\":\"play\"}): %s", wire.JSONError(err))
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return c, fmt.Errorf("malformed command: extra data after the JSON object")
+	c, err := wire.DecodeCommand(b)
+	if err != nil {
+		return c, err
 	}
 	if c.Op == "" {
 		return c, fmt.Errorf("missing \"op\" (one of %s)", strings.Join(Ops(), ", "))
 	}
 	if !knownOp(c.Op) {
-		return c, fmt.Errorf("unknown op %q (want one of %s)", truncate(c.Op, 40), strings.Join(Ops(), ", "))
+		return c, fmt.Errorf("unknown op %q (want one of %s)", wire.Truncate(c.Op, 40), strings.Join(Ops(), ", "))
 	}
 	for _, v := range [][]float64{c.Z, c.Mu, c.X, c.Y, c.Points} {
 		for _, x := range v {
@@ -49,39 +37,23 @@ func ParseCommand(b []byte) (Command, error) {
 	return c, nil
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return truncateUTF8(s, n) + "…"
-}
-
-// truncateUTF8 cuts s to at most n bytes at a character boundary (a close
-// frame's reason must be valid UTF-8 and at most 123 bytes).
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
 // reply is a text message from the server: "hello", "ack" or "error".
 type reply struct {
-	V       int           `json:"v"`
-	Type    string        `json:"type"`
-	ID      int64         `json:"id,omitempty"`
-	Op      string        `json:"op,omitempty"`
-	Message string        `json:"message,omitempty"`
-	Error   string        `json:"error,omitempty"`
-	Config  *Config       `json:"config,omitempty"`
-	Session uint64        `json:"session,omitempty"`
-	Limits  *Limits       `json:"limits,omitempty"`
-	Sets    []DatasetInfo `json:"datasets,omitempty"`
-	Groups  []string      `json:"groups,omitempty"`
-	Running *bool         `json:"running,omitempty"`
+	V       int             `json:"v"`
+	Type    string          `json:"type"`
+	ID      int64           `json:"id,omitempty"`
+	Op      string          `json:"op,omitempty"`
+	Message string          `json:"message,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Config  *Config         `json:"config,omitempty"`
+	Session uint64          `json:"session,omitempty"`
+	Limits  *Limits         `json:"limits,omitempty"`
+	Sets    []dataset.Entry `json:"datasets,omitempty"`
+	Groups  []string        `json:"groups,omitempty"`
+	// MaxHistory (hello) is the bound history's bound (train.MaxHistory):
+	// the page keeps its chart to it, as the server's history is kept.
+	MaxHistory int   `json:"max_history,omitempty"`
+	Running    *bool `json:"running,omitempty"`
 	// Undo and Redo (ack) count the edits that undo and redo would take
 	// back or give again; UndoLabel and RedoLabel name the next ones.
 	Undo      *int   `json:"undo,omitempty"`

@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"dgpviz/internal/view"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"dgpviz/internal/train"
+	"dgpviz/internal/view"
+	"dgpviz/internal/wire"
 
 	"github.com/gorilla/websocket"
 )
@@ -291,7 +292,7 @@ func TestNonReadingClient(t *testing.T) {
 	// buffers within a second. One output: the regression view, which
 	// builds at once (the explorer's preset restarts take minutes under
 	// -race).
-	e := newEnv(t, func(o *Options) { o.Catalog.Add(wideDataset(400, 1), o.Limits) })
+	e := newEnv(t, func(o *Options) { o.Catalog.Add(wideDataset(400, 1), o.Limits.MaxRows) })
 	// A tiny receive buffer makes the server's writes block quickly.
 	d := *websocket.DefaultDialer
 	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -578,8 +579,8 @@ func TestProtocolEdges(t *testing.T) {
 
 	long := strings.Repeat("é", 100) // 200 bytes of 2-byte characters
 	for _, n := range []int{120, 121, 123} {
-		if got := truncateUTF8(long, n); !utf8.ValidString(got) || len(got) > n {
-			t.Errorf("truncateUTF8(%d): %q (%d bytes), not valid UTF-8 within the limit", n, got, len(got))
+		if got := wire.Cut(long, n); !utf8.ValidString(got) || len(got) > n {
+			t.Errorf("wire.Cut(%d): %q (%d bytes), not valid UTF-8 within the limit", n, got, len(got))
 		}
 	}
 }

@@ -91,14 +91,14 @@ func (s *session) publish() {
 		paused: !s.cfg.Play, held: s.opt.held, fast: s.opt.running && !s.opt.held && (s.cfg.Speed == 0 || !s.opt.settle.settled && fastUntilSettled),
 		edit: s.lastEdit, collapse: pb.collapse,
 		method: tc.Method.String(), lr: s.cfg.LearningRate, frozen: slices.Clone(s.cfg.Frozen),
-		restarts: s.restarts, restart: s.restart, followers: s.hub.count(),
+		restarts: s.restarts, restart: s.restart, followers: s.hub.Count(),
 		stochastic: tc.Method == train.SVI, modelIter: pb.iter, estimate: s.opt.estimate, epochs: s.opt.epochs,
 	}
-	s.hub.publishState(&forkState{cfg: s.cfg, pub: p})
+	s.hub.SetState(&forkState{cfg: s.cfg, pub: p})
 	s.setLatest(p)
 	s.playing.Store(s.opt.running)
 	s.published.Add(1)
-	if s.frames.put(p) {
+	if s.frames.Put(p) {
 		s.dropped.Add(1)
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"dgpviz/internal/share"
+	"dgpviz/internal/wire"
+
 	"github.com/gorilla/websocket"
 )
 
@@ -68,19 +71,19 @@ func (ss *session) reader(conn *websocket.Conn) {
 		c, err := ParseCommand(buf[:n])
 		c.Received = time.Now()
 		if err != nil {
-			ss.reply(reply{Type: "error", ID: c.ID, Op: truncate(c.Op, 40), Error: err.Error()})
+			ss.reply(reply{Type: "error", ID: c.ID, Op: wire.Truncate(c.Op, 40), Error: err.Error()})
 			continue
 		}
 		if ss.answerable(c) { // answered off the optimizer goroutine (answer.go)
 			ss.queueAnswer(c)
 			continue
 		}
-		if c.Op == "present" { // the presentation state, for followers (present.go)
+		if c.Op == "present" { // the presentation state, for followers (share.PresentationOf)
 			ss.present(c)
 			continue
 		}
-		if c.Op == "drawn" { // the page's drawing paces the frames (drawgate.go)
-			if err := drawnSeq(c, ss.gate); err != nil {
+		if c.Op == "drawn" { // the page's drawing paces the frames (share.DrawGate)
+			if err := share.Drawn(c, ss.gate); err != nil {
 				ss.reply(reply{Type: "error", ID: c.ID, Op: c.Op, Error: err.Error()})
 			}
 			continue
@@ -109,7 +112,7 @@ func (ss *session) writer(conn *websocket.Conn) {
 	ping := time.NewTicker(pingPeriod)
 	defer ping.Stop()
 	w := connWriter{conn: conn, wait: writeWait, pace: newPacer(ss.gate)}
-	w.build.seq = ss.hub.lastSeq() // a resumed session's frames carry on its numbering
+	w.build.seq = ss.hub.LastSeq() // a resumed session's frames carry on its numbering
 	for {
 		ok := true
 		select {
@@ -119,14 +122,14 @@ func (ss *session) writer(conn *websocket.Conn) {
 			return
 		case m := <-ss.out:
 			ok = w.write(m)
-		case <-ss.viewOut.notify:
-			for _, b := range ss.viewOut.take() {
-				ss.hub.publishView(b) // the followers' slides (hubview.go)
+		case <-ss.viewOut.Ready():
+			for _, b := range ss.viewOut.Take() {
+				ss.hub.PublishView(b) // the followers' slides (share.Hub.PublishView)
 				ok = ok && w.write(outMsg{binary: true, data: b})
 			}
-		case <-ss.frames.notify: // a new publication
+		case <-ss.frames.Ready(): // a new publication
 			ok = ss.frameWhenDue(&w)
-		case <-ss.gate.notify: // the page drew a frame (drawgate.go)
+		case <-ss.gate.Ready(): // the page drew a frame (share.DrawGate)
 			ok = ss.frameWhenDue(&w)
 		case <-w.pace.C():
 			w.pace.fired()
@@ -174,12 +177,12 @@ func (ss *session) frameWhenDue(w *connWriter) bool {
 		break
 	}
 	var applied int64
-	ss.frames.peek(func(p *publication) { applied = p.snap.Applied })
+	ss.frames.Peek(func(p *publication) { applied = p.snap.Applied })
 	t0 := time.Now()
-	if !ss.frames.has() || w.pace.due(t0, applied) > 0 {
+	if !ss.frames.Has() || w.pace.due(t0, applied) > 0 {
 		return true
 	}
-	p, _ := ss.frames.take()
+	p, _ := ss.frames.Take()
 	b, err := w.build.frame(p)
 	if err != nil {
 		ss.log.Error("frame", "err", err)
@@ -188,7 +191,7 @@ func (ss *session) frameWhenDue(w *connWriter) bool {
 	// The same bytes to every follower (follow.go), before the presenter
 	// has them: a follower who joins once the presenter has seen this
 	// frame starts from it, not from the one before.
-	ss.hub.publishFrame(b, w.build.seq)
+	ss.hub.PublishFrame(b, w.build.seq, p.snap.Data.ID, p.snap.Iter, len(p.snap.Model.Layers), p.snap.Eval)
 	if !w.write(outMsg{binary: true, data: b}) {
 		return false
 	}
@@ -212,7 +215,7 @@ func (ss *session) closeConn(w *connWriter) {
 	code, text := ss.closeCode, ss.closeText
 	ss.closeMu.Unlock()
 	if code != 0 {
-		w.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncateUTF8(text, 120)), time.Now().Add(writeWait))
+		w.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, wire.Cut(text, 120)), time.Now().Add(writeWait))
 		// Wait for the client's close frame, which ends the reader.
 		w.conn.SetReadDeadline(time.Now().Add(closeWait))
 		select {

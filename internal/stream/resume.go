@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/share"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/views"
@@ -42,8 +43,8 @@ type parked struct {
 	hist     editHistory
 	restarts *view.Restarts
 	restart  int
-	private  string // the private data set it owns (upload.go), or ""
-	hub      *Hub   // its followers' hub, carried to the resumed session (nil: a new one)
+	private  string     // the private data set it owns (upload.go), or ""
+	hub      *share.Hub // its followers' hub, carried to the resumed session (nil: a new one)
 	timer    *time.Timer
 	// disconnected is when its page left; zero for a model parked for a
 	// page that has not opened yet (an upload, a fork).
@@ -143,7 +144,7 @@ func (s *Server) forget(token string, p *parked) {
 	s.freed(s.reserved[p.owner])
 	delete(s.reserved, p.owner)
 	if p.private != "" {
-		s.cat.removePrivate(p.private)
+		s.cat.RemovePrivate(p.private)
 	}
 	if p.hub != nil {
 		p.hub.End(presenterEnded)
@@ -156,7 +157,7 @@ const presenterEnded = "the presenter's session has ended"
 
 // sessionHub returns the hub a new session shares itself through: the
 // parked session's that it resumes, or a new one.
-func (s *Server) sessionHub(resumed *parked) *Hub {
+func (s *Server) sessionHub(resumed *parked) *share.Hub {
 	if resumed != nil && resumed.hub != nil {
 		return resumed.hub
 	}
@@ -171,20 +172,11 @@ func (ss *session) endShare() {
 	}
 }
 
-// lastSeq returns the "seq" of the latest frame the hub fanned out (0:
-// none): a resumed session numbers its frames on from there, so that the
-// hub and its followers take them as newer.
-func (h *Hub) lastSeq() uint64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.frame.seq
-}
-
 // parkedHub returns the hub shared under key by a parked session (nil:
 // none). s.mu is held.
-func (s *Server) parkedHub(key string) *Hub {
+func (s *Server) parkedHub(key string) *share.Hub {
 	for _, p := range s.parked {
-		if p.hub != nil && p.hub.key == key {
+		if p.hub != nil && p.hub.Key() == key {
 			return p.hub
 		}
 	}

@@ -14,21 +14,26 @@ import (
 	"sync/atomic"
 	"time"
 
+	"dgpviz/internal/admit"
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/share"
+	"dgpviz/internal/train"
 	"dgpviz/internal/view"
+	"dgpviz/internal/wire"
 
 	"github.com/gorilla/websocket"
 )
 
-// Websocket timing, as in gorilla/websocket's chat example.
+// Websocket timing: the followers' (share.WriteWait, …) and queue sizes.
 const (
-	writeWait  = 10 * time.Second  // time allowed to write one message
-	pongWait   = 60 * time.Second  // time allowed to read the next pong
-	pingPeriod = pongWait * 9 / 10 // send pings this often; < pongWait
-	closeWait  = 2 * time.Second   // time allowed for the close handshake
-	outQueue   = 64                // queued replies and setups per session
-	cmdQueue   = 16                // queued commands per session
-	replyWait  = 2 * time.Second   // how long a full reply queue may stay full
+	writeWait  = share.WriteWait  // time allowed to write one message
+	pongWait   = share.PongWait   // time allowed to read the next pong
+	pingPeriod = share.PingPeriod // send pings this often; < pongWait
+	closeWait  = 2 * time.Second  // time allowed for the close handshake
+	outQueue   = 64               // queued replies and setups per session
+	cmdQueue   = 16               // queued commands per session
+	replyWait  = 2 * time.Second  // how long a full reply queue may stay full
 )
 
 // Close codes used by the server (RFC 6455 §7.4.1).
@@ -42,7 +47,7 @@ const (
 
 // Options configure a Server.
 type Options struct {
-	Catalog  *Catalog
+	Catalog  *dataset.Catalog
 	Limits   Limits
 	Defaults Config // configuration for parameters a client's URL leaves out
 	// AllowedOrigins are host patterns (path.Match syntax, e.g.
@@ -53,19 +58,19 @@ type Options struct {
 	Workers int
 	// BaselineIters is the number of L-BFGS iterations of the latent
 	// explorer's one-layer GP baseline, fitted once per data set in the
-	// background (0: DefaultBaselineIters).
+	// background (0: the explorer's explorer.DefaultBaselineIters).
 	BaselineIters int
 	// ResumeGrace is how long a disconnected session can be resumed
 	// (resume.go; 0: DefaultResumeGrace).
 	ResumeGrace time.Duration
 	Logger      *slog.Logger
-	Share       ShareOptions // sharing beyond this server: NATS relays (share.go)
+	Share       share.ShareOptions // sharing beyond this server: NATS relays (dgpviz/internal/share)
 	// PoolTurns is how many cores the pool for expensive work uses at
 	// once (work.go; 0: DefaultPoolTurns, half the machine's).
 	PoolTurns int
 	// PoolShare is the share of each of its cores the pool uses (a turn
 	// of d is followed by a rest of d·(1/PoolShare − 1); 0:
-	// DefaultPoolShare).
+	// admit.DefaultPoolShare).
 	PoolShare float64
 	// TrustProxy: the server is behind a reverse proxy on this machine,
 	// and a request from loopback is the client its X-Forwarded-For
@@ -82,30 +87,24 @@ type Options struct {
 	KeepFreedMemory bool
 }
 
-// DefaultBaselineIters: by 1500 iterations the baseline's test RMSE has
-// settled (9.2–9.5 dBm on the real data at 1500 to 6000 iterations),
-// where at 300 it still depended on the optimizer's path (9.6 or 15.1 dBm
-// from builds that differ only in rounding); about 2 s of one core.
-const DefaultBaselineIters = 1500
-
 // Server serves websocket sessions: one model and optimizer per connection.
 type Server struct {
-	cat     *Catalog
+	cat     *dataset.Catalog
 	limits  Limits
 	def     Config
 	workers int
 	// env is what the views of all sessions share: work that outlives a
 	// session (the explorer's baselines), under bg, which Shutdown cancels.
 	env      *view.Env
-	bg       context.Context // background work (the views' baselines, load watch); ended by Shutdown
-	grace    time.Duration   // how long a parked session waits to be resumed (resume.go)
-	share    ShareOptions    // share.go
+	bg       context.Context    // background work (the views' baselines, load watch); ended by Shutdown
+	grace    time.Duration      // how long a parked session waits to be resumed (resume.go)
+	share    share.ShareOptions // share.go
 	bgCancel context.CancelFunc
 	// overloaded is set while the playing sessions' median frame rate is
 	// below the minimum (load.go): new sessions are refused with 1013.
 	overloaded atomic.Bool
 	// playingNow is how many sessions played at the load watch's last
-	// look (load.go): the pool's turns rest only then (work.go).
+	// look (load.go): the pool's turns rest only then (admit.Pool.Rest).
 	playingNow *atomic.Int64
 	log        *slog.Logger
 	origins    []string
@@ -116,13 +115,13 @@ type Server struct {
 	reserved  map[*session]int64 // estimated bytes per session (budget.go)
 	parked    map[string]*parked // disconnected sessions by resume token (resume.go)
 	followers int                // connected followers (follow.go)
-	// pool is the server's pool for expensive work (work.go).
-	pool       *pool
+	// pool is the server's pool for expensive work (admit.Pool).
+	pool       *admit.Pool
 	trustProxy bool
 	// parkRate limits the parked state a client makes (uploads, forks).
-	parkRate    *ClientRate
-	commandRate *ClientRate     // commands to optimizers (work.go)
-	uploading   map[string]bool // clients whose upload is being read (upload.go)
+	parkRate    *admit.ClientRate
+	commandRate *admit.ClientRate // commands to optimizers (work.go)
+	uploading   map[string]bool   // clients whose upload is being read (upload.go)
 	// Returning freed memory to the system (budget.go).
 	returnMemory bool
 	toFree       int64 // bytes of reservations ended since the last return
@@ -136,7 +135,7 @@ type Server struct {
 func NewServer(o Options) (*Server, error) {
 	if o.Catalog == nil {
 		var err error
-		if o.Catalog, err = NewCatalog(nil, o.Limits); err != nil {
+		if o.Catalog, err = dataset.NewCatalog(nil, o.Limits.MaxRows); err != nil {
 			return nil, err
 		}
 	}
@@ -151,33 +150,30 @@ func NewServer(o Options) (*Server, error) {
 			return nil, fmt.Errorf("allowed origin pattern %q: %v", p, err)
 		}
 	}
-	if err := o.Share.check(); err != nil {
+	if err := o.Share.Check(); err != nil {
 		return nil, err
-	}
-	if o.BaselineIters <= 0 {
-		o.BaselineIters = DefaultBaselineIters
 	}
 	if o.ResumeGrace <= 0 {
 		o.ResumeGrace = DefaultResumeGrace
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	pl := newPool(o.PoolTurns, o.PoolShare)
+	pl := admit.NewPool(o.PoolTurns, o.PoolShare)
 	var playing atomic.Int64
 	// The views' shared work (the explorer's baselines) is the server's
 	// own job in the pool: it takes turns with the clients' work.
-	serverJob, _ := pl.admit(serverClient)
-	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(serverJob.context(bg), o.BaselineIters),
+	serverJob, _ := pl.Admit(admit.ServerClient)
+	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(serverJob.Context(bg), o.BaselineIters),
 		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{},
-		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, parkRate: NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, commandRate: NewClientRate(commandBurst, commandEvery), returnMemory: !o.KeepFreedMemory}
+		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, parkRate: admit.NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, commandRate: admit.NewClientRate(commandBurst, commandEvery), returnMemory: !o.KeepFreedMemory}
 	s.share = o.Share
-	pl.rest = func() bool { return playing.Load() > 0 }
+	pl.Rest = func() bool { return playing.Load() > 0 }
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
 	go s.watchLoad() // load.go; ends with the background context
 	return s, nil
 }
 
 // Catalog returns the server's data sets.
-func (s *Server) Catalog() *Catalog { return s.cat }
+func (s *Server) Catalog() *dataset.Catalog { return s.cat }
 
 // Defaults returns the configuration used for absent URL parameters.
 func (s *Server) Defaults() Config { return s.def }
@@ -187,7 +183,7 @@ func (s *Server) Limits() Limits { return s.limits }
 
 // checkOrigin accepts requests without an Origin header (not from a
 // browser), same-origin requests, and origins matching AllowedOrigins.
-func (s *Server) checkOrigin(r *http.Request) bool { return OriginAllowed(r, s.origins) }
+func (s *Server) checkOrigin(r *http.Request) bool { return share.OriginAllowed(r, s.origins) }
 
 // Sessions returns the number of open sessions.
 func (s *Server) Sessions() int {
@@ -224,14 +220,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ss := &session{
 		id: s.nextID.Add(1), srv: s, ctx: ctx, cancel: cancel, downloadKey: newResumeToken(),
 		cmds: make(chan Command, cmdQueue), answers: make(chan Command, answerQueue), readerDone: make(chan struct{}), out: make(chan outMsg, outQueue),
-		frames: newMailbox[*publication](), viewOut: newOutbox(), gate: newDrawGate(),
+		frames: share.NewMailbox[*publication](), viewOut: share.NewOutbox(), gate: share.NewDrawGate(),
 	}
-	ss.client = RequestClient(r, s.trustProxy)
+	ss.client = admit.RequestClient(r, s.trustProxy)
 	ss.log = s.log.With("session", ss.id, "remote", r.RemoteAddr)
 
 	refuse := func(code int, text string) {
 		ss.log.Info("session refused", "reason", text)
-		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncateUTF8(text, 120)), time.Now().Add(writeWait))
+		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, wire.Cut(text, 120)), time.Now().Add(writeWait))
 		conn.Close()
 		cancel(nil)
 	}
@@ -268,7 +264,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.freed(s.reserved[ss])
 			delete(s.reserved, ss)
 			if ss.private != "" {
-				s.cat.removePrivate(ss.private)
+				s.cat.RemovePrivate(ss.private)
 			}
 		}
 		s.mu.Unlock()
@@ -295,16 +291,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = cfg.Validate(s.limits, s.cat)
 	}
-	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames()}
+	hello := reply{Type: "hello", Session: ss.id, Limits: &s.limits, Sets: s.cat.Info(), Groups: engine.GroupNames(), MaxHistory: train.MaxHistory}
 	if resumed != nil && resumed.private != "" {
 		if ds := s.cat.Get(resumed.private); ds != nil {
-			hello.Sets = append(hello.Sets, infoOf(ds)) // a loaded model's or an upload's own data
+			hello.Sets = append(hello.Sets, dataset.EntryOf(ds)) // a loaded model's or an upload's own data
 		}
 	}
 	hello.FigureKey = ss.downloadKey // downloads of this session's figures (published.go)
 	ss.resumeToken = newResumeToken()
 	hello.Resume = ss.resumeToken
-	hello.ShareKey = ss.hub.key
+	hello.ShareKey = ss.hub.Key()
 	hello.ShareURL = s.share.FollowURL
 	if err != nil {
 		ss.send(outMsg{data: hello.bytes()})
@@ -361,9 +357,9 @@ func (ss *session) start(cfg Config, resumed *parked) (ok bool) {
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
 		ss.fail(closeTryLater, busyCloseText)
 		return false
-	case errors.Is(err, errClientBusy):
+	case errors.Is(err, admit.ErrClientBusy):
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
-		ss.fail(closeTryLater, errClientBusy.Error())
+		ss.fail(closeTryLater, admit.ErrClientBusy.Error())
 		return false
 	case err != nil:
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
@@ -404,7 +400,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		delete(s.parked, token)
 		if p.private != "" {
-			s.cat.removePrivate(p.private)
+			s.cat.RemovePrivate(p.private)
 		}
 	}
 	s.mu.Unlock()

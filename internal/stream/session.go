@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"dgpviz/internal/engine"
+	"dgpviz/internal/share"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/views"
@@ -44,18 +45,18 @@ type Stats struct {
 type session struct {
 	id     uint64
 	srv    *Server
-	client string // who it is for per-client limits (client.go)
+	client string // who it is for per-client limits (admit.ClientOf)
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	cmds       chan Command           // reader → optimizer
-	answers    chan Command           // reader → the answering goroutine (a view's Answer ops)
-	out        chan outMsg            // → writer (replies, setups); bounded
-	frames     *mailbox[*publication] // optimizer → writer, latest wins (mailbox.go)
-	viewOut    *outbox                // the view's background work → writer, latest wins per name
-	hub        *Hub                   // read-only followers (follow.go)
-	gate       *drawGate              // frames paced by the page's drawing (drawgate.go)
+	cmds       chan Command                 // reader → optimizer
+	answers    chan Command                 // reader → the answering goroutine (a view's Answer ops)
+	out        chan outMsg                  // → writer (replies, setups); bounded
+	frames     *share.Mailbox[*publication] // optimizer → writer, latest wins (share.Mailbox)
+	viewOut    *share.Outbox                // the view's background work → writer, latest wins per name
+	hub        *share.Hub                   // read-only followers (follow.go)
+	gate       *share.DrawGate              // frames paced by the page's drawing (share.DrawGate)
 	latest     atomic.Pointer[publication]
 	changedMu  sync.Mutex
 	changed    chan struct{} // closed when a newer publication replaces latest
@@ -210,14 +211,14 @@ func (s *session) build(cfg Config, newData bool) error {
 	if err := s.srv.reserve(s, prev+est.Build); err != nil {
 		return err
 	}
-	// The build is a job of the client's in the server's pool (work.go).
-	j, err := s.srv.pool.admit(s.client)
+	// The build is a job of the client's in the server's pool (admit.Pool).
+	j, err := s.srv.pool.Admit(s.client)
 	if err != nil {
 		s.srv.setReservation(s, prev)
 		return err
 	}
-	m, rs, err := v.Init(j.context(s.ctx), d, cfg.arch(), s.srv.workers)
-	j.end()
+	m, rs, err := v.Init(j.Context(s.ctx), d, cfg.arch(), s.srv.workers)
+	j.End()
 	if err != nil {
 		s.srv.setReservation(s, prev)
 		return fmt.Errorf("initialising the model: %w", err)
@@ -423,8 +424,8 @@ func (s *session) handle(c Command) {
 	case "play", "pause", "reset", "architecture", "dataset":
 		s.finishSteps() // these end a step command's run; others interleave with it
 	}
-	var before *termSet // the bound's terms before an edit (edits.go)
-	if editOps[c.Op] {
+	var before *view.Terms // the bound's terms before an edit (edits.go)
+	if op, ok := view.FindOp(s.view, c.Op); editOps[c.Op] || ok && op.Edits {
 		before = s.currentTerms()
 	}
 	edits := s.pub.edits
@@ -458,7 +459,7 @@ func (s *session) sendSetup() error {
 		return err
 	}
 	s.send(outMsg{binary: true, data: b})
-	s.hub.publishSetup(b)
+	s.hub.Setup(b)
 	return nil
 }
 

@@ -219,7 +219,7 @@ func (s *Server) parkNew(client string, p *parked, ds *dataset.Dataset, bytes in
 	}
 	if ds != nil {
 		p.private = ds.Name
-		s.cat.addPrivate(ds)
+		s.cat.AddPrivate(ds)
 	}
 	token := newResumeToken()
 	s.mu.Lock()
@@ -227,7 +227,7 @@ func (s *Server) parkNew(client string, p *parked, ds *dataset.Dataset, bytes in
 	if s.closing {
 		delete(s.reserved, p.owner)
 		if ds != nil {
-			s.cat.removePrivate(ds.Name)
+			s.cat.RemovePrivate(ds.Name)
 		}
 		return "", fmt.Errorf("the server is shutting down")
 	}

@@ -32,6 +32,8 @@ import (
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 	"dgpviz/internal/wire"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // View is one way of showing a model.
@@ -56,6 +58,8 @@ type View interface {
 	NewFramer() Framer
 	// Ops lists the view's own commands.
 	Ops() []Op
+	// Figures lists the figures the view's downloads draw (figure.go).
+	Figures() []Figure
 }
 
 // A RowAnalyzer is a view whose frames predict every row of the data with
@@ -129,6 +133,9 @@ type Op struct {
 	// optimizer goroutine, with a binary message: it changes nothing, so
 	// a follower of a shared session may ask it too.
 	Answer func(ctx context.Context, s *Snapshot, c wire.Command) ([]byte, error)
+	// Edits marks an Apply that edits the model as the transport's edits
+	// do: the edit's readout (frames' "edit") shows the bound before it.
+	Edits bool
 }
 
 // Session is what a view's op may use of the session it runs in. Every
@@ -145,6 +152,12 @@ type Session interface {
 	Iter() int
 	// Edit makes m the live model as an undoable edit under label.
 	Edit(label string, m *engine.Model) error
+	// EditData makes x, y (model units; the normalisation stays the
+	// session's) the working data, and fit's model of them, made from the
+	// live one, the live model, as one undoable edit under label. edited
+	// says whether the points differ from the data set's. The session
+	// checks the row limit and its memory budgets before fit runs.
+	EditData(label string, x, y *mat.Dense, edited bool, fit func(m *engine.Model, x, y *mat.Dense) (*engine.Model, error)) error
 	// Go runs work in the background under the session: ctx ends with
 	// the session, and send queues a binary message for the page, a newer
 	// one of the same name replacing one not yet sent. It refuses, with
@@ -184,7 +197,7 @@ func FindOp(v View, name string) (Op, bool) {
 type Env struct {
 	Ctx context.Context
 	// BaselineIters is the number of L-BFGS iterations of baseline fits
-	// (the explorer's one-layer GP).
+	// (the explorer's one-layer GP; 0: the view's default).
 	BaselineIters int
 
 	mu   sync.Mutex

@@ -5,6 +5,8 @@
 package views
 
 import (
+	"slices"
+
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/view"
 	"dgpviz/internal/view/autoencoder"
@@ -34,6 +36,20 @@ func For(ds *dataset.Dataset, env *view.Env) view.View {
 	default:
 		return regression.New()
 	}
+}
+
+// Figures lists the figures of every view by name, each once, for the
+// download handler's "unknown figure".
+func Figures() []view.Figure {
+	var out []view.Figure
+	for _, v := range []view.View{regression.New(), explorer.New(nil), autoencoder.New()} {
+		for _, f := range v.Figures() {
+			if !slices.ContainsFunc(out, func(g view.Figure) bool { return g.Name == f.Name }) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // Ops lists the ops of every view, for the command table.

@@ -27,6 +27,9 @@ const (
 	PointsChunk = 1 << 18
 )
 
+// Figures: every view's (the latent views are the explorer's panel).
+func (*View) Figures() []view.Figure { return view.CommonFigures() }
+
 func (v *View) Ops() []view.Op {
 	return []view.Op{
 		{Name: "brush", Answer: v.brush},

@@ -62,13 +62,13 @@ func (*View) Setup(*wire.Encoder, *view.Data) any {
 }
 
 func (v *View) Ops() []view.Op {
-	return []view.Op{
-		{Name: "message_figure", Apply: v.figureCommand},
-		{Name: "message_figure_preset", Apply: v.figureCommand},
-		{Name: "message_figure_off", Apply: v.figureCommand},
-		{Name: "fit_density", Apply: v.densityCommand},
-		{Name: "compare", Apply: v.compareCommand},
-	}
+	return append(dataOps(),
+		view.Op{Name: "message_figure", Apply: v.figureCommand},
+		view.Op{Name: "message_figure_preset", Apply: v.figureCommand},
+		view.Op{Name: "message_figure_off", Apply: v.figureCommand},
+		view.Op{Name: "fit_density", Apply: v.densityCommand},
+		view.Op{Name: "compare", Apply: v.compareCommand},
+	)
 }
 
 // AnalyzedRows: every frame predicts the output layer's message at the

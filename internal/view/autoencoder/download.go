@@ -1,4 +1,4 @@
-package web
+package autoencoder
 
 import (
 	"bytes"
@@ -9,8 +9,7 @@ import (
 	"dgpviz/internal/engine"
 	"dgpviz/internal/faces"
 	"dgpviz/internal/slides"
-	"dgpviz/internal/stream"
-	"dgpviz/internal/view/autoencoder"
+	"dgpviz/internal/view"
 )
 
 // facesGridDefault and facesGridMax bound the image tiles of the faces
@@ -20,7 +19,12 @@ const (
 	facesGridMax     = 20
 )
 
-// facesExport writes an autoencoder of images' latent figure with image
+// Figures: the faces map, and every view's.
+func (*View) Figures() []view.Figure {
+	return append([]view.Figure{{Name: "faces", CSV: true, Draw: facesFigure}}, view.CommonFigures()...)
+}
+
+// facesFigure writes an autoencoder of images' latent figure with image
 // tiles (faces.Render: every row's latent mean coloured by its index, with
 // a colour bar, decoded images on a grid) as svg, png or pdf, or the
 // latent coordinates of every row as CSV (rows counted from 1; the grid,
@@ -28,29 +32,29 @@ const (
 // every format).
 //
 //	GET /figure/faces.{svg,png,pdf,csv}?session=KEY[&grid=G]
-func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q url.Values) error {
+func facesFigure(buf *bytes.Buffer, format string, d *view.Download, q url.Values) error {
 	for _, k := range []string{"layer", "inputs", "preset", "samples", "units"} {
 		if q.Has(k) {
-			return bad("parameter %q does not apply to the faces figure", k)
+			return view.Bad("parameter %q does not apply to the faces figure", k)
 		}
 	}
-	if fs.View.Kind() != autoencoder.Kind || fs.Data.Shape[0] == 0 {
-		return bad("the faces figure needs images shown as an autoencoder (this session's data are shown in the %s view)", fs.View.Kind())
+	if d.Data.Shape[0] == 0 {
+		return view.Bad("the faces figure needs images shown as an autoencoder (this session's data have no image shape)")
 	}
 	grid := facesGridDefault
 	if v := q.Get("grid"); q.Has("grid") {
 		g, err := strconv.Atoi(v)
 		if err != nil || g < 0 || g > facesGridMax {
-			return bad("grid %q: want a whole number of faces per side, 0…%d", v, facesGridMax)
+			return view.Bad("grid %q: want a whole number of faces per side, 0…%d", v, facesGridMax)
 		}
 		grid = g
 	}
-	m := fs.Model
+	m := d.Model
 	if len(m.Layers) < 2 {
-		return bad("the model has no hidden layer")
+		return view.Bad("the model has no hidden layer")
 	}
 	if _, lq, _ := m.Layers[len(m.Layers)-1].Dims(); lq != 2 || len(m.Layers) != 2 {
-		return bad("the faces figure needs an autoencoder with one 2-D hidden layer (this model has %d layers, a %d-D last hidden layer)", len(m.Layers), lq)
+		return view.Bad("the faces figure needs an autoencoder with one 2-D hidden layer (this model has %d layers, a %d-D last hidden layer)", len(m.Layers), lq)
 	}
 	ev := engine.Evaluator{Workers: 1}
 	msgs, err := ev.PredictLayers(m, m.X, 1)
@@ -68,17 +72,17 @@ func facesExport(buf *bytes.Buffer, format string, fs *stream.FigureSession, q u
 	}
 	var dec *faces.Decoder
 	if grid > 0 {
-		if dec, err = faces.NewDecoder(m, fs.NormY); err != nil {
-			return bad("%v", err)
+		if dec, err = faces.NewDecoder(m, d.NormY); err != nil {
+			return view.Bad("%v", err)
 		}
 	}
-	fig, err := faces.NewFigure(lat.Mean, dec, grid, fs.Data.Shape, fs.Data.Range)
+	fig, err := faces.NewFigure(lat.Mean, dec, grid, d.Data.Shape, d.Data.Range)
 	if err != nil {
 		return err
 	}
-	fig.RowName = fs.Data.RowName
-	if slideShape(q) {
-		return slides.Faces(buf, format, fig, captionOf(fs, ""))
+	fig.RowName = d.Data.RowName
+	if view.SlideShape(q) {
+		return slides.Faces(buf, format, fig, d.Caption(""))
 	}
 	return faces.Render(buf, format, fig)
 }

@@ -1,9 +1,11 @@
-package stream
+package share
 
 import (
 	"encoding/binary"
 	"encoding/json"
-	"slices"
+
+	"dgpviz/internal/train"
+	"dgpviz/internal/wire"
 )
 
 // The view's own messages for followers: the message figure, the depth
@@ -17,15 +19,15 @@ import (
 // view has three).
 const maxViewTypes = 8
 
-// publishView fans a view message out to the followers.
-func (h *Hub) publishView(b []byte) {
+// PublishView fans a view message out to the followers.
+func (h *Hub) PublishView(b []byte) {
 	typ, dataID, ok := viewType(b)
 	if !ok {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.ended || dataID != h.hist.dataID {
+	if h.ended || dataID != h.histData {
 		return
 	}
 	if h.views == nil {
@@ -36,7 +38,7 @@ func (h *Hub) publishView(b []byte) {
 	}
 	h.views[typ] = b
 	for f := range h.followers {
-		f.views.put(typ, b)
+		f.views.Put(typ, b)
 	}
 }
 
@@ -55,7 +57,7 @@ func viewType(b []byte) (typ string, dataID int, ok bool) {
 		Type   string `json:"type"`
 		DataID *int   `json:"data_id"`
 	}
-	if json.Unmarshal(b[4:4+hl], &h) != nil || h.V != ProtocolVersion || h.Type == "" || h.DataID == nil {
+	if json.Unmarshal(b[4:4+hl], &h) != nil || h.V != wire.Version || h.Type == "" || h.DataID == nil {
 		return "", 0, false
 	}
 	if _, err := parseFeedHeader(b, h.Type); err != nil {
@@ -64,32 +66,17 @@ func viewType(b []byte) (typ string, dataID int, ok bool) {
 	return h.Type, *h.DataID, true
 }
 
-// BoundHistory is a session's bound over iterations, as the bound panel
-// draws it (history.go keeps it): per point the iteration, the bound and
-// the likelihood, and per point and layer (Layers to a point) the terms;
-// NaN where absent.
-type BoundHistory struct {
-	Layers                       int
-	Iter, Bound, Likelihood      []float64
-	KL, Compression, Propagation []float64
-}
-
-// figureData returns copies of the bound history and the view's latest
+// FigureData returns a copy of the bound history and the view's latest
 // messages of data set dataID, for a download.
-func (h *Hub) figureData(dataID int) (*BoundHistory, map[string][]byte) {
+func (h *Hub) FigureData(dataID int) (*train.History, map[string][]byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var bh *BoundHistory
-	if n := h.hist.n(); n > 0 && h.hist.dataID == dataID {
-		l := h.hist.layers
-		bh = &BoundHistory{Layers: l, Iter: slices.Clone(h.hist.iter), Bound: slices.Clone(h.hist.bound), Likelihood: slices.Clone(h.hist.lik),
-			KL: make([]float64, n*l), Compression: make([]float64, n*l), Propagation: make([]float64, n*l)}
-		for k := range n * l {
-			bh.KL[k], bh.Compression[k], bh.Propagation[k] = h.hist.terms[3*k], h.hist.terms[3*k+1], h.hist.terms[3*k+2]
-		}
+	var bh *train.History
+	if h.hist.Len() > 0 && h.histData == dataID {
+		bh = h.hist.Clone()
 	}
 	views := map[string][]byte{}
-	if h.hist.dataID == dataID {
+	if h.histData == dataID {
 		for t, b := range h.views {
 			views[t] = b
 		}

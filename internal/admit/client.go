@@ -1,4 +1,4 @@
-package stream
+package admit
 
 import (
 	"math"
@@ -141,7 +141,3 @@ func (c *ClientRate) prune(now time.Time) {
 		}
 	}
 }
-
-// Client returns who r comes from, for the per-client limits
-// (RequestClient with the server's Options.TrustProxy).
-func (s *Server) Client(r *http.Request) string { return RequestClient(r, s.trustProxy) }

@@ -1,4 +1,4 @@
-package stream
+package admit
 
 import (
 	"context"
@@ -56,19 +56,19 @@ func TestRequestClient(t *testing.T) {
 // TestPoolRotation: with one turn held, three waiters of client a and one
 // of client b are served a, b, a, a — b waits for one of a's, not three.
 func TestPoolRotation(t *testing.T) {
-	p := newPool(1, 1)
-	p.rest = func() bool { return true } // sessions play: one turn
-	holder, _ := p.admit("holder")
+	p := NewPool(1, 1)
+	p.Rest = func() bool { return true } // sessions play: one turn
+	holder, _ := p.Admit("holder")
 	done, err := holder.take(t.Context(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := p.admit("a")
-	b, _ := p.admit("b")
+	a, _ := p.Admit("a")
+	b, _ := p.Admit("b")
 	var mu sync.Mutex
 	var order []string
 	var wg sync.WaitGroup
-	wait := func(j *job, name string) {
+	wait := func(j *Job, name string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -108,39 +108,39 @@ func TestPoolRotation(t *testing.T) {
 	if got := len(order); got != 4 || order[0] != "a" || order[1] != "b" {
 		t.Errorf("served %v, want a, b, a, a", order)
 	}
-	if st := p.snapshot(); st.Turns != 5 {
+	if st := p.Stats(); st.Turns != 5 {
 		t.Errorf("%d turns given, want 5", st.Turns)
 	}
 }
 
-// TestPoolBusyAndCancel: a client's jobs past maxClientJobs are refused
+// TestPoolBusyAndCancel: a client's jobs past MaxClientJobs are refused
 // as busy (the server's own are not); a job whose context ends stops
 // waiting at once, and a turn given to it meanwhile goes on to the next.
 func TestPoolBusyAndCancel(t *testing.T) {
-	p := newPool(1, 1)
-	p.rest = func() bool { return true } // sessions play: one turn
-	var jobs []*job
-	for range maxClientJobs {
-		j, err := p.admit("a")
+	p := NewPool(1, 1)
+	p.Rest = func() bool { return true } // sessions play: one turn
+	var jobs []*Job
+	for range MaxClientJobs {
+		j, err := p.Admit("a")
 		if err != nil {
 			t.Fatal(err)
 		}
 		jobs = append(jobs, j)
 	}
-	if _, err := p.admit("a"); !errors.Is(err, errClientBusy) {
-		t.Fatalf("job %d: %v, want busy", maxClientJobs+1, err)
+	if _, err := p.Admit("a"); !errors.Is(err, ErrClientBusy) {
+		t.Fatalf("job %d: %v, want busy", MaxClientJobs+1, err)
 	}
-	if _, err := p.admit("b"); err != nil {
+	if _, err := p.Admit("b"); err != nil {
 		t.Fatalf("another client refused: %v", err)
 	}
-	for range maxClientJobs + 1 {
-		if _, err := p.admit(serverClient); err != nil {
+	for range MaxClientJobs + 1 {
+		if _, err := p.Admit(ServerClient); err != nil {
 			t.Fatalf("the server's own work refused: %v", err)
 		}
 	}
-	jobs[0].end()
-	jobs[0].end() // once
-	if _, err := p.admit("a"); err != nil {
+	jobs[0].End()
+	jobs[0].End() // once
+	if _, err := p.Admit("a"); err != nil {
 		t.Fatalf("after a job ended: %v", err)
 	}
 
@@ -194,10 +194,10 @@ func TestTurnWithoutPool(t *testing.T) {
 // and its turns do not rest; while sessions play, PoolTurns.
 func TestPoolIdle(t *testing.T) {
 	playing := false
-	p := newPool(1, 0.5)
+	p := NewPool(1, 0.5)
 	p.idle = 2
-	p.rest = func() bool { return playing }
-	j, _ := p.admit("a")
+	p.Rest = func() bool { return playing }
+	j, _ := p.Admit("a")
 	d1, _ := j.take(t.Context(), 1)
 	d2, err := j.take(t.Context(), 1)
 	if err != nil {

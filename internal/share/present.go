@@ -1,10 +1,12 @@
-package stream
+package share
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"dgpviz/internal/wire"
 )
 
 // The presenter's presentation state, mirrored by followers: whether the
@@ -43,13 +45,13 @@ func (p presentation) check() error {
 }
 
 func (p presentation) bytes() []byte {
-	p.V, p.Type = ProtocolVersion, "presentation"
+	p.V, p.Type = wire.Version, "presentation"
 	b, _ := json.Marshal(p)
 	return b
 }
 
-// presentationOf turns a "present" command into the message followers get.
-func presentationOf(c Command) ([]byte, error) {
+// PresentationOf turns a "present" command into the message followers get.
+func PresentationOf(c wire.Command) ([]byte, error) {
 	if c.Present == nil {
 		return nil, fmt.Errorf("present: missing \"present\" (true or false)")
 	}
@@ -66,27 +68,10 @@ func presentationOf(c Command) ([]byte, error) {
 	return p.bytes(), nil
 }
 
-// present takes the presenter's "present" command (on the reader's
-// goroutine): an error reply if it is bad, nothing if it is good.
-func (ss *session) present(c Command) {
-	b, err := presentationOf(c)
-	if err != nil {
-		ss.reply(reply{Type: "error", ID: c.ID, Op: c.Op, Error: err.Error()})
-		return
-	}
-	ss.hub.Presentation(b)
-}
-
-// cmdPresent is never reached: the reader takes "present" (present). It
-// is listed so that ParseCommand and Ops know the op.
-func (s *session) cmdPresent(c Command) (string, error) {
-	return "", fmt.Errorf("present: taken by the reader")
-}
-
-// parsePresentation checks a "presentation" message read from beyond the
+// ParsePresentation checks a "presentation" message read from beyond the
 // process (a relay's NATS) and returns it re-encoded: only its known
 // fields, checked as the presenter's server checks them.
-func parsePresentation(b []byte) ([]byte, error) {
+func ParsePresentation(b []byte) ([]byte, error) {
 	var p presentation
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
@@ -96,8 +81,8 @@ func parsePresentation(b []byte) ([]byte, error) {
 	if d.More() {
 		return nil, fmt.Errorf("presentation: extra data after the JSON object")
 	}
-	if p.V != ProtocolVersion || p.Type != "presentation" {
-		return nil, fmt.Errorf("presentation: not a version %d presentation message", ProtocolVersion)
+	if p.V != wire.Version || p.Type != "presentation" {
+		return nil, fmt.Errorf("presentation: not a version %d presentation message", wire.Version)
 	}
 	if err := p.check(); err != nil {
 		return nil, err

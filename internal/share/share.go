@@ -1,4 +1,4 @@
-package stream
+package share
 
 import (
 	"bytes"
@@ -10,6 +10,9 @@ import (
 	"path"
 	"strings"
 	"unicode/utf8"
+
+	"dgpviz/internal/train"
+	"dgpviz/internal/wire"
 )
 
 // Sharing beyond one server. With viz serve -nats, every session's Hub
@@ -68,7 +71,7 @@ type Snapshot struct {
 // ShareInfo is what a relay knows of the presenter's session besides its
 // messages.
 type ShareInfo struct {
-	Config *Config `json:"config,omitempty"` // the presenter's configuration (the follower's hello)
+	Config json.RawMessage `json:"config,omitempty"` // the presenter's configuration (the follower's hello)
 	// PresenterURL is the presenter's server's page (ShareOptions.PublicURL),
 	// where a follower of a relay who forks continues.
 	PresenterURL string `json:"presenter_url,omitempty"`
@@ -80,8 +83,7 @@ func (h *Hub) Snapshot() Snapshot {
 	defer h.mu.Unlock()
 	s := Snapshot{Info: h.info, Setup: h.setup, History: h.historyMsg(), Presentation: h.present, Frame: h.frame.b}
 	if h.state != nil {
-		cfg := h.state.cfg
-		s.Info.Config = &cfg
+		s.Info.Config = h.state.Config()
 	}
 	return s
 }
@@ -103,13 +105,13 @@ func (h *Hub) Take(kind string, b []byte) error {
 		}
 		h.Frame(b, hd.Seq)
 	case "presentation":
-		p, err := parsePresentation(b)
+		p, err := ParsePresentation(b)
 		if err != nil {
 			return err
 		}
 		h.Presentation(p)
 	default:
-		return fmt.Errorf("unknown kind of message %q", truncate(kind, 40))
+		return fmt.Errorf("unknown kind of message %q", wire.Truncate(kind, 40))
 	}
 	return nil
 }
@@ -126,15 +128,16 @@ func (h *Hub) Restore(s Snapshot) error {
 			return err
 		}
 	}
-	var hist history
+	var hist train.History
+	var histData int
 	if s.History != nil {
-		if hist, err = decodeHistory(s.History); err != nil {
+		if hist, histData, err = decodeHistory(s.History); err != nil {
 			return err
 		}
 	}
 	var present []byte
 	if s.Presentation != nil {
-		if present, err = parsePresentation(s.Presentation); err != nil {
+		if present, err = ParsePresentation(s.Presentation); err != nil {
 			return err
 		}
 	}
@@ -156,26 +159,26 @@ func (h *Hub) Restore(s Snapshot) error {
 	if s.Setup != nil && (h.setup == nil || setup.DataID != h.setupHead.DataID) {
 		h.setSetup(s.Setup, setup)
 		for f := range h.followers {
-			f.setup.put(s.Setup)
+			f.setup.Put(s.Setup)
 		}
 	}
-	if s.History != nil && hist.dataID == h.setupHead.DataID {
-		h.hist, h.histMsg = hist, nil
+	if s.History != nil && histData == h.setupHead.DataID {
+		h.hist, h.histData, h.histMsg = hist, histData, nil
 		b := h.historyMsg()
 		for f := range h.followers {
-			f.history.put(b)
+			f.history.Put(b)
 		}
 	}
 	if present != nil && !bytes.Equal(present, h.present) {
 		h.present = present
 		for f := range h.followers {
-			f.present.put(present)
+			f.present.Put(present)
 		}
 	}
 	if s.Frame != nil && (h.frame.b == nil || frame.Seq > h.frame.seq) {
 		h.frame = seqFrame{s.Frame, frame.Seq}
 		for f := range h.followers {
-			f.frame.put(h.frame)
+			f.frame.Put(h.frame)
 		}
 	}
 	return nil
@@ -194,8 +197,18 @@ func ParseShareInfo(b []byte) (ShareInfo, error) {
 
 // check bounds what a page is given of a ShareInfo.
 func (s ShareInfo) check() error {
-	if c := s.Config; c != nil {
-		if len(c.Dataset) > 200 || !utf8.ValidString(c.Dataset) || len(c.Hidden) > 64 || len(c.Frozen) > 16 {
+	if s.Config != nil {
+		// The fields a page shows of the configuration, bounded; the
+		// transport's own parser checks the rest where it is used.
+		var c struct {
+			Dataset string   `json:"dataset"`
+			Hidden  []int    `json:"hidden"`
+			Frozen  []string `json:"frozen"`
+		}
+		if err := json.Unmarshal(s.Config, &c); err != nil {
+			return fmt.Errorf("share info: the configuration: %v", err)
+		}
+		if len(s.Config) > 4096 || len(c.Dataset) > 200 || !utf8.ValidString(c.Dataset) || len(c.Hidden) > 64 || len(c.Frozen) > 16 {
 			return errors.New("share info: the configuration is out of range")
 		}
 		for _, g := range c.Frozen {
@@ -223,33 +236,13 @@ func CheckPageURL(u string) error {
 		return errors.New("not a URL")
 	}
 	if (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil || p.RawQuery != "" || p.Fragment != "" {
-		return fmt.Errorf("%q is not an http(s) page address such as https://lecture.example.org/", truncate(u, 60))
+		return fmt.Errorf("%q is not an http(s) page address such as https://lecture.example.org/", wire.Truncate(u, 60))
 	}
 	return nil
 }
 
-// sharedSession is a session's ShareSource.
-type sharedSession struct {
-	srv *Server
-	hub *Hub
-}
-
-func (s *sharedSession) Snapshot() Snapshot {
-	snap := s.hub.Snapshot()
-	snap.Info.PresenterURL = s.srv.share.PublicURL
-	return snap
-}
-
-func (s *sharedSession) Watching(relay string, n int) { s.hub.watching(relay, n) }
-
-func (s *sharedSession) Ask(op string, raw []byte) ([]byte, bool) {
-	// The relays' followers are one client to this server: a relay
-	// does not say who its followers are.
-	return s.srv.followerAsk(s.hub, relayClient, op, raw, true)
-}
-
-// check checks the addresses.
-func (o ShareOptions) check() error {
+// Check checks the addresses.
+func (o ShareOptions) Check() error {
 	for _, u := range []struct{ name, v string }{{"follow URL", o.FollowURL}, {"public URL", o.PublicURL}} {
 		if u.v == "" {
 			continue
@@ -272,11 +265,11 @@ func CheckAnswer(b []byte, binary bool) ([]byte, error) {
 		}
 		return b, nil
 	}
-	var a forkAck
+	var a ForkAck
 	if err := json.Unmarshal(b, &a); err != nil {
 		return nil, fmt.Errorf("answer: %v", err)
 	}
-	ok := a.V == ProtocolVersion && (a.Type == "ack" || a.Type == "error") && a.Op != "" && len(a.Op) <= 41 && (a.Type == "error" || a.Op == "fork") &&
+	ok := a.V == wire.Version && (a.Type == "ack" || a.Type == "error") && a.Op != "" && len(a.Op) <= 41 && (a.Type == "error" || a.Op == "fork") &&
 		len(a.Message) <= 1000 && len(a.Error) <= 1000 && (a.Resume == "" || ValidToken(a.Resume))
 	if !ok {
 		return nil, errors.New("answer: not a fork's ack or an error reply")
@@ -286,8 +279,29 @@ func CheckAnswer(b []byte, binary bool) ([]byte, error) {
 			return nil, errors.New("answer: the fork's link is not a page address with its resume token")
 		}
 	}
-	out := forkAck{reply: reply{Type: a.Type, ID: a.ID, Op: a.Op, Message: a.Message, Error: a.Error, Resume: a.Resume}, URL: a.URL}
-	return out.bytes(), nil
+	out := ForkAck{Type: a.Type, ID: a.ID, Op: a.Op, Message: a.Message, Error: a.Error, Resume: a.Resume, URL: a.URL}
+	return out.Bytes(), nil
+}
+
+// ForkAck is the reply to a follower's "fork": an ack with the fork's
+// resume token, or an error. URL (a follower of a relay) is the page that
+// resumes the fork on the presenter's server.
+type ForkAck struct {
+	V       int    `json:"v"`
+	Type    string `json:"type"`
+	ID      int64  `json:"id,omitempty"`
+	Op      string `json:"op,omitempty"`
+	Message string `json:"message,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Resume  string `json:"resume,omitempty"`
+	URL     string `json:"url,omitempty"`
+}
+
+// Bytes is the reply's text message, of this protocol's version.
+func (a ForkAck) Bytes() []byte {
+	a.V = wire.Version
+	b, _ := json.Marshal(a)
+	return b
 }
 
 // ValidToken reports whether s has the form of a share key or a resume
