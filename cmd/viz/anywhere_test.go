@@ -249,14 +249,14 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// TestColumnNamesCarriedThrough: a CSV's own column names, verbatim in the
-// model file, name the columns of viz predict's CSV and JSON, viz eval's
+// TestColumnNamesCarriedThrough: a CSV's own column names, in the model
+// file with their unit beside them, name the columns of viz predict's CSV and JSON, viz eval's
 // and viz latent's output, from another folder: x_time stays x_time, and
 // the outputs are y1_mean, y1_var, …, a hidden layer's layer1_dim1_mean.
 func TestColumnNamesCarriedThrough(t *testing.T) {
 	dir := t.TempDir()
 	var csv strings.Builder
-	csv.WriteString("x_time,y1,y_ap2 [dBm],truth_x,truth_y\n")
+	csv.WriteString("x_time,y1 [dBm],y_ap2 [dBm],truth_x,truth_y\n")
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range 40 {
 		fmt.Fprintf(&csv, "%d,%.3f,%.3f,%d,%d\n", i, rng.NormFloat64(), rng.NormFloat64()-50, i%7, i%5)
@@ -270,8 +270,8 @@ func TestColumnNamesCarriedThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(b, []byte(`"y_names": [`)) || !bytes.Contains(b, []byte(`"y_ap2 [dBm]"`)) || !bytes.Contains(b, []byte(`"x_names": [`)) {
-		t.Error("the model file does not hold the data's column names verbatim")
+	if !bytes.Contains(b, []byte(`"y_names": [`)) || !bytes.Contains(b, []byte(`"y_ap2"`)) || !bytes.Contains(b, []byte(`"x_names": [`)) || !bytes.Contains(b, []byte(`"y_unit": "dBm"`)) {
+		t.Error("the model file does not hold the data's column names and their unit")
 	}
 	elsewhere := t.TempDir()
 	out := vizIn(t, elsewhere, "predict", "-model", model, "-x", "1,2", "-format", "csv")
