@@ -30,7 +30,7 @@ func init() {
 // fitFlags are the parsed flags of viz fit.
 type fitFlags struct {
 	data, hidden, kernel, out, freeze, hiddenInit, inputKernel, preset string
-	optimizer                                                          train.Method
+	optimizer                                                          train.MethodVar
 	inducing, outputInducing, iters, restarts, batch, workers          int
 	seed                                                               uint64
 	lr, tol, tolAbs, hiddenNoise, outputNoise                          float64
@@ -66,9 +66,9 @@ type presetJSON struct {
 }
 
 type fitJSON struct {
-	Optimizer    train.Method `json:"optimizer"`
-	LearningRate float64      `json:"learning_rate,omitempty"`
-	BatchSize    int          `json:"batch_size,omitempty"`
+	Optimizer    train.MethodVar `json:"optimizer"`
+	LearningRate float64         `json:"learning_rate,omitempty"`
+	BatchSize    int             `json:"batch_size,omitempty"`
 	// Epochs is the passes over the data a stochastic fit's minibatches
 	// made.
 	Epochs   float64  `json:"epochs,omitempty"`
@@ -113,7 +113,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.inputKernel, "input-kernel", "", "first layer's kernel if not -kernel (default: the preset's, else -kernel)")
 	fs.IntVar(&f.iters, "iters", train.DefaultMaxIters, "iteration cap of the whole fit, restarts included: -restarts share it, and a preset's restart selection takes its iterations from it (the stopping rule, -tol-abs, -tol, -window and -horizon, usually stops sooner)")
 	fs.StringVar(&f.fitChoice, "fit", "auto", fmt.Sprintf("full (every iteration on all the data, by -optimizer), stochastic (minibatches of -batch rows: the svi optimizer) or auto (stochastic above %d rows)", train.StochasticRows))
-	fs.TextVar(&f.optimizer, "optimizer", train.LBFGS, "lbfgs, adam or svi (stochastic variational inference; see -fit)")
+	fs.TextVar(&f.optimizer, "optimizer", train.MethodVar{Method: train.LBFGS{}}, "lbfgs, adam or svi (stochastic variational inference; see -fit)")
 	fs.Float64Var(&f.lr, "lr", train.DefaultLearningRate, "adam learning rate (svi's too, for all but q(u))")
 	fs.IntVar(&f.batch, "batch", 0, fmt.Sprintf("minibatch size: adam's (0: full batch) and svi's (0: %d)", train.DefaultStochasticBatch))
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (initialisation, restarts, minibatches)")
@@ -223,7 +223,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if _, err := icfg.Defaults(); err != nil {
 		return badInput("viz fit: %v", err)
 	}
-	method, err := fitMethod(f.fitChoice, f.optimizer, given["optimizer"], x)
+	method, err := fitMethod(f.fitChoice, f.optimizer.Method, given["optimizer"], x)
 	if err != nil {
 		return badInput("viz fit: %v", err)
 	}
@@ -307,7 +307,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"dataset":       datasetJSON{Name: ds.Name, Spec: f.data, Description: ds.Description, InputNames: ds.InputNames, OutputNames: ds.OutputNames},
 		"normalization": engine.NormalizationJSON(nx, ny),
 		"init":          ij,
-		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: tcfg.BatchSize, Epochs: final.Epochs, Frozen: frozenNames,
+		"fit": fitJSON{Optimizer: train.MethodVar{Method: tcfg.Method}, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: tcfg.BatchSize, Epochs: final.Epochs, Frozen: frozenNames,
 			MaxIters: f.iters, TolAbs: tcfg.TolAbs, Tol: tcfg.Tol, Window: tcfg.Window, Horizon: tcfg.Horizon, FinalQ: finalQ, NaturalGradient: f.naturalGradient,
 			Iters: final.Iters, TotalIters: total, Bound: final.Bound, LastRise: finite(final.Rise), ExpectedRise: finite(final.Expected),
 			Converged: final.Status.Converged(), Status: final.Status, Events: nonNil(final.Events)},
@@ -467,7 +467,7 @@ func finite(v float64) *float64 {
 }
 
 func adamOnly(method train.Method, lr float64) float64 {
-	if method == train.Adam || method == train.SVI {
+	if method == (train.Adam{}) || method == (train.SVI{}) {
 		return lr
 	}
 	return 0
@@ -679,7 +679,7 @@ func (p *progress) finish() {
 func riseLine(r train.FitReport, c train.TrainerConfig, n int) string {
 	limit := c.RuleLimit(r.Bound)
 	what := "the bound"
-	if c.Method == train.SVI {
+	if c.Method == (train.SVI{}) {
 		what = "the best full-data bound of the checks"
 	}
 	line := fmt.Sprintf("%s rose %.3g nats over the last %d iterations: %.3g expected over the next %d (the rule stops below %.3g)",
@@ -697,15 +697,15 @@ func riseLine(r train.FitReport, c train.TrainerConfig, n int) string {
 func fitMethod(choice string, optimizer train.Method, given bool, x *mat.Dense) (train.Method, error) {
 	switch choice {
 	case "full":
-		if optimizer == train.SVI {
-			return 0, fmt.Errorf("-fit full with -optimizer svi: svi is stochastic; use -optimizer lbfgs or adam, or -fit stochastic")
+		if optimizer == (train.SVI{}) {
+			return nil, fmt.Errorf("-fit full with -optimizer svi: svi is stochastic; use -optimizer lbfgs or adam, or -fit stochastic")
 		}
 		return optimizer, nil
 	case "stochastic":
-		if given && optimizer != train.SVI {
-			return 0, fmt.Errorf("-fit stochastic with -optimizer %s: a stochastic fit uses svi; leave -optimizer out", optimizer)
+		if given && optimizer != (train.SVI{}) {
+			return nil, fmt.Errorf("-fit stochastic with -optimizer %s: a stochastic fit uses svi; leave -optimizer out", optimizer)
 		}
-		return train.SVI, nil
+		return train.SVI{}, nil
 	case "auto":
 		if given {
 			return optimizer, nil
@@ -713,13 +713,13 @@ func fitMethod(choice string, optimizer train.Method, given bool, x *mat.Dense) 
 		n, _ := x.Dims()
 		return train.ChooseMethod(n), nil
 	}
-	return 0, fmt.Errorf("-fit %q: want auto, full or stochastic", choice)
+	return nil, fmt.Errorf("-fit %q: want auto, full or stochastic", choice)
 }
 
 // stochasticNote describes a stochastic fit for the last line: its
 // minibatches and the passes they made ("" for a full-batch fit).
 func stochasticNote(r train.FitReport, c train.TrainerConfig) string {
-	if c.Method != train.SVI {
+	if c.Method != (train.SVI{}) {
 		return ""
 	}
 	return fmt.Sprintf(" of a stochastic fit (minibatches of %d rows, %.3g epochs)", c.BatchSize, r.Epochs)

@@ -192,7 +192,7 @@ func TestFitAdamStdout(t *testing.T) {
 	if err := json.Unmarshal(mf.Extra["fit"], &fit); err != nil {
 		t.Fatal(err)
 	}
-	if fit.Optimizer != train.Adam || fit.BatchSize != 10 || fit.Iters != 50 {
+	if fit.Optimizer.Method != (train.Adam{}) || fit.BatchSize != 10 || fit.Iters != 50 {
 		t.Errorf("fit record %+v", fit)
 	}
 }
@@ -229,14 +229,14 @@ func TestFitStochastic(t *testing.T) {
 	if err := json.Unmarshal(mf.Extra["fit"], &fit); err != nil {
 		t.Fatal(err)
 	}
-	if fit.Optimizer != train.SVI || fit.BatchSize != 10 || fit.Iters != 120 || !(fit.Epochs > 20) || fit.FinalQ != "parameters" {
+	if fit.Optimizer.Method != (train.SVI{}) || fit.BatchSize != 10 || fit.Iters != 120 || !(fit.Epochs > 20) || fit.FinalQ != "parameters" {
 		t.Errorf("fit record %+v", fit)
 	}
 	x := mat.NewDense(200, 1, nil)
-	if m, err := fitMethod("auto", train.LBFGS, false, x); err != nil || m != train.LBFGS {
+	if m, err := fitMethod("auto", train.LBFGS{}, false, x); err != nil || m != (train.LBFGS{}) {
 		t.Errorf("auto at 200 rows: %v, %v; want lbfgs", m, err)
 	}
-	if m, err := fitMethod("auto", train.LBFGS, false, mat.NewDense(train.StochasticRows+1, 1, nil)); err != nil || m != train.SVI {
+	if m, err := fitMethod("auto", train.LBFGS{}, false, mat.NewDense(train.StochasticRows+1, 1, nil)); err != nil || m != (train.SVI{}) {
 		t.Errorf("auto above StochasticRows: %v, %v; want svi", m, err)
 	}
 }

@@ -411,7 +411,7 @@ func BenchmarkFreyFrame(b *testing.B) {
 // worker, as a session's default).
 func BenchmarkFreyStep(b *testing.B) {
 	p := freyPublication(b, 0)
-	tr, err := train.NewTrainer(p.snap.Model, train.TrainerConfig{Method: train.LBFGS, Workers: 1})
+	tr, err := train.NewTrainer(p.snap.Model, train.TrainerConfig{Method: train.LBFGS{}, Workers: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

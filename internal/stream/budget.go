@@ -113,7 +113,7 @@ func estimate(c Config, v view.View, ds *dataset.Dataset, n, q, d, restarts int)
 	// An SVI step evaluates a minibatch, not every row, and its checks,
 	// once in many steps, the bound alone on every row in chunks.
 	step := cost
-	if liveMethod(c, n) == train.SVI {
+	if liveMethod(c, n) == (train.SVI{}) {
 		step = engine.EstimateCost(min(n, train.DefaultStochasticBatch), widths, c.Inducing)
 		evals = step.Bytes + 2*step.Forward + cost.Forward
 	}

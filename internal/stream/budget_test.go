@@ -141,7 +141,7 @@ func TestEstimateStochasticStep(t *testing.T) {
 	c.Hidden, c.Inducing = []int{3, 3}, 15
 	const n = 100000
 	svi := EstimateConfig(c, n, 1, 30)
-	c.Method = train.Adam
+	c.Method = train.Adam{}
 	full := EstimateConfig(c, n, 1, 30)
 	if svi.IterTime*20 > full.IterTime {
 		t.Errorf("an SVI step of %d rows is estimated at %v, a full pass at %v: want the minibatch's (1/%d of the rows)", n, svi.IterTime, full.IterTime, n/train.DefaultStochasticBatch)

@@ -276,7 +276,7 @@ func optimizerConfig(cfg Config, workers, n int) train.TrainerConfig {
 // asked for, except that L-BFGS (the default) gives way to SVI above
 // train.StochasticRows rows, as viz fit's automatic choice does.
 func liveMethod(cfg Config, n int) train.Method {
-	if cfg.Method == train.LBFGS {
+	if cfg.Method == nil || cfg.Method == (train.LBFGS{}) {
 		return train.ChooseMethod(n)
 	}
 	return cfg.Method

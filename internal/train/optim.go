@@ -66,7 +66,7 @@ var lbfgsMemory = 100
 
 // TrainerConfig configures a Trainer.
 type TrainerConfig struct {
-	Method       Method                // LBFGS (the zero value), Adam or SVI
+	Method       Method                // LBFGS{} (nil is LBFGS), Adam{} or SVI{}
 	LearningRate float64               // adam step size, in SVI too (default 0.01)
 	BatchSize    int                   // minibatch size; 0 = full batch (Adam), DefaultStochasticBatch (SVI)
 	Frozen       map[engine.Group]bool // frozen parameter groups
@@ -247,8 +247,8 @@ func (c TrainerConfig) Defaults() (TrainerConfig, error) {
 }
 
 func checkConfig(cfg *TrainerConfig) error {
-	if _, err := cfg.Method.MarshalText(); err != nil {
-		return err
+	if cfg.Method == nil {
+		cfg.Method = LBFGS{}
 	}
 	if cfg.LearningRate == 0 {
 		cfg.LearningRate = DefaultLearningRate
@@ -259,9 +259,7 @@ func checkConfig(cfg *TrainerConfig) error {
 	if cfg.BatchSize < 0 {
 		return fmt.Errorf("train: batch size %d must be ≥ 0", cfg.BatchSize)
 	}
-	if cfg.Method == SVI && cfg.BatchSize == 0 {
-		cfg.BatchSize = DefaultStochasticBatch
-	}
+	cfg.Method.defaults(cfg)
 	if cfg.Workers < 0 {
 		return fmt.Errorf("train: workers %d must be ≥ 0", cfg.Workers)
 	}
@@ -407,8 +405,7 @@ func canonicalQSqrt(m *engine.Model) {
 // data, with q(u) neither frozen nor asked to be explicit. SVI never does:
 // it steps the final q(u) by natural gradients.
 func (c TrainerConfig) KeepsFinalQOptimal(n int) bool {
-	full := c.Method == LBFGS || c.Method == Adam && (c.BatchSize <= 0 || c.BatchSize >= n)
-	return full && !c.ExplicitFinalQ && !c.Frozen[engine.GroupQMu] && !c.Frozen[engine.GroupQSqrt]
+	return c.method().fullData(c, n) && !c.ExplicitFinalQ && !c.Frozen[engine.GroupQMu] && !c.Frozen[engine.GroupQSqrt]
 }
 
 // OptimalFinalQ reports whether the trainer keeps the final layer's q(u)
@@ -430,7 +427,8 @@ func (t *Trainer) rebuild() {
 			t.qLo = min(t.qLo, i)
 		}
 	}
-	t.ng = t.cfg.NaturalGradient && t.cfg.Method == LBFGS && len(t.m.Layers) > 1 && !t.cfg.Frozen[engine.GroupQMu] && !t.cfg.Frozen[engine.GroupQSqrt]
+	_, lbfgs := t.cfg.Method.(LBFGS)
+	t.ng = t.cfg.NaturalGradient && lbfgs && len(t.m.Layers) > 1 && !t.cfg.Frozen[engine.GroupQMu] && !t.cfg.Frozen[engine.GroupQSqrt]
 	t.gU = linalg.Resize(t.gU, len(t.layout))
 	t.gUOK = false
 	t.free = t.free[:0]
@@ -598,8 +596,7 @@ func (t *Trainer) start() (string, int, error) {
 			}
 			evals++
 			var f float64
-			// SVI's steps take their gradients on minibatches.
-			grad := t.cfg.Method != SVI
+			grad := t.cfg.Method.startGradient()
 			f, err = t.eval(t.u, t.g, nil, grad)
 			if err == nil {
 				t.f, t.have = f, true
@@ -665,18 +662,11 @@ func (t *Trainer) Step() (info StepInfo, err error) {
 	if len(t.free) == 0 {
 		return StepInfo{Iter: t.iter, Bound: -t.f, Event: joinEvents(ev, "all parameters frozen"), Status: AllFrozen, Evals: evals}, nil
 	}
-	switch t.cfg.Method {
-	case Adam:
-		info = t.adamStep()
-	case SVI:
-		info = t.sviStep() // with its own stopping rule's Rise and Expected
-	default:
-		info = t.lbfgsStep()
-	}
+	info = t.cfg.Method.iterate(t)
 	info.Event = joinEvents(ev, info.Event)
 	info.Evals += evals
 	info.GradNorm = normInf(t.g)
-	if t.cfg.Method != SVI {
+	if !t.cfg.Method.ownWindow() {
 		info.Rise, info.Expected = t.recordWindow(info)
 	}
 	if info.Status == NotTerminated && t.negligible(info.Expected, info.Bound) {
@@ -771,318 +761,6 @@ func joinEvents(a, b string) string {
 	return a + "; " + b
 }
 
-// lbfgsStep performs one L-BFGS iteration (Nocedal & Wright, 2006,
-// Algorithm 7.4) with a weak-Wolfe line search by bisection and
-// extrapolation (Lewis & Overton, 2013), which treats a failed evaluation
-// as +∞ and so shrinks the step past NaN bounds and failed Cholesky
-// factorisations.
-func (t *Trainer) lbfgsStep() StepInfo {
-	n := len(t.free)
-	d := t.dir
-	t.direction(d)
-	if t.ng {
-		t.natDirection(d)
-	}
-	gd := linalg.Dot(t.g, d)
-	if !(gd < 0) {
-		t.resetMemory()
-		t.direction(d)
-		if t.ng {
-			t.natDirection(d)
-		}
-		gd = linalg.Dot(t.g, d)
-	}
-	step := 1.0
-	if t.lb.n == 0 {
-		step = 1 / math.Max(1, norm2(d))
-	}
-	if dinf := normInf(d); step*dinf > maxStepInf {
-		step = maxStepInf / dinf
-	}
-
-	lo, hi := 0.0, math.Inf(1)
-	var flo, fAcc float64
-	fromLo := false // accepted the point of sufficient decrease (ulo), whose full gradient is gone
-	var failures, evals int
-	var lastErr error
-	accepted := false
-	for evals < maxLineEvals {
-		evals++
-		for k := range n {
-			t.ut[k] = t.u[k] + step*d[k]
-		}
-		ft, err := t.eval(t.ut, t.gt, nil, true)
-		if err != nil {
-			failures++
-			lastErr = err
-		}
-		switch {
-		case err != nil || ft > t.f+armijoC1*step*gd:
-			hi = step
-		case linalg.Dot(t.gt, d) < wolfeC2*gd:
-			lo, flo = step, ft
-			copy(t.ulo, t.ut)
-			copy(t.glo, t.gt)
-			copy(t.qLow, t.qLast)
-		default:
-			accepted, fAcc = true, ft
-		}
-		if accepted {
-			break
-		}
-		if math.IsInf(hi, 1) {
-			step = 2 * lo
-		} else {
-			step = (lo + hi) / 2
-		}
-		if hi-lo <= 1e-14*hi {
-			break
-		}
-	}
-	if !accepted && lo > 0 {
-		// Sufficient decrease without the curvature condition: take it.
-		copy(t.ut, t.ulo)
-		copy(t.gt, t.glo)
-		copy(t.qLast, t.qLow)
-		t.setPoint(t.ut, t.qLast)
-		accepted, fAcc = true, flo
-		fromLo = true
-	}
-
-	var event string
-	if !accepted {
-		t.setPoint(t.u, t.qU) // revert to the last good parameters
-		kind := "no decrease"
-		if lastErr != nil {
-			kind = failureKind(lastErr)
-		}
-		status := NotTerminated
-		switch {
-		case errors.Is(lastErr, engine.ErrNotPositiveDefinite) && t.m.Jitter < MaxJitter:
-			t.m.Jitter = raiseJitter(t.m.Jitter)
-			t.evalOK = false
-			event = fmt.Sprintf("diverged (%s): reverted, jitter raised to %.3g", kind, t.m.Jitter)
-			t.resetMemory()
-			e, ne, err := t.start()
-			evals += ne
-			event = joinEvents(event, e)
-			if err != nil {
-				event = joinEvents(event, err.Error())
-				status = Failure
-			}
-		case t.lb.n > 0:
-			// Without failed evaluations this is a poor quasi-Newton
-			// direction near an optimum, not a divergence: restart
-			// quietly from steepest descent.
-			if lastErr != nil {
-				event = fmt.Sprintf("line search failed (%s): reverted, memory reset", kind)
-			}
-			t.resetMemory()
-		default:
-			// Steepest descent made no progress: a (numerical) optimum,
-			// if it is so twice or after a few accepted steps.
-			t.stuck++
-			if t.stuck >= 2 || t.fresh >= freshIters {
-				status = Stationary
-			}
-			if lastErr != nil {
-				event = fmt.Sprintf("line search failed (%s): stopped at the last good parameters", kind)
-			}
-		}
-		return StepInfo{Iter: t.iter, Bound: -t.f, Event: event, Status: status, Evals: evals}
-	}
-	if failures > 0 {
-		event = fmt.Sprintf("step shrunk after %d failed trial(s) (%s)", failures, failureKind(lastErr))
-	}
-
-	// Memory update, skipped when the pair has no positive curvature.
-	lb := &t.lb
-	s, y := lb.s[lb.top], lb.y[lb.top]
-	var sy, yy float64
-	for k := range n {
-		s[k] = t.ut[k] - t.u[k]
-		y[k] = t.gt[k] - t.g[k]
-		if t.ng && t.isQ[k] {
-			s[k], y[k] = 0, 0 // the natural gradient steps them
-		}
-		sy += s[k] * y[k]
-		yy += y[k] * y[k]
-	}
-	if sy > 1e-12*yy && sy > 0 {
-		lb.rho[lb.top] = 1 / sy
-		lb.top = (lb.top + 1) % lbfgsMemory
-		lb.n = min(lb.n+1, lbfgsMemory)
-	}
-	fprev := t.f
-	copy(t.u, t.ut)
-	copy(t.g, t.gt)
-	copy(t.qU, t.qLast)
-	t.gUOK = !fromLo
-	if t.gUOK {
-		copy(t.gU, t.gfull)
-	}
-	t.f = fAcc
-	t.iter++
-	t.fresh++
-	t.stuck = 0
-	status := NotTerminated
-	if (normInf(t.g) < gradTol || fprev-t.f <= 0) && t.fresh >= freshIters {
-		status = GradientThreshold
-	}
-	return StepInfo{Iter: t.iter, Bound: -t.f, Event: event, Status: status, Evals: evals}
-}
-
-// direction writes the L-BFGS search direction −H·g into d by the two-loop
-// recursion (Nocedal & Wright, 2006, Algorithm 7.4).
-func (t *Trainer) direction(d []float64) {
-	lb := &t.lb
-	copy(d, t.g)
-	// The two loops of the recursion, each update of d fused with the
-	// dot product that the next one needs (axpyDot: the same sums as
-	// linalg.Dot, so the same bits), to pass over d once per pair.
-	key := func(i int) int { return (lb.top - 1 - i + len(lb.s)) % len(lb.s) }
-	var dot float64
-	if lb.n > 0 {
-		dot = linalg.Dot(lb.s[key(0)], d)
-	}
-	for i := 0; i < lb.n; i++ {
-		k := key(i)
-		lb.alpha[k] = lb.rho[k] * dot
-		if i+1 < lb.n {
-			dot = axpyDot(-lb.alpha[k], lb.y[k], d, lb.s[key(i+1)])
-		} else {
-			axpy(-lb.alpha[k], lb.y[k], d)
-		}
-	}
-	if lb.n > 0 {
-		k := key(0)
-		gamma := 1 / (lb.rho[k] * linalg.Dot(lb.y[k], lb.y[k]))
-		for i := range d {
-			d[i] *= gamma
-		}
-		dot = linalg.Dot(lb.y[key(lb.n-1)], d)
-	}
-	for i := lb.n - 1; i >= 0; i-- {
-		k := key(i)
-		beta := lb.rho[k] * dot
-		if i > 0 {
-			dot = axpyDot(lb.alpha[k]-beta, lb.s[k], d, lb.y[key(i-1)])
-		} else {
-			axpy(lb.alpha[k]-beta, lb.s[k], d)
-		}
-	}
-	for i := range d {
-		d[i] = -d[i]
-	}
-}
-
-// axpyDot adds a·x to y and returns Σ z_i·y_i of the new y, summed as
-// linalg.Dot(z, y) sums (four partial sums, combined in pairs).
-func axpyDot(a float64, x, y, z []float64) float64 {
-	y, z = y[:len(x)], z[:len(x)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		xx, yy, zz := x[i:i+4:i+4], y[i:i+4:i+4], z[i:i+4:i+4]
-		yy[0] += a * xx[0]
-		yy[1] += a * xx[1]
-		yy[2] += a * xx[2]
-		yy[3] += a * xx[3]
-		s0 += zz[0] * yy[0]
-		s1 += zz[1] * yy[1]
-		s2 += zz[2] * yy[2]
-		s3 += zz[3] * yy[3]
-	}
-	for ; i < len(x); i++ {
-		y[i] += a * x[i]
-		s0 += z[i] * y[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// adamStep performs one Adam iteration (Kingma & Ba, 2015) on a minibatch.
-// A failed evaluation reverts to the parameters before the last step,
-// halves the learning rate and resets the moments.
-func (t *Trainer) adamStep() StepInfo {
-	nAll, _ := t.m.X.Dims()
-	full := t.cfg.BatchSize <= 0 || t.cfg.BatchSize >= nAll
-	var rows []int
-	evals := 0
-	var fb float64
-	if full {
-		// The full-data gradient at u is known from the last step.
-	} else {
-		rows = t.nextBatch(nAll)
-		evals++
-		var err error
-		fb, err = t.eval(t.u, t.g, rows, true)
-		if err != nil {
-			if t.unchecked {
-				// The last step was never evaluated on the full data:
-				// revert it.
-				copy(t.u, t.uPrev)
-				t.unchecked = false
-				t.diverged()
-				t.setU(t.u)
-				return StepInfo{Iter: t.iter, Bound: -t.f, Estimate: true, Event: fmt.Sprintf("diverged (%s): reverted, learning rate lowered to %.3g", failureKind(err), t.cfg.LearningRate*t.lrMul), Evals: evals}
-			}
-			// u was good on the full data: a batch-specific failure.
-			t.setU(t.u)
-			return StepInfo{Iter: t.iter, Bound: -t.f, Event: fmt.Sprintf("minibatch evaluation failed (%s): batch skipped", failureKind(err)), Evals: evals}
-		}
-	}
-	a := &t.adam
-	a.t++
-	lr := t.cfg.LearningRate * t.lrMul
-	c1 := 1 - math.Pow(adamBeta1, float64(a.t))
-	c2 := 1 - math.Pow(adamBeta2, float64(a.t))
-	for k, g := range t.g {
-		a.m[k] = adamBeta1*a.m[k] + (1-adamBeta1)*g
-		a.v[k] = adamBeta2*a.v[k] + (1-adamBeta2)*g*g
-		t.ut[k] = t.u[k] - lr*(a.m[k]/c1)/(math.Sqrt(a.v[k]/c2)+adamEps)
-	}
-	info := StepInfo{Evals: evals}
-	var f float64
-	var err error
-	if full {
-		evals++
-		f, err = t.eval(t.ut, t.gt, nil, true)
-	} else if nAll <= FullBoundRows {
-		evals++
-		f, err = t.eval(t.ut, nil, nil, false)
-	} else {
-		t.setU(t.ut)
-		f, info.Estimate = fb, true
-		copy(t.uPrev, t.u)
-		t.unchecked = true
-	}
-	info.Evals = evals
-	if err != nil {
-		t.setPoint(t.u, t.qU)
-		t.diverged()
-		info.Iter, info.Bound = t.iter, -t.f
-		info.Event = fmt.Sprintf("diverged (%s): reverted, learning rate lowered to %.3g", failureKind(err), t.cfg.LearningRate*t.lrMul)
-		return info
-	}
-	copy(t.u, t.ut)
-	if full {
-		copy(t.g, t.gt)
-		copy(t.qU, t.qLast)
-	}
-	t.f = f
-	t.iter++
-	info.Iter, info.Bound = t.iter, -f
-	return info
-}
-
-// diverged halves Adam's learning rate and resets its moments.
-func (t *Trainer) diverged() {
-	t.lrMul /= 2
-	t.adam.t = 0
-	clear(t.adam.m)
-	clear(t.adam.v)
-}
-
 // nextBatch returns the next minibatch of a shuffled pass over the data.
 func (t *Trainer) nextBatch(n int) []int {
 	b := t.cfg.BatchSize
@@ -1100,24 +778,6 @@ func (t *Trainer) nextBatch(n int) []int {
 	t.rows = append(t.rows[:0], t.perm[t.pos:t.pos+b]...)
 	t.pos += b
 	return t.rows
-}
-
-// axpy adds a·x to y, four at a time (L-BFGS's direction passes over its
-// history of 2·lbfgsMemory vectors of every parameter: 143k for the Frey
-// preset).
-func axpy(a float64, x, y []float64) {
-	y = y[:len(x)]
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		xx, yy := x[i:i+4:i+4], y[i:i+4:i+4]
-		yy[0] += a * xx[0]
-		yy[1] += a * xx[1]
-		yy[2] += a * xx[2]
-		yy[3] += a * xx[3]
-	}
-	for ; i < len(x); i++ {
-		y[i] += a * x[i]
-	}
 }
 
 func norm2(x []float64) float64 { return math.Sqrt(linalg.Dot(x, x)) }

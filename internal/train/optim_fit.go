@@ -113,7 +113,7 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitRe
 	}
 	if rep.Status == NotTerminated {
 		rep.Status = IterationLimit
-		if t.cfg.Method == SVI && t.have && t.svi.since > 0 {
+		if t.cfg.isSVI() && t.have && t.svi.since > 0 {
 			// The fit ends at its best checked point, as when it stops
 			// by itself.
 			var info StepInfo

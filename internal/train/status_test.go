@@ -14,7 +14,7 @@ func TestMethodNames(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want Method
-	}{{"", LBFGS}, {"lbfgs", LBFGS}, {"adam", Adam}} {
+	}{{"", LBFGS{}}, {"lbfgs", LBFGS{}}, {"adam", Adam{}}, {"svi", SVI{}}} {
 		got, err := ParseMethod(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("ParseMethod(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
@@ -25,19 +25,19 @@ func TestMethodNames(t *testing.T) {
 			t.Errorf("ParseMethod(%q) accepted", bad)
 		}
 	}
-	b, err := json.Marshal(struct{ M Method }{Adam})
+	b, err := json.Marshal(struct{ M Method }{Adam{}})
 	if err != nil || string(b) != `{"M":"adam"}` {
 		t.Errorf("JSON of Adam: %s, %v", b, err)
 	}
-	var back struct{ M Method }
-	if err := json.Unmarshal([]byte(`{"M":"lbfgs"}`), &back); err != nil || back.M != LBFGS {
+	var back struct{ M MethodVar }
+	if err := json.Unmarshal([]byte(`{"M":"lbfgs"}`), &back); err != nil || back.M.Method != (LBFGS{}) {
 		t.Errorf("JSON lbfgs read as %v, %v", back.M, err)
 	}
 	if err := json.Unmarshal([]byte(`{"M":"newton"}`), &back); err == nil {
 		t.Error("JSON newton accepted")
 	}
-	if err := (TrainerConfig{Method: Method(9)}).Check(); err == nil {
-		t.Error("an unknown method passed Check")
+	if c, err := (TrainerConfig{}).Defaults(); err != nil || c.Method != (LBFGS{}) {
+		t.Errorf("no method: %v, %v; want the default L-BFGS", c.Method, err)
 	}
 }
 
