@@ -182,9 +182,8 @@ type Trainer struct {
 	stuck int // consecutive steepest-descent steps without decrease
 
 	// best holds the best bound after each of the last Window accepted
-	// iterations (a ring, nBest filled) for the convergence test.
-	best  []float64
-	nBest int
+	// iterations, for the convergence test.
+	best bestWindow
 
 	// lastRes is the last full-data evaluation; evalOK says that the model
 	// is still at its parameters (see LastEvaluation).
@@ -346,7 +345,7 @@ func (t *Trainer) SetConfig(cfg TrainerConfig) error {
 	if cfg.Method != old.Method || !sameFrozen(cfg.Frozen, old.Frozen) || cfg.KeepsFinalQOptimal(nData) != old.KeepsFinalQOptimal(nData) {
 		t.rebuild()
 	} else if cfg.Tol != old.Tol || cfg.TolAbs != old.TolAbs || cfg.Window != old.Window || cfg.Horizon != old.Horizon {
-		t.nBest = 0
+		t.best.reset()
 	}
 	return nil
 }
@@ -456,7 +455,7 @@ func (t *Trainer) rebuild() {
 	t.unchecked = false
 	t.have = false
 	t.fresh, t.stuck = 0, 0
-	t.nBest = 0
+	t.best.reset()
 	t.resetMemory()
 	t.svi.reset(len(t.w))
 }
@@ -714,23 +713,14 @@ func Degeneracy(m *engine.Model) string {
 func (t *Trainer) recordWindow(info StepInfo) (rise, expected float64) {
 	w := t.cfg.Window
 	if info.Event != "" || info.Estimate {
-		t.nBest = 0
+		t.best.reset()
 		return math.NaN(), math.NaN()
 	}
-	if len(t.best) != w {
-		t.best, t.nBest = make([]float64, w), 0
-	}
 	b := info.Bound
-	if t.nBest > 0 {
-		b = math.Max(b, t.best[(t.nBest-1)%w])
+	if last, ok := t.best.last(w); ok {
+		b = math.Max(b, last)
 	}
-	var old float64
-	full := t.nBest >= w
-	if full {
-		old = t.best[t.nBest%w] // the best Window iterations ago
-	}
-	t.best[t.nBest%w] = b
-	t.nBest++
+	old, full := t.best.push(b, w) // the best Window iterations ago
 	if !full {
 		return math.NaN(), math.NaN()
 	}
