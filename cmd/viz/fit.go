@@ -33,7 +33,7 @@ type fitFlags struct {
 	optimizer                                                          train.MethodVar
 	inducing, outputInducing, iters, restarts, batch, workers          int
 	seed                                                               uint64
-	lr, tol, tolAbs, hiddenNoise, outputNoise                          float64
+	lr, tol, tolAbs, tolDatum, hiddenNoise, outputNoise                float64
 	window, horizon                                                    int
 	quiet, naturalGradient, embedData                                  bool
 	finalQ, fitChoice                                                  string
@@ -74,6 +74,7 @@ type fitJSON struct {
 	Epochs   float64  `json:"epochs,omitempty"`
 	Frozen   []string `json:"frozen"`
 	MaxIters int      `json:"max_iters"`
+	TolDatum float64  `json:"tol_datum"`
 	TolAbs   float64  `json:"tol_abs"`
 	Tol      float64  `json:"tol"`
 	Window   int      `json:"window"`
@@ -120,8 +121,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.restarts, "restarts", 1, "seeded initialisations to fit; the best bound is kept (default with a preset: its short restart selection, then the chosen one to the stopping rule)")
 	fs.StringVar(&f.out, "out", "", "output model file (empty or -: standard output)")
 	fs.StringVar(&f.freeze, "freeze", "", "parameter groups to keep fixed, comma-separated: kernel, noise, inducing, q_mu, q_sqrt")
-	fs.Float64Var(&f.tolAbs, "tol-abs", train.DefaultTolAbs, "stop when the rise of the bound expected over the next -horizon iterations is below this many nats (or -tol of the bound, whichever is larger)")
-	fs.Float64Var(&f.tol, "tol", train.DefaultTol, "stop when the rise expected over the next -horizon iterations is below this fraction of |bound| (or -tol-abs nats, whichever is larger)")
+	fs.Float64Var(&f.tolDatum, "tol-datum", train.DefaultTolDatum, "stop when the rise of the bound expected over the next -horizon iterations is below this many nats per datum (per observed value: rows × outputs; or -tol-abs nats, or -tol of the bound, whichever is largest)")
+	fs.Float64Var(&f.tolAbs, "tol-abs", train.DefaultTolAbs, "stop when the rise of the bound expected over the next -horizon iterations is below this many nats (or -tol-datum per datum, or -tol of the bound, whichever is largest)")
+	fs.Float64Var(&f.tol, "tol", train.DefaultTol, "stop when the rise expected over the next -horizon iterations is below this fraction of |bound| (or -tol-datum per datum, or -tol-abs nats, whichever is largest)")
 	fs.IntVar(&f.window, "window", train.DefaultWindow, "iterations whose rise of the bound sets the expected rate")
 	fs.IntVar(&f.horizon, "horizon", train.DefaultHorizon, "iterations over which the rise is projected")
 	fs.StringVar(&f.hiddenInit, "hidden-init", "auto", "first hidden layer's start: auto, pca or linear (default: the preset's)")
@@ -228,7 +230,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return badInput("viz fit: %v", err)
 	}
 	tcfg := train.TrainerConfig{Method: method, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: f.workers,
-		TolAbs: f.tolAbs, Tol: f.tol, Window: f.window, Horizon: f.horizon, ExplicitFinalQ: f.finalQ == "parameters", NaturalGradient: f.naturalGradient}
+		TolDatum: f.tolDatum, TolAbs: f.tolAbs, Tol: f.tol, Window: f.window, Horizon: f.horizon, ExplicitFinalQ: f.finalQ == "parameters", NaturalGradient: f.naturalGradient}
 	if err := tcfg.Check(); err != nil {
 		return badInput("viz fit: %v", err)
 	}
@@ -284,7 +286,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations%s (%s); %d iterations in all, restarts included (-iters %d)\n", final.Bound, best+1, time.Since(start).Seconds(), final.Status, final.Iters, stochasticNote(final, tcfg), final.Status.Explain(), total, f.iters)
 		if !math.IsNaN(final.Rise) {
 			n, _ := x.Dims()
-			fmt.Fprintf(stderr, "viz fit: %s\n", riseLine(final, tcfg, n))
+			fmt.Fprintf(stderr, "viz fit: %s\n", riseLine(final, tcfg, n, train.Data(y)))
 		}
 	}
 
@@ -308,7 +310,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"normalization": engine.NormalizationJSON(nx, ny),
 		"init":          ij,
 		"fit": fitJSON{Optimizer: train.MethodVar{Method: tcfg.Method}, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: tcfg.BatchSize, Epochs: final.Epochs, Frozen: frozenNames,
-			MaxIters: f.iters, TolAbs: tcfg.TolAbs, Tol: tcfg.Tol, Window: tcfg.Window, Horizon: tcfg.Horizon, FinalQ: finalQ, NaturalGradient: f.naturalGradient,
+			MaxIters: f.iters, TolDatum: tcfg.TolDatum, TolAbs: tcfg.TolAbs, Tol: tcfg.Tol, Window: tcfg.Window, Horizon: tcfg.Horizon, FinalQ: finalQ, NaturalGradient: f.naturalGradient,
 			Iters: final.Iters, TotalIters: total, Bound: final.Bound, LastRise: finite(final.Rise), ExpectedRise: finite(final.Expected),
 			Converged: final.Status.Converged(), Status: final.Status, Events: nonNil(final.Events)},
 	}
@@ -673,11 +675,12 @@ func (p *progress) finish() {
 }
 
 // riseLine says how far the bound moved in the fit's last stretch of a fit
-// on n rows, against the stopping rule; a fit that stopped for another
+// on n rows of data observed values (train.Data), against the stopping
+// rule; a fit that stopped for another
 // reason while the rule still expected a rise says so, so that the two
 // lines never seem to disagree.
-func riseLine(r train.FitReport, c train.TrainerConfig, n int) string {
-	limit := c.RuleLimit(r.Bound)
+func riseLine(r train.FitReport, c train.TrainerConfig, n, data int) string {
+	limit := c.RuleLimit(r.Bound, data)
 	what := "the bound"
 	if c.Method == (train.SVI{}) {
 		what = "the best full-data bound of the checks"

@@ -406,7 +406,7 @@ func TestFitsLastLines(t *testing.T) {
 		// Exactly at the limit the rule counts the rise as negligible (TrainerConfig.RuleLimit).
 		{"stationary at the limit", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.001, Expected: 0.01}, ""},
 	} {
-		line := riseLine(c.r, cfg, 100)
+		line := riseLine(c.r, cfg, 100, 100)
 		if !strings.Contains(line, "the rule stops below 0.01)") {
 			t.Errorf("%s: %q does not give the rule's limit", c.name, line)
 		}

@@ -477,7 +477,7 @@ func TestAutoencoderFromCSV(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, func(o *Options) { o.Limits.SessionMemory = 1 << 30 })
-			token, err := e.srv.ParkData("test", csvData(t, tc.ds, dataset.CSVOptions{Shape: tc.shape}))
+			token, _, err := e.srv.ParkData("test", csvData(t, tc.ds, dataset.CSVOptions{Shape: tc.shape}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -64,3 +64,24 @@ func EstimateIter(method Method, n int, widths []int, m int, params int64) IterC
 	c.Time = time.Duration(c.Step.Flops * EvalsPerIteration / FlopsPerSecond * float64(time.Second))
 	return c
 }
+
+// InducingWithin returns the most inducing points per layer, at most m,
+// of a model that fits a budget (fits reports whether k inducing points
+// do), or false when not even one does. A model's memory and time grow
+// with its inducing points (EstimateIter, engine.EstimateCost), so the
+// largest within a budget is found by bisection: log₂ m estimates.
+func InducingWithin(m int, fits func(k int) bool) (int, bool) {
+	if m < 1 || !fits(1) {
+		return 0, false
+	}
+	lo, hi := 1, m+1 // fits(lo); hi does not fit, or is past m
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, true
+}

@@ -20,7 +20,7 @@ const (
 	AllFrozen
 	// FunctionConvergence: the improvement still expected is negligible:
 	// the best bound's rise over the last TrainerConfig.Window iterations,
-	// projected over the next Horizon, is below max(TolAbs, Tol·|bound|)
+	// projected over the next Horizon, is below TrainerConfig.RuleLimit
 	// (the stopping rule, StepInfo.Expected).
 	FunctionConvergence
 	// IterationLimit: Run made MaxIters iterations.
