@@ -121,7 +121,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.restarts, "restarts", 1, "seeded initialisations to fit; the best bound is kept (default with a preset: its short restart selection, then the chosen one to the stopping rule)")
 	fs.StringVar(&f.out, "out", "", "output model file (empty or -: standard output)")
 	fs.StringVar(&f.freeze, "freeze", "", "parameter groups to keep fixed, comma-separated: kernel, noise, inducing, q_mu, q_sqrt")
-	fs.Float64Var(&f.tolDatum, "tol-datum", train.DefaultTolDatum, "stop when the rise of the bound expected over the next -horizon iterations is below this many nats per datum (per observed value: rows × outputs; or -tol-abs nats, or -tol of the bound, whichever is largest)")
+	fs.Float64Var(&f.tolDatum, "tol-datum", train.DefaultTolDatum, "stop when the rise of the bound expected over the next -horizon iterations is below this many nats per datum (an observed value: rows × outputs) per minute those iterations take by the cost model (or -tol-abs nats, or -tol of the bound, whichever is largest)")
 	fs.Float64Var(&f.tolAbs, "tol-abs", train.DefaultTolAbs, "stop when the rise of the bound expected over the next -horizon iterations is below this many nats (or -tol-datum per datum, or -tol of the bound, whichever is largest)")
 	fs.Float64Var(&f.tol, "tol", train.DefaultTol, "stop when the rise expected over the next -horizon iterations is below this fraction of |bound| (or -tol-datum per datum, or -tol-abs nats, whichever is largest)")
 	fs.IntVar(&f.window, "window", train.DefaultWindow, "iterations whose rise of the bound sets the expected rate")
@@ -286,7 +286,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "viz fit: bound %.10g (restart %d) in %.2fs, stopped by %s after %d iterations%s (%s); %d iterations in all, restarts included (-iters %d)\n", final.Bound, best+1, time.Since(start).Seconds(), final.Status, final.Iters, stochasticNote(final, tcfg), final.Status.Explain(), total, f.iters)
 		if !math.IsNaN(final.Rise) {
 			n, _ := x.Dims()
-			fmt.Fprintf(stderr, "viz fit: %s\n", riseLine(final, tcfg, n, train.Data(y)))
+			fmt.Fprintf(stderr, "viz fit: %s\n", riseLine(final, tcfg, n))
 		}
 	}
 
@@ -675,12 +675,11 @@ func (p *progress) finish() {
 }
 
 // riseLine says how far the bound moved in the fit's last stretch of a fit
-// on n rows of data observed values (train.Data), against the stopping
-// rule; a fit that stopped for another
-// reason while the rule still expected a rise says so, so that the two
-// lines never seem to disagree.
-func riseLine(r train.FitReport, c train.TrainerConfig, n, data int) string {
-	limit := c.RuleLimit(r.Bound, data)
+// on n rows, against the stopping rule's limit (r.Limit); a fit that
+// stopped for another reason while the rule still expected a rise says
+// so, so that the two lines never seem to disagree.
+func riseLine(r train.FitReport, c train.TrainerConfig, n int) string {
+	limit := r.Limit
 	what := "the bound"
 	if c.Method == (train.SVI{}) {
 		what = "the best full-data bound of the checks"

@@ -398,15 +398,15 @@ func TestFitsLastLines(t *testing.T) {
 		want string // "" : no note that it stopped first
 	}{
 		// 0.00994 expected is below max(0.01, 1e-6·0.757) = 0.01: the rule.
-		{"rule", train.FitReport{Bound: -0.757, Status: train.FunctionConvergence, Rise: 0.000994, Expected: 0.00994}, ""},
+		{"rule", train.FitReport{Bound: -0.757, Status: train.FunctionConvergence, Rise: 0.000994, Expected: 0.00994, Limit: 0.01}, ""},
 		// The robot seed 4 fit: 0.342 expected, above max(0.01, 1e-6·5037) = 0.01.
-		{"stationary first", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.0342, Expected: 0.342}, "it stopped by stationary first"},
+		{"stationary first", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.0342, Expected: 0.342, Limit: 0.01}, "it stopped by stationary first"},
 		// Stationary with a rise the rule would also have stopped at: nothing to add.
-		{"stationary and flat", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.0001, Expected: 0.001}, ""},
+		{"stationary and flat", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.0001, Expected: 0.001, Limit: 0.01}, ""},
 		// Exactly at the limit the rule counts the rise as negligible (TrainerConfig.RuleLimit).
-		{"stationary at the limit", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.001, Expected: 0.01}, ""},
+		{"stationary at the limit", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.001, Expected: 0.01, Limit: 0.01}, ""},
 	} {
-		line := riseLine(c.r, cfg, 100, 100)
+		line := riseLine(c.r, cfg, 100)
 		if !strings.Contains(line, "the rule stops below 0.01)") {
 			t.Errorf("%s: %q does not give the rule's limit", c.name, line)
 		}

@@ -50,6 +50,11 @@ type IterCost struct {
 // the given layer widths (inputs first) and m inducing points per layer,
 // whose parameters take params bytes.
 func EstimateIter(method Method, n int, widths []int, m int, params int64) IterCost {
+	return estimateIter(method, n, DefaultStochasticBatch, widths, m, params)
+}
+
+// estimateIter is EstimateIter with SVI's minibatches of batch rows.
+func estimateIter(method Method, n, batch int, widths []int, m int, params int64) IterCost {
 	c := IterCost{Full: engine.EstimateCost(n, widths, m)}
 	c.Step = c.Full
 	c.Evals = c.Full.Bytes + 2*c.Full.Forward
@@ -57,7 +62,7 @@ func EstimateIter(method Method, n int, widths []int, m int, params int64) IterC
 		// An SVI step evaluates a minibatch, not every row, and its
 		// checks, once in many steps, the bound alone on every row in
 		// chunks.
-		c.Step = engine.EstimateCost(min(n, DefaultStochasticBatch), widths, m)
+		c.Step = engine.EstimateCost(min(n, batch), widths, m)
 		c.Evals = c.Step.Bytes + 2*c.Step.Forward + c.Full.Forward
 	}
 	c.Vectors = trainerVectors * params
@@ -84,4 +89,25 @@ func InducingWithin(m int, fits func(k int) bool) (int, bool) {
 		}
 	}
 	return lo, true
+}
+
+// IterTime is the cost model's time of one iteration of a trainer of
+// configuration c on m (EstimateIter, at the most inducing points of any
+// of m's layers): the clock of the stopping rule's tolerance per datum,
+// which, unlike a measured time, is the same on every machine and every
+// run, so that a seeded fit stops where it stopped before.
+func (c TrainerConfig) IterTime(m *engine.Model) time.Duration {
+	n, q := m.X.Dims()
+	widths := []int{q}
+	mm := 1
+	for _, l := range m.Layers {
+		k, _, d := l.Dims()
+		widths = append(widths, d)
+		mm = max(mm, k)
+	}
+	batch := c.BatchSize
+	if batch <= 0 {
+		batch = DefaultStochasticBatch
+	}
+	return estimateIter(c.method(), n, batch, widths, mm, 0).Time
 }

@@ -180,18 +180,23 @@ func TestWindowConvergence(t *testing.T) {
 	if !tr.negligible(info.Expected, info.Bound) {
 		t.Errorf("relative tolerance %v of |bound| %v did not count", tr.cfg.Tol, math.Abs(info.Bound))
 	}
-	// And the tolerance per datum, on the step data's 30 values.
+	// And the tolerance per datum per minute, on the step data's 30
+	// values and the minutes of the Horizon's iterations by the cost model.
 	tr.cfg.Tol = 1e-300
 	if n := Data(tr.Model().Y); n != 30 {
 		t.Fatalf("the step data: %d observed values, want 30", n)
 	}
+	minutes := float64(tr.cfg.Horizon) * tr.cfg.IterTime(tr.Model()).Minutes()
+	if !(minutes > 0) {
+		t.Fatalf("the horizon's %d iterations take %v minutes by the cost model", tr.cfg.Horizon, minutes)
+	}
 	for _, c := range []struct {
 		perDatum float64
 		fires    bool
-	}{{info.Expected / 30 / 2, false}, {info.Expected / 30 * 2, true}} {
+	}{{info.Expected / 30 / minutes / 2, false}, {info.Expected / 30 / minutes * 2, true}} {
 		tr.cfg.TolDatum = c.perDatum
 		if got := tr.negligible(info.Expected, info.Bound); got != c.fires {
-			t.Errorf("expected rise %v against %v nats per datum of 30: negligible %v, want %v", info.Expected, c.perDatum, got, c.fires)
+			t.Errorf("expected rise %v against %v nats per datum per minute, 30 data, %v minutes: negligible %v, want %v", info.Expected, c.perDatum, minutes, got, c.fires)
 		}
 	}
 	for _, bad := range []TrainerConfig{{Tol: -1}, {Tol: math.Inf(1)}, {TolAbs: -1}, {TolAbs: math.NaN()}, {TolDatum: -1}, {TolDatum: math.Inf(1)}, {Window: -3}, {Horizon: -1}} {
