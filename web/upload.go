@@ -29,6 +29,10 @@ type Uploader interface {
 	Limits() stream.Limits
 }
 
+// The server uploads to: a change of either side's signatures fails the
+// build, not the routes (handler.go registers them by a type assertion).
+var _ Uploader = (*stream.Server)(nil)
+
 // maxUploadBytes bounds a model file sent to POST /model at the default
 // limits: a model at every limit (2,000 rows, six layers of 64 inducing
 // points and width 8) is about 4 MB of JSON. uploadBytes raises it with

@@ -255,7 +255,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		var prog *progress
 		var onStep func(int, train.StepInfo)
 		if !f.quiet {
-			prog = newProgress(stderr, f.restarts, opt.MaxIters, 0)
+			prog = newProgress(stderr, f.restarts, opt.MaxIters, 0, tcfg.RiseSpan(x.RawMatrix().Rows))
 			onStep = prog.step
 		}
 		model, best, reps, err = train.FitRestarts(ctx, x, y, icfg, tcfg, opt, f.restarts, onStep)
@@ -422,7 +422,7 @@ func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.
 		if selection {
 			restarts = p.Restarts
 		}
-		prog = newProgress(stderr, restarts, p.RestartIters, opt.MaxIters)
+		prog = newProgress(stderr, restarts, p.RestartIters, opt.MaxIters, p.Trainer(tcfg).RiseSpan(x.RawMatrix().Rows))
 		onStep = prog.step
 	}
 	m, reps, err := p.Start(ctx, x, y, tcfg, onStep)
@@ -512,7 +512,10 @@ func parseGroups(s string) (map[engine.Group]bool, []string, error) {
 // it, k-means and principal components, aside); the continued fit's, once
 // it has run, its own, and before that the pace of one of the restarts
 // (on two busy cores a fit alone was measured between 0.6 and 2.7 times
-// as fast as that, docs/measurements.md, "Loading").
+// as fast as that, docs/measurements.md, "Loading"). The work left of a
+// fit that runs to the stopping rule is the rule's forecast
+// (train.Forecast), at most its cap; until the forecast has a measure,
+// the ETA is "?", but for a preset's short restarts, whose cap is near.
 type progress struct {
 	w        io.Writer
 	tty      bool
@@ -532,12 +535,14 @@ type progress struct {
 	first, finalFirst           time.Time
 	firstEvals, finalFirstEvals int
 	caps                        []int // iterations per slot at most
+	forecasts                   []*train.Forecast
 }
 
 // newProgress reports the progress of restarts fits of at most iters
 // iterations each, side by side, then of a continued fit of at most final
-// iterations (0: none).
-func newProgress(w io.Writer, restarts, iters, final int) *progress {
+// iterations (0: none), whose stopping rule measures the rise over
+// riseSpan iterations (train.TrainerConfig.RiseSpan).
+func newProgress(w io.Writer, restarts, iters, final, riseSpan int) *progress {
 	slots := restarts
 	p := &progress{w: w, total: restarts*iters + final, final: -1, par: max(1, min(restarts, runtime.GOMAXPROCS(0))), start: time.Now(),
 		name: func(slot int) string { return fmt.Sprintf("restart %d", slot+1) }}
@@ -552,6 +557,7 @@ func newProgress(w io.Writer, restarts, iters, final int) *progress {
 	p.iters, p.bounds, p.evals = make([]int, slots), make([]float64, slots), make([]int, slots)
 	for i := range p.bounds {
 		p.bounds[i] = math.NaN()
+		p.forecasts = append(p.forecasts, train.NewForecast(riseSpan))
 	}
 	p.tty = isTerminal(w)
 	p.interval = 2 * time.Second
@@ -561,15 +567,30 @@ func newProgress(w io.Writer, restarts, iters, final int) *progress {
 	return p
 }
 
-// eta estimates the time left; "?" before a pace is known.
+// left is the iterations slot i has left: the stopping rule's forecast,
+// at most its cap; false when not known yet.
+func (p *progress) left(i int) (int, bool) {
+	rest := p.caps[i] - p.iters[i]
+	if f, ok := p.forecasts[i].ItersLeft(); ok {
+		return min(rest, f), true
+	}
+	if p.final >= 0 && i != p.final { // a preset's short restart
+		return rest, true
+	}
+	return rest, rest == 0
+}
+
+// eta estimates the time left; "?" before a pace and the work left are
+// known.
 func (p *progress) eta(now time.Time) string {
 	if p.final == 0 { // a continued fit alone
 		el, e := now.Sub(p.finalFirst).Seconds(), p.evals[0]-p.finalFirstEvals
-		if p.iters[0] == 0 || el <= 0 || e <= 0 {
+		left, ok := p.left(0)
+		if p.iters[0] == 0 || el <= 0 || e <= 0 || !ok {
 			return "?"
 		}
 		perIter := float64(p.evals[0]) / float64(p.iters[0])
-		return time.Duration(float64(p.caps[0]-p.iters[0]) * perIter / (float64(e) / el) * float64(time.Second)).Round(time.Second).String()
+		return time.Duration(float64(left) * perIter / (float64(e) / el) * float64(time.Second)).Round(time.Second).String()
 	}
 	done, evals, restartEvals, restartLeft := 0, 0, 0, 0
 	for i, it := range p.iters {
@@ -577,7 +598,11 @@ func (p *progress) eta(now time.Time) string {
 		evals += p.evals[i]
 		if i != p.final {
 			restartEvals += p.evals[i]
-			restartLeft += p.caps[i] - it
+			left, ok := p.left(i)
+			if !ok {
+				return "?"
+			}
+			restartLeft += left
 		}
 	}
 	el := now.Sub(p.first).Seconds()
@@ -592,7 +617,11 @@ func (p *progress) eta(now time.Time) string {
 		if el := now.Sub(p.finalFirst).Seconds(); !p.finalFirst.IsZero() && el > 0 && p.evals[p.final] > p.finalFirstEvals {
 			finalPace = float64(p.evals[p.final]-p.finalFirstEvals) / el
 		}
-		left += float64(p.caps[p.final]-p.iters[p.final]) * perIter / finalPace
+		finalLeft, ok := p.left(p.final)
+		if !ok {
+			return "?"
+		}
+		left += float64(finalLeft) * perIter / finalPace
 	}
 	return time.Duration(left * float64(time.Second)).Round(time.Second).String()
 }
@@ -610,6 +639,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 	p.iters[restart] = s.Iter
 	p.bounds[restart] = s.Bound
 	p.evals[restart] += s.Evals
+	p.forecasts[restart].Add(s)
 	if s.Event != "" {
 		p.clear()
 		fmt.Fprintf(p.w, "%s iteration %d: %s\n", p.name(restart), s.Iter, s.Event)
@@ -640,7 +670,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 	if p.tty {
 		const width = 30
 		filled := min(width, width*done/max(1, p.total))
-		fmt.Fprintf(p.w, "\r[%s%s] iter %d/%d  bound %.6g%s  %.0f it/s  ETA ≤ %s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, p.total, best, epochsNote(s), rate, eta)
+		fmt.Fprintf(p.w, "\r[%s%s] iter %d/%d  bound %.6g%s  %.0f it/s  ETA %s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, p.total, best, epochsNote(s), rate, eta)
 		p.drawn = true
 		return
 	}
@@ -648,7 +678,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 	if s.Estimate {
 		bound = "minibatch estimate of the bound"
 	}
-	fmt.Fprintf(p.w, "%s iteration %d: %s %.10g%s (the whole fit: %d/%d iterations, %.1f it/s, ETA ≤ %s)\n", p.name(restart), s.Iter, bound, s.Bound, epochsNote(s), done, p.total, rate, eta)
+	fmt.Fprintf(p.w, "%s iteration %d: %s %.10g%s (the whole fit: %d/%d iterations, %.1f it/s, ETA %s)\n", p.name(restart), s.Iter, bound, s.Bound, epochsNote(s), done, p.total, rate, eta)
 }
 
 // epochsNote gives a stochastic fit's passes over the data for a progress
