@@ -13,10 +13,11 @@ import "math"
 // (TestForecast, docs/fitting.md), the forecast of the whole fit's length
 // is within a factor of 2 from half-way on.
 type Forecast struct {
-	span int // iterations whose expected rises are fitted
-	pts  []forecastPoint
-	last StepInfo
-	have bool
+	span     int // iterations whose expected rises are fitted
+	pts      []forecastPoint
+	last     StepInfo // the last step
+	measured StepInfo // the last step with a measure (SVI: its last check)
+	have     bool
 }
 
 type forecastPoint struct{ iter, logExpected float64 }
@@ -37,8 +38,13 @@ func NewForecast(riseSpan int) *Forecast {
 func (f *Forecast) Add(s StepInfo) {
 	if s.Event != "" || f.have && s.Iter <= f.last.Iter {
 		f.pts = f.pts[:0]
+		f.measured = StepInfo{Expected: math.NaN()}
 	}
 	f.last, f.have = s, true
+	if math.IsNaN(s.Expected) {
+		return // between an SVI fit's checks: the last check's measure holds
+	}
+	f.measured = s
 	if !(s.Expected > 0) || math.IsInf(s.Expected, 0) {
 		return
 	}
@@ -58,18 +64,20 @@ func (f *Forecast) Add(s StepInfo) {
 // ItersLeft returns the iterations expected before the rule fires, or
 // false before the rule has a measure (its window has not filled).
 func (f *Forecast) ItersLeft() (int, bool) {
-	s := f.last
+	s := f.measured
 	if !f.have || math.IsNaN(s.Expected) || !(s.Limit > 0) {
 		return 0, false
 	}
-	if s.Status.Terminated() || s.Expected <= s.Limit {
+	if f.last.Status.Terminated() || s.Expected <= s.Limit {
 		return 0, true
 	}
 	ratio := s.Expected / s.Limit
+	left := float64(max(s.Iter, 1)) * (ratio - 1)
 	if k := f.decay(); k > 0 {
-		return int(math.Ceil(math.Log(ratio) / k)), true
+		left = math.Log(ratio) / k
 	}
-	return int(math.Ceil(float64(max(s.Iter, 1)) * (ratio - 1))), true
+	since := f.last.Iter - s.Iter // steps since the measure
+	return max(0, int(math.Ceil(left))-since), true
 }
 
 // decay is the rate k of the exponential exp(−k·iterations) fitted to the
