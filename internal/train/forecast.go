@@ -33,16 +33,17 @@ func NewForecast(riseSpan int) *Forecast {
 	return &Forecast{span: forecastSpans * max(riseSpan, 1)}
 }
 
-// Add records a step. A divergence event or a new model empties the
-// record, as it empties the rule's window.
+// Add records a step. A new fit, or a step whose rule has no measure
+// (a divergence event emptied its window), empties the record; an SVI
+// fit's steps between its checks (estimates) keep the last check's.
 func (f *Forecast) Add(s StepInfo) {
-	if s.Event != "" || f.have && s.Iter <= f.last.Iter {
+	if f.have && s.Iter <= f.last.Iter || math.IsNaN(s.Expected) && !s.Estimate {
 		f.pts = f.pts[:0]
 		f.measured = StepInfo{Expected: math.NaN()}
 	}
 	f.last, f.have = s, true
 	if math.IsNaN(s.Expected) {
-		return // between an SVI fit's checks: the last check's measure holds
+		return
 	}
 	f.measured = s
 	if !(s.Expected > 0) || math.IsInf(s.Expected, 0) {
