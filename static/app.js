@@ -177,8 +177,10 @@ async function upload(url, file) {
     const r = await fetch(url, { method: "POST", body: file });
     const text = await r.text();
     if (!r.ok) { toast(`Could not load ${file.name}: ${text.trim()}`, "error"); return; }
-    state.resume = JSON.parse(text).resume;
-    toast(`Loading ${file.name}…`, "ok");
+    const reply = JSON.parse(text);
+    state.resume = reply.resume;
+    // reply.note: what the server chose for the data (a smaller model that fits its limits)
+    toast(reply.note ? `Loading ${file.name}: ${reply.note}` : `Loading ${file.name}…`, "ok");
     switching = true;
     ws?.close(); // onclose reconnects at once with state.resume
   } catch (err) {

@@ -38,7 +38,7 @@ func TestBrowserStochasticReadout(t *testing.T) {
 	def := stream.DefaultConfig()
 	def.Dataset = ds.Name
 	def = stream.PresetConfig(def, ds, l)
-	if def.Method != train.LBFGS {
+	if def.Method != (train.LBFGS{}) {
 		t.Fatalf("the preset's method %v: want the default L-BFGS, which large data replace by SVI", def.Method)
 	}
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 2, BaselineIters: 10, Logger: log})
@@ -70,7 +70,7 @@ func TestBrowserStochasticReadout(t *testing.T) {
 	if h := evalAs[[]float64](e, `window.dgpviz.state.history.map(p => p.iter)`); len(h) == 0 {
 		t.Error("no bound history")
 	} else {
-		every := train.TrainerConfig{Method: train.SVI, BatchSize: train.DefaultStochasticBatch, Window: train.DefaultWindow}.CheckEvery(ds.X.RawMatrix().Rows)
+		every := train.TrainerConfig{Method: train.SVI{}, BatchSize: train.DefaultStochasticBatch, Window: train.DefaultWindow}.CheckEvery(ds.X.RawMatrix().Rows)
 		for _, it := range h {
 			if int(it)%every != 0 {
 				t.Errorf("bound history at iterations %v: want the checks', every %d", h, every)

@@ -25,9 +25,13 @@ type Uploader interface {
 	// server's memory reserved for it (stream.Server.BeginUpload).
 	BeginUpload(client string, bytes int64) (*stream.Upload, error)
 	ParkModel(client string, mf *modelfile.File) (token string, err error)
-	ParkData(client string, ds *dataset.Dataset) (token string, err error)
+	ParkData(client string, ds *dataset.Dataset) (token, note string, err error)
 	Limits() stream.Limits
 }
+
+// The server uploads to: a change of either side's signatures fails the
+// build, not the routes (handler.go registers them by a type assertion).
+var _ Uploader = (*stream.Server)(nil)
 
 // maxUploadBytes bounds a model file sent to POST /model at the default
 // limits: a model at every limit (2,000 rows, six layers of 64 inducing
@@ -74,7 +78,7 @@ func (h modelUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	up.End() // the parked session reserves what it holds
 	token, err := h.b.ParkModel(client, mf)
-	answerResume(w, r, h.log, "model loaded", token, err)
+	answerResume(w, r, h.log, "model loaded", token, "", err)
 }
 
 // What reading an upload reserves of the server's memory budget at first:
@@ -104,7 +108,7 @@ func refuseUpload(w http.ResponseWriter, r *http.Request, err error) {
 		http.Error(w, stream.ForPeople(err.Error()), http.StatusTooManyRequests)
 		return
 	}
-	answerResume(w, nil, nil, "", "", err)
+	answerResume(w, nil, nil, "", "", "", err)
 }
 
 // tooOftenPause is how long a refusal for sending too often waits.
@@ -124,7 +128,7 @@ func badUpload(w http.ResponseWriter, err error, what string, limit int, kind st
 // answerResume answers a parked upload with its resume token, or with the
 // reason it was refused: 503 when the server has no memory for it now,
 // else 400.
-func answerResume(w http.ResponseWriter, r *http.Request, log *slog.Logger, what, token string, err error) {
+func answerResume(w http.ResponseWriter, r *http.Request, log *slog.Logger, what, token, note string, err error) {
 	if errors.Is(err, stream.ErrBusy) {
 		w.Header().Set("Retry-After", "30")
 		http.Error(w, stream.ForPeople(err.Error()), http.StatusServiceUnavailable)
@@ -142,7 +146,11 @@ func answerResume(w http.ResponseWriter, r *http.Request, log *slog.Logger, what
 	log.Info(what, "remote", r.RemoteAddr)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(map[string]string{"resume": token})
+	reply := map[string]string{"resume": token}
+	if note != "" {
+		reply["note"] = note // what the server chose for the data (a smaller model)
+	}
+	json.NewEncoder(w).Encode(reply)
 }
 
 // maxDataBytes bounds a CSV sent to POST /data at the default limits:
@@ -193,8 +201,8 @@ func (h dataUpload) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ds.Description = fmt.Sprintf("uploaded: %s", name)
 	ds.Title = name
 	up.End()
-	token, err := h.b.ParkData(client, ds)
-	answerResume(w, r, h.log, "data loaded", token, err)
+	token, note, err := h.b.ParkData(client, ds)
+	answerResume(w, r, h.log, "data loaded", token, note, err)
 }
 
 // maxLineBytes bounds a line of an uploaded CSV: 1,000 columns of 17

@@ -31,10 +31,10 @@ func init() {
 // fitFlags are the parsed flags of viz fit.
 type fitFlags struct {
 	data, hidden, kernel, out, freeze, hiddenInit, inputKernel, preset string
-	optimizer                                                          train.Method
+	optimizer                                                          train.MethodVar
 	inducing, outputInducing, iters, restarts, batch, workers          int
 	seed                                                               uint64
-	lr, tol, tolAbs, hiddenNoise, outputNoise                          float64
+	lr, tol, tolAbs, tolDatum, hiddenNoise, outputNoise                float64
 	window, horizon                                                    int
 	quiet, naturalGradient, embedData                                  bool
 	finalQ, fitChoice                                                  string
@@ -74,14 +74,15 @@ type presetJSON struct {
 }
 
 type fitJSON struct {
-	Optimizer    train.Method `json:"optimizer"`
-	LearningRate float64      `json:"learning_rate,omitempty"`
-	BatchSize    int          `json:"batch_size,omitempty"`
+	Optimizer    train.MethodVar `json:"optimizer"`
+	LearningRate float64         `json:"learning_rate,omitempty"`
+	BatchSize    int             `json:"batch_size,omitempty"`
 	// Epochs is the passes over the data a stochastic fit's minibatches
 	// made.
 	Epochs   float64  `json:"epochs,omitempty"`
 	Frozen   []string `json:"frozen"`
 	MaxIters int      `json:"max_iters"`
+	TolDatum float64  `json:"tol_datum"`
 	TolAbs   float64  `json:"tol_abs"`
 	Tol      float64  `json:"tol"`
 	Window   int      `json:"window"`
@@ -137,15 +138,16 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.inputKernel, "input-kernel", "", "first layer's kernel if not -kernel (default: the preset's, else -kernel)")
 	fs.IntVar(&f.iters, "iters", train.DefaultMaxIters, "iteration cap of the whole fit, restarts included: -restarts share it, and a preset's restart selection takes its iterations from it (the stopping rule, -tol-abs, -tol, -window and -horizon, usually stops sooner)")
 	fs.StringVar(&f.fitChoice, "fit", "auto", fmt.Sprintf("full (every iteration on all the data, by -optimizer), stochastic (minibatches of -batch rows: the svi optimizer) or auto (stochastic above %d rows)", train.StochasticRows))
-	fs.TextVar(&f.optimizer, "optimizer", train.LBFGS, "lbfgs, adam or svi (stochastic variational inference; see -fit)")
+	fs.TextVar(&f.optimizer, "optimizer", train.MethodVar{Method: train.LBFGS{}}, "lbfgs, adam or svi (stochastic variational inference; see -fit)")
 	fs.Float64Var(&f.lr, "lr", train.DefaultLearningRate, "adam learning rate (svi's too, for all but q(u))")
 	fs.IntVar(&f.batch, "batch", 0, fmt.Sprintf("minibatch size: adam's (0: full batch) and svi's (0: %d)", train.DefaultStochasticBatch))
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (initialisation, restarts, minibatches)")
 	fs.IntVar(&f.restarts, "restarts", 1, "seeded initialisations to fit; the best bound is kept (default with a preset: its short restart selection, then the chosen one to the stopping rule)")
 	fs.StringVar(&f.out, "out", "", "output model file (empty or -: standard output)")
 	fs.StringVar(&f.freeze, "freeze", "", "parameter groups to keep fixed, comma-separated: kernel, noise, inducing, q_mu, q_sqrt")
-	fs.Float64Var(&f.tolAbs, "tol-abs", train.DefaultTolAbs, "stop when the rise of the bound expected over the next -horizon iterations is below this many nats (or -tol of the bound, whichever is larger)")
-	fs.Float64Var(&f.tol, "tol", train.DefaultTol, "stop when the rise expected over the next -horizon iterations is below this fraction of |bound| (or -tol-abs nats, whichever is larger)")
+	fs.Float64Var(&f.tolDatum, "tol-datum", train.DefaultTolDatum, "stop when the rise of the bound expected over the next -horizon iterations is below this many nats per datum (an observed value: rows × outputs) per minute those iterations take by the cost model (or -tol-abs nats, or -tol of the bound, whichever is largest)")
+	fs.Float64Var(&f.tolAbs, "tol-abs", train.DefaultTolAbs, "stop when the rise of the bound expected over the next -horizon iterations is below this many nats (or -tol-datum per datum, or -tol of the bound, whichever is largest)")
+	fs.Float64Var(&f.tol, "tol", train.DefaultTol, "stop when the rise expected over the next -horizon iterations is below this fraction of |bound| (or -tol-datum per datum, or -tol-abs nats, whichever is largest)")
 	fs.IntVar(&f.window, "window", train.DefaultWindow, "iterations whose rise of the bound sets the expected rate")
 	fs.IntVar(&f.horizon, "horizon", train.DefaultHorizon, "iterations over which the rise is projected")
 	fs.StringVar(&f.hiddenInit, "hidden-init", "auto", "first hidden layer's start: auto, pca or linear (default: the preset's)")
@@ -260,12 +262,12 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if _, err := icfg.Defaults(); err != nil {
 		return badInput("viz fit: %v", err)
 	}
-	method, err := fitMethod(f.fitChoice, f.optimizer, given["optimizer"], x)
+	method, err := fitMethod(f.fitChoice, f.optimizer.Method, given["optimizer"], x)
 	if err != nil {
 		return badInput("viz fit: %v", err)
 	}
 	tcfg := train.TrainerConfig{Method: method, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: f.workers,
-		TolAbs: f.tolAbs, Tol: f.tol, Window: f.window, Horizon: f.horizon, ExplicitFinalQ: f.finalQ == "parameters", NaturalGradient: f.naturalGradient}
+		TolDatum: f.tolDatum, TolAbs: f.tolAbs, Tol: f.tol, Window: f.window, Horizon: f.horizon, ExplicitFinalQ: f.finalQ == "parameters", NaturalGradient: f.naturalGradient}
 	if err := tcfg.Check(); err != nil {
 		return badInput("viz fit: %v", err)
 	}
@@ -290,7 +292,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		var prog *progress
 		var onStep func(int, train.StepInfo)
 		if !f.quiet {
-			prog = newProgress(stderr, f.restarts, opt.MaxIters, 0)
+			prog = newProgress(stderr, f.restarts, opt.MaxIters, 0, tcfg.RiseSpan(x.RawMatrix().Rows))
 			onStep = prog.step
 		}
 		model, best, reps, err = train.FitRestarts(ctx, x, y, icfg, tcfg, opt, f.restarts, onStep)
@@ -344,8 +346,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"dataset":       dj,
 		"normalization": modelfile.NormalizationJSON(nx, ny),
 		"init":          ij,
-		"fit": fitJSON{Optimizer: tcfg.Method, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: tcfg.BatchSize, Epochs: final.Epochs, Frozen: frozenNames,
-			MaxIters: f.iters, TolAbs: tcfg.TolAbs, Tol: tcfg.Tol, Window: tcfg.Window, Horizon: tcfg.Horizon, FinalQ: finalQ, NaturalGradient: f.naturalGradient,
+		"fit": fitJSON{Optimizer: train.MethodVar{Method: tcfg.Method}, LearningRate: adamOnly(tcfg.Method, f.lr), BatchSize: tcfg.BatchSize, Epochs: final.Epochs, Frozen: frozenNames,
+			MaxIters: f.iters, TolDatum: tcfg.TolDatum, TolAbs: tcfg.TolAbs, Tol: tcfg.Tol, Window: tcfg.Window, Horizon: tcfg.Horizon, FinalQ: finalQ, NaturalGradient: f.naturalGradient,
 			Iters: final.Iters, TotalIters: total, Bound: final.Bound, LastRise: finite(final.Rise), ExpectedRise: finite(final.Expected),
 			Converged: final.Status.Converged(), Status: final.Status, Events: nonNil(final.Events)},
 	}
@@ -457,7 +459,7 @@ func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.
 		if selection {
 			restarts = p.Restarts
 		}
-		prog = newProgress(stderr, restarts, p.RestartIters, opt.MaxIters)
+		prog = newProgress(stderr, restarts, p.RestartIters, opt.MaxIters, p.Trainer(tcfg).RiseSpan(x.RawMatrix().Rows))
 		onStep = prog.step
 	}
 	m, reps, err := p.Start(ctx, x, y, tcfg, onStep)
@@ -504,7 +506,7 @@ func finite(v float64) *float64 {
 }
 
 func adamOnly(method train.Method, lr float64) float64 {
-	if method == train.Adam || method == train.SVI {
+	if method == (train.Adam{}) || method == (train.SVI{}) {
 		return lr
 	}
 	return 0
@@ -547,7 +549,10 @@ func parseGroups(s string) (map[engine.Group]bool, []string, error) {
 // it, k-means and principal components, aside); the continued fit's, once
 // it has run, its own, and before that the pace of one of the restarts
 // (on two busy cores a fit alone was measured between 0.6 and 2.7 times
-// as fast as that, docs/measurements.md, "Loading").
+// as fast as that, docs/measurements.md, "Loading"). The work left of a
+// fit that runs to the stopping rule is the rule's forecast
+// (train.Forecast), at most its cap; until the forecast has a measure,
+// the ETA is "?", but for a preset's short restarts, whose cap is near.
 type progress struct {
 	w        io.Writer
 	tty      bool
@@ -567,12 +572,14 @@ type progress struct {
 	first, finalFirst           time.Time
 	firstEvals, finalFirstEvals int
 	caps                        []int // iterations per slot at most
+	forecasts                   []*train.Forecast
 }
 
 // newProgress reports the progress of restarts fits of at most iters
 // iterations each, side by side, then of a continued fit of at most final
-// iterations (0: none).
-func newProgress(w io.Writer, restarts, iters, final int) *progress {
+// iterations (0: none), whose stopping rule measures the rise over
+// riseSpan iterations (train.TrainerConfig.RiseSpan).
+func newProgress(w io.Writer, restarts, iters, final, riseSpan int) *progress {
 	slots := restarts
 	p := &progress{w: w, total: restarts*iters + final, final: -1, par: max(1, min(restarts, runtime.GOMAXPROCS(0))), start: time.Now(),
 		name: func(slot int) string { return fmt.Sprintf("restart %d", slot+1) }}
@@ -587,6 +594,7 @@ func newProgress(w io.Writer, restarts, iters, final int) *progress {
 	p.iters, p.bounds, p.evals = make([]int, slots), make([]float64, slots), make([]int, slots)
 	for i := range p.bounds {
 		p.bounds[i] = math.NaN()
+		p.forecasts = append(p.forecasts, train.NewForecast(riseSpan))
 	}
 	p.tty = isTerminal(w)
 	p.interval = 2 * time.Second
@@ -596,15 +604,30 @@ func newProgress(w io.Writer, restarts, iters, final int) *progress {
 	return p
 }
 
-// eta estimates the time left; "?" before a pace is known.
+// left is the iterations slot i has left: the stopping rule's forecast,
+// at most its cap; false when not known yet.
+func (p *progress) left(i int) (int, bool) {
+	rest := p.caps[i] - p.iters[i]
+	if f, ok := p.forecasts[i].ItersLeft(); ok {
+		return min(rest, f), true
+	}
+	if p.final >= 0 && i != p.final { // a preset's short restart
+		return rest, true
+	}
+	return rest, rest == 0
+}
+
+// eta estimates the time left; "?" before a pace and the work left are
+// known.
 func (p *progress) eta(now time.Time) string {
 	if p.final == 0 { // a continued fit alone
 		el, e := now.Sub(p.finalFirst).Seconds(), p.evals[0]-p.finalFirstEvals
-		if p.iters[0] == 0 || el <= 0 || e <= 0 {
+		left, ok := p.left(0)
+		if p.iters[0] == 0 || el <= 0 || e <= 0 || !ok {
 			return "?"
 		}
 		perIter := float64(p.evals[0]) / float64(p.iters[0])
-		return time.Duration(float64(p.caps[0]-p.iters[0]) * perIter / (float64(e) / el) * float64(time.Second)).Round(time.Second).String()
+		return time.Duration(float64(left) * perIter / (float64(e) / el) * float64(time.Second)).Round(time.Second).String()
 	}
 	done, evals, restartEvals, restartLeft := 0, 0, 0, 0
 	for i, it := range p.iters {
@@ -612,7 +635,11 @@ func (p *progress) eta(now time.Time) string {
 		evals += p.evals[i]
 		if i != p.final {
 			restartEvals += p.evals[i]
-			restartLeft += p.caps[i] - it
+			left, ok := p.left(i)
+			if !ok {
+				return "?"
+			}
+			restartLeft += left
 		}
 	}
 	el := now.Sub(p.first).Seconds()
@@ -627,7 +654,11 @@ func (p *progress) eta(now time.Time) string {
 		if el := now.Sub(p.finalFirst).Seconds(); !p.finalFirst.IsZero() && el > 0 && p.evals[p.final] > p.finalFirstEvals {
 			finalPace = float64(p.evals[p.final]-p.finalFirstEvals) / el
 		}
-		left += float64(p.caps[p.final]-p.iters[p.final]) * perIter / finalPace
+		finalLeft, ok := p.left(p.final)
+		if !ok {
+			return "?"
+		}
+		left += float64(finalLeft) * perIter / finalPace
 	}
 	return time.Duration(left * float64(time.Second)).Round(time.Second).String()
 }
@@ -645,6 +676,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 	p.iters[restart] = s.Iter
 	p.bounds[restart] = s.Bound
 	p.evals[restart] += s.Evals
+	p.forecasts[restart].Add(s)
 	if s.Event != "" {
 		p.clear()
 		fmt.Fprintf(p.w, "%s iteration %d: %s\n", p.name(restart), s.Iter, s.Event)
@@ -675,7 +707,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 	if p.tty {
 		const width = 30
 		filled := min(width, width*done/max(1, p.total))
-		fmt.Fprintf(p.w, "\r[%s%s] iter %d/%d  bound %.6g%s  %.0f it/s  ETA ≤ %s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, p.total, best, epochsNote(s), rate, eta)
+		fmt.Fprintf(p.w, "\r[%s%s] iter %d/%d  bound %.6g%s  %.0f it/s  ETA %s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, p.total, best, epochsNote(s), rate, eta)
 		p.drawn = true
 		return
 	}
@@ -683,7 +715,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 	if s.Estimate {
 		bound = "minibatch estimate of the bound"
 	}
-	fmt.Fprintf(p.w, "%s iteration %d: %s %.10g%s (the whole fit: %d/%d iterations, %.1f it/s, ETA ≤ %s)\n", p.name(restart), s.Iter, bound, s.Bound, epochsNote(s), done, p.total, rate, eta)
+	fmt.Fprintf(p.w, "%s iteration %d: %s %.10g%s (the whole fit: %d/%d iterations, %.1f it/s, ETA %s)\n", p.name(restart), s.Iter, bound, s.Bound, epochsNote(s), done, p.total, rate, eta)
 }
 
 // epochsNote gives a stochastic fit's passes over the data for a progress
@@ -710,13 +742,13 @@ func (p *progress) finish() {
 }
 
 // riseLine says how far the bound moved in the fit's last stretch of a fit
-// on n rows, against the stopping rule; a fit that stopped for another
-// reason while the rule still expected a rise says so, so that the two
-// lines never seem to disagree.
+// on n rows, against the stopping rule's limit (r.Limit); a fit that
+// stopped for another reason while the rule still expected a rise says
+// so, so that the two lines never seem to disagree.
 func riseLine(r train.FitReport, c train.TrainerConfig, n int) string {
-	limit := c.RuleLimit(r.Bound)
+	limit := r.Limit
 	what := "the bound"
-	if c.Method == train.SVI {
+	if c.Method == (train.SVI{}) {
 		what = "the best full-data bound of the checks"
 	}
 	line := fmt.Sprintf("%s rose %.3g nats over the last %d iterations: %.3g expected over the next %d (the rule stops below %.3g)",
@@ -734,15 +766,15 @@ func riseLine(r train.FitReport, c train.TrainerConfig, n int) string {
 func fitMethod(choice string, optimizer train.Method, given bool, x *mat.Dense) (train.Method, error) {
 	switch choice {
 	case "full":
-		if optimizer == train.SVI {
-			return 0, fmt.Errorf("-fit full with -optimizer svi: svi is stochastic; use -optimizer lbfgs or adam, or -fit stochastic")
+		if optimizer == (train.SVI{}) {
+			return nil, fmt.Errorf("-fit full with -optimizer svi: svi is stochastic; use -optimizer lbfgs or adam, or -fit stochastic")
 		}
 		return optimizer, nil
 	case "stochastic":
-		if given && optimizer != train.SVI {
-			return 0, fmt.Errorf("-fit stochastic with -optimizer %s: a stochastic fit uses svi; leave -optimizer out", optimizer)
+		if given && optimizer != (train.SVI{}) {
+			return nil, fmt.Errorf("-fit stochastic with -optimizer %s: a stochastic fit uses svi; leave -optimizer out", optimizer)
 		}
-		return train.SVI, nil
+		return train.SVI{}, nil
 	case "auto":
 		if given {
 			return optimizer, nil
@@ -750,13 +782,13 @@ func fitMethod(choice string, optimizer train.Method, given bool, x *mat.Dense) 
 		n, _ := x.Dims()
 		return train.ChooseMethod(n), nil
 	}
-	return 0, fmt.Errorf("-fit %q: want auto, full or stochastic", choice)
+	return nil, fmt.Errorf("-fit %q: want auto, full or stochastic", choice)
 }
 
 // stochasticNote describes a stochastic fit for the last line: its
 // minibatches and the passes they made ("" for a full-batch fit).
 func stochasticNote(r train.FitReport, c train.TrainerConfig) string {
-	if c.Method != train.SVI {
+	if c.Method != (train.SVI{}) {
 		return ""
 	}
 	return fmt.Sprintf(" of a stochastic fit (minibatches of %d rows, %.3g epochs)", c.BatchSize, r.Epochs)

@@ -218,7 +218,7 @@ func TestFitAdamStdout(t *testing.T) {
 	if err := json.Unmarshal(mf.Extra["fit"], &fit); err != nil {
 		t.Fatal(err)
 	}
-	if fit.Optimizer != train.Adam || fit.BatchSize != 10 || fit.Iters != 50 {
+	if fit.Optimizer.Method != (train.Adam{}) || fit.BatchSize != 10 || fit.Iters != 50 {
 		t.Errorf("fit record %+v", fit)
 	}
 }
@@ -255,14 +255,14 @@ func TestFitStochastic(t *testing.T) {
 	if err := json.Unmarshal(mf.Extra["fit"], &fit); err != nil {
 		t.Fatal(err)
 	}
-	if fit.Optimizer != train.SVI || fit.BatchSize != 10 || fit.Iters != 120 || !(fit.Epochs > 20) || fit.FinalQ != "parameters" {
+	if fit.Optimizer.Method != (train.SVI{}) || fit.BatchSize != 10 || fit.Iters != 120 || !(fit.Epochs > 20) || fit.FinalQ != "parameters" {
 		t.Errorf("fit record %+v", fit)
 	}
 	x := mat.NewDense(200, 1, nil)
-	if m, err := fitMethod("auto", train.LBFGS, false, x); err != nil || m != train.LBFGS {
+	if m, err := fitMethod("auto", train.LBFGS{}, false, x); err != nil || m != (train.LBFGS{}) {
 		t.Errorf("auto at 200 rows: %v, %v; want lbfgs", m, err)
 	}
-	if m, err := fitMethod("auto", train.LBFGS, false, mat.NewDense(train.StochasticRows+1, 1, nil)); err != nil || m != train.SVI {
+	if m, err := fitMethod("auto", train.LBFGS{}, false, mat.NewDense(train.StochasticRows+1, 1, nil)); err != nil || m != (train.SVI{}) {
 		t.Errorf("auto above StochasticRows: %v, %v; want svi", m, err)
 	}
 }
@@ -425,13 +425,13 @@ func TestFitsLastLines(t *testing.T) {
 		want string // "" : no note that it stopped first
 	}{
 		// 0.00994 expected is below max(0.01, 1e-6·0.757) = 0.01: the rule.
-		{"rule", train.FitReport{Bound: -0.757, Status: train.FunctionConvergence, Rise: 0.000994, Expected: 0.00994}, ""},
+		{"rule", train.FitReport{Bound: -0.757, Status: train.FunctionConvergence, Rise: 0.000994, Expected: 0.00994, Limit: 0.01}, ""},
 		// The robot seed 4 fit: 0.342 expected, above max(0.01, 1e-6·5037) = 0.01.
-		{"stationary first", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.0342, Expected: 0.342}, "it stopped by stationary first"},
+		{"stationary first", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.0342, Expected: 0.342, Limit: 0.01}, "it stopped by stationary first"},
 		// Stationary with a rise the rule would also have stopped at: nothing to add.
-		{"stationary and flat", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.0001, Expected: 0.001}, ""},
+		{"stationary and flat", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.0001, Expected: 0.001, Limit: 0.01}, ""},
 		// Exactly at the limit the rule counts the rise as negligible (TrainerConfig.RuleLimit).
-		{"stationary at the limit", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.001, Expected: 0.01}, ""},
+		{"stationary at the limit", train.FitReport{Bound: -5037.44, Status: train.Stationary, Rise: 0.001, Expected: 0.01, Limit: 0.01}, ""},
 	} {
 		line := riseLine(c.r, cfg, 100)
 		if !strings.Contains(line, "the rule stops below 0.01)") {

@@ -62,7 +62,13 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	})
 	hidden := fs.String("hidden", "1,1", "hidden layer widths, comma-separated (1,1: a 3-layer deep GP)")
 	fs.IntVar(&o.cfg.Inducing, "inducing", o.cfg.Inducing, "inducing points per layer")
-	fs.TextVar(&o.cfg.Method, "optimizer", o.cfg.Method, fmt.Sprintf("optimizer: lbfgs (svi above %d rows), adam, or svi (stochastic at any size; docs/fitting.md)", train.StochasticRows))
+	fs.Func("optimizer", fmt.Sprintf("optimizer: lbfgs (the default; svi above %d rows), adam, or svi (stochastic at any size; docs/fitting.md)", train.StochasticRows), func(s string) error {
+		m, err := train.ParseMethod(s)
+		if err == nil {
+			o.cfg.Method = m
+		}
+		return err
+	})
 	fs.Float64Var(&o.cfg.LearningRate, "lr", o.cfg.LearningRate, "Adam's learning rate")
 	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "initialisation seed")
 	fs.IntVar(&o.cfg.Speed, "speed", o.cfg.Speed, "at most this many optimizer iterations per second, so learning can be watched (0: as fast as possible)")

@@ -132,7 +132,7 @@ func TestServeFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := o.cfg
-	if len(c.Hidden) != 2 || c.Hidden[0] != 2 || c.Hidden[1] != 3 || c.Inducing != 20 || c.Method != train.Adam || c.Seed != 9 || c.Speed != 0 || c.Play {
+	if len(c.Hidden) != 2 || c.Hidden[0] != 2 || c.Hidden[1] != 3 || c.Inducing != 20 || c.Method != (train.Adam{}) || c.Seed != 9 || c.Speed != 0 || c.Play {
 		t.Errorf("parsed %+v", c)
 	}
 	if o.addr != "127.0.0.1:8080" || o.origins[0] != "*.example.org" {

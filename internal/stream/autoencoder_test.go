@@ -411,7 +411,7 @@ func BenchmarkFreyFrame(b *testing.B) {
 // worker, as a session's default).
 func BenchmarkFreyStep(b *testing.B) {
 	p := freyPublication(b, 0)
-	tr, err := train.NewTrainer(p.snap.Model, train.TrainerConfig{Method: train.LBFGS, Workers: 1})
+	tr, err := train.NewTrainer(p.snap.Model, train.TrainerConfig{Method: train.LBFGS{}, Workers: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -477,7 +477,7 @@ func TestAutoencoderFromCSV(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, func(o *Options) { o.Limits.SessionMemory = 1 << 30 })
-			token, err := e.srv.ParkData("test", csvData(t, tc.ds, dataset.CSVOptions{Shape: tc.shape}))
+			token, _, err := e.srv.ParkData("test", csvData(t, tc.ds, dataset.CSVOptions{Shape: tc.shape}))
 			if err != nil {
 				t.Fatal(err)
 			}

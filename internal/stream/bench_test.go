@@ -46,7 +46,7 @@ func publicationFor(t testing.TB, ds *dataset.Dataset, c train.InitConfig, iters
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := train.NewTrainer(m, train.TrainerConfig{Method: train.LBFGS, Workers: 1})
+	tr, err := train.NewTrainer(m, train.TrainerConfig{Method: train.LBFGS{}, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func BenchmarkThroughput(b *testing.B) {
 	b.Run("bare", func(b *testing.B) {
 		nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
 		m, _ := train.Initialize(nx.Apply(ds.X), ny.Apply(ds.Y), train.InitConfig{Hidden: []int{1, 1}, Inducing: 12, Seed: 1, Perturb: 0.5})
-		tr, err := train.NewTrainer(m, train.TrainerConfig{Method: train.Adam, Workers: 1})
+		tr, err := train.NewTrainer(m, train.TrainerConfig{Method: train.Adam{}, Workers: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

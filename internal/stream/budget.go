@@ -23,23 +23,10 @@ const (
 	DefaultSessionMemory = 256 << 20 // bytes one session may be estimated to use
 	DefaultServerMemory  = 1 << 30   // bytes all sessions together
 	DefaultMaxIterTime   = time.Second
-	// flopsPerSecond is the engine's rate in estimated flops on one core
-	// of a busy machine: on this 2-core machine with other work running,
-	// 1.5e9–2.0e9/s measured for the robot shape, the Frey shape, and
-	// N=2000, M=64 with one and five hidden layers of width 8 (3.9e9/s for
-	// the robot shape when the machine is quiet).
-	flopsPerSecond = 2e9
-	// evalsPerIteration: an L-BFGS iteration's line search takes 1.2
-	// evaluations on average on the step and robot fits (StepInfo.Evals).
-	evalsPerIteration = 1.3
 	// sessionStates is how many model-sized states a session keeps besides
 	// the optimizer's vectors: the live model, the frame writer's snapshot,
 	// the message figure's copy and the state before a drag.
 	sessionStates = 4
-	// trainerVectors is the optimizer's vectors of parameter length: its
-	// coordinates, gradients and line-search points (about 12) and
-	// L-BFGS's 10 correction pairs (20).
-	trainerVectors = 32
 	// gcHeadroom: the Go heap grows to about twice the live data between
 	// collections (GOGC=100), a little more while a collection runs: the
 	// peak heap of sessions of 200–800 MiB was 2.1–2.5 times what they
@@ -90,7 +77,6 @@ const perSession = 1 << 20
 // (nil: none) that keeps the models of restarts restarts.
 func estimate(c Config, v view.View, ds *dataset.Dataset, n, q, d, restarts int) Estimate {
 	widths := append(append([]int{q}, c.Hidden...), d)
-	cost := engine.EstimateCost(n, widths, c.Inducing)
 	// The data are held by the session (its working copy) and by the
 	// model, copied once per start (train.Initialize; a preset's restarts
 	// each, which it keeps); published snapshots and undo states share
@@ -104,24 +90,15 @@ func estimate(c Config, v view.View, ds *dataset.Dataset, n, q, d, restarts int)
 	if ra, ok := v.(view.RowAnalyzer); ok && ds != nil {
 		analysis = engine.EstimatePredict(ra.AnalyzedRows(ds), widths, c.Inducing)
 	}
-	// Evaluations' buffers (engine.EstimateCost): the optimizer's trainer
-	// holds one with the gradient and one of the bound alone (its line
-	// search's; measured 1.9–2.1 times one with the gradient after five
-	// steps of 2,000-row models with one, three and five hidden layers),
-	// and the publisher's evaluator of a model the optimizer has not
-	// evaluated (after an edit) one of the bound alone.
-	evals := cost.Bytes + 2*cost.Forward
-	// An SVI step evaluates a minibatch, not every row, and its checks,
-	// once in many steps, the bound alone on every row in chunks.
-	step := cost
-	if liveMethod(c, n) == train.SVI {
-		step = engine.EstimateCost(min(n, train.DefaultStochasticBatch), widths, c.Inducing)
-		evals = step.Bytes + 2*step.Forward + cost.Forward
-	}
-	live := perSession + evals + copies*data + (sessionStates+trainerVectors)*params + history + kept + analysis
+	// The trainer's evaluators and vectors (the second evaluation of the
+	// bound alone is the publisher's, of a model the optimizer has not
+	// evaluated: after an edit).
+	it := train.EstimateIter(liveMethod(c, n), n, widths, c.Inducing, params)
+	cost := it.Full
+	live := perSession + it.Evals + copies*data + sessionStates*params + it.Vectors + history + kept + analysis
 	e := Estimate{
 		Bytes:    int64(gcHeadroom * float64(live)),
-		IterTime: time.Duration(step.Flops * evalsPerIteration / flopsPerSecond * float64(time.Second)),
+		IterTime: it.Time,
 	}
 	e.Build = e.Bytes
 	if restarts > 1 {
@@ -129,7 +106,7 @@ func estimate(c Config, v view.View, ds *dataset.Dataset, n, q, d, restarts int)
 		// are cores), each with its own evaluator, optimizer and copy of
 		// the data; then one more evaluator scores them.
 		par := int64(min(restarts, runtime.GOMAXPROCS(0)))
-		build := perSession + copies*data + par*(cost.Bytes+trainerVectors*params) + kept + cost.Bytes
+		build := perSession + copies*data + par*(cost.Bytes+it.Vectors) + kept + cost.Bytes
 		e.Build = max(e.Bytes, int64(gcHeadroom*float64(build)))
 	}
 	return e

@@ -1,8 +1,11 @@
 package stream
 
 import (
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/train"
+	"dgpviz/internal/views"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -141,7 +144,7 @@ func TestEstimateStochasticStep(t *testing.T) {
 	c.Hidden, c.Inducing = []int{3, 3}, 15
 	const n = 100000
 	svi := EstimateConfig(c, n, 1, 30)
-	c.Method = train.Adam
+	c.Method = train.Adam{}
 	full := EstimateConfig(c, n, 1, 30)
 	if svi.IterTime*20 > full.IterTime {
 		t.Errorf("an SVI step of %d rows is estimated at %v, a full pass at %v: want the minibatch's (1/%d of the rows)", n, svi.IterTime, full.IterTime, n/train.DefaultStochasticBatch)
@@ -149,4 +152,42 @@ func TestEstimateStochasticStep(t *testing.T) {
 	if l := DefaultLimits(); svi.IterTime > l.MaxIterTime {
 		t.Errorf("an SVI step of %d rows is estimated at %v, more than the default limit %v", n, svi.IterTime, l.MaxIterTime)
 	}
+}
+
+// TestUploadChoosesModelWithinBudget: 300 images of 28×20 (560 columns,
+// the Frey faces' shape) open with the default limits: the preset's model
+// is over the session's memory, so the upload takes the most inducing
+// points that fit, and says so in its reply.
+func TestUploadChoosesModelWithinBudget(t *testing.T) {
+	e := newEnv(t, nil)
+	ds := csvData(t, blobImages(300, 28, 20), dataset.CSVOptions{Shape: [2]int{28, 20}})
+	n, q := ds.X.Dims()
+	_, d := ds.Y.Dims()
+	l := e.srv.limits
+	preset := presetConfig(e.srv.def, views.For(ds, nil), e.srv.def, l)
+	if checkBudget(EstimateSession(preset, ds, n, q, d), l) == nil {
+		t.Fatalf("the preset's %d inducing points fit the budget: nothing to choose", preset.Inducing)
+	}
+	token, note, err := e.srv.ParkData("test", ds)
+	if err != nil {
+		t.Fatalf("300 images of 560 pixels refused: %v", err)
+	}
+	var k int
+	if _, err := fmt.Sscanf(note, "%d inducing points per layer instead of", &k); err != nil || !strings.Contains(note, "-session-memory") {
+		t.Fatalf("reply note %q: want the inducing points chosen and the flag that raises the limit", note)
+	}
+	within := func(k int) bool {
+		c := preset
+		c.Inducing = k
+		return checkBudget(EstimateSession(c, ds, n, q, d), l) == nil
+	}
+	if !within(k) || within(k+1) || k >= preset.Inducing {
+		t.Errorf("%d inducing points chosen of the preset's %d: want the most within the budget", k, preset.Inducing)
+	}
+	t.Logf("reply: %s", note)
+	if testing.Short() {
+		return
+	}
+	c := e.dial(t, "resume="+token)
+	c.until("a frame", 120*time.Second, func(m msg) bool { return m.typ() == "frame" })
 }

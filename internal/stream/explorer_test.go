@@ -412,7 +412,7 @@ func TestExplorerFromCSV(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	token, err := e.srv.ParkData("test", csvData(t, ds, dataset.CSVOptions{}))
+	token, _, err := e.srv.ParkData("test", csvData(t, ds, dataset.CSVOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ type optState struct {
 	Converged    bool     `json:"converged"`
 	Status       string   `json:"status"`  // train.Status in words: "not terminated", "gradient threshold", …
 	Explain      string   `json:"explain"` // what the status means, for people (train.Status.Explain)
-	Fast         bool     `json:"fast"`    // running as fast as it can until the bound settles (settle.go)
+	Fast         bool     `json:"fast"`    // running as fast as it can until the bound settles (train.Settler)
 	// A stochastic fit (method svi): the steps' bound is a minibatch
 	// estimate, the frame's bound the last full-data check's.
 	Stochastic bool     `json:"stochastic"`

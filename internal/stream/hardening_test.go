@@ -159,7 +159,7 @@ func TestParkedState(t *testing.T) {
 	// own oldest.
 	var tokens []string
 	for range 3 * maxParkedPerClient {
-		token, err := e.srv.ParkData("flood", ds())
+		token, _, err := e.srv.ParkData("flood", ds())
 		if err != nil {
 			t.Fatalf("upload %d: %v", len(tokens)+1, err)
 		}

@@ -8,7 +8,7 @@ import (
 
 // TestMeasurePace times what a lecturer waits for on the default demo
 // (step data, 3 layers, 60 iterations a second) with the fast phase
-// (settle.go) and without it, the page's pace before it: the time from
+// (train.Settler) and without it, the page's pace before it: the time from
 // connecting to a bound within 1 nat and within 0.1 nats of the
 // optimizer's converged −0.754 (a converged picture), and to the
 // optimizer's own convergence. A measurement, not a test: it runs with

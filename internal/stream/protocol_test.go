@@ -474,7 +474,7 @@ func TestCheckOrigin(t *testing.T) {
 }
 
 func TestConfigQueryRoundTrip(t *testing.T) {
-	c := Config{Dataset: "robot", Hidden: []int{3, 2}, Inducing: 20, Method: train.Adam, LearningRate: 0.003, Seed: 42, Frozen: []string{"kernel", "q_sqrt"}, Play: false, Speed: 200}
+	c := Config{Dataset: "robot", Hidden: []int{3, 2}, Inducing: 20, Method: train.Adam{}, LearningRate: 0.003, Seed: 42, Frozen: []string{"kernel", "q_sqrt"}, Play: false, Speed: 200}
 	got, err := ParseQuery(c.Query(), DefaultConfig())
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ type publication struct {
 	status   train.Status
 	paused   bool // a person paused the optimizer (cfg.Play false)
 	held     bool // a drag holds it
-	fast     bool // running fast until the bound settles (settle.go)
+	fast     bool // running fast until the bound settles (train.Settler)
 	edit     *editDelta
 	collapse *view.Collapse
 	ips      float64
@@ -88,11 +88,11 @@ func (s *session) publish() {
 		snap: &view.Snapshot{Model: pb.model, Eval: pb.eval, EvalErr: pb.evalErr, Data: s.data, Iter: it,
 			Applied: s.opt.applied, Running: s.opt.running, Version: pb.version},
 		view: s.view, event: s.opt.event, status: s.opt.status, ips: s.opt.ips,
-		paused: !s.cfg.Play, held: s.opt.held, fast: s.opt.running && !s.opt.held && (s.cfg.Speed == 0 || !s.opt.settle.settled && fastUntilSettled),
+		paused: !s.cfg.Play, held: s.opt.held, fast: s.opt.running && !s.opt.held && (s.cfg.Speed == 0 || !s.opt.settle.Settled() && fastUntilSettled),
 		edit: s.lastEdit, collapse: pb.collapse,
 		method: tc.Method.String(), lr: s.cfg.LearningRate, frozen: slices.Clone(s.cfg.Frozen),
 		restarts: s.restarts, restart: s.restart, followers: s.hub.Count(),
-		stochastic: tc.Method == train.SVI, modelIter: pb.iter, estimate: s.opt.estimate, epochs: s.opt.epochs,
+		stochastic: tc.Method == (train.SVI{}), modelIter: pb.iter, estimate: s.opt.estimate, epochs: s.opt.epochs,
 	}
 	s.hub.SetState(&forkState{cfg: s.cfg, pub: p})
 	s.setLatest(p)
@@ -119,7 +119,7 @@ func (s *session) refresh() *publisher {
 	}
 	newTrainer := pb.key.tr != s.tr
 	pb.key = key
-	if s.tr.Config().Method == train.SVI && newTrainer && s.opt.running && !s.opt.held && s.sampled() {
+	if s.tr.Config().Method == (train.SVI{}) && newTrainer && s.opt.running && !s.opt.held && s.sampled() {
 		// A new stochastic fit of data shown by a sample, about to step:
 		// its first picture comes now, without the bound, and the first
 		// step makes the start's evaluation on every row
@@ -131,7 +131,7 @@ func (s *session) refresh() *publisher {
 		pb.eval, pb.evalErr, pb.collapse = nil, nil, nil
 		return pb
 	}
-	if s.tr.Config().Method == train.SVI {
+	if s.tr.Config().Method == (train.SVI{}) {
 		// SVI's start is an evaluation on every row without a gradient,
 		// the publisher's own: made once, by the trainer, it serves both
 		// (a failure is the evaluation's below, said in the frame).

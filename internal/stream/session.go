@@ -102,7 +102,7 @@ type optimizerState struct {
 	// does not step, so that the drag's moves are one edit, and goes on
 	// as running says when released.
 	held     bool
-	settle   settler // fast until the bound settles (settle.go)
+	settle   train.Settler // fast until the bound settles
 	event    string
 	status   train.Status // the last step's: why stepping again cannot help, if it cannot
 	applied  int64        // the id of the last command applied
@@ -273,11 +273,16 @@ func optimizerConfig(cfg Config, workers, n int) train.TrainerConfig {
 	return train.TrainerConfig{Method: method, LearningRate: cfg.LearningRate, Frozen: fr, Seed: cfg.Seed, Workers: workers}
 }
 
+// fastUntilSettled switches the fast phase on (train.Settler: flat out
+// until the bound settles, then at the session's speed); the pace
+// measurement (TestMeasurePace) turns it off to time the pace before it.
+var fastUntilSettled = true
+
 // liveMethod is the method a session of cfg on n rows runs: the one
 // asked for, except that L-BFGS (the default) gives way to SVI above
 // train.StochasticRows rows, as viz fit's automatic choice does.
 func liveMethod(cfg Config, n int) train.Method {
-	if cfg.Method == train.LBFGS {
+	if cfg.Method == nil || cfg.Method == (train.LBFGS{}) {
 		return train.ChooseMethod(n)
 	}
 	return cfg.Method
@@ -290,7 +295,7 @@ func liveMethod(cfg Config, n int) train.Method {
 func (s *session) carryOn() {
 	s.opt.status = train.NotTerminated
 	s.opt.running = s.cfg.Play
-	s.opt.settle.reset()
+	s.opt.settle.Reset()
 }
 
 // step runs one optimizer iteration.
@@ -302,7 +307,7 @@ func (s *session) step() error {
 		s.opt.event = info.Event
 	}
 	if err == nil && !info.Estimate {
-		s.opt.settle.add(info.Iter, info.Bound)
+		s.opt.settle.Add(info.Bound)
 	}
 	s.opt.estimate, s.opt.epochs = math.NaN(), info.Epochs
 	if info.Estimate {
@@ -327,7 +332,7 @@ func (s *session) run() {
 	for {
 		stepping := (s.opt.running && !s.opt.held) || s.opt.steps > 0
 		var due <-chan time.Time // the speed limit's next iteration
-		if stepping && s.opt.steps == 0 && s.cfg.Speed > 0 && (s.opt.settle.settled || !fastUntilSettled) {
+		if stepping && s.opt.steps == 0 && s.cfg.Speed > 0 && (s.opt.settle.Settled() || !fastUntilSettled) {
 			if wait := time.Until(s.opt.lastStep.Add(time.Second / time.Duration(s.cfg.Speed))); wait > 0 {
 				pace.Reset(wait)
 				due, stepping = pace.C, false

@@ -26,7 +26,7 @@ func TestStochasticSession(t *testing.T) {
 		}
 	})
 	c := e.dial(t, "data=wide&hidden=2&m=8&opt=lbfgs&speed=0")
-	every := train.TrainerConfig{Method: train.SVI, BatchSize: train.DefaultStochasticBatch, Window: train.DefaultWindow}.CheckEvery(n)
+	every := train.TrainerConfig{Method: train.SVI{}, BatchSize: train.DefaultStochasticBatch, Window: train.DefaultWindow}.CheckEvery(n)
 	type check struct {
 		iter  int
 		bound float64

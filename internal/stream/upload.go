@@ -8,6 +8,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/modelfile"
+	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/views"
 
@@ -182,15 +183,15 @@ func (s *Server) ParkModel(client string, mf *modelfile.File) (string, error) {
 // to it) with its view's preset or the server's default architecture, and
 // returns the token that resumes it: the page reconnects and fits its own
 // data.
-func (s *Server) ParkData(client string, ds *dataset.Dataset) (string, error) {
+func (s *Server) ParkData(client string, ds *dataset.Dataset) (token, note string, err error) {
 	l := s.limits
 	n, q := ds.X.Dims()
 	_, dy := ds.Y.Dims()
 	switch {
 	case n > l.MaxRows:
-		return "", fmt.Errorf("the data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
+		return "", "", fmt.Errorf("the data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
 	case n < dataset.MinTrainRows:
-		return "", fmt.Errorf("the data: %w", dataset.TooFewRows(n))
+		return "", "", fmt.Errorf("the data: %w", dataset.TooFewRows(n))
 	}
 	ds.Name = "data-" + newResumeToken()[:12]
 	// The view the data's shape chooses, with its preset when it has one;
@@ -201,11 +202,25 @@ func (s *Server) ParkData(client string, ds *dataset.Dataset) (string, error) {
 	cfg.Frozen = slices.Clone(cfg.Frozen)
 	e := EstimateSession(cfg, ds, n, q, dy)
 	if err := checkBudget(e, l); err != nil {
-		return "", err
+		// The default model with fewer inducing points, the most that fit
+		// (train's cost model), rather than a refusal of the data.
+		within := func(k int) bool {
+			c := cfg
+			c.Inducing = k
+			return checkBudget(EstimateSession(c, ds, n, q, dy), l) == nil
+		}
+		k, ok := train.InducingWithin(cfg.Inducing-1, within)
+		if !ok {
+			return "", "", err
+		}
+		note = fmt.Sprintf("%d inducing points per layer instead of %d, the most within what a session may use (the server's -session-memory and -max-iter-time raise the limits)", k, cfg.Inducing)
+		cfg.Inducing = k
+		e = EstimateSession(cfg, ds, n, q, dy)
 	}
 	// No model yet: the resuming session builds one (adopt), reserving
 	// what the build takes then.
-	return s.parkNew(client, &parked{cfg: cfg, restart: -1}, ds, e.Bytes)
+	token, err = s.parkNew(client, &parked{cfg: cfg, restart: -1}, ds, e.Bytes)
+	return token, note, err
 }
 
 // parkNew parks p, a session of client's that has not run yet, with its

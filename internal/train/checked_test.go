@@ -19,7 +19,7 @@ func TestSVICheckedAndStart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := NewTrainer(m, TrainerConfig{Method: SVI, BatchSize: 50, Seed: 1, Window: 10, Workers: 1})
+		tr, err := NewTrainer(m, TrainerConfig{Method: SVI{}, BatchSize: 50, Seed: 1, Window: 10, Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

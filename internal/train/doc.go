@@ -7,7 +7,10 @@
 // problem is the engine's bound in the Trainer's coordinates: logarithms of
 // positive parameters, and the variational parameters whitened by Kuu's
 // Cholesky factor (optim_whiten.go), where the bound is far better
-// conditioned. The Method (LBFGS or Adam) chooses the steps; each step
+// conditioned. The Method, an interface with one type per method (LBFGS,
+// Adam, SVI), chooses the steps: L-BFGS's iteration is a search direction,
+// a line search, then the accepted point's convergence test or the
+// recovery from a search that found none (optim_lbfgs.go). Each step
 // reports a typed Status (NotTerminated, GradientThreshold, …), and a fit
 // reports why it stopped.
 //

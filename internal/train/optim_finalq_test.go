@@ -86,7 +86,7 @@ func TestTrainerKeepsFinalQOptimal(t *testing.T) {
 		t.Error("ExplicitFinalQ: the final q(u) is the optimum after 5 steps")
 	}
 	for _, cfg := range []TrainerConfig{
-		{Method: Adam, BatchSize: 10},
+		{Method: Adam{}, BatchSize: 10},
 		{Frozen: map[engine.Group]bool{engine.GroupQSqrt: true}},
 	} {
 		tr, err := NewTrainer(m.Clone(), cfg)
@@ -98,14 +98,14 @@ func TestTrainerKeepsFinalQOptimal(t *testing.T) {
 		}
 	}
 	// Full-batch Adam keeps it too; switching to minibatches rebuilds.
-	tr, err = NewTrainer(m.Clone(), TrainerConfig{Method: Adam})
+	tr, err = NewTrainer(m.Clone(), TrainerConfig{Method: Adam{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !tr.OptimalFinalQ() {
 		t.Error("full-batch Adam: the final q(u) not kept at its optimum")
 	}
-	if err := tr.SetConfig(TrainerConfig{Method: Adam, BatchSize: 10}); err != nil {
+	if err := tr.SetConfig(TrainerConfig{Method: Adam{}, BatchSize: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if tr.OptimalFinalQ() || len(tr.free) != total {
@@ -190,7 +190,7 @@ func TestTrainerRevertKeepsFinalQ(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 3))
 	m := engine.RandomModel(rng, 15, []int{1, 2, 1}, []string{"rbf", "rbf"}, 4)
 	// Full-batch Adam with a step of 1e3 in log-parameters: certain failures.
-	tr, err := NewTrainer(m, TrainerConfig{Method: Adam, LearningRate: 1e3, Workers: 1})
+	tr, err := NewTrainer(m, TrainerConfig{Method: Adam{}, LearningRate: 1e3, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

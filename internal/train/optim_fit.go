@@ -36,8 +36,9 @@ type FitReport struct {
 	Evals  int      // bound evaluations
 	// Rise and Expected are the last iteration's: how far the best bound
 	// rose over the last TrainerConfig.RiseSpan iterations and that rate
-	// projected over the next Horizon (NaN before a window has filled).
-	Rise, Expected float64
+	// projected over the next Horizon (NaN before a window has filled),
+	// and Limit the stopping rule's tolerance (StepInfo.Limit).
+	Rise, Expected, Limit float64
 	// Epochs is the passes over the data an SVI fit's minibatches made.
 	Epochs float64
 }
@@ -94,7 +95,7 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitRe
 		if !info.Estimate {
 			// An SVI fit's estimates between its checks leave the
 			// last check's.
-			rep.Rise, rep.Expected = info.Rise, info.Expected
+			rep.Rise, rep.Expected, rep.Limit = info.Rise, info.Expected, info.Limit
 		}
 		rep.Epochs = info.Epochs
 		if info.Event != "" {
@@ -113,14 +114,14 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitRe
 	}
 	if rep.Status == NotTerminated {
 		rep.Status = IterationLimit
-		if t.cfg.Method == SVI && t.have && t.svi.since > 0 {
+		if t.cfg.isSVI() && t.have && t.svi.since > 0 {
 			// The fit ends at its best checked point, as when it stops
 			// by itself.
 			var info StepInfo
 			t.sviCheck(&info)
 			rep.Bound, rep.Evals = info.Bound, rep.Evals+info.Evals
 			if !math.IsNaN(info.Rise) {
-				rep.Rise, rep.Expected = info.Rise, info.Expected
+				rep.Rise, rep.Expected, rep.Limit = info.Rise, info.Expected, t.ruleLimit(info.Bound)
 			}
 		}
 	}

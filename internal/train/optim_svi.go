@@ -110,23 +110,23 @@ func (t *Trainer) sviQ(info engine.ParamInfo) bool {
 // sviNatural reports whether an SVI trainer steps q(u) by natural
 // gradients, which need both its mean and its covariance free.
 func (t *Trainer) sviNatural() bool {
-	return t.cfg.Method == SVI && !t.cfg.Frozen[engine.GroupQMu] && !t.cfg.Frozen[engine.GroupQSqrt]
+	return t.cfg.isSVI() && !t.cfg.Frozen[engine.GroupQMu] && !t.cfg.Frozen[engine.GroupQSqrt]
 }
 
 // ChooseMethod returns the method a fit of n rows uses by default: LBFGS
 // on the full data up to StochasticRows rows, SVI above.
 func ChooseMethod(n int) Method {
 	if n > StochasticRows {
-		return SVI
+		return SVI{}
 	}
-	return LBFGS
+	return LBFGS{}
 }
 
 // CheckEvery is the number of steps between an SVI fit's checks of the
 // full-data bound on n rows: Window, and at least one pass over the data
 // (1 for the other methods, whose every step is checked).
 func (c TrainerConfig) CheckEvery(n int) int {
-	if c.Method != SVI || c.BatchSize <= 0 {
+	if !c.isSVI() || c.BatchSize <= 0 {
 		return 1
 	}
 	return max(c.Window, (n+c.BatchSize-1)/c.BatchSize)
@@ -136,7 +136,7 @@ func (c TrainerConfig) CheckEvery(n int) int {
 // measures the rise of the bound (StepInfo.Rise) of a fit on n rows:
 // Window, or for SVI sviChecks checks.
 func (c TrainerConfig) RiseSpan(n int) int {
-	if c.Method != SVI {
+	if !c.isSVI() {
 		return c.Window
 	}
 	return sviChecks * c.CheckEvery(n)
@@ -298,7 +298,7 @@ func (t *Trainer) sviRevert() {
 // sviKeepBest sets an interrupted SVI fit's model to its best checked
 // point, the last one known good, and rep's bound to its bound.
 func (t *Trainer) sviKeepBest(rep *FitReport) {
-	if t.cfg.Method != SVI || math.IsNaN(t.svi.best) || t.svi.since == 0 {
+	if !t.cfg.isSVI() || math.IsNaN(t.svi.best) || t.svi.since == 0 {
 		return
 	}
 	t.sviRevert()
@@ -336,7 +336,7 @@ func (t *Trainer) sviRecord() (rise, expected float64) {
 // edits it must copy it first.
 func (t *Trainer) Checked() (m *engine.Model, res *engine.Result, iter int, ok bool) {
 	s := &t.svi
-	if t.cfg.Method != SVI || s.bestModel == nil || s.bestRes == nil {
+	if !t.cfg.isSVI() || s.bestModel == nil || s.bestRes == nil {
 		return nil, nil, 0, false
 	}
 	return s.bestModel, s.bestRes, s.bestIter, true

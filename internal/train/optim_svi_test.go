@@ -22,7 +22,7 @@ import (
 // quadratic in its q(u)'s expectation parameters.
 func TestNaturalStepFinalLayerIsCollapsedOptimum(t *testing.T) {
 	m := engine.RandomModel(rand.New(rand.NewPCG(35, 4)), 60, []int{1, 3, 3, 4}, []string{"rbf", "rbf", "rbf"}, 6)
-	tr, err := NewTrainer(m.Clone(), TrainerConfig{Method: SVI, BatchSize: 60, Workers: 1})
+	tr, err := NewTrainer(m.Clone(), TrainerConfig{Method: SVI{}, BatchSize: 60, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestSVIFitsWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	rmse0 := heldOutRMSE(t, m, nx, ny, xh, yh)
-	tr, err := NewTrainer(m, TrainerConfig{Method: SVI, BatchSize: 64, Seed: 1, Window: 20, Workers: 1})
+	tr, err := NewTrainer(m, TrainerConfig{Method: SVI{}, BatchSize: 64, Seed: 1, Window: 20, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestSVIStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := NewTrainer(m, TrainerConfig{Method: SVI, BatchSize: 50, Seed: 1, Window: 10, TolAbs: 10, Workers: 1})
+	tr, err := NewTrainer(m, TrainerConfig{Method: SVI{}, BatchSize: 50, Seed: 1, Window: 10, TolAbs: 10, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,12 +294,12 @@ func TestPresetsChooseFullBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		n, _ := ds.X.Dims()
-		if m := ChooseMethod(n); m != LBFGS {
+		if m := ChooseMethod(n); m != (LBFGS{}) {
 			t.Errorf("%s: %d rows choose %v, want lbfgs", c.name, n, m)
 		}
 		t.Logf("%s: %d rows, full batch", c.name, n)
 	}
-	if ChooseMethod(StochasticRows) != LBFGS || ChooseMethod(StochasticRows+1) != SVI {
+	if ChooseMethod(StochasticRows) != (LBFGS{}) || ChooseMethod(StochasticRows+1) != (SVI{}) {
 		t.Errorf("the choice does not switch above StochasticRows")
 	}
 }
@@ -322,7 +322,7 @@ func TestSVIInterruptedKeepsBest(t *testing.T) {
 			cancel()
 		}
 	}}
-	fm, rep, err := Fit(ctx, m, TrainerConfig{Method: SVI, BatchSize: 50, Seed: 1, Window: 10, Workers: 1}, opt)
+	fm, rep, err := Fit(ctx, m, TrainerConfig{Method: SVI{}, BatchSize: 50, Seed: 1, Window: 10, Workers: 1}, opt)
 	if err == nil || last.Iter != 25 || !last.Estimate {
 		t.Fatalf("error %v after step %d (estimate %v): want an interruption between checks", err, last.Iter, last.Estimate)
 	}

@@ -171,7 +171,7 @@ func TestTrainerAdam(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 3))
 			m := engine.RandomModel(rng, 40, []int{1, 2, 1}, []string{"rbf", "rbf"}, 5)
 			r0, _ := mustEval(t, m, engine.Options{})
-			tr, err := NewTrainer(m, TrainerConfig{Method: Adam, LearningRate: 0.02, BatchSize: batch, Seed: 1})
+			tr, err := NewTrainer(m, TrainerConfig{Method: Adam{}, LearningRate: 0.02, BatchSize: batch, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +226,7 @@ func TestTrainerDivergence(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 3))
 		m := engine.RandomModel(rng, 15, []int{1, 2, 1}, []string{"rbf", "rbf"}, 4)
 		// A step of 1e3 in log-parameters overflows exp: certain failure.
-		tr, err := NewTrainer(m, TrainerConfig{Method: Adam, LearningRate: 1e3})
+		tr, err := NewTrainer(m, TrainerConfig{Method: Adam{}, LearningRate: 1e3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,10 +284,10 @@ func TestTrainerSetConfigSetModel(t *testing.T) {
 		return s
 	}
 	s1 := step(5)
-	if err := tr.SetConfig(TrainerConfig{Method: Adam, LearningRate: 0.005, Frozen: map[engine.Group]bool{engine.GroupInducing: true}}); err != nil {
+	if err := tr.SetConfig(TrainerConfig{Method: Adam{}, LearningRate: 0.005, Frozen: map[engine.Group]bool{engine.GroupInducing: true}}); err != nil {
 		t.Fatal(err)
 	}
-	if c := tr.Config(); c.Method != Adam || c.LearningRate != 0.005 || !c.Frozen[engine.GroupInducing] {
+	if c := tr.Config(); c.Method != (Adam{}) || c.LearningRate != 0.005 || !c.Frozen[engine.GroupInducing] {
 		t.Errorf("config %+v not applied", c)
 	}
 	z := mat.DenseCopyOf(tr.Model().Layers[0].InducingInputs)
@@ -298,7 +298,7 @@ func TestTrainerSetConfigSetModel(t *testing.T) {
 	if !mat.Equal(z, tr.Model().Layers[0].InducingInputs) {
 		t.Error("frozen inducing inputs moved under adam")
 	}
-	for _, bad := range []TrainerConfig{{Method: Method(7)}, {LearningRate: -1}, {BatchSize: -2}} {
+	for _, bad := range []TrainerConfig{{LearningRate: -1}, {BatchSize: -2}} {
 		if err := tr.SetConfig(bad); err == nil {
 			t.Errorf("SetConfig(%+v) succeeded", bad)
 		}

@@ -2,71 +2,6 @@ package train
 
 import "fmt"
 
-// Method is an optimisation method, as gonum/optimize separates the method
-// from the problem: the Trainer is the problem's side (the model's bound,
-// its parametrisation and recovery from failed evaluations), a Method
-// chooses the steps.
-type Method int
-
-const (
-	// LBFGS is limited-memory BFGS on the full data (Nocedal & Wright,
-	// 2006, Algorithm 7.4) with a weak-Wolfe line search. The default.
-	LBFGS Method = iota
-	// Adam is Adam (Kingma & Ba, 2015), on minibatches when
-	// TrainerConfig.BatchSize is set.
-	Adam
-	// SVI is stochastic variational inference (Hensman, Fusi & Lawrence,
-	// 2013) on minibatches of TrainerConfig.BatchSize rows (default
-	// DefaultStochasticBatch): every layer's q(u) is stepped by natural
-	// gradients, the other parameters by Adam, and the full-data bound,
-	// computed in chunks now and then, decides the step sizes and when to
-	// stop (optim_svi.go). For data above StochasticRows rows.
-	SVI
-)
-
-var methodNames = [...]string{LBFGS: "lbfgs", Adam: "adam", SVI: "svi"}
-
-// String returns the method's name as the command line and the protocol
-// spell it: "lbfgs", "adam" or "svi".
-func (m Method) String() string {
-	if m < 0 || int(m) >= len(methodNames) {
-		return fmt.Sprintf("Method(%d)", int(m))
-	}
-	return methodNames[m]
-}
-
-// ParseMethod returns the method named s ("lbfgs", "adam" or "svi"; "" is the
-// default, LBFGS).
-func ParseMethod(s string) (Method, error) {
-	if s == "" {
-		return LBFGS, nil
-	}
-	for m, name := range methodNames {
-		if s == name {
-			return Method(m), nil
-		}
-	}
-	return 0, fmt.Errorf("train: optimizer %q: want lbfgs, adam or svi", s)
-}
-
-// MarshalText writes the method's name (for JSON reports).
-func (m Method) MarshalText() ([]byte, error) {
-	if m < 0 || int(m) >= len(methodNames) {
-		return nil, fmt.Errorf("train: unknown method %d", int(m))
-	}
-	return []byte(m.String()), nil
-}
-
-// UnmarshalText reads a method's name.
-func (m *Method) UnmarshalText(b []byte) error {
-	v, err := ParseMethod(string(b))
-	if err != nil {
-		return err
-	}
-	*m = v
-	return nil
-}
-
 // Status says why an optimisation stopped, or that it has not.
 type Status int
 
@@ -85,7 +20,7 @@ const (
 	AllFrozen
 	// FunctionConvergence: the improvement still expected is negligible:
 	// the best bound's rise over the last TrainerConfig.Window iterations,
-	// projected over the next Horizon, is below max(TolAbs, Tol·|bound|)
+	// projected over the next Horizon, is below TrainerConfig.RuleLimit
 	// (the stopping rule, StepInfo.Expected).
 	FunctionConvergence
 	// IterationLimit: Run made MaxIters iterations.

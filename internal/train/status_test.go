@@ -14,7 +14,7 @@ func TestMethodNames(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want Method
-	}{{"", LBFGS}, {"lbfgs", LBFGS}, {"adam", Adam}} {
+	}{{"", LBFGS{}}, {"lbfgs", LBFGS{}}, {"adam", Adam{}}, {"svi", SVI{}}} {
 		got, err := ParseMethod(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("ParseMethod(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
@@ -25,19 +25,19 @@ func TestMethodNames(t *testing.T) {
 			t.Errorf("ParseMethod(%q) accepted", bad)
 		}
 	}
-	b, err := json.Marshal(struct{ M Method }{Adam})
+	b, err := json.Marshal(struct{ M Method }{Adam{}})
 	if err != nil || string(b) != `{"M":"adam"}` {
 		t.Errorf("JSON of Adam: %s, %v", b, err)
 	}
-	var back struct{ M Method }
-	if err := json.Unmarshal([]byte(`{"M":"lbfgs"}`), &back); err != nil || back.M != LBFGS {
+	var back struct{ M MethodVar }
+	if err := json.Unmarshal([]byte(`{"M":"lbfgs"}`), &back); err != nil || back.M.Method != (LBFGS{}) {
 		t.Errorf("JSON lbfgs read as %v, %v", back.M, err)
 	}
 	if err := json.Unmarshal([]byte(`{"M":"newton"}`), &back); err == nil {
 		t.Error("JSON newton accepted")
 	}
-	if err := (TrainerConfig{Method: Method(9)}).Check(); err == nil {
-		t.Error("an unknown method passed Check")
+	if c, err := (TrainerConfig{}).Defaults(); err != nil || c.Method != (LBFGS{}) {
+		t.Errorf("no method: %v, %v; want the default L-BFGS", c.Method, err)
 	}
 }
 
@@ -102,7 +102,7 @@ func TestRunReportsWhyItStopped(t *testing.T) {
 // TestWindowConvergence: the stopping rule projects the best bound's rise
 // over the last Window iterations over the next Horizon (StepInfo.Rise
 // and Expected, recomputed here from the steps' bounds) and fires once
-// that is below max(TolAbs, Tol·|bound|) — never before Window
+// that is below max(TolDatum·data, TolAbs, Tol·|bound|) — never before Window
 // iterations, and never within Window iterations of a new model (a
 // person's edit); a negligible tolerance never fires.
 func TestWindowConvergence(t *testing.T) {
@@ -157,7 +157,7 @@ func TestWindowConvergence(t *testing.T) {
 	// The tolerance against the expected rise: a rule that asks for less
 	// than the last expected rise does not fire, one that asks for more
 	// does, at the same point.
-	tr, _ = NewTrainer(m.Clone(), TrainerConfig{Workers: 1, TolAbs: 1e-300, Tol: 1e-300, Window: 10})
+	tr, _ = NewTrainer(m.Clone(), TrainerConfig{Workers: 1, TolDatum: 1e-300, TolAbs: 1e-300, Tol: 1e-300, Window: 10})
 	for range 30 {
 		if info, err = tr.Step(); err != nil {
 			t.Fatal(err)
@@ -180,7 +180,26 @@ func TestWindowConvergence(t *testing.T) {
 	if !tr.negligible(info.Expected, info.Bound) {
 		t.Errorf("relative tolerance %v of |bound| %v did not count", tr.cfg.Tol, math.Abs(info.Bound))
 	}
-	for _, bad := range []TrainerConfig{{Tol: -1}, {Tol: math.Inf(1)}, {TolAbs: -1}, {TolAbs: math.NaN()}, {Window: -3}, {Horizon: -1}} {
+	// And the tolerance per datum per minute, on the step data's 30
+	// values and the minutes of the Horizon's iterations by the cost model.
+	tr.cfg.Tol = 1e-300
+	if n := Data(tr.Model().Y); n != 30 {
+		t.Fatalf("the step data: %d observed values, want 30", n)
+	}
+	minutes := float64(tr.cfg.Horizon) * tr.cfg.IterTime(tr.Model()).Minutes()
+	if !(minutes > 0) {
+		t.Fatalf("the horizon's %d iterations take %v minutes by the cost model", tr.cfg.Horizon, minutes)
+	}
+	for _, c := range []struct {
+		perDatum float64
+		fires    bool
+	}{{info.Expected / 30 / minutes / 2, false}, {info.Expected / 30 / minutes * 2, true}} {
+		tr.cfg.TolDatum = c.perDatum
+		if got := tr.negligible(info.Expected, info.Bound); got != c.fires {
+			t.Errorf("expected rise %v against %v nats per datum per minute, 30 data, %v minutes: negligible %v, want %v", info.Expected, c.perDatum, minutes, got, c.fires)
+		}
+	}
+	for _, bad := range []TrainerConfig{{Tol: -1}, {Tol: math.Inf(1)}, {TolAbs: -1}, {TolAbs: math.NaN()}, {TolDatum: -1}, {TolDatum: math.Inf(1)}, {Window: -3}, {Horizon: -1}} {
 		if err := bad.Check(); err == nil {
 			t.Errorf("%+v passed Check", bad)
 		}

@@ -26,7 +26,7 @@ func TestSVIWalkStudy(t *testing.T) {
 	if n == 0 {
 		t.Skip("a measurement: set DGPVIZ_SVI_WALK=rows (see the comment)")
 	}
-	method := SVI
+	var method Method = SVI{}
 	if v := os.Getenv("DGPVIZ_SVI_METHOD"); v != "" {
 		var err error
 		if method, err = ParseMethod(strings.ToLower(v)); err != nil {
@@ -61,7 +61,7 @@ func TestSVIWalkStudy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		measure := !info.Estimate && method == SVI || info.Iter%every == 0 || info.Status.Terminated()
+		measure := !info.Estimate && method == (SVI{}) || info.Iter%every == 0 || info.Status.Terminated()
 		if !measure {
 			continue
 		}
@@ -69,7 +69,7 @@ func TestSVIWalkStudy(t *testing.T) {
 		rmse := heldOutRMSE(t, tr.Model(), nx, ny, xh, yh)
 		skipped += cpuSeconds() - c
 		epochs := info.Epochs
-		if method != SVI {
+		if method != (SVI{}) {
 			epochs = float64(info.Iter) // a full-batch iteration is one pass
 		}
 		t.Logf("%s: %d rows, iteration %d, %.2f epochs, CPU %.1f s, wall %.1f s, bound %.8g, held-out RMSE %.3f dBm, %v",
@@ -94,7 +94,7 @@ func benchmarkSVI(b *testing.B, check bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr, err := NewTrainer(m, TrainerConfig{Method: SVI, Workers: 1, Window: 1_000_000})
+	tr, err := NewTrainer(m, TrainerConfig{Method: SVI{}, Workers: 1, Window: 1_000_000})
 	if err != nil {
 		b.Fatal(err)
 	}

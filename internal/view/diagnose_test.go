@@ -25,7 +25,7 @@ func evaluation(t testing.TB, m *engine.Model) *train.Evaluation {
 // iteration.
 func runToEnd(t testing.TB, m *engine.Model, max int, each func(*engine.Model, *train.Evaluation)) *engine.Model {
 	t.Helper()
-	tr, err := train.NewTrainer(m, train.TrainerConfig{Method: train.LBFGS, Seed: 1, Workers: 1})
+	tr, err := train.NewTrainer(m, train.TrainerConfig{Method: train.LBFGS{}, Seed: 1, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,6 +128,6 @@ func StartPreset(ctx context.Context, p train.Preset, d *Data, a Arch, workers i
 	if len(a.Hidden) == 0 {
 		p.Restarts = 1
 	}
-	tcfg := train.TrainerConfig{Method: train.LBFGS, Seed: a.Seed, Workers: max(workers, 1)}
+	tcfg := train.TrainerConfig{Method: train.LBFGS{}, Seed: a.Seed, Workers: max(workers, 1)}
 	return p.Start(ctx, d.X, d.Y, tcfg, nil)
 }

@@ -89,7 +89,7 @@ func (v *View) Preset(d *view.Data) (view.Arch, bool) {
 // steps on minibatches of SampleRows rows when the data are shown by a
 // sample (SVI's are its own, train.DefaultStochasticBatch).
 func (v *View) Optimizer(c train.TrainerConfig) train.TrainerConfig {
-	if b := int(v.batch.Load()); b > 0 && c.BatchSize == 0 && c.Method == train.Adam {
+	if b := int(v.batch.Load()); b > 0 && c.BatchSize == 0 && c.Method == (train.Adam{}) {
 		c.BatchSize = b
 	}
 	return train.RobotPreset(0).Trainer(c)

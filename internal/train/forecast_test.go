@@ -1,0 +1,66 @@
+package train
+
+import (
+	"fmt"
+	"testing"
+
+	"dgpviz/internal/dataset"
+)
+
+// TestForecast: the forecast of when the stopping rule fires, against
+// where it did, in iterations, on the step data's 3-layer fits from three
+// starts (as viz fit's restarts): from half-way on, the length of the
+// whole fit it forecasts (iterations so far and left) is within a factor
+// of 2 of the fit's.
+func TestForecast(t *testing.T) {
+	ds := dataset.Step()
+	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
+	x, y := nx.Apply(ds.X), ny.Apply(ds.Y)
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			icfg := InitConfig{Hidden: []int{1, 1}, Inducing: 15, Seed: seed}
+			if seed > 1 {
+				icfg.Perturb = DefaultPerturb
+			}
+			m, err := Initialize(x, y, icfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := TrainerConfig{Workers: 1}
+			tr, err := NewTrainer(m, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := NewForecast(tr.Config().RiseSpan(30))
+			var total []int // the forecast total after each step (-1: none)
+			var s StepInfo
+			for range DefaultMaxIters {
+				if s, err = tr.Step(); err != nil {
+					t.Fatal(err)
+				}
+				f.Add(s)
+				left, ok := f.ItersLeft()
+				if !ok {
+					left = -1 - s.Iter
+				}
+				total = append(total, s.Iter+left)
+				if s.Status.Terminated() {
+					break
+				}
+			}
+			if s.Status != FunctionConvergence {
+				t.Fatalf("stopped by %v after %d iterations: want the rule", s.Status, s.Iter)
+			}
+			if left, ok := f.ItersLeft(); !ok || left != 0 {
+				t.Errorf("at the stop: %d left, %v", left, ok)
+			}
+			n := len(total)
+			for _, frac := range []float64{0.5, 0.6, 0.7, 0.8, 0.9} {
+				i := int(frac * float64(n))
+				if r := float64(total[i]) / float64(n); !(r >= 0.5 && r <= 2) {
+					t.Errorf("at iteration %d of %d: a forecast of %d iterations in all, %.2f times the fit's", i+1, n, total[i], r)
+				}
+			}
+		})
+	}
+}
