@@ -207,6 +207,7 @@ const (
 var (
 	unitOr  = dataset.UnitName
 	squared = dataset.SquaredUnit
+	plural  = dataset.Count // "1 layer", "3 layers"
 )
 
 // layerUnit is the unit of layer i's (from 0) outputs of a model with the
@@ -217,12 +218,4 @@ func layerUnit(i, layers int, info modelfile.DataInfo) string {
 		return unitOr(info.YUnit)
 	}
 	return dataset.LatentUnit
-}
-
-// plural is "1 layer", "3 layers".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
