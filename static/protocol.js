@@ -1,4 +1,4 @@
-// Protocol v1 (docs/protocol.md): decoding binary messages and building
+// The protocol, version VERSION below (docs/protocol.md): decoding binary messages and building
 // commands. Binary messages: u32 LE header length, JSON header (arrays are
 // references {"$": k} to sections), then the sections (f32 or q16).
 

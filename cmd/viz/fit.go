@@ -168,7 +168,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	hidden, err := engine.ParseHidden(f.hidden)
+	hidden, err := train.ParseHidden(f.hidden)
 	if err != nil {
 		return badInput("viz fit: -hidden: %v", err)
 	}

@@ -112,7 +112,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	if o.limits.MaxSessionsPerClient < 0 {
 		return o, badInput("viz serve: -max-sessions-per-client %d, want ≥ 0", o.limits.MaxSessionsPerClient)
 	}
-	h, err := engine.ParseHidden(*hidden)
+	h, err := train.ParseHidden(*hidden)
 	if err != nil {
 		return o, badInput("viz serve: -hidden: %v", err)
 	}

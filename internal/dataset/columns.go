@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"dgpviz/internal/wire"
 	"fmt"
 	"math"
 	"strings"
@@ -113,7 +114,7 @@ func columnsDataset(cols []column, scheme, name, kind, src string, opt CSVOption
 				if c.num != nil {
 					v = fmt.Sprint(c.num[i])
 				} else {
-					v = fmt.Sprintf("%q", truncateText(c.text[i], 20))
+					v = fmt.Sprintf("%q", wire.Truncate(c.text[i], 20))
 				}
 				return nil, errorf("row %d, column \"split\": %s, want train or test (or 0 or 1)", i+1, v)
 			}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"dgpviz/internal/wire"
 	"errors"
 	"fmt"
 	"io"
@@ -209,7 +210,7 @@ func readCSV(r io.Reader, name, src string, opt CSVOptions) (*Dataset, error) {
 			case bytes.EqualFold(v, []byte("test")):
 				part = &parts[1]
 			default:
-				return nil, errorf("line %d, column %d (\"split\"): %q, want train or test", line, split+1, truncateText(strings.ToLower(string(v)), 20))
+				return nil, errorf("line %d, column %d (\"split\"): %q, want train or test", line, split+1, wire.Truncate(strings.ToLower(string(v)), 20))
 			}
 		}
 		for _, cols := range [3]struct {
@@ -353,16 +354,6 @@ func labelColumn(name string, text []string) Column {
 		c.Values[r] = float64(k)
 	}
 	return c
-}
-
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // csvColumns returns the indices of the columns named in want or, when want

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"dgpviz/internal/wire"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -91,11 +92,11 @@ func readNPZ(r io.ReaderAt, size int64, name, src string, opt CSVOptions) (*Data
 	for _, f := range zr.File {
 		arr, ok := strings.CutSuffix(f.Name, ".npy")
 		if !ok {
-			return nil, fmt.Errorf("%s: %q is not a .npy array", src, truncateText(f.Name, 40))
+			return nil, fmt.Errorf("%s: %q is not a .npy array", src, wire.Truncate(f.Name, 40))
 		}
 		rc, err := f.Open()
 		if err != nil {
-			return nil, fmt.Errorf("%s: array %q: %v", src, truncateText(arr, 40), strings.TrimPrefix(err.Error(), "zip: "))
+			return nil, fmt.Errorf("%s: array %q: %v", src, wire.Truncate(arr, 40), strings.TrimPrefix(err.Error(), "zip: "))
 		}
 		// The uncompressed size, not the archive's, is what memory holds.
 		var avail int64 // a stored array's size is its share of the file
@@ -105,7 +106,7 @@ func readNPZ(r io.ReaderAt, size int64, name, src string, opt CSVOptions) (*Data
 		c, err := readNPYColumns(newLimitReader(rc, opt.maxBytes()), arr, false, opt.maxRows(), avail)
 		rc.Close()
 		if err != nil {
-			return nil, npyError(fmt.Sprintf("%s: array %q", src, truncateText(arr, 40)), opt, err)
+			return nil, npyError(fmt.Sprintf("%s: array %q", src, wire.Truncate(arr, 40)), opt, err)
 		}
 		cols = append(cols, c...)
 		if len(cols) > MaxColumns {
@@ -371,7 +372,7 @@ func parseNPYHeader(s string) (npyHeader, error) {
 		return h, err
 	}
 	if p.skip(); p.i < len(p.s) {
-		return h, fmt.Errorf("unexpected %q after the dictionary", truncateText(p.s[p.i:], 10))
+		return h, fmt.Errorf("unexpected %q after the dictionary", wire.Truncate(p.s[p.i:], 10))
 	}
 	d, ok := v.(map[string]any)
 	if !ok {
@@ -414,7 +415,7 @@ func parseNPYHeader(s string) (npyHeader, error) {
 			}
 			t, err := parseNPYType(ts)
 			if err != nil {
-				return h, fmt.Errorf("field %q: %v", truncateText(name, 40), err)
+				return h, fmt.Errorf("field %q: %v", wire.Truncate(name, 40), err)
 			}
 			fd := npyField{name: strings.TrimSpace(name), typ: t}
 			if len(f) == 3 {
@@ -424,7 +425,7 @@ func parseNPYHeader(s string) (npyHeader, error) {
 					n, ok3 = sh[0].(int)
 				}
 				if !ok3 || n < 1 || n > MaxColumns {
-					return h, fmt.Errorf("field %q: shape %v: want (k,) with 1 ≤ k ≤ %d", truncateText(name, 40), f[2], MaxColumns)
+					return h, fmt.Errorf("field %q: shape %v: want (k,) with 1 ≤ k ≤ %d", wire.Truncate(name, 40), f[2], MaxColumns)
 				}
 				fd.count = n
 			}
@@ -445,7 +446,7 @@ func parseNPYHeader(s string) (npyHeader, error) {
 // parseNPYType parses a NumPy type string such as "<f8", "|u1", ">i4",
 // "<U5" or "|S10".
 func parseNPYType(s string) (npyType, error) {
-	bad := fmt.Errorf("type %q: want numbers (f2, f4, f8, i1…i8, u1…u8, b1) or text (Sn, Un)", truncateText(s, 20))
+	bad := fmt.Errorf("type %q: want numbers (f2, f4, f8, i1…i8, u1…u8, b1) or text (Sn, Un)", wire.Truncate(s, 20))
 	if len(s) < 3 {
 		return npyType{}, bad
 	}
@@ -582,7 +583,7 @@ func (p *pyParser) value(depth int) (any, error) {
 		}
 		n, err := strconv.Atoi(p.s[p.i:j])
 		if err != nil {
-			return nil, fmt.Errorf("the number %q is too large", truncateText(p.s[p.i:j], 20))
+			return nil, fmt.Errorf("the number %q is too large", wire.Truncate(p.s[p.i:j], 20))
 		}
 		p.i = j
 		if p.i < len(p.s) && p.s[p.i] == 'L' { // Python 2's long
@@ -596,7 +597,7 @@ func (p *pyParser) value(depth int) (any, error) {
 		p.i += 5
 		return false, nil
 	}
-	return nil, fmt.Errorf("unexpected %q", truncateText(p.s[p.i:], 10))
+	return nil, fmt.Errorf("unexpected %q", wire.Truncate(p.s[p.i:], 10))
 }
 
 // sep reads a ',' or, left for the caller, the closing end.

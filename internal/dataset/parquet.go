@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"dgpviz/internal/wire"
 	"errors"
 	"fmt"
 	"io"
@@ -79,7 +80,7 @@ func readParquetColumns(r io.ReaderAt, size int64, maxRows int) ([]column, error
 	kinds := make([]parquet.Kind, len(leaves))
 	for j, c := range leaves {
 		if !c.Leaf() || c.Repeated() {
-			return nil, fmt.Errorf("column %q is nested or repeated: want one value per row", truncateText(c.Name(), 40))
+			return nil, fmt.Errorf("column %q is nested or repeated: want one value per row", wire.Truncate(c.Name(), 40))
 		}
 		cols[j].name = c.Name()
 		kinds[j] = c.Type().Kind()
@@ -89,7 +90,7 @@ func readParquetColumns(r io.ReaderAt, size int64, maxRows int) ([]column, error
 		case parquet.ByteArray:
 			cols[j].text = make([]string, 0, size0)
 		default:
-			return nil, fmt.Errorf("column %q holds %v values: want numbers or strings", truncateText(c.Name(), 40), kinds[j])
+			return nil, fmt.Errorf("column %q holds %v values: want numbers or strings", wire.Truncate(c.Name(), 40), kinds[j])
 		}
 	}
 	buf := make([]parquet.Value, 4096)
@@ -99,13 +100,13 @@ func readParquetColumns(r io.ReaderAt, size int64, maxRows int) ([]column, error
 				return nil, errors.New("a row group with more columns than the schema")
 			}
 			if err := readParquetChunk(cc, &cols[j], buf, rows); err != nil {
-				return nil, fmt.Errorf("column %q: %w", truncateText(cols[j].name, 40), err)
+				return nil, fmt.Errorf("column %q: %w", wire.Truncate(cols[j].name, 40), err)
 			}
 		}
 	}
 	for j := range cols {
 		if int64(cols[j].len()) != rows {
-			return nil, fmt.Errorf("column %q has %d values for %d rows", truncateText(cols[j].name, 40), cols[j].len(), rows)
+			return nil, fmt.Errorf("column %q has %d values for %d rows", wire.Truncate(cols[j].name, 40), cols[j].len(), rows)
 		}
 	}
 	return cols, nil

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"dgpviz/internal/wire"
 	"fmt"
 	"strconv"
 	"strings"
@@ -21,7 +22,7 @@ func ParseShape(s string) ([2]int, error) {
 			return [2]int{r, c}, nil
 		}
 	}
-	return [2]int{}, fmt.Errorf("image shape %q: want rows x columns, such as 28x20, each 1…%d", truncateText(s, 20), maxImageSide)
+	return [2]int{}, fmt.Errorf("image shape %q: want rows x columns, such as 28x20, each 1…%d", wire.Truncate(s, 20), maxImageSide)
 }
 
 // SetShape declares ds's outputs the pixels of images of the given shape,

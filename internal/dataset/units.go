@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"dgpviz/internal/wire"
 	"fmt"
 	"strings"
 	"unicode"
@@ -51,26 +52,26 @@ func SplitUnit(header string) (name, unit string, err error) {
 	h := strings.TrimSpace(header)
 	if !strings.HasSuffix(h, "]") {
 		if strings.ContainsAny(h, "[]") {
-			return "", "", fmt.Errorf("header %q: a unit goes in brackets at the end, as in \"y_ap1 [dBm]\"", truncateText(h, 40))
+			return "", "", fmt.Errorf("header %q: a unit goes in brackets at the end, as in \"y_ap1 [dBm]\"", wire.Truncate(h, 40))
 		}
 		return h, "", nil
 	}
 	i := strings.LastIndex(h, "[")
 	if i < 0 {
-		return "", "", fmt.Errorf("header %q: a unit goes in brackets at the end, as in \"y_ap1 [dBm]\"", truncateText(h, 40))
+		return "", "", fmt.Errorf("header %q: a unit goes in brackets at the end, as in \"y_ap1 [dBm]\"", wire.Truncate(h, 40))
 	}
 	name, unit = strings.TrimSpace(h[:i]), strings.TrimSpace(h[i+1:len(h)-1])
 	switch {
 	case name == "":
-		return "", "", fmt.Errorf("header %q: a unit with no column name before it", truncateText(h, 40))
+		return "", "", fmt.Errorf("header %q: a unit with no column name before it", wire.Truncate(h, 40))
 	case unit == "":
-		return "", "", fmt.Errorf("header %q: empty brackets where the unit goes", truncateText(h, 40))
+		return "", "", fmt.Errorf("header %q: empty brackets where the unit goes", wire.Truncate(h, 40))
 	case len(unit) > MaxUnitBytes:
-		return "", "", fmt.Errorf("header %q: a unit of %d bytes, more than the limit of %d", truncateText(h, 40), len(unit), MaxUnitBytes)
+		return "", "", fmt.Errorf("header %q: a unit of %d bytes, more than the limit of %d", wire.Truncate(h, 40), len(unit), MaxUnitBytes)
 	case strings.ContainsAny(name, "[]") || strings.ContainsAny(unit, "[]"):
-		return "", "", fmt.Errorf("header %q: one bracketed unit at the end, as in \"y_ap1 [dBm]\"", truncateText(h, 40))
+		return "", "", fmt.Errorf("header %q: one bracketed unit at the end, as in \"y_ap1 [dBm]\"", wire.Truncate(h, 40))
 	case !utf8.ValidString(unit) || strings.ContainsFunc(unit, unicode.IsControl):
-		return "", "", fmt.Errorf("header %q: the unit holds a character that does not print", truncateText(h, 40))
+		return "", "", fmt.Errorf("header %q: the unit holds a character that does not print", wire.Truncate(h, 40))
 	}
 	return name, unit, nil
 }

@@ -13,6 +13,7 @@ import (
 	"dgpviz/internal/engine"
 	"dgpviz/internal/linalg"
 	"dgpviz/internal/plotkit"
+	"dgpviz/internal/wire"
 )
 
 // GaussianInput is a Gaussian input N(Mean, Var) to a layer with a 1-D
@@ -509,7 +510,7 @@ func ParseGaussianInputs(s string) ([]GaussianInput, error) {
 		m, err1 := strconv.ParseFloat(strings.TrimSpace(ms), 64)
 		v, err2 := strconv.ParseFloat(strings.TrimSpace(vs), 64)
 		if !ok || err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("input %d %q: want mean:variance, e.g. 0.5:0.01", i+1, truncate(part, 40))
+			return nil, fmt.Errorf("input %d %q: want mean:variance, e.g. 0.5:0.01", i+1, wire.Truncate(part, 40))
 		}
 		if math.IsNaN(m) || math.IsInf(m, 0) {
 			return nil, fmt.Errorf("input %d: mean %v is not finite", i+1, m)
@@ -520,13 +521,6 @@ func ParseGaussianInputs(s string) ([]GaussianInput, error) {
 		out = append(out, GaussianInput{Mean: m, Var: v})
 	}
 	return out, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // FirstFigureLayer returns the first layer of m with a 1-D input and

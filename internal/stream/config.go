@@ -151,7 +151,7 @@ func ParseQuery(q url.Values, def Config) (Config, error) {
 		c.Dataset = q.Get("data")
 	}
 	if q.Has("hidden") {
-		h, err := engine.ParseHidden(q.Get("hidden"))
+		h, err := train.ParseHidden(q.Get("hidden"))
 		if err != nil {
 			return def, fmt.Errorf("%v", err) // names the hidden widths
 		}

@@ -347,18 +347,11 @@ func colourValues(d *view.Data, f *facts, mode string) ([]float64, error) {
 			return column(ds.Y, ds.YTest, k), nil
 		}
 	}
-	return nil, fmt.Errorf("points: no colouring %q here (want time, x, y, col:K or ap:J of this data set)", truncated(mode, 20))
+	return nil, fmt.Errorf("points: no colouring %q here (want time, x, y, col:K or ap:J of this data set)", wire.Truncate(mode, 20))
 }
 
 // scan reports whether s is format with one integer, read into k.
 func scan(s, format string, k *int) bool {
 	n, err := fmt.Sscanf(s, format, k)
 	return err == nil && n == 1 && fmt.Sprintf(format, *k) == s
-}
-
-func truncated(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"dgpviz/internal/engine"
 	"dgpviz/internal/montecarlo"
@@ -146,7 +145,7 @@ func (v *View) figureCommand(s view.Session, c wire.Command) (string, error) {
 			return "", fmt.Errorf("message figure preset: missing \"name\" (one of %q)", montecarlo.PresetNames())
 		}
 		if !slices.Contains(montecarlo.PresetNames(), *c.Name) {
-			return "", fmt.Errorf("message figure preset: unknown name %q (one of %q)", truncate(*c.Name, 40), montecarlo.PresetNames())
+			return "", fmt.Errorf("message figure preset: unknown name %q (one of %q)", wire.Truncate(*c.Name, 40), montecarlo.PresetNames())
 		}
 		ins, err := presetInputs(m, req.layer, *c.Name)
 		if err != nil {
@@ -397,14 +396,4 @@ func encodeFigureError(s *view.Snapshot, req *figureRequest, seq uint64, err err
 		return nil
 	}
 	return b
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -1,6 +1,7 @@
-package engine
+package train
 
 import (
+	"dgpviz/internal/engine"
 	"slices"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestParseHidden(t *testing.T) {
 		{"0", nil, "is not a positive integer"},
 		{"-1", nil, "is not a positive integer"},
 		{"x", nil, "is not a positive integer"},
-		{strings.Repeat("1,", MaxLayers-1) + "1", nil, "more than 15 hidden layers"}, // MaxLayers 16
+		{strings.Repeat("1,", engine.MaxLayers-1) + "1", nil, "more than 15 hidden layers"}, // engine.MaxLayers 16
 	} {
 		got, err := ParseHidden(tc.in)
 		if tc.err != "" {
@@ -47,7 +48,7 @@ func FuzzParseHidden(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(h) > MaxLayers-1 {
+		if len(h) > engine.MaxLayers-1 {
 			t.Fatalf("%d hidden layers", len(h))
 		}
 		for _, w := range h {
