@@ -197,9 +197,10 @@ type DepthFit struct {
 	Best    int                   // the restart kept
 	Reports []train.RestartReport // every restart's, also on error
 	Bound   float64               // the kept restart's
-	// Mean and SD (noise included) are the predictive's on
-	// compareInputs(the data's inputs), model units.
-	Mean, SD []float64
+	// Mean and SD (noise included) are the predictive's at the inputs X
+	// (compareGrid inputs across the data's range and 5 % beyond it),
+	// model units.
+	X, Mean, SD []float64
 	// Rise is the 10–90 % rise width of the mean (riseWidth), original
 	// input units; NaN when the mean does not cross both levels.
 	Rise float64
@@ -230,7 +231,7 @@ func FitDepth(ctx context.Context, d *view.Data, icfg train.InitConfig, hidden [
 		return f, err
 	}
 	last := msgs[len(msgs)-1]
-	f.Mean = slices.Clone(last.Mean.RawMatrix().Data)
+	f.X, f.Mean = grid, slices.Clone(last.Mean.RawMatrix().Data)
 	f.SD = make([]float64, len(grid))
 	for k := range f.SD {
 		f.SD[k] = math.Sqrt(last.Var.At(k, 0))
