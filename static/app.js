@@ -627,6 +627,9 @@ function setPresent(on) {
   setScale(view.scale);
   layout();
   sendPresentation();
+  // The depth slide's fits take seconds: a presenter's start them now, so
+  // that the slide is ready when it is shown.
+  if (on) panels.depth?.start?.();
 }
 
 // ---- slides: views of the same live session (SHOWS) ----

@@ -51,6 +51,9 @@ export function lessons(app, { setShow, send, state, toast }) {
     try { data = await load(name); } catch (e) { toast(`Could not open the lesson: ${e.message}`, "error"); return; }
     cur = { name, data, step: -1 };
     enter(step);
+    // A step that compares the depths gets its fits started now, after
+    // the first step's data, so that its slide is not blank on arrival.
+    if (data.steps.some((st) => st.compare)) app.panels.depth?.start?.();
     app.urlChanged?.();
   }
 

@@ -30,9 +30,9 @@ register("depth", (el, app) => {
       const rs = d.bounds.map((b, r) => (b == null ? "…" : (r === d.best ? `<strong>${fmt(b)}</strong>` : fmt(b)))).join(" · ");
       const its = d.iters.reduce((a, b) => a + b, 0);
       return `<tr data-testid="depth-row-${d.layers}"><th>${d.layers} layer${d.layers > 1 ? "s" : ""}</th><td>${d.bound != null ? fmt(d.bound) : "…"}</td>` +
-        `<td>${rs}</td><td>${fmtRise(d.rise)}</td><td>${d.done ? (d.error ? `failed: ${d.error}` : d.status) : `${its} iterations…`}</td><td>${fmt(d.seconds)} s</td></tr>`;
+        `<td>${rs}</td><td>${fmtRise(d.rise)}</td><td>${fmtRise(d.overshoot)}</td><td>${d.done ? (d.error ? `failed: ${d.error}` : d.status) : `${its} iterations…`}</td><td>${fmt(d.seconds)} s</td></tr>`;
     }).join("");
-    table.innerHTML = `<tr><th></th><th>bound (nats)</th><th>restarts' bounds (kept in bold)</th><th>rise width</th><th>stopped by</th><th>time</th></tr>${rows}`;
+    table.innerHTML = `<tr><th></th><th>bound (nats)</th><th>restarts' bounds (kept in bold)</th><th>rise width</th><th>overshoot</th><th>stopped by</th><th>time</th></tr>${rows}`;
   }
 
   return {
@@ -52,6 +52,7 @@ register("depth", (el, app) => {
         { label: "predictive mean of the kept restart", short: "mean", color: C.mean, kind: "line" },
         { label: "± 2 sd (noise included)", short: "±2 sd", color: C.band, kind: "band" },
         { label: "rise: the 10–90 % rise width of the mean, in the input's units", short: "rise: 10–90 % width", color: C.muted, kind: "none" },
+        { label: "overshoot: how far the mean goes beyond the data's two levels (negative: it stays inside)", short: "overshoot beyond the levels", color: C.muted, kind: "none" },
       ]);
       showTable();
       const over = el.querySelector(".overlay");
