@@ -348,6 +348,7 @@ function applyConfig(c) {
   const sp = $("speed");
   if (![...sp.options].some((o) => o.value === String(c.speed))) sp.add(new Option(`${c.speed} it/s`, String(c.speed)), 0);
   sp.value = String(c.speed);
+  $("watch-repair").checked = !!c.watch_repair;
   for (const el of document.querySelectorAll("input[data-group]")) el.checked = c.frozen.includes(el.dataset.group);
 }
 
@@ -484,6 +485,7 @@ function wire() {
   $("apply-architecture").addEventListener("click", arch);
   for (const id of ["hidden", "inducing"]) $(id).addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); arch(); } });
   $("speed").addEventListener("change", (e) => app.send({ op: "speed", speed: Number(e.target.value) }));
+  $("watch-repair").addEventListener("change", (e) => app.send({ op: "speed", watch_repair: e.target.checked }));
   $("dataset").addEventListener("change", (e) => app.send({ op: "dataset", dataset: e.target.value }));
   $("controls").addEventListener("submit", (e) => e.preventDefault());
   $("load-model").addEventListener("change", (e) => { const f = e.target.files?.[0]; e.target.value = ""; if (f) upload("/model", f); });

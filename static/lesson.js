@@ -86,6 +86,7 @@ export function lessons(app, { setShow, send, state, toast }) {
       if (st.run === "pause" && state.running) send({ op: "pause" });
       if (st.message_figure) app.panels.messages?.preset?.(st.message_figure.layer - 1, st.message_figure.preset);
       if (st.compare) app.panels.depth?.start?.();
+      if (st.watch_repair != null && st.watch_repair !== !!state.config?.watch_repair) send({ op: "speed", watch_repair: st.watch_repair });
     }
     const nx = state.setup?.norm_x;
     const at = st.at != null && nx ? (st.at - nx.mean[0]) / nx.scale[0] : null;

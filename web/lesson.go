@@ -57,7 +57,10 @@ type LessonStep struct {
 	At            *float64      `json:"at,omitempty"`
 	MessageFigure *LessonFigure `json:"message_figure,omitempty"`
 	Compare       bool          `json:"compare,omitempty"`
-	Focus         []string      `json:"focus,omitempty"`
+	// WatchRepair, when set, turns on (or off) the repair of an edit at
+	// the session's speed (the "speed" command's watch_repair).
+	WatchRepair *bool    `json:"watch_repair,omitempty"`
+	Focus       []string `json:"focus,omitempty"`
 	// Claims are the step's quantitative sentences, each with the live
 	// quantity it rests on.
 	Claims []LessonClaim `json:"claims,omitempty"`

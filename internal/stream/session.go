@@ -100,8 +100,11 @@ type optimizerState struct {
 	// held: a drag in the page holds the optimizer (hold, release): it
 	// does not step, so that the drag's moves are one edit, and goes on
 	// as running says when released.
-	held     bool
-	settle   settler // fast until the bound settles (settle.go)
+	held   bool
+	settle settler // fast until the bound settles (settle.go)
+	// paced: the repair of an edit runs at cfg.Speed from its first
+	// iteration (cfg.WatchRepair), so that a class sees it.
+	paced    bool
 	event    string
 	status   train.Status // the last step's: why stepping again cannot help, if it cannot
 	applied  int64        // the id of the last command applied
@@ -290,6 +293,7 @@ func (s *session) carryOn() {
 	s.opt.status = train.NotTerminated
 	s.opt.running = s.cfg.Play
 	s.opt.settle.reset()
+	s.opt.paced = false
 }
 
 // step runs one optimizer iteration.
@@ -326,7 +330,7 @@ func (s *session) run() {
 	for {
 		stepping := (s.opt.running && !s.opt.held) || s.opt.steps > 0
 		var due <-chan time.Time // the speed limit's next iteration
-		if stepping && s.opt.steps == 0 && s.cfg.Speed > 0 && (s.opt.settle.settled || !fastUntilSettled) {
+		if stepping && s.opt.steps == 0 && s.cfg.Speed > 0 && (s.opt.settle.settled || !fastUntilSettled || s.opt.paced) {
 			if wait := time.Until(s.opt.lastStep.Add(time.Second / time.Duration(s.cfg.Speed))); wait > 0 {
 				pace.Reset(wait)
 				due, stepping = pace.C, false
