@@ -7,7 +7,7 @@
 // for the page, on the panel that was edited, in a corner of its plot
 // where it hides no handle (elsewhere if none is free). Followers see it
 // too, without the buttons.
-import { fmt } from "./plot.js";
+import { fmt, getDrawScale } from "./plot.js";
 
 const LINGER = 8000; // ms the card stays once the optimizer has stopped
 const MARGIN = 10;   // px kept between the card and a handle
@@ -75,7 +75,11 @@ export function editReadout(app) {
   function place(plotEl) {
     const r = plotEl.getBoundingClientRect(), w = card.offsetWidth, h = card.offsetHeight;
     const hs = handlesOn(plotEl).map(([x, y]) => [x - r.left, y - r.top]);
-    const at = { tr: [r.width - w - 14, 8], tl: [60, 8], br: [r.width - w - 14, r.height - h - 44], bl: [60, r.height - h - 44] };
+    // Clear of the axes' labels, which grow with presentation mode's type
+    // scale: the plots' left margins are at most 64 logical pixels, the
+    // bottom ones 40.
+    const k = getDrawScale(), l = 66 * k, b = 44 * k;
+    const at = { tr: [r.width - w - 14, 8], tl: [l, 8], br: [r.width - w - 14, r.height - h - b], bl: [l, r.height - h - b] };
     const free = (c) => {
       const [x, y] = at[c];
       if (x < 0 || y < 0) return false;

@@ -44,6 +44,9 @@ register("depth", (el, app) => {
       start();
     },
     shown(name) { if (name === "depth") this.start(); },
+    // done: a comparison of the current data has finished (its figure can
+    // be downloaded).
+    done() { return !!cmp && cmp.done && cmp.data_id === app.state.setup?.data_id; },
     draw(s) {
       const { setup } = s;
       btn.hidden = !!s.follower;

@@ -235,9 +235,15 @@ register("layer1d", (el, app) => {
       });
       // penalty strip
       if (L.comp) {
-        let mx = 0;
+        // One scale for every layer's strip (the largest bar of any
+        // layer), so that 0.03 nats do not look as tall as 0.7.
+        let mx = 0, all = 0;
         for (let n = 0; n < N; n++) mx = Math.max(mx, L.comp[n] + L.prop[n]);
-        penMax = mx > penMax ? mx : penMax * 0.97 + mx * 0.03;
+        for (const O of s.frame.layers) {
+          if (!O.comp) continue;
+          for (let n = 0; n < O.comp.length; n++) all = Math.max(all, O.comp[n] + O.prop[n]);
+        }
+        penMax = all > penMax ? all : penMax * 0.97 + all * 0.03;
         // The bars stay below the "max … nats" line: penMax never falls
         // below this frame's largest bar.
         ctx.textBaseline = "top";
@@ -257,7 +263,7 @@ register("layer1d", (el, app) => {
         ctx.fillStyle = C.muted; ctx.textAlign = "right"; ctx.textBaseline = "middle";
         plot.text("penalty", strip.l - 6, (strip.t + strip.b) / 2);
         ctx.textAlign = "right"; ctx.textBaseline = "top";
-        plot.text(`max ${fmt(mx)} nats`, strip.r - 2, strip.t + 1);
+        plot.text(s.frame.layers.length > 1 ? `max ${fmt(mx)} nats · scale: all layers' ${fmt(penMax)}` : `max ${fmt(mx)} nats`, strip.r - 2, strip.t + 1);
       }
       layerTitle(el.querySelector(".layer-title"), `Layer ${li + 1}: ${li === 0 ? "input" : `h${li}`} → ${last ? "output" : `h${li + 1}`}`,
         `of ${nL} · ${L.m} inducing · ℓ = ${fmt(L.kernel.params[1] ?? NaN)}, σ²f = ${fmt(L.kernel.params[0])}, s² = ${fmt(L.noise)}`);
