@@ -68,6 +68,10 @@ type Hub struct {
 	ended     bool
 	endReason string
 	done      chan struct{} // closed by End
+	// recount wakes the presenter's session when its followers come or
+	// go, so that "watching" is right at once, not at the next frame (a
+	// paused session sends none).
+	recount chan struct{}
 }
 
 // forkState is the presenter's state as last published: its
@@ -95,7 +99,15 @@ type seqFrame struct {
 
 // NewHub returns the hub of the session shared under key.
 func NewHub(key string) *Hub {
-	return &Hub{key: key, followers: map[*follower]struct{}{}, done: make(chan struct{})}
+	return &Hub{key: key, followers: map[*follower]struct{}{}, done: make(chan struct{}), recount: make(chan struct{}, 1)}
+}
+
+// counted tells the session that the number of followers changed.
+func (h *Hub) counted() {
+	select {
+	case h.recount <- struct{}{}:
+	default: // one wake-up is pending
+	}
 }
 
 func newHub() *Hub { return NewHub(newResumeToken()) }
@@ -248,6 +260,9 @@ func (h *Hub) watching(relay string, n int) {
 	if h.remote == nil {
 		h.remote = map[string]remoteCount{}
 	}
+	if old := h.remote[relay].n; old != n {
+		defer h.counted()
+	}
 	if n == 0 {
 		delete(h.remote, relay)
 		return
@@ -291,6 +306,7 @@ func (h *Hub) join() *follower {
 		f.frame.put(h.frame)
 	}
 	h.followers[f] = struct{}{}
+	h.counted()
 	return f
 }
 
@@ -298,6 +314,7 @@ func (h *Hub) leave(f *follower) {
 	h.mu.Lock()
 	delete(h.followers, f)
 	h.mu.Unlock()
+	h.counted()
 }
 
 // Config returns the presenter's configuration as last published (nil:

@@ -345,6 +345,9 @@ func (s *session) run() {
 				pace.Stop()
 				s.handle(c)
 				s.publish()
+			case <-s.hub.recount: // followers came or went: say so now
+				pace.Stop()
+				s.publish()
 			case <-due:
 			}
 			continue
