@@ -8,7 +8,7 @@ import { create } from "./panels/registry.js";
 // data-panel attribute (mountPanels).
 import "./panels/layer.js";
 import "./panels/layernd.js";
-import { fmt, setDrawScale, onCanvasResize } from "./plot.js";
+import { fmt, setDrawScale, getDrawScale, onCanvasResize } from "./plot.js";
 import { historyPoints, presentCommand, otherRelay, slideOf, parseSlide, SHOWS } from "./follow.js";
 import { editReadout } from "./editreadout.js";
 import { lessons } from "./lesson.js";
@@ -82,6 +82,8 @@ const app = {
   handle(li, k) {
     return panels.layers[li]?.handleClient?.(k) ?? null;
   },
+  // drawScale is the plots' type scale (presentation mode's): for tests.
+  drawScale: getDrawScale,
   // drop closes the socket as a network failure would (the page then
   // reconnects and resumes its session): for tests and the curious.
   drop() { ws?.close(); },
@@ -629,9 +631,6 @@ function setPresent(on) {
   setScale(view.scale);
   layout();
   sendPresentation();
-  // The depth slide's fits take seconds: a presenter's start them now, so
-  // that the slide is ready when it is shown.
-  if (on) panels.depth?.start?.();
 }
 
 // ---- slides: views of the same live session (SHOWS) ----

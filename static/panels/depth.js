@@ -35,14 +35,22 @@ register("depth", (el, app) => {
     table.innerHTML = `<tr><th></th><th>bound (nats)</th><th>restarts' bounds (kept in bold)</th><th>rise width</th><th>overshoot</th><th>stopped by</th><th>time</th></tr>${rows}`;
   }
 
+  // startOnce compares the depths unless a comparison of these data is
+  // done or under way.
+  function startOnce() {
+    const st = app.state.setup;
+    if (app.state.follower || btn.disabled || !st || st.q !== 1 || st.d !== 1 || (cmp && cmp.data_id === st.data_id)) return;
+    start();
+  }
+  // In presentation mode the comparison of small data starts as soon as
+  // they arrive, so that the depth slide is not blank for the seconds its
+  // fits take when it is first shown.
+  const AUTO_ROWS = 2000;
+  let auto = -1; // the data_id last started for
+
   return {
-    // start compares the depths unless a comparison of these data is done
-    // or under way (the depth slide, a lesson step).
-    start() {
-      const st = app.state.setup;
-      if (app.state.follower || btn.disabled || !st || st.q !== 1 || st.d !== 1 || (cmp && cmp.data_id === st.data_id)) return;
-      start();
-    },
+    // start: the depth slide, a lesson step that compares.
+    start: startOnce,
     shown(name) { if (name === "depth") this.start(); },
     // done: a comparison of the current data has finished (its figure can
     // be downloaded).
@@ -50,6 +58,7 @@ register("depth", (el, app) => {
     draw(s) {
       const { setup } = s;
       btn.hidden = !!s.follower;
+      if (setup && auto !== setup.data_id && setup.n <= AUTO_ROWS && document.body.classList.contains("present")) { auto = setup.data_id; startOnce(); }
       legend(el.querySelector(".legend"), [
         { label: "data", color: C.data, kind: "dot" },
         { label: "predictive mean of the kept restart", short: "mean", color: C.mean, kind: "line" },
