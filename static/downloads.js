@@ -15,7 +15,10 @@ function figureOf(section, app) {
     return { name: "layer", what: `layer ${li + 1}`, q: { layer: String(li + 1) } };
   }
   switch (section.id) {
-    case "panel-fit": return s.setup?.q === 1 && s.setup?.d === 1 ? { name: "fit", what: "the fit", q: {} } : null;
+    case "panel-fit":
+      if (!(s.setup?.q === 1 && s.setup?.d === 1)) return null;
+      // the samples view downloads as the paper's step figure
+      return s.show?.name === "samples" ? { name: "samples", what: "the samples through the network", q: {} } : { name: "fit", what: "the fit", q: {} };
     case "panel-bound": return { name: "bound", what: "the bound", q: {} };
     case "panel-depth": return { name: "depth", what: "the depth comparison", q: {} };
     case "panel-messages": {

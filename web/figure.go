@@ -175,6 +175,8 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			err = boundFigure(&buf, format, fs, q)
 		case "depth":
 			err = depthFigure(&buf, format, fs, q)
+		case "samples":
+			err = samplesFigure(&buf, format, fs, q) // samplesfigure.go
 		case "latent":
 			err = latentExport(&buf, format, fs, q)
 		case "faces":

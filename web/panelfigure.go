@@ -27,7 +27,7 @@ import (
 // figureNames are the figures /figure/ draws; figureParams their
 // parameters.
 var (
-	figureNames  = []string{"messages", "fit", "layer", "bound", "depth", "latent", "faces"}
+	figureNames  = []string{"messages", "fit", "layer", "bound", "depth", "samples", "latent", "faces"}
 	figureParams = []string{"session", "pin", "shape", "layer", "inputs", "preset", "samples", "units", "grid"}
 )
 
