@@ -15,7 +15,7 @@ const MARGIN = 10;   // px kept between the card and a handle
 // signed writes a change with its sign; only a change of nothing (below
 // a billionth of a nat: the evaluations' rounding) reads 0, so that a
 // change shown is never zero (fmt goes to exponents below 10⁻³).
-const signed = (v) => (Math.abs(v) < 1e-9 ? "0" : `${v > 0 ? "+" : "−"}${fmt(Math.abs(v))}`);
+export const signed = (v) => (Math.abs(v) < 1e-9 ? "0" : `${v > 0 ? "+" : "−"}${fmt(Math.abs(v))}`);
 
 // pair writes two values with as many significant digits as they need
 // to read differently (at least fmt's four), so "before → after" never

@@ -90,6 +90,15 @@ func TestBrowserLectureRepairAndWatching(t *testing.T) {
 	f.Close()
 	e.waitFor("watching 0 once the follower left", `document.getElementById("followers").textContent === "0"`)
 
+	// The readout's numbers: a change shown is never 0, and before → after
+	// never the same number twice (it read "Δ bound 0 nats −0.7551 → −0.7556").
+	var digits []string
+	e.eval(`import("/static/editreadout.js").then((m) => [m.signed(-4.9e-4), m.signed(0), ...m.pair(-0.75512, -0.75561), ...m.pair(-0.7551234, -0.7551239)])`, &digits)
+	t.Logf("readout numbers: %q", digits)
+	if digits[0] == "0" || digits[1] != "0" || digits[2] == digits[3] || digits[4] == digits[5] {
+		t.Errorf("the readout writes %q", digits)
+	}
+
 	// The help's keys.
 	e.eval(`document.getElementById("help-open").click(); true`, nil)
 	e.waitFor("the help", `!document.querySelector('[data-testid="help"]').hidden`)
