@@ -13,10 +13,10 @@ import (
 func TestSamplesFigure(t *testing.T) {
 	hs := newSite(t)
 	key, c := liveSession(t, hs.URL, "play=0&speed=0")
-	sendStep(t, c, 1, 400)
+	sendStep(t, c, 1, 100)
 	magic := map[string]string{"svg": "<?xml", "png": "\x89PNG", "pdf": "%PDF-"}
 	for _, f := range []string{"svg", "png", "pdf"} {
-		r, body := get(t, hs.URL+"/figure/samples."+f+"?session="+key+"&samples=500")
+		r, body := get(t, hs.URL+"/figure/samples."+f+"?session="+key+"&samples=200")
 		if r.StatusCode != 200 || !strings.HasPrefix(body, magic[f]) {
 			t.Fatalf("samples.%s: %d %.100q", f, r.StatusCode, body)
 		}
