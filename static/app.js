@@ -8,7 +8,7 @@ import { create } from "./panels/registry.js";
 // data-panel attribute (mountPanels).
 import "./panels/layer.js";
 import "./panels/layernd.js";
-import { fmt, setDrawScale, onCanvasResize } from "./plot.js";
+import { fmt, setDrawScale, getDrawScale, onCanvasResize } from "./plot.js";
 import { historyPoints, presentCommand, otherRelay, slideOf, parseSlide, SHOWS } from "./follow.js";
 import { editReadout } from "./editreadout.js";
 import { lessons } from "./lesson.js";
@@ -82,6 +82,8 @@ const app = {
   handle(li, k) {
     return panels.layers[li]?.handleClient?.(k) ?? null;
   },
+  // drawScale is the plots' type scale (presentation mode's): for tests.
+  drawScale: getDrawScale,
   // drop closes the socket as a network failure would (the page then
   // reconnects and resumes its session): for tests and the curious.
   drop() { ws?.close(); },
@@ -351,6 +353,7 @@ function applyConfig(c) {
   const sp = $("speed");
   if (![...sp.options].some((o) => o.value === String(c.speed))) sp.add(new Option(`${c.speed} it/s`, String(c.speed)), 0);
   sp.value = String(c.speed);
+  $("watch-repair").checked = !!c.watch_repair;
   for (const el of document.querySelectorAll("input[data-group]")) el.checked = c.frozen.includes(el.dataset.group);
 }
 
@@ -487,6 +490,7 @@ function wire() {
   $("apply-architecture").addEventListener("click", arch);
   for (const id of ["hidden", "inducing"]) $(id).addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); arch(); } });
   $("speed").addEventListener("change", (e) => app.send({ op: "speed", speed: Number(e.target.value) }));
+  $("watch-repair").addEventListener("change", (e) => app.send({ op: "speed", watch_repair: e.target.checked }));
   $("dataset").addEventListener("change", (e) => app.send({ op: "dataset", dataset: e.target.value }));
   $("controls").addEventListener("submit", (e) => e.preventDefault());
   $("load-model").addEventListener("change", (e) => { const f = e.target.files?.[0]; e.target.value = ""; if (f) upload("/model", f); });

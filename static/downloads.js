@@ -15,7 +15,10 @@ function figureOf(section, app) {
     return { name: "layer", what: `layer ${li + 1}`, q: { layer: String(li + 1) } };
   }
   switch (section.id) {
-    case "panel-fit": return s.setup?.q === 1 && s.setup?.d === 1 ? { name: "fit", what: "the fit", q: {} } : null;
+    case "panel-fit":
+      if (!(s.setup?.q === 1 && s.setup?.d === 1)) return null;
+      // the samples view downloads as the paper's step figure
+      return s.show?.name === "samples" ? { name: "samples", what: "the samples through the network", q: {} } : { name: "fit", what: "the fit", q: {} };
     case "panel-bound": return { name: "bound", what: "the bound", q: {} };
     case "panel-depth": return { name: "depth", what: "the depth comparison", q: {} };
     case "panel-messages": {
@@ -77,7 +80,25 @@ export function downloads(app) {
     const note = document.createElement("div");
     note.className = "dl-note";
     note.textContent = "every format from this one snapshot";
-    menu.replaceChildren(head, row, note);
+    // Every panel the page offers, in every format, as one zip from the
+    // same snapshot (web/figurezip.go): one download for the handouts.
+    const parts = [];
+    for (const sec of document.querySelectorAll("section")) {
+      // a view's panels another view's session hides (the explorer's on
+      // the regression demo) are not on offer; a slide's are
+      const f = !sec.closest("[hidden]") && sec.querySelector("[data-download]") && figureOf(sec, app);
+      if (!f || (f.name === "depth" && !app.panels.depth?.done?.())) continue;
+      const fq = new URLSearchParams(f.q).toString();
+      for (const fmt of ["svg", "png", "pdf"]) parts.push(`${f.name}.${fmt}${fq ? `?${fq}` : ""}`);
+    }
+    const all = document.createElement("a");
+    all.href = `/figure/panels.zip?${new URLSearchParams([["session", key], ["pin", pin.pin], ...parts.map((p) => ["part", p])])}`;
+    all.download = "";
+    all.textContent = `every panel (${parts.length / 3} × SVG, PNG, PDF), one zip`;
+    all.dataset.testid = "download-zip";
+    all.setAttribute("role", "menuitem");
+    all.className = "dl-all";
+    menu.replaceChildren(head, row, note, all);
   });
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") close(); });
 }

@@ -7,12 +7,25 @@
 // for the page, on the panel that was edited, in a corner of its plot
 // where it hides no handle (elsewhere if none is free). Followers see it
 // too, without the buttons.
-import { fmt } from "./plot.js";
+import { fmt, getDrawScale } from "./plot.js";
 
 const LINGER = 8000; // ms the card stays once the optimizer has stopped
 const MARGIN = 10;   // px kept between the card and a handle
 
-const signed = (v) => (Math.abs(v) < 5e-4 ? "0" : `${v > 0 ? "+" : "−"}${fmt(Math.abs(v))}`);
+// signed writes a change with its sign; only a change of nothing (below
+// a billionth of a nat: the evaluations' rounding) reads 0, so that a
+// change shown is never zero (fmt goes to exponents below 10⁻³).
+export const signed = (v) => (Math.abs(v) < 1e-9 ? "0" : `${v > 0 ? "+" : "−"}${fmt(Math.abs(v))}`);
+
+// pair writes two values with as many significant digits as they need
+// to read differently (at least fmt's four), so "before → after" never
+// shows the same number twice for a change.
+export function pair(a, b) {
+  const f = (v, p) => (Math.abs(v) >= 1e5 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(p - 1) : Number(v.toPrecision(p)).toString()).replace("-", "−");
+  let p = 4;
+  while (p < 12 && a !== b && f(a, p) === f(b, p)) p++;
+  return [f(a, p), f(b, p)];
+}
 
 // effects returns the edit's effect on the bound, term by term: the
 // likelihood's change, and minus each penalty's change (a penalty that
@@ -62,7 +75,11 @@ export function editReadout(app) {
   function place(plotEl) {
     const r = plotEl.getBoundingClientRect(), w = card.offsetWidth, h = card.offsetHeight;
     const hs = handlesOn(plotEl).map(([x, y]) => [x - r.left, y - r.top]);
-    const at = { tr: [r.width - w - 14, 8], tl: [60, 8], br: [r.width - w - 14, r.height - h - 44], bl: [60, r.height - h - 44] };
+    // Clear of the axes' labels, which grow with presentation mode's type
+    // scale: the plots' left margins are at most 64 logical pixels, the
+    // bottom ones 40.
+    const k = getDrawScale(), l = 66 * k, b = 44 * k;
+    const at = { tr: [r.width - w - 14, 8], tl: [l, 8], br: [r.width - w - 14, r.height - h - b], bl: [l, r.height - h - b] };
     const free = (c) => {
       const [x, y] = at[c];
       if (x < 0 || y < 0) return false;
@@ -86,7 +103,8 @@ export function editReadout(app) {
       let big = Math.abs(e.lik);
       for (const r of e.rows) for (const v of r) big = Math.max(big, Math.abs(v));
       const cell = (v) => `<td${big > 5e-4 && Math.abs(v) === big ? ' class="big"' : ""}>${signed(v)}</td>`;
-      html += `<div class="ec-delta" data-testid="edit-delta"><b>the edit: Δ bound ${signed(e.bound)} nats</b> <span>${fmt(before.bound)} → ${fmt(after.bound)}</span></div>` +
+      const [b0, b1] = pair(before.bound, after.bound);
+      html += `<div class="ec-delta" data-testid="edit-delta"><b>the edit: Δ bound ${signed(e.bound)} nats</b> <span>${b0} → ${b1}</span></div>` +
         `<table class="delta"><tr><th>effect on the bound</th><th>KL</th><th>compr.</th><th>propag.</th></tr>` +
         e.rows.map((r, i) => `<tr><th>layer ${i + 1}</th>${r.map(cell).join("")}</tr>`).join("") +
         `<tr class="lik"><th>likelihood</th>${cell(e.lik)}<td colspan="2"></td></tr></table>`;

@@ -51,6 +51,9 @@ export function lessons(app, { setShow, send, state, toast }) {
     try { data = await load(name); } catch (e) { toast(`Could not open the lesson: ${e.message}`, "error"); return; }
     cur = { name, data, step: -1 };
     enter(step);
+    // A step that compares the depths gets its fits started now, after
+    // the first step's data, so that its slide is not blank on arrival.
+    if (data.steps.some((st) => st.compare)) app.panels.depth?.start?.();
     app.urlChanged?.();
   }
 
@@ -83,6 +86,7 @@ export function lessons(app, { setShow, send, state, toast }) {
       if (st.run === "pause" && state.running) send({ op: "pause" });
       if (st.message_figure) app.panels.messages?.preset?.(st.message_figure.layer - 1, st.message_figure.preset);
       if (st.compare) app.panels.depth?.start?.();
+      if (st.watch_repair != null && st.watch_repair !== !!state.config?.watch_repair) send({ op: "speed", watch_repair: st.watch_repair });
     }
     const nx = state.setup?.norm_x;
     const at = st.at != null && nx ? (st.at - nx.mean[0]) / nx.scale[0] : null;

@@ -25,6 +25,7 @@ export const C = {
   bound: "#111827",
   density: [55, 65, 81], // Monte Carlo densities (rgb; alpha by density): the truth by sampling
   mc: "#111827",         // a Monte Carlo density's line
+  path: "rgba(194, 65, 12, 0.75)", // sample paths through every layer
 };
 
 // colormap is the page's one perceptual colour map (viridis, colormap.js)

@@ -112,7 +112,8 @@ func TestBrowserPresent(t *testing.T) {
 	e.waitFor("the slice moved", fmt.Sprintf(`window.dgpviz.state.show.at !== null && window.dgpviz.state.show.at < %v && window.dgpviz.panels.fit.slice().x < %v`, at, at))
 	shot("present-slide-samples.png")
 	e.run(chromedp.KeyEvent(kb.PageDown))
-	e.waitFor("PageDown: the depth slide", `document.body.dataset.show === "depth" && !document.querySelector('[data-testid="compare"]').disabled === false`)
+	// Its fits under way, or done: presentation mode starts them.
+	e.waitFor("PageDown: the depth slide", `document.body.dataset.show === "depth" && (document.querySelector('[data-testid="compare"]').disabled || window.dgpviz.panels.depth.done())`)
 	check("the depth slide", 300)
 	e.run(chromedp.KeyEvent(kb.PageUp))
 	e.waitFor("PageUp: the samples slide", `document.body.dataset.show === "samples"`)

@@ -103,6 +103,10 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.servePin(w, r)
 		return
 	}
+	if name == "panels.zip" { // figurezip.go
+		h.serveZip(w, r)
+		return
+	}
 	kind, format, _ := strings.Cut(name, ".")
 	known := slices.ContainsFunc(figures, func(f view.Figure) bool {
 		return f.Name == kind && (slices.Contains(plotkit.Formats, format) || f.CSV && format == "csv")
@@ -149,7 +153,7 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Another request may have drawn the same figure while this one waited.
 		if body, cached = h.gate.get(rk); cached {
 			<-h.gate.sem
-		} else if ok, wait := h.gate.rate.take(r.RemoteAddr, time.Now()); !ok {
+		} else if ok, wait := h.takeRate(r); !ok {
 			<-h.gate.sem
 			secs := int(math.Ceil(wait.Seconds()))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))

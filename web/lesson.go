@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"path"
 	"regexp"
@@ -57,7 +58,51 @@ type LessonStep struct {
 	At            *float64      `json:"at,omitempty"`
 	MessageFigure *LessonFigure `json:"message_figure,omitempty"`
 	Compare       bool          `json:"compare,omitempty"`
-	Focus         []string      `json:"focus,omitempty"`
+	// WatchRepair, when set, turns on (or off) the repair of an edit at
+	// the session's speed (the "speed" command's watch_repair).
+	WatchRepair *bool    `json:"watch_repair,omitempty"`
+	Focus       []string `json:"focus,omitempty"`
+	// Claims are the step's quantitative sentences, each with the live
+	// quantity it rests on.
+	Claims []LessonClaim `json:"claims,omitempty"`
+}
+
+// LessonClaim is one quantitative sentence of a step's text and the
+// quantity it rests on, measured on the step data's fits with 1, 2 and 3
+// layers as the depth comparison makes them (regression.FitDepth):
+// TestLessonClaims measures every claim of every embedded lesson and fails
+// when the numbers contradict the words, so that a lesson cannot drift
+// from the model.
+type LessonClaim struct {
+	// Says is the words of the claim, as they occur in the step's text.
+	Says string `json:"says"`
+	// Quantity is one of LessonQuantities.
+	Quantity string `json:"quantity"`
+	// Layers are the depths (1…3) the quantity is measured at.
+	Layers []int `json:"layers"`
+	// Order, "rises" or "falls", claims the quantity rises or falls from
+	// each depth of Layers to the next.
+	Order string `json:"order,omitempty"`
+	// Above and Below claim bounds on the quantity at every depth of
+	// Layers.
+	Above *float64 `json:"above,omitempty"`
+	Below *float64 `json:"below,omitempty"`
+}
+
+// LessonQuantities names the quantities a claim may rest on, with what
+// each is (docs/lessons.md).
+var LessonQuantities = map[string]string{
+	"bound":               "the bound of the best of three restarts (nats), the depth slide's",
+	"start bound":         "the bound of the first restart (nats): the lesson's seed, which the live session starts from",
+	"likelihood":          "the bound's data term, the expected log-likelihood (nats)",
+	"kl":                  "the KL terms of every layer, summed (nats)",
+	"rise":                "the 10–90 % rise width of the predictive mean (input units)",
+	"overshoot":           "how far the mean goes beyond the data's levels (output units; negative: it stays inside)",
+	"propagation at edge": "the distance from the mean's steepest input to the datum of the largest propagation penalty (input units)",
+	"bend kl":             "the smallest KL from the true response to the Gaussian message among the message figure's inputs across a bend, the second layer's (nats)",
+	"edge spread":         "the samples' standard deviation at the mean's steepest input over the Gaussian final message's",
+	"bimodal beyond":      "the fraction of the samples view's inputs beyond the data where the prediction has two or more modes",
+	"switch distance":     "the mean input distance between a sample path's crossings of the levels' midpoint beyond the data (input units)",
 }
 
 // LessonModel is the session a step needs; what it leaves out stays.
@@ -176,6 +221,11 @@ func (st LessonStep) check() error {
 			return fmt.Errorf("\"message_figure\".\"preset\" %q: want one of %q", wire.Truncate(f.Preset, 40), montecarlo.PresetNames())
 		}
 	}
+	for i, c := range st.Claims {
+		if err := c.check(st.Text); err != nil {
+			return fmt.Errorf("\"claims\" %d: %w", i+1, err)
+		}
+	}
 	for _, f := range st.Focus {
 		if !focusName.MatchString(f) {
 			return fmt.Errorf("\"focus\" %q: want fit, bound, depth, messages, layers, penalties or layer N (N from 1)", wire.Truncate(f, 40))
@@ -209,4 +259,60 @@ func LoadLessons(fsys fs.FS) ([]LessonInfo, error) {
 		out = append(out, LessonInfo{Name: name, Title: l.Title, Steps: len(l.Steps)})
 	}
 	return out, nil
+}
+
+// maxClaimDepth is the deepest model a claim may name: the depth
+// comparison's.
+const maxClaimDepth = 3
+
+func (c LessonClaim) check(text string) error {
+	if strings.TrimSpace(c.Says) == "" {
+		return fmt.Errorf("\"says\" is missing")
+	}
+	if !strings.Contains(text, c.Says) {
+		return fmt.Errorf("\"says\" %q is not in the step's text", wire.Truncate(c.Says, 60))
+	}
+	if _, ok := LessonQuantities[c.Quantity]; !ok {
+		names := slices.Sorted(maps.Keys(LessonQuantities))
+		return fmt.Errorf("\"quantity\" %q: want one of %s", wire.Truncate(c.Quantity, 40), strings.Join(names, ", "))
+	}
+	if len(c.Layers) == 0 {
+		return fmt.Errorf("\"layers\" is missing")
+	}
+	for _, l := range c.Layers {
+		if l < 1 || l > maxClaimDepth {
+			return fmt.Errorf("\"layers\": %d out of range 1…%d", l, maxClaimDepth)
+		}
+	}
+	switch {
+	case c.Order != "" && c.Order != "rises" && c.Order != "falls":
+		return fmt.Errorf("\"order\" %q: want rises or falls", wire.Truncate(c.Order, 40))
+	case c.Order != "" && len(c.Layers) < 2:
+		return fmt.Errorf("\"order\" needs two or more \"layers\"")
+	case c.Order == "" && c.Above == nil && c.Below == nil:
+		return fmt.Errorf("claims nothing: give \"order\", \"above\" or \"below\"")
+	}
+	return nil
+}
+
+// Holds reports whether the claim is true of the quantity's values at
+// its Layers, in order, and if not, why, in words with the numbers.
+func (c LessonClaim) Holds(values []float64) (bool, string) {
+	for i, v := range values {
+		switch {
+		case math.IsNaN(v):
+			return false, fmt.Sprintf("%s is not defined at %d layers", c.Quantity, c.Layers[i])
+		case c.Above != nil && !(v > *c.Above):
+			return false, fmt.Sprintf("%s at %d layers is %.4g, not above %g", c.Quantity, c.Layers[i], v, *c.Above)
+		case c.Below != nil && !(v < *c.Below):
+			return false, fmt.Sprintf("%s at %d layers is %.4g, not below %g", c.Quantity, c.Layers[i], v, *c.Below)
+		}
+		if i == 0 {
+			continue
+		}
+		if p := values[i-1]; (c.Order == "rises" && !(v > p)) || (c.Order == "falls" && !(v < p)) {
+			return false, fmt.Sprintf("%s %s, but is %.4g at %d layers and %.4g at %d", c.Quantity, c.Order, p, c.Layers[i-1], v, c.Layers[i])
+		}
+	}
+	return true, ""
 }

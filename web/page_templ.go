@@ -277,272 +277,282 @@ func Controls(p PageData) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "</select></label> <label>Seed <input id=\"seed\" data-testid=\"seed\" type=\"number\" min=\"0\" step=\"1\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "</select></label> <label title=\"After an edit, repair at the speed chosen, so that the class watches the optimizer bring the layers back (otherwise it repairs as fast as it can)\"><input type=\"checkbox\" id=\"watch-repair\" data-testid=\"watch-repair\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if p.Config.WatchRepair {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, " checked")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "> watch the repair</label> <label>Seed <input id=\"seed\" data-testid=\"seed\" type=\"number\" min=\"0\" step=\"1\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var9 string
 		templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(uitoa(p.Config.Seed))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 120, Col: 110}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 121, Col: 110}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "\"></label></fieldset><fieldset class=\"group\"><legend>Edit</legend> <button type=\"button\" id=\"undo\" data-testid=\"undo\" aria-keyshortcuts=\"Control+Z\" title=\"Undo the last edit: a move, pull, addition or removal of an inducing point, a data edit, freezing (Ctrl+Z)\" disabled>↶ Undo</button> <button type=\"button\" id=\"redo\" data-testid=\"redo\" aria-keyshortcuts=\"Control+Shift+Z\" title=\"Redo (Ctrl+Shift+Z)\" disabled>↷ Redo</button> <a id=\"save-model\" class=\"button-link\" data-testid=\"save-model\" download title=\"Download the model as it is now: a model file that viz eval, viz predict and viz figure read\">Save model</a> <label class=\"button-link\" title=\"Carry on from a saved model file (Save model, or viz fit -out): its model and data replace this session's\">Load model<input type=\"file\" id=\"load-model\" data-testid=\"load-model\" accept=\".json,application/json\" hidden></label></fieldset><fieldset class=\"group\"><legend>Optimizer</legend> <label>Method <select id=\"optimizer\" data-testid=\"optimizer\" title=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "\"></label></fieldset><fieldset class=\"group\"><legend>Edit</legend> <button type=\"button\" id=\"undo\" data-testid=\"undo\" aria-keyshortcuts=\"Control+Z\" title=\"Undo the last edit: a move, pull, addition or removal of an inducing point, a data edit, freezing (Ctrl+Z)\" disabled>↶ Undo</button> <button type=\"button\" id=\"redo\" data-testid=\"redo\" aria-keyshortcuts=\"Control+Shift+Z\" title=\"Redo (Ctrl+Shift+Z)\" disabled>↷ Redo</button> <a id=\"save-model\" class=\"button-link\" data-testid=\"save-model\" download title=\"Download the model as it is now: a model file that viz eval, viz predict and viz figure read\">Save model</a> <label class=\"button-link\" title=\"Carry on from a saved model file (Save model, or viz fit -out): its model and data replace this session's\">Load model<input type=\"file\" id=\"load-model\" data-testid=\"load-model\" accept=\".json,application/json\" hidden></label></fieldset><fieldset class=\"group\"><legend>Optimizer</legend> <label>Method <select id=\"optimizer\" data-testid=\"optimizer\" title=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var10 string
 		templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs("L-BFGS steps on every row, Adam on every row or on minibatches, SVI on minibatches with natural gradients for q(u). Above " + itoa(train.StochasticRows) + " rows the page fits by SVI where L-BFGS is asked for")
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 135, Col: 269}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 136, Col: 269}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "\"><option value=\"lbfgs\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "\"><option value=\"lbfgs\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.Config.Method == (train.LBFGS{}) {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, " selected")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, ">L-BFGS</option> <option value=\"adam\"")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		if p.Config.Method == (train.Adam{}) {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, " selected")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, ">Adam</option> <option value=\"svi\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, ">L-BFGS</option> <option value=\"adam\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if p.Config.Method == (train.SVI{}) {
+		if p.Config.Method == (train.Adam{}) {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, " selected")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, ">SVI (stochastic)</option></select></label> <label>Learning rate <input id=\"learning-rate\" data-testid=\"learning-rate\" type=\"number\" min=\"0.0001\" max=\"10\" step=\"any\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, ">Adam</option> <option value=\"svi\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if p.Config.Method == (train.SVI{}) {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, " selected")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, ">SVI (stochastic)</option></select></label> <label>Learning rate <input id=\"learning-rate\" data-testid=\"learning-rate\" type=\"number\" min=\"0.0001\" max=\"10\" step=\"any\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var11 string
 		templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(ftoa(p.Config.LearningRate))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 141, Col: 160}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 142, Col: 160}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "\" title=\"The step size of Adam, and of SVI's Adam steps (L-BFGS ignores it)\"></label></fieldset><fieldset class=\"group freeze\"><legend>Freeze</legend> ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "\" title=\"The step size of Adam, and of SVI's Adam steps (L-BFGS ignores it)\"></label></fieldset><fieldset class=\"group freeze\"><legend>Freeze</legend> ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		for _, g := range p.Groups {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<label class=\"toggle\"><input type=\"checkbox\" id=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<label class=\"toggle\"><input type=\"checkbox\" id=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var12 string
 			templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs("freeze-" + g)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 146, Col: 67}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 147, Col: 67}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "\" data-testid=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "\" data-testid=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var13 string
 			templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs("freeze-" + g)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 146, Col: 97}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 147, Col: 97}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "\" data-group=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "\" data-group=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var14 string
 			templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(g)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 146, Col: 114}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 147, Col: 114}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if contains(p.Config.Frozen, g) {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, " checked")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, " checked")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var15 string
 			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(groupLabel(g))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 146, Col: 176}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 147, Col: 176}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "</label>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "</label>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "</fieldset><fieldset class=\"group\"><legend>Model</legend> <label>Data  <select id=\"dataset\" data-testid=\"dataset\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "</fieldset><fieldset class=\"group\"><legend>Model</legend> <label>Data  <select id=\"dataset\" data-testid=\"dataset\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		for _, d := range p.Datasets {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<option value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<option value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var16 string
 			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(d.Name)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 155, Col: 28}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 156, Col: 28}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if d.Name == p.Config.Dataset {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, " selected")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, " selected")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, " title=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, " title=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var17 string
 			templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(d.Description)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 155, Col: 93}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 156, Col: 93}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var18 string
 			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(d.Name)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 155, Col: 104}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 156, Col: 104}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, " (")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, " (")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var19 string
 			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(d.Rows))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 155, Col: 122}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 156, Col: 122}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "×")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "×")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var20 string
 			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(d.Outputs))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 155, Col: 143}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 156, Col: 143}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, ")</option>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, ")</option>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "</select></label> <button type=\"button\" id=\"open-upload\" data-testid=\"open-upload\" title=\"Fit your own data: a CSV file with a header row\">Your CSV…</button> <label>Hidden widths <input id=\"hidden\" data-testid=\"hidden\" type=\"text\" inputmode=\"numeric\" pattern=\"[0-9, ]*\" size=\"6\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "</select></label> <button type=\"button\" id=\"open-upload\" data-testid=\"open-upload\" title=\"Fit your own data: a CSV file with a header row\">Your CSV…</button> <label>Hidden widths <input id=\"hidden\" data-testid=\"hidden\" type=\"text\" inputmode=\"numeric\" pattern=\"[0-9, ]*\" size=\"6\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var21 string
 		templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(widths(p.Config.Hidden))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 160, Col: 155}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 161, Col: 155}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "\" title=\"Comma-separated widths of the hidden layers; 1,1 makes a 3-layer deep GP\"></label> <label>Inducing <input id=\"inducing\" data-testid=\"inducing\" type=\"number\" min=\"1\" max=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "\" title=\"Comma-separated widths of the hidden layers; 1,1 makes a 3-layer deep GP\"></label> <label>Inducing <input id=\"inducing\" data-testid=\"inducing\" type=\"number\" min=\"1\" max=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var22 string
 		templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.Limits.MaxInducing))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 161, Col: 117}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 162, Col: 117}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "\" step=\"1\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "\" step=\"1\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var23 string
 		templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.Config.Inducing))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 161, Col: 160}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 162, Col: 160}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var23))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "\"></label> <button type=\"button\" id=\"apply-architecture\" data-testid=\"apply-architecture\">Apply</button></fieldset></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "\"></label> <button type=\"button\" id=\"apply-architecture\" data-testid=\"apply-architecture\">Apply</button></fieldset></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -573,85 +583,85 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 			templ_7745c5c3_Var24 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "<section class=\"panel\" id=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<section class=\"panel\" id=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var25 string
 		templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs("panel-" + id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 170, Col: 42}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 171, Col: 42}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "\" data-testid=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "\" data-testid=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var26 string
 		templ_7745c5c3_Var26, templ_7745c5c3_Err = templ.JoinStringErrs("panel-" + id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 170, Col: 72}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 171, Col: 72}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var26))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "\" data-panel=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "\" data-panel=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var27 string
 		templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs(id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 170, Col: 90}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 171, Col: 90}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var27))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "\" aria-labelledby=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "\" aria-labelledby=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var28 string
 		templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs("title-" + id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 170, Col: 124}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 171, Col: 124}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var28))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "\"><header class=\"panel-head\"><h2 id=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "\"><header class=\"panel-head\"><h2 id=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var29 string
 		templ_7745c5c3_Var29, templ_7745c5c3_Err = templ.JoinStringErrs("title-" + id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 172, Col: 25}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 173, Col: 25}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var29))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var30 string
 		templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(title)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 172, Col: 35}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 173, Col: 35}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "</h2><div class=\"panel-tools\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "</h2><div class=\"panel-tools\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -659,7 +669,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "</div></header><details class=\"explain\"><summary>What is this?</summary>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "</div></header><details class=\"explain\"><summary>What is this?</summary>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -667,20 +677,20 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "</details><div class=\"plot\"><canvas role=\"img\" aria-label=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "</details><div class=\"plot\"><canvas role=\"img\" aria-label=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var31 string
 		templ_7745c5c3_Var31, templ_7745c5c3_Err = templ.JoinStringErrs(title)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 181, Col: 57}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 182, Col: 57}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var31))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "\"></canvas><div class=\"overlay\" aria-live=\"polite\"></div></div><div class=\"legend\"></div></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "\"></canvas><div class=\"overlay\" aria-live=\"polite\"></div></div><div class=\"legend\"></div></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -738,7 +748,7 @@ func fitExplain() templ.Component {
 			templ_7745c5c3_Var33 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<p>The dots are the training data. The line is the mean of the <em>final message</em>: the Gaussian that the last layer sends out after the input has been passed through every layer. The shaded band is the mean ± 2 standard deviations of that message, so about 95 % of its mass lies inside.</p><p>Each layer ℓ turns a Gaussian input (mean μ, variance σ²) into a Gaussian output with mean <code>ψ₁ A</code> and variance <code>s²ℓ + ψ₁ B ψ₁ᵀ</code>, where ψ₁ = E[k(h, Z)] is the kernel averaged over the input's uncertainty, A = K<sub>uu</sub>⁻¹m and B = K<sub>uu</sub>⁻¹SK<sub>uu</sub>⁻¹ come from the inducing outputs q(u) = N(m, S). Chaining these gives the band you see.</p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "<p>The dots are the training data. The line is the mean of the <em>final message</em>: the Gaussian that the last layer sends out after the input has been passed through every layer. The shaded band is the mean ± 2 standard deviations of that message, so about 95 % of its mass lies inside.</p><p>Each layer ℓ turns a Gaussian input (mean μ, variance σ²) into a Gaussian output with mean <code>ψ₁ A</code> and variance <code>s²ℓ + ψ₁ B ψ₁ᵀ</code>, where ψ₁ = E[k(h, Z)] is the kernel averaged over the input's uncertainty, A = K<sub>uu</sub>⁻¹m and B = K<sub>uu</sub>⁻¹SK<sub>uu</sub>⁻¹ come from the inducing outputs q(u) = N(m, S). Chaining these gives the band you see.</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -825,7 +835,7 @@ func depthExplain() templ.Component {
 			templ_7745c5c3_Var36 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "<p>The paper's first figure, live: the data fitted by a one-layer GP and by deep GPs with one and two hidden layers (width 1), each the best by the bound of three restarts, run side by side. The table compares their bounds and how sharply they rise (the 10–90 % rise width of the predictive mean between the data's two levels). On a step, the deep models rise several times more sharply and earn a better bound: a composition of smooth functions can be nearly discontinuous, which one stationary GP cannot.</p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "<p>The paper's first figure, live: the data fitted by a one-layer GP and by deep GPs with one and two hidden layers (width 1), each the best by the bound of three restarts, run side by side. The table compares their bounds and how sharply they rise (the 10–90 % rise width of the predictive mean between the data's two levels). On a step, the deep models rise several times more sharply and earn a better bound: a composition of smooth functions can be nearly discontinuous, which one stationary GP cannot.</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -854,7 +864,7 @@ func boundExplain() templ.Component {
 			templ_7745c5c3_Var37 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "<p>The optimizer maximises a lower bound on the log marginal likelihood log p(y):</p><p class=\"formula\">bound = likelihood − Σ<sub>ℓ</sub> ( KL<sub>ℓ</sub> + compression<sub>ℓ</sub> + propagation<sub>ℓ</sub> )</p><p>The top line is the expected log <strong>likelihood</strong> of the data under the final message; the thick line is the <strong>bound</strong>. The coloured bands between them are what each layer pays: <strong>KL</strong> keeps q(u) close to the prior; <strong>compression</strong> Σₙ (ψ₀ − tr(K<sub>uu</sub>⁻¹Ψ₂))/(2s²) charges for function variation the inducing points cannot explain; <strong>propagation</strong> Σₙ tr((Ψ₂ − ψ₁ᵀψ₁)K<sub>uu</sub>⁻¹(mmᵀ+S)K<sub>uu</sub>⁻¹)/(2s²) charges for the non-linearity of a layer under the spread of its input, which a Gaussian message cannot carry. Units: nats.</p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "<p>The optimizer maximises a lower bound on the log marginal likelihood log p(y):</p><p class=\"formula\">bound = likelihood − Σ<sub>ℓ</sub> ( KL<sub>ℓ</sub> + compression<sub>ℓ</sub> + propagation<sub>ℓ</sub> )</p><p>The top line is the expected log <strong>likelihood</strong> of the data under the final message; the thick line is the <strong>bound</strong>. The coloured bands between them are what each layer pays: <strong>KL</strong> keeps q(u) close to the prior; <strong>compression</strong> Σₙ (ψ₀ − tr(K<sub>uu</sub>⁻¹Ψ₂))/(2s²) charges for function variation the inducing points cannot explain; <strong>propagation</strong> Σₙ tr((Ψ₂ − ψ₁ᵀψ₁)K<sub>uu</sub>⁻¹(mmᵀ+S)K<sub>uu</sub>⁻¹)/(2s²) charges for the non-linearity of a layer under the spread of its input, which a Gaussian message cannot carry. Units: nats.</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -884,7 +894,7 @@ func LayerTemplate() templ.Component {
 			templ_7745c5c3_Var38 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "<template id=\"tpl-layer\"><section class=\"panel layer\" data-panel=\"layer\"><header class=\"panel-head\"><h2 class=\"layer-title\">Layer</h2><div class=\"panel-tools\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "<template id=\"tpl-layer\"><section class=\"panel layer\" data-panel=\"layer\"><header class=\"panel-head\"><h2 class=\"layer-title\">Layer</h2><div class=\"panel-tools\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -892,7 +902,7 @@ func LayerTemplate() templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "</div></header><details class=\"explain\"><summary>What is this?</summary><p><strong>One layer, one Gaussian process.</strong> The curve is the layer's function f(h) for a <em>certain</em> input h: its mean, a dark band of ±2 sd of f itself (from q(u) and from what the inducing points leave unexplained), and a light band that adds the layer's noise s². The diamonds ◆ are the <strong>inducing points</strong>: input location z and output mean m, with ±2 sd whiskers of q(u).</p><p><strong>Steering.</strong> Drag a diamond <em>sideways</em> to move its input z: the inducing outputs are re-projected from the current posterior, so the function stays where it is and the bound changes only by what the new placement explains better or worse (watch compression). Drag it <em>up or down</em> to <strong>pull the function</strong>: the function moves by exactly that much at z and its neighbours follow with the kernel's shape. Ctrl-drag moves z but keeps q(u) as it was, the naïve edit: the function turns wild and the KL term explodes, which is why the default projects. Double-click adds a point at the posterior (nothing changes until the optimizer uses it); Alt- or Shift-click removes one. The readout breaks the change of the bound down by layer and term; Ctrl+Z undoes.</p><p>Along the bottom are the <strong>incoming messages</strong>: each datum arrives not as a point but as a Gaussian N(μₙ, σ²ₙ) from the previous layer (for the first layer, the data inputs, which are certain). The dots with whiskers are the <strong>outgoing messages</strong>: mean ψ₁A and ±2 sd of variance s² + ψ₁Bψ₁ᵀ.</p><p>The strip under the axis shows each datum's <strong>penalties</strong>: compression (ψ₀ − tr(K<sub>uu</sub>⁻¹Ψ₂))/(2s²) — large where inducing points are missing — and propagation — large where the function bends under the spread of the incoming message. For a multi-dimensional layer the panel shows the message means as a scatter coloured by datum order, with circles of ±2 sd; choose the dimensions above the plot.</p></details><div class=\"plot\"><canvas role=\"img\" aria-label=\"layer function and messages\"></canvas><div class=\"overlay\" aria-live=\"polite\"></div></div><div class=\"legend\"></div></section></template>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "</div></header><details class=\"explain\"><summary>What is this?</summary><p><strong>One layer, one Gaussian process.</strong> The curve is the layer's function f(h) for a <em>certain</em> input h: its mean, a dark band of ±2 sd of f itself (from q(u) and from what the inducing points leave unexplained), and a light band that adds the layer's noise s². The diamonds ◆ are the <strong>inducing points</strong>: input location z and output mean m, with ±2 sd whiskers of q(u).</p><p><strong>Steering.</strong> Drag a diamond <em>sideways</em> to move its input z: the inducing outputs are re-projected from the current posterior, so the function stays where it is and the bound changes only by what the new placement explains better or worse (watch compression). Drag it <em>up or down</em> to <strong>pull the function</strong>: the function moves by exactly that much at z and its neighbours follow with the kernel's shape. Ctrl-drag moves z but keeps q(u) as it was, the naïve edit: the function turns wild and the KL term explodes, which is why the default projects. Double-click adds a point at the posterior (nothing changes until the optimizer uses it); Alt- or Shift-click removes one. The readout breaks the change of the bound down by layer and term; Ctrl+Z undoes.</p><p>Along the bottom are the <strong>incoming messages</strong>: each datum arrives not as a point but as a Gaussian N(μₙ, σ²ₙ) from the previous layer (for the first layer, the data inputs, which are certain). The dots with whiskers are the <strong>outgoing messages</strong>: mean ψ₁A and ±2 sd of variance s² + ψ₁Bψ₁ᵀ.</p><p>The strip under the axis shows each datum's <strong>penalties</strong>: compression (ψ₀ − tr(K<sub>uu</sub>⁻¹Ψ₂))/(2s²) — large where inducing points are missing — and propagation — large where the function bends under the spread of the incoming message. For a multi-dimensional layer the panel shows the message means as a scatter coloured by datum order, with circles of ±2 sd; choose the dimensions above the plot.</p></details><div class=\"plot\"><canvas role=\"img\" aria-label=\"layer function and messages\"></canvas><div class=\"overlay\" aria-live=\"polite\"></div></div><div class=\"legend\"></div></section></template>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -924,33 +934,33 @@ func UploadDialog(p PageData) templ.Component {
 			templ_7745c5c3_Var39 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "<dialog id=\"upload-dialog\" class=\"upload-dialog\" data-testid=\"upload-dialog\" aria-labelledby=\"upload-title\"><form method=\"dialog\"><h2 id=\"upload-title\">Fit your own data</h2><p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "<dialog id=\"upload-dialog\" class=\"upload-dialog\" data-testid=\"upload-dialog\" aria-labelledby=\"upload-title\"><form method=\"dialog\"><h2 id=\"upload-title\">Fit your own data</h2><p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var40 string
 		templ_7745c5c3_Var40, templ_7745c5c3_Err = templ.JoinStringErrs(p.CSVConventions)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 243, Col: 24}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 244, Col: 24}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var40))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "</p><p>The data's shape chooses the view: one output a regression, several outputs the latent explorer, outputs that are the inputs an autoencoder. At most ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "</p><p>The data's shape chooses the view: one output a regression, several outputs the latent explorer, outputs that are the inputs an autoencoder. At most ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var41 string
 		templ_7745c5c3_Var41, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.Limits.MaxRows))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 244, Col: 179}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 245, Col: 179}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var41))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, " rows.</p><label>Image shape, rows x columns (optional, for outputs that are the pixels of images): <input type=\"text\" id=\"upload-shape\" data-testid=\"upload-shape\" placeholder=\"28x20\" size=\"8\" pattern=\"[0-9]+ *[xX×] *[0-9]+\"></label><div class=\"upload-actions\"><label class=\"button-link\">Choose a CSV file…<input type=\"file\" id=\"upload-data\" data-testid=\"upload-data\" accept=\".csv,text/csv\" hidden></label> <button type=\"submit\" value=\"cancel\">Cancel</button></div></form></dialog>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, " rows.</p><label>Image shape, rows x columns (optional, for outputs that are the pixels of images): <input type=\"text\" id=\"upload-shape\" data-testid=\"upload-shape\" placeholder=\"28x20\" size=\"8\" pattern=\"[0-9]+ *[xX×] *[0-9]+\"></label><div class=\"upload-actions\"><label class=\"button-link\">Choose a CSV file…<input type=\"file\" id=\"upload-data\" data-testid=\"upload-data\" accept=\".csv,text/csv\" hidden></label> <button type=\"submit\" value=\"cancel\">Cancel</button></div></form></dialog>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -980,7 +990,7 @@ func DownloadButton() templ.Component {
 			templ_7745c5c3_Var42 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "<button type=\"button\" class=\"dl\" data-download data-testid=\"download\" title=\"Download this panel for a slide: SVG, PNG or PDF, 16:9, from one snapshot of the model\" aria-label=\"download\">⤓</button>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "<button type=\"button\" class=\"dl\" data-download data-testid=\"download\" title=\"Download this panel for a slide: SVG, PNG or PDF, 16:9, from one snapshot of the model\" aria-label=\"download\">⤓</button>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1011,7 +1021,7 @@ func Slides() templ.Component {
 			templ_7745c5c3_Var43 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, "<div class=\"slides\" role=\"group\" aria-label=\"slides\"><button type=\"button\" data-show=\"live\" data-testid=\"show-live\" title=\"Fit, layers and bound (1)\">Live</button> <button type=\"button\" data-show=\"samples\" data-testid=\"show-samples\" title=\"The fit with samples through the network: where the deep GP has two modes (2)\">Samples</button> <button type=\"button\" data-show=\"depth\" data-testid=\"show-depth\" title=\"1, 2 and 3 layers on the same data (3)\">Depth</button> <button type=\"button\" data-show=\"messages\" data-testid=\"show-messages\" title=\"The message figure: one layer's Gaussian message against the truth (4)\">Messages</button></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "<div class=\"slides\" role=\"group\" aria-label=\"slides\"><button type=\"button\" data-show=\"live\" data-testid=\"show-live\" title=\"Fit, layers and bound (1)\">Live</button> <button type=\"button\" data-show=\"samples\" data-testid=\"show-samples\" title=\"The fit with samples through the network: where the deep GP has two modes (2)\">Samples</button> <button type=\"button\" data-show=\"depth\" data-testid=\"show-depth\" title=\"1, 2 and 3 layers on the same data (3)\">Depth</button> <button type=\"button\" data-show=\"messages\" data-testid=\"show-messages\" title=\"The message figure: one layer's Gaussian message against the truth (4)\">Messages</button></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1041,7 +1051,7 @@ func Help() templ.Component {
 			templ_7745c5c3_Var44 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "<div id=\"help\" class=\"help\" role=\"dialog\" aria-labelledby=\"help-title\" data-testid=\"help\" hidden><div class=\"help-card\"><h2 id=\"help-title\">Keys</h2><table><tr><th><kbd>space</kbd></th><td>play / pause (edits carry on by themselves unless you paused)</td></tr><tr><th><kbd>s</kbd></th><td>one optimizer step (pauses)</td></tr><tr><th><kbd>r</kbd></th><td>reset with the seed</td></tr><tr><th><kbd>]</kbd> <kbd>[</kbd></th><td>one hidden layer more / fewer (the step demo)</td></tr><tr><th><kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd> <kbd>4</kbd></th><td>slides: live · samples through the network · depth comparison · message figure</td></tr><tr><th><kbd>PageDown</kbd> <kbd>PageUp</kbd></th><td>next / previous lesson step, or slide — a presenter's clicker (they changed the depth before; <kbd>]</kbd> and <kbd>[</kbd> still do). The arrow keys <kbd>→</kbd> <kbd>←</kbd> too</td></tr><tr><th><kbd>l</kbd></th><td>start or leave the lesson</td></tr><tr><th><kbd>p</kbd></th><td>presentation mode on / off</td></tr><tr><th><kbd>=</kbd> <kbd>-</kbd></th><td>larger / smaller type (presentation)</td></tr><tr><th><kbd>c</kbd></th><td>show / hide the controls (presentation)</td></tr><tr><th><kbd>Ctrl</kbd>+<kbd>Z</kbd>, <kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>Z</kbd></th><td>undo, redo an edit</td></tr><tr><th><kbd>?</kbd> <kbd>Esc</kbd></th><td>this help / close it</td></tr></table><p>With the mouse: drag a red ◆ sideways to move an inducing point (the function stays), up or down to pull the function; Ctrl-drag keeps q(u) (the naïve edit); double-click a layer to add a point, Alt- or Shift-click to remove one. On the fit: click to add a data point, drag one to move it, Alt-click to remove it; with samples, drag ▼ to choose the slice.</p><button type=\"button\" id=\"help-close\" data-testid=\"help-close\">Close</button></div></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "<div id=\"help\" class=\"help\" role=\"dialog\" aria-labelledby=\"help-title\" data-testid=\"help\" hidden><div class=\"help-card\"><h2 id=\"help-title\">Keys</h2><table><tr><th><kbd>space</kbd></th><td>play / pause (edits carry on by themselves unless you paused)</td></tr><tr><th><kbd>s</kbd></th><td>one optimizer step (pauses)</td></tr><tr><th><kbd>r</kbd></th><td>reset with the seed</td></tr><tr><th><kbd>]</kbd> <kbd>[</kbd></th><td>one hidden layer more / fewer (the step demo)</td></tr><tr><th><kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd> <kbd>4</kbd></th><td>slides: live · samples through the network · depth comparison · message figure</td></tr><tr><th><kbd>PageDown</kbd> <kbd>PageUp</kbd></th><td>next / previous lesson step, or slide — a presenter's clicker (they changed the depth before; <kbd>]</kbd> and <kbd>[</kbd> still do). The arrow keys <kbd>→</kbd> <kbd>←</kbd> too</td></tr><tr><th><kbd>l</kbd></th><td>start or leave the lesson</td></tr><tr><th><kbd>p</kbd></th><td>presentation mode on / off</td></tr><tr><th><kbd>=</kbd> <kbd>-</kbd></th><td>larger / smaller type (presentation)</td></tr><tr><th><kbd>c</kbd></th><td>show / hide the controls (presentation)</td></tr><tr><th><kbd>Ctrl</kbd>+<kbd>Z</kbd>, <kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>Z</kbd></th><td>undo, redo an edit</td></tr><tr><th><kbd>?</kbd> <kbd>Esc</kbd></th><td>this help / close it</td></tr></table><p>With the mouse: drag a red ◆ sideways to move an inducing point (the function stays), up or down to pull the function; Ctrl-drag keeps q(u) (the naïve edit); double-click a layer to add a point, Alt- or Shift-click to remove one. On the fit: click to add a data point, drag one to move it, Alt-click to remove it; with samples, drag ▼ to choose the slice.</p><button type=\"button\" id=\"help-close\" data-testid=\"help-close\">Close</button></div></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1071,7 +1081,7 @@ func LessonBar() templ.Component {
 			templ_7745c5c3_Var45 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "<aside id=\"lesson\" class=\"lesson\" data-testid=\"lesson\" aria-live=\"polite\" hidden><div class=\"lesson-body\"><div class=\"lesson-where\" id=\"lesson-where\"></div><h2 id=\"lesson-title\" data-testid=\"lesson-title\"></h2><p id=\"lesson-text\" data-testid=\"lesson-text\"></p></div><div class=\"lesson-nav\"><button type=\"button\" id=\"lesson-prev\" data-testid=\"lesson-prev\" title=\"Previous step (PageUp)\">◀ Back</button> <button type=\"button\" id=\"lesson-next\" data-testid=\"lesson-next\" title=\"Next step (PageDown)\">Next ▶</button> <button type=\"button\" id=\"lesson-close\" data-testid=\"lesson-close\" title=\"Leave the lesson (l)\" aria-label=\"leave the lesson\">✕</button></div></aside>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "<aside id=\"lesson\" class=\"lesson\" data-testid=\"lesson\" aria-live=\"polite\" hidden><div class=\"lesson-body\"><div class=\"lesson-where\" id=\"lesson-where\"></div><h2 id=\"lesson-title\" data-testid=\"lesson-title\"></h2><p id=\"lesson-text\" data-testid=\"lesson-text\"></p></div><div class=\"lesson-nav\"><button type=\"button\" id=\"lesson-prev\" data-testid=\"lesson-prev\" title=\"Previous step (PageUp)\">◀ Back</button> <button type=\"button\" id=\"lesson-next\" data-testid=\"lesson-next\" title=\"Next step (PageDown)\">Next ▶</button> <button type=\"button\" id=\"lesson-close\" data-testid=\"lesson-close\" title=\"Leave the lesson (l)\" aria-label=\"leave the lesson\">✕</button></div></aside>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

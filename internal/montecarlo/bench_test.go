@@ -61,3 +61,20 @@ func BenchmarkDraw(b *testing.B) {
 		dr.sample(mu, s)
 	}
 }
+
+// BenchmarkPaths draws the samples view's 12 paths at 150 inputs through
+// a 3-layer model of 1-D layers (M = 12 per layer): one conditional
+// covariance factorised per path and layer, cubic in the inputs.
+func BenchmarkPaths(b *testing.B) {
+	m := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 30, []int{1, 1, 1, 1}, []string{"rbf", "rbf", "rbf"}, 12)
+	xs := make([]float64, 150)
+	for i := range xs {
+		xs[i] = -3 + 6*float64(i)/float64(len(xs)-1)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Paths(m, xs, 0, 12, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -110,6 +110,10 @@ type Hub struct {
 	ended     bool
 	endReason string
 	done      chan struct{} // closed by End
+	// recount wakes the presenter's session when its followers come or
+	// go, so that "watching" is right at once, not at the next frame (a
+	// paused session sends none).
+	recount chan struct{}
 }
 
 type follower struct {
@@ -129,7 +133,19 @@ type seqFrame struct {
 
 // NewHub returns the hub of the session shared under key.
 func NewHub(key string) *Hub {
-	return &Hub{key: key, followers: map[*follower]struct{}{}, done: make(chan struct{})}
+	return &Hub{key: key, followers: map[*follower]struct{}{}, done: make(chan struct{}), recount: make(chan struct{}, 1)}
+}
+
+// Recount receives when the number of followers changed since it last
+// did: the presenter's session says so at once (frames' "followers").
+func (h *Hub) Recount() <-chan struct{} { return h.recount }
+
+// counted tells the session that the number of followers changed.
+func (h *Hub) counted() {
+	select {
+	case h.recount <- struct{}{}:
+	default: // one wake-up is pending
+	}
 }
 
 // FeedTo makes out a second feed of h's stream: a Publisher's, beyond the
@@ -315,6 +331,9 @@ func (h *Hub) Watching(relay string, n int) {
 	if h.remote == nil {
 		h.remote = map[string]remoteCount{}
 	}
+	if old := h.remote[relay].n; old != n {
+		defer h.counted()
+	}
 	if n == 0 {
 		delete(h.remote, relay)
 		return
@@ -358,6 +377,7 @@ func (h *Hub) join() *follower {
 		f.frame.Put(h.frame)
 	}
 	h.followers[f] = struct{}{}
+	h.counted()
 	return f
 }
 
@@ -365,6 +385,7 @@ func (h *Hub) leave(f *follower) {
 	h.mu.Lock()
 	delete(h.followers, f)
 	h.mu.Unlock()
+	h.counted()
 }
 
 // Config returns the presenter's configuration as last published, as

@@ -5,6 +5,8 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 
 	"dgpviz/internal/faces"
 	"dgpviz/internal/fitfigure"
@@ -199,8 +201,14 @@ func Bound(w io.Writer, format string, h *train.History, cap Caption) error {
 	if n < 2 {
 		return fmt.Errorf("slides: the bound has %d points; a chart needs 2", n)
 	}
-	return Render(w, format, "The bound over iterations: what each layer pays", "", cap, func(dc draw.Canvas) error {
+	lo, hi, low := BoundAxis(h.Bound, h.Likelihood)
+	sub := ""
+	if low < lo {
+		sub = fmt.Sprintf("the bound's lowest, %s nats, is below the chart, which keeps the latest bound readable", formatNats(low))
+	}
+	return Render(w, format, "The bound over iterations: what each layer pays", sub, cap, func(dc draw.Canvas) error {
 		p := newPlot("iteration", "nats")
+		p.Y.Min, p.Y.Max = lo, hi
 		p.Legend.Top, p.Legend.Left = false, false
 		shades := []float64{1, 0.72, 0.5, 0.36, 0.26, 0.2}
 		top := make([]float64, n)
@@ -245,6 +253,47 @@ func Bound(w io.Writer, format string, h *train.History, cap Caption) error {
 		p.Draw(dc)
 		return nil
 	})
+}
+
+// BoundAxis is the bound chart's vertical range [lo, hi] over the whole
+// history, and the lowest bound, below lo when a moment (an edit that
+// cost thousands of nats) is left off the chart. The latest quarter of
+// the points (at least 10) stays readable: lo is at most the range of
+// their bounds and likelihoods below their lowest bound, so that the
+// recovered bound is not flattened into a line under the spike. The page's
+// bound panel keeps the same quarter readable (static/panels/bound.js).
+func BoundAxis(bound, lik []float64) (lo, hi, lowest float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for k, b := range bound {
+		if math.IsNaN(b) {
+			continue
+		}
+		lo, hi = math.Min(lo, b), math.Max(hi, b)
+		if !math.IsNaN(lik[k]) {
+			hi = math.Max(hi, lik[k])
+		}
+	}
+	lowest = lo
+	tLo, tHi := math.Inf(1), math.Inf(-1)
+	for k := max(0, len(bound)-max(10, (len(bound)+3)/4)); k < len(bound); k++ {
+		if math.IsNaN(bound[k]) {
+			continue
+		}
+		tLo, tHi = math.Min(tLo, bound[k]), math.Max(tHi, bound[k])
+		if !math.IsNaN(lik[k]) {
+			tHi = math.Max(tHi, lik[k])
+		}
+	}
+	if !math.IsInf(tLo, 1) {
+		lo = math.Max(lo, tLo-math.Max(tHi-tLo, 1e-6))
+	}
+	pad := 0.06 * math.Max(hi-lo, 1e-6)
+	return lo - pad, hi + pad, lowest
+}
+
+// formatNats writes a bound with a true minus sign.
+func formatNats(v float64) string {
+	return strings.Replace(strconv.FormatFloat(v, 'f', 1, 64), "-", "−", 1)
 }
 
 func orZero(v, alt float64) float64 {

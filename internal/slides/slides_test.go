@@ -50,3 +50,37 @@ func TestWrap(t *testing.T) {
 		t.Errorf("a short line was changed: %q", wrap(sty, short, width))
 	}
 }
+
+// TestBoundAxis: after an edit that cost thousands of nats and the
+// repair, the chart leaves the spike off and keeps the latest bound
+// readable (its range at least a tenth of the chart's); while the repair
+// is under way, the spike is the latest bound and stays on; a history
+// without a spike loses nothing.
+func TestBoundAxis(t *testing.T) {
+	history := func(spikeAt, n int) (b, l []float64) {
+		for k := range n {
+			v := -50 + 49*float64(k)/float64(n-1) // rising towards −1
+			if k >= spikeAt && k < spikeAt+5 {
+				v = -5102 * (1 - float64(k-spikeAt)/5) // the edit, repaired in 5 points
+			}
+			b, l = append(b, v), append(l, v+40)
+		}
+		return b, l
+	}
+	b, l := history(60, 100)
+	lo, hi, low := BoundAxis(b, l)
+	if low != -5102 || lo < -200 || lo > -2 {
+		t.Errorf("after the repair: axis [%.1f, %.1f], lowest %.1f; want the spike (−5102) off a chart that shows the last bounds", lo, hi, low)
+	}
+	if last := b[len(b)-1]; (l[len(l)-1]-last)/(hi-lo) < 0.1 {
+		t.Errorf("the latest bound and likelihood span %.1f of a %.1f-nat chart", l[len(l)-1]-last, hi-lo)
+	}
+	b, l = history(95, 100)
+	if lo, _, low := BoundAxis(b, l); lo > low {
+		t.Errorf("during the repair the axis starts at %.1f, above the latest bound %.1f", lo, low)
+	}
+	b, l = history(1000, 100)
+	if lo, _, low := BoundAxis(b, l); lo > low {
+		t.Errorf("no spike: the axis starts at %.1f, above the lowest bound %.1f", lo, low)
+	}
+}

@@ -265,3 +265,50 @@ func TestResumeKeepsShare(t *testing.T) {
 	later := e.dial(t, "follow="+key)
 	later.until("the fit density for a follower who joins after", 10*time.Second, func(m msg) bool { return m.typ() == "fit_density" })
 }
+
+// TestWatchRepair: with watch_repair on, an edit's repair runs at the
+// session's speed from its first iteration — the frames do not say fast,
+// and the iterations in a second after the edit are about the speed —,
+// where without it the repair runs fast until the bound settles.
+func TestWatchRepair(t *testing.T) {
+	e := newEnv(t, nil)
+	const speed = 20
+	c := e.dial(t, strings.Replace(small, "speed=0", "speed=20", 1)+"&play=1")
+	f := stopped(t, c)
+	c.ack(map[string]any{"op": "speed", "watch_repair": true})
+	// An inducing input moved: the optimizer must move it back (a pull of
+	// this one-layer model's q(u) is undone at once: it is kept optimal).
+	z := num64(get(f, "layers", 0, "z").([]float64)[1])
+	id := c.send(map[string]any{"op": "move", "layer": 0, "index": 1, "z": []float64{z + 0.5}})
+	fe := c.frameAfter(id)
+	it0 := num64(fe["iter"])
+	start := time.Now()
+	var fast bool
+	var last wire.Decoded
+	c.until("a second of the repair", 30*time.Second, func(m msg) bool {
+		if m.typ() != "frame" {
+			return false
+		}
+		last = m.frame
+		fast = fast || get(m.frame, "optimizer", "fast") == true
+		return time.Since(start) > time.Second || m.frame["running"] != true
+	})
+	if last["running"] != true {
+		t.Fatalf("the repair stopped after %v iterations: %v", num64(last["iter"])-it0, get(last, "optimizer"))
+	}
+	its := num64(last["iter"]) - it0
+	secs := time.Since(start).Seconds()
+	t.Logf("watched repair: %v iterations in %.2f s at speed %d", its, secs, speed)
+	if fast {
+		t.Error("a watched repair's frames say fast")
+	}
+	if its > speed*secs+5 {
+		t.Errorf("a watched repair ran %v iterations in %.2f s, more than the speed (%d/s) allows", its, secs, speed)
+	}
+	// Off again: the next edit's repair runs fast.
+	c.ack(map[string]any{"op": "speed", "watch_repair": false})
+	id = c.send(map[string]any{"op": "move", "layer": 0, "index": 1, "z": []float64{z - 0.5}})
+	if fe := c.frameAfter(id); fe["running"] == true && get(fe, "optimizer", "fast") != true {
+		t.Errorf("without watch_repair the repair's first frame is not fast: %v", get(fe, "optimizer"))
+	}
+}

@@ -121,15 +121,26 @@ func (s *session) cmdRelease(Command) (string, error) {
 }
 
 func (s *session) cmdSpeed(c Command) (string, error) {
-	if c.Speed == nil {
-		return "", fmt.Errorf("speed: missing \"speed\" (iterations per second, 0: as fast as possible)")
+	if c.Speed == nil && c.WatchRepair == nil {
+		return "", fmt.Errorf("speed: missing \"speed\" (iterations per second, 0: as fast as possible) or \"watch_repair\"")
 	}
 	cfg := s.cfg
-	cfg.Speed = *c.Speed
+	if c.Speed != nil {
+		cfg.Speed = *c.Speed
+	}
+	if c.WatchRepair != nil {
+		cfg.WatchRepair = *c.WatchRepair
+	}
 	if err := cfg.Validate(s.srv.limits, s.srv.cat); err != nil {
 		return "", err
 	}
 	s.cfg = cfg
+	if c.Speed == nil {
+		if cfg.WatchRepair {
+			return fmt.Sprintf("an edit's repair runs at %d iterations per second", cfg.Speed), nil
+		}
+		return "an edit's repair runs as fast as it can until the bound settles", nil
+	}
 	if cfg.Speed == 0 {
 		return "speed: as fast as possible", nil
 	}

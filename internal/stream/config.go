@@ -34,6 +34,10 @@ type Config struct {
 	Frozen       []string     `json:"frozen"`        // frozen parameter groups (engine.Group names)
 	Play         bool         `json:"play"`          // optimise from the start (and: is optimising)
 	Speed        int          `json:"speed"`         // at most this many iterations per second; 0: as fast as possible
+	// WatchRepair runs the repair of an edit at Speed from its first
+	// iteration instead of as fast as it can until the bound settles, so
+	// that a class watches the optimizer bring the layers back.
+	WatchRepair bool `json:"watch_repair"`
 }
 
 // DefaultConfig is the demo: a 3-layer deep GP on the step function.

@@ -124,6 +124,7 @@ func (s *session) applyModel(m *engine.Model) error {
 	}
 	s.pub.edits++
 	s.carryOn()
+	s.opt.paced = s.cfg.WatchRepair
 	return nil
 }
 

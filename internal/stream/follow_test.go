@@ -137,3 +137,19 @@ func TestFollowerDecodesFaces(t *testing.T) {
 		t.Errorf("a follower's edit: %v", r)
 	}
 }
+
+// TestWatchingAtOnce: a paused presenter, which sends no frames of its
+// own, learns at once when a follower comes and when it goes (a fork, a
+// closed tab): "watching" did not change until the next frame.
+func TestWatchingAtOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.dial(t, paused)
+	hello := p.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
+	key, _ := hello["share_key"].(string)
+	p.frameAfter(p.ack(map[string]any{"op": "step", "n": 3}))
+	f := e.dial(t, "follow="+key)
+	f.until("follower hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" })
+	p.until("a frame counting the follower", 5*time.Second, func(m msg) bool { return m.typ() == "frame" && num64(m.frame["followers"]) == 1 })
+	f.c.Close()
+	p.until("a frame counting none", 5*time.Second, func(m msg) bool { return m.typ() == "frame" && num64(m.frame["followers"]) == 0 })
+}

@@ -88,7 +88,7 @@ func (s *session) publish() {
 		snap: &view.Snapshot{Model: pb.model, Eval: pb.eval, EvalErr: pb.evalErr, Data: s.data, Iter: it,
 			Applied: s.opt.applied, Running: s.opt.running, Version: pb.version},
 		view: s.view, event: s.opt.event, status: s.opt.status, ips: s.opt.ips,
-		paused: !s.cfg.Play, held: s.opt.held, fast: s.opt.running && !s.opt.held && (s.cfg.Speed == 0 || !s.opt.settle.Settled() && fastUntilSettled),
+		paused: !s.cfg.Play, held: s.opt.held, fast: s.opt.running && !s.opt.held && (s.cfg.Speed == 0 || !s.opt.settle.Settled() && fastUntilSettled && !s.opt.paced),
 		edit: s.lastEdit, collapse: pb.collapse,
 		method: tc.Method.String(), lr: s.cfg.LearningRate, frozen: slices.Clone(s.cfg.Frozen),
 		restarts: s.restarts, restart: s.restart, followers: s.hub.Count(),

@@ -101,8 +101,11 @@ type optimizerState struct {
 	// held: a drag in the page holds the optimizer (hold, release): it
 	// does not step, so that the drag's moves are one edit, and goes on
 	// as running says when released.
-	held     bool
-	settle   train.Settler // fast until the bound settles
+	held   bool
+	settle train.Settler // fast until the bound settles
+	// paced: the repair of an edit runs at cfg.Speed from its first
+	// iteration (cfg.WatchRepair), so that a class sees it.
+	paced    bool
 	event    string
 	status   train.Status // the last step's: why stepping again cannot help, if it cannot
 	applied  int64        // the id of the last command applied
@@ -296,6 +299,7 @@ func (s *session) carryOn() {
 	s.opt.status = train.NotTerminated
 	s.opt.running = s.cfg.Play
 	s.opt.settle.Reset()
+	s.opt.paced = false
 }
 
 // step runs one optimizer iteration.
@@ -332,7 +336,7 @@ func (s *session) run() {
 	for {
 		stepping := (s.opt.running && !s.opt.held) || s.opt.steps > 0
 		var due <-chan time.Time // the speed limit's next iteration
-		if stepping && s.opt.steps == 0 && s.cfg.Speed > 0 && (s.opt.settle.Settled() || !fastUntilSettled) {
+		if stepping && s.opt.steps == 0 && s.cfg.Speed > 0 && (s.opt.settle.Settled() || !fastUntilSettled || s.opt.paced) {
 			if wait := time.Until(s.opt.lastStep.Add(time.Second / time.Duration(s.cfg.Speed))); wait > 0 {
 				pace.Reset(wait)
 				due, stepping = pace.C, false
@@ -346,6 +350,9 @@ func (s *session) run() {
 			case c := <-s.cmds:
 				pace.Stop()
 				s.handle(c)
+				s.publish()
+			case <-s.hub.Recount(): // followers came or went: say so now
+				pace.Stop()
 				s.publish()
 			case <-due:
 			}

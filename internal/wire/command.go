@@ -32,6 +32,7 @@ type Command struct {
 	Dataset      *string       `json:"dataset,omitempty"`       // dataset
 	Restart      *int          `json:"restart,omitempty"`       // restart
 	Speed        *int          `json:"speed,omitempty"`         // speed
+	WatchRepair  *bool         `json:"watch_repair,omitempty"`  // speed: an edit's repair at the speed
 	Inputs       []FigureInput `json:"inputs,omitempty"`        // message_figure
 	Samples      *int          `json:"samples,omitempty"`       // message_figure, fit_density
 	Name         *string       `json:"name,omitempty"`          // message_figure_preset

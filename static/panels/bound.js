@@ -61,7 +61,19 @@ register("bound", (el, app) => {
       if (recent && win.length >= 10) {
         const q = (f) => win[Math.min(win.length - 1, Math.floor(f * (win.length - 1)))];
         const med = q(0.5), spread = Math.max(hi - med, q(0.9) - q(0.1), 1e-6);
+        // The latest quarter (at least 10 points) stays readable: after a
+        // large edit the dip can fill a tenth of the window, and the
+        // quantiles alone would then keep the spike and flatten the
+        // recovered bound into a line (slides.BoundAxis, the download's
+        // rule).
+        let tLo = Infinity, tHi = -Infinity;
+        for (let k = Math.max(from, h.length - Math.max(10, Math.ceil(0.25 * (h.length - from)))); k < h.length; k++) {
+          if (!Number.isFinite(h[k].bound)) continue;
+          tLo = Math.min(tLo, h[k].bound);
+          tHi = Math.max(tHi, h[k].bound, Number.isFinite(h[k].lik) ? h[k].lik : -Infinity);
+        }
         lo = Math.max(lo, Math.min(q(0.1), med - 3 * spread));
+        if (tLo < Infinity) lo = Math.max(lo, tLo - Math.max(tHi - tLo, 1e-6));
       }
       const clipped = win[0] < lo;
       const pad = 0.06 * (hi - lo || 1);

@@ -30,28 +30,41 @@ register("depth", (el, app) => {
       const rs = d.bounds.map((b, r) => (b == null ? "…" : (r === d.best ? `<strong>${fmt(b)}</strong>` : fmt(b)))).join(" · ");
       const its = d.iters.reduce((a, b) => a + b, 0);
       return `<tr data-testid="depth-row-${d.layers}"><th>${d.layers} layer${d.layers > 1 ? "s" : ""}</th><td>${d.bound != null ? fmt(d.bound) : "…"}</td>` +
-        `<td>${rs}</td><td>${fmtRise(d.rise)}</td><td>${d.done ? (d.error ? `failed: ${d.error}` : d.status) : `${its} iterations…`}</td><td>${fmt(d.seconds)} s</td></tr>`;
+        `<td>${rs}</td><td>${fmtRise(d.rise)}</td><td>${fmtRise(d.overshoot)}</td><td>${d.done ? (d.error ? `failed: ${d.error}` : d.status) : `${its} iterations…`}</td><td>${fmt(d.seconds)} s</td></tr>`;
     }).join("");
-    table.innerHTML = `<tr><th></th><th>bound (nats)</th><th>restarts' bounds (kept in bold)</th><th>rise width</th><th>stopped by</th><th>time</th></tr>${rows}`;
+    table.innerHTML = `<tr><th></th><th>bound (nats)</th><th>restarts' bounds (kept in bold)</th><th>rise width</th><th>overshoot</th><th>stopped by</th><th>time</th></tr>${rows}`;
   }
 
+  // startOnce compares the depths unless a comparison of these data is
+  // done or under way.
+  function startOnce() {
+    const st = app.state.setup;
+    if (app.state.follower || btn.disabled || !st || st.q !== 1 || st.d !== 1 || (cmp && cmp.data_id === st.data_id)) return;
+    start();
+  }
+  // In presentation mode the comparison of small data starts as soon as
+  // they arrive, so that the depth slide is not blank for the seconds its
+  // fits take when it is first shown.
+  const AUTO_ROWS = 2000;
+  let auto = -1; // the data_id last started for
+
   return {
-    // start compares the depths unless a comparison of these data is done
-    // or under way (the depth slide, a lesson step).
-    start() {
-      const st = app.state.setup;
-      if (app.state.follower || btn.disabled || !st || st.q !== 1 || st.d !== 1 || (cmp && cmp.data_id === st.data_id)) return;
-      start();
-    },
+    // start: the depth slide, a lesson step that compares.
+    start: startOnce,
     shown(name) { if (name === "depth") this.start(); },
+    // done: a comparison of the current data has finished (its figure can
+    // be downloaded).
+    done() { return !!cmp && cmp.done && cmp.data_id === app.state.setup?.data_id; },
     draw(s) {
       const { setup } = s;
       btn.hidden = !!s.follower;
+      if (setup && auto !== setup.data_id && setup.n <= AUTO_ROWS && document.body.classList.contains("present")) { auto = setup.data_id; startOnce(); }
       legend(el.querySelector(".legend"), [
         { label: "data", color: C.data, kind: "dot" },
         { label: "predictive mean of the kept restart", short: "mean", color: C.mean, kind: "line" },
         { label: "± 2 sd (noise included)", short: "±2 sd", color: C.band, kind: "band" },
         { label: "rise: the 10–90 % rise width of the mean, in the input's units", short: "rise: 10–90 % width", color: C.muted, kind: "none" },
+        { label: "overshoot: how far the mean goes beyond the data's two levels (negative: it stays inside)", short: "overshoot beyond the levels", color: C.muted, kind: "none" },
       ]);
       showTable();
       const over = el.querySelector(".overlay");

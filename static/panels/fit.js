@@ -2,7 +2,10 @@
 // range. With "samples through the network" (the "samples" view, which
 // followers mirror) it also shows what the whole deep GP predicts, by
 // sampling through every layer: a shading of its density, marks along
-// the top where it has two or more modes, and beside the fit a slice at
+// the top where it has two or more modes, sample paths (functions drawn
+// through every layer, which switch between the modes where the
+// prediction is bimodal), over the data's range and as much again on
+// either side as the paper's step figure, and beside the fit a slice at
 // one input — the samples' density against the Gaussian final message
 // there, two humps against one. The input is picked by dragging the
 // slice's marker (by default the input where the fit rises most steeply:
@@ -167,7 +170,10 @@ register("fit", (el, app) => {
   function edge(f) {
     const x0 = steepest(f);
     let best = null;
-    for (let i = 0; i < dens.g; i++) if (dens.modes[i] >= 2 && (best == null || Math.abs(dens.x[i] - x0) < Math.abs(best - x0))) best = dens.x[i];
+    for (let i = 0; i < dens.g; i++) {
+      const x = dens.x[i];
+      if (dens.modes[i] >= 2 && x >= f.x[0] && x <= f.x[f.g - 1] && (best == null || Math.abs(x - x0) < Math.abs(best - x0))) best = x;
+    }
     return best ?? x0;
   }
   // column returns the density grid's column nearest x.
@@ -292,13 +298,16 @@ register("fit", (el, app) => {
         // beside the fit, the slice (when there is room)
         const sliceW = withDensity && plot.w > 360 ? Math.min(240, Math.max(110, plot.w * 0.24)) : 0;
         const box = { l: plot.m.l, r: plot.w - plot.m.r - (sliceW ? sliceW + 18 : 0), t: plot.m.t + (withDensity ? 12 : 0), b: plot.h - plot.m.b };
-        main = plot.area(f.x[0], f.x[G - 1], yr.lo, yr.hi, box);
+        // the samples span the density's inputs, beyond the data
+        const [x0, x1] = withDensity ? [dens.x[0], dens.x[dens.g - 1]] : [f.x[0], f.x[G - 1]];
+        main = plot.area(x0, x1, yr.lo, yr.hi, box);
         plot.axes({ xlabel: withUnit(setup.input_names[0] || "x", setup.input_unit), ylabel: withUnit(setup.output_names[dim] || "y", setup.output_unit), ux, uy });
         const ctx = plot.ctx;
         let bimodal = 0;
         plot.clip(() => {
           if (withDensity) {
             drawDensity(ctx);
+            for (let p = 0; p < dens.p; p++) plot.line(dens.pg, (i) => dens.path_x[i], (i) => dens.paths[p * dens.pg + i], C.path, 1.1);
             plot.line(G, (i) => f.x[i], (i) => m(i) - 2 * sd(i), C.mean, 1, [5, 4]);
             plot.line(G, (i) => f.x[i], (i) => m(i) + 2 * sd(i), C.mean, 1, [5, 4]);
           } else {
@@ -338,7 +347,7 @@ register("fit", (el, app) => {
           ctx.beginPath(); ctx.moveTo(px - 6, box.t - 1); ctx.lineTo(px + 6, box.t - 1); ctx.lineTo(px, box.t + 9); ctx.closePath(); ctx.fill();
           ctx.restore();
           if (sliceW) drawSlice(ctx, { l: box.r + 18, r: plot.w - plot.m.r, t: box.t, b: box.b }, f, uy);
-          main = { ...main, box, x0: f.x[0], x1: f.x[G - 1] };
+          main = { ...main, box, x0, x1 };
         } else {
           sliceX = null;
           main = { ...main, box, x0: f.x[0], x1: f.x[G - 1] };
@@ -351,6 +360,7 @@ register("fit", (el, app) => {
         ];
         if (withDensity) {
           items.push({ label: `samples through every layer (${dens.samples} per input)`, short: "samples", color: `rgba(${C.density.join(", ")}, 0.45)`, kind: "band" });
+          if (dens.p) items.push({ label: `${dens.p} sample paths: functions drawn through every layer (without the layers' noise), each continuous`, short: `${dens.p} paths`, color: C.path, kind: "line" });
           items.push({ label: `two or more modes: ${bimodal} of ${dens.g} inputs, where one Gaussian cannot follow`, short: `≥ 2 modes (${bimodal})`, color: C.mc, kind: "tick" });
           if (sliceW) items.push({ label: "slice: samples (black) vs the Gaussian message (blue) at the marked input — drag ▼ to move it", short: "slice: samples vs Gaussian", color: C.mc, kind: "line" });
         } else if (samplesOn) {

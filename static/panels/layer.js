@@ -235,9 +235,15 @@ register("layer1d", (el, app) => {
       });
       // penalty strip
       if (L.comp) {
-        let mx = 0;
+        // One scale for every layer's strip (the largest bar of any
+        // layer), so that 0.03 nats do not look as tall as 0.7.
+        let mx = 0, all = 0;
         for (let n = 0; n < N; n++) mx = Math.max(mx, L.comp[n] + L.prop[n]);
-        penMax = mx > penMax ? mx : penMax * 0.97 + mx * 0.03;
+        for (const O of s.frame.layers) {
+          if (!O.comp) continue;
+          for (let n = 0; n < O.comp.length; n++) all = Math.max(all, O.comp[n] + O.prop[n]);
+        }
+        penMax = all > penMax ? all : penMax * 0.97 + all * 0.03;
         // The bars stay below the "max … nats" line: penMax never falls
         // below this frame's largest bar.
         ctx.textBaseline = "top";
@@ -257,7 +263,12 @@ register("layer1d", (el, app) => {
         ctx.fillStyle = C.muted; ctx.textAlign = "right"; ctx.textBaseline = "middle";
         plot.text("penalty", strip.l - 6, (strip.t + strip.b) / 2);
         ctx.textAlign = "right"; ctx.textBaseline = "top";
-        plot.text(`max ${fmt(mx)} nats`, strip.r - 2, strip.t + 1);
+        // this layer's largest bar, of the strips' common top
+        const say = nL > 1 ? `max ${fmt(mx)} of ${fmt(penMax)} nats` : `max ${fmt(mx)} nats`;
+        const room = strip.r - strip.l - 4, wide = ctx.measureText(say).width;
+        if (wide > room) { ctx.save(); ctx.font = ctx.font.replace(/[\d.]+px/, (m) => `${(parseFloat(m) * room / wide).toFixed(1)}px`); }
+        plot.text(say, strip.r - 2, strip.t + 1);
+        if (wide > room) ctx.restore();
       }
       layerTitle(el.querySelector(".layer-title"), `Layer ${li + 1}: ${li === 0 ? "input" : `h${li}`} → ${last ? "output" : `h${li + 1}`}`,
         `of ${nL} · ${L.m} inducing · ℓ = ${fmt(L.kernel.params[1] ?? NaN)}, σ²f = ${fmt(L.kernel.params[0])}, s² = ${fmt(L.noise)}`);
@@ -272,6 +283,7 @@ register("layer1d", (el, app) => {
         ...(last ? [{ label: "data", color: C.data, kind: "ring" }] : []),
         { label: "compression", short: "compr.", color: C.comp, kind: "band" },
         { label: "propagation", short: "propag.", color: C.prop, kind: "band" },
+        ...(nL > 1 ? [{ label: "penalty strips: one scale for every layer, its top the largest bar of any layer", short: "one scale", color: C.muted, kind: "none" }] : []),
       ]);
       overlay.textContent = frame.eval_error ? `⚠ ${frame.eval_error}` : "";
     },

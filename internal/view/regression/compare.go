@@ -35,21 +35,24 @@ var compareDepths = [][]int{{}, {1}, {1, 1}}
 
 // compareDepth is one depth's progress and result.
 type compareDepth struct {
-	Layers   int        `json:"layers"`
-	Hidden   []int      `json:"hidden"`
-	Iters    []int      `json:"iters"`  // per restart, so far
-	Bounds   []wire.Num `json:"bounds"` // per restart, so far (null: none yet or failed)
-	Done     bool       `json:"done"`
-	Best     int        `json:"best"`             // the restart kept (−1 until done)
-	Bound    *wire.Num  `json:"bound,omitempty"`  // the kept restart's bound
-	Rise     *wire.Num  `json:"rise,omitempty"`   // 10–90 % rise width of the predictive mean, original x units
-	Error    string     `json:"error,omitempty"`  // why the depth failed
-	Mean, SD wire.Ref   `json:"-"`                // set in the final message
-	MeanRef  *wire.Ref  `json:"mean,omitempty"`   // predictive mean on the grid (model units)
-	SDRef    *wire.Ref  `json:"sd,omitempty"`     // predictive sd, noise included
-	Status   string     `json:"status,omitempty"` // why the kept restart stopped
-	Elapsed  wire.Num   `json:"seconds"`          // wall time so far
-	started  time.Time  `json:"-"`
+	Layers int        `json:"layers"`
+	Hidden []int      `json:"hidden"`
+	Iters  []int      `json:"iters"`  // per restart, so far
+	Bounds []wire.Num `json:"bounds"` // per restart, so far (null: none yet or failed)
+	Done   bool       `json:"done"`
+	Best   int        `json:"best"`            // the restart kept (−1 until done)
+	Bound  *wire.Num  `json:"bound,omitempty"` // the kept restart's bound
+	Rise   *wire.Num  `json:"rise,omitempty"`  // 10–90 % rise width of the predictive mean, original x units
+	// Overshoot is DepthFit.Overshoot: how far the mean goes beyond the
+	// data's levels, original y units.
+	Overshoot *wire.Num `json:"overshoot,omitempty"`
+	Error     string    `json:"error,omitempty"`  // why the depth failed
+	Mean, SD  wire.Ref  `json:"-"`                // set in the final message
+	MeanRef   *wire.Ref `json:"mean,omitempty"`   // predictive mean on the grid (model units)
+	SDRef     *wire.Ref `json:"sd,omitempty"`     // predictive sd, noise included
+	Status    string    `json:"status,omitempty"` // why the kept restart stopped
+	Elapsed   wire.Num  `json:"seconds"`          // wall time so far
+	started   time.Time `json:"-"`
 }
 
 type compareHeader struct {
@@ -83,19 +86,18 @@ func (v *View) compareCommand(s view.Session, c wire.Command) (string, error) {
 	if iters < 10 || iters > CompareMaxIters {
 		return "", fmt.Errorf("compare: %d iterations per restart is out of range 10…%d", iters, CompareMaxIters)
 	}
-	x, y := mat.DenseCopyOf(d.X), mat.DenseCopyOf(d.Y)
 	icfg := train.InitConfig{Inducing: s.Arch().Inducing, Seed: s.Arch().Seed}
-	err := s.Go("compare", func(ctx context.Context, send func([]byte)) { runCompare(ctx, send, c.ID, x, y, d, icfg, iters) })
+	err := s.Go("compare", func(ctx context.Context, send func([]byte)) { runCompare(ctx, send, c.ID, d, icfg, iters) })
 	if err != nil {
 		return "", fmt.Errorf("compare: %w", err)
 	}
 	return "compare: fitting 1, 2 and 3 layers", nil
 }
 
-func runCompare(ctx context.Context, send func([]byte), id int64, x, y *mat.Dense, d *view.Data, icfg train.InitConfig, iters int) {
+func runCompare(ctx context.Context, send func([]byte), id int64, d *view.Data, icfg train.InitConfig, iters int) {
 	var mu sync.Mutex
 	depths := make([]compareDepth, len(compareDepths))
-	models := make([]*engine.Model, len(compareDepths))
+	fits := make([]*DepthFit, len(compareDepths))
 	for i, h := range compareDepths {
 		depths[i] = compareDepth{Layers: len(h) + 1, Hidden: slices.Clone(h), Iters: make([]int, CompareRestarts), Bounds: make([]wire.Num, CompareRestarts), Best: -1, started: time.Now()}
 		for r := range depths[i].Bounds {
@@ -117,38 +119,21 @@ func runCompare(ctx context.Context, send func([]byte), id int64, x, y *mat.Dens
 		mu.Unlock()
 		var e wire.Encoder
 		if done {
-			xs := x.RawMatrix().Data
-			lo, hi := slices.Min(xs), slices.Max(xs)
-			pad := 0.05 * max(hi-lo, 1e-9)
-			grid := mat.NewDense(compareGrid, 1, nil)
-			for i := range compareGrid {
-				grid.Set(i, 0, lo-pad+(hi-lo+2*pad)*float64(i)/float64(compareGrid-1))
-			}
 			h.G = compareGrid
-			gx := e.F32(grid.RawMatrix().Data)
+			gx := e.F32(compareInputs(d.X.RawMatrix().Data))
 			h.X = &gx
-			for i, m := range models {
-				if m == nil {
+			for i, f := range fits {
+				if f == nil {
 					continue
 				}
-				var ev engine.Evaluator
-				msgs, err := ev.Predict(m, grid)
-				if err != nil {
-					h.Depths[i].Error = err.Error()
-					continue
-				}
-				last := msgs[len(msgs)-1]
-				mean := last.Mean.RawMatrix().Data
-				sd := make([]float64, compareGrid)
-				for k := range sd {
-					sd[k] = math.Sqrt(last.Var.At(k, 0))
-				}
-				mr, sr := e.F32(mean), e.F32(sd)
+				mr, sr := e.F32(f.Mean), e.F32(f.SD)
 				h.Depths[i].MeanRef, h.Depths[i].SDRef = &mr, &sr
-				if w, ok := riseWidth(grid.RawMatrix().Data, mean, lo, hi, levels(y.RawMatrix().Data)); ok {
-					rw := wire.Num(w * d.NormX.Scale[0]) // original x units
+				if !math.IsNaN(f.Rise) {
+					rw := wire.Num(f.Rise)
 					h.Depths[i].Rise = &rw
 				}
+				ov := wire.Num(f.Overshoot)
+				h.Depths[i].Overshoot = &ov
 			}
 		}
 		if b, err := e.Finish(h); err == nil {
@@ -162,19 +147,16 @@ func runCompare(ctx context.Context, send func([]byte), id int64, x, y *mat.Dens
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ic := icfg
-			ic.Hidden = h
-			m, best, reps, err := train.FitRestarts(ctx, x, y, ic, train.TrainerConfig{Workers: 1}, train.FitOptions{MaxIters: iters}, CompareRestarts,
-				func(r int, st train.StepInfo) {
-					mu.Lock()
-					depths[i].Iters[r], depths[i].Bounds[r] = st.Iter, wire.Num(st.Bound)
-					mu.Unlock()
-				})
+			f, err := FitDepth(ctx, d, icfg, h, iters, func(r int, st train.StepInfo) {
+				mu.Lock()
+				depths[i].Iters[r], depths[i].Bounds[r] = st.Iter, wire.Num(st.Bound)
+				mu.Unlock()
+			})
 			mu.Lock()
 			defer mu.Unlock()
 			dd := &depths[i]
 			dd.Done, dd.Elapsed = true, wire.Num(time.Since(dd.started).Seconds())
-			for r, rep := range reps {
+			for r, rep := range f.Reports {
 				dd.Iters[r], dd.Bounds[r] = rep.Report.Iters, wire.Num(rep.Report.Bound)
 				if rep.Err != nil {
 					dd.Bounds[r] = wire.Num(math.NaN())
@@ -184,9 +166,9 @@ func runCompare(ctx context.Context, send func([]byte), id int64, x, y *mat.Dens
 				dd.Error = err.Error()
 				return
 			}
-			b := wire.Num(reps[best].Report.Bound)
-			dd.Best, dd.Bound, dd.Status = best, &b, reps[best].Report.Status.String()
-			models[i] = m
+			b := wire.Num(f.Bound)
+			dd.Best, dd.Bound, dd.Status = f.Best, &b, f.Reports[f.Best].Report.Status.String()
+			fits[i] = f
 		}()
 	}
 	tick := time.NewTicker(compareEvery)
@@ -206,13 +188,108 @@ func runCompare(ctx context.Context, send func([]byte), id int64, x, y *mat.Dens
 	}
 }
 
-// levels returns the data's low and high output levels: the 10th and 90th
-// percentiles (for a step, its two sides).
+// DepthFit is one depth of the comparison, fitted: the best by the bound
+// of CompareRestarts restarts, and the shape of its predictive mean —
+// what the depth slide shows and the lessons' claims rest on.
+type DepthFit struct {
+	Hidden  []int
+	Model   *engine.Model
+	Best    int                   // the restart kept
+	Reports []train.RestartReport // every restart's, also on error
+	Bound   float64               // the kept restart's
+	// Mean and SD (noise included) are the predictive's at the inputs X
+	// (compareGrid inputs across the data's range and 5 % beyond it),
+	// model units.
+	X, Mean, SD []float64
+	// Rise is the 10–90 % rise width of the mean (riseWidth), original
+	// input units; NaN when the mean does not cross both levels.
+	Rise float64
+	// Overshoot is how far the mean goes beyond the data's levels
+	// (levels) within the data's inputs, original output units: negative
+	// when it stays inside them.
+	Overshoot float64
+}
+
+// FitDepth fits the data d with the given hidden widths as the depth
+// comparison does (CompareRestarts restarts of at most iters iterations
+// each, one worker) and measures its mean's shape. progress, if not nil,
+// is FitRestarts's. On error the DepthFit still holds the restarts'
+// reports.
+func FitDepth(ctx context.Context, d *view.Data, icfg train.InitConfig, hidden []int, iters int, progress func(restart int, s train.StepInfo)) (*DepthFit, error) {
+	icfg.Hidden = slices.Clone(hidden)
+	m, best, reps, err := train.FitRestarts(ctx, d.X, d.Y, icfg, train.TrainerConfig{Workers: 1}, train.FitOptions{MaxIters: iters}, CompareRestarts, progress)
+	f := &DepthFit{Hidden: icfg.Hidden, Model: m, Best: best, Reports: reps, Rise: math.NaN()}
+	if err != nil {
+		return f, err
+	}
+	f.Bound = reps[best].Report.Bound
+	xs := d.X.RawMatrix().Data
+	grid := compareInputs(xs)
+	var ev engine.Evaluator
+	msgs, err := ev.Predict(m, mat.NewDense(len(grid), 1, grid))
+	if err != nil {
+		return f, err
+	}
+	last := msgs[len(msgs)-1]
+	f.X, f.Mean = grid, slices.Clone(last.Mean.RawMatrix().Data)
+	f.SD = make([]float64, len(grid))
+	for k := range f.SD {
+		f.SD[k] = math.Sqrt(last.Var.At(k, 0))
+	}
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	lv := levels(d.Y.RawMatrix().Data)
+	if w, ok := riseWidth(grid, f.Mean, lo, hi, lv); ok {
+		f.Rise = w * d.NormX.Scale[0]
+	}
+	f.Overshoot = overshoot(grid, f.Mean, lo, hi, lv) * d.NormY.Scale[0]
+	return f, nil
+}
+
+// compareInputs is the comparison's grid: compareGrid inputs across the
+// data's range and 5 % beyond it on either side.
+func compareInputs(x []float64) []float64 {
+	lo, hi := slices.Min(x), slices.Max(x)
+	pad := 0.05 * max(hi-lo, 1e-9)
+	g := make([]float64, compareGrid)
+	for i := range g {
+		g[i] = lo - pad + (hi-lo+2*pad)*float64(i)/float64(compareGrid-1)
+	}
+	return g
+}
+
+// overshoot is the largest distance by which the curve y over x leaves
+// the data's levels [lv[0], lv[1]] within the inputs [x0, x1] (negative:
+// the distance by which it stays inside).
+func overshoot(x, y []float64, x0, x1 float64, lv [2]float64) float64 {
+	o := math.Inf(-1)
+	for i, v := range y {
+		if x[i] >= x0 && x[i] <= x1 {
+			o = math.Max(o, math.Max(v-lv[1], lv[0]-v))
+		}
+	}
+	return o
+}
+
+// levels returns the data's low and high output levels: the means of the
+// outputs below and above their midrange (for a step, its two sides; the
+// noise averages out, so a mean that follows the data does not
+// overshoot them by the noise).
 func levels(y []float64) [2]float64 {
-	v := slices.Clone(y)
-	slices.Sort(v)
-	at := func(q float64) float64 { return v[int(math.Round(q*float64(len(v)-1)))] }
-	return [2]float64{at(0.1), at(0.9)}
+	mid := (slices.Min(y) + slices.Max(y)) / 2
+	var s [2]float64
+	var n [2]int
+	for _, v := range y {
+		k := 0
+		if v > mid {
+			k = 1
+		}
+		s[k] += v
+		n[k]++
+	}
+	if n[0] == 0 || n[1] == 0 {
+		return [2]float64{mid, mid}
+	}
+	return [2]float64{s[0] / float64(n[0]), s[1] / float64(n[1])}
 }
 
 // riseWidth is the input distance, within the data's inputs [x0, x1], over

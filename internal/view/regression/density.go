@@ -14,13 +14,18 @@ import (
 
 // The fit's Monte Carlo view: what the whole deep GP predicts, sampled
 // through every layer (montecarlo.Predictive), beside the Gaussian final
-// message. The page asks with "fit_density"; the density is computed in
+// message, and sample paths (montecarlo.Paths). Like the paper's step
+// figure it spans the data's range and as much again on either side
+// (x in [−1, 2] for the step's [0, 1]), where a deep GP's extrapolation
+// is bimodal and its paths switch between the modes. The page asks with "fit_density"; the density is computed in
 // the background and sent as a binary "fit_density" message. One
 // computation per session runs at a time.
 
 // Limits of the fit density.
 const (
-	DensityGrid           = 160 // inputs across the data's range (a sharp step spans 3 or 4)
+	DensityGrid           = 300 // inputs across three times the data's range (a sharp step spans 2 or 3)
+	DensityPaths          = 12  // sample paths drawn
+	DensityPathGrid       = 150 // their inputs (a path's cost is cubic in them)
 	DensityBins           = 80
 	DensityDefaultSamples = 500
 	DensityMinSamples     = 100
@@ -41,24 +46,23 @@ func (v *View) densityCommand(s view.Session, c wire.Command) (string, error) {
 		return "", fmt.Errorf("fit density: the data have %d inputs; the density is drawn for one", q)
 	}
 	model, iter, id := s.Model().Clone(), s.Iter(), c.ID
-	x := d.X.RawMatrix().Data
-	lo, hi := slices.Min(x), slices.Max(x)
-	pad := 0.05 * max(hi-lo, 1e-9)
-	xs := make([]float64, DensityGrid)
-	for i := range xs {
-		xs[i] = lo - pad + (hi-lo+2*pad)*float64(i)/float64(DensityGrid-1)
-	}
+	xs := DensityInputs(d.X.RawMatrix().Data, DensityGrid)
+	px := DensityInputs(d.X.RawMatrix().Data, DensityPathGrid)
 	v.densitySeq++
 	seq := v.densitySeq
 	err := s.Go("fit_density", func(ctx context.Context, send func([]byte)) {
 		// One turn of the server's cores (turn.Do); the session's end
 		// while it waits drops it.
 		var p *montecarlo.PredictiveDensity
+		var paths [][]float64
 		var err error
 		var took time.Duration
 		if turn.Do(ctx, func() {
 			t0 := time.Now()
 			p, err = montecarlo.Predictive(model, xs, 0, samples, DensityBins, seq)
+			if err == nil {
+				paths, err = montecarlo.Paths(model, px, 0, DensityPaths, seq)
+			}
 			took = time.Since(t0)
 		}) != nil {
 			return
@@ -75,6 +79,13 @@ func (v *View) densityCommand(s view.Session, c wire.Command) (string, error) {
 				modes[i] = float64(m)
 			}
 			h.Modes = e.F32(modes)
+			h.P, h.PG = len(paths), len(px)
+			h.PathX = e.F32(px)
+			flat := make([]float64, 0, len(paths)*len(px))
+			for _, q := range paths {
+				flat = append(flat, q...)
+			}
+			h.Paths = e.F32(flat)
 		}
 		h.MS = wire.Num(float64(took.Microseconds()) / 1000)
 		if b, err := e.Finish(h); err == nil {
@@ -104,7 +115,23 @@ type densityHeader struct {
 	Edges    wire.Ref       `json:"edges"`
 	Density  wire.Ref       `json:"density"`
 	Modes    wire.Ref       `json:"modes"`
+	P        int            `json:"p"`      // sample paths
+	PG       int            `json:"pg"`     // their inputs
+	PathX    wire.Ref       `json:"path_x"` // the PG inputs (model units)
+	Paths    wire.Ref       `json:"paths"`  // P×PG, row-major (model units)
 	Sections []wire.Section `json:"sections"`
 }
 
 func (h *densityHeader) SetSections(s []wire.Section) { h.Sections = s }
+
+// DensityInputs is the fit density's grid of n inputs: the data's range
+// and as much again on either side, the paper's step figure's span.
+func DensityInputs(x []float64, n int) []float64 {
+	lo, hi := slices.Min(x), slices.Max(x)
+	w := max(hi-lo, 1e-9)
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = lo - w + 3*w*float64(i)/float64(n-1)
+	}
+	return xs
+}

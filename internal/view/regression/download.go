@@ -37,6 +37,7 @@ func (v *View) Figures() []view.Figure {
 		{Name: "messages", Draw: v.messagesFigure},
 		{Name: "fit", Draw: fitFigure},
 		{Name: "depth", Draw: depthFigure},
+		{Name: "samples", Draw: samplesFigure}, // samplesfigure.go
 	}, view.CommonFigures()...)
 }
 
