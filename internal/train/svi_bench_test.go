@@ -80,4 +80,3 @@ func BenchmarkSVIGrowth(b *testing.B) {
 		})
 	}
 }
-
