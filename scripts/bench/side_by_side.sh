@@ -14,7 +14,8 @@
 #   OUTDIR   where the data, logs and traces go (default /tmp/dgpviz-sbs)
 #   ROWS     sizes of the walk (default: 100000 1000000)
 # Environment: PYTHON (default /work/gpyvenv/bin/python, else python3),
-# TARGET (default 2.2), GPY_EPOCHS (default 10).
+# TARGET (default 2.2), GPY_EPOCHS (default 10), VIZ_FLAGS (more viz fit
+# flags, e.g. -iters 500 for a quick try).
 #
 # Each run writes OUTDIR/{dgpviz,gpytorch}-ROWS.{log,time}: dgpviz's trace
 # (viz fit -trace) and GPyTorch's log have a row per held-out check with the
@@ -46,7 +47,7 @@ for n in $sizes; do
 	# million rows on a fixed 10,000 of the held-out rows (all of them to
 	# confirm the target).
 	every=$(( n / 1024 / 10 + 1 ))
-	GOMAXPROCS=1 /usr/bin/time -v "$out/viz" fit -data "$data" -out "$out/dgpviz-$n.json" -trace "$out/dgpviz-$n.log" -quiet 2> "$out/dgpviz-$n.time"
+	GOMAXPROCS=1 /usr/bin/time -v "$out/viz" fit -data "$data" -out "$out/dgpviz-$n.json" -trace "$out/dgpviz-$n.log" -quiet ${VIZ_FLAGS:-} 2> "$out/dgpviz-$n.time"
 	/usr/bin/time -v "$py" "$here/scripts/bench/gpytorch_walk.py" "$data" -epochs "$epochs" -every "$every" -check-rows 10000 -target "$target" -threads 1 > "$out/gpytorch-$n.log" 2> "$out/gpytorch-$n.time"
 done
 for n in $sizes; do
