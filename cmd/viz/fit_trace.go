@@ -17,17 +17,16 @@ import (
 // fitTrace writes viz fit -trace's table: at every check of a stochastic
 // fit, the held-out RMSE of the model the fit would return if it stopped
 // there (its best checked point), with the time the fit had taken. The
-// clocks start with the command and exclude the trace's own predictions,
-// so that a time to a target error is the fit's alone; restarts before the
-// traced fit are in them.
+// clocks start with the fit, after the data are loaded, and exclude the
+// trace's own predictions, so that a time to a target error is the fit's
+// alone; a preset's restarts before the traced fit are in them.
 type fitTrace struct {
 	f     *os.File
 	w     *csv.Writer
 	h     *latent.HeldOut
-	ev    engine.Evaluator
 	start time.Time
 	cpu0  float64
-	// own is the wall and CPU time of the trace's predictions so far.
+	// ownWall and ownCPU are the time of the trace's predictions so far.
 	ownWall time.Duration
 	ownCPU  float64
 	last    *engine.Model // the model of the last row, to reuse its RMSE
@@ -48,7 +47,7 @@ func newFitTrace(path string, h *latent.HeldOut, start time.Time, cpu0 float64) 
 	if err != nil {
 		return nil, err
 	}
-	t := &fitTrace{f: f, w: csv.NewWriter(f), h: h, start: start, cpu0: cpu0, rmse: math.NaN(), ev: engine.Evaluator{Workers: 1}}
+	t := &fitTrace{f: f, w: csv.NewWriter(f), h: h, start: start, cpu0: cpu0, rmse: math.NaN()}
 	t.w.Write(fitTraceHeader)
 	return t, nil
 }
