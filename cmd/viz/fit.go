@@ -37,7 +37,7 @@ type fitFlags struct {
 	lr, tol, tolAbs, tolDatum, hiddenNoise, outputNoise                float64
 	window, horizon                                                    int
 	quiet, naturalGradient, embedData                                  bool
-	finalQ, fitChoice                                                  string
+	finalQ, fitChoice, trace                                           string
 	maxRows                                                            int    // -max-rows
 	shape                                                              [2]int // -shape
 }
@@ -158,6 +158,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.workers, "workers", 0, "goroutines per evaluation (0: share the CPUs between restarts)")
 	fs.BoolVar(&f.embedData, "embed-data", false, "write the data into the model file even when they are a public data set's (robot, frey); by default the file refers to that data set's file by its checksum, and readers load it from this machine")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
+	fs.StringVar(&f.trace, "trace", "", "write a CSV file with a row at every check of a stochastic fit: iteration, epochs, CPU and wall seconds of the fit so far (loading and the trace's own predictions excluded), the bound, and the held-out RMSE in the outputs' units of the model the fit would return there (needs a split column)")
 	fs.IntVar(&f.maxRows, "max-rows", 0, "refuse a data file of more rows than this, as it is read (0: no limit but memory's and the model's)")
 	fs.Func("shape", "the outputs are the pixels of images of this shape, rows x columns (e.g. 28x20): the model file records it, so that viz figure faces and the page draw them as images", func(v string) (err error) {
 		f.shape, err = dataset.ParseShape(v)
@@ -278,6 +279,21 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	start := time.Now()
+	if f.trace != "" {
+		if method != (train.SVI{}) {
+			return badInput("viz fit: -trace records a stochastic fit's checks, and this fit is full-batch (-fit stochastic makes it stochastic)")
+		}
+		tr, err := newFitTrace(f.trace, latent.NewHeldOut(ds, nx, ny), start, cpuSeconds())
+		if err != nil {
+			return badInput("viz fit: %v", err)
+		}
+		defer func() {
+			if err := tr.close(); err != nil {
+				fmt.Fprintf(stderr, "viz fit: -trace: %v\n", err)
+			}
+		}()
+		opt.Checked = tr.checked
+	}
 	var (
 		model *engine.Model
 		best  int

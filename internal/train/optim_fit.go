@@ -25,6 +25,12 @@ type FitOptions struct {
 	MaxIters int
 	// Progress, if not nil, is called after every iteration.
 	Progress func(StepInfo)
+	// Checked, if not nil, is called after every check of an SVI fit
+	// with the best checked model (Trainer.Checked), which the caller
+	// must not change, and the check's step: a held-out trace of the fit
+	// (viz fit -trace) judges the model the fit would return if it
+	// stopped there.
+	Checked func(m *engine.Model, s StepInfo)
 }
 
 // FitReport summarises a fit.
@@ -103,6 +109,11 @@ func (t *Trainer) Run(ctx context.Context, opt FitOptions) (*engine.Model, FitRe
 		}
 		if opt.Progress != nil {
 			opt.Progress(info)
+		}
+		if opt.Checked != nil && !info.Estimate {
+			if m, _, _, ok := t.Checked(); ok {
+				opt.Checked(m, info)
+			}
 		}
 		if err != nil {
 			return t.m, rep, err
@@ -220,6 +231,13 @@ func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg Tra
 					mu.Lock()
 					defer mu.Unlock()
 					progress(r, s)
+				}
+			}
+			if opt.Checked != nil {
+				o.Checked = func(m *engine.Model, s StepInfo) {
+					mu.Lock()
+					defer mu.Unlock()
+					opt.Checked(m, s)
 				}
 			}
 			fm, rep, err := Fit(ctx, m, tc, o)
