@@ -322,7 +322,10 @@ func TestRelays(t *testing.T) {
 			t.Errorf("presentation %v", pr)
 		}
 		fr := got["frame"]
-		if want := pf.get(seqOf(t, fr.b)); !bytes.Equal(fr.b, want) {
+		// The presenter's own page may have skipped that frame (its mailbox
+		// keeps the latest: a follower's coming publishes one at once);
+		// frames after a step are compared below in any case.
+		if want := pf.get(seqOf(t, fr.b)); want != nil && !bytes.Equal(fr.b, want) {
 			t.Errorf("the relay's first frame (seq %d) differs from the presenter's", seqOf(t, fr.b))
 		}
 	}
