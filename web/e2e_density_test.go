@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -29,7 +30,9 @@ func TestBrowserFitDensity(t *testing.T) {
 	e.settle()
 	before, _ := e.canvas(`[data-testid="panel-fit"] canvas`)
 	e.run(chromedp.Click(`[data-testid="fit-density"]`))
-	e.waitFor("the density", `document.querySelector('[data-testid="panel-fit"] .legend').textContent.includes("samples through every layer")`)
+	// 2000 samples at each of 300 inputs and 12 paths: 0.7 s, a minute
+	// under the race detector on a busy machine.
+	e.waitForWithin(2*time.Minute, "the density", `document.querySelector('[data-testid="panel-fit"] .legend').textContent.includes("samples through every layer")`)
 	e.settle()
 	with, _ := e.canvas(`[data-testid="panel-fit"] canvas`)
 	if with == before {

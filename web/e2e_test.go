@@ -184,7 +184,7 @@ func (e *e2e) waitForWithin(timeout time.Duration, what, cond string) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, timeout)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[any](cond, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[any](cond, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(timeout))); err != nil {
 		diag, _ := chromedp.Run(e.ctx, chromedp.Evaluate[string](`document.getElementById("iteration").textContent + " | " + document.getElementById("status").textContent + " | " + document.getElementById("toast").textContent + " | " + location.search`))
 		e.t.Fatalf("waiting for %s (%s): %v; page: %s", what, cond, err, diag)
 	}
