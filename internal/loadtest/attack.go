@@ -362,8 +362,12 @@ func (a *attacker) wide(ctx context.Context) {
 		json.Unmarshal(body, &tok)
 		a.answer("HTTP 200 data", "")
 		c, err := dialAs(a.t.url+"?resume="+tok.Resume, kindNormal, time.Now(), a.id)
-		if err != nil || c.refused() {
-			a.answer("session refused", "")
+		if err != nil {
+			a.answer("session refused", err.Error())
+			continue
+		}
+		if c.refused() {
+			a.answer("session refused", c.closeCode+" "+c.closeReason)
 			continue
 		}
 		a.mu.Lock()
