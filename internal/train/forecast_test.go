@@ -11,7 +11,8 @@ import (
 // where it did, in iterations, on the step data's 3-layer fits from three
 // starts (as viz fit's restarts): from half-way on, the length of the
 // whole fit it forecasts (iterations so far and left) is within a factor
-// of 2 of the fit's.
+// of 2 of the fit's; and at every step the iterations left lie within
+// Bounds: at least lo (the window filling), at most hi once it is known.
 func TestForecast(t *testing.T) {
 	ds := dataset.Step()
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
@@ -33,6 +34,11 @@ func TestForecast(t *testing.T) {
 			}
 			f := NewForecast(tr.Config().RiseSpan(30))
 			var total []int // the forecast total after each step (-1: none)
+			type bounds struct {
+				lo, hi  int
+				hiKnown bool
+			}
+			var bs []bounds
 			var s StepInfo
 			for range DefaultMaxIters {
 				if s, err = tr.Step(); err != nil {
@@ -44,6 +50,8 @@ func TestForecast(t *testing.T) {
 					left = -1 - s.Iter
 				}
 				total = append(total, s.Iter+left)
+				lo, hi, known := f.Bounds()
+				bs = append(bs, bounds{lo, hi, known})
 				if s.Status.Terminated() {
 					break
 				}
@@ -55,6 +63,19 @@ func TestForecast(t *testing.T) {
 				t.Errorf("at the stop: %d left, %v", left, ok)
 			}
 			n := len(total)
+			window := 0 // steps with lo > 0
+			for i, b := range bs {
+				left := n - 1 - i
+				if left < b.lo || b.hiKnown && left > b.hi {
+					t.Errorf("at iteration %d of %d: %d left, outside the bounds %+v", i+1, n, left, b)
+				}
+				if b.lo > 0 {
+					window++
+				}
+			}
+			if want := tr.Config().RiseSpan(30); window != want {
+				t.Errorf("a lower bound on %d steps, want the window's %d", window, want)
+			}
 			for _, frac := range []float64{0.5, 0.6, 0.7, 0.8, 0.9} {
 				i := int(frac * float64(n))
 				if r := float64(total[i]) / float64(n); !(r >= 0.5 && r <= 2) {
