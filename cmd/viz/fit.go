@@ -620,63 +620,103 @@ func newProgress(w io.Writer, restarts, iters, final, riseSpan int) *progress {
 	return p
 }
 
-// left is the iterations slot i has left: the stopping rule's forecast,
-// at most its cap; false when not known yet.
-func (p *progress) left(i int) (int, bool) {
+// leftBounds is the iterations slot i has left at least and at most (hiKnown
+// false when only its cap bounds them): a preset's short restart runs to
+// its cap; a fit that runs to the stopping rule, as the rule's
+// train.Forecast.Bounds says, within its cap.
+func (p *progress) leftBounds(i int) (lo, hi int, hiKnown bool) {
 	rest := p.caps[i] - p.iters[i]
-	if f, ok := p.forecasts[i].ItersLeft(); ok {
-		return min(rest, f), true
+	if p.final >= 0 && i != p.final {
+		return rest, rest, true
 	}
-	if p.final >= 0 && i != p.final { // a preset's short restart
-		return rest, true
+	lo, hi, hiKnown = p.forecasts[i].Bounds()
+	if !hiKnown {
+		hi = rest
 	}
-	return rest, rest == 0
+	return min(lo, rest), min(hi, rest), hiKnown
 }
 
-// eta estimates the time left; "?" before a pace and the work left are
-// known.
+// eta estimates the time left, at least and at most, as etaText says it;
+// "?" before a pace is known. An iteration takes one bound evaluation at
+// least, so the least time counts one an iteration at paceSlack times the
+// fastest pace (the restarts' together, for a continued fit not begun: it
+// may have every core); the most counts each phase's own evaluations per
+// iteration so far, at its own pace (a continued fit not begun: one
+// restart's).
 func (p *progress) eta(now time.Time) string {
 	if p.final == 0 { // a continued fit alone
 		el, e := now.Sub(p.finalFirst).Seconds(), p.evals[0]-p.finalFirstEvals
-		left, ok := p.left(0)
-		if p.iters[0] == 0 || el <= 0 || e <= 0 || !ok {
+		if p.iters[0] == 0 || el <= 0 || e <= 0 {
 			return "?"
 		}
+		lo, hi, known := p.leftBounds(0)
+		pace := float64(e) / el
 		perIter := float64(p.evals[0]) / float64(p.iters[0])
-		return time.Duration(float64(left) * perIter / (float64(e) / el) * float64(time.Second)).Round(time.Second).String()
+		return etaText(float64(lo)/(paceSlack*pace), float64(hi)*perIter/pace, known)
 	}
-	done, evals, restartEvals, restartLeft := 0, 0, 0, 0
+	restartIters, restartEvals := 0, 0
+	restartLo, restartHi, known := 0, 0, true
 	for i, it := range p.iters {
-		done += it
-		evals += p.evals[i]
 		if i != p.final {
+			restartIters += it
 			restartEvals += p.evals[i]
-			left, ok := p.left(i)
-			if !ok {
-				return "?"
-			}
-			restartLeft += left
+			lo, hi, k := p.leftBounds(i)
+			restartLo, restartHi, known = restartLo+lo, restartHi+hi, known && k
 		}
 	}
 	el := now.Sub(p.first).Seconds()
-	if done == 0 || el <= 0 || restartEvals == p.firstEvals {
+	if restartIters == 0 || el <= 0 || restartEvals == p.firstEvals {
 		return "?"
 	}
-	perIter := float64(evals) / float64(done)
+	perIter := max(1, float64(restartEvals)/float64(restartIters))
 	pace := float64(restartEvals-p.firstEvals) / el // evaluations per second
-	left := float64(restartLeft) * perIter / pace
+	lo, hi := float64(restartLo)/(paceSlack*pace), float64(restartHi)*perIter/pace
 	if p.final >= 0 {
-		finalPace := pace / float64(p.par) // one restart's
+		fastest, slowest, finalPerIter := pace, pace/float64(p.par), perIter
 		if el := now.Sub(p.finalFirst).Seconds(); !p.finalFirst.IsZero() && el > 0 && p.evals[p.final] > p.finalFirstEvals {
-			finalPace = float64(p.evals[p.final]-p.finalFirstEvals) / el
+			fastest = float64(p.evals[p.final]-p.finalFirstEvals) / el
+			slowest, finalPerIter = fastest, max(1, float64(p.evals[p.final])/float64(p.iters[p.final]))
 		}
-		finalLeft, ok := p.left(p.final)
-		if !ok {
-			return "?"
-		}
-		left += float64(finalLeft) * perIter / finalPace
+		flo, fhi, k := p.leftBounds(p.final)
+		lo += float64(flo) / (paceSlack * fastest)
+		hi += float64(fhi) * finalPerIter / slowest
+		known = known && k
 	}
-	return time.Duration(left * float64(time.Second)).Round(time.Second).String()
+	return etaText(lo, hi, known)
+}
+
+// paceSlack is how many times faster than measured a fit may go on: the
+// Frey preset's continued fit took 0.18 s an iteration over its first 13
+// and 0.10 s after (docs/measurements.md, "The ETA").
+const paceSlack = 2
+
+// etaText says the time left, lo to hi seconds (hi unknown unless
+// hiKnown), so that what it says holds whenever the time left is in that
+// range: one time when hi is at most 4 lo (their geometric mean, within a
+// factor of 2 of either end), "at most hi" when lo is 0, "lo to hi", "at
+// least lo" when hi is unknown, and "?" when nothing is.
+func etaText(lo, hi float64, hiKnown bool) string {
+	switch {
+	case !hiKnown && lo > 0:
+		return "at least " + etaDuration(lo)
+	case !hiKnown:
+		return "?"
+	case hi <= 4*lo:
+		return etaDuration(math.Sqrt(lo * hi))
+	case lo <= 0:
+		return "at most " + etaDuration(hi)
+	}
+	return etaDuration(lo) + " to " + etaDuration(hi)
+}
+
+// etaDuration rounds seconds to a tenth below 10 s, to seconds above, so
+// that the last seconds of a fit do not read "0s".
+func etaDuration(sec float64) string {
+	d := time.Duration(sec * float64(time.Second))
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }
 
 func isTerminal(w io.Writer) bool {

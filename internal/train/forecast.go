@@ -46,10 +46,13 @@ func NewForecast(riseSpan int) *Forecast {
 // (a divergence event emptied its window), empties the record; an SVI
 // fit's steps between its checks (estimates) keep the last check's.
 func (f *Forecast) Add(s StepInfo) {
-	if f.have && s.Iter <= f.last.Iter || math.IsNaN(s.Expected) && !s.Estimate {
+	newFit := f.have && s.Iter <= f.last.Iter
+	if newFit || math.IsNaN(s.Expected) && !s.Estimate {
+		if newFit || f.have && !math.IsNaN(f.measured.Expected) {
+			f.steps = 0 // the window fills afresh
+		}
 		f.pts = f.pts[:0]
 		f.measured = StepInfo{Expected: math.NaN()}
-		f.steps = 0
 	}
 	f.last, f.have = s, true
 	f.steps++
@@ -134,15 +137,12 @@ const boundsSlack = 2
 // before lo.
 func (f *Forecast) Bounds() (lo, hi int, hiKnown bool) {
 	s := f.measured
-	if !f.have {
-		return 0, 0, false
-	}
-	if f.last.Status.Terminated() {
+	if f.have && f.last.Status.Terminated() {
 		return 0, 0, true
 	}
-	if math.IsNaN(s.Expected) || !(s.Limit > 0) {
+	if !f.have || math.IsNaN(s.Expected) || !(s.Limit > 0) {
 		// The rule's first measure comes with the step after its
-		// window has filled.
+		// window has filled (a fit not begun has all of it to fill).
 		return max(0, f.riseSpan+1-f.steps), 0, false
 	}
 	left, _ := f.ItersLeft()

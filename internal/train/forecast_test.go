@@ -73,8 +73,8 @@ func TestForecast(t *testing.T) {
 					window++
 				}
 			}
-			if want := tr.Config().RiseSpan(30); window != want {
-				t.Errorf("a lower bound on %d steps, want the window's %d", window, want)
+			if want := tr.Config().RiseSpan(30); window != want || bs[0].lo != want {
+				t.Errorf("a lower bound on %d steps, from %d, want the window's %d", window, bs[0].lo, want)
 			}
 			for _, frac := range []float64{0.5, 0.6, 0.7, 0.8, 0.9} {
 				i := int(frac * float64(n))
