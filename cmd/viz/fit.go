@@ -589,6 +589,7 @@ type progress struct {
 	firstEvals, finalFirstEvals int
 	caps                        []int // iterations per slot at most
 	forecasts                   []*train.Forecast
+	clock                       func() time.Time // time.Now; tests count evaluations
 }
 
 // newProgress reports the progress of restarts fits of at most iters
@@ -597,7 +598,7 @@ type progress struct {
 // riseSpan iterations (train.TrainerConfig.RiseSpan).
 func newProgress(w io.Writer, restarts, iters, final, riseSpan int) *progress {
 	slots := restarts
-	p := &progress{w: w, total: restarts*iters + final, final: -1, par: max(1, min(restarts, runtime.GOMAXPROCS(0))), start: time.Now(),
+	p := &progress{w: w, total: restarts*iters + final, final: -1, par: max(1, min(restarts, runtime.GOMAXPROCS(0))), start: time.Now(), clock: time.Now,
 		name: func(slot int) string { return fmt.Sprintf("restart %d", slot+1) }}
 	for range restarts {
 		p.caps = append(p.caps, iters)
@@ -636,23 +637,33 @@ func (p *progress) leftBounds(i int) (lo, hi int, hiKnown bool) {
 	return min(lo, rest), min(hi, rest), hiKnown
 }
 
-// eta estimates the time left, at least and at most, as etaText says it;
-// "?" before a pace is known. An iteration takes one bound evaluation at
-// least, so the least time counts one an iteration at paceSlack times the
-// fastest pace (the restarts' together, for a continued fit not begun: it
-// may have every core); the most counts each phase's own evaluations per
-// iteration so far, at its own pace (a continued fit not begun: one
-// restart's).
+// eta says the time left (etaText of timeLeft); "?" before a pace is
+// known.
 func (p *progress) eta(now time.Time) string {
+	lo, hi, hiKnown, ok := p.timeLeft(now)
+	if !ok {
+		return "?"
+	}
+	return etaText(lo, hi, hiKnown)
+}
+
+// timeLeft estimates the seconds left, at least (lo) and at most (hi;
+// hiKnown false when nothing bounds them but the caps); false before a
+// pace is known. An iteration takes one bound evaluation at least, so the
+// least time counts one an iteration at paceSlack times the fastest pace
+// (the restarts' together, for a continued fit not begun: it may have
+// every core); the most counts each phase's own evaluations per iteration
+// so far, at its own pace (a continued fit not begun: one restart's).
+func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 	if p.final == 0 { // a continued fit alone
 		el, e := now.Sub(p.finalFirst).Seconds(), p.evals[0]-p.finalFirstEvals
 		if p.iters[0] == 0 || el <= 0 || e <= 0 {
-			return "?"
+			return 0, 0, false, false
 		}
-		lo, hi, known := p.leftBounds(0)
+		ilo, ihi, known := p.leftBounds(0)
 		pace := float64(e) / el
 		perIter := float64(p.evals[0]) / float64(p.iters[0])
-		return etaText(float64(lo)/(paceSlack*pace), float64(hi)*perIter/pace, known)
+		return float64(ilo) / (paceSlack * pace), float64(ihi) * perIter / pace, known, true
 	}
 	restartIters, restartEvals := 0, 0
 	restartLo, restartHi, known := 0, 0, true
@@ -660,17 +671,17 @@ func (p *progress) eta(now time.Time) string {
 		if i != p.final {
 			restartIters += it
 			restartEvals += p.evals[i]
-			lo, hi, k := p.leftBounds(i)
-			restartLo, restartHi, known = restartLo+lo, restartHi+hi, known && k
+			ilo, ihi, k := p.leftBounds(i)
+			restartLo, restartHi, known = restartLo+ilo, restartHi+ihi, known && k
 		}
 	}
 	el := now.Sub(p.first).Seconds()
 	if restartIters == 0 || el <= 0 || restartEvals == p.firstEvals {
-		return "?"
+		return 0, 0, false, false
 	}
 	perIter := max(1, float64(restartEvals)/float64(restartIters))
 	pace := float64(restartEvals-p.firstEvals) / el // evaluations per second
-	lo, hi := float64(restartLo)/(paceSlack*pace), float64(restartHi)*perIter/pace
+	lo, hi = float64(restartLo)/(paceSlack*pace), float64(restartHi)*perIter/pace
 	if p.final >= 0 {
 		fastest, slowest, finalPerIter := pace, pace/float64(p.par), perIter
 		if el := now.Sub(p.finalFirst).Seconds(); !p.finalFirst.IsZero() && el > 0 && p.evals[p.final] > p.finalFirstEvals {
@@ -682,7 +693,7 @@ func (p *progress) eta(now time.Time) string {
 		hi += float64(fhi) * finalPerIter / slowest
 		known = known && k
 	}
-	return etaText(lo, hi, known)
+	return lo, hi, known, true
 }
 
 // paceSlack is how many times faster than measured a fit may go on: the
@@ -737,7 +748,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 		p.clear()
 		fmt.Fprintf(p.w, "%s iteration %d: %s\n", p.name(restart), s.Iter, s.Event)
 	}
-	now := time.Now()
+	now := p.clock()
 	switch { // the paces are timed from their first iterations
 	case restart == p.final && p.finalFirst.IsZero():
 		p.finalFirst, p.finalFirstEvals = now, p.evals[restart]
