@@ -74,14 +74,14 @@ def main(argv):
         bad += not ok
         form = "?" if eta == "?" else " ".join(eta.split()[:2]) if eta.startswith("at ") else "A to B" if " to " in eta else "one time"
         forms[form] = forms.get(form, 0) + 1
-        if form == "at most" and end - t > 0:
+        if form == "at most" and end - t >= 1:
             most.append(seconds(eta) / (end - t))
         it = re.search(r"iter (\d+)/", line)
         print(f"{t:7.1f} s  {end - t:7.1f} s left  ETA {eta:>20}  {say:>6}  iteration {it.group(1) if it else '?'}")
     print(f"{len(lines)} lines in {end:.1f} s, {bad} ETAs that did not hold; forms {forms}", end="")
     if most:
         most.sort()
-        print(f"; at most ÷ time left: median {most[len(most) // 2]:.1f}, range {most[0]:.1f}–{most[-1]:.1f}", end="")
+        print(f"; at most ÷ time left (1 s or more left): median {most[len(most) // 2]:.1f}, range {most[0]:.1f}–{most[-1]:.1f}", end="")
     print()
 
 
