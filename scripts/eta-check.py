@@ -68,7 +68,7 @@ def main(argv):
     if p.wait() != 0 or not lines:
         sys.exit(f"{' '.join(argv[1:])}: exit status {p.returncode}, {len(lines)} progress lines")
     end = lines[-1][0]
-    bad, forms, most = 0, {}, []
+    bad, forms, most, least = 0, {}, [], []
     for t, eta, line in lines:
         ok, say = verdict(eta, end - t)
         bad += not ok
@@ -76,12 +76,15 @@ def main(argv):
         forms[form] = forms.get(form, 0) + 1
         if form == "at most" and end - t >= 1:
             most.append(seconds(eta) / (end - t))
+        if form == "at least" and end - t >= 1:
+            least.append(seconds(eta) / (end - t))
         it = re.search(r"iter (\d+)/", line)
         print(f"{t:7.1f} s  {end - t:7.1f} s left  ETA {eta:>20}  {say:>6}  iteration {it.group(1) if it else '?'}")
     print(f"{len(lines)} lines in {end:.1f} s, {bad} ETAs that did not hold; forms {forms}", end="")
-    if most:
-        most.sort()
-        print(f"; at most ÷ time left (1 s or more left): median {most[len(most) // 2]:.1f}, range {most[0]:.1f}–{most[-1]:.1f}", end="")
+    for form, r in ("at most", most), ("at least", least):
+        if r:
+            r.sort()
+            print(f"; {form} ÷ time left (1 s or more left): median {r[len(r) // 2]:.2f}, range {r[0]:.2f}–{r[-1]:.2f}", end="")
     print()
 
 

@@ -651,8 +651,8 @@ func (p *progress) eta(now time.Time) string {
 // hiKnown false when nothing bounds them but the caps); false before a
 // pace is known. An iteration takes one bound evaluation at least, so the
 // least time counts one an iteration at paceSlack times the fastest pace
-// (the restarts' together, for a continued fit not begun: it may have
-// every core); the most counts each phase's own evaluations per iteration
+// measured (the restarts' together, or the continued fit's own: it may
+// have every core); the most counts each phase's own evaluations per iteration
 // so far, at its own pace (a continued fit not begun: one restart's).
 func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 	if p.final == 0 { // a continued fit alone
@@ -685,8 +685,9 @@ func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 	if p.final >= 0 {
 		fastest, slowest, finalPerIter := pace, pace/float64(p.par), perIter
 		if el := now.Sub(p.finalFirst).Seconds(); !p.finalFirst.IsZero() && el > 0 && p.evals[p.final] > p.finalFirstEvals {
-			fastest = float64(p.evals[p.final]-p.finalFirstEvals) / el
-			slowest, finalPerIter = fastest, max(1, float64(p.evals[p.final])/float64(p.iters[p.final]))
+			own := float64(p.evals[p.final]-p.finalFirstEvals) / el
+			fastest = max(fastest, own) // its first iterations' pace is noisy
+			slowest, finalPerIter = own, max(1, float64(p.evals[p.final])/float64(p.iters[p.final]))
 		}
 		flo, fhi, k := p.leftBounds(p.final)
 		lo += float64(flo) / (paceSlack * fastest)
