@@ -559,16 +559,15 @@ func parseGroups(s string) (map[engine.Group]bool, []string, error) {
 // progress reports fitting progress on stderr: a bar redrawn in place when
 // stderr is a terminal, plain lines every few seconds otherwise.
 //
-// Its ETA counts the work in bound evaluations at the evaluations per
-// iteration so far, each phase at its own pace: the restarts' pace, side
-// by side, measured from the first iteration (the initialisation before
-// it, k-means and principal components, aside); the continued fit's, once
-// it has run, its own, and before that the pace of one of the restarts
-// (on two busy cores a fit alone was measured between 0.6 and 2.7 times
-// as fast as that, docs/measurements.md, "Loading"). The work left of a
-// fit that runs to the stopping rule is the rule's forecast
-// (train.Forecast), at most its cap; until the forecast has a measure,
-// the ETA is "?", but for a preset's short restarts, whose cap is near.
+// Its ETA bounds the time left from both sides (timeLeft, etaText): the
+// work in bound evaluations, each phase at its own pace: the restarts',
+// side by side, measured from the first iteration (the initialisation
+// before it, k-means and principal components, aside); the continued
+// fit's, once it has run, its own, and before that the pace of one of the
+// restarts at most, of all of them at least (on two busy cores a fit alone
+// was measured between 0.6 and 2.7 times as fast as one restart,
+// docs/measurements.md, "Loading"). The work left of a fit that runs to
+// the stopping rule is train.Forecast.Bounds', within its cap.
 type progress struct {
 	w        io.Writer
 	tty      bool
@@ -699,7 +698,7 @@ func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 
 // paceSlack is how many times faster than measured a fit may go on: the
 // Frey preset's continued fit took 0.18 s an iteration over its first 13
-// and 0.10 s after (docs/measurements.md, "The ETA").
+// and 0.10 s after (docs/measurements.md, "The ETA, judged").
 const paceSlack = 2
 
 // etaText says the time left, lo to hi seconds (hi unknown unless
