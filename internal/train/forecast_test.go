@@ -1,7 +1,10 @@
 package train
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"dgpviz/internal/dataset"
@@ -84,4 +87,67 @@ func TestForecast(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestForecastBoundsRobot: on the robot preset's seed 3, whose continued fit
+// hovered between 1.1 and 1.9 times the rule's limit for 600 iterations
+// before it stopped (docs/measurements.md, "The ETA, judged"), the
+// iterations left lie within Bounds at every step; without boundsSlack's
+// factor they did not.
+func TestForecastBoundsRobot(t *testing.T) {
+	path, _ := filepath.Abs("../../../shared/data/robot_wireless/uw-floor.txt")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("shared data not found at %s: skipping the real-data test", path)
+	}
+	if testing.Short() || raceBuild {
+		t.Skip("fits for several seconds (for minutes under the race detector)")
+	}
+	ds, err := dataset.LoadRobot(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := dataset.FitNormalizer(ds.X).Apply(ds.X), dataset.FitNormalizer(ds.Y).Apply(ds.Y)
+	p := RobotPreset(3)
+	m, _, err := p.Start(context.Background(), x, y, TrainerConfig{Workers: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTrainer(m.CloneParams(), p.Trainer(TrainerConfig{Workers: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := x.Dims()
+	f := NewForecast(tr.Config().RiseSpan(n))
+	type bounds struct {
+		hi, slow int // hi, and the 1/iterations term without the slack
+		known    bool
+	}
+	var bs []bounds
+	for range DefaultMaxIters {
+		s, err := tr.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Add(s)
+		_, hi, known := f.Bounds()
+		slow := 0
+		if known && s.Expected > s.Limit {
+			slow = int(float64(s.Iter) * (s.Expected/s.Limit - 1))
+		}
+		bs = append(bs, bounds{hi, slow, known})
+		if s.Status.Terminated() {
+			break
+		}
+	}
+	total, worst := len(bs), 0.0
+	for i, b := range bs {
+		left := total - 1 - i
+		if b.known && left > b.hi {
+			t.Errorf("at iteration %d of %d: %d left, more than the bound's %d", i+1, total, left, b.hi)
+		}
+		if b.slow > 0 {
+			worst = max(worst, float64(left)/float64(b.slow))
+		}
+	}
+	t.Logf("%d iterations; at most %.2f times the 1/iterations term left (boundsSlack %d)", total, worst, boundsSlack)
 }
