@@ -6,7 +6,9 @@
 prints what `viz predict -model MODEL.json -in INPUTS.csv` prints: the
 inputs and every layer's output message (mean and variance per input and
 output), the columns named as viz predict names them (the data's own names,
-"layer1_dim2" for a hidden layer's). INPUTS.csv holds one input per row in the data's original units (a
+"layer1_dim2" for a hidden layer's), each beside its unit as viz predict
+gives it (the file's data.x_unit and y_unit, "original units" when it names
+none, "latent" for a hidden layer's). INPUTS.csv holds one input per row in the data's original units (a
 first line that is not numeric is a header); without it, the model's
 training inputs, which a file that refers to a public data set instead of
 holding its data (docs/model-format.md, "data_set") does not have: give
@@ -174,6 +176,30 @@ def data_names(model, key, section_key):
     return names
 
 
+# A hidden layer's outputs have no unit but those the fit gave them.
+LATENT = "latent"
+
+
+def unit_name(u):
+    """A unit as viz predict names it (dataset.UnitName)."""
+    return u or "original units"
+
+
+def squared_unit(u):
+    """The unit of a variance of values in unit u (dataset.SquaredUnit):
+    "dBm²", "(m/s)²", "latent"."""
+    if u == LATENT:
+        return LATENT
+    if any(c in u for c in " /·"):
+        return f"({u})²"
+    return u + "²"
+
+
+def layer_unit(i, layers, y_unit):
+    """Layer i's (from 0) output unit: the data's for the last layer."""
+    return unit_name(y_unit) if i == layers - 1 else LATENT
+
+
 def layer_columns(i, layers, d, y_names):
     """Layer i's (from 0) columns, as viz predict names them: the outputs'
     names for the last layer, layer{i+1}_dim{k} for a hidden one."""
@@ -208,9 +234,13 @@ def main(argv):
     msgs = predict(model, x)
     y_names = data_names(model, "y_names", "output_names")
     x_columns = column_names(data_names(model, "x_names", "input_names"), x.shape[1], "x")
-    layers = [{"layer": i + 1, "columns": layer_columns(i, len(msgs), m.shape[1], y_names), "mean": m.tolist(), "var": v.tolist()}
-              for i, (m, v) in enumerate(msgs)]
-    json.dump({"x_columns": x_columns, "x": x.tolist(), "layers": layers}, sys.stdout)
+    data = model["data"]
+    layers = []
+    for i, (m, v) in enumerate(msgs):
+        u = layer_unit(i, len(msgs), data.get("y_unit"))
+        layers.append({"layer": i + 1, "units": {"mean": u, "var": squared_unit(u)},
+                       "columns": layer_columns(i, len(msgs), m.shape[1], y_names), "mean": m.tolist(), "var": v.tolist()})
+    json.dump({"units": {"x": unit_name(data.get("x_unit"))}, "x_columns": x_columns, "x": x.tolist(), "layers": layers}, sys.stdout)
     print()
 
 

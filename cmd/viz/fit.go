@@ -559,16 +559,15 @@ func parseGroups(s string) (map[engine.Group]bool, []string, error) {
 // progress reports fitting progress on stderr: a bar redrawn in place when
 // stderr is a terminal, plain lines every few seconds otherwise.
 //
-// Its ETA counts the work in bound evaluations at the evaluations per
-// iteration so far, each phase at its own pace: the restarts' pace, side
-// by side, measured from the first iteration (the initialisation before
-// it, k-means and principal components, aside); the continued fit's, once
-// it has run, its own, and before that the pace of one of the restarts
-// (on two busy cores a fit alone was measured between 0.6 and 2.7 times
-// as fast as that, docs/measurements.md, "Loading"). The work left of a
-// fit that runs to the stopping rule is the rule's forecast
-// (train.Forecast), at most its cap; until the forecast has a measure,
-// the ETA is "?", but for a preset's short restarts, whose cap is near.
+// Its ETA bounds the time left from both sides (timeLeft, etaText): the
+// work in bound evaluations, each phase at its own pace: the restarts',
+// side by side, measured from the first iteration (the initialisation
+// before it, k-means and principal components, aside); the continued
+// fit's, once it has run, its own, and before that the pace of one of the
+// restarts at most, of all of them at least (on two busy cores a fit alone
+// was measured between 0.6 and 2.7 times as fast as one restart,
+// docs/measurements.md, "Loading"). The work left of a fit that runs to
+// the stopping rule is train.Forecast.Bounds', within its cap.
 type progress struct {
 	w        io.Writer
 	tty      bool
@@ -589,6 +588,7 @@ type progress struct {
 	firstEvals, finalFirstEvals int
 	caps                        []int // iterations per slot at most
 	forecasts                   []*train.Forecast
+	clock                       func() time.Time // time.Now; tests count evaluations
 }
 
 // newProgress reports the progress of restarts fits of at most iters
@@ -597,7 +597,7 @@ type progress struct {
 // riseSpan iterations (train.TrainerConfig.RiseSpan).
 func newProgress(w io.Writer, restarts, iters, final, riseSpan int) *progress {
 	slots := restarts
-	p := &progress{w: w, total: restarts*iters + final, final: -1, par: max(1, min(restarts, runtime.GOMAXPROCS(0))), start: time.Now(),
+	p := &progress{w: w, total: restarts*iters + final, final: -1, par: max(1, min(restarts, runtime.GOMAXPROCS(0))), start: time.Now(), clock: time.Now,
 		name: func(slot int) string { return fmt.Sprintf("restart %d", slot+1) }}
 	for range restarts {
 		p.caps = append(p.caps, iters)
@@ -620,63 +620,114 @@ func newProgress(w io.Writer, restarts, iters, final, riseSpan int) *progress {
 	return p
 }
 
-// left is the iterations slot i has left: the stopping rule's forecast,
-// at most its cap; false when not known yet.
-func (p *progress) left(i int) (int, bool) {
+// leftBounds is the iterations slot i has left at least and at most (hiKnown
+// false when only its cap bounds them): a preset's short restart runs to
+// its cap; a fit that runs to the stopping rule, as the rule's
+// train.Forecast.Bounds says, within its cap.
+func (p *progress) leftBounds(i int) (lo, hi int, hiKnown bool) {
 	rest := p.caps[i] - p.iters[i]
-	if f, ok := p.forecasts[i].ItersLeft(); ok {
-		return min(rest, f), true
+	if p.final >= 0 && i != p.final {
+		return rest, rest, true
 	}
-	if p.final >= 0 && i != p.final { // a preset's short restart
-		return rest, true
+	lo, hi, hiKnown = p.forecasts[i].Bounds()
+	if !hiKnown {
+		hi = rest
 	}
-	return rest, rest == 0
+	return min(lo, rest), min(hi, rest), hiKnown
 }
 
-// eta estimates the time left; "?" before a pace and the work left are
+// eta says the time left (etaText of timeLeft); "?" before a pace is
 // known.
 func (p *progress) eta(now time.Time) string {
+	lo, hi, hiKnown, ok := p.timeLeft(now)
+	if !ok {
+		return "?"
+	}
+	return etaText(lo, hi, hiKnown)
+}
+
+// timeLeft estimates the seconds left, at least (lo) and at most (hi;
+// hiKnown false when nothing bounds them but the caps); false before a
+// pace is known. An iteration takes one bound evaluation at least, so the
+// least time counts one an iteration at paceSlack times the fastest pace
+// measured (the restarts' together, or the continued fit's own: it may
+// have every core); the most counts each phase's own evaluations per iteration
+// so far, at its own pace (a continued fit not begun: one restart's).
+func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 	if p.final == 0 { // a continued fit alone
 		el, e := now.Sub(p.finalFirst).Seconds(), p.evals[0]-p.finalFirstEvals
-		left, ok := p.left(0)
-		if p.iters[0] == 0 || el <= 0 || e <= 0 || !ok {
-			return "?"
+		if p.iters[0] == 0 || el <= 0 || e <= 0 {
+			return 0, 0, false, false
 		}
+		ilo, ihi, known := p.leftBounds(0)
+		pace := float64(e) / el
 		perIter := float64(p.evals[0]) / float64(p.iters[0])
-		return time.Duration(float64(left) * perIter / (float64(e) / el) * float64(time.Second)).Round(time.Second).String()
+		return float64(ilo) / (paceSlack * pace), float64(ihi) * perIter / pace, known, true
 	}
-	done, evals, restartEvals, restartLeft := 0, 0, 0, 0
+	restartIters, restartEvals := 0, 0
+	restartLo, restartHi, known := 0, 0, true
 	for i, it := range p.iters {
-		done += it
-		evals += p.evals[i]
 		if i != p.final {
+			restartIters += it
 			restartEvals += p.evals[i]
-			left, ok := p.left(i)
-			if !ok {
-				return "?"
-			}
-			restartLeft += left
+			ilo, ihi, k := p.leftBounds(i)
+			restartLo, restartHi, known = restartLo+ilo, restartHi+ihi, known && k
 		}
 	}
 	el := now.Sub(p.first).Seconds()
-	if done == 0 || el <= 0 || restartEvals == p.firstEvals {
-		return "?"
+	if restartIters == 0 || el <= 0 || restartEvals == p.firstEvals {
+		return 0, 0, false, false
 	}
-	perIter := float64(evals) / float64(done)
+	perIter := max(1, float64(restartEvals)/float64(restartIters))
 	pace := float64(restartEvals-p.firstEvals) / el // evaluations per second
-	left := float64(restartLeft) * perIter / pace
+	lo, hi = float64(restartLo)/(paceSlack*pace), float64(restartHi)*perIter/pace
 	if p.final >= 0 {
-		finalPace := pace / float64(p.par) // one restart's
+		fastest, slowest, finalPerIter := pace, pace/float64(p.par), perIter
 		if el := now.Sub(p.finalFirst).Seconds(); !p.finalFirst.IsZero() && el > 0 && p.evals[p.final] > p.finalFirstEvals {
-			finalPace = float64(p.evals[p.final]-p.finalFirstEvals) / el
+			own := float64(p.evals[p.final]-p.finalFirstEvals) / el
+			fastest = max(fastest, own) // its first iterations' pace is noisy
+			slowest, finalPerIter = own, max(1, float64(p.evals[p.final])/float64(p.iters[p.final]))
 		}
-		finalLeft, ok := p.left(p.final)
-		if !ok {
-			return "?"
-		}
-		left += float64(finalLeft) * perIter / finalPace
+		flo, fhi, k := p.leftBounds(p.final)
+		lo += float64(flo) / (paceSlack * fastest)
+		hi += float64(fhi) * finalPerIter / slowest
+		known = known && k
 	}
-	return time.Duration(left * float64(time.Second)).Round(time.Second).String()
+	return lo, hi, known, true
+}
+
+// paceSlack is how many times faster than measured a fit may go on: the
+// Frey preset's continued fit took 0.18 s an iteration over its first 13
+// and 0.10 s after (docs/measurements.md, "The ETA, judged").
+const paceSlack = 2
+
+// etaText says the time left, lo to hi seconds (hi unknown unless
+// hiKnown), so that what it says holds whenever the time left is in that
+// range: one time when hi is at most 4 lo (their geometric mean, within a
+// factor of 2 of either end), "at most hi" when lo is 0, "lo to hi", "at
+// least lo" when hi is unknown, and "?" when nothing is.
+func etaText(lo, hi float64, hiKnown bool) string {
+	switch {
+	case !hiKnown && lo > 0:
+		return "at least " + etaDuration(lo)
+	case !hiKnown:
+		return "?"
+	case hi <= 4*lo:
+		return etaDuration(math.Sqrt(lo * hi))
+	case lo <= 0:
+		return "at most " + etaDuration(hi)
+	}
+	return etaDuration(lo) + " to " + etaDuration(hi)
+}
+
+// etaDuration rounds seconds to a tenth below 10 s, to seconds above, so
+// that the last seconds of a fit do not read "0s".
+func etaDuration(sec float64) string {
+	d := time.Duration(sec * float64(time.Second))
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }
 
 func isTerminal(w io.Writer) bool {
@@ -697,7 +748,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 		p.clear()
 		fmt.Fprintf(p.w, "%s iteration %d: %s\n", p.name(restart), s.Iter, s.Event)
 	}
-	now := time.Now()
+	now := p.clock()
 	switch { // the paces are timed from their first iterations
 	case restart == p.final && p.finalFirst.IsZero():
 		p.finalFirst, p.finalFirstEvals = now, p.evals[restart]

@@ -52,10 +52,12 @@ func numpyPython(t *testing.T) string {
 
 // TestPredictNumpy: scripts/predict.py, numpy alone and docs/model-format.md's
 // formulas, predicts every layer's message as viz predict does, to 1e-8
-// of each output's scale: on fitted step models (arrays as JSON numbers),
-// on a multi-dimensional model with every kernel and compact arrays
-// (integer data in original units, float64 data, q_sqrt's triangles), and
-// on a Frey faces model (autoencoder: data.Y the same as data.X).
+// of each output's scale, and names the same columns and units: on fitted
+// step models (arrays as JSON numbers, no units named), on a
+// multi-dimensional model with every kernel and compact arrays (integer
+// data in original units, float64 data, q_sqrt's triangles) and units
+// of its own ("m/s" inputs, "dBm" outputs), and on a Frey faces model
+// (autoencoder: data.Y the same as data.X, in grey levels).
 func TestPredictNumpy(t *testing.T) {
 	py := numpyPython(t)
 	dir := t.TempDir()
@@ -121,12 +123,18 @@ func TestPredictNumpy(t *testing.T) {
 			if len(got.Layers) != len(want.Layers) {
 				t.Fatalf("%d layers, want %d", len(got.Layers), len(want.Layers))
 			}
+			if got.Units != want.Units {
+				t.Errorf("x's unit %q, viz predict's %q", got.Units.X, want.Units.X)
+			}
 			if !slices.Equal(got.XColumns, want.XColumns) {
 				t.Errorf("x columns %q, viz predict's %q", got.XColumns, want.XColumns)
 			}
 			for i := range want.Layers {
 				if !slices.Equal(got.Layers[i].Columns, want.Layers[i].Columns) {
 					t.Errorf("layer %d's columns %q, viz predict's %q", i+1, got.Layers[i].Columns, want.Layers[i].Columns)
+				}
+				if got.Layers[i].Units != want.Layers[i].Units {
+					t.Errorf("layer %d's units %+v, viz predict's %+v", i+1, got.Layers[i].Units, want.Layers[i].Units)
 				}
 			}
 			worst := 0.0
@@ -186,12 +194,18 @@ func multiModel(t *testing.T, dir string) (model, inputs string) {
 	nx := dataset.FitNormalizer(raw)
 	m.X = nx.Apply(raw)
 	ny := dataset.Normalizer{Mean: []float64{3, -1, 0, 100}, Scale: []float64{10, 0.5, 1, 7}}
-	model = writeMCModel(t, m, map[string]json.RawMessage{"normalization": modelfile.NormalizationJSON(nx, ny)})
-	b, err := os.ReadFile(model)
-	if err != nil {
+	var buf bytes.Buffer
+	mf := &modelfile.File{Model: m, Info: modelfile.DataInfo{XUnit: "m/s", YUnit: "dBm"},
+		Extra: map[string]json.RawMessage{"normalization": modelfile.NormalizationJSON(nx, ny)}}
+	if err := modelfile.Write(&buf, mf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"dtype": "uint8"`, `"dtype": "float64"`, `"triangle": "lower"`} {
+	model = filepath.Join(dir, "multi.json")
+	if err := os.WriteFile(model, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	for _, want := range []string{`"dtype": "uint8"`, `"dtype": "float64"`, `"triangle": "lower"`, `"x_unit": "m/s"`, `"y_unit": "dBm"`} {
 		if !strings.Contains(string(b), want) {
 			t.Fatalf("the fixture has no %s: not the compact form it should test", want)
 		}

@@ -12,8 +12,16 @@ import "math"
 // logarithm of the iterations does. Measured on the step and robot fits
 // (TestForecast, docs/fitting.md), the forecast of the whole fit's length
 // is within a factor of 2 from half-way on.
+//
+// Where a fit will stop is not known so closely: near its end the expected
+// rise hovers about the limit, and the fit stops where it first dips below
+// (the robot's seed 3 stayed within 1.1–1.9 times the limit for 600
+// iterations). Bounds therefore says what can be promised: the iterations
+// left at least and at most.
 type Forecast struct {
 	span     int // iterations whose expected rises are fitted
+	riseSpan int // iterations the rule measures its rise over
+	steps    int // steps since the record was last emptied
 	pts      []forecastPoint
 	last     StepInfo // the last step
 	measured StepInfo // the last step with a measure (SVI: its last check)
@@ -30,18 +38,24 @@ const forecastSpans = 8
 // NewForecast returns a forecast for a fit whose rule measures its rise
 // over riseSpan iterations (TrainerConfig.RiseSpan).
 func NewForecast(riseSpan int) *Forecast {
-	return &Forecast{span: forecastSpans * max(riseSpan, 1)}
+	riseSpan = max(riseSpan, 1)
+	return &Forecast{span: forecastSpans * riseSpan, riseSpan: riseSpan}
 }
 
 // Add records a step. A new fit, or a step whose rule has no measure
 // (a divergence event emptied its window), empties the record; an SVI
 // fit's steps between its checks (estimates) keep the last check's.
 func (f *Forecast) Add(s StepInfo) {
-	if f.have && s.Iter <= f.last.Iter || math.IsNaN(s.Expected) && !s.Estimate {
+	newFit := f.have && s.Iter <= f.last.Iter
+	if newFit || math.IsNaN(s.Expected) && !s.Estimate {
+		if newFit || f.have && !math.IsNaN(f.measured.Expected) {
+			f.steps = 0 // the window fills afresh
+		}
 		f.pts = f.pts[:0]
 		f.measured = StepInfo{Expected: math.NaN()}
 	}
 	f.last, f.have = s, true
+	f.steps++
 	if math.IsNaN(s.Expected) {
 		return
 	}
@@ -103,4 +117,39 @@ func (f *Forecast) decay() float64 {
 		return 0
 	}
 	return -sxy / sxx
+}
+
+// boundsSlack is how many times the iterations of a rise falling as
+// 1/iterations Bounds allows at most: on the step, robot, Frey and
+// 20,000-row walk fits (docs/measurements.md) the iterations left never
+// exceeded 1.26 times those.
+const boundsSlack = 2
+
+// Bounds returns the iterations left before the rule fires, at least (lo)
+// and at most (hi; hiKnown false when nothing bounds them yet but the
+// fit's cap). Before the rule has a measure its window must fill first:
+// lo is the steps until it does, hi unknown. With a measure the rule may
+// fire at the next step (lo 0), and hi is the larger of the forecast
+// (ItersLeft) and boundsSlack times the iterations a rise falling as
+// 1/iterations takes to meet the limit (the bound rising as the
+// logarithm of the iterations, the slowest a fit that converges was seen
+// to go). An optimizer's own tests (gradient threshold) can stop a fit
+// before lo.
+func (f *Forecast) Bounds() (lo, hi int, hiKnown bool) {
+	s := f.measured
+	if f.have && f.last.Status.Terminated() {
+		return 0, 0, true
+	}
+	if !f.have || math.IsNaN(s.Expected) || !(s.Limit > 0) {
+		// The rule's first measure comes with the step after its
+		// window has filled (a fit not begun has all of it to fill).
+		return max(0, f.riseSpan+1-f.steps), 0, false
+	}
+	left, _ := f.ItersLeft()
+	if s.Expected <= s.Limit {
+		return 0, left, true
+	}
+	slow := boundsSlack * float64(max(s.Iter, 1)) * (s.Expected/s.Limit - 1)
+	since := f.last.Iter - s.Iter
+	return 0, max(left, int(math.Ceil(min(slow, math.MaxInt32)))-since), true
 }

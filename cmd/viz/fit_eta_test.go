@@ -1,0 +1,158 @@
+package main
+
+import (
+	"io"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/train"
+)
+
+// TestETAText: each form says what holds of every time left between lo
+// and hi, and one time only where it is within a factor of 2 of both.
+func TestETAText(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi  float64
+		hiKnown bool
+		want    string
+	}{
+		{0, 0, false, "?"},
+		{12.3, 0, false, "at least 12s"},
+		{0.34, 0, false, "at least 300ms"},
+		{0, 40.2, true, "at most 40s"},
+		{2, 40, true, "2s to 40s"},
+		{3, 12, true, "6s"},
+		{20, 20, true, "20s"},
+		{0.5, 1.5, true, "900ms"},
+		{0, 0, true, "0s"},
+	} {
+		if got := etaText(tc.lo, tc.hi, tc.hiKnown); got != tc.want {
+			t.Errorf("etaText(%v, %v, %v) = %q, want %q", tc.lo, tc.hi, tc.hiKnown, got, tc.want)
+		}
+	}
+	// One time: within a factor of 2 of both ends (rounding aside).
+	for lo := 0.5; lo < 100; lo *= 1.7 {
+		for _, f := range []float64{1, 2, 3.9, 4} {
+			hi := lo * f
+			s := etaText(lo, hi, true)
+			if strings.Contains(s, " ") {
+				t.Errorf("etaText(%v, %v): %q, want one time", lo, hi, s)
+				continue
+			}
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := d.Seconds(); v < hi/2*0.95 || v > 2*lo*1.05 {
+				t.Errorf("etaText(%v, %v) = %q: not within a factor of 2 of both", lo, hi, s)
+			}
+		}
+	}
+}
+
+// TestProgressTimeLeft: viz fit's progress, timed by a clock that counts
+// bound evaluations (a millisecond each, two restarts side by side on two
+// cores, then the continued fit alone), as the step data's preset-like
+// fit goes on: two restarts of 200 iterations, the better one then to the
+// stopping rule. At every step the time then left lies within the bounds
+// the ETA states.
+func TestProgressTimeLeft(t *testing.T) {
+	ds := dataset.Step()
+	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
+	x, y := nx.Apply(ds.X), ny.Apply(ds.Y)
+	cfg := train.TrainerConfig{Workers: 1}
+	const restarts, restartIters, finalCap = 2, 200, 19600
+	var trainers []*train.Trainer
+	for seed := uint64(1); seed <= restarts; seed++ {
+		icfg := train.InitConfig{Hidden: []int{1, 1}, Inducing: 15, Seed: seed}
+		if seed > 1 {
+			icfg.Perturb = train.DefaultPerturb
+		}
+		m, err := train.Initialize(x, y, icfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := train.NewTrainer(m, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trainers = append(trainers, tr)
+	}
+	p := newProgress(io.Discard, restarts, restartIters, finalCap, trainers[0].Config().RiseSpan(30))
+	p.par = 2
+	var clock time.Duration // an evaluation a millisecond, on each core
+	p.clock = func() time.Time { return time.Unix(0, 0).Add(clock) }
+	type mark struct {
+		at              time.Duration
+		lo, hi          float64
+		hiKnown, ok     bool
+		slot, iteration int
+	}
+	var marks []mark
+	record := func(slot int, s train.StepInfo) {
+		lo, hi, known, ok := p.timeLeft(p.clock())
+		marks = append(marks, mark{clock, lo, hi, known, ok, slot, s.Iter})
+	}
+	best, bestBound := 0, math.Inf(-1)
+	for range restartIters {
+		evals := 0
+		for i, tr := range trainers {
+			s, err := tr.Step()
+			if err != nil {
+				t.Fatal(err)
+			}
+			evals += s.Evals
+			p.step(i, s)
+			if s.Bound > bestBound {
+				best, bestBound = i, s.Bound
+			}
+		}
+		// Side by side: the clock moves by the pair's evaluations over
+		// two cores; the ETA is read after both steps.
+		clock += time.Duration(evals) * time.Millisecond / 2
+		record(0, train.StepInfo{Iter: p.iters[0]})
+	}
+	m := trainers[best].Model().CloneParams()
+	tr, err := train.NewTrainer(m, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := restarts
+	for range finalCap {
+		s, err := tr.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock += time.Duration(s.Evals) * time.Millisecond
+		p.step(final, s)
+		record(final, s)
+		if s.Status.Terminated() {
+			if s.Status != train.FunctionConvergence {
+				t.Fatalf("the continued fit stopped by %v: want the rule", s.Status)
+			}
+			break
+		}
+	}
+	end := clock
+	singles, stated := 0, 0
+	for _, mk := range marks {
+		if !mk.ok {
+			continue
+		}
+		stated++
+		left := (end - mk.at).Seconds()
+		if left < mk.lo*(1-1e-9) || mk.hiKnown && left > mk.hi*(1+1e-9) {
+			t.Errorf("slot %d iteration %d: %.3f s left, outside the ETA's %.3f to %.3f s (known %v)", mk.slot+1, mk.iteration, left, mk.lo, mk.hi, mk.hiKnown)
+		}
+		if mk.hiKnown && mk.hi <= 4*mk.lo {
+			singles++
+		}
+	}
+	if stated < len(marks)-2 {
+		t.Errorf("an ETA at %d of %d steps", stated, len(marks))
+	}
+	t.Logf("%d steps, %.1f s by the evaluations' clock; %d ETAs of one time", len(marks), end.Seconds(), singles)
+}
