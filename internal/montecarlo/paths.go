@@ -26,25 +26,11 @@ const (
 // includes it. It returns n rows of len(xs) values; equal arguments give
 // equal paths.
 func Paths(m *engine.Model, xs []float64, dim, n int, seed uint64) ([][]float64, error) {
-	if m == nil {
-		return nil, fmt.Errorf("nil model")
+	if err := checkCurveInputs(m, xs, dim, MaxPathInputs, "sample paths need"); err != nil {
+		return nil, err
 	}
-	_, q := m.X.Dims()
-	_, d := m.Y.Dims()
-	switch {
-	case q != 1:
-		return nil, fmt.Errorf("sample paths need a 1-D input, the model has %d", q)
-	case dim < 0 || dim >= d:
-		return nil, fmt.Errorf("output %d out of range 1…%d", dim+1, d)
-	case len(xs) < 2 || len(xs) > MaxPathInputs:
-		return nil, fmt.Errorf("%d inputs, want 2…%d", len(xs), MaxPathInputs)
-	case n < 1 || n > MaxPaths:
+	if n < 1 || n > MaxPaths {
 		return nil, fmt.Errorf("%d paths, want 1…%d", n, MaxPaths)
-	}
-	for _, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("input %v is not finite", x)
-		}
 	}
 	layers, err := ModelLayers(m)
 	if err != nil {

@@ -35,27 +35,14 @@ type PredictiveDensity struct {
 // common bins spanning the samples' 0.5–99.5 % range. The seed fixes the
 // random streams: equal arguments give equal densities.
 func Predictive(m *engine.Model, xs []float64, dim, samples, bins int, seed uint64) (*PredictiveDensity, error) {
-	if m == nil {
-		return nil, fmt.Errorf("nil model")
+	if err := checkCurveInputs(m, xs, dim, MaxPredictiveInputs, "the predictive density needs"); err != nil {
+		return nil, err
 	}
-	_, q := m.X.Dims()
-	_, d := m.Y.Dims()
 	switch {
-	case q != 1:
-		return nil, fmt.Errorf("the predictive density needs a 1-D input, the model has %d", q)
-	case dim < 0 || dim >= d:
-		return nil, fmt.Errorf("output %d out of range 1…%d", dim+1, d)
-	case len(xs) < 2 || len(xs) > MaxPredictiveInputs:
-		return nil, fmt.Errorf("%d inputs, want 2…%d", len(xs), MaxPredictiveInputs)
 	case samples < 10 || samples > MaxPredictiveSamples:
 		return nil, fmt.Errorf("%d samples per input, want 10…%d", samples, MaxPredictiveSamples)
 	case bins < 2 || bins > MaxPredictiveBins:
 		return nil, fmt.Errorf("%d bins, want 2…%d", bins, MaxPredictiveBins)
-	}
-	for _, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("input %v is not finite", x)
-		}
 	}
 	all := make([][]float64, len(xs))
 	var pool []float64
@@ -133,4 +120,30 @@ func modes(counts []float64) int {
 		peaks = append(peaks, b)
 	}
 	return len(peaks)
+}
+
+// checkCurveInputs checks what a curve over a 1-D model's inputs needs (the
+// predictive density's, the sample paths'): a model with one input, an
+// output dim of it, and 2…maxInputs finite inputs xs. what names the curve
+// and its verb in the message ("sample paths need").
+func checkCurveInputs(m *engine.Model, xs []float64, dim, maxInputs int, what string) error {
+	if m == nil {
+		return fmt.Errorf("nil model")
+	}
+	_, q := m.X.Dims()
+	_, d := m.Y.Dims()
+	switch {
+	case q != 1:
+		return fmt.Errorf("%s a 1-D input, the model has %d", what, q)
+	case dim < 0 || dim >= d:
+		return fmt.Errorf("output %d out of range 1…%d", dim+1, d)
+	case len(xs) < 2 || len(xs) > maxInputs:
+		return fmt.Errorf("%d inputs, want 2…%d", len(xs), maxInputs)
+	}
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("input %v is not finite", x)
+		}
+	}
+	return nil
 }
