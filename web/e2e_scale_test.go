@@ -129,20 +129,7 @@ func TestBrowserExplorerAtScale(t *testing.T) {
 	l := stream.DefaultLimits()
 	l.MaxSessionsPerClient, l.MaxRows = 0, rows
 	l.SessionMemory, l.ServerMemory, l.MaxIterTime = 0, 0, 0 // measured here, not budgeted
-	cat, err := dataset.NewCatalog(nil, l.MaxRows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cat.Add(ds, l.MaxRows); err != nil {
-		t.Fatal(err)
-	}
-	def := stream.DefaultConfig()
-	def.Dataset = ds.Name
-	def = stream.PresetConfig(def, ds, l)
-	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 2, BaselineIters: 10, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _ := presetServer(t, ds, l, stream.Options{Workers: 2, BaselineIters: 10, Logger: log})
 	// A million rows take minutes; 100,000 rows, with the 3-D view's and
 	// the frame rate's measurements, over 5 minutes on two cores at a load of 25.
 	defer func(d time.Duration) { e2eTimeout = d }(e2eTimeout)

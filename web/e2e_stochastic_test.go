@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/train"
 
@@ -28,22 +27,9 @@ func TestBrowserStochasticReadout(t *testing.T) {
 	l := stream.DefaultLimits()
 	l.MaxRows = 20_000
 	l.SessionMemory, l.ServerMemory = 0, 0 // not what is tested here
-	cat, err := dataset.NewCatalog(nil, l.MaxRows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cat.Add(ds, l.MaxRows); err != nil {
-		t.Fatal(err)
-	}
-	def := stream.DefaultConfig()
-	def.Dataset = ds.Name
-	def = stream.PresetConfig(def, ds, l)
+	srv, def := presetServer(t, ds, l, stream.Options{Workers: 2, BaselineIters: 10, Logger: log})
 	if def.Method != (train.LBFGS{}) {
 		t.Fatalf("the preset's method %v: want the default L-BFGS, which large data replace by SVI", def.Method)
-	}
-	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 2, BaselineIters: 10, Logger: log})
-	if err != nil {
-		t.Fatal(err)
 	}
 	e := startE2E(t, exe, srv, log, 1280, 720)
 	t0 := time.Now()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 
 	"github.com/chromedp/chromedp"
@@ -88,6 +89,28 @@ func requireBrowser(t *testing.T) string {
 // e2eTimeout bounds a browser test's whole run (a test of large data may
 // set it higher before startE2E).
 var e2eTimeout = 150 * time.Second
+
+// presetServer returns a session server whose one data set is ds, opened
+// with the preset its shape chooses, under limits l; o gives the rest
+// (workers, baseline iterations, logger). It returns the defaults too.
+func presetServer(t *testing.T, ds *dataset.Dataset, l stream.Limits, o stream.Options) (*stream.Server, stream.Config) {
+	t.Helper()
+	cat, err := dataset.NewCatalog(nil, l.MaxRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Add(ds, l.MaxRows); err != nil {
+		t.Fatal(err)
+	}
+	def := stream.DefaultConfig()
+	def.Dataset = ds.Name
+	o.Catalog, o.Limits, o.Defaults = cat, l, stream.PresetConfig(def, ds, l)
+	srv, err := stream.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, o.Defaults
+}
 
 // startE2E serves srv's page on a test server and starts headless Chromium
 // (exe) with a window of w×h pixels against it; both stop when t ends.

@@ -36,20 +36,7 @@ func TestBrowserUnits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := dataset.NewCatalog(nil, l.MaxRows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cat.Add(ds, l.MaxRows); err != nil {
-		t.Fatal(err)
-	}
-	def := stream.DefaultConfig()
-	def.Dataset = ds.Name
-	def = stream.PresetConfig(def, ds, l)
-	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 1, BaselineIters: 30, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _ := presetServer(t, ds, l, stream.Options{Workers: 1, BaselineIters: 30, Logger: log})
 	e := startE2E(t, exe, srv, log, 1280, 720)
 	e.run(chromedp.Navigate(e.base + "/")) // fitting: frames bring the one-layer GP's error when it is fitted
 	cards := `["rmse-model", "rmse-mean", "rmse-gp1"].map(id => document.querySelector('[data-testid="' + id + '"]').textContent)`
