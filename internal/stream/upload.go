@@ -120,15 +120,7 @@ func (s *Server) ParkModel(client string, mf *modelfile.File) (string, error) {
 	}
 	n, q := m.X.Dims()
 	_, dy := m.Y.Dims()
-	hidden := make([]int, 0, len(m.Layers)-1)
-	inducing := 0
-	for i, l := range m.Layers {
-		mz, _, d := l.Dims()
-		inducing = max(inducing, mz)
-		if i+1 < len(m.Layers) {
-			hidden = append(hidden, d)
-		}
-	}
+	hidden, inducing := mf.Shape()
 	l := s.limits
 	switch {
 	case n > l.MaxRows:
@@ -145,27 +137,9 @@ func (s *Server) ParkModel(client string, mf *modelfile.File) (string, error) {
 			return "", fmt.Errorf("the model's hidden layer %d has width %d, more than the limit of %d", i+1, w, l.MaxWidth)
 		}
 	}
-	nx, ny := mf.NormX, mf.NormY
-	if nx.Mean == nil {
-		nx = identity(q)
-	}
-	if ny.Mean == nil {
-		ny = identity(dy)
-	}
-	if len(nx.Mean) != q || len(ny.Mean) != dy {
-		return "", fmt.Errorf("the model file's normalization has %d and %d columns, its data %d and %d", len(nx.Mean), len(ny.Mean), q, dy)
-	}
-	ds := &dataset.Dataset{
-		Name:        "model-" + newResumeToken()[:12],
-		Description: fmt.Sprintf("the data of a loaded model file (%d rows, %d → %d)", n, q, dy),
-		X:           nx.UndoMean(m.X), Y: ny.UndoMean(m.Y),
-		InputNames: columnNames("x", q), OutputNames: columnNames("y", dy),
-		InputUnit: mf.Info.XUnit, OutputUnit: mf.Info.YUnit,
-	}
-	// A file that refers to a public data set: its originals, exactly, so
-	// that Save model refers to the data set again.
-	if src := mf.Data; src != nil && modelfile.NormalisesTo(src.X, nx, m.X) && modelfile.NormalisesTo(src.Y, ny, m.Y) {
-		ds.X, ds.Y, ds.Source = src.X, src.Y, src.Source
+	ds, nx, ny, err := mf.Originals("model-" + newResumeToken()[:12])
+	if err != nil {
+		return "", err
 	}
 	cfg := s.def
 	cfg.Dataset, cfg.Hidden, cfg.Inducing, cfg.Play = ds.Name, hidden, inducing, false
@@ -248,21 +222,4 @@ func (s *Server) parkNew(client string, p *parked, ds *dataset.Dataset, bytes in
 	}
 	s.addParked(token, p)
 	return token, nil
-}
-
-// identity is the Normalizer that leaves q columns as they are.
-func identity(q int) dataset.Normalizer {
-	n := dataset.Normalizer{Mean: make([]float64, q), Scale: make([]float64, q)}
-	for j := range n.Scale {
-		n.Scale[j] = 1
-	}
-	return n
-}
-
-func columnNames(prefix string, k int) []string {
-	out := make([]string, k)
-	for j := range out {
-		out[j] = fmt.Sprintf("%s%d", prefix, j+1)
-	}
-	return out
 }
