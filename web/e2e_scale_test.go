@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/view/explorer"
@@ -126,7 +127,7 @@ func TestBrowserExplorerAtScale(t *testing.T) {
 	nTrain, nTest := ds.Rows()
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l := stream.DefaultLimits()
+	l := admit.DefaultLimits()
 	l.MaxSessionsPerClient, l.MaxRows = 0, rows
 	l.SessionMemory, l.ServerMemory, l.MaxIterTime = 0, 0, 0 // measured here, not budgeted
 	srv, _ := presetServer(t, ds, l, stream.Options{Workers: 2, BaselineIters: 10, Logger: log})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/train"
 
@@ -24,7 +25,7 @@ func TestBrowserStochasticReadout(t *testing.T) {
 	exe := requireBrowser(t)
 	ds := walkDataset(20_000)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l := stream.DefaultLimits()
+	l := admit.DefaultLimits()
 	l.MaxRows = 20_000
 	l.SessionMemory, l.ServerMemory = 0, 0 // not what is tested here
 	srv, def := presetServer(t, ds, l, stream.Options{Workers: 2, BaselineIters: 10, Logger: log})

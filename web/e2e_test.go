@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 
@@ -60,9 +61,9 @@ func newE2E(t *testing.T) *e2e {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// The browser's pages are one client (loopback): no per-client
 	// session limit here.
-	l := stream.DefaultLimits()
+	l := admit.DefaultLimits()
 	l.MaxSessionsPerClient = 0
-	srv, err := stream.NewServer(stream.Options{Limits: l, Defaults: stream.DefaultConfig(), Workers: 1, Logger: log})
+	srv, err := stream.NewServer(stream.Options{Limits: l, Defaults: admit.DefaultConfig(), Workers: 1, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ var e2eTimeout = 150 * time.Second
 // presetServer returns a session server whose one data set is ds, opened
 // with the preset its shape chooses, under limits l; o gives the rest
 // (workers, baseline iterations, logger). It returns the defaults too.
-func presetServer(t *testing.T, ds *dataset.Dataset, l stream.Limits, o stream.Options) (*stream.Server, stream.Config) {
+func presetServer(t *testing.T, ds *dataset.Dataset, l admit.Limits, o stream.Options) (*stream.Server, admit.Config) {
 	t.Helper()
 	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
@@ -102,9 +103,9 @@ func presetServer(t *testing.T, ds *dataset.Dataset, l stream.Limits, o stream.O
 	if err := cat.Add(ds, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
-	def := stream.DefaultConfig()
+	def := admit.DefaultConfig()
 	def.Dataset = ds.Name
-	o.Catalog, o.Limits, o.Defaults = cat, l, stream.PresetConfig(def, ds, l)
+	o.Catalog, o.Limits, o.Defaults = cat, l, admit.PresetConfig(def, ds, l)
 	srv, err := stream.NewServer(o)
 	if err != nil {
 		t.Fatal(err)

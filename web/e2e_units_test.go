@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/modelfile"
 	"dgpviz/internal/stream"
@@ -30,7 +31,7 @@ import (
 func TestBrowserUnits(t *testing.T) {
 	exe := requireBrowser(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l := stream.DefaultLimits()
+	l := admit.DefaultLimits()
 	l.MaxSessionsPerClient = 0
 	ds, err := dataset.Load("csv:" + filepath.Join("..", "examples", "loop.csv"))
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 
@@ -57,7 +58,7 @@ func TestBrowserUploadChoosesView(t *testing.T) {
 	}
 	exe := requireBrowser(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l := stream.DefaultLimits()
+	l := admit.DefaultLimits()
 	l.SessionMemory = 1 << 30 // the autoencoder preset on the fixture
 	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
@@ -67,7 +68,7 @@ func TestBrowserUploadChoosesView(t *testing.T) {
 	if err := cat.Add(robot, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
-	def := stream.DefaultConfig()
+	def := admit.DefaultConfig()
 	def.Play = false // the same model for both: the preset's restarts, not yet fitted further
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 1, BaselineIters: 50, Logger: log})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/train"
@@ -54,7 +55,7 @@ func newFreyE2E(t *testing.T) *e2e {
 	exe := requireBrowser(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ds := freyCatalogData(t)
-	l := stream.DefaultLimits()
+	l := admit.DefaultLimits()
 	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
@@ -62,10 +63,10 @@ func newFreyE2E(t *testing.T) *e2e {
 	if err := cat.Add(ds, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
-	l = stream.PresetLimits(l, cat)
-	def := stream.DefaultConfig()
+	l = admit.PresetLimits(l, cat)
+	def := admit.DefaultConfig()
 	def.Dataset = "frey"
-	def = stream.PresetConfig(def, ds, l)
+	def = admit.PresetConfig(def, ds, l)
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 1, Logger: log})
 	if err != nil {
 		t.Fatal(err)

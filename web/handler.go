@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/stream"
@@ -18,8 +19,8 @@ import (
 
 // Backend is what the page handler needs from the session server.
 type Backend interface {
-	Defaults() stream.Config
-	Limits() stream.Limits
+	Defaults() admit.Config
+	Limits() admit.Limits
 	Catalog() *dataset.Catalog
 }
 
@@ -112,7 +113,7 @@ func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// linkParams are the page URL's configuration parameters (stream.Config's
+// linkParams are the page URL's configuration parameters (admit.Config's
 // URL form), in the order they apply: the data set first, as the others'
 // limits depend on it.
 var linkParams = []string{"data", "hidden", "m", "opt", "lr", "seed", "frozen", "play", "speed"}
@@ -122,13 +123,13 @@ var linkParams = []string{"data", "hidden", "m", "opt", "lr", "seed", "frozen", 
 // is left out and described in problems, and the others still apply.
 // Other parameters (the page's view: present, scale, follow…) are not its
 // business.
-func linkConfig(q url.Values, def stream.Config, l stream.Limits, cat *dataset.Catalog) (cfg stream.Config, problems []string) {
+func linkConfig(q url.Values, def admit.Config, l admit.Limits, cat *dataset.Catalog) (cfg admit.Config, problems []string) {
 	cfg = def
 	for _, k := range linkParams {
 		if !q.Has(k) {
 			continue
 		}
-		next, err := stream.ParseQuery(url.Values{k: q[k]}, cfg)
+		next, err := admit.ParseQuery(url.Values{k: q[k]}, cfg)
 		if err == nil {
 			err = next.Validate(l, cat)
 		}
@@ -138,7 +139,7 @@ func linkConfig(q url.Values, def stream.Config, l stream.Limits, cat *dataset.C
 		}
 		cfg = next
 	}
-	return stream.LinkPreset(cfg, q, def, l, cat), problems
+	return admit.LinkPreset(cfg, q, def, l, cat), problems
 }
 
 type statusWriter struct {

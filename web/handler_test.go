@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/stream"
 )
 
@@ -21,7 +22,7 @@ func newSite(t *testing.T, opts ...Option) *httptest.Server {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Tests upload many files from one address: no parked-state rate.
-	srv, err := stream.NewServer(stream.Options{Limits: stream.DefaultLimits(), Defaults: stream.DefaultConfig(), Logger: log, ParkBurst: 1 << 20})
+	srv, err := stream.NewServer(stream.Options{Limits: admit.DefaultLimits(), Defaults: admit.DefaultConfig(), Logger: log, ParkBurst: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

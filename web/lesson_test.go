@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/stream"
 	"dgpviz/static"
 )
 
@@ -24,11 +24,11 @@ func TestEmbeddedLessons(t *testing.T) {
 	if len(infos) == 0 || infos[0].Name != "paper" {
 		t.Fatalf("lessons %v, want the paper's among them", infos)
 	}
-	cat, err := dataset.NewCatalog(nil, stream.DefaultLimits().MaxRows)
+	cat, err := dataset.NewCatalog(nil, admit.DefaultLimits().MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := stream.DefaultConfig()
+	def := admit.DefaultConfig()
 	for _, info := range infos {
 		b, err := fs.ReadFile(static.FS, "lessons/"+info.Name+".json")
 		if err != nil {

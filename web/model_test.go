@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/modelfile"
@@ -148,13 +149,13 @@ func TestModelDownloadRefersToData(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(dataset.DataDirEnv, dir)
-	limits := stream.DefaultLimits()
+	limits := admit.DefaultLimits()
 	cat, err := dataset.NewCatalog([]string{"robot"}, limits.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := stream.NewServer(stream.Options{Limits: limits, Defaults: stream.DefaultConfig(), Catalog: cat, Logger: log})
+	srv, err := stream.NewServer(stream.Options{Limits: limits, Defaults: admit.DefaultConfig(), Catalog: cat, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

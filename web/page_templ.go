@@ -9,19 +9,19 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/stream"
 	"dgpviz/internal/train"
 )
 
 // PageData is what the page needs to render its first state. The page then
 // follows the websocket.
 type PageData struct {
-	Config     stream.Config
+	Config     admit.Config
 	ConfigJSON string // Config as JSON, read by app.js
 	Datasets   []dataset.Entry
 	Groups     []string
-	Limits     stream.Limits
+	Limits     admit.Limits
 	Notice     string // a problem with the URL's configuration, or ""
 	// CSVConventions says how an uploaded CSV is read (dataset.CSVConventions).
 	CSVConventions string

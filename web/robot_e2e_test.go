@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 
@@ -39,7 +40,7 @@ func newRobotE2E(t *testing.T) *e2e {
 	t.Helper()
 	exe := requireBrowser(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l := stream.DefaultLimits()
+	l := admit.DefaultLimits()
 	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
@@ -48,9 +49,9 @@ func newRobotE2E(t *testing.T) *e2e {
 	if err := cat.Add(ds, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
-	def := stream.DefaultConfig()
+	def := admit.DefaultConfig()
 	def.Dataset = "robot"
-	def = stream.PresetConfig(def, ds, l)
+	def = admit.PresetConfig(def, ds, l)
 	// A 300-iteration baseline: the full one costs ~20 s of CPU under
 	// -race beside the browser's drawing-time measurements.
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 1, BaselineIters: 300, Logger: log})

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/modelfile"
 	"dgpviz/internal/stream"
@@ -26,7 +27,7 @@ type Uploader interface {
 	BeginUpload(client string, bytes int64) (*stream.Upload, error)
 	ParkModel(client string, mf *modelfile.File) (token string, err error)
 	ParkData(client string, ds *dataset.Dataset) (token, note string, err error)
-	Limits() stream.Limits
+	Limits() admit.Limits
 }
 
 // The server uploads to: a change of either side's signatures fails the
@@ -47,7 +48,7 @@ const uploadBytesPerRow = 8 << 10
 // uploadBytes is the size limit of an upload under the limits l: base, or
 // more when the server's row limit (-max-rows) allows more rows, so that
 // raising that flag raises this limit too.
-func uploadBytes(base int, l stream.Limits) int {
+func uploadBytes(base int, l admit.Limits) int {
 	return max(base, min(l.MaxRows, 1<<40/uploadBytesPerRow)*uploadBytesPerRow)
 }
 

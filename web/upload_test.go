@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"dgpviz/internal/admit"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/wire"
 	"encoding/base64"
@@ -46,7 +47,7 @@ func TestModelUpload(t *testing.T) {
 		{"not json", 400, "not a model file"},
 		{`{"layers": []}`, 400, "not a model file"},
 		{strings.Repeat(" ", maxUploadBytes+10), 413, "larger than 16 MiB (the server's -max-rows raises the limit)"},
-		// Refused while read, at the server's limits (stream.DefaultLimits).
+		// Refused while read, at the server's limits (admit.DefaultLimits).
 		{`{"data": {"X": [` + strings.Repeat("[0],", 1<<20) + `[0]]}}`, 400, "the model's data has more rows than the limit of 2000 rows"},
 		{`{"layers": [{"inducing_inputs": [` + strings.Repeat("[0],", 100) + `[0]]}]}`, 400, "layer 1 has more inducing points than the limit of 64 inducing points"},
 	} {
@@ -84,7 +85,7 @@ func TestDataUpload(t *testing.T) {
 		{"a,b\n1,2\n", "not a usable CSV"},
 		{"x,y\n1,NaN\n2,3\n", "not a usable CSV"},
 		{"x,y\n1,2\n", "1 training row: a fit needs at least 2"}, // the rule viz fit follows (TestFitOneRow)
-		// Past the server's row limit (stream.DefaultLimits), refused as
+		// Past the server's row limit (admit.DefaultLimits), refused as
 		// read, with the flag that raises the limit.
 		{"x,y\n" + strings.Repeat("1,2\n", 2001), "line 2002: more data rows than the limit of 2000 rows (-max-rows raises it)"},
 	} {
@@ -166,10 +167,10 @@ func resumeUntil(t *testing.T, base, token, want string) (map[string]any, map[st
 // TestModelUploadBudget: an uploaded model is read within the memory
 // budget of one session, and refused while read when it would need more.
 func TestModelUploadBudget(t *testing.T) {
-	l := stream.DefaultLimits()
+	l := admit.DefaultLimits()
 	l.SessionMemory = 8 << 20 // the default configuration (the step demo) needs about 5 MiB
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := stream.NewServer(stream.Options{Limits: l, Defaults: stream.DefaultConfig(), Logger: log})
+	srv, err := stream.NewServer(stream.Options{Limits: l, Defaults: admit.DefaultConfig(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func uploadCSV(t *testing.T, base, csv string) string {
 // with Retry-After, said after a pause, while another client's still go.
 func TestUploadLimits(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := stream.NewServer(stream.Options{Limits: stream.DefaultLimits(), Defaults: stream.DefaultConfig(), Logger: log, TrustProxy: true})
+	srv, err := stream.NewServer(stream.Options{Limits: admit.DefaultLimits(), Defaults: admit.DefaultConfig(), Logger: log, TrustProxy: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func TestUploadLimits(t *testing.T) {
 // TestUploadBytesFollowRows: the upload size limits are the default's
 // 16 MiB up to the default row limit, and grow with -max-rows beyond it.
 func TestUploadBytesFollowRows(t *testing.T) {
-	l := stream.DefaultLimits()
+	l := admit.DefaultLimits()
 	if got := uploadBytes(maxDataBytes, l); got != maxDataBytes {
 		t.Errorf("at %d rows: %d bytes, want %d", l.MaxRows, got, maxDataBytes)
 	}

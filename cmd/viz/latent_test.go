@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/wire"
@@ -74,13 +75,13 @@ func TestLatentMatchesExplorer(t *testing.T) {
 	dir := t.TempDir()
 	data := "csv:" + writeLoopCSV(t, dir)
 	const gpIters = 150 // the page's baseline fit, shortened (both sides)
-	limits := stream.DefaultLimits()
+	limits := admit.DefaultLimits()
 	cat, err := dataset.NewCatalog([]string{data}, limits.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: limits, Defaults: stream.DefaultConfig(), Workers: 1, Logger: log, BaselineIters: gpIters})
+	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: limits, Defaults: admit.DefaultConfig(), Workers: 1, Logger: log, BaselineIters: gpIters})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,8 @@ func init() {
 type serveOptions struct {
 	addr      string
 	data      []string
-	cfg       stream.Config
-	limits    stream.Limits
+	cfg       admit.Config
+	limits    admit.Limits
 	origins   []string
 	hosts     []string // host names answered (-allow-host), besides the loopback names
 	perIP     int      // open connections per client address
@@ -48,7 +48,7 @@ type serveOptions struct {
 }
 
 func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
-	o := serveOptions{cfg: stream.DefaultConfig(), limits: stream.DefaultLimits()}
+	o := serveOptions{cfg: admit.DefaultConfig(), limits: admit.DefaultLimits()}
 	fs := newFlags("serve", stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
 	fs.Func("data", `data set: "step", "robot" or "robot:PATH" (robot WiFi readings), "frey" or "frey:PATH" (the Frey faces MAT-file), "csv:PATH", "npy:PATH", "npz:PATH" or "parquet:PATH" (or a PATH ending in .csv, .npy, .npz or .parquet); repeat to offer several (the first is the default). "robot" and "frey" are the files 'viz data get' fetches. The data's shape chooses the view: one output a regression, several outputs the latent explorer, outputs that are the inputs an autoencoder. `+dataset.CSVConventions+" "+dataset.NumPyConventions+" "+dataset.ParquetConventions, func(s string) error {
@@ -149,7 +149,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopShare()
-	if limit, ok := stream.MemoryLimit(o.limits, os.Getenv("GOMEMLIMIT")); ok {
+	if limit, ok := admit.MemoryLimit(o.limits, os.Getenv("GOMEMLIMIT")); ok {
 		debug.SetMemoryLimit(limit)
 		log.Info("memory limit", "MiB", limit>>20)
 	}
@@ -241,13 +241,13 @@ func shapeCSVs(cat *dataset.Catalog, specs []string, shape [2]int) error {
 // autoencoder's), which is the architecture unless the command line gave
 // one; and the per-session budget rises to what the presets of the data
 // sets offered need unless the command line set it.
-func presetDefaults(o serveOptions, cat *dataset.Catalog) (stream.Config, stream.Limits) {
+func presetDefaults(o serveOptions, cat *dataset.Catalog) (admit.Config, admit.Limits) {
 	cfg, l := o.cfg, o.limits
 	if !o.set["hidden"] && !o.set["inducing"] {
-		cfg = stream.PresetConfig(cfg, cat.Get(cfg.Dataset), l)
+		cfg = admit.PresetConfig(cfg, cat.Get(cfg.Dataset), l)
 	}
 	if !o.set["session-memory"] {
-		l = stream.PresetLimits(l, cat)
+		l = admit.PresetLimits(l, cat)
 	}
 	return cfg, l
 }

@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"dgpviz/internal/admit"
 	"dgpviz/internal/engine"
-	"dgpviz/internal/stream"
 	"dgpviz/internal/train"
 	"io"
 	"net/http"
@@ -200,7 +200,7 @@ func pageOf(t *testing.T, url string) []byte {
 // -max-rows sets it either way, and a data set past it is refused with a
 // message that names the flag.
 func TestServeRowLimitFollowsAddress(t *testing.T) {
-	public := stream.DefaultLimits().MaxRows
+	public := admit.DefaultLimits().MaxRows
 	for _, c := range []struct {
 		args []string
 		want int

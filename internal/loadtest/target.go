@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 	"dgpviz/web"
@@ -51,7 +52,7 @@ func newTarget(o Options) (*target, error) {
 	if o.URL != "" {
 		return &target{url: o.URL, pid: o.PID}, nil
 	}
-	limits := stream.DefaultLimits()
+	limits := admit.DefaultLimits()
 	if o.Mode == ModeChurn { // n counts connections, at most Concurrency at once
 		// Room for sessions the server is still ending after their
 		// clients dropped: a 1013 here would test the limit, not the churn.
@@ -67,16 +68,16 @@ func newTarget(o Options) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	def := stream.DefaultConfig()
+	def := admit.DefaultConfig()
 	if len(o.Data) > 0 {
 		def.Dataset = cat.NameOf(o.Data[0])
-		def = stream.PresetConfig(def, cat.Get(def.Dataset), limits)
-		limits = stream.PresetLimits(limits, cat)
+		def = admit.PresetConfig(def, cat.Get(def.Dataset), limits)
+		limits = admit.PresetLimits(limits, cat)
 	}
 	// As viz serve: the memory limit the budget implies. The clients are
 	// clients of their own by the address they name (client.go), as
 	// behind a proxy.
-	if limit, ok := stream.MemoryLimit(limits, os.Getenv("GOMEMLIMIT")); ok {
+	if limit, ok := admit.MemoryLimit(limits, os.Getenv("GOMEMLIMIT")); ok {
 		debug.SetMemoryLimit(limit)
 	}
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: limits, Defaults: def, Workers: 1, Logger: log, TrustProxy: true, KeepFreedMemory: o.KeepFreedMemory, PoolShare: o.PoolShare})

@@ -30,9 +30,9 @@ import (
 	"sync"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/share"
-	"dgpviz/internal/stream"
 	"dgpviz/internal/wire"
 	"dgpviz/web"
 
@@ -81,7 +81,7 @@ type Server struct {
 	log      *slog.Logger
 	id       string // names this relay in follower counts
 	upgrader websocket.Upgrader
-	limits   stream.Limits
+	limits   admit.Limits
 	cat      *dataset.Catalog // the page's (web.Backend): the default data set's name
 
 	mu        sync.Mutex
@@ -117,7 +117,7 @@ func New(o Options) (*Server, error) {
 	var id [8]byte
 	rand.Read(id[:])
 	s := &Server{o: o, nc: o.NATS, log: o.Logger, id: hex.EncodeToString(id[:]), feeds: map[string]*feed{}, stopping: make(chan struct{}), peers: map[string]time.Time{}}
-	s.limits = stream.DefaultLimits()
+	s.limits = admit.DefaultLimits()
 	s.limits.MaxFollowers = o.MaxFollowers
 	cat, err := dataset.NewCatalog(nil, s.limits.MaxRows)
 	if err != nil {
@@ -211,8 +211,8 @@ func (s *Server) Followers() int {
 
 // Defaults, Limits and Catalog serve the page (web.Backend): a relay's
 // page is the follower's.
-func (s *Server) Defaults() stream.Config   { return stream.DefaultConfig() }
-func (s *Server) Limits() stream.Limits     { return s.limits }
+func (s *Server) Defaults() admit.Config    { return admit.DefaultConfig() }
+func (s *Server) Limits() admit.Limits      { return s.limits }
 func (s *Server) Catalog() *dataset.Catalog { return s.cat }
 
 // Handler returns the relay's site: the page (only with ?follow=KEY: a

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/share"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/wire"
@@ -49,8 +50,8 @@ func newWorld(t *testing.T) *world {
 	var site http.Handler // the presenter's page and websocket
 	hs := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { site.ServeHTTP(rw, r) }))
 	w.pURL = hs.URL + "/"
-	l := stream.DefaultLimits()
-	srv, err := stream.NewServer(stream.Options{Limits: l, Defaults: stream.DefaultConfig(), Workers: 1,
+	l := admit.DefaultLimits()
+	srv, err := stream.NewServer(stream.Options{Limits: l, Defaults: admit.DefaultConfig(), Workers: 1,
 		Share: share.ShareOptions{Publisher: NewPublisher(nc, PublisherOptions{}), PublicURL: w.pURL}})
 	if err != nil {
 		t.Fatal(err)

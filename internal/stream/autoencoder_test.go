@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/modelfile"
 	"dgpviz/internal/train"
@@ -41,7 +42,7 @@ func freyEnv(t testing.TB, path string, mutate ...func(*Options)) *testEnv {
 		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
-		o.Limits = PresetLimits(o.Limits, o.Catalog)
+		o.Limits = admit.PresetLimits(o.Limits, o.Catalog)
 		for _, m := range mutate {
 			m(o)
 		}
@@ -321,7 +322,7 @@ func freyStreaming(t *testing.T, workers int) {
 		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
-		o.Limits = PresetLimits(o.Limits, o.Catalog)
+		o.Limits = admit.PresetLimits(o.Limits, o.Catalog)
 	})
 	t0 := time.Now()
 	c := e.dial(t, "data=frey&hidden=2&m=15&speed=0&play=0")

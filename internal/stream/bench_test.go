@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
@@ -76,7 +77,7 @@ var robotConfig = train.InitConfig{Hidden: []int{3, 3}, Inducing: 30, Seed: 1}
 // and the penalties) under 32 KB, at any size of model the limits allow.
 func TestRobotFrameSizes(t *testing.T) {
 	ds := robotData(t)
-	for _, c := range []train.InitConfig{robotConfig, {Hidden: []int{3}, Inducing: 30, Seed: 1}, {Hidden: []int{3, 3}, Inducing: DefaultLimits().MaxInducing, Seed: 1}} {
+	for _, c := range []train.InitConfig{robotConfig, {Hidden: []int{3}, Inducing: 30, Seed: 1}, {Hidden: []int{3, 3}, Inducing: admit.DefaultLimits().MaxInducing, Seed: 1}} {
 		var f framer
 		p := publicationFor(t, ds, c, 1) // a frame's size hardly depends on how far the fit went
 		heavy, err := f.frame(p)

@@ -1,145 +1,29 @@
 package stream
 
 import (
+	"dgpviz/internal/admit"
 	"errors"
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"time"
-
-	"dgpviz/internal/admit"
-	"dgpviz/internal/dataset"
-	"dgpviz/internal/engine"
-	"dgpviz/internal/train"
-	"dgpviz/internal/view"
-	"dgpviz/internal/views"
 )
-
-// Budget defaults: a session within every other limit (2,000 rows, six
-// layers of width 8, 64 inducing points) was measured at 457 MB and 3
-// iterations a second, and sixteen of them at 5.1 GB; these refuse such
-// configurations with a clear error instead.
-const (
-	DefaultSessionMemory = 256 << 20 // bytes one session may be estimated to use
-	DefaultServerMemory  = 1 << 30   // bytes all sessions together
-	DefaultMaxIterTime   = time.Second
-	// sessionStates is how many model-sized states a session keeps besides
-	// the optimizer's vectors: the live model, the frame writer's snapshot,
-	// the message figure's copy and the state before a drag.
-	sessionStates = 4
-	// gcHeadroom: the Go heap grows to about twice the live data between
-	// collections (GOGC=100), a little more while a collection runs: the
-	// peak heap of sessions of 200–800 MiB was 2.1–2.5 times what they
-	// held when idle (TestEstimateMatchesHeap).
-	gcHeadroom = 2.25
-)
-
-// Estimate is what a configuration is expected to cost a session.
-type Estimate struct {
-	Bytes int64 // heap while it runs, including the undo history and the collector's headroom
-	// Build is the heap while its model is built: a view's preset fits
-	// restarts side by side (EstimateSession).
-	Build    int64
-	IterTime time.Duration // one optimizer iteration on one core of a busy machine
-}
-
-// EstimateConfig estimates the cost of running configuration c on data set rows
-// (n inputs of width q, outputs of width d) from a single start, in a view
-// that holds nothing of its own.
-func EstimateConfig(c Config, n, q, d int) Estimate { return estimate(c, nil, nil, n, q, d, 0) }
-
-// EstimateSession estimates the cost of a session of configuration c on
-// n rows of data set ds (edited, the working rows differ) in the view the
-// data's shape chooses: a view with a preset builds its models from
-// restarts (view.Arch.Restarts), side by side, and keeps them; a view that
-// analyses every row for its frames holds that prediction
-// (view.RowAnalyzer).
-func EstimateSession(c Config, ds *dataset.Dataset, n, q, d int) Estimate {
-	v := views.For(ds, nil)
-	restarts := 0
-	if a, ok := v.Preset(nil); ok {
-		restarts = a.Restarts
-	}
-	return estimate(c, v, ds, n, q, d, restarts)
-}
-
-// estimateStarted is EstimateSession for a session that starts from a
-// model it is given (a loaded model file, a fork), without restarts.
-func estimateStarted(c Config, ds *dataset.Dataset, n, q, d int) Estimate {
-	return estimate(c, views.For(ds, nil), ds, n, q, d, 0)
-}
-
-// perSession is what a session holds whatever its model: its goroutines,
-// the socket's buffers, queues, the last frame and setup.
-const perSession = 1 << 20
-
-// estimate is the estimate of a session of c on n rows of ds in view v
-// (nil: none) that keeps the models of restarts restarts.
-func estimate(c Config, v view.View, ds *dataset.Dataset, n, q, d, restarts int) Estimate {
-	widths := append(append([]int{q}, c.Hidden...), d)
-	// The data are held by the session (its working copy) and by the
-	// model, copied once per start (train.Initialize; a preset's restarts
-	// each, which it keeps); published snapshots and undo states share
-	// them (engine.Model.CloneParams): every other state is parameters.
-	data := int64(8 * n * (q + d))
-	copies := int64(1 + max(1, restarts))
-	params := engine.ModelBytes(n, widths, c.Inducing) - data
-	history := min(int64(maxHistory)*params, maxHistoryBytes) // undo states, when a person has made that many edits
-	kept := int64(restarts) * params                          // the restarts' models
-	var analysis int64
-	if ra, ok := v.(view.RowAnalyzer); ok && ds != nil {
-		analysis = engine.EstimatePredict(ra.AnalyzedRows(ds), widths, c.Inducing)
-	}
-	// The trainer's evaluators and vectors (the second evaluation of the
-	// bound alone is the publisher's, of a model the optimizer has not
-	// evaluated: after an edit).
-	it := train.EstimateIter(liveMethod(c, n), n, widths, c.Inducing, params)
-	cost := it.Full
-	live := perSession + it.Evals + copies*data + sessionStates*params + it.Vectors + history + kept + analysis
-	e := Estimate{
-		Bytes:    int64(gcHeadroom * float64(live)),
-		IterTime: it.Time,
-	}
-	e.Build = e.Bytes
-	if restarts > 1 {
-		// Restarts fit side by side (train.FitRestarts: as many as there
-		// are cores), each with its own evaluator, optimizer and copy of
-		// the data; then one more evaluator scores them.
-		par := int64(min(restarts, runtime.GOMAXPROCS(0)))
-		build := perSession + copies*data + par*(cost.Bytes+it.Vectors) + kept + cost.Bytes
-		e.Build = max(e.Bytes, int64(gcHeadroom*float64(build)))
-	}
-	return e
-}
-
-// checkBudget refuses a configuration whose estimate exceeds the
-// per-session budgets, saying what it would take and what to reduce.
-func checkBudget(e Estimate, l Limits) error {
-	if l.SessionMemory > 0 && e.Bytes > l.SessionMemory {
-		return fmt.Errorf("this model would need about %s of memory, more than a session may use (%s): use fewer inducing points, fewer or narrower hidden layers, or fewer data (the server's -session-memory raises the limit)", mib(e.Bytes), mib(l.SessionMemory))
-	}
-	if l.MaxIterTime > 0 && e.IterTime > l.MaxIterTime {
-		return fmt.Errorf("one optimizer iteration of this model would take about %s, more than the limit %s: use fewer inducing points, fewer or narrower hidden layers, or fewer data (the server's -max-iter-time raises the limit)", e.IterTime.Round(time.Millisecond), l.MaxIterTime)
-	}
-	return nil
-}
 
 // estimateNow is what s holds with configuration c on n rows of its data:
 // with the models of its restarts, when it keeps them.
-func (s *session) estimateNow(c Config, n, q, d int) Estimate {
+func (s *session) estimateNow(c admit.Config, n, q, d int) admit.Estimate {
 	k := 0
 	if s.restarts != nil {
 		k = len(s.restarts.List)
 	}
-	return estimate(c, s.view, s.data.Set, n, q, d, k)
+	return admit.EstimateIn(c, s.view, s.data.Set, n, q, d, k)
 }
 
 // grow checks that s may hold configuration c on n rows of its data and
 // reserves it, before the memory is taken: every way a session grows
 // (data edits, undo and redo of them) asks here first.
-func (s *session) grow(c Config, n, q, d int) error {
+func (s *session) grow(c admit.Config, n, q, d int) error {
 	e := s.estimateNow(c, n, q, d)
-	if err := checkBudget(e, s.srv.limits); err != nil {
+	if err := admit.CheckBudget(e, s.srv.limits); err != nil {
 		return err
 	}
 	return s.srv.reserve(s, e.Bytes)
@@ -162,8 +46,6 @@ func (s *Server) setReservation(ss *session, bytes int64) {
 	}
 	s.reserved[ss] = bytes
 }
-
-func mib(b int64) string { return fmt.Sprintf("%d MiB", (b+(1<<20)-1)>>20) }
 
 // reserve records that session ss now holds a configuration estimated at
 // bytes, refusing when all sessions together would exceed the server's
@@ -188,7 +70,7 @@ func (s *Server) reserve(ss *session, bytes int64) error {
 			held -= freed
 		}
 		if held+bytes > share {
-			return fmt.Errorf("%w: this model would need about %s of memory and your other sessions and uploads hold %s of the %s one client may use; close another tab, or try a smaller model", ErrBusy, mib(bytes), mib(held), mib(share))
+			return fmt.Errorf("%w: this model would need about %s of memory and your other sessions and uploads hold %s of the %s one client may use; close another tab, or try a smaller model", ErrBusy, admit.MiB(bytes), admit.MiB(held), admit.MiB(share))
 		}
 	}
 	if s.limits.ServerMemory > 0 {
@@ -201,7 +83,7 @@ func (s *Server) reserve(ss *session, bytes int64) error {
 			total -= freed
 		}
 		if total+bytes > s.limits.ServerMemory {
-			return fmt.Errorf("%w: this model would need about %s of memory and the other sessions hold %s of its %s; try a smaller model or later", ErrBusy, mib(bytes), mib(total), mib(s.limits.ServerMemory))
+			return fmt.Errorf("%w: this model would need about %s of memory and the other sessions hold %s of its %s; try a smaller model or later", ErrBusy, admit.MiB(bytes), admit.MiB(total), admit.MiB(s.limits.ServerMemory))
 		}
 	}
 	if prev := s.reserved[ss]; prev > bytes {
@@ -326,18 +208,4 @@ func (s *Server) freed(bytes int64) {
 			}
 		}
 	}()
-}
-
-// MemoryLimit returns the Go memory limit (debug.SetMemoryLimit) that
-// makes real memory follow the server's budget: its memory budget with a
-// fifth more for what no reservation counts (frames being encoded, the
-// runtime's own), so that the collector works harder as the heap nears
-// the budget rather than letting it grow to twice the live data. ok is
-// false when there is no budget, or when env (the GOMEMLIMIT environment
-// variable) already sets one.
-func MemoryLimit(l Limits, env string) (int64, bool) {
-	if l.ServerMemory <= 0 || env != "" {
-		return 0, false
-	}
-	return l.ServerMemory + l.ServerMemory/5, true
 }

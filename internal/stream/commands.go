@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
@@ -261,7 +262,7 @@ func (s *session) cmdDataset(c Command) (string, error) {
 	if next := s.srv.cat.Get(cfg.Dataset); next != nil && s.data != nil && views.Kind(next) != s.view.Kind() {
 		// Another view: its preset's architecture, or the server's
 		// default when it has none.
-		cfg = presetConfig(cfg, views.For(next, nil), s.srv.def, s.srv.limits)
+		cfg = admit.WithPreset(cfg, views.For(next, nil), s.srv.def, s.srv.limits)
 	}
 	if err := s.build(cfg, false); err != nil {
 		return "", err

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/view"
@@ -18,14 +19,6 @@ import (
 // the state before the edit for undo. A drag is one edit: the commands of
 // one drag all start from the model before it, so dragging a point away
 // and back restores the model exactly.
-
-// Bounds of the undo history. A state holds the model's parameters
-// (at the limits, 6 layers of 64 inducing points and width 8: about
-// 1.6 MB) and, when a data edit made them, the data.
-const (
-	maxHistory      = 100      // edits that can be undone
-	maxHistoryBytes = 64 << 20 // bytes of model and data held for undo and redo
-)
 
 // editState is what undo restores: the model, the frozen groups and the
 // data, all private to the history (a restore hands clones on).
@@ -94,7 +87,7 @@ func (s *session) pushHistory(e editState) {
 func (s *session) trimHistory() {
 	// slices.Delete clears what it drops: states resliced away would stay
 	// reachable through the array, past the history's bounds.
-	for len(s.hist.undo) > maxHistory {
+	for len(s.hist.undo) > admit.MaxHistory {
 		s.hist.undo = slices.Delete(s.hist.undo, 0, 1)
 	}
 	for len(s.hist.undo) > 1 {
@@ -105,7 +98,7 @@ func (s *session) trimHistory() {
 		for _, e := range s.hist.redo {
 			total += e.bytes(s.data)
 		}
-		if total <= maxHistoryBytes {
+		if total <= admit.MaxHistoryBytes {
 			break
 		}
 		s.hist.undo = slices.Delete(s.hist.undo, 0, 1)

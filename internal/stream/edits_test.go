@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/wire"
 
 	"gonum.org/v1/gonum/mat"
@@ -224,19 +225,19 @@ func TestHistoryIsBounded(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, paused)
 	var last map[string]any
-	for i := 0; i < maxHistory+5; i++ {
+	for i := 0; i < admit.MaxHistory+5; i++ {
 		id := c.send(map[string]any{"op": "freeze", "group": "noise", "frozen": i%2 == 0})
 		last = c.reply(id)
 	}
-	if n := num64(last["undo"]); int(n) != maxHistory {
-		t.Errorf("after %d edits undo holds %v, want %d", maxHistory+5, n, maxHistory)
+	if n := num64(last["undo"]); int(n) != admit.MaxHistory {
+		t.Errorf("after %d edits undo holds %v, want %d", admit.MaxHistory+5, n, admit.MaxHistory)
 	}
 	if l, _ := last["undo_label"].(string); l != "unfreeze noise" && l != "freeze noise" {
 		t.Errorf("undo_label %q", l)
 	}
 	r := c.reply(c.send(map[string]any{"op": "undo"}))
-	if num64(r["undo"]) != maxHistory-1 || num64(r["redo"]) != 1 {
-		t.Errorf("after one undo: undo %v redo %v, want %d 1", r["undo"], r["redo"], maxHistory-1)
+	if num64(r["undo"]) != admit.MaxHistory-1 || num64(r["redo"]) != 1 {
+		t.Errorf("after one undo: undo %v redo %v, want %d 1", r["undo"], r["redo"], admit.MaxHistory-1)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
@@ -207,8 +208,8 @@ func BenchmarkRobotStreaming(b *testing.B) {
 // the background) belongs to its server: Shutdown cancels it and waits for
 // it, and a second server computes its own.
 func TestShutdownStopsBaselines(t *testing.T) {
-	l := DefaultLimits()
-	srv, err := NewServer(Options{Limits: l, Defaults: DefaultConfig(), Workers: 1})
+	l := admit.DefaultLimits()
+	srv, err := NewServer(Options{Limits: l, Defaults: admit.DefaultConfig(), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestShutdownStopsBaselines(t *testing.T) {
 		t.Fatal("Shutdown returned before the baseline stopped")
 	}
 	t.Logf("shutdown stopped the baseline in %v", time.Since(start).Round(time.Millisecond))
-	srv2, err := NewServer(Options{Limits: l, Defaults: DefaultConfig(), Workers: 1})
+	srv2, err := NewServer(Options{Limits: l, Defaults: admit.DefaultConfig(), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func TestDatasetSwitchResetsArchitecture(t *testing.T) {
 	c := e.dial(t, paused+"&data=robot&hidden=3,3&m=20")
 	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
 	r := c.reply(c.send(map[string]any{"op": "dataset", "dataset": "step"}))
-	def := DefaultConfig()
+	def := admit.DefaultConfig()
 	if h := get(r, "config", "hidden"); fmt.Sprint(h) != fmt.Sprint([]any{1.0, 1.0}) || num64(get(r, "config", "inducing")) != float64(def.Inducing) {
 		t.Errorf("after switching to step: hidden %v inducing %v, want %v %d", h, get(r, "config", "inducing"), def.Hidden, def.Inducing)
 	}

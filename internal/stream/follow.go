@@ -20,7 +20,7 @@ import (
 // configuration, and the publication (the model's immutable copy, its
 // data and view).
 type forkState struct {
-	cfg Config
+	cfg admit.Config
 	pub *publication
 }
 
@@ -197,8 +197,8 @@ func (s *Server) fork(h *share.Hub, client string) (string, error) {
 	n, q, dy := snap.Data.Dims()
 	cfg := st.cfg
 	cfg.Play = false
-	e := estimateStarted(cfg, snap.Data.Set, n, q, dy) // a fork does not keep the presenter's restarts
-	if err := checkBudget(e, s.limits); err != nil {
+	e := admit.EstimateStarted(cfg, snap.Data.Set, n, q, dy) // a fork does not keep the presenter's restarts
+	if err := admit.CheckBudget(e, s.limits); err != nil {
 		return "", err
 	}
 	p := &parked{cfg: cfg, data: snap.Data, model: snap.Model.Clone(), iter: snap.Iter, restart: -1}

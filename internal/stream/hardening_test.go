@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/train"
 
@@ -81,8 +82,8 @@ func TestSessionsPerClient(t *testing.T) {
 // server's reservation follows the data (up with added points, down with
 // undo).
 func TestAddDataBudget(t *testing.T) {
-	big := Config{Hidden: []int{8, 8, 8, 8, 8}, Inducing: 64}
-	at := func(n int) int64 { return EstimateConfig(big, n, 1, 1).Bytes }
+	big := admit.Config{Hidden: []int{8, 8, 8, 8, 8}, Inducing: 64}
+	at := func(n int) int64 { return admit.EstimateConfig(big, n, 1, 1).Bytes }
 	e := newEnv(t, func(o *Options) { o.Limits.SessionMemory = at(36) })
 	c := e.dial(t, "play=0&hidden=8,8,8,8,8&m=64")
 	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
@@ -124,7 +125,7 @@ func TestAddDataBudget(t *testing.T) {
 // page that is here is admitted by letting go of parked state, the
 // heaviest client's first, when the memory budget is full.
 func TestParkedState(t *testing.T) {
-	step := EstimateConfig(Config{Hidden: []int{1, 1}, Inducing: 12}, 30, 1, 1).Bytes
+	step := admit.EstimateConfig(admit.Config{Hidden: []int{1, 1}, Inducing: 12}, 30, 1, 1).Bytes
 	e := newEnv(t, func(o *Options) {
 		o.Limits.ServerMemory = 4*step + step/2 // room for four step demos
 		o.ResumeGrace = time.Hour
@@ -184,7 +185,7 @@ func TestParkedState(t *testing.T) {
 // budget (and at least a session's); past that its next model is refused
 // while another client's is admitted.
 func TestClientMemoryShare(t *testing.T) {
-	step := EstimateConfig(Config{Hidden: []int{1, 1}, Inducing: 12}, 30, 1, 1).Bytes
+	step := admit.EstimateConfig(admit.Config{Hidden: []int{1, 1}, Inducing: 12}, 30, 1, 1).Bytes
 	e := newEnv(t, func(o *Options) {
 		o.Limits.ServerMemory = 4*step + step/2 // a client's share: two step demos
 		o.Limits.SessionMemory = step + step/2

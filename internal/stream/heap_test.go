@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 )
 
@@ -143,7 +144,7 @@ func TestEstimateMatchesHeap(t *testing.T) {
 			t.Logf("%s: skipped: %v", sh.name, err)
 			continue
 		}
-		l := DefaultLimits()
+		l := admit.DefaultLimits()
 		l.SessionMemory, l.ServerMemory, l.MaxIterTime, l.MaxSessionsPerClient = 0, 0, 0, 0
 		cat, err := dataset.NewCatalog(nil, l.MaxRows)
 		if err != nil {
@@ -152,7 +153,7 @@ func TestEstimateMatchesHeap(t *testing.T) {
 		if err := cat.Add(ds, l.MaxRows); err != nil {
 			t.Fatal(err)
 		}
-		cfg := PresetConfig(DefaultConfig(), ds, l)
+		cfg := admit.PresetConfig(admit.DefaultConfig(), ds, l)
 		cfg.Dataset = ds.Name
 		e := newEnv(t, func(o *Options) { o.Catalog, o.Limits, o.Defaults = cat, l, cfg })
 		n, q := ds.X.Dims()
@@ -162,11 +163,11 @@ func TestEstimateMatchesHeap(t *testing.T) {
 			query += "&" + sh.query
 		}
 		// The configuration the session will run.
-		run, err := ParseQuery(mustQuery(query), cfg)
+		run, err := admit.ParseQuery(mustQuery(query), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		est := EstimateSession(run, ds, n, q, d)
+		est := admit.EstimateSession(run, ds, n, q, d)
 
 		runtime.GC()
 		runtime.GC()
@@ -182,7 +183,7 @@ func TestEstimateMatchesHeap(t *testing.T) {
 		// leaves it: freezing and unfreezing the noise is an edit of
 		// every view.
 		var last int64
-		for k := range maxHistory {
+		for k := range admit.MaxHistory {
 			last = c.send(map[string]any{"op": "freeze", "group": "noise", "frozen": k%2 == 0})
 		}
 		c.reply(last)
@@ -210,7 +211,7 @@ func TestEstimateMatchesHeap(t *testing.T) {
 			f.Close()
 		}
 		c.c.Close()
-		t.Logf("%s: live after a collection %.0f MiB (estimated %.0f MiB without the collector's headroom)", sh.name, float64(live-min(live, base))/(1<<20), float64(est.Bytes)/gcHeadroom/(1<<20))
+		t.Logf("%s: live after a collection %.0f MiB (estimated %.0f MiB without the collector's headroom)", sh.name, float64(live-min(live, base))/(1<<20), float64(est.Bytes)/admit.GCHeadroom/(1<<20))
 		mb := func(b uint64) float64 { return float64(b-min(b, base)) / (1 << 20) }
 		row := fmt.Sprintf("| %s | %.0f MiB | %.0f MiB (%.2f) | %.0f MiB | %.0f MiB (%.2f) | %.1f s | %d frames, %.0f iterations |",
 			sh.name, float64(est.Bytes)/(1<<20), mb(playPeak), float64(est.Bytes)/(1<<20)/mb(playPeak),

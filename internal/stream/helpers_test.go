@@ -7,11 +7,11 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/wire"
 
@@ -22,7 +22,7 @@ import (
 // testCSV is a second, tiny data set for the dataset command.
 const testCSV = "x,y\n0,0\n1,1\n2,4\n3,9\n4,16\n5,25\n6,36\n7,49\n"
 
-func testCatalog(t testing.TB, l Limits) *dataset.Catalog {
+func testCatalog(t testing.TB, l admit.Limits) *dataset.Catalog {
 	t.Helper()
 	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
@@ -46,10 +46,10 @@ type testEnv struct {
 
 func newEnv(t testing.TB, mutate func(*Options)) *testEnv {
 	t.Helper()
-	l := DefaultLimits()
+	l := admit.DefaultLimits()
 	// A 300-iteration baseline: the full one costs ~20 s of CPU under
 	// -race beside the tests that measure timings.
-	o := Options{Limits: l, Defaults: DefaultConfig(), Workers: 1, BaselineIters: 300}
+	o := Options{Limits: l, Defaults: admit.DefaultConfig(), Workers: 1, BaselineIters: 300}
 	o.Catalog = testCatalog(t, l)
 	if mutate != nil {
 		mutate(&o)
@@ -234,7 +234,18 @@ func num64(v any) float64 {
 
 func floats(v any) []float64 { f, _ := v.([]float64); return f }
 
-func urlValues(s string) (url.Values, error) { return url.ParseQuery(s) }
+// eventually polls cond every 10 ms until it holds, failing with what
+// (and the state it reports) after timeout.
+func eventually(t testing.TB, timeout time.Duration, cond func() bool, what func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(what())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 // wideDataset is robot-shaped synthetic data: n scans in time, d smooth
 // signals.
@@ -253,17 +264,4 @@ func wideDataset(n, d int) *dataset.Dataset {
 		}
 	}
 	return &dataset.Dataset{Name: "wide", Description: "synthetic robot-shaped data", X: x, Y: y, InputNames: []string{"time"}, OutputNames: names}
-}
-
-// eventually polls cond every 10 ms until it holds, failing with what
-// (and the state it reports) after timeout.
-func eventually(t testing.TB, timeout time.Duration, cond func() bool, what func() string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal(what())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

@@ -2,49 +2,13 @@ package stream
 
 import (
 	"math"
-	"net/url"
-	"slices"
 	"testing"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
 )
-
-// TestLinkPreset: a link to data of another view opens in that view's
-// preset unless it gives the architecture; a link to data of the same
-// view keeps the server's default.
-func TestLinkPreset(t *testing.T) {
-	l := DefaultLimits()
-	cat, err := dataset.NewCatalog([]string{"csv:../../examples/loop.csv", "csv:../../internal/dataset/testdata/good.csv"}, l.MaxRows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := DefaultConfig() // the step demo: hidden 1,1
-	robot := train.RobotPreset(0).Init
-	for _, c := range []struct {
-		query    string
-		hidden   []int
-		inducing int
-	}{
-		{"data=csv:loop.csv", robot.Hidden, min(robot.Inducing, l.MaxInducing)},
-		{"data=csv:loop.csv&hidden=2", []int{2}, min(robot.Inducing, l.MaxInducing)},
-		{"data=csv:loop.csv&m=7", robot.Hidden, 7},
-		{"data=csv:good.csv", def.Hidden, def.Inducing}, // one output: the step demo's view
-		{"seed=3", def.Hidden, def.Inducing},
-	} {
-		q, _ := url.ParseQuery(c.query)
-		cfg, err := ParseQuery(q, def)
-		if err != nil {
-			t.Fatalf("%s: %v", c.query, err)
-		}
-		cfg = LinkPreset(cfg, q, def, l, cat)
-		if !slices.Equal(cfg.Hidden, c.hidden) || cfg.Inducing != c.inducing {
-			t.Errorf("%s: hidden %v, %d inducing points; want %v, %d", c.query, cfg.Hidden, cfg.Inducing, c.hidden, c.inducing)
-		}
-	}
-}
 
 // TestPresetLimitsAdmitTheBuild: viz serve raises the session budget to
 // what a preset's build needs at its peak (its restarts side by side), so
@@ -60,7 +24,7 @@ func TestPresetLimitsAdmitTheBuild(t *testing.T) {
 		}
 	}
 	ds := &dataset.Dataset{Name: "frames", X: y, Y: y}
-	l := DefaultLimits()
+	l := admit.DefaultLimits()
 	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
@@ -68,8 +32,8 @@ func TestPresetLimitsAdmitTheBuild(t *testing.T) {
 	if err := cat.Add(ds, l.MaxRows); err != nil {
 		t.Fatal(err)
 	}
-	raised := PresetLimits(l, cat)
-	e := EstimateSession(PresetConfig(DefaultConfig(), ds, raised), ds, n, d, d)
+	raised := admit.PresetLimits(l, cat)
+	e := admit.EstimateSession(admit.PresetConfig(admit.DefaultConfig(), ds, raised), ds, n, d, d)
 	srv := &Server{limits: raised}
 	if need := max(e.Bytes, e.Build); raised.SessionMemory < need || srv.clientShare() < need {
 		t.Errorf("session budget %d MiB, one client's share %d MiB; the preset's build needs %d MiB", raised.SessionMemory>>20, srv.clientShare()>>20, need>>20)

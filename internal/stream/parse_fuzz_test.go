@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"dgpviz/internal/admit"
 	"net/url"
 	"testing"
 )
@@ -12,18 +13,18 @@ func FuzzParseQuery(f *testing.F) {
 	for _, s := range []string{"", "data=step&hidden=1,1&m=12&opt=lbfgs&lr=0.01&seed=1&frozen=kernel,noise&play=1&speed=60", "hidden=,,,", "m=-1", "lr=NaN", "seed=18446744073709551616", "frozen=%00", "speed=1e9", "hidden=1,1,1,1,1,1,1,1,1,1,1"} {
 		f.Add(s)
 	}
-	l := DefaultLimits()
+	l := admit.DefaultLimits()
 	f.Fuzz(func(t *testing.T, s string) {
 		q, err := url.ParseQuery(s)
 		if err != nil {
 			return
 		}
-		c, err := ParseQuery(q, DefaultConfig())
+		c, err := admit.ParseQuery(q, admit.DefaultConfig())
 		if err != nil {
 			return
 		}
 		_ = c.Validate(l, nil) // must not panic
-		if q2, err := ParseQuery(c.Query(), DefaultConfig()); err == nil && q2.Query().Encode() != c.Query().Encode() {
+		if q2, err := admit.ParseQuery(c.Query(), admit.DefaultConfig()); err == nil && q2.Query().Encode() != c.Query().Encode() {
 			t.Fatalf("a configuration does not survive its own URL: %q → %q", c.Query().Encode(), q2.Query().Encode())
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/wire"
 )
@@ -45,9 +46,9 @@ type reply struct {
 	Op      string          `json:"op,omitempty"`
 	Message string          `json:"message,omitempty"`
 	Error   string          `json:"error,omitempty"`
-	Config  *Config         `json:"config,omitempty"`
+	Config  *admit.Config   `json:"config,omitempty"`
 	Session uint64          `json:"session,omitempty"`
-	Limits  *Limits         `json:"limits,omitempty"`
+	Limits  *admit.Limits   `json:"limits,omitempty"`
 	Sets    []dataset.Entry `json:"datasets,omitempty"`
 	Groups  []string        `json:"groups,omitempty"`
 	// MaxHistory (hello) is the bound history's bound (train.MaxHistory):

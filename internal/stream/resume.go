@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/share"
 	"dgpviz/internal/train"
@@ -36,7 +37,7 @@ const DefaultResumeGrace = 60 * time.Second
 // parked is a disconnected session's state, waiting to be resumed.
 type parked struct {
 	owner    *session // its reservation in Server.reserved (budget.go)
-	cfg      Config
+	cfg      admit.Config
 	data     *view.Data
 	model    *engine.Model
 	iter     int
@@ -217,7 +218,7 @@ func (ss *session) adopt(p *parked) error {
 	if p.restarts != nil {
 		k = len(p.restarts.List)
 	}
-	if err := ss.srv.reserve(ss, estimate(p.cfg, views.For(p.data.Set, nil), p.data.Set, n, q, dy, k).Bytes); err != nil {
+	if err := ss.srv.reserve(ss, admit.EstimateIn(p.cfg, views.For(p.data.Set, nil), p.data.Set, n, q, dy, k).Bytes); err != nil {
 		return err
 	}
 	ss.view = views.For(p.data.Set, ss.srv.env)

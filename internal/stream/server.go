@@ -36,6 +36,11 @@ const (
 	replyWait  = 2 * time.Second  // how long a full reply queue may stay full
 )
 
+// hardReadLimit is the websocket read limit: a message larger than this
+// closes the connection (status 1009). Messages between
+// Limits.MaxCommandBytes and this are answered with an error and discarded.
+const hardReadLimit = share.ReadLimit
+
 // Close codes used by the server (RFC 6455 §7.4.1).
 const (
 	closePolicy    = websocket.ClosePolicyViolation         // 1008: bad configuration, client not reading
@@ -48,8 +53,8 @@ const (
 // Options configure a Server.
 type Options struct {
 	Catalog  *dataset.Catalog
-	Limits   Limits
-	Defaults Config // configuration for parameters a client's URL leaves out
+	Limits   admit.Limits
+	Defaults admit.Config // configuration for parameters a client's URL leaves out
 	// AllowedOrigins are host patterns (path.Match syntax, e.g.
 	// "*.example.org" or "*") accepted in the Origin header besides the
 	// request's own host. Empty: same-origin only.
@@ -90,8 +95,8 @@ type Options struct {
 // Server serves websocket sessions: one model and optimizer per connection.
 type Server struct {
 	cat     *dataset.Catalog
-	limits  Limits
-	def     Config
+	limits  admit.Limits
+	def     admit.Config
 	workers int
 	// env is what the views of all sessions share: work that outlives a
 	// session (the explorer's baselines), under bg, which Shutdown cancels.
@@ -176,10 +181,10 @@ func NewServer(o Options) (*Server, error) {
 func (s *Server) Catalog() *dataset.Catalog { return s.cat }
 
 // Defaults returns the configuration used for absent URL parameters.
-func (s *Server) Defaults() Config { return s.def }
+func (s *Server) Defaults() admit.Config { return s.def }
 
 // Limits returns the server's limits.
-func (s *Server) Limits() Limits { return s.limits }
+func (s *Server) Limits() admit.Limits { return s.limits }
 
 // checkOrigin accepts requests without an Origin header (not from a
 // browser), same-origin requests, and origins matching AllowedOrigins.
@@ -281,9 +286,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ss.hub = hub
 	s.mu.Unlock()
-	cfg, err := ParseQuery(query, s.def)
+	cfg, err := admit.ParseQuery(query, s.def)
 	if err == nil {
-		cfg = LinkPreset(cfg, query, s.def, s.limits, s.cat)
+		cfg = admit.LinkPreset(cfg, query, s.def, s.limits, s.cat)
 	}
 	if resumed != nil {
 		cfg, err = resumed.cfg, nil
@@ -341,7 +346,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // start builds the session's first model (or adopts the resumed state)
 // and publishes it, on the optimizer goroutine; false when it could not.
-func (ss *session) start(cfg Config, resumed *parked) (ok bool) {
+func (ss *session) start(cfg admit.Config, resumed *parked) (ok bool) {
 	defer ss.recoverPanic("optimizer")
 	var err error
 	if resumed != nil {

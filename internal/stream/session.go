@@ -7,11 +7,11 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/share"
 	"dgpviz/internal/train"
@@ -70,7 +70,7 @@ type session struct {
 	downloadKey string
 
 	// owned by run
-	cfg      Config
+	cfg      admit.Config
 	data     *view.Data
 	view     view.View
 	tr       *train.Trainer
@@ -193,7 +193,7 @@ func (s *session) errorReply(c Command, err error) {
 // build makes a fresh model and trainer for cfg: on the data set's original
 // data when newData, else on the session's working data (a reset or a new
 // architecture keeps edited data points).
-func (s *session) build(cfg Config, newData bool) error {
+func (s *session) build(cfg admit.Config, newData bool) error {
 	if err := cfg.Validate(s.srv.limits, s.srv.cat); err != nil {
 		return err
 	}
@@ -206,8 +206,8 @@ func (s *session) build(cfg Config, newData bool) error {
 	// The budget first (budget.go): the new model is built beside the old
 	// one, and a preset's restarts run side by side.
 	n, q, dy := d.Dims()
-	est := EstimateSession(cfg, d.Set, n, q, dy)
-	if err := checkBudget(est, s.srv.limits); err != nil {
+	est := admit.EstimateSession(cfg, d.Set, n, q, dy)
+	if err := admit.CheckBudget(est, s.srv.limits); err != nil {
 		return err
 	}
 	prev := s.srv.reservation(s)
@@ -220,7 +220,7 @@ func (s *session) build(cfg Config, newData bool) error {
 		s.srv.setReservation(s, prev)
 		return err
 	}
-	m, rs, err := v.Init(j.Context(s.ctx), d, cfg.arch(), s.srv.workers)
+	m, rs, err := v.Init(j.Context(s.ctx), d, cfg.Arch(), s.srv.workers)
 	j.End()
 	if err != nil {
 		s.srv.setReservation(s, prev)
@@ -255,7 +255,7 @@ func (s *session) build(cfg Config, newData bool) error {
 
 // trainerConfig is the optimizer's configuration for cfg, with the
 // session's view's preset settings (view.View.Optimizer).
-func (s *session) trainerConfig(cfg Config) train.TrainerConfig {
+func (s *session) trainerConfig(cfg admit.Config) train.TrainerConfig {
 	n, _, _ := s.data.Dims()
 	return s.view.Optimizer(optimizerConfig(cfg, s.srv.workers, n))
 }
@@ -265,8 +265,8 @@ func (s *session) trainerConfig(cfg Config) train.TrainerConfig {
 // train.StochasticRows rows the session fits by SVI instead, the choice
 // viz fit makes by itself (train.ChooseMethod); adam and svi are as
 // asked.
-func optimizerConfig(cfg Config, workers, n int) train.TrainerConfig {
-	method := liveMethod(cfg, n)
+func optimizerConfig(cfg admit.Config, workers, n int) train.TrainerConfig {
+	method := cfg.LiveMethod(n)
 	fr := map[engine.Group]bool{}
 	for _, g := range cfg.Frozen {
 		if gg, ok := engine.ParseGroup(g); ok {
@@ -280,16 +280,6 @@ func optimizerConfig(cfg Config, workers, n int) train.TrainerConfig {
 // until the bound settles, then at the session's speed); the pace
 // measurement (TestMeasurePace) turns it off to time the pace before it.
 var fastUntilSettled = true
-
-// liveMethod is the method a session of cfg on n rows runs: the one
-// asked for, except that L-BFGS (the default) gives way to SVI above
-// train.StochasticRows rows, as viz fit's automatic choice does.
-func liveMethod(cfg Config, n int) train.Method {
-	if cfg.Method == nil || cfg.Method == (train.LBFGS{}) {
-		return train.ChooseMethod(n)
-	}
-	return cfg.Method
-}
 
 // carryOn lets the optimizer go on from a new or edited model, or a new
 // configuration: it runs again unless a person paused it, and runs fast
@@ -473,9 +463,4 @@ func (s *session) sendSetup() error {
 	s.send(outMsg{binary: true, data: b})
 	s.hub.Setup(b)
 	return nil
-}
-
-// arch is the part of c that shapes and starts the model.
-func (c Config) arch() view.Arch {
-	return view.Arch{Hidden: slices.Clone(c.Hidden), Inducing: c.Inducing, Seed: c.Seed}
 }

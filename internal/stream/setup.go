@@ -3,6 +3,7 @@ package stream
 import (
 	"cmp"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/linalg"
 	"dgpviz/internal/view"
@@ -20,27 +21,27 @@ type normFrame struct {
 // normalised units) and the normalisation, sent when a session starts and
 // whenever its data change (data_id changes), with the view's section.
 type setupHeader struct {
-	V           int       `json:"v"`
-	Type        string    `json:"type"`
-	DataID      int       `json:"data_id"`
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	N           int       `json:"n"`
-	NRows       int       `json:"n_rows,omitempty"` // the data's training rows when x and y carry a sample of them (view.RowSampler)
-	Q           int       `json:"q"`
-	D           int       `json:"d"`
-	InputNames  []string  `json:"input_names"`
-	OutputNames []string  `json:"output_names"`
-	InputUnit   string    `json:"input_unit,omitempty"`
-	OutputUnit  string    `json:"output_unit,omitempty"`
-	RowName     string    `json:"row_name"` // what one row is called: "row", or the data's word ("scan", "frame")
-	X           wire.Ref  `json:"x"`
-	Y           wire.Ref  `json:"y"`
-	NormX       normFrame `json:"norm_x"`
-	NormY       normFrame `json:"norm_y"`
-	Edited      bool      `json:"edited"`             // points added, moved or removed in this session
-	Warnings    []string  `json:"warnings,omitempty"` // what will make a fit degenerate (dataset.Warnings)
-	Config      Config    `json:"config"`
+	V           int          `json:"v"`
+	Type        string       `json:"type"`
+	DataID      int          `json:"data_id"`
+	Name        string       `json:"name"`
+	Description string       `json:"description"`
+	N           int          `json:"n"`
+	NRows       int          `json:"n_rows,omitempty"` // the data's training rows when x and y carry a sample of them (view.RowSampler)
+	Q           int          `json:"q"`
+	D           int          `json:"d"`
+	InputNames  []string     `json:"input_names"`
+	OutputNames []string     `json:"output_names"`
+	InputUnit   string       `json:"input_unit,omitempty"`
+	OutputUnit  string       `json:"output_unit,omitempty"`
+	RowName     string       `json:"row_name"` // what one row is called: "row", or the data's word ("scan", "frame")
+	X           wire.Ref     `json:"x"`
+	Y           wire.Ref     `json:"y"`
+	NormX       normFrame    `json:"norm_x"`
+	NormY       normFrame    `json:"norm_y"`
+	Edited      bool         `json:"edited"`             // points added, moved or removed in this session
+	Warnings    []string     `json:"warnings,omitempty"` // what will make a fit degenerate (dataset.Warnings)
+	Config      admit.Config `json:"config"`
 	// View is the view's own section; its "kind" names the view.
 	View     any            `json:"view"`
 	Sections []wire.Section `json:"sections"`
@@ -53,7 +54,7 @@ func (h *setupHeader) SetSections(s []wire.Section) { h.Sections = s }
 // levels take 2.2 MB rather than 4.4, and a grey level needs 8 bits.
 const exactSetupValues = 1 << 18
 
-func setupMessage(d *view.Data, v view.View, cfg Config) ([]byte, error) {
+func setupMessage(d *view.Data, v view.View, cfg admit.Config) ([]byte, error) {
 	ds := d.Set
 	n, q, dd := d.Dims()
 	h := &setupHeader{

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/modelfile"
 	"dgpviz/internal/train"
@@ -91,7 +92,7 @@ func (u *Upload) ModelReadOptions() modelfile.ReadOptions {
 	return modelfile.ReadOptions{MaxRows: l.MaxRows, MaxLayers: l.MaxLayers, MaxWidth: l.MaxWidth, MaxInducing: l.MaxInducing,
 		Budget: func(bytes int64) error {
 			if l.SessionMemory > 0 && bytes > l.SessionMemory {
-				return fmt.Errorf("the model file needs more memory than a session may use (%s): the server's -session-memory raises the limit", mib(l.SessionMemory))
+				return fmt.Errorf("the model file needs more memory than a session may use (%s): the server's -session-memory raises the limit", admit.MiB(l.SessionMemory))
 			}
 			return u.s.reserve(u.owner, bytes)
 		}}
@@ -144,8 +145,8 @@ func (s *Server) ParkModel(client string, mf *modelfile.File) (string, error) {
 	cfg := s.def
 	cfg.Dataset, cfg.Hidden, cfg.Inducing, cfg.Play = ds.Name, hidden, inducing, false
 	cfg.Frozen = slices.Clone(cfg.Frozen)
-	e := estimateStarted(cfg, ds, n, q, dy)
-	if err := checkBudget(e, l); err != nil {
+	e := admit.EstimateStarted(cfg, ds, n, q, dy)
+	if err := admit.CheckBudget(e, l); err != nil {
 		return "", err
 	}
 	p := &parked{cfg: cfg, model: m.Clone(), restart: -1,
@@ -171,17 +172,17 @@ func (s *Server) ParkData(client string, ds *dataset.Dataset) (token, note strin
 	// The view the data's shape chooses, with its preset when it has one;
 	// the fit starts as soon as the page opens, as the demo's does.
 	v := views.For(ds, nil)
-	cfg := presetConfig(s.def, v, s.def, l)
+	cfg := admit.WithPreset(s.def, v, s.def, l)
 	cfg.Dataset = ds.Name
 	cfg.Frozen = slices.Clone(cfg.Frozen)
-	e := EstimateSession(cfg, ds, n, q, dy)
-	if err := checkBudget(e, l); err != nil {
+	e := admit.EstimateSession(cfg, ds, n, q, dy)
+	if err := admit.CheckBudget(e, l); err != nil {
 		// The default model with fewer inducing points, the most that fit
 		// (train's cost model), rather than a refusal of the data.
 		within := func(k int) bool {
 			c := cfg
 			c.Inducing = k
-			return checkBudget(EstimateSession(c, ds, n, q, dy), l) == nil
+			return admit.CheckBudget(admit.EstimateSession(c, ds, n, q, dy), l) == nil
 		}
 		k, ok := train.InducingWithin(cfg.Inducing-1, within)
 		if !ok {
@@ -189,7 +190,7 @@ func (s *Server) ParkData(client string, ds *dataset.Dataset) (token, note strin
 		}
 		note = fmt.Sprintf("%d inducing points per layer instead of %d, the most within what a session may use (the server's -session-memory and -max-iter-time raise the limits)", k, cfg.Inducing)
 		cfg.Inducing = k
-		e = EstimateSession(cfg, ds, n, q, dy)
+		e = admit.EstimateSession(cfg, ds, n, q, dy)
 	}
 	// No model yet: the resuming session builds one (adopt), reserving
 	// what the build takes then.

@@ -22,7 +22,7 @@ var _ view.Session = viewSession{}
 
 func (v viewSession) Model() *engine.Model { return v.s.tr.Model() }
 func (v viewSession) Data() *view.Data     { return v.s.data }
-func (v viewSession) Arch() view.Arch      { return v.s.cfg.arch() }
+func (v viewSession) Arch() view.Arch      { return v.s.cfg.Arch() }
 func (v viewSession) Iter() int            { return v.s.tr.Iter() }
 
 // Edit makes m the live model as an undoable edit.

@@ -1,4 +1,4 @@
-package stream
+package admit
 
 import (
 	"fmt"
@@ -58,8 +58,8 @@ type Limits struct {
 	MaxInducing          int `json:"max_inducing"`      // inducing points per layer
 	MaxCommandBytes      int `json:"max_command_bytes"` // size of one command message
 	MaxSteps             int `json:"max_steps"`         // iterations one "step" command may ask for
-	MaxFollowers         int `json:"max_followers"`     // read-only followers of shared sessions, all together (follow.go)
-	// Budgets (budget.go): a configuration whose estimated memory or
+	MaxFollowers         int `json:"max_followers"`     // read-only followers of shared sessions, all together
+	// Budgets (EstimateSession, CheckBudget): a configuration whose estimated memory or
 	// iteration time exceeds them is refused; 0 means no budget.
 	SessionMemory int64         `json:"session_memory"` // bytes one session may use
 	ServerMemory  int64         `json:"server_memory"`  // bytes all sessions together
@@ -75,11 +75,6 @@ func DefaultLimits() Limits {
 	return Limits{MaxSessions: 16, MaxSessionsPerClient: DefaultMaxSessionsPerClient, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000, MaxFollowers: share.DefaultMaxFollowers,
 		SessionMemory: DefaultSessionMemory, ServerMemory: DefaultServerMemory, MaxIterTime: DefaultMaxIterTime}
 }
-
-// hardReadLimit is the websocket read limit: a message larger than this
-// closes the connection (status 1009). Messages between
-// Limits.MaxCommandBytes and this are answered with an error and discarded.
-const hardReadLimit = share.ReadLimit
 
 // Validate checks c against the limits and the catalogue.
 func (c Config) Validate(l Limits, cat *dataset.Catalog) error {
@@ -115,7 +110,7 @@ func (c Config) Validate(l Limits, cat *dataset.Catalog) error {
 		ds := cat.Get(c.Dataset)
 		n, q := ds.X.Dims()
 		_, d := ds.Y.Dims()
-		if err := checkBudget(EstimateSession(c, ds, n, q, d), l); err != nil {
+		if err := CheckBudget(EstimateSession(c, ds, n, q, d), l); err != nil {
 			return err
 		}
 	}
@@ -219,10 +214,10 @@ func ParseQuery(q url.Values, def Config) (Config, error) {
 
 func (c Config) String() string { return fmt.Sprint(c.Query().Encode()) }
 
-// presetConfig returns c with the architecture v shows its data with: its
+// WithPreset returns c with the architecture v shows its data with: its
 // preset's hidden widths and inducing points (capped by the limits), or
 // def's when it has none.
-func presetConfig(c Config, v view.View, def Config, l Limits) Config {
+func WithPreset(c Config, v view.View, def Config, l Limits) Config {
 	a, ok := v.Preset(nil)
 	if !ok {
 		c.Hidden, c.Inducing = slices.Clone(def.Hidden), def.Inducing
@@ -240,7 +235,7 @@ func presetConfig(c Config, v view.View, def Config, l Limits) Config {
 // autoencoder's), capped by the limits; otherwise c as it is.
 func PresetConfig(c Config, ds *dataset.Dataset, l Limits) Config {
 	if v := views.For(ds, nil); hasPreset(v) {
-		return presetConfig(c, v, c, l)
+		return WithPreset(c, v, c, l)
 	}
 	return c
 }
@@ -255,7 +250,7 @@ func LinkPreset(cfg Config, q url.Values, def Config, l Limits, cat *dataset.Cat
 	if !q.Has("data") || next == nil || cur != nil && views.Kind(next) == views.Kind(cur) {
 		return cfg
 	}
-	p := presetConfig(cfg, views.For(next, nil), def, l)
+	p := WithPreset(cfg, views.For(next, nil), def, l)
 	if !q.Has("hidden") {
 		cfg.Hidden = p.Hidden
 	}
@@ -295,4 +290,19 @@ func PresetLimits(l Limits, cat *dataset.Catalog) Limits {
 func hasPreset(v view.View) bool {
 	_, ok := v.Preset(nil)
 	return ok
+}
+
+// LiveMethod is the method a session of c on n rows runs: the one
+// asked for, except that L-BFGS (the default) gives way to SVI above
+// train.StochasticRows rows, as viz fit's automatic choice does.
+func (c Config) LiveMethod(n int) train.Method {
+	if c.Method == nil || c.Method == (train.LBFGS{}) {
+		return train.ChooseMethod(n)
+	}
+	return c.Method
+}
+
+// Arch is the part of c that shapes and starts the model.
+func (c Config) Arch() view.Arch {
+	return view.Arch{Hidden: slices.Clone(c.Hidden), Inducing: c.Inducing, Seed: c.Seed}
 }

@@ -1,0 +1,60 @@
+package admit
+
+import (
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/train"
+	"net/url"
+	"slices"
+	"testing"
+)
+
+// TestLinkPreset: a link to data of another view opens in that view's
+// preset unless it gives the architecture; a link to data of the same
+// view keeps the server's default.
+func TestLinkPreset(t *testing.T) {
+	l := DefaultLimits()
+	cat, err := dataset.NewCatalog([]string{"csv:../../examples/loop.csv", "csv:../dataset/testdata/good.csv"}, l.MaxRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := DefaultConfig() // the step demo: hidden 1,1
+	robot := train.RobotPreset(0).Init
+	for _, c := range []struct {
+		query    string
+		hidden   []int
+		inducing int
+	}{
+		{"data=csv:loop.csv", robot.Hidden, min(robot.Inducing, l.MaxInducing)},
+		{"data=csv:loop.csv&hidden=2", []int{2}, min(robot.Inducing, l.MaxInducing)},
+		{"data=csv:loop.csv&m=7", robot.Hidden, 7},
+		{"data=csv:good.csv", def.Hidden, def.Inducing}, // one output: the step demo's view
+		{"seed=3", def.Hidden, def.Inducing},
+	} {
+		q, _ := url.ParseQuery(c.query)
+		cfg, err := ParseQuery(q, def)
+		if err != nil {
+			t.Fatalf("%s: %v", c.query, err)
+		}
+		cfg = LinkPreset(cfg, q, def, l, cat)
+		if !slices.Equal(cfg.Hidden, c.hidden) || cfg.Inducing != c.inducing {
+			t.Errorf("%s: hidden %v, %d inducing points; want %v, %d", c.query, cfg.Hidden, cfg.Inducing, c.hidden, c.inducing)
+		}
+	}
+}
+
+func TestConfigQueryRoundTrip(t *testing.T) {
+	c := Config{Dataset: "robot", Hidden: []int{3, 2}, Inducing: 20, Method: train.Adam{}, LearningRate: 0.003, Seed: 42, Frozen: []string{"kernel", "q_sqrt"}, Play: false, Speed: 200}
+	got, err := ParseQuery(c.Query(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != c.String() {
+		t.Fatalf("round trip: %v → %v", c, got)
+	}
+	for _, bad := range []string{"hidden=a", "m=x", "lr=fast", "seed=-1", "play=maybe", "speed=quick"} {
+		q, _ := url.ParseQuery(bad)
+		if _, err := ParseQuery(q, DefaultConfig()); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
