@@ -13,6 +13,7 @@ import (
 	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/modelfile"
+	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view/autoencoder"
 	"dgpviz/internal/wire"
@@ -59,57 +60,47 @@ func TestFreySetupAndFrames(t *testing.T) {
 	}
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&speed=0&play=1")
-	su := c.until("setup", freyWait, func(m msg) bool { return m.typ() == "setup" }).frame
-	n := int(num64(get(su, "n")))
-	if got := len(floats(get(su, "x"))); got != n*dataset.FreyPixels {
+	su := c.Until("setup", freyWait, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+	n := int(streamtest.Num(streamtest.Get(su, "n")))
+	if got := len(streamtest.Floats(streamtest.Get(su, "x"))); got != n*dataset.FreyPixels {
 		t.Fatalf("setup x: %d values, want %d", got, n*dataset.FreyPixels)
 	}
-	if h, w := num64(get(su, "view", "height")), num64(get(su, "view", "width")); h != 28 || w != 20 {
+	if h, w := streamtest.Num(streamtest.Get(su, "view", "height")), streamtest.Num(streamtest.Get(su, "view", "width")); h != 28 || w != 20 {
 		t.Fatalf("image %v×%v, want 28×20", h, w)
 	}
-	if get(su, "view", "kind") != autoencoder.Kind || get(su, "view", "preset") != train.FreyPreset(1).Name {
-		t.Fatalf("view %v, preset %v", get(su, "view", "kind"), get(su, "view", "preset"))
+	if streamtest.Get(su, "view", "kind") != autoencoder.Kind || streamtest.Get(su, "view", "preset") != train.FreyPreset(1).Name {
+		t.Fatalf("view %v, preset %v", streamtest.Get(su, "view", "kind"), streamtest.Get(su, "view", "preset"))
 	}
 	for range 6 {
-		m := c.until("frame", freyWait, func(m msg) bool { return m.typ() == "frame" })
-		f := m.frame
-		if got := len(floats(get(f, "layers", 0, "mean"))); got != 2*n {
+		m := c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+		f := m.Frame
+		if got := len(streamtest.Floats(streamtest.Get(f, "layers", 0, "mean"))); got != 2*n {
 			t.Fatalf("latent mean: %d values, want %d", got, 2*n)
 		}
-		if got, want := len(floats(get(f, "layers", 1, "z"))), 2*train.FreyDecoderInducing; got != want {
+		if got, want := len(streamtest.Floats(streamtest.Get(f, "layers", 1, "z"))), 2*train.FreyDecoderInducing; got != want {
 			t.Fatalf("decoder z: %d values, want %d (the preset's inducing points in 2-D)", got, want)
 		}
-		if got := len(floats(get(f, "layers", 0, "z"))); got != 0 {
+		if got := len(streamtest.Floats(streamtest.Get(f, "layers", 0, "z"))); got != 0 {
 			t.Fatalf("encoder z: %d values, want none (omitted)", got)
 		}
-		if get(f, "layers", 1, "mean") != nil {
+		if streamtest.Get(f, "layers", 1, "mean") != nil {
 			t.Fatalf("frame carries the 560-D reconstructions")
 		}
-		if get(f, "bound") == nil {
+		if streamtest.Get(f, "bound") == nil {
 			t.Fatalf("frame without a bound")
 		}
-		om, _ := get(f, "view", "omitted").([]any)
+		om, _ := streamtest.Get(f, "view", "omitted").([]any)
 		if len(om) != 3 {
 			t.Fatalf("omitted %v, want 0.z, 1.u_mean, 1.u_var", om)
 		}
 	}
 }
 
-// decodeFrame sends a decode command and returns the decoded message or
-// the error reply.
-func (c *client) decode(cmd map[string]any) (wire.Decoded, map[string]any) {
-	c.t.Helper()
+// decode sends a decode command and returns the decoded message or the
+// error reply.
+func decode(c *streamtest.Client, cmd map[string]any) (wire.Decoded, map[string]any) {
 	cmd["op"] = "decode"
-	id := c.send(cmd)
-	m := c.until("decoded", freyWait, func(m msg) bool {
-		if m.text != nil {
-			got, _ := m.text["id"].(float64)
-			return int64(got) == id
-		}
-		got, _ := m.frame["id"].(float64)
-		return m.typ() == "decoded" && int64(got) == id
-	})
-	return m.frame, m.text
+	return c.Answer(c.Send(cmd), "decoded", freyWait)
 }
 
 // TestFreyDecode: faces at latent points (grey levels, positive variance,
@@ -121,16 +112,16 @@ func TestFreyDecode(t *testing.T) {
 	}
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
-	su := c.until("setup", freyWait, func(m msg) bool { return m.typ() == "setup" }).frame
-	c.until("frame", freyWait, func(m msg) bool { return m.typ() == "frame" })
-	d, er := c.decode(map[string]any{"points": []float64{0, 0, 1.5, -1}, "frames": []int{0, 7}})
+	su := c.Until("setup", freyWait, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+	c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	d, er := decode(c, map[string]any{"points": []float64{0, 0, 1.5, -1}, "frames": []int{0, 7}})
 	if er != nil {
 		t.Fatalf("decode: %v", er)
 	}
-	if g := num64(get(d, "g")); g != 2 {
+	if g := streamtest.Num(streamtest.Get(d, "g")); g != 2 {
 		t.Fatalf("g = %v", g)
 	}
-	mean, vr := floats(get(d, "mean")), floats(get(d, "var"))
+	mean, vr := streamtest.Floats(streamtest.Get(d, "mean")), streamtest.Floats(streamtest.Get(d, "var"))
 	if len(mean) != 2*560 || len(vr) != 2*560 {
 		t.Fatalf("mean %d, var %d values", len(mean), len(vr))
 	}
@@ -144,18 +135,18 @@ func TestFreyDecode(t *testing.T) {
 	if diff/560 < 0.5 {
 		t.Errorf("faces at (0,0) and (1.5,−1) differ by %.3g grey levels on average: the decoder ignores its input?", diff/560)
 	}
-	orig, rec := floats(get(d, "original")), floats(get(d, "recon_mean"))
+	orig, rec := streamtest.Floats(streamtest.Get(d, "original")), streamtest.Floats(streamtest.Get(d, "recon_mean"))
 	if len(orig) != 2*560 || len(rec) != 2*560 {
 		t.Fatalf("original %d, recon %d values", len(orig), len(rec))
 	}
-	x := floats(get(su, "x"))
-	nx := get(su, "norm_x")
-	mu, sc := floats(get(nx, "mean")), floats(get(nx, "scale"))
+	x := streamtest.Floats(streamtest.Get(su, "x"))
+	nx := streamtest.Get(su, "norm_x")
+	mu, sc := streamtest.Floats(streamtest.Get(nx, "mean")), streamtest.Floats(streamtest.Get(nx, "scale"))
 	if len(mu) == 0 {
-		ms, _ := get(nx, "mean").([]any)
-		ss, _ := get(nx, "scale").([]any)
+		ms, _ := streamtest.Get(nx, "mean").([]any)
+		ss, _ := streamtest.Get(nx, "scale").([]any)
 		for k := range ms {
-			mu, sc = append(mu, num64(ms[k])), append(sc, num64(ss[k]))
+			mu, sc = append(mu, streamtest.Num(ms[k])), append(sc, streamtest.Num(ss[k]))
 		}
 	}
 	var rms float64
@@ -165,7 +156,7 @@ func TestFreyDecode(t *testing.T) {
 		}
 		rms += (rec[k] - orig[k]) * (rec[k] - orig[k])
 	}
-	t.Logf("frame 0 reconstructed to %.1f grey levels RMS; decode took %v ms", math.Sqrt(rms/560), get(d, "ms"))
+	t.Logf("frame 0 reconstructed to %.1f grey levels RMS; decode took %v ms", math.Sqrt(rms/560), streamtest.Get(d, "ms"))
 }
 
 // TestFreyDecodeBadInput: every malformed decode gets an error naming the
@@ -176,7 +167,7 @@ func TestFreyDecodeBadInput(t *testing.T) {
 	}
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
-	c.until("frame", freyWait, func(m msg) bool { return m.typ() == "frame" })
+	c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	many := make([]float64, 2*(autoencoder.MaxDecodePoints+1))
 	for _, tc := range []struct {
 		cmd  map[string]any
@@ -192,7 +183,7 @@ func TestFreyDecodeBadInput(t *testing.T) {
 		{map[string]any{"points": "zero"}, "is not a"},
 		{map[string]any{"points": []float64{0, 0}, "hue": 1}, "unknown field"},
 	} {
-		d, er := c.decode(tc.cmd)
+		d, er := decode(c, tc.cmd)
 		if d != nil || er == nil || er["type"] != "error" {
 			t.Errorf("%v: got %v %v, want an error", tc.cmd, d, er)
 			continue
@@ -205,22 +196,17 @@ func TestFreyDecodeBadInput(t *testing.T) {
 	// every request is answered exactly once.
 	ids := map[int64]bool{}
 	for range 40 {
-		c.next++
-		ids[c.next] = true
-		b, _ := json.Marshal(map[string]any{"id": c.next, "op": "decode", "points": make([]float64, 2*autoencoder.MaxDecodePoints)})
-		if err := c.c.WriteMessage(1, b); err != nil {
-			t.Fatal(err)
-		}
+		ids[c.Send(map[string]any{"op": "decode", "points": make([]float64, 2*autoencoder.MaxDecodePoints)})] = true
 	}
 	var ok, refused int
 	for len(ids) > 0 {
-		m := c.until("answers", 60*time.Second, func(m msg) bool { return m.typ() == "decoded" || m.typ() == "error" })
+		m := c.Until("answers", 60*time.Second, func(m streamtest.Msg) bool { return m.Type() == "decoded" || m.Type() == "error" })
 		var id float64
-		if m.text != nil {
-			id, _ = m.text["id"].(float64)
+		if m.Text != nil {
+			id, _ = m.Text["id"].(float64)
 			refused++
 		} else {
-			id, _ = m.frame["id"].(float64)
+			id, _ = m.Frame["id"].(float64)
 			ok++
 		}
 		if !ids[int64(id)] {
@@ -232,7 +218,7 @@ func TestFreyDecodeBadInput(t *testing.T) {
 	if ok == 0 {
 		t.Errorf("no request of the flood was decoded")
 	}
-	c.ack(map[string]any{"op": "step", "n": 1})
+	c.Ack(map[string]any{"op": "step", "n": 1})
 }
 
 // TestDecodeOnOtherData: decode on the step demo says that its view has no
@@ -240,8 +226,8 @@ func TestFreyDecodeBadInput(t *testing.T) {
 func TestFreyDecodeOnOtherData(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, "data=step&play=0")
-	c.until("frame", freyWait, func(m msg) bool { return m.typ() == "frame" })
-	_, er := c.decode(map[string]any{"points": []float64{0}})
+	c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	_, er := decode(c, map[string]any{"points": []float64{0}})
 	if msg, _ := er["error"].(string); !strings.Contains(msg, "regression view, which has no such command") {
 		t.Fatalf("decode on step data: %v", er)
 	}
@@ -255,14 +241,14 @@ func TestFreyMoveDecoderInducing(t *testing.T) {
 	}
 	e := freyEnv(t, freyFixture)
 	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
-	f0 := c.until("frame", freyWait, func(m msg) bool { return m.typ() == "frame" }).frame
-	z := floats(get(f0, "layers", 1, "z"))
-	id := c.ack(map[string]any{"op": "move", "layer": 1, "index": 3, "z": []float64{z[6] + 0.8, z[7] - 0.5}})
-	f1 := c.frameAfter(id)
-	if b0, b1 := num64(get(f0, "bound")), num64(get(f1, "bound")); b0 == b1 {
+	f0 := c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
+	z := streamtest.Floats(streamtest.Get(f0, "layers", 1, "z"))
+	id := c.Ack(map[string]any{"op": "move", "layer": 1, "index": 3, "z": []float64{z[6] + 0.8, z[7] - 0.5}})
+	f1 := c.FrameAfter(id)
+	if b0, b1 := streamtest.Num(streamtest.Get(f0, "bound")), streamtest.Num(streamtest.Get(f1, "bound")); b0 == b1 {
 		t.Fatalf("bound %v unchanged by the move", b0)
 	}
-	if z1 := floats(get(f1, "layers", 1, "z")); math.Abs(z1[6]-(z[6]+0.8)) > 1e-4 {
+	if z1 := streamtest.Floats(streamtest.Get(f1, "layers", 1, "z")); math.Abs(z1[6]-(z[6]+0.8)) > 1e-4 {
 		t.Fatalf("moved z %v, want %v", z1[6], z[6]+0.8)
 	}
 }
@@ -326,7 +312,7 @@ func freyStreaming(t *testing.T, workers int) {
 	})
 	t0 := time.Now()
 	c := e.dial(t, "data=frey&hidden=2&m=15&speed=0&play=0")
-	c.until("frame", 120*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c.Until("frame", 120*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	t.Logf("session start (preset restarts) %v", time.Since(t0).Round(time.Millisecond))
 	for _, g := range []int{1, 64} {
 		pts := make([]float64, 2*g)
@@ -334,24 +320,24 @@ func freyStreaming(t *testing.T, workers int) {
 			pts[k] = float64(k%7)/3 - 1
 		}
 		start := time.Now()
-		d, er := c.decode(map[string]any{"points": pts})
+		d, er := decode(c, map[string]any{"points": pts})
 		if er != nil {
 			t.Fatal(er)
 		}
-		t.Logf("decode of %d face(s): %v ms server-side, %v round trip (paused)", g, get(d, "ms"), time.Since(start).Round(time.Microsecond))
+		t.Logf("decode of %d face(s): %v ms server-side, %v round trip (paused)", g, streamtest.Get(d, "ms"), time.Since(start).Round(time.Microsecond))
 	}
 	st0 := e.srv.SessionStats()[0]
-	c.send(map[string]any{"op": "play"})
+	c.Send(map[string]any{"op": "play"})
 	start := time.Now()
 	var bytes, nframes int
 	for time.Since(start) < 8*time.Second {
-		m, err := c.read(10 * time.Second)
+		m, err := c.Read(10 * time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.typ() == "frame" {
+		if m.Type() == "frame" {
 			nframes++
-			if b, err := json.Marshal(m.frame); err == nil {
+			if b, err := json.Marshal(m.Frame); err == nil {
 				bytes += len(b)
 			}
 		}
@@ -361,11 +347,11 @@ func freyStreaming(t *testing.T, workers int) {
 	t.Logf("real Frey faces, streaming for %v: %.1f optimizer iterations/s, %.1f frames/s written (%d read)",
 		el.Round(time.Millisecond), float64(st.Iterations-st0.Iterations)/el.Seconds(), float64(st.Frames-st0.Frames)/el.Seconds(), nframes)
 	start = time.Now()
-	d, er := c.decode(map[string]any{"points": []float64{0.3, -0.2}})
+	d, er := decode(c, map[string]any{"points": []float64{0.3, -0.2}})
 	if er != nil {
 		t.Fatal(er)
 	}
-	t.Logf("decode of 1 face while streaming: %v ms server-side, %v round trip", get(d, "ms"), time.Since(start).Round(time.Microsecond))
+	t.Logf("decode of 1 face while streaming: %v ms server-side, %v round trip", streamtest.Get(d, "ms"), time.Since(start).Round(time.Microsecond))
 }
 
 // freySnapshot is a snapshot of the Frey preset's model (the real frames
@@ -444,15 +430,15 @@ func TestFreyLoadedModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.dial(t, "resume="+token)
-	su := c.until("setup", freyWait, func(m msg) bool { return m.typ() == "setup" }).frame
-	if get(su, "view", "kind") != autoencoder.Kind {
-		t.Fatalf("the loaded Frey model's setup is of the %v view", get(su, "view", "kind"))
+	su := c.Until("setup", freyWait, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+	if streamtest.Get(su, "view", "kind") != autoencoder.Kind {
+		t.Fatalf("the loaded Frey model's setup is of the %v view", streamtest.Get(su, "view", "kind"))
 	}
-	f := c.until("frame", freyWait, func(m msg) bool { return m.typ() == "frame" }).frame
-	if get(f, "view", "omitted") == nil || get(f, "layers", 1, "mean") != nil {
+	f := c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
+	if streamtest.Get(f, "view", "omitted") == nil || streamtest.Get(f, "layers", 1, "mean") != nil {
 		t.Fatalf("the loaded Frey model streams generic frames")
 	}
-	if d, er := c.decode(map[string]any{"points": []float64{0, 0}}); er != nil || num64(get(d, "g")) != 1 {
+	if d, er := decode(c, map[string]any{"points": []float64{0, 0}}); er != nil || streamtest.Num(streamtest.Get(d, "g")) != 1 {
 		t.Fatalf("decode in the loaded model's session: %v %v", d, er)
 	}
 }
@@ -483,18 +469,18 @@ func TestAutoencoderFromCSV(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := e.dial(t, "resume="+token)
-			su := c.until("setup", 60*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
-			if get(su, "view", "kind") != autoencoder.Kind || num64(get(su, "view", "height")) != float64(tc.shape[0]) || num64(get(su, "view", "width")) != float64(tc.shape[1]) {
-				t.Fatalf("view %v, image %v×%v", get(su, "view", "kind"), get(su, "view", "height"), get(su, "view", "width"))
+			su := c.Until("setup", 60*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+			if streamtest.Get(su, "view", "kind") != autoencoder.Kind || streamtest.Num(streamtest.Get(su, "view", "height")) != float64(tc.shape[0]) || streamtest.Num(streamtest.Get(su, "view", "width")) != float64(tc.shape[1]) {
+				t.Fatalf("view %v, image %v×%v", streamtest.Get(su, "view", "kind"), streamtest.Get(su, "view", "height"), streamtest.Get(su, "view", "width"))
 			}
-			c.until("frame", 60*time.Second, func(m msg) bool { return m.typ() == "frame" })
-			d, er := c.decode(map[string]any{"points": []float64{0, 0, 1, 1}, "frames": []int{0}})
+			c.Until("frame", 60*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+			d, er := decode(c, map[string]any{"points": []float64{0, 0, 1, 1}, "frames": []int{0}})
 			if er != nil {
 				t.Fatalf("decode: %v", er)
 			}
 			px := tc.shape[0] * tc.shape[1]
-			if len(floats(get(d, "mean"))) != 2*px || num64(get(d, "height")) != float64(tc.shape[0]) || len(floats(get(d, "recon_mean"))) != px {
-				t.Fatalf("decoded %d values of %v×%v images", len(floats(get(d, "mean"))), get(d, "height"), get(d, "width"))
+			if len(streamtest.Floats(streamtest.Get(d, "mean"))) != 2*px || streamtest.Num(streamtest.Get(d, "height")) != float64(tc.shape[0]) || len(streamtest.Floats(streamtest.Get(d, "recon_mean"))) != px {
+				t.Fatalf("decoded %d values of %v×%v images", len(streamtest.Floats(streamtest.Get(d, "mean"))), streamtest.Get(d, "height"), streamtest.Get(d, "width"))
 			}
 		})
 	}

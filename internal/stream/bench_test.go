@@ -12,6 +12,7 @@ import (
 	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/views"
@@ -96,7 +97,7 @@ func TestRobotFrameSizes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := len(floats(get(d, "layers", len(c.Hidden), "mean"))); n != 215*30 {
+		if n := len(streamtest.Floats(streamtest.Get(d, "layers", len(c.Hidden), "mean"))); n != 215*30 {
 			t.Errorf("the output layer's mean has %d values", n)
 		}
 	}
@@ -130,13 +131,13 @@ func BenchmarkFrameEncode(b *testing.B) {
 func BenchmarkMoveLatency(b *testing.B) {
 	e := newEnv(b, nil)
 	c := e.dial(b, "play=1&speed=0")
-	c.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	var lat []time.Duration
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		t0 := time.Now()
-		id := c.send(map[string]any{"op": "move", "layer": 1, "index": i % 12, "z": []float64{float64(i%7)/3 - 1}})
-		c.frameAfter(id)
+		id := c.Send(map[string]any{"op": "move", "layer": 1, "index": i % 12, "z": []float64{float64(i%7)/3 - 1}})
+		c.FrameAfter(id)
 		lat = append(lat, time.Since(t0))
 	}
 	slices.Sort(lat)
@@ -163,7 +164,7 @@ func BenchmarkThroughput(b *testing.B) {
 	b.Run("streaming", func(b *testing.B) {
 		e := newEnv(b, nil)
 		c := e.dial(b, "play=0&speed=0&opt=adam")
-		c.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" })
+		c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 		_, frames := streamWhilePlaying(b, e, c, 0)
 		b.ReportMetric(frames, "frames/s")
 	})
@@ -173,13 +174,13 @@ func BenchmarkThroughput(b *testing.B) {
 // browser does (decoding is the browser's work), until it has run b.N
 // iterations and at least minTime; it returns iterations and frames per
 // second of that stretch, timed by the benchmark.
-func streamWhilePlaying(b *testing.B, e *testEnv, c *client, minTime time.Duration) (itersPerSec, framesPerSec float64) {
+func streamWhilePlaying(b *testing.B, e *testEnv, c *streamtest.Client, minTime time.Duration) (itersPerSec, framesPerSec float64) {
 	done := make(chan int64)
 	go func() {
 		var frames int64
 		for {
-			c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if _, r, err := c.c.NextReader(); err != nil {
+			c.Conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, r, err := c.Conn.NextReader(); err != nil {
 				done <- frames
 				return
 			} else if _, err := io.Copy(io.Discard, r); err != nil {
@@ -192,7 +193,7 @@ func streamWhilePlaying(b *testing.B, e *testEnv, c *client, minTime time.Durati
 	st0 := e.srv.SessionStats()[0]
 	b.ResetTimer()
 	t0 := time.Now()
-	c.c.WriteJSON(map[string]any{"op": "play"})
+	c.Conn.WriteJSON(map[string]any{"op": "play"})
 	for {
 		st := e.srv.SessionStats()[0]
 		if st.Iterations-st0.Iterations >= int64(b.N) && time.Since(t0) >= minTime {
@@ -203,7 +204,7 @@ func streamWhilePlaying(b *testing.B, e *testEnv, c *client, minTime time.Durati
 	el := time.Since(t0)
 	b.StopTimer()
 	st := e.srv.SessionStats()[0]
-	c.c.Close()
+	c.Conn.Close()
 	<-done
 	return float64(st.Iterations-st0.Iterations) / el.Seconds(), float64(st.Frames-st0.Frames) / el.Seconds()
 }

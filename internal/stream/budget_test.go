@@ -3,6 +3,7 @@ package stream
 import (
 	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/views"
 	"errors"
 	"fmt"
@@ -24,25 +25,25 @@ func TestServerBudgets(t *testing.T) {
 		o.Limits.ServerMemory = 2*step + step/2 // room for two step demos
 		o.ResumeGrace = 200 * time.Millisecond  // a closed session keeps its memory only so long
 	})
-	tooBig := e.dial(t, paused+"&hidden=8,8,8,8,8&m=64")
-	m := tooBig.until("connect error", 10*time.Second, func(m msg) bool { return m.typ() == "error" })
-	if s, _ := m.text["error"].(string); !strings.Contains(s, "more than a session may use") {
+	tooBig := e.dial(t, streamtest.Paused+"&hidden=8,8,8,8,8&m=64")
+	m := tooBig.Until("connect error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" })
+	if s, _ := m.Text["error"].(string); !strings.Contains(s, "more than a session may use") {
 		t.Errorf("too big a model: %q, want an error about memory", s)
 	}
-	a := e.dial(t, paused)
-	a.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	b := e.dial(t, paused)
-	b.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	c := e.dial(t, paused)
-	m = c.until("connect error", 10*time.Second, func(m msg) bool { return m.typ() == "error" })
-	if s, _ := m.text["error"].(string); !strings.Contains(s, "server is busy") {
+	a := e.dial(t, streamtest.Paused)
+	a.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	b := e.dial(t, streamtest.Paused)
+	b.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	c := e.dial(t, streamtest.Paused)
+	m = c.Until("connect error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" })
+	if s, _ := m.Text["error"].(string); !strings.Contains(s, "server is busy") {
 		t.Errorf("third session: %q, want the server's memory budget", s)
 	}
-	a.c.Close()
-	eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() <= 1 && e.srv.Parked() == 0 },
+	a.Conn.Close()
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() <= 1 && e.srv.Parked() == 0 },
 		func() string { return "the closed session kept its place" })
-	d := e.dial(t, paused)
-	d.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	d := e.dial(t, streamtest.Paused)
+	d.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 }
 
 // TestBusyMakesRoomFromDisconnected: with the memory budget full, a new
@@ -56,28 +57,28 @@ func TestBusyMakesRoomFromDisconnected(t *testing.T) {
 		o.Limits.ServerMemory = 2*step + step/2 // room for two step demos
 		o.ResumeGrace = time.Hour               // parked state would otherwise hold its place
 	})
-	a := e.dial(t, paused)
-	token, _ := a.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text["resume"].(string)
-	a.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	b := e.dial(t, paused)
-	b.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	a.c.Close()
-	eventually(t, 10*time.Second, func() bool { return e.srv.Parked() == 1 },
+	a := e.dial(t, streamtest.Paused)
+	token, _ := a.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text["resume"].(string)
+	a.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	b := e.dial(t, streamtest.Paused)
+	b.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	a.Conn.Close()
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Parked() == 1 },
 		func() string { return "the closed session was not parked" })
-	c := e.dial(t, paused)
-	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c := e.dial(t, streamtest.Paused)
+	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	if n := e.srv.Parked(); n != 0 {
 		t.Errorf("%d sessions still parked; the disconnected one should have made room", n)
 	}
 	// The connected sessions are left alone: a fourth page is refused.
-	d := e.dial(t, paused)
-	m := d.until("connect error", 10*time.Second, func(m msg) bool { return m.typ() == "error" })
-	if s, _ := m.text["error"].(string); !strings.Contains(s, "server is busy") || !strings.Contains(s, "MiB") {
+	d := e.dial(t, streamtest.Paused)
+	m := d.Until("connect error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" })
+	if s, _ := m.Text["error"].(string); !strings.Contains(s, "server is busy") || !strings.Contains(s, "MiB") {
 		t.Errorf("fourth session: %q, want the memory numbers", s)
 	}
 	var ce *websocket.CloseError
 	for {
-		if _, err := d.read(10 * time.Second); err != nil {
+		if _, err := d.Read(10 * time.Second); err != nil {
 			if !errors.As(err, &ce) {
 				t.Fatalf("fourth session ended with %v, want a close frame", err)
 			}
@@ -88,13 +89,13 @@ func TestBusyMakesRoomFromDisconnected(t *testing.T) {
 		t.Errorf("fourth session closed %d %q, want 1013 %q", ce.Code, ce.Text, busyCloseText)
 	}
 	// b is still there and steps.
-	b.frameAfter(b.ack(map[string]any{"op": "step", "n": 1}))
+	b.FrameAfter(b.Ack(map[string]any{"op": "step", "n": 1}))
 	// The evicted token starts a new session, saying why — once there is room.
-	c.c.Close()
-	b.c.Close()
-	r := e.dial(t, paused+"&resume="+token)
-	m = r.until("resume error", 10*time.Second, func(m msg) bool { return m.typ() == "error" })
-	if s, _ := m.text["error"].(string); !strings.Contains(s, "could not be resumed") {
+	c.Conn.Close()
+	b.Conn.Close()
+	r := e.dial(t, streamtest.Paused+"&resume="+token)
+	m = r.Until("resume error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" })
+	if s, _ := m.Text["error"].(string); !strings.Contains(s, "could not be resumed") {
 		t.Errorf("the evicted token: %q", s)
 	}
 }
@@ -134,5 +135,5 @@ func TestUploadChoosesModelWithinBudget(t *testing.T) {
 		return
 	}
 	c := e.dial(t, "resume="+token)
-	c.until("a frame", 120*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c.Until("a frame", 120*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 }

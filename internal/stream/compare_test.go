@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"dgpviz/internal/stream/streamtest"
 	"math"
 	"strings"
 	"testing"
@@ -17,42 +18,42 @@ func TestCompareDepths(t *testing.T) {
 		t.Skip("fits 9 models to convergence: not in the short tier")
 	}
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
-	c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	c.ack(map[string]any{"op": "compare", "n": 400}) // 400 iterations a restart: enough to tell the depths apart (the README's full fits: 0.137 / 0.026 / 0.021)
-	r := c.reply(c.send(map[string]any{"op": "compare"}))
+	c := e.dial(t, streamtest.Paused)
+	c.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	c.Ack(map[string]any{"op": "compare", "n": 400}) // 400 iterations a restart: enough to tell the depths apart (the README's full fits: 0.137 / 0.026 / 0.021)
+	r := c.Reply(c.Send(map[string]any{"op": "compare"}))
 	if s, _ := r["error"].(string); !strings.Contains(s, "running") {
 		t.Errorf("a second comparison: %v", r)
 	}
 	var progress int
-	final := c.until("the comparison", 120*time.Second, func(m msg) bool {
-		if m.typ() != "compare" {
+	final := c.Until("the comparison", 120*time.Second, func(m streamtest.Msg) bool {
+		if m.Type() != "compare" {
 			return false
 		}
-		if m.frame["done"] != true {
+		if m.Frame["done"] != true {
 			progress++
 			return false
 		}
 		return true
-	}).frame
+	}).Frame
 	t.Logf("%d progress messages", progress)
 	depths := final["depths"].([]any)
 	if len(depths) != 3 {
 		t.Fatalf("%d depths", len(depths))
 	}
-	g := int(num64(final["g"]))
+	g := int(streamtest.Num(final["g"]))
 	var rise [3]float64
 	for i, dv := range depths {
 		d := dv.(map[string]any)
 		if d["error"] != nil {
 			t.Fatalf("depth %d: %v", i+1, d["error"])
 		}
-		mean := floats(d["mean"])
+		mean := streamtest.Floats(d["mean"])
 		if len(mean) != g || d["bound"] == nil || d["rise"] == nil {
 			t.Fatalf("depth %d: %d mean values, bound %v, rise %v", i+1, len(mean), d["bound"], d["rise"])
 		}
-		rise[i] = num64(d["rise"])
-		t.Logf("%v layers: bound %.2f, restarts %v, rise %.3f, %v s, %v", d["layers"], num64(d["bound"]), d["bounds"], rise[i], d["seconds"], d["status"])
+		rise[i] = streamtest.Num(d["rise"])
+		t.Logf("%v layers: bound %.2f, restarts %v, rise %.3f, %v s, %v", d["layers"], streamtest.Num(d["bound"]), d["bounds"], rise[i], d["seconds"], d["status"])
 	}
 	// The README's numbers: one layer rises over 0.137, the deep GPs over
 	// 0.02–0.03 (original x units); "more sharply" is the claim tested.

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/view/regression"
 	"strings"
 	"testing"
@@ -14,18 +15,18 @@ import (
 // is computed get errors, and the session carries on.
 func TestFitDensity(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
-	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 10}))
-	id := c.ack(map[string]any{"op": "fit_density", "samples": 400})
-	m := c.until("fit_density", 30*time.Second, func(m msg) bool { return m.typ() == "fit_density" }).frame
-	if int64(num64(m["applied"])) != id || num64(m["iter"]) != 10 {
+	c := e.dial(t, streamtest.Paused)
+	c.FrameAfter(c.Ack(map[string]any{"op": "step", "n": 10}))
+	id := c.Ack(map[string]any{"op": "fit_density", "samples": 400})
+	m := c.Until("fit_density", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "fit_density" }).Frame
+	if int64(streamtest.Num(m["applied"])) != id || streamtest.Num(m["iter"]) != 10 {
 		t.Errorf("density for command %v at iteration %v, want %d at 10", m["applied"], m["iter"], id)
 	}
 	if e, ok := m["error"].(string); ok && e != "" {
 		t.Fatalf("density error: %s", e)
 	}
-	g, b := int(num64(m["g"])), int(num64(m["b"]))
-	dens, edges, modes := floats(m["density"]), floats(m["edges"]), floats(m["modes"])
+	g, b := int(streamtest.Num(m["g"])), int(streamtest.Num(m["b"]))
+	dens, edges, modes := streamtest.Floats(m["density"]), streamtest.Floats(m["edges"]), streamtest.Floats(m["modes"])
 	if g != regression.DensityGrid || b != regression.DensityBins || len(dens) != g*b || len(edges) != b+1 || len(modes) != g {
 		t.Fatalf("g %d b %d, %d densities, %d edges, %d modes", g, b, len(dens), len(edges), len(modes))
 	}
@@ -48,16 +49,16 @@ func TestFitDensity(t *testing.T) {
 		{map[string]any{"op": "fit_density", "samples": 5}, "out of range"},
 		{map[string]any{"op": "fit_density", "samples": 1e9}, "out of range"},
 	} {
-		r := c.reply(c.send(tc.cmd))
+		r := c.Reply(c.Send(tc.cmd))
 		if s, _ := r["error"].(string); r["type"] != "error" || !strings.Contains(s, tc.want) {
 			t.Errorf("%v: %v, want an error containing %q", tc.cmd, r, tc.want)
 		}
 	}
 	// Two at once: the second is refused while the first is computed.
-	c.send(map[string]any{"op": "fit_density", "samples": 5000})
-	r := c.reply(c.send(map[string]any{"op": "fit_density", "samples": 100}))
+	c.Send(map[string]any{"op": "fit_density", "samples": 5000})
+	r := c.Reply(c.Send(map[string]any{"op": "fit_density", "samples": 100}))
 	if s, _ := r["error"].(string); r["type"] != "error" || !strings.Contains(s, "still running") {
 		t.Logf("a second request was not refused (the first may have finished already): %v", r)
 	}
-	c.ack(map[string]any{"op": "speed", "speed": 30})
+	c.Ack(map[string]any{"op": "speed", "speed": 30})
 }

@@ -6,25 +6,26 @@ import (
 	"time"
 
 	"dgpviz/internal/share"
+	"dgpviz/internal/stream/streamtest"
 )
 
 // frames reads c's messages on a goroutine of its own and returns its
 // frames' sequence numbers and its replies (a read deadline would break
 // the connection, and the test must see frames not come).
-func frames(c *client) (<-chan uint64, <-chan map[string]any) {
+func frames(c *streamtest.Client) (<-chan uint64, <-chan map[string]any) {
 	seqs, replies := make(chan uint64, 256), make(chan map[string]any, 16)
 	go func() {
 		for {
-			m, err := c.read(time.Minute)
+			m, err := c.Read(time.Minute)
 			if err != nil {
 				close(seqs)
 				return
 			}
 			switch {
-			case m.typ() == "frame":
-				seqs <- uint64(num64(m.frame["seq"]))
-			case m.text != nil:
-				replies <- m.text
+			case m.Type() == "frame":
+				seqs <- uint64(streamtest.Num(m.Frame["seq"]))
+			case m.Text != nil:
+				replies <- m.Text
 			}
 		}
 	}()
@@ -59,9 +60,9 @@ func latest(seqs <-chan uint64, last uint64) uint64 {
 // state to show.
 func TestDrawnPacesFrames(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
+	c := e.dial(t, streamtest.Paused)
 	seqs, replies := frames(c)
-	step := func() { c.send(map[string]any{"op": "step", "n": 1}) }
+	step := func() { c.Send(map[string]any{"op": "step", "n": 1}) }
 	seq, ok := next(seqs, 10*time.Second)
 	if !ok {
 		t.Fatal("no first frame")
@@ -74,7 +75,7 @@ func TestDrawnPacesFrames(t *testing.T) {
 		}
 	}
 	// Saying it: a step's frame comes once the last one is drawn.
-	c.send(map[string]any{"op": "drawn", "seq": seq})
+	c.Send(map[string]any{"op": "drawn", "seq": seq})
 	step()
 	if seq, ok = next(seqs, 5*time.Second); !ok {
 		t.Fatal("no frame for a step after drawn")
@@ -92,17 +93,17 @@ func TestDrawnPacesFrames(t *testing.T) {
 		t.Errorf("the undrawn page's frame came after %v", d)
 	}
 	seq = s
-	c.send(map[string]any{"op": "drawn", "seq": seq})
+	c.Send(map[string]any{"op": "drawn", "seq": seq})
 	step()
 	if _, ok := next(seqs, 5*time.Second); !ok {
 		t.Fatal("no frame for a step after drawn")
 	}
 
-	id := c.send(map[string]any{"op": "drawn"})
+	id := c.Send(map[string]any{"op": "drawn"})
 	for answered := false; !answered; { // past the hello and the steps' acks
 		select {
 		case r := <-replies:
-			if num64(r["id"]) != float64(id) {
+			if streamtest.Num(r["id"]) != float64(id) {
 				continue
 			}
 			answered = true
@@ -116,10 +117,10 @@ func TestDrawnPacesFrames(t *testing.T) {
 
 	// A follower of a second session, paced by its own drawn.
 	key := ""
-	p := e.dial(t, paused)
-	p.until("hello", 5*time.Second, func(m msg) bool {
-		key, _ = m.text["share_key"].(string)
-		return m.typ() == "hello"
+	p := e.dial(t, streamtest.Paused)
+	p.Until("hello", 5*time.Second, func(m streamtest.Msg) bool {
+		key, _ = m.Text["share_key"].(string)
+		return m.Type() == "hello"
 	})
 	pseqs, _ := frames(p)
 	f := e.dial(t, "follow="+key)
@@ -128,13 +129,13 @@ func TestDrawnPacesFrames(t *testing.T) {
 	if !ok {
 		t.Fatal("the follower got no frame")
 	}
-	f.send(map[string]any{"op": "drawn", "seq": last})
+	f.Send(map[string]any{"op": "drawn", "seq": last})
 	time.Sleep(100 * time.Millisecond) // the drawn reaches the server before the step's frame
-	p.send(map[string]any{"op": "step", "n": 1})
+	p.Send(map[string]any{"op": "step", "n": 1})
 	if s, ok := next(fseqs, 5*time.Second); !ok || s <= last {
 		t.Fatalf("follower: frame %d (%v) after drawing %d", s, ok, last)
 	}
-	p.send(map[string]any{"op": "step", "n": 1})
+	p.Send(map[string]any{"op": "step", "n": 1})
 	if _, ok := next(pseqs, 5*time.Second); !ok {
 		t.Fatal("the presenter got no frame for its step")
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"dgpviz/internal/admit"
+	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/wire"
 
 	"gonum.org/v1/gonum/mat"
@@ -15,42 +16,42 @@ import (
 // converge plays the session flat out until the bound has not risen by
 // more than 0.01 nats for a second (or the optimizer reports convergence),
 // pauses it and returns the last frame.
-func converge(t *testing.T, c *client, within time.Duration) wire.Decoded {
+func converge(t *testing.T, c *streamtest.Client, within time.Duration) wire.Decoded {
 	t.Helper()
-	c.ack(map[string]any{"op": "play"})
+	c.Ack(map[string]any{"op": "play"})
 	end := time.Now().Add(within)
 	var best float64 = math.Inf(-1)
 	bestAt := time.Now()
 	for time.Now().Before(end) {
-		m := c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })
-		b := num64(m.frame["bound"])
+		m := c.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+		b := streamtest.Num(m.Frame["bound"])
 		if b > best+0.01 {
 			best, bestAt = b, time.Now()
 		}
-		if conv, _ := get(m.frame, "optimizer", "converged").(bool); conv || time.Since(bestAt) > time.Second {
+		if conv, _ := streamtest.Get(m.Frame, "optimizer", "converged").(bool); conv || time.Since(bestAt) > time.Second {
 			break
 		}
 	}
-	id := c.ack(map[string]any{"op": "pause"})
-	return c.frameAfter(id)
+	id := c.Ack(map[string]any{"op": "pause"})
+	return c.FrameAfter(id)
 }
 
 // boundAfter sends cmd, requires an ack and returns the bound of the frame
 // that reflects it.
-func boundAfter(t *testing.T, c *client, cmd map[string]any) (float64, wire.Decoded) {
+func boundAfter(t *testing.T, c *streamtest.Client, cmd map[string]any) (float64, wire.Decoded) {
 	t.Helper()
-	id := c.ack(cmd)
-	f := c.frameAfter(id)
-	return num64(f["bound"]), f
+	id := c.Ack(cmd)
+	f := c.FrameAfter(id)
+	return streamtest.Num(f["bound"]), f
 }
 
 // playFor optimises for d and returns the bound of the frame after pausing.
-func playFor(t *testing.T, c *client, d time.Duration) float64 {
+func playFor(t *testing.T, c *streamtest.Client, d time.Duration) float64 {
 	t.Helper()
-	c.ack(map[string]any{"op": "play"})
+	c.Ack(map[string]any{"op": "play"})
 	time.Sleep(d)
-	id := c.ack(map[string]any{"op": "pause"})
-	return num64(c.frameAfter(id)["bound"])
+	id := c.Ack(map[string]any{"op": "pause"})
+	return streamtest.Num(c.FrameAfter(id)["bound"])
 }
 
 // TestSteeringKeepsTheFit is issue #10's protocol test: on the converged
@@ -64,20 +65,20 @@ func TestSteeringKeepsTheFit(t *testing.T) {
 		t.Skip("converges the demo model: not in the short tier")
 	}
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
+	c := e.dial(t, streamtest.Paused)
 	f := converge(t, c, 60*time.Second)
-	b0 := num64(f["bound"])
+	b0 := streamtest.Num(f["bound"])
 	t.Logf("converged demo: bound %.4f at iteration %v", b0, f["iter"])
 	layers := len(f["layers"].([]any))
 	for li := 0; li < layers; li++ {
-		z := floats(get(f, "layers", li, "z"))
+		z := streamtest.Floats(streamtest.Get(f, "layers", li, "z"))
 		lo, hi := z[0], z[0]
 		for _, v := range z {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 		j := len(z) / 2
 		bm, fm := boundAfter(t, c, map[string]any{"op": "move", "layer": li, "index": j, "z": []float64{z[j] + 0.1*(hi-lo)}})
-		if got := floats(get(fm, "layers", li, "z"))[j]; math.Abs(got-(z[j]+0.1*(hi-lo))) > 1e-6 {
+		if got := streamtest.Floats(streamtest.Get(fm, "layers", li, "z"))[j]; math.Abs(got-(z[j]+0.1*(hi-lo))) > 1e-6 {
 			t.Errorf("layer %d: z after the move %v, want %v", li+1, got, z[j]+0.1*(hi-lo))
 		}
 		t.Logf("layer %d: move by 10 %% of the spread: Δbound %.3f nats", li+1, bm-b0)
@@ -101,17 +102,17 @@ func TestSteeringKeepsTheFit(t *testing.T) {
 		if bu, _ := boundAfter(t, c, map[string]any{"op": "undo"}); bu > b0+1e-9 || math.IsNaN(bu) {
 			t.Errorf("layer %d: undo after optimising: bound %v", li+1, bu)
 		}
-		f = c.frameAfter(c.ack(map[string]any{"op": "redo"}))
-		b0 = num64(f["bound"])
+		f = c.FrameAfter(c.Ack(map[string]any{"op": "redo"}))
+		b0 = streamtest.Num(f["bound"])
 	}
 
 	// Add at the posterior (no output given), then remove: the bound
 	// comes back to within 0.01 nats; each undo restores it exactly.
-	f = c.frameAfter(c.ack(map[string]any{"op": "pause"}))
-	b0 = num64(f["bound"])
-	z := floats(get(f, "layers", 0, "z"))
+	f = c.FrameAfter(c.Ack(map[string]any{"op": "pause"}))
+	b0 = streamtest.Num(f["bound"])
+	z := streamtest.Floats(streamtest.Get(f, "layers", 0, "z"))
 	ba, fa := boundAfter(t, c, map[string]any{"op": "add", "layer": 0, "z": []float64{0.5*z[0] + 0.5*z[1]}})
-	m := len(floats(get(fa, "layers", 0, "z")))
+	m := len(streamtest.Floats(streamtest.Get(fa, "layers", 0, "z")))
 	if m != len(z)+1 {
 		t.Fatalf("%d inducing points after add, want %d", m, len(z)+1)
 	}
@@ -136,12 +137,12 @@ func TestSteeringKeepsTheFit(t *testing.T) {
 // the whole drag; a vertical pull moves the function at the point.
 func TestDragIsOneEdit(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
-	id := c.ack(map[string]any{"op": "step", "n": 50})
-	f := c.frameAfter(id)
-	b0 := num64(f["bound"])
-	z := floats(get(f, "layers", 1, "z"))
-	u := floats(get(f, "layers", 1, "u_mean"))
+	c := e.dial(t, streamtest.Paused)
+	id := c.Ack(map[string]any{"op": "step", "n": 50})
+	f := c.FrameAfter(id)
+	b0 := streamtest.Num(f["bound"])
+	z := streamtest.Floats(streamtest.Get(f, "layers", 1, "z"))
+	u := streamtest.Floats(streamtest.Get(f, "layers", 1, "u_mean"))
 	for _, dz := range []float64{0.05, 0.1, 0.2, 0.1} {
 		boundAfter(t, c, map[string]any{"op": "move", "layer": 1, "index": 3, "z": []float64{z[3] + dz}})
 	}
@@ -150,19 +151,19 @@ func TestDragIsOneEdit(t *testing.T) {
 	}
 	// A pull in the same drag, then one undo for all of it.
 	_, fp := boundAfter(t, c, map[string]any{"op": "move", "layer": 1, "index": 3, "mu": []float64{u[3] + 0.2}})
-	if got := floats(get(fp, "layers", 1, "u_mean"))[3]; math.Abs(got-(u[3]+0.2)) > 1e-4 {
+	if got := streamtest.Floats(streamtest.Get(fp, "layers", 1, "u_mean"))[3]; math.Abs(got-(u[3]+0.2)) > 1e-4 {
 		t.Errorf("pull: inducing output %v, want %v", got, u[3]+0.2)
 	}
 	if b, _ := boundAfter(t, c, map[string]any{"op": "undo"}); b != b0 {
 		t.Errorf("undo of the drag: bound %.17g, want %.17g", b, b0)
 	}
-	r := c.reply(c.send(map[string]any{"op": "undo"}))
+	r := c.Reply(c.Send(map[string]any{"op": "undo"}))
 	if r["type"] != "error" {
 		t.Errorf("a second undo after one drag: %v, want nothing to undo", r)
 	}
 	// keep_u: the old behaviour, for teaching: q(u) travels with z.
 	_, fk := boundAfter(t, c, map[string]any{"op": "move", "layer": 1, "index": 3, "z": []float64{z[3] + 0.3}, "keep_u": true})
-	if got := floats(get(fk, "layers", 1, "u_mean"))[3]; got != u[3] {
+	if got := streamtest.Floats(streamtest.Get(fk, "layers", 1, "u_mean"))[3]; got != u[3] {
 		t.Errorf("keep_u: inducing output %v, want it unchanged %v", got, u[3])
 	}
 }
@@ -172,48 +173,48 @@ func TestDragIsOneEdit(t *testing.T) {
 // normalisation stays fixed, and the model keeps its parameters.
 func TestDataEdits(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
-	s0 := c.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
-	n0 := int(num64(s0["n"]))
-	norm0 := num64(get(s0, "norm_x", "scale", 0))
+	c := e.dial(t, streamtest.Paused)
+	s0 := c.Until("setup", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+	n0 := int(streamtest.Num(s0["n"]))
+	norm0 := streamtest.Num(streamtest.Get(s0, "norm_x", "scale", 0))
 	setupAfter := func(cmd map[string]any) wire.Decoded {
 		t.Helper()
-		c.send(cmd)
-		return c.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+		c.Send(cmd)
+		return c.Until("setup", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 	}
 	s := setupAfter(map[string]any{"op": "add_data", "x": []float64{0.25}, "y": []float64{1.5}})
-	if int(num64(s["n"])) != n0+1 || s["edited"] != true {
+	if int(streamtest.Num(s["n"])) != n0+1 || s["edited"] != true {
 		t.Fatalf("add_data: n %v edited %v, want %d true", s["n"], s["edited"], n0+1)
 	}
-	if xs := floats(s["x"]); math.Abs(xs[n0]-0.25) > 1e-6 || math.Abs(floats(s["y"])[n0]-1.5) > 1e-6 {
-		t.Errorf("the added point is (%v, %v), want (0.25, 1.5)", xs[n0], floats(s["y"])[n0])
+	if xs := streamtest.Floats(s["x"]); math.Abs(xs[n0]-0.25) > 1e-6 || math.Abs(streamtest.Floats(s["y"])[n0]-1.5) > 1e-6 {
+		t.Errorf("the added point is (%v, %v), want (0.25, 1.5)", xs[n0], streamtest.Floats(s["y"])[n0])
 	}
-	if f := c.frameAfter(c.ack(map[string]any{"op": "step"})); int(num64(f["n"])) != n0+1 || f["data_id"] != s["data_id"] {
+	if f := c.FrameAfter(c.Ack(map[string]any{"op": "step"})); int(streamtest.Num(f["n"])) != n0+1 || f["data_id"] != s["data_id"] {
 		t.Errorf("frame after add_data: n %v data_id %v, want %d %v", f["n"], f["data_id"], n0+1, s["data_id"])
 	}
 	s = setupAfter(map[string]any{"op": "move_data", "index": 0, "y": []float64{-2}})
-	if math.Abs(floats(s["y"])[0]+2) > 1e-6 {
-		t.Errorf("move_data: y[0] = %v, want -2", floats(s["y"])[0])
+	if math.Abs(streamtest.Floats(s["y"])[0]+2) > 1e-6 {
+		t.Errorf("move_data: y[0] = %v, want -2", streamtest.Floats(s["y"])[0])
 	}
 	s = setupAfter(map[string]any{"op": "remove_data", "index": 1})
-	if int(num64(s["n"])) != n0 {
+	if int(streamtest.Num(s["n"])) != n0 {
 		t.Errorf("remove_data: n %v, want %d", s["n"], n0)
 	}
-	if g := num64(get(s, "norm_x", "scale", 0)); g != norm0 {
+	if g := streamtest.Num(streamtest.Get(s, "norm_x", "scale", 0)); g != norm0 {
 		t.Errorf("normalisation changed: %v → %v", norm0, g)
 	}
 	s = setupAfter(map[string]any{"op": "undo"})
-	if int(num64(s["n"])) != n0+1 {
+	if int(streamtest.Num(s["n"])) != n0+1 {
 		t.Errorf("undo of remove_data: n %v, want %d", s["n"], n0+1)
 	}
 	s = setupAfter(map[string]any{"op": "reset_data"})
-	if int(num64(s["n"])) != n0 || s["edited"] != false || floats(s["y"])[0] != floats(s0["y"])[0] {
-		t.Errorf("reset_data: n %v edited %v y0 %v, want %d false %v", s["n"], s["edited"], floats(s["y"])[0], n0, floats(s0["y"])[0])
+	if int(streamtest.Num(s["n"])) != n0 || s["edited"] != false || streamtest.Floats(s["y"])[0] != streamtest.Floats(s0["y"])[0] {
+		t.Errorf("reset_data: n %v edited %v y0 %v, want %d false %v", s["n"], s["edited"], streamtest.Floats(s["y"])[0], n0, streamtest.Floats(s0["y"])[0])
 	}
 	// Robot-shaped data (30 outputs) cannot be edited point by point.
 	e2 := newEnv(t, func(o *Options) { o.Catalog.Add(wideDataset(40, 3), o.Limits.MaxRows) })
-	c2 := e2.dial(t, paused+"&data=wide&hidden=2")
-	r := c2.reply(c2.send(map[string]any{"op": "add_data", "x": []float64{0}, "y": []float64{0}}))
+	c2 := e2.dial(t, streamtest.Paused+"&data=wide&hidden=2")
+	r := c2.Reply(c2.Send(map[string]any{"op": "add_data", "x": []float64{0}, "y": []float64{0}}))
 	if e, _ := r["error"].(string); r["type"] != "error" || e == "" {
 		t.Errorf("add_data on 3-output data: %v, want an error", r)
 	}
@@ -223,20 +224,20 @@ func TestDataEdits(t *testing.T) {
 // maxHistory edits, and that the acks report what undo and redo would do.
 func TestHistoryIsBounded(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
+	c := e.dial(t, streamtest.Paused)
 	var last map[string]any
 	for i := 0; i < admit.MaxHistory+5; i++ {
-		id := c.send(map[string]any{"op": "freeze", "group": "noise", "frozen": i%2 == 0})
-		last = c.reply(id)
+		id := c.Send(map[string]any{"op": "freeze", "group": "noise", "frozen": i%2 == 0})
+		last = c.Reply(id)
 	}
-	if n := num64(last["undo"]); int(n) != admit.MaxHistory {
+	if n := streamtest.Num(last["undo"]); int(n) != admit.MaxHistory {
 		t.Errorf("after %d edits undo holds %v, want %d", admit.MaxHistory+5, n, admit.MaxHistory)
 	}
 	if l, _ := last["undo_label"].(string); l != "unfreeze noise" && l != "freeze noise" {
 		t.Errorf("undo_label %q", l)
 	}
-	r := c.reply(c.send(map[string]any{"op": "undo"}))
-	if num64(r["undo"]) != admit.MaxHistory-1 || num64(r["redo"]) != 1 {
+	r := c.Reply(c.Send(map[string]any{"op": "undo"}))
+	if streamtest.Num(r["undo"]) != admit.MaxHistory-1 || streamtest.Num(r["redo"]) != 1 {
 		t.Errorf("after one undo: undo %v redo %v, want %d 1", r["undo"], r["redo"], admit.MaxHistory-1)
 	}
 }
@@ -248,13 +249,13 @@ func TestSetupWarnsOfDegenerateData(t *testing.T) {
 	flat.Name = "flat"
 	flat.Y = mat.NewDense(20, 1, nil)
 	e := newEnv(t, func(o *Options) { o.Catalog.Add(flat, o.Limits.MaxRows) })
-	c := e.dial(t, paused+"&data=flat&hidden=")
-	s := c.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	c := e.dial(t, streamtest.Paused+"&data=flat&hidden=")
+	s := c.Until("setup", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 	if w, _ := s["warnings"].([]any); len(w) != 1 || !strings.Contains(w[0].(string), "is constant") {
 		t.Errorf("warnings %v, want one about the constant output", s["warnings"])
 	}
-	c2 := e.dial(t, paused)
-	if s := c2.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame; s["warnings"] != nil {
+	c2 := e.dial(t, streamtest.Paused)
+	if s := c2.Until("setup", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame; s["warnings"] != nil {
 		t.Errorf("the step data warn: %v", s["warnings"])
 	}
 }

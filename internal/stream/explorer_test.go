@@ -13,6 +13,7 @@ import (
 	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/view/explorer"
@@ -54,33 +55,33 @@ func robotEnv(t testing.TB) *testEnv {
 func TestRobotSetupAndFrames(t *testing.T) {
 	e := robotEnv(t)
 	c := e.dial(t, "data=robot&hidden=3,3&m=10&speed=0&play=1")
-	su := c.until("setup", 20*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
-	n := int(num64(get(su, "n")))
-	nAll := int(num64(get(su, "view", "n_all")))
-	d := int(num64(get(su, "d")))
-	if get(su, "view", "kind") != explorer.Kind {
-		t.Fatalf("view %v, want the explorer", get(su, "view", "kind"))
+	su := c.Until("setup", 20*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+	n := int(streamtest.Num(streamtest.Get(su, "n")))
+	nAll := int(streamtest.Num(streamtest.Get(su, "view", "n_all")))
+	d := int(streamtest.Num(streamtest.Get(su, "d")))
+	if streamtest.Get(su, "view", "kind") != explorer.Kind {
+		t.Fatalf("view %v, want the explorer", streamtest.Get(su, "view", "kind"))
 	}
-	if got := len(floats(get(su, "view", "truth", "values"))); got != 2*nAll {
+	if got := len(streamtest.Floats(streamtest.Get(su, "view", "truth", "values"))); got != 2*nAll {
 		t.Fatalf("truth: %d values, want %d", got, 2*nAll)
 	}
-	if got := len(floats(get(su, "view", "imputed"))); got != nAll*d {
+	if got := len(streamtest.Floats(streamtest.Get(su, "view", "imputed"))); got != nAll*d {
 		t.Fatalf("imputed: %d values, want %d", got, nAll*d)
 	}
 	if nAll > n {
-		if got := len(floats(get(su, "view", "y_test"))); got != (nAll-n)*d {
+		if got := len(streamtest.Floats(streamtest.Get(su, "view", "y_test"))); got != (nAll-n)*d {
 			t.Fatalf("y_test: %d values, want %d", got, (nAll-n)*d)
 		}
 	}
 	// The baselines' scores (null where the path has no revisits, as on
 	// the fixture).
-	bl, _ := get(su, "view", "truth", "baselines").([]any)
+	bl, _ := streamtest.Get(su, "view", "truth", "baselines").([]any)
 	if len(bl) != 2 {
 		t.Fatalf("baselines %v, want the outputs' principal components and the input alone", bl)
 	}
 	for k := range bl {
-		if sc := get(bl[k], "score"); sc != nil && !(num64(sc) >= 0 && num64(sc) <= 1) {
-			t.Fatalf("baseline %v: score %v", get(bl[k], "name"), sc)
+		if sc := streamtest.Get(bl[k], "score"); sc != nil && !(streamtest.Num(sc) >= 0 && streamtest.Num(sc) <= 1) {
+			t.Fatalf("baseline %v: score %v", streamtest.Get(bl[k], "name"), sc)
 		}
 	}
 	// Frames: hidden messages in every frame; the output layer and the test
@@ -88,29 +89,29 @@ func TestRobotSetupAndFrames(t *testing.T) {
 	var sawTest, sawLight bool
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) && !(sawTest && sawLight) {
-		f := c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+		f := c.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
 		for li := 0; li < 2; li++ {
-			if got := len(floats(get(f, "layers", li, "mean"))); got != 3*n {
-				t.Fatalf("frame %v: layer %d mean has %d values, want %d", get(f, "seq"), li, got, 3*n)
+			if got := len(streamtest.Floats(streamtest.Get(f, "layers", li, "mean"))); got != 3*n {
+				t.Fatalf("frame %v: layer %d mean has %d values, want %d", streamtest.Get(f, "seq"), li, got, 3*n)
 			}
 		}
-		if got := len(get(f, "view", "scores").([]any)); got != 2 {
+		if got := len(streamtest.Get(f, "view", "scores").([]any)); got != 2 {
 			t.Fatalf("scores: %d, want 2", got)
 		}
-		if get(f, "view", "new_output") == true {
-			if got := len(floats(get(f, "layers", 2, "mean"))); got != d*n {
+		if streamtest.Get(f, "view", "new_output") == true {
+			if got := len(streamtest.Floats(streamtest.Get(f, "layers", 2, "mean"))); got != d*n {
 				t.Fatalf("output mean has %d values, want %d", got, d*n)
 			}
 			if nAll > n {
-				if got := len(floats(get(f, "view", "test", "mean"))); got != (nAll-n)*d {
+				if got := len(streamtest.Floats(streamtest.Get(f, "view", "test", "mean"))); got != (nAll-n)*d {
 					t.Fatalf("test mean: %d values, want %d", got, (nAll-n)*d)
 				}
-				if r := num64(get(f, "view", "test_rmse")); !(r > 0 && r < 100) {
+				if r := streamtest.Num(streamtest.Get(f, "view", "test_rmse")); !(r > 0 && r < 100) {
 					t.Fatalf("test_rmse %v dBm", r)
 				}
 			}
 			sawTest = true
-		} else if get(f, "layers", 2, "mean") == nil {
+		} else if streamtest.Get(f, "layers", 2, "mean") == nil {
 			sawLight = true
 		}
 	}
@@ -122,8 +123,8 @@ func TestRobotSetupAndFrames(t *testing.T) {
 func TestRobotDatasetCommandAppliesPreset(t *testing.T) {
 	e := robotEnv(t)
 	c := e.dial(t, "data=step&play=0")
-	id := c.send(map[string]any{"op": "dataset", "dataset": "robot"})
-	r := c.reply(id)
+	id := c.Send(map[string]any{"op": "dataset", "dataset": "robot"})
+	r := c.Reply(id)
 	if r["type"] != "ack" {
 		t.Fatalf("reply %v", r)
 	}
@@ -141,21 +142,21 @@ func TestRobotDatasetCommandAppliesPreset(t *testing.T) {
 func TestRobotFrameEvalError(t *testing.T) {
 	e := robotEnv(t)
 	c := e.dial(t, "data=robot&hidden=3,3&m=6&play=0")
-	c.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	c.ack(map[string]any{"op": "move", "layer": 1, "index": 0, "z": []float64{0, 0, 0}})
-	id := c.ack(map[string]any{"op": "move", "layer": 1, "index": 1, "z": []float64{0, 0, 0}})
-	f := c.frameAfter(id)
-	if s, _ := get(f, "eval_error").(string); s == "" {
+	c.Until("frame", 20*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	c.Ack(map[string]any{"op": "move", "layer": 1, "index": 0, "z": []float64{0, 0, 0}})
+	id := c.Ack(map[string]any{"op": "move", "layer": 1, "index": 1, "z": []float64{0, 0, 0}})
+	f := c.FrameAfter(id)
+	if s, _ := streamtest.Get(f, "eval_error").(string); s == "" {
 		// A jittered Kuu may survive two equal inducing inputs; then the
 		// frame must be complete.
-		if get(f, "bound") == nil {
+		if streamtest.Get(f, "bound") == nil {
 			t.Fatalf("frame has neither a bound nor eval_error")
 		}
-	} else if get(f, "layers", 1, "z") == nil {
+	} else if streamtest.Get(f, "layers", 1, "z") == nil {
 		t.Fatalf("eval_error frame without parameters")
 	}
 	// The session carries on.
-	c.ack(map[string]any{"op": "step", "n": 1})
+	c.Ack(map[string]any{"op": "step", "n": 1})
 }
 
 func robotPublication(b testing.TB, iters int) *publication {
@@ -188,12 +189,12 @@ func BenchmarkRobotFrame(b *testing.B) {
 func BenchmarkRobotStreaming(b *testing.B) {
 	e := robotEnv(b)
 	c := e.dial(b, "data=robot&hidden=3,3&m=20&speed=0&play=0")
-	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	// Wait for the one-off baselines (a one-layer GP fit) to finish: they
 	// share the CPU with the session only once per data set.
 	for range 300 {
-		c.ack(map[string]any{"op": "pause"})
-		if f := c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame; get(f, "view", "gp1_rmse") != nil {
+		c.Ack(map[string]any{"op": "pause"})
+		if f := c.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame; streamtest.Get(f, "view", "gp1_rmse") != nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -244,15 +245,15 @@ func TestDatasetSwitchResetsArchitecture(t *testing.T) {
 	}
 	ds := robotTestData(t)
 	e := newEnv(t, func(o *Options) { o.Catalog.Add(ds, o.Limits.MaxRows) })
-	c := e.dial(t, paused+"&data=robot&hidden=3,3&m=20")
-	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	r := c.reply(c.send(map[string]any{"op": "dataset", "dataset": "step"}))
+	c := e.dial(t, streamtest.Paused+"&data=robot&hidden=3,3&m=20")
+	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	r := c.Reply(c.Send(map[string]any{"op": "dataset", "dataset": "step"}))
 	def := admit.DefaultConfig()
-	if h := get(r, "config", "hidden"); fmt.Sprint(h) != fmt.Sprint([]any{1.0, 1.0}) || num64(get(r, "config", "inducing")) != float64(def.Inducing) {
-		t.Errorf("after switching to step: hidden %v inducing %v, want %v %d", h, get(r, "config", "inducing"), def.Hidden, def.Inducing)
+	if h := streamtest.Get(r, "config", "hidden"); fmt.Sprint(h) != fmt.Sprint([]any{1.0, 1.0}) || streamtest.Num(streamtest.Get(r, "config", "inducing")) != float64(def.Inducing) {
+		t.Errorf("after switching to step: hidden %v inducing %v, want %v %d", h, streamtest.Get(r, "config", "inducing"), def.Hidden, def.Inducing)
 	}
-	r = c.reply(c.send(map[string]any{"op": "dataset", "dataset": "robot"}))
-	if h := get(r, "config", "hidden"); fmt.Sprint(h) != fmt.Sprint([]any{3.0, 3.0}) {
+	r = c.Reply(c.Send(map[string]any{"op": "dataset", "dataset": "robot"}))
+	if h := streamtest.Get(r, "config", "hidden"); fmt.Sprint(h) != fmt.Sprint([]any{3.0, 3.0}) {
 		t.Errorf("back to robot: hidden %v, want the preset's [3 3]", h)
 	}
 }
@@ -264,33 +265,33 @@ func TestDatasetSwitchResetsArchitecture(t *testing.T) {
 func TestRobotRestartOp(t *testing.T) {
 	e := robotEnv(t)
 	c := e.dial(t, "data=robot&hidden=3,3&m=10&speed=0&play=0")
-	f := c.frameAfter(c.ack(map[string]any{"op": "pause"}))
-	if get(f, "iter") != 0.0 {
-		t.Fatalf("paused at iteration %v, want 0", get(f, "iter"))
+	f := c.FrameAfter(c.Ack(map[string]any{"op": "pause"}))
+	if streamtest.Get(f, "iter") != 0.0 {
+		t.Fatalf("paused at iteration %v, want 0", streamtest.Get(f, "iter"))
 	}
-	list, _ := get(f, "restarts", "list").([]any)
+	list, _ := streamtest.Get(f, "restarts", "list").([]any)
 	if len(list) < 2 {
-		t.Fatalf("restarts: %v, want the preset's %d", get(f, "restarts"), 3)
+		t.Fatalf("restarts: %v, want the preset's %d", streamtest.Get(f, "restarts"), 3)
 	}
 	// Restarts count from 1 on the wire and in the page; r is 0-based.
-	chosen := int(num64(get(f, "restarts", "chosen"))) - 1
-	if live := int(num64(get(f, "restarts", "live"))) - 1; live != chosen {
+	chosen := int(streamtest.Num(streamtest.Get(f, "restarts", "chosen"))) - 1
+	if live := int(streamtest.Num(streamtest.Get(f, "restarts", "live"))) - 1; live != chosen {
 		t.Fatalf("live restart %d, want the chosen %d", live+1, chosen+1)
 	}
 	bounds := make([]float64, len(list))
 	for r := range list {
-		if k := num64(get(f, "restarts", "list", r, "restart")); int(k) != r+1 {
+		if k := streamtest.Num(streamtest.Get(f, "restarts", "list", r, "restart")); int(k) != r+1 {
 			t.Errorf("restart %d is numbered %v", r+1, k)
 		}
-		bounds[r] = num64(get(f, "restarts", "list", r, "bound"))
+		bounds[r] = streamtest.Num(streamtest.Get(f, "restarts", "list", r, "bound"))
 		// The score is NaN (null) for every restart where the path has no
 		// revisits, as on the small fixture used without ../shared.
-		s := num64(get(f, "restarts", "list", r, "score"))
-		s0 := num64(get(f, "restarts", "list", 0, "score"))
+		s := streamtest.Num(streamtest.Get(f, "restarts", "list", r, "score"))
+		s0 := streamtest.Num(streamtest.Get(f, "restarts", "list", 0, "score"))
 		if !(s >= 0 && s <= 1) && !(math.IsNaN(s) && math.IsNaN(s0)) {
 			t.Errorf("restart %d: geometry score %v", r+1, s)
 		}
-		if in := get(f, "restarts", "list", r, "start"); in != "pca" && in != "linear" {
+		if in := streamtest.Get(f, "restarts", "list", r, "start"); in != "pca" && in != "linear" {
 			t.Errorf("restart %d: start %v, want pca or linear", r+1, in)
 		}
 	}
@@ -300,27 +301,27 @@ func TestRobotRestartOp(t *testing.T) {
 		}
 	}
 	// The frames' bound of the untouched model is the chosen restart's.
-	if b := num64(get(f, "bound")); math.Abs(b-bounds[chosen]) > 1e-6*math.Abs(b) {
+	if b := streamtest.Num(streamtest.Get(f, "bound")); math.Abs(b-bounds[chosen]) > 1e-6*math.Abs(b) {
 		t.Errorf("frame bound %v, chosen restart's %v", b, bounds[chosen])
 	}
 	other := (chosen + 1) % len(list)
-	id := c.ack(map[string]any{"op": "restart", "restart": other + 1})
-	f = c.frameAfter(id)
-	if b := num64(get(f, "bound")); math.Abs(b-bounds[other]) > 1e-6*math.Abs(b) {
+	id := c.Ack(map[string]any{"op": "restart", "restart": other + 1})
+	f = c.FrameAfter(id)
+	if b := streamtest.Num(streamtest.Get(f, "bound")); math.Abs(b-bounds[other]) > 1e-6*math.Abs(b) {
 		t.Errorf("after switching to restart %d: bound %v, want its %v", other, b, bounds[other])
 	}
-	if live := int(num64(get(f, "restarts", "live"))) - 1; live != other {
+	if live := int(streamtest.Num(streamtest.Get(f, "restarts", "live"))) - 1; live != other {
 		t.Errorf("live restart %d after switching to %d", live+1, other+1)
 	}
-	id = c.send(map[string]any{"op": "undo"})
-	if r := c.reply(id); r["type"] != "ack" || !strings.Contains(r["message"].(string), "switch to restart") {
+	id = c.Send(map[string]any{"op": "undo"})
+	if r := c.Reply(id); r["type"] != "ack" || !strings.Contains(r["message"].(string), "switch to restart") {
 		t.Fatalf("undo: %v", r)
 	}
-	f = c.frameAfter(id)
-	if b := num64(get(f, "bound")); math.Abs(b-bounds[chosen]) > 1e-6*math.Abs(b) {
+	f = c.FrameAfter(id)
+	if b := streamtest.Num(streamtest.Get(f, "bound")); math.Abs(b-bounds[chosen]) > 1e-6*math.Abs(b) {
 		t.Errorf("after undo: bound %v, want the chosen restart's %v", b, bounds[chosen])
 	}
-	if live := int(num64(get(f, "restarts", "live"))) - 1; live != chosen {
+	if live := int(streamtest.Num(streamtest.Get(f, "restarts", "live"))) - 1; live != chosen {
 		t.Errorf("live restart %d after undo, want %d", live+1, chosen+1)
 	}
 	for _, tc := range []struct {
@@ -333,13 +334,13 @@ func TestRobotRestartOp(t *testing.T) {
 		{map[string]any{"op": "restart", "restart": "one"}, `field "restart"`},
 		{map[string]any{"op": "restart", "restart": 1.5}, `field "restart"`},
 	} {
-		r := c.reply(c.send(tc.cmd))
+		r := c.Reply(c.Send(tc.cmd))
 		if r["type"] != "error" || !strings.Contains(fmt.Sprint(r["error"]), tc.want) {
 			t.Errorf("%v: got %v, want an error containing %q", tc.cmd, r, tc.want)
 		}
 	}
 	// The session carries on.
-	c.ack(map[string]any{"op": "step", "n": 1})
+	c.Ack(map[string]any{"op": "step", "n": 1})
 }
 
 // TestRestartOpWithoutRestarts: outside the robot preset there is nothing
@@ -347,7 +348,7 @@ func TestRobotRestartOp(t *testing.T) {
 func TestRestartOpWithoutRestarts(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, "")
-	r := c.reply(c.send(map[string]any{"op": "restart", "restart": 1}))
+	r := c.Reply(c.Send(map[string]any{"op": "restart", "restart": 1}))
 	if r["type"] != "error" || !strings.Contains(fmt.Sprint(r["error"]), "not chosen among restarts") {
 		t.Fatalf("restart on the step data: %v", r)
 	}
@@ -417,30 +418,32 @@ func TestExplorerFromCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := func(c *client) (setup, frame wire.Decoded) {
-		su := c.until("setup", 60*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
+	first := func(c *streamtest.Client) (setup, frame wire.Decoded) {
+		su := c.Until("setup", 60*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 		// A paused session's first frame that carries the analysis.
-		f := c.until("frame", 60*time.Second, func(m msg) bool { return m.typ() == "frame" && get(m.frame, "view", "new_output") == true }).frame
+		f := c.Until("frame", 60*time.Second, func(m streamtest.Msg) bool {
+			return m.Type() == "frame" && streamtest.Get(m.Frame, "view", "new_output") == true
+		}).Frame
 		return su, f
 	}
 	s1, f1 := first(e.dial(t, fmt.Sprintf("data=robot&hidden=3,3&m=%d&seed=1&play=0", train.RobotInducing)))
 	s2, f2 := first(e.dial(t, "resume="+token))
-	if get(s2, "view", "kind") != explorer.Kind {
-		t.Fatalf("the CSV opens the %v view", get(s2, "view", "kind"))
+	if streamtest.Get(s2, "view", "kind") != explorer.Kind {
+		t.Fatalf("the CSV opens the %v view", streamtest.Get(s2, "view", "kind"))
 	}
 	for _, path := range [][]any{{"view", "truth", "revisits"}, {"view", "truth", "min_lag"}, {"view", "truth", "radius"},
 		{"view", "truth", "baselines", 0, "score"}, {"view", "truth", "baselines", 1, "score"}, {"view", "n_train"}, {"view", "n_all"}} {
-		if a, b := get(s1, path...), get(s2, path...); fmt.Sprint(a) != fmt.Sprint(b) {
+		if a, b := streamtest.Get(s1, path...), streamtest.Get(s2, path...); fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Errorf("setup %v: %v from the robot reader, %v from the CSV", path, a, b)
 		}
 	}
 	for _, path := range [][]any{{"bound"}, {"view", "scores", 0}, {"view", "scores", 1}, {"view", "test_rmse"}, {"view", "mean_rmse"}} {
-		if a, b := get(f1, path...), get(f2, path...); fmt.Sprint(a) != fmt.Sprint(b) {
+		if a, b := streamtest.Get(f1, path...), streamtest.Get(f2, path...); fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Errorf("frame %v: %v from the robot reader, %v from the CSV", path, a, b)
 		}
 	}
-	t.Logf("geometry h1 %v, h2 %v; baselines %v %v; test RMSE %v dBm", get(f1, "view", "scores", 0), get(f1, "view", "scores", 1),
-		get(s1, "view", "truth", "baselines", 0, "score"), get(s1, "view", "truth", "baselines", 1, "score"), get(f1, "view", "test_rmse"))
+	t.Logf("geometry h1 %v, h2 %v; baselines %v %v; test RMSE %v dBm", streamtest.Get(f1, "view", "scores", 0), streamtest.Get(f1, "view", "scores", 1),
+		streamtest.Get(s1, "view", "truth", "baselines", 0, "score"), streamtest.Get(s1, "view", "truth", "baselines", 1, "score"), streamtest.Get(f1, "view", "test_rmse"))
 }
 
 // TestExplorerWithoutTruth: five signals over time, with neither ground
@@ -454,15 +457,15 @@ func TestExplorerWithoutTruth(t *testing.T) {
 		}
 	})
 	c := e.dial(t, "data=wide&hidden=3,3&m=10&play=0")
-	su := c.until("setup", 60*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
-	if get(su, "view", "kind") != explorer.Kind || get(su, "view", "truth") != nil || get(su, "view", "x_test") != nil {
-		t.Fatalf("view %v, truth %v, test set %v", get(su, "view", "kind"), get(su, "view", "truth"), get(su, "view", "x_test"))
+	su := c.Until("setup", 60*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+	if streamtest.Get(su, "view", "kind") != explorer.Kind || streamtest.Get(su, "view", "truth") != nil || streamtest.Get(su, "view", "x_test") != nil {
+		t.Fatalf("view %v, truth %v, test set %v", streamtest.Get(su, "view", "kind"), streamtest.Get(su, "view", "truth"), streamtest.Get(su, "view", "x_test"))
 	}
-	f := c.until("frame", 60*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
-	if sc, _ := get(f, "view", "scores").([]any); len(sc) != 0 || get(f, "view", "test_rmse") != nil {
-		t.Fatalf("scores %v, test RMSE %v without ground truth or test split", sc, get(f, "view", "test_rmse"))
+	f := c.Until("frame", 60*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
+	if sc, _ := streamtest.Get(f, "view", "scores").([]any); len(sc) != 0 || streamtest.Get(f, "view", "test_rmse") != nil {
+		t.Fatalf("scores %v, test RMSE %v without ground truth or test split", sc, streamtest.Get(f, "view", "test_rmse"))
 	}
-	if got := len(floats(get(f, "layers", 0, "mean"))); got != 3*60 {
+	if got := len(streamtest.Floats(streamtest.Get(f, "layers", 0, "mean"))); got != 3*60 {
 		t.Fatalf("hidden layer 1: %d values, want %d", got, 3*60)
 	}
 }
@@ -479,16 +482,16 @@ func TestExplorerLargeDataSample(t *testing.T) {
 		}
 	})
 	c := e.dial(t, "data=wide&hidden=3,3&m=10&play=0")
-	su := c.until("setup", 60*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
-	n, rows := int(num64(get(su, "n"))), int(num64(get(su, "n_rows")))
-	if n != explorer.SampleRows || rows != 5000 || len(floats(get(su, "x"))) != n || len(floats(get(su, "view", "sample", "train"))) != n {
-		t.Fatalf("setup: n %d, n_rows %d, %d inputs, %d sample ids; want %d of 5000", n, rows, len(floats(get(su, "x"))), len(floats(get(su, "view", "sample", "train"))), explorer.SampleRows)
+	su := c.Until("setup", 60*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+	n, rows := int(streamtest.Num(streamtest.Get(su, "n"))), int(streamtest.Num(streamtest.Get(su, "n_rows")))
+	if n != explorer.SampleRows || rows != 5000 || len(streamtest.Floats(streamtest.Get(su, "x"))) != n || len(streamtest.Floats(streamtest.Get(su, "view", "sample", "train"))) != n {
+		t.Fatalf("setup: n %d, n_rows %d, %d inputs, %d sample ids; want %d of 5000", n, rows, len(streamtest.Floats(streamtest.Get(su, "x"))), len(streamtest.Floats(streamtest.Get(su, "view", "sample", "train"))), explorer.SampleRows)
 	}
-	f := c.until("frame", 60*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
-	if got := len(floats(get(f, "layers", 0, "mean"))); got != 3*n {
+	f := c.Until("frame", 60*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
+	if got := len(streamtest.Floats(streamtest.Get(f, "layers", 0, "mean"))); got != 3*n {
 		t.Fatalf("hidden layer 1: %d values, want %d (the sample's rows)", got, 3*n)
 	}
-	if get(f, "view", "density") == nil {
+	if streamtest.Get(f, "view", "density") == nil {
 		t.Fatal("a paused frame came without the density of every row")
 	}
 }

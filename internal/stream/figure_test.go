@@ -7,31 +7,12 @@ import (
 	"time"
 
 	"dgpviz/internal/montecarlo"
-	"dgpviz/internal/wire"
+	"dgpviz/internal/stream/streamtest"
 )
 
-// mcAfter waits for the first mc message that reflects command id.
-func (c *client) mcAfter(id int64) wire.Decoded {
-	c.t.Helper()
-	for i, f := range c.figures {
-		if a, _ := f["applied"].(float64); int64(a) >= id {
-			c.figures = c.figures[i+1:]
-			return f
-		}
-	}
-	c.figures = nil
-	return c.until("mc message", 10*time.Second, func(m msg) bool {
-		if m.frame == nil || m.typ() != "message_figure" {
-			return false
-		}
-		a, _ := m.frame["applied"].(float64)
-		return int64(a) >= id
-	}).frame
-}
-
-func helloKey(t *testing.T, c *client) string {
+func helloKey(t *testing.T, c *streamtest.Client) string {
 	t.Helper()
-	h := c.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
+	h := c.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
 	k, _ := h["figure_key"].(string)
 	if len(k) != 32 {
 		t.Fatalf("hello has no figure_key: %v", h)
@@ -43,12 +24,12 @@ func helloKey(t *testing.T, c *client) string {
 // numbers are montecarlo.MessageFigure's on the session's snapshot.
 func TestMCMatchesMessageFigure(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
+	c := e.dial(t, streamtest.Paused)
 	key := helloKey(t, c)
-	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 5})) // steps run after the ack
+	c.FrameAfter(c.Ack(map[string]any{"op": "step", "n": 5})) // steps run after the ack
 	ins := []map[string]any{{"mean": -0.8, "var": 0.01}, {"mean": 0.1, "var": 0.04}, {"mean": 2.5, "var": 0.01}, {"mean": 0.0, "var": 0.5}}
-	id := c.ack(map[string]any{"op": "message_figure", "layer": 1, "inputs": ins, "samples": 5000})
-	got := c.mcAfter(id)
+	id := c.Ack(map[string]any{"op": "message_figure", "layer": 1, "inputs": ins, "samples": 5000})
+	got := c.FigureAfter(id)
 	if got["error"] != nil {
 		t.Fatalf("mc error: %v", got["error"])
 	}
@@ -56,7 +37,7 @@ func TestMCMatchesMessageFigure(t *testing.T) {
 	if !ok {
 		t.Fatal("FigureSession: session not found")
 	}
-	if num64(got["iter"]) != float64(fs.Iter) || fs.Iter != 5 {
+	if streamtest.Num(got["iter"]) != float64(fs.Iter) || fs.Iter != 5 {
 		t.Fatalf("mc message of iteration %v, snapshot %d", got["iter"], fs.Iter)
 	}
 	gi := make([]montecarlo.GaussianInput, len(ins))
@@ -70,34 +51,34 @@ func TestMCMatchesMessageFigure(t *testing.T) {
 	if got["layer"] != 1.0 || got["samples"] != 5000.0 || got["seed"] != 1.0 {
 		t.Errorf("layer %v samples %v seed %v", got["layer"], got["samples"], got["seed"])
 	}
-	if num64(got["noise"]) != want.NoiseVariance {
+	if streamtest.Num(got["noise"]) != want.NoiseVariance {
 		t.Errorf("noise %v, want %v", got["noise"], want.NoiseVariance)
 	}
 	for i, w := range want.Inputs {
-		g := get(got, "inputs", i)
+		g := streamtest.Get(got, "inputs", i)
 		for _, f := range []struct {
 			name string
 			got  any
 			want float64
 		}{
-			{"mean", get(g, "mean"), w.Input.Mean},
-			{"var", get(g, "var"), w.Input.Var},
-			{"message.mean", get(g, "message", "mean"), w.Message.Mean},
-			{"message.var", get(g, "message", "var"), w.Message.Var},
-			{"true.var", get(g, "true", "var"), w.True.Var},
-			{"mc_mean", get(g, "mc_mean"), w.MC.Mean},
-			{"mc_var", get(g, "mc_var"), w.MC.Var},
-			{"compression", get(g, "compression"), w.Compression},
-			{"propagation", get(g, "propagation"), w.Propagation},
-			{"w1", get(g, "w1"), w.Distance.W1},
-			{"kl", get(g, "kl"), w.Distance.KL},
+			{"mean", streamtest.Get(g, "mean"), w.Input.Mean},
+			{"var", streamtest.Get(g, "var"), w.Input.Var},
+			{"message.mean", streamtest.Get(g, "message", "mean"), w.Message.Mean},
+			{"message.var", streamtest.Get(g, "message", "var"), w.Message.Var},
+			{"true.var", streamtest.Get(g, "true", "var"), w.True.Var},
+			{"mc_mean", streamtest.Get(g, "mc_mean"), w.MC.Mean},
+			{"mc_var", streamtest.Get(g, "mc_var"), w.MC.Var},
+			{"compression", streamtest.Get(g, "compression"), w.Compression},
+			{"propagation", streamtest.Get(g, "propagation"), w.Propagation},
+			{"w1", streamtest.Get(g, "w1"), w.Distance.W1},
+			{"kl", streamtest.Get(g, "kl"), w.Distance.KL},
 		} {
-			if num64(f.got) != f.want {
+			if streamtest.Num(f.got) != f.want {
 				t.Errorf("input %d: %s = %v, MessageFigure %v", i, f.name, f.got, f.want)
 			}
 		}
 		// The density is sent quantised (q16): screen precision.
-		p := floats(get(g, "density", "p"))
+		p := streamtest.Floats(streamtest.Get(g, "density", "p"))
 		if len(p) != len(w.Density.P) {
 			t.Fatalf("input %d: density of %d points, want %d", i, len(p), len(w.Density.P))
 		}
@@ -111,15 +92,15 @@ func TestMCMatchesMessageFigure(t *testing.T) {
 			}
 		}
 	}
-	if n := len(floats(get(got, "inducing", "z"))); n != len(want.Inducing) {
+	if n := len(streamtest.Floats(streamtest.Get(got, "inducing", "z"))); n != len(want.Inducing) {
 		t.Errorf("%d inducing bars, want %d", n, len(want.Inducing))
 	}
-	if n := len(floats(get(got, "gp", "mean"))); n != montecarlo.GPGridPoints {
+	if n := len(streamtest.Floats(streamtest.Get(got, "gp", "mean"))); n != montecarlo.GPGridPoints {
 		t.Errorf("GP curve of %d points", n)
 	}
 	// Far input: larger compression than the near one (the readout's point).
-	if !(num64(get(got, "inputs", 2, "compression")) > num64(get(got, "inputs", 0, "compression"))) {
-		t.Errorf("far input compression %v ≤ near %v", get(got, "inputs", 2, "compression"), get(got, "inputs", 0, "compression"))
+	if !(streamtest.Num(streamtest.Get(got, "inputs", 2, "compression")) > streamtest.Num(streamtest.Get(got, "inputs", 0, "compression"))) {
+		t.Errorf("far input compression %v ≤ near %v", streamtest.Get(got, "inputs", 2, "compression"), streamtest.Get(got, "inputs", 0, "compression"))
 	}
 }
 
@@ -127,49 +108,49 @@ func TestMCMatchesMessageFigure(t *testing.T) {
 // optimizer while it runs; mc_off stops it.
 func TestMCPresetsAndLive(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
+	c := e.dial(t, streamtest.Paused)
 	helloKey(t, c)
-	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 20}))
+	c.FrameAfter(c.Ack(map[string]any{"op": "step", "n": 20}))
 	comp := map[string]float64{}
 	for _, name := range montecarlo.PresetNames() {
-		id := c.ack(map[string]any{"op": "message_figure_preset", "layer": 0, "name": name, "samples": 2000})
-		m := c.mcAfter(id)
-		if m["preset"] != name || len(get(m, "inputs").([]any)) != 4 {
-			t.Fatalf("preset %q: got preset %v with %v", name, m["preset"], get(m, "inputs"))
+		id := c.Ack(map[string]any{"op": "message_figure_preset", "layer": 0, "name": name, "samples": 2000})
+		m := c.FigureAfter(id)
+		if m["preset"] != name || len(streamtest.Get(m, "inputs").([]any)) != 4 {
+			t.Fatalf("preset %q: got preset %v with %v", name, m["preset"], streamtest.Get(m, "inputs"))
 		}
 		for k := 0; k < 4; k++ {
-			comp[name] = math.Max(comp[name], num64(get(m, "inputs", k, "compression")))
+			comp[name] = math.Max(comp[name], streamtest.Num(streamtest.Get(m, "inputs", k, "compression")))
 		}
 	}
 	if !(comp[montecarlo.PresetFar] > comp[montecarlo.PresetWell]) {
 		t.Errorf("compression: far %v, well represented %v", comp[montecarlo.PresetFar], comp[montecarlo.PresetWell])
 	}
 	// "message_figure" without inputs keeps the preset's; the figure follows the model.
-	c.ack(map[string]any{"op": "play"})
+	c.Ack(map[string]any{"op": "play"})
 	it0 := -1.0
-	c.until("mc messages of new iterations", 10*time.Second, func(m msg) bool {
-		if m.typ() != "message_figure" {
+	c.Until("mc messages of new iterations", 10*time.Second, func(m streamtest.Msg) bool {
+		if m.Type() != "message_figure" {
 			return false
 		}
-		it := num64(m.frame["iter"])
+		it := streamtest.Num(m.Frame["iter"])
 		if it0 < 0 {
 			it0 = it
 		}
 		return it > it0
 	})
-	c.ack(map[string]any{"op": "pause"})
-	c.ack(map[string]any{"op": "message_figure_off"})
+	c.Ack(map[string]any{"op": "pause"})
+	c.Ack(map[string]any{"op": "message_figure_off"})
 	// After mc_off (and whatever was in flight), no more mc messages.
 	time.Sleep(200 * time.Millisecond)
-	c.ack(map[string]any{"op": "step"})
+	c.Ack(map[string]any{"op": "step"})
 	end := time.Now().Add(400 * time.Millisecond)
 	for time.Now().Before(end) {
-		m, err := c.read(time.Until(end))
+		m, err := c.Read(time.Until(end))
 		if err != nil {
 			break
 		}
-		if m.typ() == "message_figure" {
-			t.Fatalf("mc message after mc_off: seq %v", m.frame["seq"])
+		if m.Type() == "message_figure" {
+			t.Fatalf("mc message after mc_off: seq %v", m.Frame["seq"])
 		}
 	}
 }
@@ -178,7 +159,7 @@ func TestMCPresetsAndLive(t *testing.T) {
 // the session survives.
 func TestBadFigureCommands(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
+	c := e.dial(t, streamtest.Paused)
 	helloKey(t, c)
 	nine := make([]map[string]any, 9)
 	for i := range nine {
@@ -204,8 +185,8 @@ func TestBadFigureCommands(t *testing.T) {
 		{map[string]any{"op": "message_figure_preset", "layer": 5, "name": montecarlo.PresetFar}, "there is no layer 6"},
 	}
 	for _, tc := range cases {
-		id := c.send(tc.cmd)
-		r := c.reply(id)
+		id := c.Send(tc.cmd)
+		r := c.Reply(id)
 		if r["type"] != "error" {
 			t.Errorf("%v: want error, got %v", tc.cmd, r)
 			continue
@@ -221,24 +202,24 @@ func TestBadFigureCommands(t *testing.T) {
 		`{"op":"message_figure","layer":0,"inputs":{"mean":0}}`,
 		`{"op":"message_figure","layer":0,"inputs":[{"mean":1e400,"var":1}]}`,
 	} {
-		if err := c.c.WriteMessage(1, []byte(raw)); err != nil {
+		if err := c.Conn.WriteMessage(1, []byte(raw)); err != nil {
 			t.Fatal(err)
 		}
-		m := c.until("error", 5*time.Second, func(m msg) bool { return m.typ() == "error" || m.typ() == "ack" })
-		if m.typ() != "error" {
-			t.Errorf("%s: want error, got %v", raw, m.text)
+		m := c.Until("error", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" || m.Type() == "ack" })
+		if m.Type() != "error" {
+			t.Errorf("%s: want error, got %v", raw, m.Text)
 		}
 	}
 	// A 2-D layer is refused with the reason.
-	c.ack(map[string]any{"op": "architecture", "hidden": []int{2}})
-	r := c.reply(c.send(map[string]any{"op": "message_figure", "layer": 0}))
+	c.Ack(map[string]any{"op": "architecture", "hidden": []int{2}})
+	r := c.Reply(c.Send(map[string]any{"op": "message_figure", "layer": 0}))
 	if s, _ := r["error"].(string); !strings.Contains(s, "2 output dimensions") {
 		t.Errorf("2-D layer: %v", r)
 	}
-	c.ack(map[string]any{"op": "architecture", "hidden": []int{1}})
+	c.Ack(map[string]any{"op": "architecture", "hidden": []int{1}})
 	// The session is alive and the figure works.
-	id := c.ack(map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 0.1}}, "samples": 1000})
-	if m := c.mcAfter(id); m["error"] != nil || len(get(m, "inputs").([]any)) != 1 {
+	id := c.Ack(map[string]any{"op": "message_figure", "layer": 0, "inputs": []map[string]any{{"mean": 0, "var": 0.1}}, "samples": 1000})
+	if m := c.FigureAfter(id); m["error"] != nil || len(streamtest.Get(m, "inputs").([]any)) != 1 {
 		t.Fatalf("mc after errors: %v", m)
 	}
 }
@@ -247,15 +228,15 @@ func TestBadFigureCommands(t *testing.T) {
 // figure's layer, the mc message says so instead of failing silently.
 func TestMCLayerGoneReportsError(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
+	c := e.dial(t, streamtest.Paused)
 	helloKey(t, c)
-	id := c.ack(map[string]any{"op": "message_figure", "layer": 2, "samples": 1000})
-	if m := c.mcAfter(id); m["error"] != nil {
+	id := c.Ack(map[string]any{"op": "message_figure", "layer": 2, "samples": 1000})
+	if m := c.FigureAfter(id); m["error"] != nil {
 		t.Fatalf("mc: %v", m["error"])
 	}
-	c.ack(map[string]any{"op": "architecture", "hidden": []int{1}})
-	m := c.until("mc error", 10*time.Second, func(m msg) bool { return m.typ() == "message_figure" && m.frame["error"] != nil })
-	if s, _ := m.frame["error"].(string); !strings.Contains(s, "there is no layer 3") || strings.Contains(s, "stream: ") {
+	c.Ack(map[string]any{"op": "architecture", "hidden": []int{1}})
+	m := c.Until("mc error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "message_figure" && m.Frame["error"] != nil })
+	if s, _ := m.Frame["error"].(string); !strings.Contains(s, "there is no layer 3") || strings.Contains(s, "stream: ") {
 		t.Fatalf("error %q", s)
 	}
 }

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"dgpviz/internal/stream/streamtest"
 	"os"
 	"strconv"
 	"testing"
@@ -34,17 +35,17 @@ func TestFirstFrameAtScale(t *testing.T) {
 	})
 	t0 = time.Now()
 	c := e.dial(t, "data=wide&hidden=3,3&m=15&speed=0&opt="+opt)
-	c.until("the setup", 10*time.Minute, func(m msg) bool { return m.typ() == "setup" })
+	c.Until("the setup", 10*time.Minute, func(m streamtest.Msg) bool { return m.Type() == "setup" })
 	t.Logf("setup after %v", time.Since(t0).Round(time.Millisecond))
 	var first, one, ten time.Duration
 	iter, method := 0, ""
 	end := 30 * time.Second
-	c.until("30 s of frames", 10*time.Minute, func(m msg) bool {
-		if m.typ() != "frame" {
+	c.Until("30 s of frames", 10*time.Minute, func(m streamtest.Msg) bool {
+		if m.Type() != "frame" {
 			return false
 		}
 		d := time.Since(t0)
-		iter, method = int(num64(get(m.frame, "iter"))), get(m.frame, "optimizer", "method").(string)
+		iter, method = int(streamtest.Num(streamtest.Get(m.Frame, "iter"))), streamtest.Get(m.Frame, "optimizer", "method").(string)
 		if first == 0 {
 			first = d
 			end += d

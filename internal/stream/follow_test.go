@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"dgpviz/internal/stream/streamtest"
 	"errors"
 	"math"
 	"strings"
@@ -17,64 +18,64 @@ import (
 // the presenter leaves, followers are closed with 1001.
 func TestFollowers(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.dial(t, paused)
-	hello := p.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
+	p := e.dial(t, streamtest.Paused)
+	hello := p.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
 	key, _ := hello["share_key"].(string)
 	if len(key) != 32 {
 		t.Fatalf("share key %q", key)
 	}
-	p.frameAfter(p.ack(map[string]any{"op": "step", "n": 7}))
+	p.FrameAfter(p.Ack(map[string]any{"op": "step", "n": 7}))
 
 	f := e.dial(t, "follow="+key)
-	fh := f.until("follower hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
+	fh := f.Until("follower hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
 	if fh["follower"] != true || fh["config"] == nil {
 		t.Fatalf("follower hello: %v", fh)
 	}
-	f.until("setup", 5*time.Second, func(m msg) bool { return m.typ() == "setup" })
-	first := f.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
-	if num64(first["iter"]) != 7 {
+	f.Until("setup", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" })
+	first := f.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
+	if streamtest.Num(first["iter"]) != 7 {
 		t.Errorf("the follower's first frame is at iteration %v, the presenter's at 7", first["iter"])
 	}
 	silent := e.dial(t, "follow="+key) // never reads again, once it has joined (its hello comes after)
-	silent.until("the silent follower's hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" })
+	silent.Until("the silent follower's hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" })
 
 	// The presenter sees two followers; the follower sees its steps.
-	id := p.ack(map[string]any{"op": "step", "n": 5})
-	pf := p.frameAfter(id)
-	if n := num64(pf["followers"]); n != 2 {
+	id := p.Ack(map[string]any{"op": "step", "n": 5})
+	pf := p.FrameAfter(id)
+	if n := streamtest.Num(pf["followers"]); n != 2 {
 		t.Errorf("the presenter's frame counts %v followers, want 2", n)
 	}
-	got := f.until("the presenter's step", 10*time.Second, func(m msg) bool { return m.typ() == "frame" && num64(m.frame["iter"]) == 12 }).frame
-	if num64(got["bound"]) != num64(pf["bound"]) {
+	got := f.Until("the presenter's step", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" && streamtest.Num(m.Frame["iter"]) == 12 }).Frame
+	if streamtest.Num(got["bound"]) != streamtest.Num(pf["bound"]) {
 		t.Errorf("follower's bound %v, presenter's %v", got["bound"], pf["bound"])
 	}
 	// Read-only.
-	r := f.reply(f.send(map[string]any{"op": "move", "layer": 0, "index": 1, "z": []float64{0.2}}))
+	r := f.Reply(f.Send(map[string]any{"op": "move", "layer": 0, "index": 1, "z": []float64{0.2}}))
 	if s, _ := r["error"].(string); r["type"] != "error" || !strings.Contains(s, "read-only") {
 		t.Errorf("a follower's edit: %v", r)
 	}
 	// Fork.
-	r = f.reply(f.send(map[string]any{"op": "fork"}))
+	r = f.Reply(f.Send(map[string]any{"op": "fork"}))
 	token, _ := r["resume"].(string)
 	if r["type"] != "ack" || token == "" {
 		t.Fatalf("fork: %v", r)
 	}
 	own := e.dial(t, "resume="+token)
-	of := own.until("own frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
-	if num64(of["iter"]) != 12 || num64(of["bound"]) != num64(pf["bound"]) {
+	of := own.Until("own frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
+	if streamtest.Num(of["iter"]) != 12 || streamtest.Num(of["bound"]) != streamtest.Num(pf["bound"]) {
 		t.Errorf("the fork starts at iteration %v bound %v; the presenter was at 12, %v", of["iter"], of["bound"], pf["bound"])
 	}
-	own.ack(map[string]any{"op": "move", "layer": 0, "index": 1, "z": []float64{0.2}}) // it is its own now
+	own.Ack(map[string]any{"op": "move", "layer": 0, "index": 1, "z": []float64{0.2}}) // it is its own now
 	_ = silent
 
 	// The presenter leaves (closes its tab): the follower is closed with
 	// 1001 at once. (A dropped connection keeps the share for the resume:
 	// TestResumeKeepsShare.)
-	p.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
-	p.c.Close()
+	p.Conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
+	p.Conn.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, err := f.read(time.Until(deadline))
+		_, err := f.Read(time.Until(deadline))
 		if err == nil {
 			continue
 		}
@@ -85,7 +86,7 @@ func TestFollowers(t *testing.T) {
 		break
 	}
 	if c := e.dial(t, "follow="+key); true {
-		_, err := c.read(5 * time.Second)
+		_, err := c.Read(5 * time.Second)
 		var ce *websocket.CloseError
 		if !errors.As(err, &ce) || !strings.Contains(ce.Text, "no such shared session") {
 			t.Errorf("following an ended session: %v", err)
@@ -105,22 +106,22 @@ func TestFollowerDecodesFaces(t *testing.T) {
 	p := e.dial(t, "data=frey&hidden=2&m=15&play=0")
 	// The hello is written once the preset's restarts have run: seconds
 	// under -race.
-	key, _ := p.until("hello", 90*time.Second, func(m msg) bool { return m.typ() == "hello" }).text["share_key"].(string)
-	p.until("frame", 20*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	key, _ := p.Until("hello", 90*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text["share_key"].(string)
+	p.Until("frame", 20*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	f := e.dial(t, "follow="+key)
-	f.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	f.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 
-	want, er := p.decode(map[string]any{"points": []float64{0.5, -0.25}})
+	want, er := decode(p, map[string]any{"points": []float64{0.5, -0.25}})
 	if er != nil {
 		t.Fatalf("presenter's decode: %v", er)
 	}
-	got, er := f.decode(map[string]any{"points": []float64{0.5, -0.25}, "frames": []int{3}})
+	got, er := decode(f, map[string]any{"points": []float64{0.5, -0.25}, "frames": []int{3}})
 	if er != nil {
 		t.Fatalf("follower's decode: %v", er)
 	}
-	wm, gm := floats(get(want, "mean")), floats(get(got, "mean"))
-	if len(gm) != 560 || len(floats(get(got, "recon_mean"))) != 560 {
-		t.Fatalf("follower's face: %d pixels, reconstruction %d", len(gm), len(floats(get(got, "recon_mean"))))
+	wm, gm := streamtest.Floats(streamtest.Get(want, "mean")), streamtest.Floats(streamtest.Get(got, "mean"))
+	if len(gm) != 560 || len(streamtest.Floats(streamtest.Get(got, "recon_mean"))) != 560 {
+		t.Fatalf("follower's face: %d pixels, reconstruction %d", len(gm), len(streamtest.Floats(streamtest.Get(got, "recon_mean"))))
 	}
 	for k := range wm {
 		// 1e-9 grey levels: the same model and point, decoded by two
@@ -129,10 +130,10 @@ func TestFollowerDecodesFaces(t *testing.T) {
 			t.Fatalf("pixel %d: follower %v, presenter %v", k, gm[k], wm[k])
 		}
 	}
-	if _, er := f.decode(map[string]any{"points": []float64{0.5}}); er == nil || !strings.Contains(er["error"].(string), "points") {
+	if _, er := decode(f, map[string]any{"points": []float64{0.5}}); er == nil || !strings.Contains(er["error"].(string), "points") {
 		t.Errorf("a follower's bad decode: %v, want an error naming points", er)
 	}
-	r := f.reply(f.send(map[string]any{"op": "move", "layer": 1, "index": 0, "z": []float64{0, 0}}))
+	r := f.Reply(f.Send(map[string]any{"op": "move", "layer": 1, "index": 0, "z": []float64{0, 0}}))
 	if s, _ := r["error"].(string); r["type"] != "error" || !strings.Contains(s, "read-only") {
 		t.Errorf("a follower's edit: %v", r)
 	}
@@ -143,13 +144,13 @@ func TestFollowerDecodesFaces(t *testing.T) {
 // closed tab): "watching" did not change until the next frame.
 func TestWatchingAtOnce(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.dial(t, paused)
-	hello := p.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
+	p := e.dial(t, streamtest.Paused)
+	hello := p.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
 	key, _ := hello["share_key"].(string)
-	p.frameAfter(p.ack(map[string]any{"op": "step", "n": 3}))
+	p.FrameAfter(p.Ack(map[string]any{"op": "step", "n": 3}))
 	f := e.dial(t, "follow="+key)
-	f.until("follower hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" })
-	p.until("a frame counting the follower", 5*time.Second, func(m msg) bool { return m.typ() == "frame" && num64(m.frame["followers"]) == 1 })
-	f.c.Close()
-	p.until("a frame counting none", 5*time.Second, func(m msg) bool { return m.typ() == "frame" && num64(m.frame["followers"]) == 0 })
+	f.Until("follower hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" })
+	p.Until("a frame counting the follower", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" && streamtest.Num(m.Frame["followers"]) == 1 })
+	f.Conn.Close()
+	p.Until("a frame counting none", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" && streamtest.Num(m.Frame["followers"]) == 0 })
 }

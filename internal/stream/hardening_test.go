@@ -10,6 +10,7 @@ import (
 
 	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/train"
 
 	"github.com/gorilla/websocket"
@@ -17,7 +18,7 @@ import (
 
 // dialAs opens a session as the client that names address in
 // X-Forwarded-For (the test server trusts it).
-func (e *testEnv) dialAs(t testing.TB, address, query string) *client {
+func (e *testEnv) dialAs(t testing.TB, address, query string) *streamtest.Client {
 	t.Helper()
 	h := http.Header{}
 	h.Set("X-Forwarded-For", address)
@@ -26,14 +27,14 @@ func (e *testEnv) dialAs(t testing.TB, address, query string) *client {
 		t.Fatalf("dial: %v (response %v)", err, resp)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &client{t: t, c: c, next: 100}
+	return streamtest.NewClient(t, c)
 }
 
 // closedWith reads c until the server closes it and returns the close.
-func closedWith(t testing.TB, c *client) *websocket.CloseError {
+func closedWith(t testing.TB, c *streamtest.Client) *websocket.CloseError {
 	t.Helper()
 	for {
-		if _, err := c.read(10 * time.Second); err != nil {
+		if _, err := c.Read(10 * time.Second); err != nil {
 			var ce *websocket.CloseError
 			if !errors.As(err, &ce) {
 				t.Fatalf("ended with %v, want a close frame", err)
@@ -52,26 +53,26 @@ func TestSessionsPerClient(t *testing.T) {
 		o.TrustProxy = true
 	})
 	for range 2 {
-		c := e.dialAs(t, "192.0.2.1", paused)
-		c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+		c := e.dialAs(t, "192.0.2.1", streamtest.Paused)
+		c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	}
-	third := e.dialAs(t, "192.0.2.1", paused)
+	third := e.dialAs(t, "192.0.2.1", streamtest.Paused)
 	if ce := closedWith(t, third); ce.Code != websocket.CloseTryAgainLater || !strings.Contains(ce.Text, "too many sessions from your address (limit 2)") {
 		t.Errorf("third session of a client: %d %q", ce.Code, ce.Text)
 	}
-	other := e.dialAs(t, "192.0.2.2", paused)
-	other.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	other := e.dialAs(t, "192.0.2.2", streamtest.Paused)
+	other.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 
 	lo := newEnv(t, func(o *Options) { o.Limits.MaxSessionsPerClient = 1 })
-	a := lo.dial(t, paused) // 127.0.0.1
-	a.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	a := lo.dial(t, streamtest.Paused) // 127.0.0.1
+	a.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	from2 := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
-	b, _, err := (&websocket.Dialer{NetDialContext: from2.DialContext}).Dial(lo.url+"?"+paused, nil)
+	b, _, err := (&websocket.Dialer{NetDialContext: from2.DialContext}).Dial(lo.url+"?"+streamtest.Paused, nil)
 	if err != nil {
 		t.Skipf("cannot connect from 127.0.0.2 here: %v", err)
 	}
 	defer b.Close()
-	if ce := closedWith(t, &client{t: t, c: b}); ce.Code != websocket.CloseTryAgainLater {
+	if ce := closedWith(t, streamtest.NewClient(t, b)); ce.Code != websocket.CloseTryAgainLater {
 		t.Errorf("a second loopback address: %d %q, want the same client refused", ce.Code, ce.Text)
 	}
 }
@@ -86,7 +87,7 @@ func TestAddDataBudget(t *testing.T) {
 	at := func(n int) int64 { return admit.EstimateConfig(big, n, 1, 1).Bytes }
 	e := newEnv(t, func(o *Options) { o.Limits.SessionMemory = at(36) })
 	c := e.dial(t, "play=0&hidden=8,8,8,8,8&m=64")
-	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	reserved := func() int64 {
 		e.srv.mu.Lock()
 		defer e.srv.mu.Unlock()
@@ -101,8 +102,8 @@ func TestAddDataBudget(t *testing.T) {
 	before := reserved()
 	var refused string
 	for k := range 20 {
-		id := c.send(map[string]any{"op": "add_data", "x": []float64{float64(k) / 10}, "y": []float64{0}})
-		if r := c.reply(id); r["type"] == "error" {
+		id := c.Send(map[string]any{"op": "add_data", "x": []float64{float64(k) / 10}, "y": []float64{0}})
+		if r := c.Reply(id); r["type"] == "error" {
 			refused, _ = r["error"].(string)
 			break
 		}
@@ -114,7 +115,7 @@ func TestAddDataBudget(t *testing.T) {
 	if grown <= before {
 		t.Errorf("reservation %d MiB after adding points, %d MiB before: it should grow", grown>>20, before>>20)
 	}
-	c.ack(map[string]any{"op": "undo"})
+	c.Ack(map[string]any{"op": "undo"})
 	if r := reserved(); r >= grown {
 		t.Errorf("reservation %d MiB after an undo, %d MiB before it: it should shrink", r>>20, grown>>20)
 	}
@@ -149,7 +150,7 @@ func TestParkedState(t *testing.T) {
 
 	// A flood fills the budget with parked uploads.
 	ds := func() *dataset.Dataset {
-		d, err := dataset.ReadCSV(strings.NewReader(testCSV), "flood", dataset.CSVOptions{})
+		d, err := dataset.ReadCSV(strings.NewReader(streamtest.SquaresCSV), "flood", dataset.CSVOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,12 +171,12 @@ func TestParkedState(t *testing.T) {
 		t.Fatalf("%d pieces of parked state, want 1…%d", n, maxParkedPerClient)
 	}
 	// A page is admitted: parked state is let go for it.
-	c := e.dial(t, paused)
-	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c := e.dial(t, streamtest.Paused)
+	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	// The flood's oldest upload was let go, not its newest.
 	if r := e.dial(t, "resume="+tokens[0]); r != nil {
-		m := r.until("resume error", 10*time.Second, func(m msg) bool { return m.typ() == "error" || m.typ() == "frame" })
-		if m.typ() != "error" {
+		m := r.Until("resume error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" || m.Type() == "frame" })
+		if m.Type() != "error" {
 			t.Errorf("the flood's oldest upload still resumes")
 		}
 	}
@@ -192,16 +193,16 @@ func TestClientMemoryShare(t *testing.T) {
 		o.TrustProxy = true
 	})
 	for range 2 {
-		c := e.dialAs(t, "192.0.2.1", paused)
-		c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+		c := e.dialAs(t, "192.0.2.1", streamtest.Paused)
+		c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	}
-	third := e.dialAs(t, "192.0.2.1", paused)
-	m := third.until("connect error", 10*time.Second, func(m msg) bool { return m.typ() == "error" })
-	if s, _ := m.text["error"].(string); !strings.Contains(s, "one client may use") {
+	third := e.dialAs(t, "192.0.2.1", streamtest.Paused)
+	m := third.Until("connect error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" })
+	if s, _ := m.Text["error"].(string); !strings.Contains(s, "one client may use") {
 		t.Errorf("a client past its share: %q", s)
 	}
-	other := e.dialAs(t, "192.0.2.2", paused)
-	other.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	other := e.dialAs(t, "192.0.2.2", streamtest.Paused)
+	other.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 }
 
 // TestBuildEndsWithItsClient: a client that leaves while its preset's
@@ -215,10 +216,10 @@ func TestBuildEndsWithItsClient(t *testing.T) {
 		}
 	})
 	c := e.dial(t, "data=wide&play=0") // the hello comes once the model is built: no waiting for it
-	eventually(t, 30*time.Second, func() bool { return e.srv.pool.Stats().Turns >= 5 },
+	streamtest.Eventually(t, 30*time.Second, func() bool { return e.srv.pool.Stats().Turns >= 5 },
 		func() string { return "the build took no turns" })
-	c.c.Close()
-	eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() == 0 && e.srv.pool.Stats().Clients <= 1 },
+	c.Conn.Close()
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() == 0 && e.srv.pool.Stats().Clients <= 1 },
 		func() string { return "the session or its build outlived its client" })
 	left := e.srv.pool.Stats().Turns
 	time.Sleep(200 * time.Millisecond)

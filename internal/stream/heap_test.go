@@ -16,6 +16,7 @@ import (
 
 	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/stream/streamtest"
 )
 
 // heapSampler samples the Go heap's objects (live and not yet collected)
@@ -175,7 +176,7 @@ func TestEstimateMatchesHeap(t *testing.T) {
 		build := startHeapSampler()
 		t0 := time.Now()
 		c := e.dial(t, query)
-		c.until("first frame", 10*time.Minute, func(m msg) bool { return m.typ() == "frame" })
+		c.Until("first frame", 10*time.Minute, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 		buildTook := time.Since(t0)
 		buildPeak := build.end()
 		play := startHeapSampler()
@@ -184,19 +185,19 @@ func TestEstimateMatchesHeap(t *testing.T) {
 		// every view.
 		var last int64
 		for k := range admit.MaxHistory {
-			last = c.send(map[string]any{"op": "freeze", "group": "noise", "frozen": k%2 == 0})
+			last = c.Send(map[string]any{"op": "freeze", "group": "noise", "frozen": k%2 == 0})
 		}
-		c.reply(last)
+		c.Reply(last)
 		deadline := time.Now().Add(sh.play)
 		frames, iter := 0, 0.0
 		for time.Now().Before(deadline) {
-			m, err := c.read(30 * time.Second)
+			m, err := c.Read(30 * time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.typ() == "frame" {
+			if m.Type() == "frame" {
 				frames++
-				iter, _ = m.frame["iter"].(float64)
+				iter, _ = m.Frame["iter"].(float64)
 			}
 		}
 		playPeak := play.end()
@@ -210,7 +211,7 @@ func TestEstimateMatchesHeap(t *testing.T) {
 			pprof.Lookup("heap").WriteTo(f, 0)
 			f.Close()
 		}
-		c.c.Close()
+		c.Conn.Close()
 		t.Logf("%s: live after a collection %.0f MiB (estimated %.0f MiB without the collector's headroom)", sh.name, float64(live-min(live, base))/(1<<20), float64(est.Bytes)/admit.GCHeadroom/(1<<20))
 		mb := func(b uint64) float64 { return float64(b-min(b, base)) / (1 << 20) }
 		row := fmt.Sprintf("| %s | %.0f MiB | %.0f MiB (%.2f) | %.0f MiB | %.0f MiB (%.2f) | %.1f s | %d frames, %.0f iterations |",

@@ -9,6 +9,7 @@ import (
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/share"
+	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/train"
 	"dgpviz/internal/wire"
 )
@@ -21,15 +22,15 @@ import (
 // a bad "present" is refused with an error naming the field.
 func TestLateFollowerGetsHistoryAndPresentation(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.dial(t, paused)
-	key, _ := p.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text["share_key"].(string)
+	p := e.dial(t, streamtest.Paused)
+	key, _ := p.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text["share_key"].(string)
 	bounds := map[float64]float64{} // iteration → bound, from the presenter's frames
 	for range 3 {
-		f := p.frameAfter(p.ack(map[string]any{"op": "step", "n": 4}))
-		bounds[num64(f["iter"])] = num64(f["bound"])
+		f := p.FrameAfter(p.Ack(map[string]any{"op": "step", "n": 4}))
+		bounds[streamtest.Num(f["iter"])] = streamtest.Num(f["bound"])
 	}
-	p.send(map[string]any{"op": "present", "present": true, "scale": 1.7, "slide": "lesson:paper/3"})
-	r := p.reply(p.send(map[string]any{"op": "present", "present": true, "scale": 9}))
+	p.Send(map[string]any{"op": "present", "present": true, "scale": 1.7, "slide": "lesson:paper/3"})
+	r := p.Reply(p.Send(map[string]any{"op": "present", "present": true, "scale": 9}))
 	if s, _ := r["error"].(string); r["type"] != "error" || !strings.Contains(s, "scale") {
 		t.Errorf("present with scale 9: %v, want an error naming the scale", r)
 	}
@@ -38,35 +39,35 @@ func TestLateFollowerGetsHistoryAndPresentation(t *testing.T) {
 	var order []string
 	var hist wire.Decoded
 	var pres map[string]any
-	f.until("the first frame", 10*time.Second, func(m msg) bool {
-		order = append(order, m.typ())
-		switch m.typ() {
+	f.Until("the first frame", 10*time.Second, func(m streamtest.Msg) bool {
+		order = append(order, m.Type())
+		switch m.Type() {
 		case "history":
-			hist = m.frame
+			hist = m.Frame
 		case "presentation":
-			pres = m.text
+			pres = m.Text
 		}
-		return m.typ() == "frame"
+		return m.Type() == "frame"
 	})
 	if got := strings.Join(order, " "); got != "hello setup history presentation frame" {
 		t.Errorf("a late follower got %q, want hello setup history presentation frame", got)
 	}
-	if pres["present"] != true || num64(pres["scale"]) != 1.7 || pres["slide"] != "lesson:paper/3" {
+	if pres["present"] != true || streamtest.Num(pres["scale"]) != 1.7 || pres["slide"] != "lesson:paper/3" {
 		t.Errorf("presentation %v, want present at 1.7 on slide lesson:paper/3", pres)
 	}
-	iters, bs := floats(hist["iters"]), floats(hist["bounds"])
-	if len(iters) < 3 || iters[0] != 0 || int(num64(hist["layer_count"])) != 3 || len(floats(hist["kl"])) != 3*len(iters) {
-		t.Fatalf("history: iterations %v, %v layers, %d KL values; want it from iteration 0 with 3 layers", iters, hist["layer_count"], len(floats(hist["kl"])))
+	iters, bs := streamtest.Floats(hist["iters"]), streamtest.Floats(hist["bounds"])
+	if len(iters) < 3 || iters[0] != 0 || int(streamtest.Num(hist["layer_count"])) != 3 || len(streamtest.Floats(hist["kl"])) != 3*len(iters) {
+		t.Fatalf("history: iterations %v, %v layers, %d KL values; want it from iteration 0 with 3 layers", iters, hist["layer_count"], len(streamtest.Floats(hist["kl"])))
 	}
 	for k, it := range iters {
 		if b, ok := bounds[it]; ok && math.Abs(bs[k]-b) > 1e-6*math.Abs(b)+1e-6 { // float32
 			t.Errorf("history's bound at iteration %v is %v, the frame's %v", it, bs[k], b)
 		}
 	}
-	p.send(map[string]any{"op": "present", "present": false, "scale": 1.2})
-	m := f.until("the new presentation", 5*time.Second, func(m msg) bool { return m.typ() == "presentation" })
-	if m.text["present"] != false || num64(m.text["scale"]) != 1.2 || m.text["slide"] != "" {
-		t.Errorf("presentation %v, want not presenting at 1.2", m.text)
+	p.Send(map[string]any{"op": "present", "present": false, "scale": 1.2})
+	m := f.Until("the new presentation", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "presentation" })
+	if m.Text["present"] != false || streamtest.Num(m.Text["scale"]) != 1.2 || m.Text["slide"] != "" {
+		t.Errorf("presentation %v, want not presenting at 1.2", m.Text)
 	}
 }
 

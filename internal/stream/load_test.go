@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"dgpviz/internal/stream/streamtest"
 	"errors"
 	"strings"
 	"testing"
@@ -36,15 +37,15 @@ func TestSaturated(t *testing.T) {
 func TestRefusedWhileSaturated(t *testing.T) {
 	e := newEnv(t, nil)
 	e.srv.overloaded.Store(true)
-	c := e.dial(t, paused)
-	_, err := c.read(5 * time.Second)
+	c := e.dial(t, streamtest.Paused)
+	_, err := c.Read(5 * time.Second)
 	var ce *websocket.CloseError
 	if !errors.As(err, &ce) || ce.Code != websocket.CloseTryAgainLater || !strings.Contains(ce.Text, "at capacity") {
 		t.Fatalf("while saturated: %v, want close 1013 saying the server is at capacity", err)
 	}
 	e.srv.overloaded.Store(false)
-	ok := e.dial(t, paused)
-	ok.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	ok := e.dial(t, streamtest.Paused)
+	ok.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 }
 
 // TestLoadWatchSeesPlayingSessions: the watch samples the frame rates of
@@ -57,14 +58,14 @@ func TestLoadWatchSeesPlayingSessions(t *testing.T) {
 	e := newEnv(t, nil)
 	a := e.dial(t, "play=1")
 	b := e.dial(t, "play=1")
-	for _, c := range []*client{a, b} {
-		c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	for _, c := range []*streamtest.Client{a, b} {
+		c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 		// Read on, as a page does: a client that stops reading fills its
 		// socket and slows its own frames, which the watch rightly counts.
 		go func() {
 			for {
-				c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-				if _, _, err := c.c.ReadMessage(); err != nil {
+				c.Conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+				if _, _, err := c.Conn.ReadMessage(); err != nil {
 					return
 				}
 			}

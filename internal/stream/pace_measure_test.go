@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"dgpviz/internal/stream/streamtest"
 	"os"
 	"testing"
 	"time"
@@ -30,24 +31,24 @@ func TestMeasurePace(t *testing.T) {
 			var it1, it01 float64
 			limit := 240 * time.Second
 			for time.Since(start) < limit && tc == 0 {
-				m, err := c.read(10 * time.Second)
+				m, err := c.Read(10 * time.Second)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if m.typ() != "frame" {
+				if m.Type() != "frame" {
 					continue
 				}
-				b := num64(m.frame["bound"])
+				b := streamtest.Num(m.Frame["bound"])
 				if t1 == 0 && b >= final-1 {
-					t1, it1 = time.Since(start), num64(m.frame["iter"])
+					t1, it1 = time.Since(start), streamtest.Num(m.Frame["iter"])
 				}
 				if t01 == 0 && b >= final-0.1 {
-					t01, it01 = time.Since(start), num64(m.frame["iter"])
+					t01, it01 = time.Since(start), streamtest.Num(m.Frame["iter"])
 				}
-				if get(m.frame, "optimizer", "converged") == true {
+				if streamtest.Get(m.Frame, "optimizer", "converged") == true {
 					tc = time.Since(start)
 				}
-				c.send(map[string]any{"op": "drawn", "seq": m.frame["seq"]}) // a page that draws every frame
+				c.Send(map[string]any{"op": "drawn", "seq": m.Frame["seq"]}) // a page that draws every frame
 			}
 			conv := "not within " + limit.String()
 			if tc > 0 {
@@ -55,7 +56,7 @@ func TestMeasurePace(t *testing.T) {
 			}
 			t.Logf("fast=%v: within 1 nat %v (iteration %v), within 0.1 nats %v (iteration %v), converged %s",
 				fast, t1.Round(10*time.Millisecond), it1, t01.Round(10*time.Millisecond), it01, conv)
-			c.c.Close()
+			c.Conn.Close()
 		}
 	}
 }

@@ -16,30 +16,29 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/view"
 	"dgpviz/internal/wire"
 
 	"github.com/gorilla/websocket"
 )
 
-const paused = "play=0&speed=0"
-
 func TestFramesArriveAndDecode(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
-	hello := c.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
-	if get(hello, "config", "dataset") != "step" || get(hello, "limits", "max_inducing") == nil {
+	c := e.dial(t, streamtest.Paused)
+	hello := c.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
+	if streamtest.Get(hello, "config", "dataset") != "step" || streamtest.Get(hello, "limits", "max_inducing") == nil {
 		t.Fatalf("hello lacks config or limits: %v", hello)
 	}
-	setup := c.until("setup", 5*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
-	if n := num64(setup["n"]); n != 30 {
+	setup := c.Until("setup", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+	if n := streamtest.Num(setup["n"]); n != 30 {
 		t.Fatalf("setup n = %v, want 30", n)
 	}
-	if x := floats(setup["x"]); len(x) != 30 {
+	if x := streamtest.Floats(setup["x"]); len(x) != 30 {
 		t.Fatalf("setup x has %d values", len(x))
 	}
-	f := c.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
-	if b := num64(f["bound"]); math.IsNaN(b) || math.IsInf(b, 0) {
+	f := c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
+	if b := streamtest.Num(f["bound"]); math.IsNaN(b) || math.IsInf(b, 0) {
 		t.Fatalf("frame bound %v", f["bound"])
 	}
 	layers, _ := f["layers"].([]any)
@@ -47,154 +46,154 @@ func TestFramesArriveAndDecode(t *testing.T) {
 		t.Fatalf("%d layers, want 3", len(layers))
 	}
 	for i := range layers {
-		m := int(num64(get(f, "layers", i, "m")))
+		m := int(streamtest.Num(streamtest.Get(f, "layers", i, "m")))
 		if m != 12 {
 			t.Errorf("layer %d: m = %d, want 12", i, m)
 		}
 		for _, k := range []string{"z", "u_mean", "u_var"} {
-			if len(floats(get(f, "layers", i, k))) != m {
-				t.Errorf("layer %d: %s has %d values, want %d", i, k, len(floats(get(f, "layers", i, k))), m)
+			if len(streamtest.Floats(streamtest.Get(f, "layers", i, k))) != m {
+				t.Errorf("layer %d: %s has %d values, want %d", i, k, len(streamtest.Floats(streamtest.Get(f, "layers", i, k))), m)
 			}
 		}
 		for _, k := range []string{"mean", "var", "comp", "prop"} {
-			if len(floats(get(f, "layers", i, k))) != 30 {
-				t.Errorf("layer %d: %s has %d values, want 30", i, k, len(floats(get(f, "layers", i, k))))
+			if len(streamtest.Floats(streamtest.Get(f, "layers", i, k))) != 30 {
+				t.Errorf("layer %d: %s has %d values, want 30", i, k, len(streamtest.Floats(streamtest.Get(f, "layers", i, k))))
 			}
 		}
 		for _, k := range []string{"kl", "compression", "propagation", "noise"} {
-			if v := num64(get(f, "layers", i, k)); math.IsNaN(v) {
-				t.Errorf("layer %d: %s = %v", i, k, get(f, "layers", i, k))
+			if v := streamtest.Num(streamtest.Get(f, "layers", i, k)); math.IsNaN(v) {
+				t.Errorf("layer %d: %s = %v", i, k, streamtest.Get(f, "layers", i, k))
 			}
 		}
-		g := int(num64(get(f, "layers", i, "grid", "g")))
+		g := int(streamtest.Num(streamtest.Get(f, "layers", i, "grid", "g")))
 		for _, k := range []string{"x", "mean", "var_u", "var_cond"} {
-			if len(floats(get(f, "layers", i, "grid", k))) != g || g != view.GridPoints {
-				t.Errorf("layer %d: grid.%s has %d values, want %d", i, k, len(floats(get(f, "layers", i, "grid", k))), view.GridPoints)
+			if len(streamtest.Floats(streamtest.Get(f, "layers", i, "grid", k))) != g || g != view.GridPoints {
+				t.Errorf("layer %d: grid.%s has %d values, want %d", i, k, len(streamtest.Floats(streamtest.Get(f, "layers", i, "grid", k))), view.GridPoints)
 			}
 		}
 	}
-	if len(floats(get(f, "view", "fit", "mean"))) != view.GridPoints {
+	if len(streamtest.Floats(streamtest.Get(f, "view", "fit", "mean"))) != view.GridPoints {
 		t.Errorf("fit.mean missing")
 	}
-	if get(f, "optimizer", "method") != "lbfgs" || f["running"] != false {
+	if streamtest.Get(f, "optimizer", "method") != "lbfgs" || f["running"] != false {
 		t.Errorf("optimizer state %v running %v", f["optimizer"], f["running"])
 	}
 }
 
 func TestCommandsTakeEffect(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
-	first := c.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
+	c := e.dial(t, streamtest.Paused)
+	first := c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
 
 	// step
-	id := c.ack(map[string]any{"op": "step", "n": 3})
-	f := c.frameAfter(id)
-	if it := num64(f["iter"]); it != 3 {
+	id := c.Ack(map[string]any{"op": "step", "n": 3})
+	f := c.FrameAfter(id)
+	if it := streamtest.Num(f["iter"]); it != 3 {
 		t.Fatalf("after step 3: iter %v", it)
 	}
-	if num64(f["bound"]) == num64(first["bound"]) {
+	if streamtest.Num(f["bound"]) == streamtest.Num(first["bound"]) {
 		t.Errorf("step did not change the bound")
 	}
 
 	// move an inducing point: Z and the bound change in the next frame
-	z0 := floats(get(f, "layers", 1, "z"))[4]
-	id = c.ack(map[string]any{"op": "move", "layer": 1, "index": 4, "z": []float64{z0 + 0.7}, "mu": []float64{1.5}})
-	g := c.frameAfter(id)
-	if z := floats(get(g, "layers", 1, "z"))[4]; math.Abs(z-(z0+0.7)) > 1e-5 {
+	z0 := streamtest.Floats(streamtest.Get(f, "layers", 1, "z"))[4]
+	id = c.Ack(map[string]any{"op": "move", "layer": 1, "index": 4, "z": []float64{z0 + 0.7}, "mu": []float64{1.5}})
+	g := c.FrameAfter(id)
+	if z := streamtest.Floats(streamtest.Get(g, "layers", 1, "z"))[4]; math.Abs(z-(z0+0.7)) > 1e-5 {
 		t.Errorf("moved z = %v, want %v", z, z0+0.7)
 	}
-	if mu := floats(get(g, "layers", 1, "u_mean"))[4]; math.Abs(mu-1.5) > 1e-5 {
+	if mu := streamtest.Floats(streamtest.Get(g, "layers", 1, "u_mean"))[4]; math.Abs(mu-1.5) > 1e-5 {
 		t.Errorf("moved mu = %v, want 1.5", mu)
 	}
-	if num64(g["bound"]) == num64(f["bound"]) {
+	if streamtest.Num(g["bound"]) == streamtest.Num(f["bound"]) {
 		t.Errorf("move did not change the bound")
 	}
 
 	// add and remove
-	id = c.ack(map[string]any{"op": "add", "layer": 0, "z": []float64{0.1}})
-	if m := num64(get(c.frameAfter(id), "layers", 0, "m")); m != 13 {
+	id = c.Ack(map[string]any{"op": "add", "layer": 0, "z": []float64{0.1}})
+	if m := streamtest.Num(streamtest.Get(c.FrameAfter(id), "layers", 0, "m")); m != 13 {
 		t.Errorf("after add: m = %v, want 13", m)
 	}
-	id = c.ack(map[string]any{"op": "remove", "layer": 0, "index": 0})
-	id = c.ack(map[string]any{"op": "remove", "layer": 0, "index": 0})
-	if m := num64(get(c.frameAfter(id), "layers", 0, "m")); m != 11 {
+	id = c.Ack(map[string]any{"op": "remove", "layer": 0, "index": 0})
+	id = c.Ack(map[string]any{"op": "remove", "layer": 0, "index": 0})
+	if m := streamtest.Num(streamtest.Get(c.FrameAfter(id), "layers", 0, "m")); m != 11 {
 		t.Errorf("after 2 removes: m = %v, want 11", m)
 	}
 
 	// optimizer and freeze
-	id = c.ack(map[string]any{"op": "optimizer", "method": "adam", "learning_rate": 0.05})
-	f = c.frameAfter(id)
-	if get(f, "optimizer", "method") != "adam" || num64(get(f, "optimizer", "learning_rate")) != 0.05 {
+	id = c.Ack(map[string]any{"op": "optimizer", "method": "adam", "learning_rate": 0.05})
+	f = c.FrameAfter(id)
+	if streamtest.Get(f, "optimizer", "method") != "adam" || streamtest.Num(streamtest.Get(f, "optimizer", "learning_rate")) != 0.05 {
 		t.Errorf("optimizer not applied: %v", f["optimizer"])
 	}
-	id = c.ack(map[string]any{"op": "freeze", "group": "inducing", "frozen": true})
-	f = c.frameAfter(id)
-	if fr, _ := get(f, "optimizer", "frozen").([]any); len(fr) != 1 || fr[0] != "inducing" {
-		t.Errorf("frozen = %v", get(f, "optimizer", "frozen"))
+	id = c.Ack(map[string]any{"op": "freeze", "group": "inducing", "frozen": true})
+	f = c.FrameAfter(id)
+	if fr, _ := streamtest.Get(f, "optimizer", "frozen").([]any); len(fr) != 1 || fr[0] != "inducing" {
+		t.Errorf("frozen = %v", streamtest.Get(f, "optimizer", "frozen"))
 	}
-	zBefore := append([]float64(nil), floats(get(f, "layers", 0, "z"))...)
-	id = c.ack(map[string]any{"op": "step", "n": 5})
-	f = c.frameAfter(id)
-	for k, z := range floats(get(f, "layers", 0, "z")) {
+	zBefore := append([]float64(nil), streamtest.Floats(streamtest.Get(f, "layers", 0, "z"))...)
+	id = c.Ack(map[string]any{"op": "step", "n": 5})
+	f = c.FrameAfter(id)
+	for k, z := range streamtest.Floats(streamtest.Get(f, "layers", 0, "z")) {
 		if z != zBefore[k] {
-			t.Fatalf("frozen inducing inputs moved: %v → %v", zBefore, floats(get(f, "layers", 0, "z")))
+			t.Fatalf("frozen inducing inputs moved: %v → %v", zBefore, streamtest.Floats(streamtest.Get(f, "layers", 0, "z")))
 		}
 	}
-	id = c.ack(map[string]any{"op": "freeze", "group": "inducing", "frozen": false})
-	if fr, _ := get(c.frameAfter(id), "optimizer", "frozen").([]any); len(fr) != 0 {
+	id = c.Ack(map[string]any{"op": "freeze", "group": "inducing", "frozen": false})
+	if fr, _ := streamtest.Get(c.FrameAfter(id), "optimizer", "frozen").([]any); len(fr) != 0 {
 		t.Errorf("unfreeze: frozen = %v", fr)
 	}
 
 	// play and pause
-	id = c.ack(map[string]any{"op": "play"})
-	it0 := num64(c.frameAfter(id)["iter"])
-	c.until("progress", 10*time.Second, func(m msg) bool { return m.typ() == "frame" && num64(m.frame["iter"]) > it0+5 })
-	id = c.ack(map[string]any{"op": "pause"})
-	f = c.frameAfter(id)
+	id = c.Ack(map[string]any{"op": "play"})
+	it0 := streamtest.Num(c.FrameAfter(id)["iter"])
+	c.Until("progress", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" && streamtest.Num(m.Frame["iter"]) > it0+5 })
+	id = c.Ack(map[string]any{"op": "pause"})
+	f = c.FrameAfter(id)
 	if f["running"] != false {
 		t.Errorf("pause: running = %v", f["running"])
 	}
 
 	// speed
-	r := c.reply(c.send(map[string]any{"op": "speed", "speed": 10}))
-	if r["type"] != "ack" || num64(get(r, "config", "speed")) != 10 {
+	r := c.Reply(c.Send(map[string]any{"op": "speed", "speed": 10}))
+	if r["type"] != "ack" || streamtest.Num(streamtest.Get(r, "config", "speed")) != 10 {
 		t.Errorf("speed: %v", r)
 	}
 
 	// reset with a seed
-	id = c.ack(map[string]any{"op": "reset", "seed": 7})
-	f = c.frameAfter(id)
-	if num64(f["iter"]) != 0 {
+	id = c.Ack(map[string]any{"op": "reset", "seed": 7})
+	f = c.FrameAfter(id)
+	if streamtest.Num(f["iter"]) != 0 {
 		t.Errorf("after reset: iter %v", f["iter"])
 	}
-	r = c.reply(c.send(map[string]any{"op": "step"}))
-	if num64(get(r, "config", "seed")) != 7 {
+	r = c.Reply(c.Send(map[string]any{"op": "step"}))
+	if streamtest.Num(streamtest.Get(r, "config", "seed")) != 7 {
 		t.Errorf("after reset: config %v", r["config"])
 	}
 
 	// architecture
-	id = c.ack(map[string]any{"op": "architecture", "hidden": []int{2}, "inducing": 8})
-	f = c.frameAfter(id)
-	if n := len(f["layers"].([]any)); n != 2 || num64(get(f, "layers", 0, "d")) != 2 || num64(get(f, "layers", 1, "m")) != 8 {
-		t.Errorf("architecture: %d layers, d0 %v, m1 %v", n, get(f, "layers", 0, "d"), get(f, "layers", 1, "m"))
+	id = c.Ack(map[string]any{"op": "architecture", "hidden": []int{2}, "inducing": 8})
+	f = c.FrameAfter(id)
+	if n := len(f["layers"].([]any)); n != 2 || streamtest.Num(streamtest.Get(f, "layers", 0, "d")) != 2 || streamtest.Num(streamtest.Get(f, "layers", 1, "m")) != 8 {
+		t.Errorf("architecture: %d layers, d0 %v, m1 %v", n, streamtest.Get(f, "layers", 0, "d"), streamtest.Get(f, "layers", 1, "m"))
 	}
 
 	// data set: a new setup precedes frames with its data_id
-	id = c.send(map[string]any{"op": "dataset", "dataset": "csv:squares"})
-	s := c.until("setup", 10*time.Second, func(m msg) bool { return m.typ() == "setup" }).frame
-	if s["name"] != "csv:squares" || num64(s["n"]) != 8 || num64(s["data_id"]) != 2 {
+	id = c.Send(map[string]any{"op": "dataset", "dataset": "csv:squares"})
+	s := c.Until("setup", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+	if s["name"] != "csv:squares" || streamtest.Num(s["n"]) != 8 || streamtest.Num(s["data_id"]) != 2 {
 		t.Errorf("setup after dataset: name %v n %v data_id %v", s["name"], s["n"], s["data_id"])
 	}
-	f = c.frameAfter(id)
-	if num64(f["data_id"]) != 2 || num64(f["n"]) != 8 {
+	f = c.FrameAfter(id)
+	if streamtest.Num(f["data_id"]) != 2 || streamtest.Num(f["n"]) != 8 {
 		t.Errorf("frame after dataset: data_id %v n %v", f["data_id"], f["n"])
 	}
 }
 
 func TestHostileCommandsGetErrors(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
-	c.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c := e.dial(t, streamtest.Paused)
+	c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	huge := `{"op":"move","layer":0,"index":0,"z":[` + strings.Repeat("1,", 60000) + `1]}`
 	cases := []struct {
 		name, raw, want string
@@ -241,22 +240,22 @@ func TestHostileCommandsGetErrors(t *testing.T) {
 			if tc.binary {
 				mt = websocket.BinaryMessage
 			}
-			if err := c.c.WriteMessage(mt, []byte(tc.raw)); err != nil {
+			if err := c.Conn.WriteMessage(mt, []byte(tc.raw)); err != nil {
 				t.Fatal(err)
 			}
-			m := c.until("error", 5*time.Second, func(m msg) bool { return m.typ() == "error" || m.typ() == "ack" })
-			if m.typ() != "error" {
-				t.Fatalf("want an error, got %v", m.text)
+			m := c.Until("error", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" || m.Type() == "ack" })
+			if m.Type() != "error" {
+				t.Fatalf("want an error, got %v", m.Text)
 			}
 			// Errors are for people: no "stream: " package prefix.
-			if e, _ := m.text["error"].(string); !strings.Contains(e, tc.want) || strings.Contains(e, "stream: ") {
+			if e, _ := m.Text["error"].(string); !strings.Contains(e, tc.want) || strings.Contains(e, "stream: ") {
 				t.Errorf("error %q does not contain %q (or has a package prefix)", e, tc.want)
 			}
 		})
 	}
 	// The session is still up and works.
-	id := c.ack(map[string]any{"op": "step"})
-	if f := c.frameAfter(id); f["bound"] == nil {
+	id := c.Ack(map[string]any{"op": "step"})
+	if f := c.FrameAfter(id); f["bound"] == nil {
 		t.Fatalf("no bound after hostile commands: %v", f["eval_error"])
 	}
 	if e.srv.Sessions() != 1 {
@@ -266,11 +265,11 @@ func TestHostileCommandsGetErrors(t *testing.T) {
 
 func TestHardLimitCloses(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
-	c.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	c.c.WriteMessage(websocket.TextMessage, make([]byte, hardReadLimit+10))
+	c := e.dial(t, streamtest.Paused)
+	c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	c.Conn.WriteMessage(websocket.TextMessage, make([]byte, hardReadLimit+10))
 	for {
-		_, err := c.read(5 * time.Second)
+		_, err := c.Read(5 * time.Second)
 		if err == nil {
 			continue
 		}
@@ -307,8 +306,8 @@ func TestNonReadingClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	c := &client{t: t, c: ws} // never read until the end
-	eventually(t, 30*time.Second, func() bool { st := e.srv.SessionStats(); return len(st) == 1 && st[0].Iterations > 0 },
+	c := streamtest.NewClient(t, ws) // never read until the end
+	streamtest.Eventually(t, 30*time.Second, func() bool { st := e.srv.SessionStats(); return len(st) == 1 && st[0].Iterations > 0 },
 		func() string { return "the session made no iterations" })
 	var ms0, ms1 runtime.MemStats
 	runtime.GC()
@@ -352,18 +351,18 @@ func TestNonReadingClient(t *testing.T) {
 	// backlog: a command sent now is reflected in a frame within seconds.
 	// (Frame iterations count accepted steps only, so they are not
 	// compared with Stats.Iterations, which counts every step.)
-	id := c.send(map[string]any{"op": "pause"})
-	if f := c.frameAfter(id); f == nil {
+	id := c.Send(map[string]any{"op": "pause"})
+	if f := c.FrameAfter(id); f == nil {
 		t.Fatal("no fresh frame")
 	}
 }
 
 func TestShutdownClosesSessions(t *testing.T) {
 	e := newEnv(t, nil)
-	var cs []*client
+	var cs []*streamtest.Client
 	for range 3 {
 		c := e.dial(t, "play=1")
-		c.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" })
+		c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 		cs = append(cs, c)
 	}
 	var wg sync.WaitGroup
@@ -373,7 +372,7 @@ func TestShutdownClosesSessions(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				if _, err := c.read(10 * time.Second); err != nil {
+				if _, err := c.Read(10 * time.Second); err != nil {
 					errs[i] = err
 					return
 				}
@@ -396,9 +395,9 @@ func TestShutdownClosesSessions(t *testing.T) {
 	}
 	// New sessions are refused with a close frame.
 	c := e.dial(t, "")
-	if _, err := c.read(5 * time.Second); !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+	if _, err := c.Read(5 * time.Second); !websocket.IsCloseError(err, websocket.CloseGoingAway) {
 		for err == nil {
-			_, err = c.read(5 * time.Second)
+			_, err = c.Read(5 * time.Second)
 		}
 		if !websocket.IsCloseError(err, websocket.CloseGoingAway) {
 			t.Errorf("after shutdown: want close 1001, got %v", err)
@@ -408,18 +407,18 @@ func TestShutdownClosesSessions(t *testing.T) {
 
 func TestSessionLimit(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Limits.MaxSessions = 1 })
-	c1 := e.dial(t, paused)
-	c1.until("frame", 5*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	c2 := e.dial(t, paused)
+	c1 := e.dial(t, streamtest.Paused)
+	c1.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	c2 := e.dial(t, streamtest.Paused)
 	var err error
 	for err == nil {
-		_, err = c2.read(5 * time.Second)
+		_, err = c2.Read(5 * time.Second)
 	}
 	var ce *websocket.CloseError
 	if !errors.As(err, &ce) || ce.Code != websocket.CloseTryAgainLater || !strings.Contains(ce.Text, "too many sessions") {
 		t.Fatalf("want close 1013 naming the limit, got %v", err)
 	}
-	c1.ack(map[string]any{"op": "step"}) // the first session is unaffected
+	c1.Ack(map[string]any{"op": "step"}) // the first session is unaffected
 }
 
 func TestBadConfigURL(t *testing.T) {
@@ -428,10 +427,10 @@ func TestBadConfigURL(t *testing.T) {
 	var gotErr string
 	var err error
 	for err == nil {
-		var m msg
-		m, err = c.read(5 * time.Second)
-		if m.typ() == "error" {
-			gotErr, _ = m.text["error"].(string)
+		var m streamtest.Msg
+		m, err = c.Read(5 * time.Second)
+		if m.Type() == "error" {
+			gotErr, _ = m.Text["error"].(string)
 		}
 	}
 	if !strings.Contains(gotErr, "hidden layer 2: width 99") {
@@ -459,7 +458,7 @@ func TestCheckOrigin(t *testing.T) {
 		if tc.origin != "" {
 			h.Set("Origin", tc.origin)
 		}
-		c, resp, err := websocket.DefaultDialer.Dial(e.url+"?"+paused, h)
+		c, resp, err := websocket.DefaultDialer.Dial(e.url+"?"+streamtest.Paused, h)
 		if tc.ok != (err == nil) {
 			t.Errorf("origin %q: err %v, want ok=%v", tc.origin, err, tc.ok)
 		}
@@ -494,25 +493,25 @@ func FuzzParseCommand(f *testing.F) {
 // the session slot for the next client.
 func TestLongStepNoLockOut(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Limits.MaxSessions = 1 })
-	c := e.dial(t, paused+"&hidden=8,8,8&m=64")
-	c.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c := e.dial(t, streamtest.Paused+"&hidden=8,8,8&m=64")
+	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	start := time.Now()
-	c.ack(map[string]any{"op": "step", "n": e.srv.limits.MaxSteps})
+	c.Ack(map[string]any{"op": "step", "n": e.srv.limits.MaxSteps})
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("step %d acknowledged after %v, want < 1 s", e.srv.limits.MaxSteps, d)
 	}
 	start = time.Now()
-	c.ack(map[string]any{"op": "speed", "speed": 10})
+	c.Ack(map[string]any{"op": "speed", "speed": 10})
 	t.Logf("a command during the step answered in %v", time.Since(start).Round(time.Millisecond))
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("a command during the step waited %v, want < 1 s", d)
 	}
-	c.c.Close()
-	eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() == 0 },
+	c.Conn.Close()
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() == 0 },
 		func() string { return "the session outlived its socket by 10 s" })
 	t.Logf("slot freed %v after the socket closed", time.Since(start).Round(time.Millisecond))
-	c2 := e.dial(t, paused)
-	c2.until("frame", 30*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c2 := e.dial(t, streamtest.Paused)
+	c2.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 }
 
 // TestProtocolEdges is issue #16's protocol edges: a reading client that
@@ -521,35 +520,35 @@ func TestLongStepNoLockOut(t *testing.T) {
 // are cut at a character boundary.
 func TestProtocolEdges(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
-	c.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })
+	c := e.dial(t, streamtest.Paused)
+	c.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	// Sent from another goroutine while this one reads, as a browser
 	// would: 400 commands, each answered and each followed by a frame.
 	const n = 400
 	go func() {
 		for i := 0; i < n; i++ {
 			b, _ := json.Marshal(map[string]any{"id": 1000 + i, "op": "speed", "speed": 10 + i})
-			if c.c.WriteMessage(websocket.TextMessage, b) != nil {
+			if c.Conn.WriteMessage(websocket.TextMessage, b) != nil {
 				return
 			}
 		}
 	}()
 	answered := 0
-	c.until(fmt.Sprint(n, " answers"), 30*time.Second, func(m msg) bool {
-		if m.typ() == "ack" || m.typ() == "error" {
+	c.Until(fmt.Sprint(n, " answers"), 30*time.Second, func(m streamtest.Msg) bool {
+		if m.Type() == "ack" || m.Type() == "error" {
 			answered++
 		}
 		return answered == n
 	})
 
-	c2 := e.dial(t, paused)
-	c2.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	if err := c2.c.WriteMessage(websocket.TextMessage, []byte{'{', 0xff, 0xfe, '}'}); err != nil {
+	c2 := e.dial(t, streamtest.Paused)
+	c2.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	if err := c2.Conn.WriteMessage(websocket.TextMessage, []byte{'{', 0xff, 0xfe, '}'}); err != nil {
 		t.Fatal(err)
 	}
-	c2.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c2.Conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	for {
-		_, _, err := c2.c.ReadMessage()
+		_, _, err := c2.Conn.ReadMessage()
 		if err == nil {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/modelfile"
+	"dgpviz/internal/stream/streamtest"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -21,50 +22,50 @@ import (
 // why. A shutdown forgets parked sessions.
 func TestResume(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, paused)
-	hello := c.until("hello", 5*time.Second, func(m msg) bool { return m.typ() == "hello" }).text
+	c := e.dial(t, streamtest.Paused)
+	hello := c.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
 	token, _ := hello["resume"].(string)
 	if len(token) != 32 {
 		t.Fatalf("hello's resume token %q", token)
 	}
-	c.frameAfter(c.ack(map[string]any{"op": "step", "n": 20}))
+	c.FrameAfter(c.Ack(map[string]any{"op": "step", "n": 20}))
 	b0, f0 := boundAfter(t, c, map[string]any{"op": "move", "layer": 0, "index": 3, "z": []float64{0.1}})
-	iter0 := num64(f0["iter"])
-	c.c.Close()
-	eventually(t, 10*time.Second, func() bool { return e.srv.Parked() == 1 && e.srv.Sessions() == 0 },
+	iter0 := streamtest.Num(f0["iter"])
+	c.Conn.Close()
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Parked() == 1 && e.srv.Sessions() == 0 },
 		func() string {
 			return fmt.Sprintf("after the disconnect: %d parked, %d sessions", e.srv.Parked(), e.srv.Sessions())
 		})
 
-	r := e.dial(t, paused+"&resume="+token)
-	f := r.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
-	if b := num64(f["bound"]); b != b0 || num64(f["iter"]) != iter0 {
+	r := e.dial(t, streamtest.Paused+"&resume="+token)
+	f := r.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
+	if b := streamtest.Num(f["bound"]); b != b0 || streamtest.Num(f["iter"]) != iter0 {
 		t.Fatalf("resumed at iteration %v, bound %v; want %v, %v", f["iter"], b, iter0, b0)
 	}
 	if e.srv.Parked() != 0 {
 		t.Error("the resumed state is still parked")
 	}
 	// The move is still undoable.
-	reply := r.reply(r.send(map[string]any{"op": "undo"}))
+	reply := r.Reply(r.Send(map[string]any{"op": "undo"}))
 	if reply["type"] != "ack" {
 		t.Fatalf("undo after resuming: %v", reply)
 	}
 
-	again := e.dial(t, paused+"&resume="+token)
-	m := again.until("resume error", 10*time.Second, func(m msg) bool { return m.typ() == "error" })
-	if s, _ := m.text["error"].(string); !strings.Contains(s, "could not be resumed") {
+	again := e.dial(t, streamtest.Paused+"&resume="+token)
+	m := again.Until("resume error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" })
+	if s, _ := m.Text["error"].(string); !strings.Contains(s, "could not be resumed") {
 		t.Errorf("a used token: %q", s)
 	}
-	f = again.until("frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" }).frame
-	if num64(f["iter"]) != 0 {
+	f = again.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
+	if streamtest.Num(f["iter"]) != 0 {
 		t.Errorf("a used token started at iteration %v, want a new session", f["iter"])
 	}
 
 	// A shutdown forgets what is parked.
-	again.c.Close()
-	eventually(t, 10*time.Second, func() bool { return e.srv.Parked() > 0 },
+	again.Conn.Close()
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Parked() > 0 },
 		func() string { return "the second session was not parked" })
-	r.c.Close()
+	r.Conn.Close()
 	if err := e.srv.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/train"
 )
 
@@ -16,23 +17,23 @@ func TestFastUntilSettled(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial(t, "play=1&speed=60")
 	start := time.Now()
-	f := c.until("a fast frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" && m.frame["running"] == true })
-	if get(f.frame, "optimizer", "fast") != true {
-		t.Errorf("the first running frame is not fast: %v", get(f.frame, "optimizer"))
+	f := c.Until("a fast frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" && m.Frame["running"] == true })
+	if streamtest.Get(f.Frame, "optimizer", "fast") != true {
+		t.Errorf("the first running frame is not fast: %v", streamtest.Get(f.Frame, "optimizer"))
 	}
-	f = c.until("the settled bound", 120*time.Second, func(m msg) bool {
-		return m.typ() == "frame" && m.frame["running"] == true && get(m.frame, "optimizer", "fast") == false
+	f = c.Until("the settled bound", 120*time.Second, func(m streamtest.Msg) bool {
+		return m.Type() == "frame" && m.Frame["running"] == true && streamtest.Get(m.Frame, "optimizer", "fast") == false
 	})
-	t.Logf("settled at iteration %v, bound %.3f, after %v", f.frame["iter"], num64(f.frame["bound"]), time.Since(start).Round(time.Millisecond))
-	if it := num64(f.frame["iter"]); it < train.SettleWindow {
+	t.Logf("settled at iteration %v, bound %.3f, after %v", f.Frame["iter"], streamtest.Num(f.Frame["bound"]), time.Since(start).Round(time.Millisecond))
+	if it := streamtest.Num(f.Frame["iter"]); it < train.SettleWindow {
 		t.Errorf("settled at iteration %v, before a whole window", it)
 	}
 	// At its speed now: about 60 iterations a second.
-	i0, t0 := num64(f.frame["iter"]), time.Now()
+	i0, t0 := streamtest.Num(f.Frame["iter"]), time.Now()
 	time.Sleep(time.Second)
-	f = c.until("a later frame", 10*time.Second, func(m msg) bool { return m.typ() == "frame" })
-	rate := (num64(f.frame["iter"]) - i0) / time.Since(t0).Seconds()
-	if get(f.frame, "optimizer", "fast") == false && rate > 120 {
+	f = c.Until("a later frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	rate := (streamtest.Num(f.Frame["iter"]) - i0) / time.Since(t0).Seconds()
+	if streamtest.Get(f.Frame, "optimizer", "fast") == false && rate > 120 {
 		t.Errorf("%.0f iterations a second once settled, want about 60", rate)
 	}
 }

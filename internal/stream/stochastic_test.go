@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view/explorer"
 )
@@ -33,25 +34,25 @@ func TestStochasticSession(t *testing.T) {
 	}
 	var checks []check
 	estimates, lastEpochs, ahead, unbounded := 0, 0.0, false, false
-	c.until("three checks after the start", 120*time.Second, func(m msg) bool {
-		if m.typ() != "frame" {
+	c.Until("three checks after the start", 120*time.Second, func(m streamtest.Msg) bool {
+		if m.Type() != "frame" {
 			return false
 		}
-		f := m.frame
-		if got := get(f, "optimizer", "method"); got != "svi" || get(f, "optimizer", "stochastic") != true {
-			t.Fatalf("optimizer %v, stochastic %v on %d rows: want svi", got, get(f, "optimizer", "stochastic"), n)
+		f := m.Frame
+		if got := streamtest.Get(f, "optimizer", "method"); got != "svi" || streamtest.Get(f, "optimizer", "stochastic") != true {
+			t.Fatalf("optimizer %v, stochastic %v on %d rows: want svi", got, streamtest.Get(f, "optimizer", "stochastic"), n)
 		}
-		iter, bi, b := int(num64(get(f, "iter"))), int(num64(get(f, "bound_iter"))), num64(get(f, "bound"))
-		if get(f, "bound") == nil && iter == 0 && !unbounded {
+		iter, bi, b := int(streamtest.Num(streamtest.Get(f, "iter"))), int(streamtest.Num(streamtest.Get(f, "bound_iter"))), streamtest.Num(streamtest.Get(f, "bound"))
+		if streamtest.Get(f, "bound") == nil && iter == 0 && !unbounded {
 			// the first picture, before the start's evaluation on every
 			// row: the sample's hidden means, predicted by the explorer
 			unbounded = true
-			if got, want := len(floats(get(f, "layers", 0, "mean"))), 2*explorer.SampleRows; got != want {
+			if got, want := len(streamtest.Floats(streamtest.Get(f, "layers", 0, "mean"))), 2*explorer.SampleRows; got != want {
 				t.Fatalf("the first frame, without a bound: hidden layer 1 has %d means, want the sample's %d", got, want)
 			}
 			return false
 		}
-		ep, est := num64(get(f, "optimizer", "epochs")), get(f, "optimizer", "estimate")
+		ep, est := streamtest.Num(streamtest.Get(f, "optimizer", "epochs")), streamtest.Get(f, "optimizer", "estimate")
 		if bi%every != 0 || bi > iter || math.IsNaN(b) {
 			t.Fatalf("frame at iteration %d shows the model of iteration %d (bound %v): want a check's, every %d", iter, bi, b, every)
 		}
