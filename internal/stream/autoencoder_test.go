@@ -17,8 +17,6 @@ import (
 	"dgpviz/internal/train"
 	"dgpviz/internal/view/autoencoder"
 	"dgpviz/internal/wire"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // freyFixture is the generated Frey fixture of the dataset package (60
@@ -290,7 +288,7 @@ func TestFreyStreamingReal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits for several seconds")
 	}
-	if raceEnabled {
+	if streamtest.RaceEnabled {
 		t.Skip("a measurement of live rates: the race detector slows the fit tenfold, which says nothing")
 	}
 	for _, workers := range []int{1, 2} {
@@ -460,11 +458,11 @@ func TestAutoencoderFromCSV(t *testing.T) {
 		shape [2]int
 	}{
 		{"Frey fixture", frey, [2]int{28, 20}},
-		{"generated 8×6 images", blobImages(40, 8, 6), [2]int{8, 6}},
+		{"generated 8×6 images", streamtest.BlobImages(40, 8, 6), [2]int{8, 6}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, func(o *Options) { o.Limits.SessionMemory = 1 << 30 })
-			token, _, err := e.srv.ParkData("test", csvData(t, tc.ds, dataset.CSVOptions{Shape: tc.shape}))
+			token, _, err := e.srv.ParkData("test", streamtest.ViaCSV(t, tc.ds, dataset.CSVOptions{Shape: tc.shape}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -484,25 +482,4 @@ func TestAutoencoderFromCSV(t *testing.T) {
 			}
 		})
 	}
-}
-
-// blobImages returns n images of h × w pixels of a bright blob moving
-// across a dark field, as an autoencoder's data (outputs only).
-func blobImages(n, h, w int) *dataset.Dataset {
-	y := mat.NewDense(n, h*w, nil)
-	for i := range n {
-		a := 2 * math.Pi * float64(i) / float64(n)
-		cy, cx := float64(h-1)/2+float64(h)/4*math.Sin(a), float64(w-1)/2+float64(w)/4*math.Cos(a)
-		for r := range h {
-			for c := range w {
-				d2 := (float64(r)-cy)*(float64(r)-cy) + (float64(c)-cx)*(float64(c)-cx)
-				y.Set(i, r*w+c, math.Round(255*math.Exp(-d2/4)))
-			}
-		}
-	}
-	names := make([]string, h*w)
-	for k := range names {
-		names[k] = fmt.Sprintf("p%d", k+1)
-	}
-	return &dataset.Dataset{Name: "blobs", X: mat.DenseCopyOf(y), Y: y, InputNames: names, OutputNames: names}
 }

@@ -33,7 +33,7 @@ func robotData(t testing.TB) *dataset.Dataset {
 		}
 	}
 	t.Logf("robot data not found; using synthetic data of the same shape")
-	return wideDataset(215, 30)
+	return streamtest.WideData(215, 30)
 }
 
 // robotConfig is the robot configuration of the size budget: 3-D hidden

@@ -106,7 +106,7 @@ func TestBusyMakesRoomFromDisconnected(t *testing.T) {
 // points that fit, and says so in its reply.
 func TestUploadChoosesModelWithinBudget(t *testing.T) {
 	e := newEnv(t, nil)
-	ds := csvData(t, blobImages(300, 28, 20), dataset.CSVOptions{Shape: [2]int{28, 20}})
+	ds := streamtest.ViaCSV(t, streamtest.BlobImages(300, 28, 20), dataset.CSVOptions{Shape: [2]int{28, 20}})
 	n, q := ds.X.Dims()
 	_, d := ds.Y.Dims()
 	l := e.srv.limits

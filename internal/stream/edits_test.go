@@ -212,7 +212,7 @@ func TestDataEdits(t *testing.T) {
 		t.Errorf("reset_data: n %v edited %v y0 %v, want %d false %v", s["n"], s["edited"], streamtest.Floats(s["y"])[0], n0, streamtest.Floats(s0["y"])[0])
 	}
 	// Robot-shaped data (30 outputs) cannot be edited point by point.
-	e2 := newEnv(t, func(o *Options) { o.Catalog.Add(wideDataset(40, 3), o.Limits.MaxRows) })
+	e2 := newEnv(t, func(o *Options) { o.Catalog.Add(streamtest.WideData(40, 3), o.Limits.MaxRows) })
 	c2 := e2.dial(t, streamtest.Paused+"&data=wide&hidden=2")
 	r := c2.Reply(c2.Send(map[string]any{"op": "add_data", "x": []float64{0}, "y": []float64{0}}))
 	if e, _ := r["error"].(string); r["type"] != "error" || e == "" {
@@ -245,7 +245,7 @@ func TestHistoryIsBounded(t *testing.T) {
 // TestSetupWarnsOfDegenerateData: a data set whose output never changes
 // gets a warning in its setup (dataset.Warnings), which the page shows.
 func TestSetupWarnsOfDegenerateData(t *testing.T) {
-	flat := wideDataset(20, 1)
+	flat := streamtest.WideData(20, 1)
 	flat.Name = "flat"
 	flat.Y = mat.NewDense(20, 1, nil)
 	e := newEnv(t, func(o *Options) { o.Catalog.Add(flat, o.Limits.MaxRows) })

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,31 +18,8 @@ import (
 	"dgpviz/internal/wire"
 )
 
-// robotTestData returns the real robot data when present, else the 60-scan
-// fixture of the dataset package (which has true positions too). The fast
-// tier (-short) takes the fixture: the protocol is the same, the fits a
-// fraction of the time.
-func robotTestData(t testing.TB) *dataset.Dataset {
-	t.Helper()
-	real := filepath.Join("..", "..", "..", "shared", "data", "robot_wireless", "uw-floor.txt")
-	if testing.Short() {
-		real = ""
-	}
-	for _, p := range []string{os.Getenv("DGPVIZ_ROBOT"), real, filepath.Join("..", "dataset", "testdata", "robot_small.txt")} {
-		if p == "" {
-			continue
-		}
-		if ds, err := dataset.LoadRobot(p); err == nil {
-			t.Logf("robot data: %s", p)
-			return ds
-		}
-	}
-	t.Fatal("no robot data: not even the fixture")
-	return nil
-}
-
 func robotEnv(t testing.TB) *testEnv {
-	ds := robotTestData(t)
+	ds := streamtest.RobotData(t)
 	return newEnv(t, func(o *Options) {
 		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
@@ -160,7 +135,7 @@ func TestRobotFrameEvalError(t *testing.T) {
 }
 
 func robotPublication(b testing.TB, iters int) *publication {
-	return publicationFor(b, robotTestData(b), train.InitConfig{Hidden: []int{3, 3}, Inducing: 20, Seed: 1}, iters)
+	return publicationFor(b, streamtest.RobotData(b), train.InitConfig{Hidden: []int{3, 3}, Inducing: 20, Seed: 1}, iters)
 }
 
 // BenchmarkRobotFrame measures building a streaming robot frame: the first
@@ -243,7 +218,7 @@ func TestDatasetSwitchResetsArchitecture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the robot preset's restarts: not in the short tier")
 	}
-	ds := robotTestData(t)
+	ds := streamtest.RobotData(t)
 	e := newEnv(t, func(o *Options) { o.Catalog.Add(ds, o.Limits.MaxRows) })
 	c := e.dial(t, streamtest.Paused+"&data=robot&hidden=3,3&m=20")
 	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
@@ -358,7 +333,7 @@ func TestRestartOpWithoutRestarts(t *testing.T) {
 // restart ended with — its bound is the bound the restart reported, so the
 // table's numbers are what switching gives.
 func TestRobotRestartsReproduce(t *testing.T) {
-	ds := robotTestData(t)
+	ds := streamtest.RobotData(t)
 	d := view.NewData(1, ds)
 	m, reps, err := view.StartPreset(context.Background(), train.RobotPreset(1), d, view.Arch{Hidden: []int{3, 3}, Inducing: 10, Seed: 1}, 2)
 	if err != nil {
@@ -387,34 +362,19 @@ func TestRobotRestartsReproduce(t *testing.T) {
 	}
 }
 
-// csvData is ds written as a CSV (dataset.WriteCSV) and read back as an
-// upload is read.
-func csvData(t testing.TB, ds *dataset.Dataset, opt dataset.CSVOptions) *dataset.Dataset {
-	t.Helper()
-	var buf strings.Builder
-	if err := dataset.WriteCSV(&buf, ds); err != nil {
-		t.Fatal(err)
-	}
-	back, err := dataset.ReadCSV(strings.NewReader(buf.String()), "upload.csv", opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return back
-}
-
 // TestExplorerFromCSV: the robot data written as a CSV (time, the signals,
 // the true path as ground truth, the split) and uploaded open the latent
 // explorer with the same numbers as the robot reader's data: the same
 // model, the same geometry scores and baselines, the same held-out error.
 func TestExplorerFromCSV(t *testing.T) {
-	ds := robotTestData(t)
+	ds := streamtest.RobotData(t)
 	e := newEnv(t, func(o *Options) {
 		o.Defaults.Play = false
 		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 	})
-	token, _, err := e.srv.ParkData("test", csvData(t, ds, dataset.CSVOptions{}))
+	token, _, err := e.srv.ParkData("test", streamtest.ViaCSV(t, ds, dataset.CSVOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +410,7 @@ func TestExplorerFromCSV(t *testing.T) {
 // truth nor a test split, open the latent explorer with no geometry score
 // and no held-out error.
 func TestExplorerWithoutTruth(t *testing.T) {
-	ds := wideDataset(60, 5)
+	ds := streamtest.WideData(60, 5)
 	e := newEnv(t, func(o *Options) {
 		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
@@ -474,7 +434,7 @@ func TestExplorerWithoutTruth(t *testing.T) {
 // carries the sample's rows (n) and says the data's (n_rows), and frames
 // carry the sample's hidden means.
 func TestExplorerLargeDataSample(t *testing.T) {
-	ds := wideDataset(5000, 4)
+	ds := streamtest.WideData(5000, 4)
 	e := newEnv(t, func(o *Options) {
 		o.Limits.MaxRows = 5000
 		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {

@@ -24,7 +24,7 @@ func TestFirstFrameAtScale(t *testing.T) {
 		opt = "lbfgs"
 	}
 	t0 := time.Now()
-	ds := wideDataset(rows, 30)
+	ds := streamtest.WideData(rows, 30)
 	t.Logf("%d rows made in %v", rows, time.Since(t0).Round(time.Millisecond))
 	e := newEnv(t, func(o *Options) {
 		o.Limits.MaxRows, o.Limits.SessionMemory, o.Limits.ServerMemory, o.Limits.MaxIterTime = rows, 0, 0, 0

@@ -211,7 +211,7 @@ func TestClientMemoryShare(t *testing.T) {
 // iterations stop.
 func TestBuildEndsWithItsClient(t *testing.T) {
 	e := newEnv(t, func(o *Options) {
-		if err := o.Catalog.Add(wideDataset(400, 40), o.Limits.MaxRows); err != nil {
+		if err := o.Catalog.Add(streamtest.WideData(400, 40), o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 	})

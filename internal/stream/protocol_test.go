@@ -290,7 +290,7 @@ func TestNonReadingClient(t *testing.T) {
 	// buffers within a second. One output: the regression view, which
 	// builds at once (the explorer's preset restarts take minutes under
 	// -race).
-	e := newEnv(t, func(o *Options) { o.Catalog.Add(wideDataset(400, 1), o.Limits.MaxRows) })
+	e := newEnv(t, func(o *Options) { o.Catalog.Add(streamtest.WideData(400, 1), o.Limits.MaxRows) })
 	// A tiny receive buffer makes the server's writes block quickly.
 	d := *websocket.DefaultDialer
 	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {

@@ -22,7 +22,7 @@ func TestStochasticSession(t *testing.T) {
 	n := train.StochasticRows + 1000
 	e := newEnv(t, func(o *Options) {
 		o.Limits.MaxRows = n
-		if err := o.Catalog.Add(wideDataset(n, 4), o.Limits.MaxRows); err != nil {
+		if err := o.Catalog.Add(streamtest.WideData(n, 4), o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -1,7 +1,0 @@
-//go:build race
-
-package stream
-
-// raceEnabled: the race detector slows a fit about tenfold, so tests that
-// measure live rates skip under it.
-const raceEnabled = true
