@@ -1,12 +1,14 @@
 // Package streamtest is a websocket test harness for dgpviz's live
 // sessions (dgpviz/internal/stream), as net/http/httptest is for handlers:
-// Serve starts a server's handler on a local address, Dial opens a
-// session on it, and a Client sends commands and reads the replies,
-// setups, frames and view messages until a predicate accepts one. The
-// views' tests drive their sessions through it, as the page does.
+// Start serves a session server on a local address, Dial opens a session
+// on it, and a Client sends commands and reads the replies, setups, frames
+// and view messages until a predicate accepts one (Until, Ack, FrameAfter,
+// Answer); Get and Num read what it decoded. The views' tests drive their
+// sessions through it, as the page does, on the same data (RobotData,
+// WideData, BlobImages, ViaCSV).
 //
 // It does not import stream: a test builds its server (stream.NewServer)
-// and hands it to Serve, so that stream's own tests use it too.
+// and hands it to Start, so that stream's own tests use it too.
 package streamtest
 
 import (
@@ -72,6 +74,26 @@ func Serve(t testing.TB, srv Server) (url string, hs *httptest.Server) {
 		hs.Close()
 	})
 	return "ws" + strings.TrimPrefix(hs.URL, "http") + "/ws", hs
+}
+
+// Env is a session server served for a test (Start).
+type Env[S Server] struct {
+	Srv  S
+	URL  string // ws://…/ws
+	HTTP *httptest.Server
+}
+
+// Start serves srv (Serve) until the test ends.
+func Start[S Server](t testing.TB, srv S) *Env[S] {
+	t.Helper()
+	url, hs := Serve(t, srv)
+	return &Env[S]{Srv: srv, URL: url, HTTP: hs}
+}
+
+// Dial opens a session on e with the link parameters query (Dial).
+func (e *Env[S]) Dial(t testing.TB, query string) *Client {
+	t.Helper()
+	return Dial(t, e.URL, query)
 }
 
 // Client is a test websocket client that sorts what it reads.

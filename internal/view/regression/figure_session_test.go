@@ -1,4 +1,4 @@
-package stream
+package regression_test
 
 import (
 	"math"
@@ -24,7 +24,7 @@ func helloKey(t *testing.T, c *streamtest.Client) string {
 // numbers are montecarlo.MessageFigure's on the session's snapshot.
 func TestMCMatchesMessageFigure(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	key := helloKey(t, c)
 	c.FrameAfter(c.Ack(map[string]any{"op": "step", "n": 5})) // steps run after the ack
 	ins := []map[string]any{{"mean": -0.8, "var": 0.01}, {"mean": 0.1, "var": 0.04}, {"mean": 2.5, "var": 0.01}, {"mean": 0.0, "var": 0.5}}
@@ -33,7 +33,7 @@ func TestMCMatchesMessageFigure(t *testing.T) {
 	if got["error"] != nil {
 		t.Fatalf("mc error: %v", got["error"])
 	}
-	fs, ok := e.srv.FigureSession(key)
+	fs, ok := e.Srv.FigureSession(key)
 	if !ok {
 		t.Fatal("FigureSession: session not found")
 	}
@@ -108,7 +108,7 @@ func TestMCMatchesMessageFigure(t *testing.T) {
 // optimizer while it runs; mc_off stops it.
 func TestMCPresetsAndLive(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	helloKey(t, c)
 	c.FrameAfter(c.Ack(map[string]any{"op": "step", "n": 20}))
 	comp := map[string]float64{}
@@ -159,7 +159,7 @@ func TestMCPresetsAndLive(t *testing.T) {
 // the session survives.
 func TestBadFigureCommands(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	helloKey(t, c)
 	nine := make([]map[string]any, 9)
 	for i := range nine {
@@ -228,7 +228,7 @@ func TestBadFigureCommands(t *testing.T) {
 // figure's layer, the mc message says so instead of failing silently.
 func TestMCLayerGoneReportsError(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	helloKey(t, c)
 	id := c.Ack(map[string]any{"op": "message_figure", "layer": 2, "samples": 1000})
 	if m := c.FigureAfter(id); m["error"] != nil {

@@ -1,4 +1,4 @@
-package stream
+package regression_test
 
 import (
 	"dgpviz/internal/stream/streamtest"
@@ -18,7 +18,7 @@ func TestCompareDepths(t *testing.T) {
 		t.Skip("fits 9 models to convergence: not in the short tier")
 	}
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	c.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	c.Ack(map[string]any{"op": "compare", "n": 400}) // 400 iterations a restart: enough to tell the depths apart (the README's full fits: 0.137 / 0.026 / 0.021)
 	r := c.Reply(c.Send(map[string]any{"op": "compare"}))

@@ -1,52 +1,20 @@
-package stream
+package autoencoder_test
 
 import (
+	"dgpviz/internal/admit"
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/stream"
+	"dgpviz/internal/stream/streamtest"
+	"dgpviz/internal/train"
+	"dgpviz/internal/view/autoencoder"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"dgpviz/internal/admit"
-	"dgpviz/internal/dataset"
-	"dgpviz/internal/modelfile"
-	"dgpviz/internal/stream/streamtest"
-	"dgpviz/internal/train"
-	"dgpviz/internal/view/autoencoder"
-	"dgpviz/internal/wire"
 )
-
-// freyFixture is the generated Frey fixture of the dataset package (60
-// synthetic frames of 28 × 20 grey levels).
-const freyFixture = "../dataset/testdata/frey_small.mat"
-
-// freyWait is how long the Frey tests wait for a setup, a frame or an
-// answer: the preset's restarts on the fixture take seconds, and a minute
-// under -race on a busy 2-core machine.
-const freyWait = 90 * time.Second
-
-// freyRealPath is the paper's data, when present.
-var freyRealPath = filepath.Join("..", "..", "..", "shared", "data", "frey_faces", "frey_rawface.mat")
-
-func freyEnv(t testing.TB, path string, mutate ...func(*Options)) *testEnv {
-	t.Helper()
-	ds, err := dataset.LoadFrey(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return newEnv(t, func(o *Options) {
-		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
-			t.Fatal(err)
-		}
-		o.Limits = admit.PresetLimits(o.Limits, o.Catalog)
-		for _, m := range mutate {
-			m(o)
-		}
-	})
-}
 
 // TestFreySetupAndFrames: the setup carries the frames once (x and y one
 // section) and the autoencoder's section with the image shape; frames
@@ -57,7 +25,7 @@ func TestFreySetupAndFrames(t *testing.T) {
 		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
 	}
 	e := freyEnv(t, freyFixture)
-	c := e.dial(t, "data=frey&hidden=2&m=15&speed=0&play=1")
+	c := e.Dial(t, "data=frey&hidden=2&m=15&speed=0&play=1")
 	su := c.Until("setup", freyWait, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 	n := int(streamtest.Num(streamtest.Get(su, "n")))
 	if got := len(streamtest.Floats(streamtest.Get(su, "x"))); got != n*dataset.FreyPixels {
@@ -94,13 +62,6 @@ func TestFreySetupAndFrames(t *testing.T) {
 	}
 }
 
-// decode sends a decode command and returns the decoded message or the
-// error reply.
-func decode(c *streamtest.Client, cmd map[string]any) (wire.Decoded, map[string]any) {
-	cmd["op"] = "decode"
-	return c.Answer(c.Send(cmd), "decoded", freyWait)
-}
-
 // TestFreyDecode: faces at latent points (grey levels, positive variance,
 // different at different points) and the reconstruction of frames beside
 // the frames themselves.
@@ -109,7 +70,7 @@ func TestFreyDecode(t *testing.T) {
 		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
 	}
 	e := freyEnv(t, freyFixture)
-	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
+	c := e.Dial(t, "data=frey&hidden=2&m=15&play=0")
 	su := c.Until("setup", freyWait, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 	c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	d, er := decode(c, map[string]any{"points": []float64{0, 0, 1.5, -1}, "frames": []int{0, 7}})
@@ -164,7 +125,7 @@ func TestFreyDecodeBadInput(t *testing.T) {
 		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
 	}
 	e := freyEnv(t, freyFixture)
-	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
+	c := e.Dial(t, "data=frey&hidden=2&m=15&play=0")
 	c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	many := make([]float64, 2*(autoencoder.MaxDecodePoints+1))
 	for _, tc := range []struct {
@@ -223,7 +184,7 @@ func TestFreyDecodeBadInput(t *testing.T) {
 // such command.
 func TestFreyDecodeOnOtherData(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, "data=step&play=0")
+	c := e.Dial(t, "data=step&play=0")
 	c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	_, er := decode(c, map[string]any{"points": []float64{0}})
 	if msg, _ := er["error"].(string); !strings.Contains(msg, "regression view, which has no such command") {
@@ -238,7 +199,7 @@ func TestFreyMoveDecoderInducing(t *testing.T) {
 		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
 	}
 	e := freyEnv(t, freyFixture)
-	c := e.dial(t, "data=frey&hidden=2&m=15&play=0")
+	c := e.Dial(t, "data=frey&hidden=2&m=15&play=0")
 	f0 := c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
 	z := streamtest.Floats(streamtest.Get(f0, "layers", 1, "z"))
 	id := c.Ack(map[string]any{"op": "move", "layer": 1, "index": 3, "z": []float64{z[6] + 0.8, z[7] - 0.5}})
@@ -259,7 +220,7 @@ func FuzzCheckDecode(f *testing.F) {
 	f.Add([]byte(`{"op":"decode","points":[1e308,-1e308],"frames":[-5]}`))
 	f.Add([]byte(`{"op":"decode","points":[0,0,0]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := ParseCommand(b)
+		c, err := stream.ParseCommand(b)
 		if err != nil {
 			return
 		}
@@ -301,7 +262,7 @@ func freyStreaming(t *testing.T, workers int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, func(o *Options) {
+	e := newEnv(t, func(o *stream.Options) {
 		o.Workers = workers
 		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
@@ -309,7 +270,7 @@ func freyStreaming(t *testing.T, workers int) {
 		o.Limits = admit.PresetLimits(o.Limits, o.Catalog)
 	})
 	t0 := time.Now()
-	c := e.dial(t, "data=frey&hidden=2&m=15&speed=0&play=0")
+	c := e.Dial(t, "data=frey&hidden=2&m=15&speed=0&play=0")
 	c.Until("frame", 120*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	t.Logf("session start (preset restarts) %v", time.Since(t0).Round(time.Millisecond))
 	for _, g := range []int{1, 64} {
@@ -324,7 +285,7 @@ func freyStreaming(t *testing.T, workers int) {
 		}
 		t.Logf("decode of %d face(s): %v ms server-side, %v round trip (paused)", g, streamtest.Get(d, "ms"), time.Since(start).Round(time.Microsecond))
 	}
-	st0 := e.srv.SessionStats()[0]
+	st0 := e.Srv.SessionStats()[0]
 	c.Send(map[string]any{"op": "play"})
 	start := time.Now()
 	var bytes, nframes int
@@ -341,7 +302,7 @@ func freyStreaming(t *testing.T, workers int) {
 		}
 	}
 	el := time.Since(start)
-	st := e.srv.SessionStats()[0]
+	st := e.Srv.SessionStats()[0]
 	t.Logf("real Frey faces, streaming for %v: %.1f optimizer iterations/s, %.1f frames/s written (%d read)",
 		el.Round(time.Millisecond), float64(st.Iterations-st0.Iterations)/el.Seconds(), float64(st.Frames-st0.Frames)/el.Seconds(), nframes)
 	start = time.Now()
@@ -350,95 +311,6 @@ func freyStreaming(t *testing.T, workers int) {
 		t.Fatal(er)
 	}
 	t.Logf("decode of 1 face while streaming: %v ms server-side, %v round trip", streamtest.Get(d, "ms"), time.Since(start).Round(time.Microsecond))
-}
-
-// freySnapshot is a snapshot of the Frey preset's model (the real frames
-// when present, else the fixture) after iters iterations.
-func freyPublication(b testing.TB, iters int) *publication {
-	b.Helper()
-	path := freyRealPath
-	if _, err := os.Stat(path); err != nil {
-		path = freyFixture
-	}
-	return freyPublicationOf(b, path, iters)
-}
-
-func freyPublicationOf(b testing.TB, path string, iters int) *publication {
-	b.Helper()
-	ds, err := dataset.LoadFrey(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return publicationFor(b, ds, train.FreyPreset(1).Init, iters)
-}
-
-// BenchmarkFreyFrame measures building a streaming Frey frame from the
-// optimizer's evaluation, with its size.
-func BenchmarkFreyFrame(b *testing.B) {
-	p := freyPublication(b, 5)
-	if p.snap.Eval == nil {
-		b.Fatal("no evaluation after 5 steps")
-	}
-	var f framer
-	var size int
-	for b.Loop() {
-		p.snap.Iter++
-		out, err := f.frame(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		size = len(out)
-	}
-	b.ReportMetric(float64(size), "bytes/frame")
-}
-
-// BenchmarkFreyStep is one optimizer iteration of the Frey preset (one
-// worker, as a session's default).
-func BenchmarkFreyStep(b *testing.B) {
-	p := freyPublication(b, 0)
-	tr, err := train.NewTrainer(p.snap.Model, train.TrainerConfig{Method: train.LBFGS{}, Workers: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	evals, steps := 0, 0
-	for b.Loop() {
-		info, _ := tr.Step()
-		evals += info.Evals
-		steps++
-	}
-	b.ReportMetric(float64(evals)/float64(steps), "evals/op")
-}
-
-// TestFreyLoadedModel: a Frey autoencoder loaded from a model file (its
-// data a private data set whose 560 inputs are its 560 outputs) resumes
-// into the autoencoder view: small frames, not 560-column messages, and
-// decode works.
-func TestFreyLoadedModel(t *testing.T) {
-	// The budget estimates every layer at the model's largest number of
-	// inducing points (the decoder's 30): give it room.
-	e := freyEnv(t, freyFixture, func(o *Options) { o.Limits.SessionMemory = 1 << 30 })
-	pub := freyPublicationOf(t, freyFixture, 3)
-	ds, err := dataset.LoadFrey(freyFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nx := dataset.FitNormalizer(ds.X)
-	token, err := e.srv.ParkModel("test", &modelfile.File{Model: pub.snap.Model, NormX: nx, NormY: nx})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := e.dial(t, "resume="+token)
-	su := c.Until("setup", freyWait, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
-	if streamtest.Get(su, "view", "kind") != autoencoder.Kind {
-		t.Fatalf("the loaded Frey model's setup is of the %v view", streamtest.Get(su, "view", "kind"))
-	}
-	f := c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
-	if streamtest.Get(f, "view", "omitted") == nil || streamtest.Get(f, "layers", 1, "mean") != nil {
-		t.Fatalf("the loaded Frey model streams generic frames")
-	}
-	if d, er := decode(c, map[string]any{"points": []float64{0, 0}}); er != nil || streamtest.Num(streamtest.Get(d, "g")) != 1 {
-		t.Fatalf("decode in the loaded model's session: %v %v", d, er)
-	}
 }
 
 // TestAutoencoderFromCSV: the Frey fixture written as a CSV of its pixels
@@ -461,12 +333,12 @@ func TestAutoencoderFromCSV(t *testing.T) {
 		{"generated 8×6 images", streamtest.BlobImages(40, 8, 6), [2]int{8, 6}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(o *Options) { o.Limits.SessionMemory = 1 << 30 })
-			token, _, err := e.srv.ParkData("test", streamtest.ViaCSV(t, tc.ds, dataset.CSVOptions{Shape: tc.shape}))
+			e := newEnv(t, func(o *stream.Options) { o.Limits.SessionMemory = 1 << 30 })
+			token, _, err := e.Srv.ParkData("test", streamtest.ViaCSV(t, tc.ds, dataset.CSVOptions{Shape: tc.shape}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := e.dial(t, "resume="+token)
+			c := e.Dial(t, "resume="+token)
 			su := c.Until("setup", 60*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 			if streamtest.Get(su, "view", "kind") != autoencoder.Kind || streamtest.Num(streamtest.Get(su, "view", "height")) != float64(tc.shape[0]) || streamtest.Num(streamtest.Get(su, "view", "width")) != float64(tc.shape[1]) {
 				t.Fatalf("view %v, image %v×%v", streamtest.Get(su, "view", "kind"), streamtest.Get(su, "view", "height"), streamtest.Get(su, "view", "width"))

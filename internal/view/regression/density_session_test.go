@@ -1,4 +1,4 @@
-package stream
+package regression_test
 
 import (
 	"dgpviz/internal/stream/streamtest"
@@ -15,7 +15,7 @@ import (
 // is computed get errors, and the session carries on.
 func TestFitDensity(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	c.FrameAfter(c.Ack(map[string]any{"op": "step", "n": 10}))
 	id := c.Ack(map[string]any{"op": "fit_density", "samples": 400})
 	m := c.Until("fit_density", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "fit_density" }).Frame

@@ -1,35 +1,26 @@
-package stream
+package explorer_test
 
 import (
 	"context"
-	"fmt"
-	"math"
-	"strings"
-	"testing"
-	"time"
-
 	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
+	"dgpviz/internal/stream"
 	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/view/explorer"
 	"dgpviz/internal/wire"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
 )
-
-func robotEnv(t testing.TB) *testEnv {
-	ds := streamtest.RobotData(t)
-	return newEnv(t, func(o *Options) {
-		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
-			t.Fatal(err)
-		}
-	})
-}
 
 func TestRobotSetupAndFrames(t *testing.T) {
 	e := robotEnv(t)
-	c := e.dial(t, "data=robot&hidden=3,3&m=10&speed=0&play=1")
+	c := e.Dial(t, "data=robot&hidden=3,3&m=10&speed=0&play=1")
 	su := c.Until("setup", 20*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 	n := int(streamtest.Num(streamtest.Get(su, "n")))
 	nAll := int(streamtest.Num(streamtest.Get(su, "view", "n_all")))
@@ -97,7 +88,7 @@ func TestRobotSetupAndFrames(t *testing.T) {
 
 func TestRobotDatasetCommandAppliesPreset(t *testing.T) {
 	e := robotEnv(t)
-	c := e.dial(t, "data=step&play=0")
+	c := e.Dial(t, "data=step&play=0")
 	id := c.Send(map[string]any{"op": "dataset", "dataset": "robot"})
 	r := c.Reply(id)
 	if r["type"] != "ack" {
@@ -116,7 +107,7 @@ func TestRobotDatasetCommandAppliesPreset(t *testing.T) {
 // with eval_error and parameters only, no panic.
 func TestRobotFrameEvalError(t *testing.T) {
 	e := robotEnv(t)
-	c := e.dial(t, "data=robot&hidden=3,3&m=6&play=0")
+	c := e.Dial(t, "data=robot&hidden=3,3&m=6&play=0")
 	c.Until("frame", 20*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	c.Ack(map[string]any{"op": "move", "layer": 1, "index": 0, "z": []float64{0, 0, 0}})
 	id := c.Ack(map[string]any{"op": "move", "layer": 1, "index": 1, "z": []float64{0, 0, 0}})
@@ -134,83 +125,6 @@ func TestRobotFrameEvalError(t *testing.T) {
 	c.Ack(map[string]any{"op": "step", "n": 1})
 }
 
-func robotPublication(b testing.TB, iters int) *publication {
-	return publicationFor(b, streamtest.RobotData(b), train.InitConfig{Hidden: []int{3, 3}, Inducing: 20, Seed: 1}, iters)
-}
-
-// BenchmarkRobotFrame measures building a streaming robot frame: the first
-// frame analyses synchronously, later ones reuse the background analysis
-// (the writer's steady state while the optimizer runs).
-func BenchmarkRobotFrame(b *testing.B) {
-	p := robotPublication(b, 20)
-	var f framer
-	if _, err := f.frame(p); err != nil {
-		b.Fatal(err)
-	}
-	var size int
-	for b.Loop() {
-		p.snap.Iter++ // a newer state; background analyses start every 200 ms
-		out, err := f.frame(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		size = len(out)
-	}
-	b.ReportMetric(float64(size), "bytes/frame")
-}
-
-// BenchmarkRobotStreaming runs the robot preset in a session at full speed
-// with a reading client and reports optimizer iterations/s and frames/s.
-func BenchmarkRobotStreaming(b *testing.B) {
-	e := robotEnv(b)
-	c := e.dial(b, "data=robot&hidden=3,3&m=20&speed=0&play=0")
-	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
-	// Wait for the one-off baselines (a one-layer GP fit) to finish: they
-	// share the CPU with the session only once per data set.
-	for range 300 {
-		c.Ack(map[string]any{"op": "pause"})
-		if f := c.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame; streamtest.Get(f, "view", "gp1_rmse") != nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	iters, frames := streamWhilePlaying(b, e, c, 2*time.Second)
-	b.ReportMetric(iters, "iters/s")
-	b.ReportMetric(frames, "frames/s")
-}
-
-// TestShutdownStopsBaselines checks that work the views share across a
-// server's sessions (the explorer's baseline, fitted once per data set in
-// the background) belongs to its server: Shutdown cancels it and waits for
-// it, and a second server computes its own.
-func TestShutdownStopsBaselines(t *testing.T) {
-	l := admit.DefaultLimits()
-	srv, err := NewServer(Options{Limits: l, Defaults: admit.DefaultConfig(), Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := struct{ name string }{"baseline"}
-	m := srv.env.Once(key, func(ctx context.Context) any { <-ctx.Done(); return ctx.Err() })
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		t.Fatalf("shutdown with a baseline running: %v", err)
-	}
-	if _, ok := m.Value(); !ok {
-		t.Fatal("Shutdown returned before the baseline stopped")
-	}
-	t.Logf("shutdown stopped the baseline in %v", time.Since(start).Round(time.Millisecond))
-	srv2, err := NewServer(Options{Limits: l, Defaults: admit.DefaultConfig(), Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv2.Shutdown(context.Background())
-	if srv2.env.Once(key, func(context.Context) any { return nil }) == m {
-		t.Error("a second server shares the first one's baselines")
-	}
-}
-
 // TestDatasetSwitchResetsArchitecture: switching from the robot data
 // (preset 3,3 with 20 inducing points) to the step data gives the step
 // demo's architecture, and back gives the robot preset again.
@@ -219,8 +133,8 @@ func TestDatasetSwitchResetsArchitecture(t *testing.T) {
 		t.Skip("runs the robot preset's restarts: not in the short tier")
 	}
 	ds := streamtest.RobotData(t)
-	e := newEnv(t, func(o *Options) { o.Catalog.Add(ds, o.Limits.MaxRows) })
-	c := e.dial(t, streamtest.Paused+"&data=robot&hidden=3,3&m=20")
+	e := newEnv(t, func(o *stream.Options) { o.Catalog.Add(ds, o.Limits.MaxRows) })
+	c := e.Dial(t, streamtest.Paused+"&data=robot&hidden=3,3&m=20")
 	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	r := c.Reply(c.Send(map[string]any{"op": "dataset", "dataset": "step"}))
 	def := admit.DefaultConfig()
@@ -239,7 +153,7 @@ func TestDatasetSwitchResetsArchitecture(t *testing.T) {
 // bad input gets a clear error.
 func TestRobotRestartOp(t *testing.T) {
 	e := robotEnv(t)
-	c := e.dial(t, "data=robot&hidden=3,3&m=10&speed=0&play=0")
+	c := e.Dial(t, "data=robot&hidden=3,3&m=10&speed=0&play=0")
 	f := c.FrameAfter(c.Ack(map[string]any{"op": "pause"}))
 	if streamtest.Get(f, "iter") != 0.0 {
 		t.Fatalf("paused at iteration %v, want 0", streamtest.Get(f, "iter"))
@@ -322,7 +236,7 @@ func TestRobotRestartOp(t *testing.T) {
 // to switch to.
 func TestRestartOpWithoutRestarts(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, "")
+	c := e.Dial(t, "")
 	r := c.Reply(c.Send(map[string]any{"op": "restart", "restart": 1}))
 	if r["type"] != "error" || !strings.Contains(fmt.Sprint(r["error"]), "not chosen among restarts") {
 		t.Fatalf("restart on the step data: %v", r)
@@ -368,13 +282,13 @@ func TestRobotRestartsReproduce(t *testing.T) {
 // model, the same geometry scores and baselines, the same held-out error.
 func TestExplorerFromCSV(t *testing.T) {
 	ds := streamtest.RobotData(t)
-	e := newEnv(t, func(o *Options) {
+	e := newEnv(t, func(o *stream.Options) {
 		o.Defaults.Play = false
 		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 	})
-	token, _, err := e.srv.ParkData("test", streamtest.ViaCSV(t, ds, dataset.CSVOptions{}))
+	token, _, err := e.Srv.ParkData("test", streamtest.ViaCSV(t, ds, dataset.CSVOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,8 +300,8 @@ func TestExplorerFromCSV(t *testing.T) {
 		}).Frame
 		return su, f
 	}
-	s1, f1 := first(e.dial(t, fmt.Sprintf("data=robot&hidden=3,3&m=%d&seed=1&play=0", train.RobotInducing)))
-	s2, f2 := first(e.dial(t, "resume="+token))
+	s1, f1 := first(e.Dial(t, fmt.Sprintf("data=robot&hidden=3,3&m=%d&seed=1&play=0", train.RobotInducing)))
+	s2, f2 := first(e.Dial(t, "resume="+token))
 	if streamtest.Get(s2, "view", "kind") != explorer.Kind {
 		t.Fatalf("the CSV opens the %v view", streamtest.Get(s2, "view", "kind"))
 	}
@@ -411,12 +325,12 @@ func TestExplorerFromCSV(t *testing.T) {
 // and no held-out error.
 func TestExplorerWithoutTruth(t *testing.T) {
 	ds := streamtest.WideData(60, 5)
-	e := newEnv(t, func(o *Options) {
+	e := newEnv(t, func(o *stream.Options) {
 		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 	})
-	c := e.dial(t, "data=wide&hidden=3,3&m=10&play=0")
+	c := e.Dial(t, "data=wide&hidden=3,3&m=10&play=0")
 	su := c.Until("setup", 60*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 	if streamtest.Get(su, "view", "kind") != explorer.Kind || streamtest.Get(su, "view", "truth") != nil || streamtest.Get(su, "view", "x_test") != nil {
 		t.Fatalf("view %v, truth %v, test set %v", streamtest.Get(su, "view", "kind"), streamtest.Get(su, "view", "truth"), streamtest.Get(su, "view", "x_test"))
@@ -435,13 +349,13 @@ func TestExplorerWithoutTruth(t *testing.T) {
 // carry the sample's hidden means.
 func TestExplorerLargeDataSample(t *testing.T) {
 	ds := streamtest.WideData(5000, 4)
-	e := newEnv(t, func(o *Options) {
+	e := newEnv(t, func(o *stream.Options) {
 		o.Limits.MaxRows = 5000
 		if err := o.Catalog.Add(ds, o.Limits.MaxRows); err != nil {
 			t.Fatal(err)
 		}
 	})
-	c := e.dial(t, "data=wide&hidden=3,3&m=10&play=0")
+	c := e.Dial(t, "data=wide&hidden=3,3&m=10&play=0")
 	su := c.Until("setup", 60*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 	n, rows := int(streamtest.Num(streamtest.Get(su, "n"))), int(streamtest.Num(streamtest.Get(su, "n_rows")))
 	if n != explorer.SampleRows || rows != 5000 || len(streamtest.Floats(streamtest.Get(su, "x"))) != n || len(streamtest.Floats(streamtest.Get(su, "view", "sample", "train"))) != n {
