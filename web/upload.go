@@ -130,7 +130,7 @@ func badUpload(w http.ResponseWriter, err error, what string, limit int, kind st
 // reason it was refused: 503 when the server has no memory for it now,
 // else 400.
 func answerResume(w http.ResponseWriter, r *http.Request, log *slog.Logger, what, token, note string, err error) {
-	if errors.Is(err, stream.ErrBusy) {
+	if errors.Is(err, admit.ErrBusy) {
 		w.Header().Set("Retry-After", "30")
 		http.Error(w, stream.ForPeople(err.Error()), http.StatusServiceUnavailable)
 		return

@@ -91,13 +91,7 @@ func TestAddDataBudget(t *testing.T) {
 	reserved := func() int64 {
 		e.srv.mu.Lock()
 		defer e.srv.mu.Unlock()
-		var total int64
-		for ss, b := range e.srv.reserved {
-			if ss.client == "loopback" {
-				total += b
-			}
-		}
-		return total
+		return e.srv.ledger.ClientHeld("loopback", nil)
 	}
 	before := reserved()
 	var refused string

@@ -36,7 +36,7 @@ const DefaultResumeGrace = 60 * time.Second
 
 // parked is a disconnected session's state, waiting to be resumed.
 type parked struct {
-	owner    *session // its reservation in Server.reserved (budget.go)
+	owner    *session // the key of its reservation (budget.go)
 	cfg      admit.Config
 	data     *view.Data
 	model    *engine.Model
@@ -119,7 +119,7 @@ func (s *Server) clientParked(client string) int {
 func (s *Server) let(token, why string) int64 {
 	p := s.parked[token]
 	p.timer.Stop()
-	freed := s.reserved[p.owner]
+	freed := s.ledger.Held(p.owner)
 	s.forget(token, p)
 	kind := "an upload or a fork"
 	if !p.disconnected.IsZero() {
@@ -142,8 +142,7 @@ func (s *Server) expire(token string, p *parked) {
 // s.mu is held.
 func (s *Server) forget(token string, p *parked) {
 	delete(s.parked, token)
-	s.freed(s.reserved[p.owner])
-	delete(s.reserved, p.owner)
+	s.ledger.Release(p.owner)
 	if p.private != "" {
 		s.cat.RemovePrivate(p.private)
 	}
@@ -194,7 +193,7 @@ func (s *Server) unpark(token string) *parked {
 		return nil
 	}
 	delete(s.parked, token)
-	delete(s.reserved, p.owner)
+	s.ledger.Forget(p.owner)
 	p.timer.Stop()
 	return p
 }

@@ -117,7 +117,6 @@ type Server struct {
 
 	mu        sync.Mutex
 	sessions  map[*session]struct{}
-	reserved  map[*session]int64 // estimated bytes per session (budget.go)
 	parked    map[string]*parked // disconnected sessions by resume token (resume.go)
 	followers int                // connected followers (follow.go)
 	// pool is the server's pool for expensive work (admit.Pool).
@@ -127,13 +126,12 @@ type Server struct {
 	parkRate    *admit.ClientRate
 	commandRate *admit.ClientRate // commands to optimizers (work.go)
 	uploading   map[string]bool   // clients whose upload is being read (upload.go)
-	// Returning freed memory to the system (budget.go).
-	returnMemory bool
-	toFree       int64 // bytes of reservations ended since the last return
-	freeing      bool  // a return is under way
-	closing      bool
-	wg           sync.WaitGroup
-	nextID       atomic.Uint64
+	// ledger holds the sessions', parked state's and uploads' reservations
+	// of memory (budget.go), under mu.
+	ledger  *admit.Ledger
+	closing bool
+	wg      sync.WaitGroup
+	nextID  atomic.Uint64
 }
 
 // NewServer returns a server; it checks the default configuration.
@@ -168,8 +166,9 @@ func NewServer(o Options) (*Server, error) {
 	// own job in the pool: it takes turns with the clients' work.
 	serverJob, _ := pl.Admit(admit.ServerClient)
 	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(serverJob.Context(bg), o.BaselineIters),
-		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, reserved: map[*session]int64{}, parked: map[string]*parked{},
-		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, parkRate: admit.NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, commandRate: admit.NewClientRate(commandBurst, commandEvery), returnMemory: !o.KeepFreedMemory}
+		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, parked: map[string]*parked{},
+		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, parkRate: admit.NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, commandRate: admit.NewClientRate(commandBurst, commandEvery)}
+	s.ledger = admit.NewLedger(o.Limits, &s.mu, !o.KeepFreedMemory)
 	s.share = o.Share
 	pl.Rest = func() bool { return playing.Load() > 0 }
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
@@ -266,8 +265,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		delete(s.sessions, ss)
 		if !parked {
-			s.freed(s.reserved[ss])
-			delete(s.reserved, ss)
+			s.ledger.Release(ss)
 			if ss.private != "" {
 				s.cat.RemovePrivate(ss.private)
 			}
@@ -358,7 +356,7 @@ func (ss *session) start(cfg admit.Config, resumed *parked) (ok bool) {
 	case ss.ctx.Err() != nil: // gone while it was built
 		ss.log.Info("session ended while its model was built", "cause", context.Cause(ss.ctx))
 		return false
-	case errors.Is(err, ErrBusy):
+	case errors.Is(err, admit.ErrBusy):
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
 		ss.fail(closeTryLater, busyCloseText)
 		return false

@@ -50,7 +50,7 @@ type Upload struct {
 // BeginUpload starts reading an upload of client: it spends one of the
 // client's parked-state allowances and reserves bytes of the server's
 // memory budget for reading (what the reader holds is charged as it
-// grows, Upload.ModelReadOptions). Errors: ErrBusy (no memory now) or a
+// grows, Upload.ModelReadOptions). Errors: admit.ErrBusy (no memory now) or a
 // refusal for people that says when to try again (ErrTooOften).
 func (s *Server) BeginUpload(client string, bytes int64) (*Upload, error) {
 	if err := s.takePark(client); err != nil {
@@ -215,7 +215,7 @@ func (s *Server) parkNew(client string, p *parked, ds *dataset.Dataset, bytes in
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
-		delete(s.reserved, p.owner)
+		s.ledger.Forget(p.owner)
 		if ds != nil {
 			s.cat.RemovePrivate(ds.Name)
 		}
