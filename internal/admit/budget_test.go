@@ -1,10 +1,11 @@
 package admit
 
 import (
-	"dgpviz/internal/train"
 	"strings"
 	"testing"
 	"time"
+
+	"dgpviz/internal/train"
 )
 
 // TestBudgets: the step demo and the robot preset are cheap and admitted;

@@ -1,13 +1,14 @@
 package admit
 
 import (
-	"dgpviz/internal/dataset"
-	"dgpviz/internal/train"
 	"math"
 	"net/url"
 	"slices"
 	"sync"
 	"testing"
+
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/train"
 
 	"gonum.org/v1/gonum/mat"
 )

@@ -1,15 +1,16 @@
 package stream
 
 import (
-	"dgpviz/internal/admit"
-	"dgpviz/internal/dataset"
-	"dgpviz/internal/stream/streamtest"
-	"dgpviz/internal/views"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"dgpviz/internal/admit"
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/stream/streamtest"
+	"dgpviz/internal/views"
 
 	"github.com/gorilla/websocket"
 )

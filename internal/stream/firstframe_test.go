@@ -1,11 +1,12 @@
 package stream
 
 import (
-	"dgpviz/internal/stream/streamtest"
 	"os"
 	"strconv"
 	"testing"
 	"time"
+
+	"dgpviz/internal/stream/streamtest"
 )
 
 // TestFirstFrameAtScale measures, behind DGPVIZ_FIRST_FRAME_ROWS (a number

@@ -1,12 +1,13 @@
 package stream
 
 import (
-	"dgpviz/internal/stream/streamtest"
 	"errors"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"dgpviz/internal/stream/streamtest"
 
 	"github.com/gorilla/websocket"
 )

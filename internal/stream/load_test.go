@@ -1,35 +1,15 @@
 package stream
 
 import (
-	"dgpviz/internal/stream/streamtest"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"dgpviz/internal/stream/streamtest"
+
 	"github.com/gorilla/websocket"
 )
-
-// TestSaturated: the median playing session below 8 frames/s (0.8 of the
-// 10 fps minimum) is saturation; one slow client among fast ones, or a
-// single session, is not.
-func TestSaturated(t *testing.T) {
-	for _, tc := range []struct {
-		rates []float64
-		want  bool
-	}{
-		{nil, false},
-		{[]float64{3}, false},                 // one session: its own client may be slow
-		{[]float64{2, 30, 30}, false},         // one slow client among fast ones
-		{[]float64{5, 6, 7, 30}, true},        // most sessions starve: median 6.5
-		{[]float64{7.9, 8.1}, false},          // median 8.0: not below
-		{[]float64{7.5, 7.9, 60, 2, 3}, true}, // median 7.5
-	} {
-		if got := saturated(tc.rates); got != tc.want {
-			t.Errorf("saturated(%v) = %v, want %v", tc.rates, got, tc.want)
-		}
-	}
-}
 
 // TestRefusedWhileSaturated: while the server counts as saturated a new
 // session is closed at once with 1013 and a reason saying why; once it no

@@ -1,10 +1,11 @@
 package stream
 
 import (
-	"dgpviz/internal/stream/streamtest"
 	"os"
 	"testing"
 	"time"
+
+	"dgpviz/internal/stream/streamtest"
 )
 
 // TestMeasurePace times what a lecturer waits for on the default demo

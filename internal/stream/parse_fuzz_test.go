@@ -1,9 +1,10 @@
 package stream
 
 import (
-	"dgpviz/internal/admit"
 	"net/url"
 	"testing"
+
+	"dgpviz/internal/admit"
 )
 
 // FuzzParseQuery: any URL query gives a configuration or an error, never a
