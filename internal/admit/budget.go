@@ -145,3 +145,29 @@ func MemoryLimit(l Limits, env string) (int64, bool) {
 	}
 	return l.ServerMemory + l.ServerMemory/5, true
 }
+
+// FitWithin returns c, a configuration for a session on data set ds, or,
+// when c is over the budgets of l, c with the most inducing points that
+// are within them (train's cost model), with a note for people that says
+// so: rather than a refusal of the data. It returns c's estimate.
+func FitWithin(c Config, ds *dataset.Dataset, l Limits) (Config, Estimate, string, error) {
+	n, q := ds.X.Dims()
+	_, dy := ds.Y.Dims()
+	e := EstimateSession(c, ds, n, q, dy)
+	err := CheckBudget(e, l)
+	if err == nil {
+		return c, e, "", nil
+	}
+	within := func(k int) bool {
+		ck := c
+		ck.Inducing = k
+		return CheckBudget(EstimateSession(ck, ds, n, q, dy), l) == nil
+	}
+	k, ok := train.InducingWithin(c.Inducing-1, within)
+	if !ok {
+		return c, e, "", err
+	}
+	note := fmt.Sprintf("%d inducing points per layer instead of %d, the most within what a session may use (the server's -session-memory and -max-iter-time raise the limits)", k, c.Inducing)
+	c.Inducing = k
+	return c, EstimateSession(c, ds, n, q, dy), note, nil
+}

@@ -76,6 +76,28 @@ func DefaultLimits() Limits {
 		SessionMemory: DefaultSessionMemory, ServerMemory: DefaultServerMemory, MaxIterTime: DefaultMaxIterTime}
 }
 
+// CheckModel checks the shape of a model that a session would start from
+// (a loaded model file): its data's n rows, its layers, the widths of its
+// hidden layers and the most inducing points of a layer.
+func (l Limits) CheckModel(n, layers int, hidden []int, inducing int) error {
+	switch {
+	case n > l.MaxRows:
+		return fmt.Errorf("the model's data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
+	case n < dataset.MinTrainRows:
+		return fmt.Errorf("the model's data: %w", dataset.TooFewRows(n))
+	case layers > l.MaxLayers:
+		return fmt.Errorf("the model has %d layers, more than the limit of %d layers", layers, l.MaxLayers)
+	case inducing > l.MaxInducing:
+		return fmt.Errorf("the model has %d inducing points in a layer, more than the limit of %d inducing points (the server's -max-inducing raises it)", inducing, l.MaxInducing)
+	}
+	for i, w := range hidden {
+		if w > l.MaxWidth {
+			return fmt.Errorf("the model's hidden layer %d has width %d, more than the limit of %d", i+1, w, l.MaxWidth)
+		}
+	}
+	return nil
+}
+
 // Validate checks c against the limits and the catalogue.
 func (c Config) Validate(l Limits, cat *dataset.Catalog) error {
 	if cat != nil && cat.Get(c.Dataset) == nil {
@@ -305,4 +327,20 @@ func (c Config) LiveMethod(n int) train.Method {
 // Arch is the part of c that shapes and starts the model.
 func (c Config) Arch() view.Arch {
 	return view.Arch{Hidden: slices.Clone(c.Hidden), Inducing: c.Inducing, Seed: c.Seed}
+}
+
+// Trainer is the optimizer's configuration for c on n rows,
+// with workers evaluator workers. L-BFGS steps on every row: above
+// train.StochasticRows rows the session fits by SVI instead, the choice
+// viz fit makes by itself (train.ChooseMethod); adam and svi are as
+// asked.
+func (c Config) Trainer(workers, n int) train.TrainerConfig {
+	method := c.LiveMethod(n)
+	fr := map[engine.Group]bool{}
+	for _, g := range c.Frozen {
+		if gg, ok := engine.ParseGroup(g); ok {
+			fr[gg] = true
+		}
+	}
+	return train.TrainerConfig{Method: method, LearningRate: c.LearningRate, Frozen: fr, Seed: c.Seed, Workers: workers}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -91,5 +92,30 @@ func TestPresetLimitsAdmitTheBuild(t *testing.T) {
 	share := NewLedger(raised, &sync.Mutex{}, false).ClientShare()
 	if need := max(e.Bytes, e.Build); raised.SessionMemory < need || share < need {
 		t.Errorf("session budget %d MiB, one client's share %d MiB; the preset's build needs %d MiB", raised.SessionMemory>>20, share>>20, need>>20)
+	}
+}
+
+// TestCheckModel: a loaded model's shape is held to every limit, and the
+// refusal counts layers from 1 and names the flag that raises the limit
+// where there is one.
+func TestCheckModel(t *testing.T) {
+	l := DefaultLimits()
+	for _, c := range []struct {
+		n, layers int
+		hidden    []int
+		inducing  int
+		want      string // "" for none
+	}{
+		{100, 3, []int{2, 2}, 20, ""},
+		{l.MaxRows + 1, 3, []int{2, 2}, 20, "-max-rows"},
+		{dataset.MinTrainRows - 1, 3, []int{2, 2}, 20, "a fit needs at least"},
+		{100, l.MaxLayers + 1, []int{2, 2}, 20, "layers"},
+		{100, 3, []int{2, 2}, l.MaxInducing + 1, "-max-inducing"},
+		{100, 3, []int{2, l.MaxWidth + 1}, 20, "hidden layer 2 has width"},
+	} {
+		err := l.CheckModel(c.n, c.layers, c.hidden, c.inducing)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want an error containing %q", c, err, c.want)
+		}
 	}
 }

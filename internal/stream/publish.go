@@ -24,7 +24,7 @@ type publication struct {
 	edit     *editDelta
 	collapse *view.Collapse
 	ips      float64
-	method   string // the trainer's (optimizerConfig): svi where cfg asks for lbfgs on large data
+	method   string // the trainer's (admit.Config.Trainer): svi where cfg asks for lbfgs on large data
 	lr       float64
 	// Stochastic fits (docs/protocol.md, "Stochastic fits"): the model
 	// shown is the last full-data check's, of iteration modelIter; estimate

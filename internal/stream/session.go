@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"dgpviz/internal/admit"
-	"dgpviz/internal/engine"
 	"dgpviz/internal/share"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
@@ -226,7 +225,7 @@ func (s *session) build(cfg admit.Config, newData bool) error {
 		s.srv.setReservation(s, prev)
 		return fmt.Errorf("initialising the model: %w", err)
 	}
-	tr, err := train.NewTrainer(m, v.Optimizer(optimizerConfig(cfg, s.srv.workers, n)))
+	tr, err := train.NewTrainer(m, v.Optimizer(cfg.Trainer(s.srv.workers, n)))
 	if err != nil {
 		s.srv.setReservation(s, prev)
 		return fmt.Errorf("starting the optimizer: %w", err)
@@ -257,23 +256,7 @@ func (s *session) build(cfg admit.Config, newData bool) error {
 // session's view's preset settings (view.View.Optimizer).
 func (s *session) trainerConfig(cfg admit.Config) train.TrainerConfig {
 	n, _, _ := s.data.Dims()
-	return s.view.Optimizer(optimizerConfig(cfg, s.srv.workers, n))
-}
-
-// optimizerConfig is the optimizer's configuration for cfg on n rows,
-// with workers evaluator workers. L-BFGS steps on every row: above
-// train.StochasticRows rows the session fits by SVI instead, the choice
-// viz fit makes by itself (train.ChooseMethod); adam and svi are as
-// asked.
-func optimizerConfig(cfg admit.Config, workers, n int) train.TrainerConfig {
-	method := cfg.LiveMethod(n)
-	fr := map[engine.Group]bool{}
-	for _, g := range cfg.Frozen {
-		if gg, ok := engine.ParseGroup(g); ok {
-			fr[gg] = true
-		}
-	}
-	return train.TrainerConfig{Method: method, LearningRate: cfg.LearningRate, Frozen: fr, Seed: cfg.Seed, Workers: workers}
+	return s.view.Optimizer(cfg.Trainer(s.srv.workers, n))
 }
 
 // fastUntilSettled switches the fast phase on (train.Settler: flat out

@@ -9,7 +9,6 @@ import (
 	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/modelfile"
-	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 	"dgpviz/internal/views"
 
@@ -123,20 +122,8 @@ func (s *Server) ParkModel(client string, mf *modelfile.File) (string, error) {
 	_, dy := m.Y.Dims()
 	hidden, inducing := mf.Shape()
 	l := s.limits
-	switch {
-	case n > l.MaxRows:
-		return "", fmt.Errorf("the model's data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
-	case n < dataset.MinTrainRows:
-		return "", fmt.Errorf("the model's data: %w", dataset.TooFewRows(n))
-	case len(m.Layers) > l.MaxLayers:
-		return "", fmt.Errorf("the model has %d layers, more than the limit of %d layers", len(m.Layers), l.MaxLayers)
-	case inducing > l.MaxInducing:
-		return "", fmt.Errorf("the model has %d inducing points in a layer, more than the limit of %d inducing points (the server's -max-inducing raises it)", inducing, l.MaxInducing)
-	}
-	for i, w := range hidden {
-		if w > l.MaxWidth {
-			return "", fmt.Errorf("the model's hidden layer %d has width %d, more than the limit of %d", i+1, w, l.MaxWidth)
-		}
+	if err := l.CheckModel(n, len(m.Layers), hidden, inducing); err != nil {
+		return "", err
 	}
 	ds, nx, ny, err := mf.Originals("model-" + newResumeToken()[:12])
 	if err != nil {
@@ -160,8 +147,7 @@ func (s *Server) ParkModel(client string, mf *modelfile.File) (string, error) {
 // data.
 func (s *Server) ParkData(client string, ds *dataset.Dataset) (token, note string, err error) {
 	l := s.limits
-	n, q := ds.X.Dims()
-	_, dy := ds.Y.Dims()
+	n, _ := ds.X.Dims()
 	switch {
 	case n > l.MaxRows:
 		return "", "", fmt.Errorf("the data has %d rows, more than the limit of %d rows (the server's %s raises it)", n, l.MaxRows, dataset.RowsFlag)
@@ -175,22 +161,9 @@ func (s *Server) ParkData(client string, ds *dataset.Dataset) (token, note strin
 	cfg := admit.WithPreset(s.def, v, s.def, l)
 	cfg.Dataset = ds.Name
 	cfg.Frozen = slices.Clone(cfg.Frozen)
-	e := admit.EstimateSession(cfg, ds, n, q, dy)
-	if err := admit.CheckBudget(e, l); err != nil {
-		// The default model with fewer inducing points, the most that fit
-		// (train's cost model), rather than a refusal of the data.
-		within := func(k int) bool {
-			c := cfg
-			c.Inducing = k
-			return admit.CheckBudget(admit.EstimateSession(c, ds, n, q, dy), l) == nil
-		}
-		k, ok := train.InducingWithin(cfg.Inducing-1, within)
-		if !ok {
-			return "", "", err
-		}
-		note = fmt.Sprintf("%d inducing points per layer instead of %d, the most within what a session may use (the server's -session-memory and -max-iter-time raise the limits)", k, cfg.Inducing)
-		cfg.Inducing = k
-		e = admit.EstimateSession(cfg, ds, n, q, dy)
+	cfg, e, note, err := admit.FitWithin(cfg, ds, l)
+	if err != nil {
+		return "", "", err
 	}
 	// No model yet: the resuming session builds one (adopt), reserving
 	// what the build takes then.
