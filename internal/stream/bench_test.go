@@ -130,7 +130,7 @@ func BenchmarkFrameEncode(b *testing.B) {
 // frame that reflects it.
 func BenchmarkMoveLatency(b *testing.B) {
 	e := newEnv(b, nil)
-	c := e.dial(b, "play=1&speed=0")
+	c := e.Dial(b, "play=1&speed=0")
 	c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	var lat []time.Duration
 	b.ResetTimer()
@@ -163,7 +163,7 @@ func BenchmarkThroughput(b *testing.B) {
 	})
 	b.Run("streaming", func(b *testing.B) {
 		e := newEnv(b, nil)
-		c := e.dial(b, "play=0&speed=0&opt=adam")
+		c := e.Dial(b, "play=0&speed=0&opt=adam")
 		c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 		_, frames := streamWhilePlaying(b, e, c, 0)
 		b.ReportMetric(frames, "frames/s")
@@ -190,12 +190,12 @@ func streamWhilePlaying(b *testing.B, e *testEnv, c *streamtest.Client, minTime 
 			frames++
 		}
 	}()
-	st0 := e.srv.SessionStats()[0]
+	st0 := e.Srv.SessionStats()[0]
 	b.ResetTimer()
 	t0 := time.Now()
 	c.Conn.WriteJSON(map[string]any{"op": "play"})
 	for {
-		st := e.srv.SessionStats()[0]
+		st := e.Srv.SessionStats()[0]
 		if st.Iterations-st0.Iterations >= int64(b.N) && time.Since(t0) >= minTime {
 			break
 		}
@@ -203,7 +203,7 @@ func streamWhilePlaying(b *testing.B, e *testEnv, c *streamtest.Client, minTime 
 	}
 	el := time.Since(t0)
 	b.StopTimer()
-	st := e.srv.SessionStats()[0]
+	st := e.Srv.SessionStats()[0]
 	c.Conn.Close()
 	<-done
 	return float64(st.Iterations-st0.Iterations) / el.Seconds(), float64(st.Frames-st0.Frames) / el.Seconds()

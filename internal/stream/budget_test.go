@@ -26,24 +26,24 @@ func TestServerBudgets(t *testing.T) {
 		o.Limits.ServerMemory = 2*step + step/2 // room for two step demos
 		o.ResumeGrace = 200 * time.Millisecond  // a closed session keeps its memory only so long
 	})
-	tooBig := e.dial(t, streamtest.Paused+"&hidden=8,8,8,8,8&m=64")
+	tooBig := e.Dial(t, streamtest.Paused+"&hidden=8,8,8,8,8&m=64")
 	m := tooBig.Until("connect error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" })
 	if s, _ := m.Text["error"].(string); !strings.Contains(s, "more than a session may use") {
 		t.Errorf("too big a model: %q, want an error about memory", s)
 	}
-	a := e.dial(t, streamtest.Paused)
+	a := e.Dial(t, streamtest.Paused)
 	a.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
-	b := e.dial(t, streamtest.Paused)
+	b := e.Dial(t, streamtest.Paused)
 	b.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	m = c.Until("connect error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" })
 	if s, _ := m.Text["error"].(string); !strings.Contains(s, "server is busy") {
 		t.Errorf("third session: %q, want the server's memory budget", s)
 	}
 	a.Conn.Close()
-	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() <= 1 && e.srv.Parked() == 0 },
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.Srv.Sessions() <= 1 && e.Srv.Parked() == 0 },
 		func() string { return "the closed session kept its place" })
-	d := e.dial(t, streamtest.Paused)
+	d := e.Dial(t, streamtest.Paused)
 	d.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 }
 
@@ -58,21 +58,21 @@ func TestBusyMakesRoomFromDisconnected(t *testing.T) {
 		o.Limits.ServerMemory = 2*step + step/2 // room for two step demos
 		o.ResumeGrace = time.Hour               // parked state would otherwise hold its place
 	})
-	a := e.dial(t, streamtest.Paused)
+	a := e.Dial(t, streamtest.Paused)
 	token, _ := a.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text["resume"].(string)
 	a.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
-	b := e.dial(t, streamtest.Paused)
+	b := e.Dial(t, streamtest.Paused)
 	b.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	a.Conn.Close()
-	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Parked() == 1 },
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.Srv.Parked() == 1 },
 		func() string { return "the closed session was not parked" })
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
-	if n := e.srv.Parked(); n != 0 {
+	if n := e.Srv.Parked(); n != 0 {
 		t.Errorf("%d sessions still parked; the disconnected one should have made room", n)
 	}
 	// The connected sessions are left alone: a fourth page is refused.
-	d := e.dial(t, streamtest.Paused)
+	d := e.Dial(t, streamtest.Paused)
 	m := d.Until("connect error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" })
 	if s, _ := m.Text["error"].(string); !strings.Contains(s, "server is busy") || !strings.Contains(s, "MiB") {
 		t.Errorf("fourth session: %q, want the memory numbers", s)
@@ -94,7 +94,7 @@ func TestBusyMakesRoomFromDisconnected(t *testing.T) {
 	// The evicted token starts a new session, saying why — once there is room.
 	c.Conn.Close()
 	b.Conn.Close()
-	r := e.dial(t, streamtest.Paused+"&resume="+token)
+	r := e.Dial(t, streamtest.Paused+"&resume="+token)
 	m = r.Until("resume error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" })
 	if s, _ := m.Text["error"].(string); !strings.Contains(s, "could not be resumed") {
 		t.Errorf("the evicted token: %q", s)
@@ -110,12 +110,12 @@ func TestUploadChoosesModelWithinBudget(t *testing.T) {
 	ds := streamtest.ViaCSV(t, streamtest.BlobImages(300, 28, 20), dataset.CSVOptions{Shape: [2]int{28, 20}})
 	n, q := ds.X.Dims()
 	_, d := ds.Y.Dims()
-	l := e.srv.limits
-	preset := admit.WithPreset(e.srv.def, views.For(ds, nil), e.srv.def, l)
+	l := e.Srv.limits
+	preset := admit.WithPreset(e.Srv.def, views.For(ds, nil), e.Srv.def, l)
 	if admit.CheckBudget(admit.EstimateSession(preset, ds, n, q, d), l) == nil {
 		t.Fatalf("the preset's %d inducing points fit the budget: nothing to choose", preset.Inducing)
 	}
-	token, note, err := e.srv.ParkData("test", ds)
+	token, note, err := e.Srv.ParkData("test", ds)
 	if err != nil {
 		t.Fatalf("300 images of 560 pixels refused: %v", err)
 	}
@@ -135,6 +135,6 @@ func TestUploadChoosesModelWithinBudget(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	c := e.dial(t, "resume="+token)
+	c := e.Dial(t, "resume="+token)
 	c.Until("a frame", 120*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 }

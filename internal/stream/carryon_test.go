@@ -31,7 +31,7 @@ func stopped(t *testing.T, c *streamtest.Client) wire.Decoded {
 // (a drag in the page) stops the iterations without being a pause.
 func TestEditCarriesOn(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, small+"&play=1")
+	c := e.Dial(t, small+"&play=1")
 	f := stopped(t, c)
 	if streamtest.Get(f, "optimizer", "converged") != true {
 		t.Fatalf("the small model stopped without converging: %v", streamtest.Get(f, "optimizer"))
@@ -123,7 +123,7 @@ func TestEditCarriesOn(t *testing.T) {
 // undo, data edits and restarts have theirs.
 func TestEditReadout(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	f := c.FrameAfter(c.Ack(map[string]any{"op": "step", "n": 30}))
 	check := func(what string, f0, f1 wire.Decoded, wantLayer float64, data bool) wire.Decoded {
 		t.Helper()
@@ -192,11 +192,11 @@ func TestCollapseNeverConverged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := e.srv.ParkModel("test", mf)
+	token, err := e.Srv.ParkModel("test", mf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := e.dial(t, "resume="+token)
+	c := e.Dial(t, "resume="+token)
 	f := c.Until("the loaded model", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
 	b0 := streamtest.Num(f["bound"])
 	z := streamtest.Get(f, "layers", 2, "z").([]float64)
@@ -231,18 +231,18 @@ func TestCollapseNeverConverged(t *testing.T) {
 // who joins after, and the view's messages (the fit's density) for them.
 func TestResumeKeepsShare(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.dial(t, streamtest.Paused)
+	p := e.Dial(t, streamtest.Paused)
 	hello := p.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
 	key, token := hello["share_key"].(string), hello["resume"].(string)
 	p.FrameAfter(p.Ack(map[string]any{"op": "step", "n": 10}))
-	f := e.dial(t, "follow="+key)
+	f := e.Dial(t, "follow="+key)
 	last := f.Until("the presenter's frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" && streamtest.Num(m.Frame["iter"]) == 10 }).Frame
 	p.Conn.Close() // a dropped connection: no close frame
-	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Parked() == 1 }, func() string { return "the presenter was not parked" })
-	late := e.dial(t, "follow="+key) // joins while the presenter is away
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.Srv.Parked() == 1 }, func() string { return "the presenter was not parked" })
+	late := e.Dial(t, "follow="+key) // joins while the presenter is away
 	late.Until("the late follower's frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 
-	r := e.dial(t, streamtest.Paused+"&resume="+token)
+	r := e.Dial(t, streamtest.Paused+"&resume="+token)
 	rh := r.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
 	if rh["share_key"] != key {
 		t.Fatalf("the resumed session shares under %v, want %v", rh["share_key"], key)
@@ -255,7 +255,7 @@ func TestResumeKeepsShare(t *testing.T) {
 	}
 	late.Until("the resumed session's frame (late follower)", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" && streamtest.Num(m.Frame["iter"]) == 15 })
 	// A new follower gets the history from iteration 0.
-	n := e.dial(t, "follow="+key)
+	n := e.Dial(t, "follow="+key)
 	h := n.Until("history", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "history" }).Frame
 	if its := streamtest.Floats(h["iters"]); len(its) == 0 || its[0] != 0 || its[len(its)-1] < 10 {
 		t.Errorf("the history after the resume: iterations %v, want 0 … ≥ 10", its)
@@ -263,7 +263,7 @@ func TestResumeKeepsShare(t *testing.T) {
 	// The view's messages reach followers too.
 	r.Ack(map[string]any{"op": "fit_density", "samples": 100})
 	f.Until("the presenter's fit density", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "fit_density" })
-	later := e.dial(t, "follow="+key)
+	later := e.Dial(t, "follow="+key)
 	later.Until("the fit density for a follower who joins after", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "fit_density" })
 }
 
@@ -274,7 +274,7 @@ func TestResumeKeepsShare(t *testing.T) {
 func TestWatchRepair(t *testing.T) {
 	e := newEnv(t, nil)
 	const speed = 20
-	c := e.dial(t, strings.Replace(small, "speed=0", "speed=20", 1)+"&play=1")
+	c := e.Dial(t, strings.Replace(small, "speed=0", "speed=20", 1)+"&play=1")
 	f := stopped(t, c)
 	c.Ack(map[string]any{"op": "speed", "watch_repair": true})
 	// An inducing input moved: the optimizer must move it back (a pull of

@@ -60,7 +60,7 @@ func latest(seqs <-chan uint64, last uint64) uint64 {
 // state to show.
 func TestDrawnPacesFrames(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	seqs, replies := frames(c)
 	step := func() { c.Send(map[string]any{"op": "step", "n": 1}) }
 	seq, ok := next(seqs, 10*time.Second)
@@ -117,13 +117,13 @@ func TestDrawnPacesFrames(t *testing.T) {
 
 	// A follower of a second session, paced by its own drawn.
 	key := ""
-	p := e.dial(t, streamtest.Paused)
+	p := e.Dial(t, streamtest.Paused)
 	p.Until("hello", 5*time.Second, func(m streamtest.Msg) bool {
 		key, _ = m.Text["share_key"].(string)
 		return m.Type() == "hello"
 	})
 	pseqs, _ := frames(p)
-	f := e.dial(t, "follow="+key)
+	f := e.Dial(t, "follow="+key)
 	fseqs, _ := frames(f)
 	last, ok := next(fseqs, 10*time.Second)
 	if !ok {

@@ -65,7 +65,7 @@ func TestSteeringKeepsTheFit(t *testing.T) {
 		t.Skip("converges the demo model: not in the short tier")
 	}
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	f := converge(t, c, 60*time.Second)
 	b0 := streamtest.Num(f["bound"])
 	t.Logf("converged demo: bound %.4f at iteration %v", b0, f["iter"])
@@ -137,7 +137,7 @@ func TestSteeringKeepsTheFit(t *testing.T) {
 // the whole drag; a vertical pull moves the function at the point.
 func TestDragIsOneEdit(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	id := c.Ack(map[string]any{"op": "step", "n": 50})
 	f := c.FrameAfter(id)
 	b0 := streamtest.Num(f["bound"])
@@ -172,7 +172,7 @@ func TestDragIsOneEdit(t *testing.T) {
 // maxHistory edits, and that the acks report what undo and redo would do.
 func TestHistoryIsBounded(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	var last map[string]any
 	for i := 0; i < admit.MaxHistory+5; i++ {
 		id := c.Send(map[string]any{"op": "freeze", "group": "noise", "frozen": i%2 == 0})
@@ -197,12 +197,12 @@ func TestSetupWarnsOfDegenerateData(t *testing.T) {
 	flat.Name = "flat"
 	flat.Y = mat.NewDense(20, 1, nil)
 	e := newEnv(t, func(o *Options) { o.Catalog.Add(flat, o.Limits.MaxRows) })
-	c := e.dial(t, streamtest.Paused+"&data=flat&hidden=")
+	c := e.Dial(t, streamtest.Paused+"&data=flat&hidden=")
 	s := c.Until("setup", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 	if w, _ := s["warnings"].([]any); len(w) != 1 || !strings.Contains(w[0].(string), "is constant") {
 		t.Errorf("warnings %v, want one about the constant output", s["warnings"])
 	}
-	c2 := e.dial(t, streamtest.Paused)
+	c2 := e.Dial(t, streamtest.Paused)
 	if s := c2.Until("setup", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame; s["warnings"] != nil {
 		t.Errorf("the step data warn: %v", s["warnings"])
 	}

@@ -35,7 +35,7 @@ func TestFirstFrameAtScale(t *testing.T) {
 		}
 	})
 	t0 = time.Now()
-	c := e.dial(t, "data=wide&hidden=3,3&m=15&speed=0&opt="+opt)
+	c := e.Dial(t, "data=wide&hidden=3,3&m=15&speed=0&opt="+opt)
 	c.Until("the setup", 10*time.Minute, func(m streamtest.Msg) bool { return m.Type() == "setup" })
 	t.Logf("setup after %v", time.Since(t0).Round(time.Millisecond))
 	var first, one, ten time.Duration

@@ -19,7 +19,7 @@ import (
 // the presenter leaves, followers are closed with 1001.
 func TestFollowers(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.dial(t, streamtest.Paused)
+	p := e.Dial(t, streamtest.Paused)
 	hello := p.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
 	key, _ := hello["share_key"].(string)
 	if len(key) != 32 {
@@ -27,7 +27,7 @@ func TestFollowers(t *testing.T) {
 	}
 	p.FrameAfter(p.Ack(map[string]any{"op": "step", "n": 7}))
 
-	f := e.dial(t, "follow="+key)
+	f := e.Dial(t, "follow="+key)
 	fh := f.Until("follower hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
 	if fh["follower"] != true || fh["config"] == nil {
 		t.Fatalf("follower hello: %v", fh)
@@ -37,7 +37,7 @@ func TestFollowers(t *testing.T) {
 	if streamtest.Num(first["iter"]) != 7 {
 		t.Errorf("the follower's first frame is at iteration %v, the presenter's at 7", first["iter"])
 	}
-	silent := e.dial(t, "follow="+key) // never reads again, once it has joined (its hello comes after)
+	silent := e.Dial(t, "follow="+key) // never reads again, once it has joined (its hello comes after)
 	silent.Until("the silent follower's hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" })
 
 	// The presenter sees two followers; the follower sees its steps.
@@ -61,7 +61,7 @@ func TestFollowers(t *testing.T) {
 	if r["type"] != "ack" || token == "" {
 		t.Fatalf("fork: %v", r)
 	}
-	own := e.dial(t, "resume="+token)
+	own := e.Dial(t, "resume="+token)
 	of := own.Until("own frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
 	if streamtest.Num(of["iter"]) != 12 || streamtest.Num(of["bound"]) != streamtest.Num(pf["bound"]) {
 		t.Errorf("the fork starts at iteration %v bound %v; the presenter was at 12, %v", of["iter"], of["bound"], pf["bound"])
@@ -86,7 +86,7 @@ func TestFollowers(t *testing.T) {
 		}
 		break
 	}
-	if c := e.dial(t, "follow="+key); true {
+	if c := e.Dial(t, "follow="+key); true {
 		_, err := c.Read(5 * time.Second)
 		var ce *websocket.CloseError
 		if !errors.As(err, &ce) || !strings.Contains(ce.Text, "no such shared session") {
@@ -104,12 +104,12 @@ func TestFollowerDecodesFaces(t *testing.T) {
 		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
 	}
 	e := freyEnv(t, freyFixture)
-	p := e.dial(t, "data=frey&hidden=2&m=15&play=0")
+	p := e.Dial(t, "data=frey&hidden=2&m=15&play=0")
 	// The hello is written once the preset's restarts have run: seconds
 	// under -race.
 	key, _ := p.Until("hello", 90*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text["share_key"].(string)
 	p.Until("frame", 20*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
-	f := e.dial(t, "follow="+key)
+	f := e.Dial(t, "follow="+key)
 	f.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 
 	want, er := decode(p, map[string]any{"points": []float64{0.5, -0.25}})
@@ -145,11 +145,11 @@ func TestFollowerDecodesFaces(t *testing.T) {
 // closed tab): "watching" did not change until the next frame.
 func TestWatchingAtOnce(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.dial(t, streamtest.Paused)
+	p := e.Dial(t, streamtest.Paused)
 	hello := p.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
 	key, _ := hello["share_key"].(string)
 	p.FrameAfter(p.Ack(map[string]any{"op": "step", "n": 3}))
-	f := e.dial(t, "follow="+key)
+	f := e.Dial(t, "follow="+key)
 	f.Until("follower hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" })
 	p.Until("a frame counting the follower", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" && streamtest.Num(m.Frame["followers"]) == 1 })
 	f.Conn.Close()

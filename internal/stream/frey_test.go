@@ -122,11 +122,11 @@ func TestFreyLoadedModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	nx := dataset.FitNormalizer(ds.X)
-	token, err := e.srv.ParkModel("test", &modelfile.File{Model: pub.snap.Model, NormX: nx, NormY: nx})
+	token, err := e.Srv.ParkModel("test", &modelfile.File{Model: pub.snap.Model, NormX: nx, NormY: nx})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := e.dial(t, "resume="+token)
+	c := e.Dial(t, "resume="+token)
 	su := c.Until("setup", freyWait, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 	if streamtest.Get(su, "view", "kind") != autoencoder.Kind {
 		t.Fatalf("the loaded Frey model's setup is of the %v view", streamtest.Get(su, "view", "kind"))

@@ -18,11 +18,11 @@ import (
 
 // dialAs opens a session as the client that names address in
 // X-Forwarded-For (the test server trusts it).
-func (e *testEnv) dialAs(t testing.TB, address, query string) *streamtest.Client {
+func dialAs(t testing.TB, e *testEnv, address, query string) *streamtest.Client {
 	t.Helper()
 	h := http.Header{}
 	h.Set("X-Forwarded-For", address)
-	c, resp, err := websocket.DefaultDialer.Dial(e.url+"?"+query, h)
+	c, resp, err := websocket.DefaultDialer.Dial(e.URL+"?"+query, h)
 	if err != nil {
 		t.Fatalf("dial: %v (response %v)", err, resp)
 	}
@@ -53,21 +53,21 @@ func TestSessionsPerClient(t *testing.T) {
 		o.TrustProxy = true
 	})
 	for range 2 {
-		c := e.dialAs(t, "192.0.2.1", streamtest.Paused)
+		c := dialAs(t, e, "192.0.2.1", streamtest.Paused)
 		c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	}
-	third := e.dialAs(t, "192.0.2.1", streamtest.Paused)
+	third := dialAs(t, e, "192.0.2.1", streamtest.Paused)
 	if ce := closedWith(t, third); ce.Code != websocket.CloseTryAgainLater || !strings.Contains(ce.Text, "too many sessions from your address (limit 2)") {
 		t.Errorf("third session of a client: %d %q", ce.Code, ce.Text)
 	}
-	other := e.dialAs(t, "192.0.2.2", streamtest.Paused)
+	other := dialAs(t, e, "192.0.2.2", streamtest.Paused)
 	other.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 
 	lo := newEnv(t, func(o *Options) { o.Limits.MaxSessionsPerClient = 1 })
-	a := lo.dial(t, streamtest.Paused) // 127.0.0.1
+	a := lo.Dial(t, streamtest.Paused) // 127.0.0.1
 	a.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	from2 := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
-	b, _, err := (&websocket.Dialer{NetDialContext: from2.DialContext}).Dial(lo.url+"?"+streamtest.Paused, nil)
+	b, _, err := (&websocket.Dialer{NetDialContext: from2.DialContext}).Dial(lo.URL+"?"+streamtest.Paused, nil)
 	if err != nil {
 		t.Skipf("cannot connect from 127.0.0.2 here: %v", err)
 	}
@@ -86,12 +86,12 @@ func TestAddDataBudget(t *testing.T) {
 	big := admit.Config{Hidden: []int{8, 8, 8, 8, 8}, Inducing: 64}
 	at := func(n int) int64 { return admit.EstimateConfig(big, n, 1, 1).Bytes }
 	e := newEnv(t, func(o *Options) { o.Limits.SessionMemory = at(36) })
-	c := e.dial(t, "play=0&hidden=8,8,8,8,8&m=64")
+	c := e.Dial(t, "play=0&hidden=8,8,8,8,8&m=64")
 	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	reserved := func() int64 {
-		e.srv.mu.Lock()
-		defer e.srv.mu.Unlock()
-		return e.srv.ledger.ClientHeld("loopback", nil)
+		e.Srv.mu.Lock()
+		defer e.Srv.mu.Unlock()
+		return e.Srv.ledger.ClientHeld("loopback", nil)
 	}
 	before := reserved()
 	var refused string
@@ -127,16 +127,16 @@ func TestParkedState(t *testing.T) {
 	})
 	// The rate: parkBurst, then refused.
 	for k := range parkBurst {
-		u, err := e.srv.BeginUpload("192.0.2.9", 1<<10)
+		u, err := e.Srv.BeginUpload("192.0.2.9", 1<<10)
 		if err != nil {
 			t.Fatalf("upload %d: %v", k+1, err)
 		}
 		u.End()
 	}
-	if _, err := e.srv.BeginUpload("192.0.2.9", 1<<10); !errors.Is(err, ErrTooOften) || !strings.Contains(ForPeople(err.Error()), "try again in") {
+	if _, err := e.Srv.BeginUpload("192.0.2.9", 1<<10); !errors.Is(err, ErrTooOften) || !strings.Contains(ForPeople(err.Error()), "try again in") {
 		t.Fatalf("upload %d: %v, want too often, saying when", parkBurst+1, err)
 	}
-	if u, err := e.srv.BeginUpload("192.0.2.10", 1<<10); err != nil {
+	if u, err := e.Srv.BeginUpload("192.0.2.10", 1<<10); err != nil {
 		t.Fatalf("another client's upload: %v", err)
 	} else {
 		u.End()
@@ -155,20 +155,20 @@ func TestParkedState(t *testing.T) {
 	// own oldest.
 	var tokens []string
 	for range 3 * maxParkedPerClient {
-		token, _, err := e.srv.ParkData("flood", ds())
+		token, _, err := e.Srv.ParkData("flood", ds())
 		if err != nil {
 			t.Fatalf("upload %d: %v", len(tokens)+1, err)
 		}
 		tokens = append(tokens, token)
 	}
-	if n := e.srv.Parked(); n == 0 || n > maxParkedPerClient {
+	if n := e.Srv.Parked(); n == 0 || n > maxParkedPerClient {
 		t.Fatalf("%d pieces of parked state, want 1…%d", n, maxParkedPerClient)
 	}
 	// A page is admitted: parked state is let go for it.
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	// The flood's oldest upload was let go, not its newest.
-	if r := e.dial(t, "resume="+tokens[0]); r != nil {
+	if r := e.Dial(t, "resume="+tokens[0]); r != nil {
 		m := r.Until("resume error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" || m.Type() == "frame" })
 		if m.Type() != "error" {
 			t.Errorf("the flood's oldest upload still resumes")
@@ -187,15 +187,15 @@ func TestClientMemoryShare(t *testing.T) {
 		o.TrustProxy = true
 	})
 	for range 2 {
-		c := e.dialAs(t, "192.0.2.1", streamtest.Paused)
+		c := dialAs(t, e, "192.0.2.1", streamtest.Paused)
 		c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	}
-	third := e.dialAs(t, "192.0.2.1", streamtest.Paused)
+	third := dialAs(t, e, "192.0.2.1", streamtest.Paused)
 	m := third.Until("connect error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" })
 	if s, _ := m.Text["error"].(string); !strings.Contains(s, "one client may use") {
 		t.Errorf("a client past its share: %q", s)
 	}
-	other := e.dialAs(t, "192.0.2.2", streamtest.Paused)
+	other := dialAs(t, e, "192.0.2.2", streamtest.Paused)
 	other.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 }
 
@@ -209,15 +209,15 @@ func TestBuildEndsWithItsClient(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	c := e.dial(t, "data=wide&play=0") // the hello comes once the model is built: no waiting for it
-	streamtest.Eventually(t, 30*time.Second, func() bool { return e.srv.pool.Stats().Turns >= 5 },
+	c := e.Dial(t, "data=wide&play=0") // the hello comes once the model is built: no waiting for it
+	streamtest.Eventually(t, 30*time.Second, func() bool { return e.Srv.pool.Stats().Turns >= 5 },
 		func() string { return "the build took no turns" })
 	c.Conn.Close()
-	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() == 0 && e.srv.pool.Stats().Clients <= 1 },
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.Srv.Sessions() == 0 && e.Srv.pool.Stats().Clients <= 1 },
 		func() string { return "the session or its build outlived its client" })
-	left := e.srv.pool.Stats().Turns
+	left := e.Srv.pool.Stats().Turns
 	time.Sleep(200 * time.Millisecond)
-	if after := e.srv.pool.Stats().Turns; after != left {
+	if after := e.Srv.pool.Stats().Turns; after != left {
 		t.Errorf("the build took %d more turns after its client left", after-left)
 	}
 	// The explorer's preset: its restarts' iterations, about a turn each

@@ -175,7 +175,7 @@ func TestEstimateMatchesHeap(t *testing.T) {
 		base := heapObjects()
 		build := startHeapSampler()
 		t0 := time.Now()
-		c := e.dial(t, query)
+		c := e.Dial(t, query)
 		c.Until("first frame", 10*time.Minute, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 		buildTook := time.Since(t0)
 		buildPeak := build.end()
@@ -231,8 +231,8 @@ func TestEstimateMatchesHeap(t *testing.T) {
 		if got := mb(buildPeak) * (1 << 20); got > 64<<20 && got > 1.25*float64(est.Build) {
 			t.Errorf("%s, building: estimated %.0f MiB, measured %.0f MiB", sh.name, float64(est.Build)/(1<<20), got/(1<<20))
 		}
-		e.srv.Shutdown(t.Context())
-		e.http.Close()
+		e.Srv.Shutdown(t.Context())
+		e.HTTP.Close()
 	}
 	t.Log("\n| shape | estimate, playing | peak heap, playing (estimate / measured) | estimate, building | peak heap, building | build time | played |\n|---|---|---|---|---|---|---|\n" + strings.Join(rows, "\n"))
 }

@@ -22,7 +22,7 @@ import (
 // a bad "present" is refused with an error naming the field.
 func TestLateFollowerGetsHistoryAndPresentation(t *testing.T) {
 	e := newEnv(t, nil)
-	p := e.dial(t, streamtest.Paused)
+	p := e.Dial(t, streamtest.Paused)
 	key, _ := p.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text["share_key"].(string)
 	bounds := map[float64]float64{} // iteration → bound, from the presenter's frames
 	for range 3 {
@@ -35,7 +35,7 @@ func TestLateFollowerGetsHistoryAndPresentation(t *testing.T) {
 		t.Errorf("present with scale 9: %v, want an error naming the scale", r)
 	}
 
-	f := e.dial(t, "follow="+key)
+	f := e.Dial(t, "follow="+key)
 	var order []string
 	var hist wire.Decoded
 	var pres map[string]any

@@ -16,15 +16,15 @@ import (
 // longer does, sessions are admitted again.
 func TestRefusedWhileSaturated(t *testing.T) {
 	e := newEnv(t, nil)
-	e.srv.overloaded.Store(true)
-	c := e.dial(t, streamtest.Paused)
+	e.Srv.overloaded.Store(true)
+	c := e.Dial(t, streamtest.Paused)
 	_, err := c.Read(5 * time.Second)
 	var ce *websocket.CloseError
 	if !errors.As(err, &ce) || ce.Code != websocket.CloseTryAgainLater || !strings.Contains(ce.Text, "at capacity") {
 		t.Fatalf("while saturated: %v, want close 1013 saying the server is at capacity", err)
 	}
-	e.srv.overloaded.Store(false)
-	ok := e.dial(t, streamtest.Paused)
+	e.Srv.overloaded.Store(false)
+	ok := e.Dial(t, streamtest.Paused)
 	ok.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 }
 
@@ -36,8 +36,8 @@ func TestLoadWatchSeesPlayingSessions(t *testing.T) {
 		t.Skip("samples for several seconds: not in the short tier")
 	}
 	e := newEnv(t, nil)
-	a := e.dial(t, "play=1")
-	b := e.dial(t, "play=1")
+	a := e.Dial(t, "play=1")
+	b := e.Dial(t, "play=1")
 	for _, c := range []*streamtest.Client{a, b} {
 		c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 		// Read on, as a page does: a client that stops reading fills its
@@ -52,7 +52,7 @@ func TestLoadWatchSeesPlayingSessions(t *testing.T) {
 		}()
 	}
 	time.Sleep(3 * loadSample)
-	if e.srv.overloaded.Load() {
+	if e.Srv.overloaded.Load() {
 		t.Error("two step demos made the server count as saturated")
 	}
 }

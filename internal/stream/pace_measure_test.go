@@ -26,7 +26,7 @@ func TestMeasurePace(t *testing.T) {
 		for _, fast := range []bool{false, true} {
 			fastUntilSettled = fast
 			e := newEnv(t, nil)
-			c := e.dial(t, "play=1&speed=60")
+			c := e.Dial(t, "play=1&speed=60")
 			start := time.Now()
 			var t1, t01, tc time.Duration
 			var it1, it01 float64

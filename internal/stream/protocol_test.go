@@ -25,7 +25,7 @@ import (
 
 func TestFramesArriveAndDecode(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	hello := c.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
 	if streamtest.Get(hello, "config", "dataset") != "step" || streamtest.Get(hello, "limits", "max_inducing") == nil {
 		t.Fatalf("hello lacks config or limits: %v", hello)
@@ -82,7 +82,7 @@ func TestFramesArriveAndDecode(t *testing.T) {
 
 func TestCommandsTakeEffect(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	first := c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
 
 	// step
@@ -192,7 +192,7 @@ func TestCommandsTakeEffect(t *testing.T) {
 
 func TestHostileCommandsGetErrors(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	huge := `{"op":"move","layer":0,"index":0,"z":[` + strings.Repeat("1,", 60000) + `1]}`
 	cases := []struct {
@@ -258,14 +258,14 @@ func TestHostileCommandsGetErrors(t *testing.T) {
 	if f := c.FrameAfter(id); f["bound"] == nil {
 		t.Fatalf("no bound after hostile commands: %v", f["eval_error"])
 	}
-	if e.srv.Sessions() != 1 {
-		t.Fatalf("%d sessions, want 1", e.srv.Sessions())
+	if e.Srv.Sessions() != 1 {
+		t.Fatalf("%d sessions, want 1", e.Srv.Sessions())
 	}
 }
 
 func TestHardLimitCloses(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	c.Conn.WriteMessage(websocket.TextMessage, make([]byte, hardReadLimit+10))
 	for {
@@ -301,21 +301,21 @@ func TestNonReadingClient(t *testing.T) {
 		}}
 		return nd.DialContext(ctx, network, addr)
 	}
-	ws, _, err := d.Dial(e.url+"?play=1&speed=0&data=wide&hidden=3&m=30", nil)
+	ws, _, err := d.Dial(e.URL+"?play=1&speed=0&data=wide&hidden=3&m=30", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
 	c := streamtest.NewClient(t, ws) // never read until the end
-	streamtest.Eventually(t, 30*time.Second, func() bool { st := e.srv.SessionStats(); return len(st) == 1 && st[0].Iterations > 0 },
+	streamtest.Eventually(t, 30*time.Second, func() bool { st := e.Srv.SessionStats(); return len(st) == 1 && st[0].Iterations > 0 },
 		func() string { return "the session made no iterations" })
 	var ms0, ms1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
 	start := time.Now()
-	s0 := e.srv.SessionStats()[0]
+	s0 := e.Srv.SessionStats()[0]
 	time.Sleep(3 * time.Second)
-	s1 := e.srv.SessionStats()[0]
+	s1 := e.Srv.SessionStats()[0]
 	elapsed := time.Since(start)
 	runtime.GC()
 	runtime.ReadMemStats(&ms1)
@@ -328,7 +328,7 @@ func TestNonReadingClient(t *testing.T) {
 	// detector slows most).
 	for wait := time.Now().Add(20 * time.Second); s1.Dropped == s0.Dropped && time.Now().Before(wait); {
 		time.Sleep(50 * time.Millisecond)
-		s1 = e.srv.SessionStats()[0]
+		s1 = e.Srv.SessionStats()[0]
 	}
 	if s1.Dropped == s0.Dropped {
 		t.Fatalf("no snapshot was dropped in %v: latest-wins hand-over not exercised", time.Since(start).Round(time.Second))
@@ -336,7 +336,7 @@ func TestNonReadingClient(t *testing.T) {
 	// A blocked optimizer would stop once the socket buffers are full (they
 	// are: the writer waits); it carries on.
 	time.Sleep(time.Second)
-	s2 := e.srv.SessionStats()[0]
+	s2 := e.Srv.SessionStats()[0]
 	if s2.Iterations <= s1.Iterations {
 		t.Errorf("the optimizer made no iteration in the second after the writer began to wait (%d iterations before)", iters)
 	}
@@ -361,7 +361,7 @@ func TestShutdownClosesSessions(t *testing.T) {
 	e := newEnv(t, nil)
 	var cs []*streamtest.Client
 	for range 3 {
-		c := e.dial(t, "play=1")
+		c := e.Dial(t, "play=1")
 		c.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 		cs = append(cs, c)
 	}
@@ -381,7 +381,7 @@ func TestShutdownClosesSessions(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := e.srv.Shutdown(ctx); err != nil {
+	if err := e.Srv.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -390,11 +390,11 @@ func TestShutdownClosesSessions(t *testing.T) {
 			t.Errorf("client %d: want close 1001, got %v", i, err)
 		}
 	}
-	if n := e.srv.Sessions(); n != 0 {
+	if n := e.Srv.Sessions(); n != 0 {
 		t.Errorf("%d sessions after shutdown", n)
 	}
 	// New sessions are refused with a close frame.
-	c := e.dial(t, "")
+	c := e.Dial(t, "")
 	if _, err := c.Read(5 * time.Second); !websocket.IsCloseError(err, websocket.CloseGoingAway) {
 		for err == nil {
 			_, err = c.Read(5 * time.Second)
@@ -407,9 +407,9 @@ func TestShutdownClosesSessions(t *testing.T) {
 
 func TestSessionLimit(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Limits.MaxSessions = 1 })
-	c1 := e.dial(t, streamtest.Paused)
+	c1 := e.Dial(t, streamtest.Paused)
 	c1.Until("frame", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
-	c2 := e.dial(t, streamtest.Paused)
+	c2 := e.Dial(t, streamtest.Paused)
 	var err error
 	for err == nil {
 		_, err = c2.Read(5 * time.Second)
@@ -423,7 +423,7 @@ func TestSessionLimit(t *testing.T) {
 
 func TestBadConfigURL(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, "hidden=1,99")
+	c := e.Dial(t, "hidden=1,99")
 	var gotErr string
 	var err error
 	for err == nil {
@@ -443,7 +443,7 @@ func TestBadConfigURL(t *testing.T) {
 
 func TestCheckOrigin(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.AllowedOrigins = []string{"*.example.org"} })
-	host := strings.TrimPrefix(e.http.URL, "http://")
+	host := strings.TrimPrefix(e.HTTP.URL, "http://")
 	for _, tc := range []struct {
 		origin string
 		ok     bool
@@ -458,7 +458,7 @@ func TestCheckOrigin(t *testing.T) {
 		if tc.origin != "" {
 			h.Set("Origin", tc.origin)
 		}
-		c, resp, err := websocket.DefaultDialer.Dial(e.url+"?"+streamtest.Paused, h)
+		c, resp, err := websocket.DefaultDialer.Dial(e.URL+"?"+streamtest.Paused, h)
 		if tc.ok != (err == nil) {
 			t.Errorf("origin %q: err %v, want ok=%v", tc.origin, err, tc.ok)
 		}
@@ -493,12 +493,12 @@ func FuzzParseCommand(f *testing.F) {
 // the session slot for the next client.
 func TestLongStepNoLockOut(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Limits.MaxSessions = 1 })
-	c := e.dial(t, streamtest.Paused+"&hidden=8,8,8&m=64")
+	c := e.Dial(t, streamtest.Paused+"&hidden=8,8,8&m=64")
 	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	start := time.Now()
-	c.Ack(map[string]any{"op": "step", "n": e.srv.limits.MaxSteps})
+	c.Ack(map[string]any{"op": "step", "n": e.Srv.limits.MaxSteps})
 	if d := time.Since(start); d > time.Second {
-		t.Errorf("step %d acknowledged after %v, want < 1 s", e.srv.limits.MaxSteps, d)
+		t.Errorf("step %d acknowledged after %v, want < 1 s", e.Srv.limits.MaxSteps, d)
 	}
 	start = time.Now()
 	c.Ack(map[string]any{"op": "speed", "speed": 10})
@@ -507,10 +507,10 @@ func TestLongStepNoLockOut(t *testing.T) {
 		t.Errorf("a command during the step waited %v, want < 1 s", d)
 	}
 	c.Conn.Close()
-	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Sessions() == 0 },
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.Srv.Sessions() == 0 },
 		func() string { return "the session outlived its socket by 10 s" })
 	t.Logf("slot freed %v after the socket closed", time.Since(start).Round(time.Millisecond))
-	c2 := e.dial(t, streamtest.Paused)
+	c2 := e.Dial(t, streamtest.Paused)
 	c2.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 }
 
@@ -520,7 +520,7 @@ func TestLongStepNoLockOut(t *testing.T) {
 // are cut at a character boundary.
 func TestProtocolEdges(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	c.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	// Sent from another goroutine while this one reads, as a browser
 	// would: 400 commands, each answered and each followed by a frame.
@@ -541,7 +541,7 @@ func TestProtocolEdges(t *testing.T) {
 		return answered == n
 	})
 
-	c2 := e.dial(t, streamtest.Paused)
+	c2 := e.Dial(t, streamtest.Paused)
 	c2.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	if err := c2.Conn.WriteMessage(websocket.TextMessage, []byte{'{', 0xff, 0xfe, '}'}); err != nil {
 		t.Fatal(err)

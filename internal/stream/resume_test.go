@@ -22,7 +22,7 @@ import (
 // why. A shutdown forgets parked sessions.
 func TestResume(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, streamtest.Paused)
+	c := e.Dial(t, streamtest.Paused)
 	hello := c.Until("hello", 5*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text
 	token, _ := hello["resume"].(string)
 	if len(token) != 32 {
@@ -32,17 +32,17 @@ func TestResume(t *testing.T) {
 	b0, f0 := boundAfter(t, c, map[string]any{"op": "move", "layer": 0, "index": 3, "z": []float64{0.1}})
 	iter0 := streamtest.Num(f0["iter"])
 	c.Conn.Close()
-	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Parked() == 1 && e.srv.Sessions() == 0 },
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.Srv.Parked() == 1 && e.Srv.Sessions() == 0 },
 		func() string {
-			return fmt.Sprintf("after the disconnect: %d parked, %d sessions", e.srv.Parked(), e.srv.Sessions())
+			return fmt.Sprintf("after the disconnect: %d parked, %d sessions", e.Srv.Parked(), e.Srv.Sessions())
 		})
 
-	r := e.dial(t, streamtest.Paused+"&resume="+token)
+	r := e.Dial(t, streamtest.Paused+"&resume="+token)
 	f := r.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
 	if b := streamtest.Num(f["bound"]); b != b0 || streamtest.Num(f["iter"]) != iter0 {
 		t.Fatalf("resumed at iteration %v, bound %v; want %v, %v", f["iter"], b, iter0, b0)
 	}
-	if e.srv.Parked() != 0 {
+	if e.Srv.Parked() != 0 {
 		t.Error("the resumed state is still parked")
 	}
 	// The move is still undoable.
@@ -51,7 +51,7 @@ func TestResume(t *testing.T) {
 		t.Fatalf("undo after resuming: %v", reply)
 	}
 
-	again := e.dial(t, streamtest.Paused+"&resume="+token)
+	again := e.Dial(t, streamtest.Paused+"&resume="+token)
 	m := again.Until("resume error", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "error" })
 	if s, _ := m.Text["error"].(string); !strings.Contains(s, "could not be resumed") {
 		t.Errorf("a used token: %q", s)
@@ -63,13 +63,13 @@ func TestResume(t *testing.T) {
 
 	// A shutdown forgets what is parked.
 	again.Conn.Close()
-	streamtest.Eventually(t, 10*time.Second, func() bool { return e.srv.Parked() > 0 },
+	streamtest.Eventually(t, 10*time.Second, func() bool { return e.Srv.Parked() > 0 },
 		func() string { return "the second session was not parked" })
 	r.Conn.Close()
-	if err := e.srv.Shutdown(t.Context()); err != nil {
+	if err := e.Srv.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.srv.Parked(); n != 0 {
+	if n := e.Srv.Parked(); n != 0 {
 		t.Errorf("%d sessions still parked after the shutdown", n)
 	}
 }
@@ -79,13 +79,13 @@ func TestResume(t *testing.T) {
 func TestParkModelLimits(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Limits.MaxInducing = 4; o.Defaults.Inducing = 4 })
 	m := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 20, []int{1, 1, 1}, []string{"rbf", "rbf"}, 6)
-	if _, err := e.srv.ParkModel("test", &modelfile.File{Model: m}); err == nil || !strings.Contains(err.Error(), "6 inducing points in a layer, more than the limit of 4 inducing points") {
+	if _, err := e.Srv.ParkModel("test", &modelfile.File{Model: m}); err == nil || !strings.Contains(err.Error(), "6 inducing points in a layer, more than the limit of 4 inducing points") {
 		t.Errorf("6 inducing points past a limit of 4: %v", err)
 	}
 	small := engine.RandomModel(rand.New(rand.NewPCG(1, 1)), 20, []int{1, 1, 1}, []string{"rbf", "rbf"}, 3)
-	token, err := e.srv.ParkModel("test", &modelfile.File{Model: small})
-	if err != nil || e.srv.Parked() != 1 || len(token) != 32 {
-		t.Fatalf("a model within the limits: %q, %v (%d parked)", token, err, e.srv.Parked())
+	token, err := e.Srv.ParkModel("test", &modelfile.File{Model: small})
+	if err != nil || e.Srv.Parked() != 1 || len(token) != 32 {
+		t.Fatalf("a model within the limits: %q, %v (%d parked)", token, err, e.Srv.Parked())
 	}
 }
 
@@ -113,13 +113,13 @@ func TestParkModelSource(t *testing.T) {
 		want bool // the parked data set is the source's
 	}{{"its data", own, true}, {"another shape", wide, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			token, err := e.srv.ParkModel("test", &modelfile.File{Model: m, NormX: nz, NormY: nz, Data: tc.src})
+			token, err := e.Srv.ParkModel("test", &modelfile.File{Model: m, NormX: nz, NormY: nz, Data: tc.src})
 			if err != nil {
 				t.Fatal(err)
 			}
-			e.srv.mu.Lock()
-			got := e.srv.parked[token].data.Set
-			e.srv.mu.Unlock()
+			e.Srv.mu.Lock()
+			got := e.Srv.parked[token].data.Set
+			e.Srv.mu.Unlock()
 			if (got.Source != nil) != tc.want || tc.want && got.X != tc.src.X {
 				t.Errorf("parked data set: source %v, want the source's data %v", got.Source, tc.want)
 			}

@@ -15,7 +15,7 @@ import (
 // second need.
 func TestFastUntilSettled(t *testing.T) {
 	e := newEnv(t, nil)
-	c := e.dial(t, "play=1&speed=60")
+	c := e.Dial(t, "play=1&speed=60")
 	start := time.Now()
 	f := c.Until("a fast frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" && m.Frame["running"] == true })
 	if streamtest.Get(f.Frame, "optimizer", "fast") != true {

@@ -26,7 +26,7 @@ func TestStochasticSession(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	c := e.dial(t, "data=wide&hidden=2&m=8&opt=lbfgs&speed=0")
+	c := e.Dial(t, "data=wide&hidden=2&m=8&opt=lbfgs&speed=0")
 	every := train.TrainerConfig{Method: train.SVI{}, BatchSize: train.DefaultStochasticBatch, Window: train.DefaultWindow}.CheckEvery(n)
 	type check struct {
 		iter  int

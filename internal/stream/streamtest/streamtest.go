@@ -83,6 +83,20 @@ type Env[S Server] struct {
 	HTTP *httptest.Server
 }
 
+// New builds a server of options o (changed by mutate, when not nil) with
+// newServer (stream.NewServer) and serves it until the test ends.
+func New[O any, S Server](t testing.TB, o O, mutate func(*O), newServer func(O) (S, error)) *Env[S] {
+	t.Helper()
+	if mutate != nil {
+		mutate(&o)
+	}
+	srv, err := newServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Start(t, srv)
+}
+
 // Start serves srv (Serve) until the test ends.
 func Start[S Server](t testing.TB, srv S) *Env[S] {
 	t.Helper()

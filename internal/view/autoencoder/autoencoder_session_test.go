@@ -1,12 +1,6 @@
 package autoencoder_test
 
 import (
-	"dgpviz/internal/admit"
-	"dgpviz/internal/dataset"
-	"dgpviz/internal/stream"
-	"dgpviz/internal/stream/streamtest"
-	"dgpviz/internal/train"
-	"dgpviz/internal/view/autoencoder"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,6 +8,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"dgpviz/internal/admit"
+	"dgpviz/internal/dataset"
+	"dgpviz/internal/stream"
+	"dgpviz/internal/stream/streamtest"
+	"dgpviz/internal/train"
+	"dgpviz/internal/view/autoencoder"
 )
 
 // TestFreySetupAndFrames: the setup carries the frames once (x and y one

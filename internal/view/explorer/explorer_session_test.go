@@ -2,6 +2,12 @@ package explorer_test
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
 	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
@@ -11,11 +17,6 @@ import (
 	"dgpviz/internal/view"
 	"dgpviz/internal/view/explorer"
 	"dgpviz/internal/wire"
-	"fmt"
-	"math"
-	"strings"
-	"testing"
-	"time"
 )
 
 func TestRobotSetupAndFrames(t *testing.T) {

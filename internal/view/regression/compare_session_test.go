@@ -1,11 +1,12 @@
 package regression_test
 
 import (
-	"dgpviz/internal/stream/streamtest"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"dgpviz/internal/stream/streamtest"
 )
 
 // TestCompareDepths: the comparison fits 1, 2 and 3 layers to the step

@@ -1,11 +1,12 @@
 package regression_test
 
 import (
-	"dgpviz/internal/stream/streamtest"
-	"dgpviz/internal/view/regression"
 	"strings"
 	"testing"
 	"time"
+
+	"dgpviz/internal/stream/streamtest"
+	"dgpviz/internal/view/regression"
 )
 
 // TestFitDensity: a fit_density command is acknowledged at once and its

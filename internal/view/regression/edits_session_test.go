@@ -1,12 +1,13 @@
 package regression_test
 
 import (
-	"dgpviz/internal/stream"
-	"dgpviz/internal/stream/streamtest"
-	"dgpviz/internal/wire"
 	"math"
 	"testing"
 	"time"
+
+	"dgpviz/internal/stream"
+	"dgpviz/internal/stream/streamtest"
+	"dgpviz/internal/wire"
 )
 
 // TestDataEdits checks adding, moving and removing data points, undo of

@@ -13,13 +13,5 @@ import (
 func newEnv(t testing.TB, mutate func(*stream.Options)) *streamtest.Env[*stream.Server] {
 	t.Helper()
 	l := admit.DefaultLimits()
-	o := stream.Options{Limits: l, Defaults: admit.DefaultConfig(), Workers: 1, Catalog: streamtest.Catalog(t, l.MaxRows)}
-	if mutate != nil {
-		mutate(&o)
-	}
-	srv, err := stream.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return streamtest.Start(t, srv)
+	return streamtest.New(t, stream.Options{Limits: l, Defaults: admit.DefaultConfig(), Workers: 1, Catalog: streamtest.Catalog(t, l.MaxRows)}, mutate, stream.NewServer)
 }
