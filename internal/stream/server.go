@@ -235,45 +235,84 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		conn.Close()
 		cancel(nil)
 	}
+	if code, text := s.admitSession(ss); text != "" {
+		refuse(code, text)
+		return
+	}
+	defer s.leave(ss)
+
+	cfg, resumed := s.greet(ss, r)
+	// The reader starts before the model is built, so that a client that
+	// leaves while a preset's restarts run (seconds for an autoencoder of
+	// images) ends the build with its session instead of paying for all
+	// of it. The writer starts once it is built: the hello, the setup
+	// and the first frame go together, as before.
+	var wg sync.WaitGroup
+	wg.Add(3)
+	built := make(chan struct{})
+	go func() { defer wg.Done(); <-built; ss.writer(conn) }()
+	go func() { defer wg.Done(); ss.answerLoop() }()
+	go func() {
+		defer wg.Done()
+		ok := ss.ctx.Err() == nil && ss.start(cfg, resumed)
+		close(built)
+		if ok {
+			ss.run()
+		}
+	}()
+	ss.reader(conn)
+	wg.Wait()
+	conn.Close()
+	st := ss.stats()
+	ss.log.Info("session ended", "cause", context.Cause(ss.ctx), "iterations", st.Iterations, "frames", st.Frames)
+}
+
+// admitSession adds ss to the server's sessions, or returns the close
+// code and reason that refuse it: the server is shutting down, at its
+// limits, or overloaded (load.go).
+func (s *Server) admitSession(ss *session) (code int, text string) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	switch {
 	case s.closing:
-		s.mu.Unlock()
-		refuse(closeGoingAway, "server is shutting down")
-		return
+		return closeGoingAway, "server is shutting down"
 	case len(s.sessions) >= s.limits.MaxSessions:
-		s.mu.Unlock()
-		refuse(closeTryLater, "too many sessions (limit "+strconv.Itoa(s.limits.MaxSessions)+"); close another tab")
-		return
+		return closeTryLater, "too many sessions (limit " + strconv.Itoa(s.limits.MaxSessions) + "); close another tab"
 	case s.overloaded.Load():
-		s.mu.Unlock()
-		refuse(closeTryLater, overloadText())
-		return
+		return closeTryLater, overloadText()
 	case s.limits.MaxSessionsPerClient > 0 && s.clientSessions(ss.client) >= s.limits.MaxSessionsPerClient:
-		s.mu.Unlock()
-		refuse(closeTryLater, "too many sessions from your address (limit "+strconv.Itoa(s.limits.MaxSessionsPerClient)+"); close another tab")
-		return
+		return closeTryLater, "too many sessions from your address (limit " + strconv.Itoa(s.limits.MaxSessionsPerClient) + "); close another tab"
 	}
 	s.sessions[ss] = struct{}{}
 	s.wg.Add(1)
-	s.mu.Unlock()
-	defer func() {
-		parked := s.park(ss) // keeps its reservation and its share while parked (resume.go)
-		if !parked || ss.pageLeft.Load() {
-			ss.endShare()
-		}
-		s.mu.Lock()
-		delete(s.sessions, ss)
-		if !parked {
-			s.ledger.Release(ss)
-			if ss.private != "" {
-				s.cat.RemovePrivate(ss.private)
-			}
-		}
-		s.mu.Unlock()
-		s.wg.Done()
-	}()
+	return 0, ""
+}
 
+// leave ends ss's place in the server: it is parked for resuming, keeping
+// its reservation and its share (resume.go), or its reservation and
+// private data set go.
+func (s *Server) leave(ss *session) {
+	parked := s.park(ss) // keeps its reservation and its share while parked (resume.go)
+	if !parked || ss.pageLeft.Load() {
+		ss.endShare()
+	}
+	s.mu.Lock()
+	delete(s.sessions, ss)
+	if !parked {
+		s.ledger.Release(ss)
+		if ss.private != "" {
+			s.cat.RemovePrivate(ss.private)
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// greet sends ss its hello — the limits, the data sets, the keys that
+// share, resume and download it — with the configuration r's link asks
+// for (or the parked state's it resumes, which it takes), and returns
+// them. A configuration that is refused ends the session with an error.
+func (s *Server) greet(ss *session, r *http.Request) (admit.Config, *parked) {
 	query := r.URL.Query()
 	var resumed *parked
 	if token := query.Get("resume"); token != "" {
@@ -316,30 +355,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ss.reply(reply{Type: "error", Op: "resume", Error: "the session could not be resumed (it ends " + s.grace.String() + " after a disconnect, and when the server restarts): a new one starts"})
 		}
 	}
-
-	// The reader starts before the model is built, so that a client that
-	// leaves while a preset's restarts run (seconds for an autoencoder of
-	// images) ends the build with its session instead of paying for all
-	// of it. The writer starts once it is built: the hello, the setup
-	// and the first frame go together, as before.
-	var wg sync.WaitGroup
-	wg.Add(3)
-	built := make(chan struct{})
-	go func() { defer wg.Done(); <-built; ss.writer(conn) }()
-	go func() { defer wg.Done(); ss.answerLoop() }()
-	go func() {
-		defer wg.Done()
-		ok := ss.ctx.Err() == nil && ss.start(cfg, resumed)
-		close(built)
-		if ok {
-			ss.run()
-		}
-	}()
-	ss.reader(conn)
-	wg.Wait()
-	conn.Close()
-	st := ss.stats()
-	ss.log.Info("session ended", "cause", context.Cause(ss.ctx), "iterations", st.Iterations, "frames", st.Frames)
+	return cfg, resumed
 }
 
 // start builds the session's first model (or adopts the resumed state)
