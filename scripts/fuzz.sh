@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 t="${FUZZTIME:-60s}"
 for target in \
 	"FuzzParseCommand ./internal/stream/" \
-	"FuzzParseQuery ./internal/stream/" \
+	"FuzzParseQuery ./internal/admit/" \
 	"FuzzDecode ./internal/stream/" \
 	"FuzzReadModel ./internal/engine/" \
 	"FuzzReadCSV ./internal/dataset/" \
