@@ -5,8 +5,12 @@
 // (dgpviz/internal/view), chosen by the data's shape (dgpviz/internal/views):
 // this package names no data set and computes no figure, score or image.
 // Sharing a session with followers and relays is dgpviz/internal/share's
-// (the session feeds its Hub); who a client is, per-client rates and the
-// fair pool of expensive work are dgpviz/internal/admit's.
+// (the session feeds its Hub); what a server takes on is
+// dgpviz/internal/admit's: a session's configuration (admit.Config) and
+// its limits, the budgets and the ledger of memory reserved, admission by
+// load, who a client is, per-client rates and the fair pool of expensive
+// work. The server keeps its sessions and parked state and asks admit.
+// Tests drive sessions through dgpviz/internal/stream/streamtest.
 //
 // Goroutines per session (each started and ended by the session):
 //
