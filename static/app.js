@@ -365,7 +365,7 @@ const usesLearningRate = (method) => method === "adam" || method === "svi";
 // is the last full-data check's (of the model drawn, iteration bound_iter),
 // the steps' own is a minibatch estimate, beside the passes over the data.
 // The menu shows the method that runs (svi where L-BFGS was asked for on
-// large data: stream's optimizerConfig).
+// large data: admit.Config.Trainer).
 function showStochastic(m) {
   const o = m.optimizer, sto = !!o?.stochastic;
   $("bound-label").textContent = sto ? "bound, full data (nats)" : "bound (nats)";

@@ -169,7 +169,7 @@ func TestDragIsOneEdit(t *testing.T) {
 }
 
 // TestHistoryIsBounded checks that the undo history keeps the newest
-// maxHistory edits, and that the acks report what undo and redo would do.
+// admit.MaxHistory edits, and that the acks report what undo and redo would do.
 func TestHistoryIsBounded(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.Dial(t, streamtest.Paused)

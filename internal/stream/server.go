@@ -208,7 +208,7 @@ func (s *Server) SessionStats() []Stats {
 }
 
 // ServeHTTP upgrades the request to a websocket and runs a session whose
-// configuration comes from the URL query (see ParseQuery) until the socket
+// configuration comes from the URL query (see admit.ParseQuery) until the socket
 // closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if key := r.URL.Query().Get("follow"); key != "" {
