@@ -13,11 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/plotkit"
 	"dgpviz/internal/stream"
 	"dgpviz/internal/view"
-	"dgpviz/internal/views"
 	"dgpviz/internal/wire"
 )
 
@@ -193,8 +193,8 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // figureParams are the parameters of /figure/'s figures.
 var figureParams = []string{"session", "pin", "shape", "layer", "inputs", "preset", "samples", "units", "grid"}
 
-// figures are every view's figures, each name once (views.Figures).
-var figures = views.Figures()
+// figures are every view's figures, each name once (allviews.Figures).
+var figures = allviews.Figures()
 
 // figureNames lists the figures' names; csv: those that are also tables.
 func figureNames(csv bool) []string {

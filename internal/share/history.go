@@ -30,11 +30,11 @@ type feedHeader struct {
 	Iter       int            `json:"iter"`    // frame
 	Bound      *float64       `json:"bound"`   // frame; null or absent when it could not be evaluated
 	Likelihood *float64       `json:"likelihood"`
-	Layers     []layerTerms   `json:"layers"` // frame
+	Layers     []headerTerms  `json:"layers"` // frame
 	Sections   []wire.Section `json:"sections"`
 }
 
-type layerTerms struct {
+type headerTerms struct {
 	KL          *float64 `json:"kl"`
 	Compression *float64 `json:"compression"`
 	Propagation *float64 `json:"propagation"`

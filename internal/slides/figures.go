@@ -64,15 +64,15 @@ func Fit(w io.Writer, format string, f *fitfigure.FitData, xlabel, ylabel string
 // (the data's original units for the first layer's input and the last
 // layer's output, else the hidden layers' own).
 type LayerData struct {
-	Index, Layers  int // the layer (from 0) and how many there are
-	XLabel, YLabel string
-	GridX          []float64
-	Mean, SDF, SDY []float64 // f's mean, its sd, and its sd with the noise
-	Z, U, USD      []float64
-	InMean, InSD   []float64 // the messages into the layer (sd 0 for the data)
-	OutMean, OutSD []float64 // the messages out of it
-	Y              []float64 // the data's outputs (the last layer), else nil
-	Comp, Prop     []float64 // each datum's penalties (nats), nil when unknown
+	Index, Layers                            int // the layer (from 0) and how many there are
+	XLabel, YLabel                           string
+	GridX                                    []float64
+	Mean, SDF, SDY                           []float64 // f's mean, its sd, and its sd with the noise
+	Z, U, USD                                []float64
+	InMean, InSD                             []float64 // the messages into the layer (sd 0 for the data)
+	OutMean, OutSD                           []float64 // the messages out of it
+	Y                                        []float64 // the data's outputs (the last layer), else nil
+	CompressionPerDatum, PropagationPerDatum []float64 // each datum's penalties (nats), nil when unknown
 }
 
 // RenderLayer writes a layer panel: the function with its bands, the
@@ -143,7 +143,7 @@ func RenderLayer(w io.Writer, format string, ld *LayerData, cap Caption) error {
 		p.Legend.Add("± 2 sd with the noise", swatch{BandWide})
 		p.Legend.Add("inducing points u (± 2 sd)", u)
 		p.Legend.Add("messages out (± 2 sd)", outs)
-		if ld.Comp == nil {
+		if ld.CompressionPerDatum == nil {
 			p.X.Label.Text = ld.XLabel
 			p.Draw(dc)
 			return nil
@@ -154,22 +154,22 @@ func RenderLayer(w io.Writer, format string, ld *LayerData, cap Caption) error {
 		bottom := draw.Crop(dc, 0, 0, 0, -h*0.7)
 		pen := newPlot(ld.XLabel, "penalty (nats)")
 		for i := range ld.InMean {
-			c, pr := ld.Comp[i], ld.Prop[i]
-			cb, err := line([]float64{ld.InMean[i], ld.InMean[i]}, []float64{0, c}, Comp, 2.4)
+			c, pr := ld.CompressionPerDatum[i], ld.PropagationPerDatum[i]
+			cb, err := line([]float64{ld.InMean[i], ld.InMean[i]}, []float64{0, c}, Compression, 2.4)
 			if err != nil {
 				return err
 			}
-			pb, err := line([]float64{ld.InMean[i], ld.InMean[i]}, []float64{c, c + pr}, Prop, 2.4)
+			pb, err := line([]float64{ld.InMean[i], ld.InMean[i]}, []float64{c, c + pr}, Propagation, 2.4)
 			if err != nil {
 				return err
 			}
 			pen.Add(cb, pb)
 		}
-		p.Legend.Add("compression, beneath", swatch{Comp})
-		p.Legend.Add("propagation, beneath", swatch{Prop})
+		p.Legend.Add("compression, beneath", swatch{Compression})
+		p.Legend.Add("propagation, beneath", swatch{Propagation})
 		top2 := 0.0
-		for i := range ld.Comp {
-			top2 = math.Max(top2, ld.Comp[i]+ld.Prop[i])
+		for i := range ld.CompressionPerDatum {
+			top2 = math.Max(top2, ld.CompressionPerDatum[i]+ld.PropagationPerDatum[i])
 		}
 		pen.Y.Min, pen.Y.Max = 0, math.Max(top2, 1e-9)*1.05
 		pen.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: top2, Label: fmt.Sprintf("%.3g", top2)}})
@@ -215,7 +215,7 @@ func Bound(w io.Writer, format string, h *train.History, cap Caption) error {
 		for k := range top {
 			top[k] = orZero(h.Likelihood[k], h.Bound[k])
 		}
-		colours := []color.RGBA{KL, Comp, Prop}
+		colours := []color.RGBA{KL, Compression, Propagation}
 		terms := [][]float64{h.KL, h.Compression, h.Propagation}
 		for l := 0; l < h.Layers; l++ {
 			for t := 0; t < 3; t++ {
@@ -235,7 +235,7 @@ func Bound(w io.Writer, format string, h *train.History, cap Caption) error {
 				top = bot
 			}
 		}
-		lik, err := line(h.Iter, h.Likelihood, Lik, 1.2, vg.Points(4), vg.Points(2))
+		lik, err := line(h.Iter, h.Likelihood, Likelihood, 1.2, vg.Points(4), vg.Points(2))
 		if err != nil {
 			return err
 		}
@@ -247,8 +247,8 @@ func Bound(w io.Writer, format string, h *train.History, cap Caption) error {
 		p.Legend.Add("bound", bound)
 		p.Legend.Add("likelihood", lik)
 		p.Legend.Add("KL", swatch{withAlpha(KL, 0.75)})
-		p.Legend.Add("compression", swatch{withAlpha(Comp, 0.75)})
-		p.Legend.Add("propagation", swatch{withAlpha(Prop, 0.75)})
+		p.Legend.Add("compression", swatch{withAlpha(Compression, 0.75)})
+		p.Legend.Add("propagation", swatch{withAlpha(Propagation, 0.75)})
 		p.Legend.Add("paler: deeper layers", swatch{withAlpha(Muted, 0.3)})
 		p.Draw(dc)
 		return nil

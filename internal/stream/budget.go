@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"dgpviz/internal/admit"
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
-	"dgpviz/internal/views"
 )
 
 // Budget defaults: a session within every other limit (2,000 rows, six
@@ -55,7 +55,7 @@ func EstimateConfig(c Config, n, q, d int) Estimate { return estimate(c, nil, ni
 // analyses every row for its frames holds that prediction
 // (view.RowAnalyzer).
 func EstimateSession(c Config, ds *dataset.Dataset, n, q, d int) Estimate {
-	v := views.For(ds, nil)
+	v := allviews.For(ds, nil)
 	restarts := 0
 	if a, ok := v.Preset(nil); ok {
 		restarts = a.Restarts
@@ -66,7 +66,7 @@ func EstimateSession(c Config, ds *dataset.Dataset, n, q, d int) Estimate {
 // estimateStarted is EstimateSession for a session that starts from a
 // model it is given (a loaded model file, a fork), without restarts.
 func estimateStarted(c Config, ds *dataset.Dataset, n, q, d int) Estimate {
-	return estimate(c, views.For(ds, nil), ds, n, q, d, 0)
+	return estimate(c, allviews.For(ds, nil), ds, n, q, d, 0)
 }
 
 // perSession is what a session holds whatever its model: its goroutines,

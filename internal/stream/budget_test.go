@@ -1,9 +1,9 @@
 package stream
 
 import (
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/train"
-	"dgpviz/internal/views"
 	"errors"
 	"fmt"
 	"strings"
@@ -164,7 +164,7 @@ func TestUploadChoosesModelWithinBudget(t *testing.T) {
 	n, q := ds.X.Dims()
 	_, d := ds.Y.Dims()
 	l := e.srv.limits
-	preset := presetConfig(e.srv.def, views.For(ds, nil), e.srv.def, l)
+	preset := presetConfig(e.srv.def, allviews.For(ds, nil), e.srv.def, l)
 	if checkBudget(EstimateSession(preset, ds, n, q, d), l) == nil {
 		t.Fatalf("the preset's %d inducing points fit the budget: nothing to choose", preset.Inducing)
 	}

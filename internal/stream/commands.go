@@ -5,10 +5,10 @@ import (
 	"math"
 	"slices"
 
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
-	"dgpviz/internal/views"
 	"dgpviz/internal/wire"
 )
 
@@ -55,12 +55,12 @@ func Ops() []string {
 	for _, c := range commands {
 		out = append(out, c.op)
 	}
-	return append(out, views.Ops()...)
+	return append(out, allviews.Ops()...)
 }
 
 // knownOp reports whether op is a command of the session or of a view.
 func knownOp(op string) bool {
-	return lookupCommand(op) != nil || slices.Contains(views.Ops(), op)
+	return lookupCommand(op) != nil || slices.Contains(allviews.Ops(), op)
 }
 
 func lookupCommand(op string) commandHandler {
@@ -258,10 +258,10 @@ func (s *session) cmdDataset(c Command) (string, error) {
 	}
 	cfg := s.cfg
 	cfg.Dataset = *c.Dataset
-	if next := s.srv.cat.Get(cfg.Dataset); next != nil && s.data != nil && views.Kind(next) != s.view.Kind() {
+	if next := s.srv.cat.Get(cfg.Dataset); next != nil && s.data != nil && allviews.Kind(next) != s.view.Kind() {
 		// Another view: its preset's architecture, or the server's
 		// default when it has none.
-		cfg = presetConfig(cfg, views.For(next, nil), s.srv.def, s.srv.limits)
+		cfg = presetConfig(cfg, allviews.For(next, nil), s.srv.def, s.srv.limits)
 	}
 	if err := s.build(cfg, false); err != nil {
 		return "", err

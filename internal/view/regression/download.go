@@ -101,14 +101,14 @@ func (v *View) messagesFigure(buf *bytes.Buffer, format string, d *view.Download
 		ins = parsed
 	}
 	preset := q.Get("preset")
-	if q.Has("preset") && !slices.Contains(montecarlo.PresetNames(), preset) {
-		return view.Bad("unknown preset %q (want one of %s)", wire.Truncate(preset, 40), strings.Join(montecarlo.PresetNames(), ", "))
+	if q.Has("preset") && !slices.Contains(montecarlo.InputSetNames(), preset) {
+		return view.Bad("unknown preset %q (want one of %s)", wire.Truncate(preset, 40), strings.Join(montecarlo.InputSetNames(), ", "))
 	}
 	if ins == nil && preset == "" {
-		preset = montecarlo.PresetPaper
+		preset = montecarlo.InputSetPaper
 	}
 	if preset != "" {
-		ps, err := montecarlo.Presets(m, layer)
+		ps, err := montecarlo.InputSets(m, layer)
 		if err != nil {
 			return view.Bad("presets: %v", err)
 		}
