@@ -16,7 +16,6 @@ import (
 	"dgpviz/internal/allviews"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/plotkit"
-	"dgpviz/internal/stream"
 	"dgpviz/internal/view"
 	"dgpviz/internal/wire"
 )
@@ -178,7 +177,7 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.log.Error("web: figure", "err", err)
-		http.Error(w, "could not draw the figure: "+stream.ForPeople(err.Error()), http.StatusInternalServerError)
+		http.Error(w, "could not draw the figure: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	ct := map[string]string{"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf", "csv": "text/csv; charset=utf-8"}[format]

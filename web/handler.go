@@ -133,7 +133,7 @@ func linkConfig(q url.Values, def stream.Config, l stream.Limits, cat *dataset.C
 			err = next.Validate(l, cat)
 		}
 		if err != nil {
-			problems = append(problems, stream.ForPeople(err.Error()))
+			problems = append(problems, err.Error())
 			continue
 		}
 		cfg = next

@@ -92,7 +92,7 @@ func Render(w io.Writer, format string, f *Figure) error {
 func Draw(dc draw.Canvas, f *Figure) error {
 	n, q := f.Latent.Dims()
 	if q != 2 || n == 0 {
-		return fmt.Errorf("faces: latent of %d×%d, want N×2 with N ≥ 1", n, q)
+		return fmt.Errorf("a latent of %d×%d, want N×2 with N ≥ 1", n, q)
 	}
 	p := plot.New()
 	p.Title.Text = "Latent space of the autoencoding deep GP, with decoded images"

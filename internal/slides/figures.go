@@ -24,7 +24,7 @@ import (
 // in the data's original units.
 func Fit(w io.Writer, format string, f *fitfigure.FitData, xlabel, ylabel string, cap Caption) error {
 	if f == nil || len(f.Grid.X) < 2 {
-		return fmt.Errorf("slides: the fit has no prediction grid")
+		return fmt.Errorf("the fit has no prediction grid")
 	}
 	layers := "1 layer"
 	if f.Layers > 1 {
@@ -199,7 +199,7 @@ func RenderLayer(w io.Writer, format string, ld *LayerData, cap Caption) error {
 func Bound(w io.Writer, format string, h *train.History, cap Caption) error {
 	n := len(h.Iter)
 	if n < 2 {
-		return fmt.Errorf("slides: the bound has %d points; a chart needs 2", n)
+		return fmt.Errorf("the bound has %d points; a chart needs 2", n)
 	}
 	lo, hi, low := BoundAxis(h.Bound, h.Likelihood)
 	sub := ""
@@ -320,7 +320,7 @@ type Depth struct {
 // 3 layers side by side on shared axes.
 func RenderDepth(w io.Writer, format string, x []float64, depths []Depth, dataX, dataY []float64, xlabel, ylabel string, cap Caption) error {
 	if len(depths) == 0 || len(x) < 2 {
-		return fmt.Errorf("slides: the depth comparison has no models")
+		return fmt.Errorf("the depth comparison has no models")
 	}
 	return Render(w, format, "Depth: the same data fitted with 1, 2 and 3 layers", "the best of each depth's restarts by the bound; rise: the 10–90 % rise width of the mean (input units)", cap, func(dc draw.Canvas) error {
 		lo, hi := math.Inf(1), math.Inf(-1)
@@ -399,7 +399,7 @@ func Faces(w io.Writer, format string, f *faces.Figure, cap Caption) error {
 func Latent(w io.Writer, format string, f *latent.Figure, cap Caption) error {
 	n := len(f.Times)
 	if len(f.Layers) == 0 || n == 0 {
-		return fmt.Errorf("slides: no hidden layer with 2 or more dimensions to draw")
+		return fmt.Errorf("no hidden layer with 2 or more dimensions to draw")
 	}
 	colour, lo, hi := f.Colours()
 	label := f.TimeLabel
@@ -422,12 +422,12 @@ func Latent(w io.Writer, format string, f *latent.Figure, cap Caption) error {
 			}
 			ln, err := plotter.NewLine(pts)
 			if err != nil {
-				return fmt.Errorf("slides: %w", err)
+				return fmt.Errorf("%s: %w", title, err)
 			}
 			ln.Color, ln.Width = color.RGBA{R: 0x60, G: 0x60, B: 0x60, A: 0x50}, vg.Points(0.4)
 			sc, err := plotter.NewScatter(pts)
 			if err != nil {
-				return fmt.Errorf("slides: %w", err)
+				return fmt.Errorf("%s: %w", title, err)
 			}
 			sc.GlyphStyleFunc = func(i int) draw.GlyphStyle {
 				return draw.GlyphStyle{Color: colour(i), Radius: vg.Points(1.3), Shape: draw.CircleGlyph{}}

@@ -97,7 +97,7 @@ func minus(s string) string { return strings.ReplaceAll(s, "-", "−") }
 func Render(w io.Writer, format, title, key string, cap Caption, body func(dc draw.Canvas) error) error {
 	c, err := plotkit.NewCanvas(format, Width, Height)
 	if err != nil {
-		return fmt.Errorf("slides: %w", err)
+		return err
 	}
 	dc := draw.New(c)
 	dc.FillPolygon(color.White, []vg.Point{dc.Min, {X: dc.Max.X, Y: dc.Min.Y}, dc.Max, {X: dc.Min.X, Y: dc.Max.Y}})
@@ -158,7 +158,7 @@ func band(xs, lo, hi []float64, fill color.Color) (*plotter.Polygon, error) {
 	}
 	poly, err := plotter.NewPolygon(pts)
 	if err != nil {
-		return nil, fmt.Errorf("slides: band: %w", err)
+		return nil, fmt.Errorf("band: %w", err)
 	}
 	poly.Color = fill
 	poly.LineStyle.Width = 0
@@ -173,7 +173,7 @@ func line(xs, ys []float64, c color.Color, w float64, dashes ...vg.Length) (*plo
 	}
 	l, err := plotter.NewLine(pts)
 	if err != nil {
-		return nil, fmt.Errorf("slides: line: %w", err)
+		return nil, fmt.Errorf("line: %w", err)
 	}
 	l.Color, l.Width, l.Dashes = c, vg.Points(w), dashes
 	return l, nil
@@ -187,7 +187,7 @@ func dots(xs, ys []float64, c color.Color, r float64) (*plotter.Scatter, error) 
 	}
 	s, err := plotter.NewScatter(pts)
 	if err != nil {
-		return nil, fmt.Errorf("slides: points: %w", err)
+		return nil, fmt.Errorf("points: %w", err)
 	}
 	s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(r), Shape: draw.CircleGlyph{}}
 	return s, nil

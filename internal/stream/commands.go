@@ -254,7 +254,7 @@ func (s *session) cmdArchitecture(c Command) (string, error) {
 
 func (s *session) cmdDataset(c Command) (string, error) {
 	if c.Dataset == nil {
-		return "", fmt.Errorf("dataset: missing \"dataset\" (one of %v)", s.srv.cat.Names())
+		return "", fmt.Errorf("missing \"dataset\" (one of %v)", s.srv.cat.Names())
 	}
 	cfg := s.cfg
 	cfg.Dataset = *c.Dataset

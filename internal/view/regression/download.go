@@ -156,7 +156,7 @@ func fitFigure(buf *bytes.Buffer, format string, d *view.Download, q url.Values)
 	}
 	fd, err := fitfigure.FitFigure(d.Model, d.NormX, d.NormY, 0)
 	if err != nil {
-		return view.Bad("%v", strings.TrimPrefix(err.Error(), "fitfigure: "))
+		return view.Bad("%v", err)
 	}
 	if view.SlideShape(q) {
 		return slides.Fit(buf, format, fd, d.AxisName(true), d.AxisName(false), d.Caption(""))
