@@ -386,7 +386,7 @@ func Messages(w io.Writer, format string, fd *montecarlo.FigureData, cap Caption
 }
 
 // Faces writes the autoencoder's latent map with decoded tiles as a slide.
-func Faces(w io.Writer, format string, f *faces.Figure, cap Caption) error {
+func Faces(w io.Writer, format string, f *faces.FigureData, cap Caption) error {
 	key := "dots: each row's latent mean, coloured by its index; tiles: the decoder's predictive mean at points of a grid"
 	return Render(w, format, "The autoencoder's latent map", key, cap, func(dc draw.Canvas) error {
 		return faces.Draw(dc, f)
@@ -396,7 +396,7 @@ func Faces(w io.Writer, format string, f *faces.Figure, cap Caption) error {
 // Latent writes the explorer's latent views as a slide: each hidden
 // layer's first two dimensions, and the ground truth when the data carry
 // it, coloured by the first input.
-func Latent(w io.Writer, format string, f *latent.Figure, cap Caption) error {
+func Latent(w io.Writer, format string, f *latent.FigureData, cap Caption) error {
 	n := len(f.Times)
 	if len(f.Layers) == 0 || n == 0 {
 		return fmt.Errorf("no hidden layer with 2 or more dimensions to draw")
