@@ -13,11 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/plotkit"
-	"dgpviz/internal/stream"
 	"dgpviz/internal/view"
-	"dgpviz/internal/views"
 	"dgpviz/internal/wire"
 )
 
@@ -178,7 +177,7 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.log.Error("web: figure", "err", err)
-		http.Error(w, "could not draw the figure: "+stream.ForPeople(err.Error()), http.StatusInternalServerError)
+		http.Error(w, "could not draw the figure: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	ct := map[string]string{"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf", "csv": "text/csv; charset=utf-8"}[format]
@@ -193,8 +192,8 @@ func (h figureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // figureParams are the parameters of /figure/'s figures.
 var figureParams = []string{"session", "pin", "shape", "layer", "inputs", "preset", "samples", "units", "grid"}
 
-// figures are every view's figures, each name once (views.Figures).
-var figures = views.Figures()
+// figures are every view's figures, each name once (allviews.Figures).
+var figures = allviews.Figures()
 
 // figureNames lists the figures' names; csv: those that are also tables.
 func figureNames(csv bool) []string {

@@ -13,7 +13,6 @@ import (
 	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
-	"dgpviz/internal/stream"
 	"dgpviz/static"
 )
 
@@ -134,7 +133,7 @@ func linkConfig(q url.Values, def admit.Config, l admit.Limits, cat *dataset.Cat
 			err = next.Validate(l, cat)
 		}
 		if err != nil {
-			problems = append(problems, stream.ForPeople(err.Error()))
+			problems = append(problems, err.Error())
 			continue
 		}
 		cfg = next

@@ -114,10 +114,10 @@ type LessonModel struct {
 }
 
 // LessonFigure is the message figure a step shows: a layer (from 1) and
-// a preset (montecarlo.PresetNames).
+// an input set (montecarlo.InputSetNames).
 type LessonFigure struct {
-	Layer  int    `json:"layer"`
-	Preset string `json:"preset"`
+	Layer    int    `json:"layer"`
+	InputSet string `json:"preset"`
 }
 
 // LessonInfo is what the page lists of a lesson.
@@ -217,8 +217,8 @@ func (st LessonStep) check() error {
 		if f.Layer < 1 || f.Layer > maxLessonHidden+1 {
 			return fmt.Errorf("\"message_figure\".\"layer\" %d out of range 1…%d", f.Layer, maxLessonHidden+1)
 		}
-		if !slices.Contains(montecarlo.PresetNames(), f.Preset) {
-			return fmt.Errorf("\"message_figure\".\"preset\" %q: want one of %q", wire.Truncate(f.Preset, 40), montecarlo.PresetNames())
+		if !slices.Contains(montecarlo.InputSetNames(), f.InputSet) {
+			return fmt.Errorf("\"message_figure\".\"preset\" %q: want one of %q", wire.Truncate(f.InputSet, 40), montecarlo.InputSetNames())
 		}
 	}
 	for i, c := range st.Claims {

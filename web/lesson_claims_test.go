@@ -125,11 +125,11 @@ func measureStepQuantities(t *testing.T) map[string][]float64 {
 		t0 = time.Now()
 		defer func() { t.Logf("the live views' Monte Carlo in %v", time.Since(t0).Round(time.Millisecond)) }()
 		// What the live views compute, on the deepest fit.
-		ps, err := montecarlo.Presets(f.Model, 1)
+		ps, err := montecarlo.InputSets(f.Model, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fd, err := montecarlo.MessageFigure(f.Model, 1, ps[montecarlo.PresetBend], 20000, 1)
+		fd, err := montecarlo.MessageFigure(f.Model, 1, ps[montecarlo.InputSetBend], 20000, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -106,7 +106,7 @@ func refuseUpload(w http.ResponseWriter, r *http.Request, err error) {
 		case <-r.Context().Done():
 		}
 		w.Header().Set("Retry-After", "15")
-		http.Error(w, stream.ForPeople(err.Error()), http.StatusTooManyRequests)
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
 		return
 	}
 	answerResume(w, nil, nil, "", "", "", err)
@@ -123,7 +123,7 @@ func badUpload(w http.ResponseWriter, err error, what string, limit int, kind st
 		http.Error(w, fmt.Sprintf("%s is larger than %d MiB (the server's %s raises the limit)", what, limit>>20, dataset.RowsFlag), http.StatusRequestEntityTooLarge)
 		return
 	}
-	http.Error(w, kind+": "+stream.ForPeople(err.Error()), http.StatusBadRequest)
+	http.Error(w, kind+": "+err.Error(), http.StatusBadRequest)
 }
 
 // answerResume answers a parked upload with its resume token, or with the
@@ -132,16 +132,16 @@ func badUpload(w http.ResponseWriter, err error, what string, limit int, kind st
 func answerResume(w http.ResponseWriter, r *http.Request, log *slog.Logger, what, token, note string, err error) {
 	if errors.Is(err, admit.ErrBusy) {
 		w.Header().Set("Retry-After", "30")
-		http.Error(w, stream.ForPeople(err.Error()), http.StatusServiceUnavailable)
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
 	if errors.Is(err, stream.ErrTooOften) {
 		w.Header().Set("Retry-After", "15")
-		http.Error(w, stream.ForPeople(err.Error()), http.StatusTooManyRequests)
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
 		return
 	}
 	if err != nil {
-		http.Error(w, stream.ForPeople(err.Error()), http.StatusBadRequest)
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	log.Info(what, "remote", r.RemoteAddr)

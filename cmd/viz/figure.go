@@ -80,7 +80,7 @@ func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 	layer := fs.Int("layer", 1, "layer I (counted from 1) with a 1-D input and output")
 	inputs := fs.String("inputs", "", `Gaussian inputs "μ1:s1,μ2:s2,…" (s a variance) in the units of the figure's input axis (-units); default: -preset`)
 	units := fs.String("units", "original", "original: the data's units where they apply (layer 1's input, the last layer's output; hidden layers are latent); model: the normalised units the model works in")
-	preset := fs.String("preset", montecarlo.PresetPaper, "teaching preset when -inputs is not given: "+strings.Join(montecarlo.PresetNames(), ", "))
+	preset := fs.String("preset", montecarlo.InputSetPaper, "teaching preset when -inputs is not given: "+strings.Join(montecarlo.InputSetNames(), ", "))
 	samples := fs.Int("samples", 20000, "Monte Carlo samples per input")
 	seed := fs.Uint64("seed", 1, "random seed")
 	out := fs.String("o", "", "output file (.svg, .png or .pdf; - for stdout)")
@@ -116,13 +116,13 @@ func runFigureMessages(args []string, stdout, stderr io.Writer) error {
 			ins = montecarlo.InputsToModel(ins, mf.NormX, li)
 		}
 	} else {
-		ps, err := montecarlo.Presets(m, li)
+		ps, err := montecarlo.InputSets(m, li)
 		if err != nil {
 			return badInput("viz figure messages: %v", err)
 		}
 		var ok bool
 		if ins, ok = ps[*preset]; !ok {
-			return badInput("viz figure messages: unknown preset %q (want one of %s)", *preset, strings.Join(montecarlo.PresetNames(), ", "))
+			return badInput("viz figure messages: unknown preset %q (want one of %s)", *preset, strings.Join(montecarlo.InputSetNames(), ", "))
 		}
 	}
 	data, err := montecarlo.MessageFigure(m, li, ins, *samples, *seed)

@@ -12,8 +12,6 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
-
-	"dgpviz/internal/stream"
 )
 
 // command is one subcommand. run parses its own flags from args.
@@ -79,14 +77,14 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "run 'viz COMMAND -h' for a command's flags")
 }
 
-// exitCode prints err (one line, for people: without the package
-// prefixes that errors of other packages may carry, stream.ForPeople) and
-// maps it to an exit status: 0 for success, 2 for bad input, 1 otherwise.
+// exitCode prints err (one line, for people: no error text carries a
+// package prefix, TestErrorTextsAreForPeople) and maps it to an exit
+// status: 0 for success, 2 for bad input, 1 otherwise.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return 0
 	}
-	fmt.Fprintln(stderr, stream.ForPeople(err.Error()))
+	fmt.Fprintln(stderr, err)
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2

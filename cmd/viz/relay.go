@@ -12,7 +12,6 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"dgpviz/internal/relay"
 	"dgpviz/internal/share"
@@ -72,7 +71,7 @@ func (f *natsFlags) connect(cmd string, role relay.Role, url, name string, log *
 	if errors.Is(err, relay.ErrRefused) {
 		return nil, badInput("%s: %v: -nats-creds %s holds no key it accepts for this %s (a relay's is the file viz serve -nats-embed printed), or it wants a client certificate (-nats-tls-cert, -nats-tls-key)", cmd, err, f.creds, role)
 	}
-	if err != nil && f.tls.CA == "" && strings.Contains(err.Error(), "certificate") {
+	if errors.Is(err, relay.ErrUntrusted) && f.tls.CA == "" {
 		return nil, badInput("%s: -nats: %v (a NATS server whose certificate the system does not trust: give its authority's, -nats-tls-ca)", cmd, err)
 	}
 	if err != nil {

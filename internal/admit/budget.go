@@ -5,11 +5,11 @@ import (
 	"runtime"
 	"time"
 
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
-	"dgpviz/internal/views"
 )
 
 // Budget defaults: a session within every other limit (2,000 rows, six
@@ -52,7 +52,7 @@ func EstimateConfig(c Config, n, q, d int) Estimate { return EstimateIn(c, nil, 
 // analyses every row for its frames holds that prediction
 // (view.RowAnalyzer).
 func EstimateSession(c Config, ds *dataset.Dataset, n, q, d int) Estimate {
-	v := views.For(ds, nil)
+	v := allviews.For(ds, nil)
 	restarts := 0
 	if a, ok := v.Preset(nil); ok {
 		restarts = a.Restarts
@@ -63,7 +63,7 @@ func EstimateSession(c Config, ds *dataset.Dataset, n, q, d int) Estimate {
 // EstimateStarted is EstimateSession for a session that starts from a
 // model it is given (a loaded model file, a fork), without restarts.
 func EstimateStarted(c Config, ds *dataset.Dataset, n, q, d int) Estimate {
-	return EstimateIn(c, views.For(ds, nil), ds, n, q, d, 0)
+	return EstimateIn(c, allviews.For(ds, nil), ds, n, q, d, 0)
 }
 
 // Bounds of the undo history. A state holds the model's parameters

@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/share"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
-	"dgpviz/internal/views"
 )
 
 // MaxSpeed is the largest iterations-per-second cap a client may set.
@@ -256,7 +256,7 @@ func WithPreset(c Config, v view.View, def Config, l Limits) Config {
 // that shows ds, when it has one (the latent explorer's and the
 // autoencoder's), capped by the limits; otherwise c as it is.
 func PresetConfig(c Config, ds *dataset.Dataset, l Limits) Config {
-	if v := views.For(ds, nil); hasPreset(v) {
+	if v := allviews.For(ds, nil); hasPreset(v) {
 		return WithPreset(c, v, c, l)
 	}
 	return c
@@ -269,10 +269,10 @@ func PresetConfig(c Config, ds *dataset.Dataset, l Limits) Config {
 // preset, as choosing it in the page's data menu does.
 func LinkPreset(cfg Config, q url.Values, def Config, l Limits, cat *dataset.Catalog) Config {
 	next, cur := cat.Get(cfg.Dataset), cat.Get(def.Dataset)
-	if !q.Has("data") || next == nil || cur != nil && views.Kind(next) == views.Kind(cur) {
+	if !q.Has("data") || next == nil || cur != nil && allviews.Kind(next) == allviews.Kind(cur) {
 		return cfg
 	}
-	p := WithPreset(cfg, views.For(next, nil), def, l)
+	p := WithPreset(cfg, allviews.For(next, nil), def, l)
 	if !q.Has("hidden") {
 		cfg.Hidden = p.Hidden
 	}
@@ -293,7 +293,7 @@ func PresetLimits(l Limits, cat *dataset.Catalog) Limits {
 	}
 	for _, name := range cat.Names() {
 		ds := cat.Get(name)
-		if !hasPreset(views.For(ds, nil)) {
+		if !hasPreset(allviews.For(ds, nil)) {
 			continue
 		}
 		n, q := ds.X.Dims()

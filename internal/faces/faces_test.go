@@ -117,7 +117,7 @@ func TestRenderFormats(t *testing.T) {
 	for k := range tile {
 		tile[k] = float64(40 * k)
 	}
-	f := &Figure{Latent: lat, Height: 3, Width: 2, Lo: 0, Hi: 255, Tiles: []Tile{{X: 1, Y: 0.5, Pixels: tile}}, RowName: "frame"}
+	f := &FigureData{Latent: lat, Height: 3, Width: 2, Lo: 0, Hi: 255, Tiles: []Tile{{X: 1, Y: 0.5, Pixels: tile}}, RowName: "frame"}
 	for _, format := range []string{"png", "svg", "pdf"} {
 		var b bytes.Buffer
 		if err := Render(&b, format, f); err != nil {

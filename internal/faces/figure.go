@@ -14,8 +14,8 @@ import (
 // white over rng (rng empty: over the decoded values' range). dec may be
 // nil when grid is 0. The page's download and `viz figure faces` both draw
 // it.
-func NewFigure(latent *mat.Dense, dec *Decoder, grid int, shape [2]int, rng [2]float64) (*Figure, error) {
-	fig := &Figure{Latent: mat.DenseCopyOf(latent), Height: shape[0], Width: shape[1], Lo: rng[0], Hi: rng[1]}
+func NewFigure(latent *mat.Dense, dec *Decoder, grid int, shape [2]int, rng [2]float64) (*FigureData, error) {
+	fig := &FigureData{Latent: mat.DenseCopyOf(latent), Height: shape[0], Width: shape[1], Lo: rng[0], Hi: rng[1]}
 	if grid <= 0 {
 		return fig, nil
 	}

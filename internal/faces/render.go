@@ -19,8 +19,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Figure is the latent map with image tiles.
-type Figure struct {
+// FigureData is the latent map with image tiles.
+type FigureData struct {
 	Latent        *mat.Dense // N×2 latent means, row i = row i+1 of the data
 	Height, Width int        // image rows and columns (Height·Width = D)
 	Tiles         []Tile     // decoded images at latent positions
@@ -66,7 +66,7 @@ func Grid(latent *mat.Dense, g int) []float64 {
 }
 
 // Render writes the figure in format ("svg", "png" or "pdf").
-func Render(w io.Writer, format string, f *Figure) error {
+func Render(w io.Writer, format string, f *FigureData) error {
 	n, q := f.Latent.Dims()
 	if q != 2 || n == 0 {
 		return fmt.Errorf("latent of %d×%d, want N×2 with N ≥ 1", n, q)
@@ -89,10 +89,10 @@ func Render(w io.Writer, format string, f *Figure) error {
 
 // Draw draws the figure on dc (a slide's body, say): the latent map with
 // its tiles, and the colour bar on the right.
-func Draw(dc draw.Canvas, f *Figure) error {
+func Draw(dc draw.Canvas, f *FigureData) error {
 	n, q := f.Latent.Dims()
 	if q != 2 || n == 0 {
-		return fmt.Errorf("faces: latent of %d×%d, want N×2 with N ≥ 1", n, q)
+		return fmt.Errorf("a latent of %d×%d, want N×2 with N ≥ 1", n, q)
 	}
 	p := plot.New()
 	p.Title.Text = "Latent space of the autoencoding deep GP, with decoded images"

@@ -22,7 +22,7 @@ import (
 // loop in dimensions 1 and 2, whose means spread over tens of their
 // standard deviations, and dimension 3 as the robot's h1 has it, every mean
 // within 1e-12 of 7e-13 and every variance about 156.
-func collapsedFixture(n int) Layer {
+func collapsedFixture(n int) LayerMessages {
 	r := rand.New(rand.NewPCG(3, 3))
 	mean, vr := mat.NewDense(n, 3, nil), mat.NewDense(n, 3, nil)
 	for i := range n {
@@ -34,7 +34,7 @@ func collapsedFixture(n int) Layer {
 		vr.Set(i, 1, 0.02)
 		vr.Set(i, 2, 156+r.NormFloat64())
 	}
-	return Layer{Name: "h1", Mean: mean, Var: vr}
+	return LayerMessages{Name: "h1", Mean: mean, Var: vr}
 }
 
 // TestCollapsed checks the rule against the spreads computed by gonum's
@@ -91,7 +91,7 @@ func TestRenderCollapsed(t *testing.T) {
 		times[i] = float64(i)
 	}
 	var buf bytes.Buffer
-	if err := RenderFigure(&buf, "svg", &Figure{Times: times, Layers: []Layer{l}}); err != nil {
+	if err := RenderFigure(&buf, "svg", &FigureData{Times: times, Layers: []LayerMessages{l}}); err != nil {
 		t.Fatal(err)
 	}
 	svg := buf.String()

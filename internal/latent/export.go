@@ -11,8 +11,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Layer is one layer's messages for export or drawing.
-type Layer struct {
+// LayerMessages is one layer's messages for export or drawing.
+type LayerMessages struct {
 	Name      string     // e.g. "layer1"
 	Mean, Var *mat.Dense // N × Q
 	// Unit is the unit of the means (dataset.UnitName or
@@ -24,7 +24,7 @@ type Layer struct {
 }
 
 // columns returns the names of l's q columns.
-func (l Layer) columns(q int) []string {
+func (l LayerMessages) columns(q int) []string {
 	if len(l.Columns) == q {
 		return l.Columns
 	}
@@ -49,13 +49,13 @@ type Table struct {
 	// TruthNames: for display and judging, never used for fitting.
 	Truth      *mat.Dense
 	TruthNames []string
-	Layers     []Layer // every layer's messages at the rows, in their units
+	Layers     []LayerMessages // every layer's messages at the rows, in their units
 }
 
 // WriteCSV writes the table: the input columns, then split and the ground
 // truth's columns when present, then for every layer its means and variances
 // (layer1_dim1_mean, …, layer1_dim1_var, …, the last layer's by the data's
-// output names, y_ap1_mean: Layer.Columns; layers and dimensions counted
+// output names, y_ap1_mean: LayerMessages.Columns; layers and dimensions counted
 // from 1), every header but split's with its unit (dataset.Header:
 // "time [s]", "layer1_dim1_mean [latent]", "y_ap1_var [dBm²]").
 func WriteCSV(w io.Writer, t Table) error {

@@ -75,9 +75,9 @@ func TestLoopClosureErrors(t *testing.T) {
 
 func TestWriteCSV(t *testing.T) {
 	in := mat.NewDense(2, 1, []float64{0, 1.5})
-	l := Layer{Name: "layer1", Mean: mat.NewDense(2, 2, []float64{1, 2, 3, 4}), Var: mat.NewDense(2, 2, []float64{0.1, 0.2, 0.3, 0.4})}
+	l := LayerMessages{Name: "layer1", Mean: mat.NewDense(2, 2, []float64{1, 2, 3, 4}), Var: mat.NewDense(2, 2, []float64{0.1, 0.2, 0.3, 0.4})}
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, Table{InputNames: []string{"time"}, InputUnit: "s", TruthUnit: "m", Inputs: in, Split: []string{"train", "test"}, Truth: mat.NewDense(2, 2, []float64{1, 2, 3, 4}), TruthNames: []string{"truth_x", "truth_y"}, Layers: []Layer{l}}); err != nil {
+	if err := WriteCSV(&buf, Table{InputNames: []string{"time"}, InputUnit: "s", TruthUnit: "m", Inputs: in, Split: []string{"train", "test"}, Truth: mat.NewDense(2, 2, []float64{1, 2, 3, 4}), TruthNames: []string{"truth_x", "truth_y"}, Layers: []LayerMessages{l}}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()

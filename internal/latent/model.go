@@ -24,9 +24,9 @@ var figureRows = MaxFigureRows
 // training inputs coloured by the first input (time) on the same time scale
 // as the page (up to the last held-out row), scored against the ground
 // truth when ds carries it (see RuleFor) on every row, and drawn at most
-// MaxFigureRows rows (Figure.Note says which). m's inputs are ds's inputs
+// MaxFigureRows rows (FigureData.Note says which). m's inputs are ds's inputs
 // normalised (m.X).
-func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
+func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*FigureData, error) {
 	n, _ := m.X.Dims()
 	if r, _ := ds.X.Dims(); r != n {
 		return nil, fmt.Errorf("the model has %d inputs, the data set %d", n, r)
@@ -36,7 +36,7 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 	for i := 0; i < n; i += every {
 		drawn = append(drawn, i)
 	}
-	f := &Figure{Times: make([]float64, len(drawn)), TimeLabel: withUnit(ds.InputNames[0], ds.InputUnit)}
+	f := &FigureData{Times: make([]float64, len(drawn)), TimeLabel: withUnit(ds.InputNames[0], ds.InputUnit)}
 	for k, i := range drawn {
 		f.Times[k] = ds.X.At(i, 0)
 	}
@@ -59,7 +59,7 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 	// Every row's hidden means, for the scores; the drawn rows' messages.
 	hidden := len(m.Layers) - 1
 	means := make([]*mat.Dense, hidden)
-	layers := make([]Layer, hidden)
+	layers := make([]LayerMessages, hidden)
 	var ev engine.Evaluator
 	next := 0 // the next drawn row's index in drawn
 	err := predictChunks(&ev, m, m.X, func(lo int, msgs []engine.Message) {
@@ -72,7 +72,7 @@ func ModelFigure(m *engine.Model, ds *dataset.Dataset) (*Figure, error) {
 			_, q := msg.Mean.Dims()
 			if means[k] == nil {
 				means[k] = mat.NewDense(n, q, nil)
-				layers[k] = Layer{Name: fmt.Sprintf("h%d", k+1), Mean: mat.NewDense(len(drawn), q, nil), Var: mat.NewDense(len(drawn), q, nil)}
+				layers[k] = LayerMessages{Name: fmt.Sprintf("h%d", k+1), Mean: mat.NewDense(len(drawn), q, nil), Var: mat.NewDense(len(drawn), q, nil)}
 			}
 			means[k].Slice(lo, lo+r, 0, q).(*mat.Dense).Copy(msg.Mean)
 			for d := first; d < next; d++ {
@@ -165,7 +165,7 @@ func ModelTable(m *engine.Model, ds *dataset.Dataset, nx, ny dataset.Normalizer)
 	}
 	for i, msg := range msgs {
 		_, d := msg.Mean.Dims()
-		l := Layer{Name: fmt.Sprintf("layer%d", i+1), Mean: msg.Mean, Var: msg.Var, Unit: dataset.LatentUnit, Columns: dataset.LayerColumns(i, len(msgs), d, ds.OutputNames)}
+		l := LayerMessages{Name: fmt.Sprintf("layer%d", i+1), Mean: msg.Mean, Var: msg.Var, Unit: dataset.LatentUnit, Columns: dataset.LayerColumns(i, len(msgs), d, ds.OutputNames)}
 		if i == len(msgs)-1 {
 			l.Mean, l.Var, l.Unit = ny.UndoMean(msg.Mean), ny.UndoVar(msg.Var), dataset.UnitName(ds.OutputUnit)
 		}

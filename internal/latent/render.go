@@ -14,17 +14,17 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Figure is what the latent-space figure draws: every hidden layer's
+// FigureData is what the latent-space figure draws: every hidden layer's
 // message means as pairwise projections coloured by time, and the ground
 // truth's path in the same colours.
-type Figure struct {
+type FigureData struct {
 	Times     []float64 // N, for the colours (any monotone time axis)
 	TimeLabel string    // the colour bar's title, e.g. "time (s)" ("" : "time")
 	// TimeRange, when not zero, is the colour scale's [lo, hi] (e.g. up to
 	// the last held-out scan, as in the page); else Times' range.
 	TimeRange [2]float64
-	Layers    []Layer   // hidden layers with at least 2 dimensions
-	Scores    []float64 // per layer geometry score (NaN: unknown)
+	Layers    []LayerMessages // hidden layers with at least 2 dimensions
+	Scores    []float64       // per layer geometry score (NaN: unknown)
 	// StdErrs are the scores' standard errors when sampled (0 or absent:
 	// exact).
 	StdErrs []float64
@@ -63,7 +63,7 @@ func Viridis(t float64) color.RGBA {
 // RenderFigure writes the latent-space figure in format ("svg", "png" or
 // "pdf"): one row per layer with its pairwise projections, and the ground
 // truth's path beside the first row.
-func RenderFigure(w io.Writer, format string, f *Figure) error {
+func RenderFigure(w io.Writer, format string, f *FigureData) error {
 	if len(f.Layers) == 0 {
 		return fmt.Errorf("no hidden layer with 2 or more dimensions to draw")
 	}
@@ -220,7 +220,7 @@ func scatter(title, xl, yl string, at func(i int) (float64, float64), n int, col
 // Colours returns the colour of each row (viridis over the first input,
 // f.TimeRange when set, else the range of f.Times) and the scale's ends,
 // for the colour bar.
-func (f *Figure) Colours() (colour func(i int) color.Color, lo, hi float64) {
+func (f *FigureData) Colours() (colour func(i int) color.Color, lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, t := range f.Times {
 		lo, hi = math.Min(lo, t), math.Max(hi, t)
@@ -241,7 +241,7 @@ func (f *Figure) Colours() (colour func(i int) color.Color, lo, hi float64) {
 // means' centre ± 2 of its rows' standard deviations, where the points sit
 // on one line, instead of the means' own range, which would stretch their
 // round-off to fill the axis.
-func priorRange(l Layer, k int) (lo, hi float64) {
+func priorRange(l LayerMessages, k int) (lo, hi float64) {
 	mu, _, sd := spreadOf(l.Mean, l.Var, k)
 	if sd == 0 || math.IsNaN(sd) {
 		sd = 1

@@ -35,7 +35,7 @@ func TestRenderFigure(t *testing.T) {
 		lat.Set(i, 1, path.At(i, 1))
 		lat.Set(i, 2, float64(i))
 	}
-	f := &Figure{Times: times, Layers: []Layer{{Name: "h1", Mean: lat}, {Name: "h2", Mean: lat}}, Scores: []float64{0.9, math.NaN()}, Truth: path}
+	f := &FigureData{Times: times, Layers: []LayerMessages{{Name: "h1", Mean: lat}, {Name: "h2", Mean: lat}}, Scores: []float64{0.9, math.NaN()}, Truth: path}
 	for _, format := range plotkit.Formats {
 		var buf bytes.Buffer
 		if err := RenderFigure(&buf, format, f); err != nil {
@@ -77,12 +77,12 @@ func TestRenderFigure(t *testing.T) {
 	}
 	bad := []struct {
 		name string
-		f    *Figure
+		f    *FigureData
 	}{
-		{"no layers", &Figure{Times: times}},
-		{"1-D layer", &Figure{Times: times, Layers: []Layer{{Name: "h", Mean: mat.NewDense(n, 1, nil)}}}},
-		{"row mismatch", &Figure{Times: times[:10], Layers: []Layer{{Name: "h", Mean: lat}}}},
-		{"ground truth shape", &Figure{Times: times, Layers: []Layer{{Name: "h", Mean: lat}}, Truth: mat.NewDense(n, 1, nil)}},
+		{"no layers", &FigureData{Times: times}},
+		{"1-D layer", &FigureData{Times: times, Layers: []LayerMessages{{Name: "h", Mean: mat.NewDense(n, 1, nil)}}}},
+		{"row mismatch", &FigureData{Times: times[:10], Layers: []LayerMessages{{Name: "h", Mean: lat}}}},
+		{"ground truth shape", &FigureData{Times: times, Layers: []LayerMessages{{Name: "h", Mean: lat}}, Truth: mat.NewDense(n, 1, nil)}},
 	}
 	for _, b := range bad {
 		if err := RenderFigure(&bytes.Buffer{}, "png", b.f); err == nil {

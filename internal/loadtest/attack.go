@@ -116,7 +116,7 @@ func runAttack(ctx context.Context, o Options, t *target, r *Report) error {
 	o.note("connecting %d victims to %s", o.N, u)
 	victims := liveClients(connect(ctx, u, kindNormal, o.N, t0, r))
 	if len(victims) == 0 {
-		return fmt.Errorf("loadtest: no victim session started (%s)", r.DialError)
+		return fmt.Errorf("no victim session started (%s)", r.DialError)
 	}
 	for _, c := range victims {
 		c.start()

@@ -22,7 +22,7 @@ func runSessions(ctx context.Context, o Options, t *target, r *Report) error {
 	if o.Mode == ModeFollowers {
 		ps := connect(ctx, u, kindNormal, 1, t0, r)
 		if presenter = ps[0]; presenter == nil || presenter.share == "" {
-			return fmt.Errorf("loadtest: the presenter's session did not start (no share key)")
+			return fmt.Errorf("the presenter's session did not start (no share key)")
 		}
 		presenter.start()
 		u, kind = t.url+"?follow="+presenter.share, kindFollower

@@ -14,7 +14,7 @@
 // samples (KDE, NewHistogram), measures how far a Gaussian is from the
 // samples (Compare: moment errors, KL divergence and Wasserstein-1
 // distance with Monte Carlo standard errors), and assembles and renders
-// the message figure (MessageFigure, Presets, RenderMessageFigure) and the
+// the message figure (MessageFigure, InputSets, RenderMessageFigure) and the
 // fit figure (FitFigure, RenderFit).
 //
 // Sampling is seeded and reproducible: samples are drawn in fixed chunks

@@ -179,7 +179,7 @@ func MessageFigure(m *engine.Model, layer int, inputs []GaussianInput, samples i
 
 // response fills r from the samples of input in.
 func (l *Layer) response(r *InputResponse, in GaussianInput, samples []float64) error {
-	t := &Terms{Mean: make([]float64, 1), Var: make([]float64, 1), PropagationPerOutput: make([]float64, 1), TrueVar: make([]float64, 1)}
+	t := &InputTerms{Mean: make([]float64, 1), Var: make([]float64, 1), PropagationPerOutput: make([]float64, 1), TrueVar: make([]float64, 1)}
 	if err := l.terms(t, []float64{in.Mean}, []float64{in.Var}, &termsWork{}); err != nil {
 		return err
 	}
@@ -247,54 +247,55 @@ func figureRange(l *Layer, inputs []GaussianInput) [2]float64 {
 	return plotkit.Pad(lo, hi)
 }
 
-// Names of the teaching presets, in the order a page should list them.
+// Names of the input sets, the figure's teaching examples (a page's
+// "presets"), in the order a page should list them.
 const (
-	PresetFar      = "far from the inducing points"
-	PresetBend     = "across a bend"
-	PresetWell     = "well represented"
-	PresetPaper    = "the paper's figure"
-	presetScanSize = 401
+	InputSetFar      = "far from the inducing points"
+	InputSetBend     = "across a bend"
+	InputSetWell     = "well represented"
+	InputSetPaper    = "the paper's figure"
+	inputSetScanSize = 401
 )
 
-// PresetInfo names a teaching preset: Name as commands, URLs and Presets
+// InputSetInfo names an input set: Name as commands, URLs and InputSets
 // use it, Key a short identifier for page elements.
-type PresetInfo struct{ Name, Key string }
+type InputSetInfo struct{ Name, Key string }
 
-// presets lists the presets of Presets in display order.
-var presets = []PresetInfo{{PresetFar, "far"}, {PresetBend, "bend"}, {PresetWell, "well"}, {PresetPaper, "paper"}}
+// inputSets lists the input sets of InputSets in display order.
+var inputSets = []InputSetInfo{{InputSetFar, "far"}, {InputSetBend, "bend"}, {InputSetWell, "well"}, {InputSetPaper, "paper"}}
 
-// PresetList returns the presets of Presets in display order.
-func PresetList() []PresetInfo { return slices.Clone(presets) }
+// InputSetList returns the input sets of InputSets in display order.
+func InputSetList() []InputSetInfo { return slices.Clone(inputSets) }
 
-// PresetNames returns the presets' names in display order.
-func PresetNames() []string {
-	out := make([]string, len(presets))
-	for i, p := range presets {
+// InputSetNames returns the input sets' names in display order.
+func InputSetNames() []string {
+	out := make([]string, len(inputSets))
+	for i, p := range inputSets {
 		out[i] = p.Name
 	}
 	return out
 }
 
-// Presets returns four Gaussian inputs for each teaching preset, chosen
+// InputSets returns four Gaussian inputs for each input set, chosen
 // by scanning the layer's per-input compression and propagation terms
 // over positions around the inducing inputs and the layer's data inputs
 // (the means of layer−1's messages at the model's data, or X itself for
 // layer 0). Widths are in units of a length scale ℓ: the RBF lengthscale,
 // or for a linear kernel a quarter of the input range.
 //
-//   - PresetFar: sd ℓ/4, at the best-represented position and where the
+//   - InputSetFar: sd ℓ/4, at the best-represented position and where the
 //     compression term has risen 20%, 50% and 90% of the way to its
 //     largest value beyond the outermost inducing input.
-//   - PresetBend: sd ℓ/4, at the largest local maxima of the propagation
+//   - InputSetBend: sd ℓ/4, at the largest local maxima of the propagation
 //     term within the input range (at least ℓ/2 apart), filled up with
 //     wider inputs (sd ℓ/2, 3ℓ/4, ℓ) at the largest.
-//   - PresetWell: sd ℓ/8, at the four positions within the input range
+//   - InputSetWell: sd ℓ/8, at the four positions within the input range
 //     with the smallest compression + propagation, at least 1/8 of the
 //     range apart.
-//   - PresetPaper: one of each: well represented (sd ℓ/8), across the
+//   - InputSetPaper: one of each: well represented (sd ℓ/8), across the
 //     main bend (sd ℓ/4), far from the inducing points (sd ℓ/8), and a
 //     wide input over the middle of the range (sd a quarter of the range).
-func Presets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
+func InputSets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
 	l, err := figureLayer(m, layer)
 	if err != nil {
 		return nil, err
@@ -340,8 +341,8 @@ func Presets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
 	// Scan the terms over [lo − 3ℓ, hi + 3ℓ] at sd ℓ/4.
 	sd0 := ell / 4
 	type point struct{ x, comp, prop float64 }
-	scan := make([]point, presetScanSize)
-	t := &Terms{Mean: make([]float64, 1), Var: make([]float64, 1), PropagationPerOutput: make([]float64, 1), TrueVar: make([]float64, 1)}
+	scan := make([]point, inputSetScanSize)
+	t := &InputTerms{Mean: make([]float64, 1), Var: make([]float64, 1), PropagationPerOutput: make([]float64, 1), TrueVar: make([]float64, 1)}
 	var w termsWork
 	a, b := lo-3*ell, hi+3*ell
 	for i := range scan {
@@ -452,7 +453,7 @@ func Presets(m *engine.Model, layer int) (map[string][]GaussianInput, error) {
 	}
 
 	paper := []GaussianInput{wellIn[0], bend[0], in(far[3].Mean, ell/8), in((lo+hi)/2, (hi-lo)/4)}
-	return map[string][]GaussianInput{PresetFar: far, PresetBend: bend, PresetWell: wellIn, PresetPaper: paper}, nil
+	return map[string][]GaussianInput{InputSetFar: far, InputSetBend: bend, InputSetWell: wellIn, InputSetPaper: paper}, nil
 }
 
 // pickApart returns up to k of the candidates, in order, skipping any

@@ -7,13 +7,13 @@ import (
 	"dgpviz/internal/engine"
 )
 
-// FuzzPresets runs the teaching presets on fuzzed one-layer models
+// FuzzInputSets runs the teaching presets on fuzzed one-layer models
 // (lengthscale, variance, noise, an inducing input moved far away, the
 // q(u) mean's scale): they must never panic, and what they return must be
 // finite inputs with positive variance. The seeds include the models that
 // panicked (issue #16: lengthscales of 1e16 and 1e300, inducing points far
 // from the data).
-func FuzzPresets(f *testing.F) {
+func FuzzInputSets(f *testing.F) {
 	f.Add(0.3, 1.0, 0.01, 0.0, 1.0)
 	f.Add(1e16, 1.0, 0.01, 0.0, 1.0)
 	f.Add(1e300, 1.0, 0.01, 0.0, 1.0)
@@ -39,11 +39,11 @@ func FuzzPresets(f *testing.F) {
 		if m.Validate() != nil {
 			return
 		}
-		ps, err := Presets(m, 0)
+		ps, err := InputSets(m, 0)
 		if err != nil {
 			return // a clear error is an answer
 		}
-		for _, name := range PresetNames() {
+		for _, name := range InputSetNames() {
 			if len(ps[name]) != 4 {
 				t.Fatalf("preset %q has %d inputs", name, len(ps[name]))
 			}

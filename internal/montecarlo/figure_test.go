@@ -119,8 +119,8 @@ func TestBadFigureRequests(t *testing.T) {
 		{"one sample", func() error { _, err := MessageFigure(m, 0, ok, 1, 1); return err }, "samples"},
 		{"absurd samples", func() error { _, err := MessageFigure(m, 0, ok, 1<<40, 1); return err }, "samples"},
 		{"nil model", func() error { _, err := MessageFigure(nil, 0, ok, 100, 1); return err }, "nil model"},
-		{"presets multi-D", func() error { _, err := Presets(multi, 1); return err }, "needs 1 and 1"},
-		{"presets range", func() error { _, err := Presets(m, 3); return err }, "out of range"},
+		{"presets multi-D", func() error { _, err := InputSets(multi, 1); return err }, "needs 1 and 1"},
+		{"presets range", func() error { _, err := InputSets(m, 3); return err }, "out of range"},
 		{"render format", func() error {
 			return RenderMessageFigure(new(bytes.Buffer), "gif", &FigureData{Inputs: make([]InputResponse, 1), GP: plotkit.Curve{X: []float64{0, 1}}})
 		}, "format"},
@@ -138,11 +138,11 @@ func TestBadFigureRequests(t *testing.T) {
 // [−1, 1].
 func TestPresets(t *testing.T) {
 	m := engine.StepModel(12)
-	ps, err := Presets(m, 0)
+	ps, err := InputSets(m, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range PresetNames() {
+	for _, name := range InputSetNames() {
 		if len(ps[name]) != 4 {
 			t.Fatalf("preset %q has %d inputs", name, len(ps[name]))
 		}
@@ -153,7 +153,7 @@ func TestPresets(t *testing.T) {
 		}
 	}
 	l := mustLayer(t, m.Layers[0], m.Jitter)
-	terms := func(in GaussianInput) *Terms {
+	terms := func(in GaussianInput) *InputTerms {
 		tm, err := l.Terms([]float64{in.Mean}, []float64{in.Var})
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +162,7 @@ func TestPresets(t *testing.T) {
 	}
 	// Far: the compression term rises input by input, and the last input
 	// is outside the inducing inputs.
-	far := ps[PresetFar]
+	far := ps[InputSetFar]
 	for i := 1; i < 4; i++ {
 		if terms(far[i]).Compression <= terms(far[i-1]).Compression {
 			t.Errorf("far preset: compression does not rise at input %d: %+v", i, far)
@@ -172,12 +172,12 @@ func TestPresets(t *testing.T) {
 		t.Errorf("far preset's last input %v is inside the inducing inputs", far[3].Mean)
 	}
 	// Bend: the main bend of tanh(6x) is at 0 (within a lengthscale/4).
-	if b := ps[PresetBend][0]; math.Abs(b.Mean) > 0.3/4 {
+	if b := ps[InputSetBend][0]; math.Abs(b.Mean) > 0.3/4 {
 		t.Errorf("bend preset's first input at %v, want near 0", b.Mean)
 	}
 	// Well represented: every input has smaller terms than the bend's.
-	tb := terms(ps[PresetBend][0])
-	for _, in := range ps[PresetWell] {
+	tb := terms(ps[InputSetBend][0])
+	for _, in := range ps[InputSetWell] {
 		tw := terms(in)
 		if tw.Compression+tw.Propagation >= tb.Compression+tb.Propagation {
 			t.Errorf("well-represented input %+v has terms %v+%v ≥ the bend's %v+%v", in, tw.Compression, tw.Propagation, tb.Compression, tb.Propagation)
@@ -221,11 +221,11 @@ func checkGolden(t *testing.T, name string, got []byte) {
 // they embed fonts and are compared byte for byte by cmpimg.
 func TestRenderGolden(t *testing.T) {
 	m := engine.StepModel(12)
-	ps, err := Presets(m, 0)
+	ps, err := InputSets(m, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd, err := MessageFigure(m, 0, ps[PresetPaper], 20000, 1)
+	fd, err := MessageFigure(m, 0, ps[InputSetPaper], 20000, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

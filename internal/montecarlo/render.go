@@ -49,7 +49,7 @@ func RenderMessageFigure(w io.Writer, format string, data *FigureData) error {
 // dc, a slide's body, say.
 func DrawMessageFigure(dc draw.Canvas, data *FigureData) error {
 	if data == nil || len(data.Inputs) == 0 || len(data.GP.X) < 2 {
-		return fmt.Errorf("montecarlo: the message figure needs figure data with inputs and a GP curve")
+		return fmt.Errorf("the message figure needs figure data with inputs and a GP curve")
 	}
 	half := (dc.Max.X - dc.Min.X) / 2
 	left := draw.Crop(dc, 0, -half, 0, 0)

@@ -8,7 +8,7 @@ import (
 	"dgpviz/internal/linalg"
 )
 
-// Terms are the analytic quantities of one layer under one Gaussian input
+// InputTerms are the analytic quantities of one layer under one Gaussian input
 // x ~ N(μ, diag s): the Gaussian message, the two penalty terms, and the
 // exact moments of the true response. They are computed from the psi
 // statistics with the engine's formulas:
@@ -21,7 +21,7 @@ import (
 //
 // with A_d = Kuu⁻¹m_d and B_d = Kuu⁻¹S_dKuu⁻¹. The true response of output
 // d has mean exactly mean_d and variance exactly trueVar_d.
-type Terms struct {
+type InputTerms struct {
 	Mean []float64 `json:"mean"` // message mean per output
 	Var  []float64 `json:"var"`  // message variance per output, noise included
 	// Compression is the compression term of this input (all outputs).
@@ -35,7 +35,7 @@ type Terms struct {
 	TrueVar []float64 `json:"true_var"`
 }
 
-// termsWork is scratch for Terms.
+// termsWork is scratch for InputTerms.
 type termsWork struct {
 	psi1, psi2 []float64
 	v          []float64 // Lk⁻¹ψ1ᵀ
@@ -44,11 +44,11 @@ type termsWork struct {
 // Terms returns the message and penalty terms of the layer for the input
 // N(mu, diag s); s may be nil for a certain input. It needs an RBF or
 // linear kernel (the kernels with closed-form psi statistics).
-func (l *Layer) Terms(mu, s []float64) (*Terms, error) {
+func (l *Layer) Terms(mu, s []float64) (*InputTerms, error) {
 	if err := l.checkInput(mu, s); err != nil {
 		return nil, err
 	}
-	t := &Terms{
+	t := &InputTerms{
 		Mean:                 make([]float64, l.d),
 		Var:                  make([]float64, l.d),
 		PropagationPerOutput: make([]float64, l.d),
@@ -78,7 +78,7 @@ func (l *Layer) checkInput(mu, s []float64) error {
 }
 
 // terms fills t (whose slices have length D) for the input N(mu, diag s).
-func (l *Layer) terms(t *Terms, mu, s []float64, w *termsWork) error {
+func (l *Layer) terms(t *InputTerms, mu, s []float64, w *termsWork) error {
 	m, d := l.m, l.d
 	w.psi1 = linalg.Resize(w.psi1, m)
 	w.psi2 = linalg.Resize(w.psi2, m*m)

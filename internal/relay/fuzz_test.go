@@ -49,16 +49,16 @@ func FuzzNATSMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind string, b []byte) {
 		h := share.NewHub(key)
 		if err := h.Take(kind, b); err == nil && kind == "frame" {
-			if got := h.Snapshot().Frame; !bytes.Equal(got, b) {
+			if got := h.Catchup().Frame; !bytes.Equal(got, b) {
 				t.Errorf("the hub took a frame but serves %d other bytes", len(got))
 			}
 		}
-		var snap share.Snapshot
-		snapshotPart(&snap, &nats.Msg{Data: b, Header: nats.Header{hdrKind: []string{kind}}})
-		for _, s := range []share.Snapshot{snap, {Setup: b}, {History: b}, {Presentation: b}, {Frame: b}, {Setup: setup, History: b, Frame: b}} {
+		var snap share.Catchup
+		catchupPart(&snap, &nats.Msg{Data: b, Header: nats.Header{hdrKind: []string{kind}}})
+		for _, s := range []share.Catchup{snap, {Setup: b}, {History: b}, {Presentation: b}, {Frame: b}, {Setup: setup, History: b, Frame: b}} {
 			h.Restore(s)
 		}
-		h.Snapshot()
+		h.Catchup()
 		endReason(b)
 		parseAnnouncement(b)
 		parseWatching(b)

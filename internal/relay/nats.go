@@ -87,6 +87,9 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 	if err == nil {
 		return nc, nil
 	}
+	if untrusted(err) {
+		return nil, fmt.Errorf("NATS at %s: TLS: %w (%s)", url, ErrUntrusted, plain(err))
+	}
 	if tlsFailed(err) {
 		return nil, fmt.Errorf("NATS at %s: TLS: %s", url, plain(err))
 	}
@@ -159,18 +162,26 @@ func refused(err error) bool {
 		errors.Is(err, nats.ErrTLS) || errors.As(err, &op) && op.Op == "remote error" // a TLS alert from the server: "certificate required"
 }
 
-// tlsFailed reports whether err is a TLS failure on our side: the
-// server's certificate does not check, or TLS is required on one side
-// only.
-func tlsFailed(err error) bool {
+// ErrUntrusted is the error of a connection to a NATS server whose
+// certificate does not check: signed by an authority this machine does
+// not trust, for another host, or invalid.
+var ErrUntrusted = errors.New("the server's certificate does not check")
+
+// untrusted reports whether err is ErrUntrusted's cause.
+func untrusted(err error) bool {
 	var (
 		unknown  x509.UnknownAuthorityError
 		hostname x509.HostnameError
 		invalid  x509.CertificateInvalidError
 		verify   *tls.CertificateVerificationError
 	)
-	return errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify) ||
-		errors.Is(err, nats.ErrSecureConnRequired) || errors.Is(err, nats.ErrSecureConnWanted) || errors.Is(err, nats.ErrClientCertOrRootCAsRequired)
+	return errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify)
+}
+
+// tlsFailed reports whether err is another TLS failure on our side: TLS
+// required on one side only.
+func tlsFailed(err error) bool {
+	return errors.Is(err, nats.ErrSecureConnRequired) || errors.Is(err, nats.ErrSecureConnWanted) || errors.Is(err, nats.ErrClientCertOrRootCAsRequired)
 }
 
 // ReconnectWait is how long a lost NATS connection waits between tries.

@@ -125,7 +125,7 @@ func (f *pubFeed) request(m *nats.Msg) {
 		if m.Reply == "" {
 			return
 		}
-		s := f.src.Snapshot()
+		s := f.src.Catchup()
 		info, _ := jsonBytes(s.Info)
 		for _, part := range [joinParts]struct { // at most joinParts: NATS lets no more through (Role.Permissions)
 			kind string

@@ -452,7 +452,7 @@ func (f *feed) run() {
 	defer replies.Unsubscribe()
 
 	var (
-		snap      share.Snapshot
+		snap      share.Catchup
 		joining   bool
 		joinAt    time.Time
 		lastHeard = time.Now()
@@ -464,7 +464,7 @@ func (f *feed) run() {
 		badLogged time.Time
 	)
 	join := func() {
-		snap, joining, joinAt = share.Snapshot{}, true, time.Now()
+		snap, joining, joinAt = share.Catchup{}, true, time.Now()
 		if err := s.nc.PublishRequest(sessionSubject(f.key, "join"), inbox, nil); err != nil {
 			s.log.Debug("NATS join", "err", err)
 		}
@@ -507,7 +507,7 @@ func (f *feed) run() {
 					retryAt = time.Now().Add(time.Second)
 					continue
 				}
-				done, err := snapshotPart(&snap, m)
+				done, err := catchupPart(&snap, m)
 				if err != nil {
 					bad("snapshot", err)
 					continue

@@ -65,9 +65,9 @@ func endReason(b []byte) string {
 	return string(b)
 }
 
-// snapshotPart adds a join answer's message m to snap; done reports the
+// catchupPart adds a join answer's message m to snap; done reports the
 // last part.
-func snapshotPart(snap *share.Snapshot, m *nats.Msg) (done bool, err error) {
+func catchupPart(snap *share.Catchup, m *nats.Msg) (done bool, err error) {
 	kind := m.Header.Get(hdrKind)
 	b := m.Data
 	switch kind {

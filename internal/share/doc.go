@@ -3,7 +3,7 @@
 // mailboxes, paced by what its page has drawn), the session's bound
 // history as values (a train.History, sent to a follower who joins late as
 // a "history" message), the presenter's presentation state, and what a
-// relay reads from beyond the process (Snapshot, Take, Restore), checked
+// relay reads from beyond the process (Catchup, Take, Restore), checked
 // before it is believed.
 //
 // The transport (dgpviz/internal/stream) feeds a session's Hub and answers

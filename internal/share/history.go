@@ -30,11 +30,11 @@ type feedHeader struct {
 	Iter       int            `json:"iter"`    // frame
 	Bound      *float64       `json:"bound"`   // frame; null or absent when it could not be evaluated
 	Likelihood *float64       `json:"likelihood"`
-	Layers     []layerTerms   `json:"layers"` // frame
+	Layers     []headerTerms  `json:"layers"` // frame
 	Sections   []wire.Section `json:"sections"`
 }
 
-type layerTerms struct {
+type headerTerms struct {
 	KL          *float64 `json:"kl"`
 	Compression *float64 `json:"compression"`
 	Propagation *float64 `json:"propagation"`
@@ -155,7 +155,7 @@ func decodeHistory(b []byte) (h train.History, dataID int, err error) {
 	payload := b[4+hl:]
 	read := func(r wire.Ref, n int) ([]float64, error) {
 		if r.I < 0 || r.I >= len(hd.Sections) || hd.Sections[r.I].T != "f32" || hd.Sections[r.I].N != n {
-			return nil, fmt.Errorf("history: section %d is not %d float32 values", r.I, n)
+			return nil, fmt.Errorf("history: section %d is not %d values of type f32", r.I+1, n)
 		}
 		out := make([]float64, n)
 		o := hd.Sections[r.I].O

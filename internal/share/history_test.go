@@ -12,7 +12,7 @@ func frameHead(iter int, bound float64, layers int) feedHeader {
 	h := feedHeader{Type: "frame", Iter: iter, Bound: &bound, Likelihood: &bound}
 	for range layers {
 		kl := 0.5
-		h.Layers = append(h.Layers, layerTerms{KL: &kl})
+		h.Layers = append(h.Layers, headerTerms{KL: &kl})
 	}
 	return h
 }

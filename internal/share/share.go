@@ -20,7 +20,7 @@ import (
 // and relays, which run no model, feed Hubs of their own from it and
 // serve their followers with Hub.Serve, exactly as this server serves its
 // own. A relay that starts following a session asks the presenter's
-// server for a Snapshot (Publisher's ShareSource), which it gives its hub
+// server for a Catchup (Publisher's ShareSource), which it gives its hub
 // with Restore; it checks everything it reads (Take, Restore), since
 // anything that can publish to NATS could have sent it.
 
@@ -47,8 +47,8 @@ type Publisher interface {
 
 // A ShareSource answers relays about one shared session.
 type ShareSource interface {
-	// Snapshot is what a relay's first follower needs at once.
-	Snapshot() Snapshot
+	// Catchup is what a relay's first follower needs at once.
+	Catchup() Catchup
 	// Ask answers a relay's follower's "fork" or "decode" (raw: the
 	// command as the follower sent it) with a text or binary message.
 	Ask(op string, raw []byte) (msg []byte, binary bool)
@@ -57,10 +57,10 @@ type ShareSource interface {
 	Watching(relay string, n int)
 }
 
-// Snapshot is a shared session's latest state: what a follower who joins
+// Catchup is a shared session's latest state: what a follower who joins
 // late gets at once. Its messages are the ones followers get (nil: none
 // yet).
-type Snapshot struct {
+type Catchup struct {
 	Info         ShareInfo
 	Setup        []byte // binary "setup"
 	History      []byte // binary "history" (history.go)
@@ -77,11 +77,11 @@ type ShareInfo struct {
 	PresenterURL string `json:"presenter_url,omitempty"`
 }
 
-// Snapshot returns h's latest state.
-func (h *Hub) Snapshot() Snapshot {
+// Catchup returns h's latest state.
+func (h *Hub) Catchup() Catchup {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := Snapshot{Info: h.info, Setup: h.setup, History: h.historyMsg(), Presentation: h.present, Frame: h.frame.b}
+	s := Catchup{Info: h.info, Setup: h.setup, History: h.historyMsg(), Presentation: h.present, Frame: h.frame.b}
 	if h.state != nil {
 		s.Info.Config = h.state.Config()
 	}
@@ -120,7 +120,7 @@ func (h *Hub) Take(kind string, b []byte) error {
 // starts following, or catches up after NATS came back), after checking
 // every part: what is newer than h's goes to its followers, and the
 // history replaces theirs. On an error h is unchanged.
-func (h *Hub) Restore(s Snapshot) error {
+func (h *Hub) Restore(s Catchup) error {
 	var setup feedHeader
 	var err error
 	if s.Setup != nil {

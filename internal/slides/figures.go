@@ -24,7 +24,7 @@ import (
 // in the data's original units.
 func Fit(w io.Writer, format string, f *fitfigure.FitData, xlabel, ylabel string, cap Caption) error {
 	if f == nil || len(f.Grid.X) < 2 {
-		return fmt.Errorf("slides: the fit has no prediction grid")
+		return fmt.Errorf("the fit has no prediction grid")
 	}
 	layers := "1 layer"
 	if f.Layers > 1 {
@@ -64,15 +64,15 @@ func Fit(w io.Writer, format string, f *fitfigure.FitData, xlabel, ylabel string
 // (the data's original units for the first layer's input and the last
 // layer's output, else the hidden layers' own).
 type LayerData struct {
-	Index, Layers  int // the layer (from 0) and how many there are
-	XLabel, YLabel string
-	GridX          []float64
-	Mean, SDF, SDY []float64 // f's mean, its sd, and its sd with the noise
-	Z, U, USD      []float64
-	InMean, InSD   []float64 // the messages into the layer (sd 0 for the data)
-	OutMean, OutSD []float64 // the messages out of it
-	Y              []float64 // the data's outputs (the last layer), else nil
-	Comp, Prop     []float64 // each datum's penalties (nats), nil when unknown
+	Index, Layers                            int // the layer (from 0) and how many there are
+	XLabel, YLabel                           string
+	GridX                                    []float64
+	Mean, SDF, SDY                           []float64 // f's mean, its sd, and its sd with the noise
+	Z, U, USD                                []float64
+	InMean, InSD                             []float64 // the messages into the layer (sd 0 for the data)
+	OutMean, OutSD                           []float64 // the messages out of it
+	Y                                        []float64 // the data's outputs (the last layer), else nil
+	CompressionPerDatum, PropagationPerDatum []float64 // each datum's penalties (nats), nil when unknown
 }
 
 // RenderLayer writes a layer panel: the function with its bands, the
@@ -143,7 +143,7 @@ func RenderLayer(w io.Writer, format string, ld *LayerData, cap Caption) error {
 		p.Legend.Add("± 2 sd with the noise", swatch{BandWide})
 		p.Legend.Add("inducing points u (± 2 sd)", u)
 		p.Legend.Add("messages out (± 2 sd)", outs)
-		if ld.Comp == nil {
+		if ld.CompressionPerDatum == nil {
 			p.X.Label.Text = ld.XLabel
 			p.Draw(dc)
 			return nil
@@ -154,22 +154,22 @@ func RenderLayer(w io.Writer, format string, ld *LayerData, cap Caption) error {
 		bottom := draw.Crop(dc, 0, 0, 0, -h*0.7)
 		pen := newPlot(ld.XLabel, "penalty (nats)")
 		for i := range ld.InMean {
-			c, pr := ld.Comp[i], ld.Prop[i]
-			cb, err := line([]float64{ld.InMean[i], ld.InMean[i]}, []float64{0, c}, Comp, 2.4)
+			c, pr := ld.CompressionPerDatum[i], ld.PropagationPerDatum[i]
+			cb, err := line([]float64{ld.InMean[i], ld.InMean[i]}, []float64{0, c}, Compression, 2.4)
 			if err != nil {
 				return err
 			}
-			pb, err := line([]float64{ld.InMean[i], ld.InMean[i]}, []float64{c, c + pr}, Prop, 2.4)
+			pb, err := line([]float64{ld.InMean[i], ld.InMean[i]}, []float64{c, c + pr}, Propagation, 2.4)
 			if err != nil {
 				return err
 			}
 			pen.Add(cb, pb)
 		}
-		p.Legend.Add("compression, beneath", swatch{Comp})
-		p.Legend.Add("propagation, beneath", swatch{Prop})
+		p.Legend.Add("compression, beneath", swatch{Compression})
+		p.Legend.Add("propagation, beneath", swatch{Propagation})
 		top2 := 0.0
-		for i := range ld.Comp {
-			top2 = math.Max(top2, ld.Comp[i]+ld.Prop[i])
+		for i := range ld.CompressionPerDatum {
+			top2 = math.Max(top2, ld.CompressionPerDatum[i]+ld.PropagationPerDatum[i])
 		}
 		pen.Y.Min, pen.Y.Max = 0, math.Max(top2, 1e-9)*1.05
 		pen.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: top2, Label: fmt.Sprintf("%.3g", top2)}})
@@ -199,7 +199,7 @@ func RenderLayer(w io.Writer, format string, ld *LayerData, cap Caption) error {
 func Bound(w io.Writer, format string, h *train.History, cap Caption) error {
 	n := len(h.Iter)
 	if n < 2 {
-		return fmt.Errorf("slides: the bound has %d points; a chart needs 2", n)
+		return fmt.Errorf("the bound has %d points; a chart needs 2", n)
 	}
 	lo, hi, low := BoundAxis(h.Bound, h.Likelihood)
 	sub := ""
@@ -215,7 +215,7 @@ func Bound(w io.Writer, format string, h *train.History, cap Caption) error {
 		for k := range top {
 			top[k] = orZero(h.Likelihood[k], h.Bound[k])
 		}
-		colours := []color.RGBA{KL, Comp, Prop}
+		colours := []color.RGBA{KL, Compression, Propagation}
 		terms := [][]float64{h.KL, h.Compression, h.Propagation}
 		for l := 0; l < h.Layers; l++ {
 			for t := 0; t < 3; t++ {
@@ -235,7 +235,7 @@ func Bound(w io.Writer, format string, h *train.History, cap Caption) error {
 				top = bot
 			}
 		}
-		lik, err := line(h.Iter, h.Likelihood, Lik, 1.2, vg.Points(4), vg.Points(2))
+		lik, err := line(h.Iter, h.Likelihood, Likelihood, 1.2, vg.Points(4), vg.Points(2))
 		if err != nil {
 			return err
 		}
@@ -247,8 +247,8 @@ func Bound(w io.Writer, format string, h *train.History, cap Caption) error {
 		p.Legend.Add("bound", bound)
 		p.Legend.Add("likelihood", lik)
 		p.Legend.Add("KL", swatch{withAlpha(KL, 0.75)})
-		p.Legend.Add("compression", swatch{withAlpha(Comp, 0.75)})
-		p.Legend.Add("propagation", swatch{withAlpha(Prop, 0.75)})
+		p.Legend.Add("compression", swatch{withAlpha(Compression, 0.75)})
+		p.Legend.Add("propagation", swatch{withAlpha(Propagation, 0.75)})
 		p.Legend.Add("paler: deeper layers", swatch{withAlpha(Muted, 0.3)})
 		p.Draw(dc)
 		return nil
@@ -320,7 +320,7 @@ type Depth struct {
 // 3 layers side by side on shared axes.
 func RenderDepth(w io.Writer, format string, x []float64, depths []Depth, dataX, dataY []float64, xlabel, ylabel string, cap Caption) error {
 	if len(depths) == 0 || len(x) < 2 {
-		return fmt.Errorf("slides: the depth comparison has no models")
+		return fmt.Errorf("the depth comparison has no models")
 	}
 	return Render(w, format, "Depth: the same data fitted with 1, 2 and 3 layers", "the best of each depth's restarts by the bound; rise: the 10–90 % rise width of the mean (input units)", cap, func(dc draw.Canvas) error {
 		lo, hi := math.Inf(1), math.Inf(-1)
@@ -386,7 +386,7 @@ func Messages(w io.Writer, format string, fd *montecarlo.FigureData, cap Caption
 }
 
 // Faces writes the autoencoder's latent map with decoded tiles as a slide.
-func Faces(w io.Writer, format string, f *faces.Figure, cap Caption) error {
+func Faces(w io.Writer, format string, f *faces.FigureData, cap Caption) error {
 	key := "dots: each row's latent mean, coloured by its index; tiles: the decoder's predictive mean at points of a grid"
 	return Render(w, format, "The autoencoder's latent map", key, cap, func(dc draw.Canvas) error {
 		return faces.Draw(dc, f)
@@ -396,10 +396,10 @@ func Faces(w io.Writer, format string, f *faces.Figure, cap Caption) error {
 // Latent writes the explorer's latent views as a slide: each hidden
 // layer's first two dimensions, and the ground truth when the data carry
 // it, coloured by the first input.
-func Latent(w io.Writer, format string, f *latent.Figure, cap Caption) error {
+func Latent(w io.Writer, format string, f *latent.FigureData, cap Caption) error {
 	n := len(f.Times)
 	if len(f.Layers) == 0 || n == 0 {
-		return fmt.Errorf("slides: no hidden layer with 2 or more dimensions to draw")
+		return fmt.Errorf("no hidden layer with 2 or more dimensions to draw")
 	}
 	colour, lo, hi := f.Colours()
 	label := f.TimeLabel
@@ -422,12 +422,12 @@ func Latent(w io.Writer, format string, f *latent.Figure, cap Caption) error {
 			}
 			ln, err := plotter.NewLine(pts)
 			if err != nil {
-				return fmt.Errorf("slides: %w", err)
+				return fmt.Errorf("%s: %w", title, err)
 			}
 			ln.Color, ln.Width = color.RGBA{R: 0x60, G: 0x60, B: 0x60, A: 0x50}, vg.Points(0.4)
 			sc, err := plotter.NewScatter(pts)
 			if err != nil {
-				return fmt.Errorf("slides: %w", err)
+				return fmt.Errorf("%s: %w", title, err)
 			}
 			sc.GlyphStyleFunc = func(i int) draw.GlyphStyle {
 				return draw.GlyphStyle{Color: colour(i), Radius: vg.Points(1.3), Shape: draw.CircleGlyph{}}

@@ -43,10 +43,10 @@ var (
 func Samples(w io.Writer, format string, s *SamplesData, xlabel, ylabel string, cap Caption) error {
 	g := len(s.X)
 	if g < 2 || len(s.Edges) < 3 || len(s.Density) != g*(len(s.Edges)-1) || len(s.Modes) != g {
-		return fmt.Errorf("slides: the samples' density is malformed")
+		return fmt.Errorf("the samples' density is malformed")
 	}
 	if s.Fit == nil || len(s.Fit.Grid.X) < 2 {
-		return fmt.Errorf("slides: the fit has no prediction grid")
+		return fmt.Errorf("the fit has no prediction grid")
 	}
 	bimodal := 0
 	for _, m := range s.Modes {

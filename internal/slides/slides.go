@@ -35,16 +35,16 @@ const (
 
 // The page's colours (static/plot.js).
 var (
-	Mean     = color.RGBA{R: 0x1d, G: 0x4e, B: 0xd8, A: 0xff}
-	Band     = color.RGBA{R: 0xc3, G: 0xd3, B: 0xf8, A: 0xff} // rgba(37, 99, 235, 0.22) on white
-	BandWide = color.RGBA{R: 0xe6, G: 0xed, B: 0xfd, A: 0xff} // rgba(37, 99, 235, 0.09) on white
-	Inducing = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
-	Data     = color.RGBA{R: 0x11, G: 0x18, B: 0x27, A: 0xff}
-	KL       = color.RGBA{R: 0x0e, G: 0xa5, B: 0xe9, A: 0xff}
-	Comp     = color.RGBA{R: 0xf5, G: 0x9e, B: 0x0b, A: 0xff}
-	Prop     = color.RGBA{R: 0x8b, G: 0x5c, B: 0xf6, A: 0xff}
-	Lik      = color.RGBA{R: 0x04, G: 0x78, B: 0x57, A: 0xff}
-	Muted    = color.RGBA{R: 0x6b, G: 0x77, B: 0x85, A: 0xff}
+	Mean        = color.RGBA{R: 0x1d, G: 0x4e, B: 0xd8, A: 0xff}
+	Band        = color.RGBA{R: 0xc3, G: 0xd3, B: 0xf8, A: 0xff} // rgba(37, 99, 235, 0.22) on white
+	BandWide    = color.RGBA{R: 0xe6, G: 0xed, B: 0xfd, A: 0xff} // rgba(37, 99, 235, 0.09) on white
+	Inducing    = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+	Data        = color.RGBA{R: 0x11, G: 0x18, B: 0x27, A: 0xff}
+	KL          = color.RGBA{R: 0x0e, G: 0xa5, B: 0xe9, A: 0xff}
+	Compression = color.RGBA{R: 0xf5, G: 0x9e, B: 0x0b, A: 0xff}
+	Propagation = color.RGBA{R: 0x8b, G: 0x5c, B: 0xf6, A: 0xff}
+	Likelihood  = color.RGBA{R: 0x04, G: 0x78, B: 0x57, A: 0xff}
+	Muted       = color.RGBA{R: 0x6b, G: 0x77, B: 0x85, A: 0xff}
 )
 
 // Caption is a slide's last line: where the figure comes from.
@@ -97,7 +97,7 @@ func minus(s string) string { return strings.ReplaceAll(s, "-", "−") }
 func Render(w io.Writer, format, title, key string, cap Caption, body func(dc draw.Canvas) error) error {
 	c, err := plotkit.NewCanvas(format, Width, Height)
 	if err != nil {
-		return fmt.Errorf("slides: %w", err)
+		return err
 	}
 	dc := draw.New(c)
 	dc.FillPolygon(color.White, []vg.Point{dc.Min, {X: dc.Max.X, Y: dc.Min.Y}, dc.Max, {X: dc.Min.X, Y: dc.Max.Y}})
@@ -158,7 +158,7 @@ func band(xs, lo, hi []float64, fill color.Color) (*plotter.Polygon, error) {
 	}
 	poly, err := plotter.NewPolygon(pts)
 	if err != nil {
-		return nil, fmt.Errorf("slides: band: %w", err)
+		return nil, fmt.Errorf("band: %w", err)
 	}
 	poly.Color = fill
 	poly.LineStyle.Width = 0
@@ -173,7 +173,7 @@ func line(xs, ys []float64, c color.Color, w float64, dashes ...vg.Length) (*plo
 	}
 	l, err := plotter.NewLine(pts)
 	if err != nil {
-		return nil, fmt.Errorf("slides: line: %w", err)
+		return nil, fmt.Errorf("line: %w", err)
 	}
 	l.Color, l.Width, l.Dashes = c, vg.Points(w), dashes
 	return l, nil
@@ -187,7 +187,7 @@ func dots(xs, ys []float64, c color.Color, r float64) (*plotter.Scatter, error) 
 	}
 	s, err := plotter.NewScatter(pts)
 	if err != nil {
-		return nil, fmt.Errorf("slides: points: %w", err)
+		return nil, fmt.Errorf("points: %w", err)
 	}
 	s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(r), Shape: draw.CircleGlyph{}}
 	return s, nil

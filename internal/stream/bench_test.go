@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"dgpviz/internal/admit"
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/stream/streamtest"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
-	"dgpviz/internal/views"
 	"dgpviz/internal/wire"
 )
 
@@ -63,7 +63,7 @@ func publicationFor(t testing.TB, ds *dataset.Dataset, c train.InitConfig, iters
 		}
 		ev = train.NewEvaluation(res)
 	}
-	v := views.For(ds, view.NewEnv(context.Background(), 300)) // as the test servers (helpers_test.go)
+	v := allviews.For(ds, view.NewEnv(context.Background(), 300)) // as the test servers (helpers_test.go)
 	snap := &view.Snapshot{Model: tr.Model().CloneParams(), Eval: ev, Data: d, Iter: tr.Iter(), Running: true, Version: 1}
 	return &publication{snap: snap, view: v, method: "lbfgs", lr: 0.01, restart: -1}
 }

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"dgpviz/internal/admit"
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream/streamtest"
-	"dgpviz/internal/views"
 
 	"github.com/gorilla/websocket"
 )
@@ -111,7 +111,7 @@ func TestUploadChoosesModelWithinBudget(t *testing.T) {
 	n, q := ds.X.Dims()
 	_, d := ds.Y.Dims()
 	l := e.Srv.limits
-	preset := admit.WithPreset(e.Srv.def, views.For(ds, nil), e.Srv.def, l)
+	preset := admit.WithPreset(e.Srv.def, allviews.For(ds, nil), e.Srv.def, l)
 	if admit.CheckBudget(admit.EstimateSession(preset, ds, n, q, d), l) == nil {
 		t.Fatalf("the preset's %d inducing points fit the budget: nothing to choose", preset.Inducing)
 	}

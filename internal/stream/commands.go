@@ -6,10 +6,10 @@ import (
 	"slices"
 
 	"dgpviz/internal/admit"
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
-	"dgpviz/internal/views"
 	"dgpviz/internal/wire"
 )
 
@@ -56,12 +56,12 @@ func Ops() []string {
 	for _, c := range commands {
 		out = append(out, c.op)
 	}
-	return append(out, views.Ops()...)
+	return append(out, allviews.Ops()...)
 }
 
 // knownOp reports whether op is a command of the session or of a view.
 func knownOp(op string) bool {
-	return lookupCommand(op) != nil || slices.Contains(views.Ops(), op)
+	return lookupCommand(op) != nil || slices.Contains(allviews.Ops(), op)
 }
 
 func lookupCommand(op string) commandHandler {
@@ -255,14 +255,14 @@ func (s *session) cmdArchitecture(c Command) (string, error) {
 
 func (s *session) cmdDataset(c Command) (string, error) {
 	if c.Dataset == nil {
-		return "", fmt.Errorf("dataset: missing \"dataset\" (one of %v)", s.srv.cat.Names())
+		return "", fmt.Errorf("missing \"dataset\" (one of %v)", s.srv.cat.Names())
 	}
 	cfg := s.cfg
 	cfg.Dataset = *c.Dataset
-	if next := s.srv.cat.Get(cfg.Dataset); next != nil && s.data != nil && views.Kind(next) != s.view.Kind() {
+	if next := s.srv.cat.Get(cfg.Dataset); next != nil && s.data != nil && allviews.Kind(next) != s.view.Kind() {
 		// Another view: its preset's architecture, or the server's
 		// default when it has none.
-		cfg = admit.WithPreset(cfg, views.For(next, nil), s.srv.def, s.srv.limits)
+		cfg = admit.WithPreset(cfg, allviews.For(next, nil), s.srv.def, s.srv.limits)
 	}
 	if err := s.build(cfg, false); err != nil {
 		return "", err

@@ -2,7 +2,7 @@
 // only — sessions, the protocol's commands and replies, pacing, edits and
 // undo. The model and its math are the engine's (dgpviz/internal/engine),
 // the optimizer is train's; what a frame shows is the view's
-// (dgpviz/internal/view), chosen by the data's shape (dgpviz/internal/views):
+// (dgpviz/internal/view), chosen by the data's shape (dgpviz/internal/allviews):
 // this package names no data set and computes no figure, score or image.
 // Sharing a session with followers and relays is dgpviz/internal/share's
 // (the session feeds its Hub); what a server takes on is

@@ -394,15 +394,15 @@ type editDelta struct {
 
 // currentTerms returns the terms of the model as it stands (nil when it
 // cannot be evaluated).
-func (s *session) currentTerms() *view.Terms {
-	return view.TermsOf(s.refresh().eval)
+func (s *session) currentTerms() *view.BoundTerms {
+	return view.BoundTermsOf(s.refresh().eval)
 }
 
 // recordEdit makes the readout of the edit command c just made: before is
 // the model's terms before it (nil: unknown), the edited model's are
 // evaluated now (and published with it). A drag keeps its first move's
 // "before" and its number.
-func (s *session) recordEdit(c Command, before *view.Terms) {
+func (s *session) recordEdit(c Command, before *view.BoundTerms) {
 	var e editState
 	prefix := ""
 	top := func(st []editState) {
@@ -434,6 +434,6 @@ func (s *session) recordEdit(c Command, before *view.Terms) {
 		s.editSeq++
 		d.Seq = s.editSeq
 	}
-	d.After = view.TermsOf(s.refresh().eval)
+	d.After = view.BoundTermsOf(s.refresh().eval)
 	s.lastEdit = d
 }

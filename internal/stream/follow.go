@@ -214,8 +214,8 @@ type sharedSession struct {
 	hub *share.Hub
 }
 
-func (s *sharedSession) Snapshot() share.Snapshot {
-	snap := s.hub.Snapshot()
+func (s *sharedSession) Catchup() share.Catchup {
+	snap := s.hub.Catchup()
 	snap.Info.PresenterURL = s.srv.share.PublicURL
 	return snap
 }

@@ -87,7 +87,7 @@ func (f *framer) frame(p *publication) ([]byte, error) {
 	if s.Eval != nil {
 		h.Bound, h.Likelihood = wire.NumPtr(s.Eval.Bound), wire.NumPtr(s.Eval.Likelihood)
 	} else if s.EvalErr != nil {
-		h.EvalError = ForPeople(s.EvalErr.Error())
+		h.EvalError = s.EvalErr.Error()
 	}
 	var e wire.Encoder
 	h.Layers, h.View = f.vf.Frame(&e, s)

@@ -133,7 +133,7 @@ func TestParkedState(t *testing.T) {
 		}
 		u.End()
 	}
-	if _, err := e.Srv.BeginUpload("192.0.2.9", 1<<10); !errors.Is(err, ErrTooOften) || !strings.Contains(ForPeople(err.Error()), "try again in") {
+	if _, err := e.Srv.BeginUpload("192.0.2.9", 1<<10); !errors.Is(err, ErrTooOften) || !strings.Contains(err.Error(), "try again in") {
 		t.Fatalf("upload %d: %v, want too often, saying when", parkBurst+1, err)
 	}
 	if u, err := e.Srv.BeginUpload("192.0.2.10", 1<<10); err != nil {

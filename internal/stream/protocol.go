@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 
 	"dgpviz/internal/admit"
@@ -75,27 +74,8 @@ type reply struct {
 	ShareURL string `json:"share_url,omitempty"`
 }
 
-// packagePrefix matches the package prefixes of this program's errors
-// ("stream: ", "engine: "…), at the start or after another prefix: useful
-// in logs, noise in the page. ForPeople removes them.
-var packagePrefix = regexp.MustCompile(`(^|: )(?:stream|engine|train|linalg|montecarlo|dataset|latent|faces): `)
-
-// ForPeople returns an error text without the package prefixes (but with
-// words such as "message figure: " that say what failed).
-func ForPeople(s string) string {
-	for { // "stream: engine: …": matches cannot overlap, so repeat
-		t := packagePrefix.ReplaceAllString(s, "$1")
-		if t == s {
-			return s
-		}
-		s = t
-	}
-}
-
 func (r reply) bytes() []byte {
 	r.V = ProtocolVersion
-	// Error texts are for people: the page shows them as they are.
-	r.Error = ForPeople(r.Error)
 	b, err := json.Marshal(r)
 	if err != nil { // cannot happen: every field marshals
 		b = fmt.Appendf(nil, `{"v":%d,"type":"error","error":"the server could not encode its reply"}`, ProtocolVersion)

@@ -565,18 +565,3 @@ func TestProtocolEdges(t *testing.T) {
 		}
 	}
 }
-
-// TestForPeople: package prefixes go, words that say what failed stay.
-func TestForPeople(t *testing.T) {
-	for in, want := range map[string]string{
-		"stream: engine: Kuu is not positive definite": "Kuu is not positive definite",
-		"message figure: engine: layer 2 is not 1-D":   "message figure: layer 2 is not 1-D",
-		"optimizer: train: optimizer \"x\"":            "optimizer: optimizer \"x\"",
-		"upstream: timeout":                            "upstream: timeout",
-		"figure: kept":                                 "figure: kept",
-	} {
-		if got := ForPeople(in); got != want {
-			t.Errorf("ForPeople(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

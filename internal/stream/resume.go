@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"dgpviz/internal/admit"
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/engine"
 	"dgpviz/internal/share"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
-	"dgpviz/internal/views"
 )
 
 // Resuming a session. A page whose socket drops (a network blip, a laptop
@@ -217,10 +217,10 @@ func (ss *session) adopt(p *parked) error {
 	if p.restarts != nil {
 		k = len(p.restarts.List)
 	}
-	if err := ss.srv.reserve(ss, admit.EstimateIn(p.cfg, views.For(p.data.Set, nil), p.data.Set, n, q, dy, k).Bytes); err != nil {
+	if err := ss.srv.reserve(ss, admit.EstimateIn(p.cfg, allviews.For(p.data.Set, nil), p.data.Set, n, q, dy, k).Bytes); err != nil {
 		return err
 	}
-	ss.view = views.For(p.data.Set, ss.srv.env)
+	ss.view = allviews.For(p.data.Set, ss.srv.env)
 	tr, err := train.NewTrainer(p.model, ss.view.Optimizer(p.cfg.Trainer(ss.srv.workers, n)))
 	if err != nil {
 		return fmt.Errorf("resuming the optimizer: %w", err)

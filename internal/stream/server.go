@@ -382,7 +382,7 @@ func (ss *session) start(cfg admit.Config, resumed *parked) (ok bool) {
 		return false
 	case err != nil:
 		ss.reply(reply{Type: "error", Op: "connect", Error: err.Error()})
-		ss.fail(closePolicy, ForPeople(err.Error()))
+		ss.fail(closePolicy, err.Error())
 		return false
 	}
 	ss.opt.running = cfg.Play

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"dgpviz/internal/admit"
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/share"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
-	"dgpviz/internal/views"
 
 	"github.com/gorilla/websocket"
 )
@@ -200,7 +200,7 @@ func (s *session) build(cfg admit.Config, newData bool) error {
 	fresh := newData || s.data == nil || s.data.Set != ds
 	d, v := s.data, s.view
 	if fresh {
-		d, v = view.NewData(s.nextDataID(), ds), views.For(ds, s.srv.env)
+		d, v = view.NewData(s.nextDataID(), ds), allviews.For(ds, s.srv.env)
 	}
 	// The budget first (budget.go): the new model is built beside the old
 	// one, and a preset's restarts run side by side.
@@ -409,7 +409,7 @@ func (s *session) handle(c Command) {
 	case "play", "pause", "reset", "architecture", "dataset":
 		s.finishSteps() // these end a step command's run; others interleave with it
 	}
-	var before *view.Terms // the bound's terms before an edit (edits.go)
+	var before *view.BoundTerms // the bound's terms before an edit (edits.go)
 	if op, ok := view.FindOp(s.view, c.Op); editOps[c.Op] || ok && op.Edits {
 		before = s.currentTerms()
 	}

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"dgpviz/internal/admit"
+	"dgpviz/internal/allviews"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/modelfile"
 	"dgpviz/internal/view"
-	"dgpviz/internal/views"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -157,7 +157,7 @@ func (s *Server) ParkData(client string, ds *dataset.Dataset) (token, note strin
 	ds.Name = "data-" + newResumeToken()[:12]
 	// The view the data's shape chooses, with its preset when it has one;
 	// the fit starts as soon as the page opens, as the demo's does.
-	v := views.For(ds, nil)
+	v := allviews.For(ds, nil)
 	cfg := admit.WithPreset(s.def, v, s.def, l)
 	cfg.Dataset = ds.Name
 	cfg.Frozen = slices.Clone(cfg.Frozen)

@@ -96,27 +96,27 @@ func (c InitConfig) withDefaults() (InitConfig, error) {
 	}
 	switch {
 	case c.Inducing < 1 || c.Inducing > engine.MaxInducing:
-		return c, fmt.Errorf("train: %d inducing points, want 1…%d", c.Inducing, engine.MaxInducing)
+		return c, fmt.Errorf("%d inducing points, want 1…%d", c.Inducing, engine.MaxInducing)
 	case !validKernel(c.Kernel):
-		return c, fmt.Errorf("train: kernel %q: want rbf, rbfiso or linear", c.Kernel)
+		return c, fmt.Errorf("kernel %q: want rbf, rbfiso or linear", c.Kernel)
 	case c.InputKernel != "" && !validKernel(c.InputKernel):
-		return c, fmt.Errorf("train: input kernel %q: want rbf, rbfiso or linear", c.InputKernel)
+		return c, fmt.Errorf("input kernel %q: want rbf, rbfiso or linear", c.InputKernel)
 	case !finitePositive(c.HiddenNoise):
-		return c, fmt.Errorf("train: hidden noise %v must be finite and > 0", c.HiddenNoise)
+		return c, fmt.Errorf("hidden noise %v must be finite and > 0", c.HiddenNoise)
 	case !finitePositive(c.OutputNoise):
-		return c, fmt.Errorf("train: output noise %v must be finite and > 0", c.OutputNoise)
+		return c, fmt.Errorf("output noise %v must be finite and > 0", c.OutputNoise)
 	case c.HiddenInit != "auto" && c.HiddenInit != "pca" && c.HiddenInit != "linear":
-		return c, fmt.Errorf("train: hidden init %q: want auto, pca or linear", c.HiddenInit)
+		return c, fmt.Errorf("hidden init %q: want auto, pca or linear", c.HiddenInit)
 	case !finitePositive(c.Jitter):
-		return c, fmt.Errorf("train: jitter %v must be finite and > 0", c.Jitter)
+		return c, fmt.Errorf("jitter %v must be finite and > 0", c.Jitter)
 	case !(c.Perturb >= 0) || math.IsInf(c.Perturb, 0):
-		return c, fmt.Errorf("train: perturbation %v must be finite and ≥ 0", c.Perturb)
+		return c, fmt.Errorf("perturbation %v must be finite and ≥ 0", c.Perturb)
 	case len(c.Hidden)+1 > engine.MaxLayers:
-		return c, fmt.Errorf("train: %d layers, more than the limit of %d layers", len(c.Hidden)+1, engine.MaxLayers)
+		return c, fmt.Errorf("%d layers, more than the limit of %d layers", len(c.Hidden)+1, engine.MaxLayers)
 	}
 	for i, w := range c.Hidden {
 		if w < 1 || w > engine.MaxDim {
-			return c, fmt.Errorf("train: hidden layer %d: width %d, want 1…%d", i, w, engine.MaxDim)
+			return c, fmt.Errorf("hidden layer %d: width %d, want 1…%d", i+1, w, engine.MaxDim)
 		}
 	}
 	if c.OutputInducing < 0 || c.OutputInducing > engine.MaxInducing {
@@ -156,18 +156,18 @@ func Initialize(x, y *mat.Dense, cfg InitConfig) (*engine.Model, error) {
 		return nil, err
 	}
 	if x == nil || y == nil {
-		return nil, fmt.Errorf("train: initialize: x and y are required")
+		return nil, fmt.Errorf("the model needs inputs and outputs")
 	}
 	n, q := x.Dims()
 	ny, dy := y.Dims()
 	if n != ny {
-		return nil, fmt.Errorf("train: initialize: x has %d rows but y has %d", n, ny)
+		return nil, fmt.Errorf("the inputs have %d rows but the outputs %d", n, ny)
 	}
-	if err := engine.CheckFinite(x, "x"); err != nil {
-		return nil, fmt.Errorf("train: initialize: %w", err)
+	if err := engine.CheckFinite(x, "inputs"); err != nil {
+		return nil, fmt.Errorf("cannot start the model: %w", err)
 	}
-	if err := engine.CheckFinite(y, "y"); err != nil {
-		return nil, fmt.Errorf("train: initialize: %w", err)
+	if err := engine.CheckFinite(y, "outputs"); err != nil {
+		return nil, fmt.Errorf("cannot start the model: %w", err)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5851f42d4c957f2d))
 	widths := append(append([]int{q}, cfg.Hidden...), dy)
@@ -214,18 +214,18 @@ func Initialize(x, y *mat.Dense, cfg InitConfig) (*engine.Model, error) {
 		}
 		l, err := initLayer(in, target, n, qi, di, lcfg, ratio, rng)
 		if err != nil {
-			return nil, fmt.Errorf("train: initialize layer %d: %w", i, err)
+			return nil, fmt.Errorf("cannot start layer %d: %w", i+1, err)
 		}
 		m.Layers = append(m.Layers, l)
 		if !last {
 			in, err = layerMean(l, cfg.Jitter, in, n)
 			if err != nil {
-				return nil, fmt.Errorf("train: initialize layer %d: %w", i, err)
+				return nil, fmt.Errorf("cannot start layer %d: %w", i+1, err)
 			}
 		}
 	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("train: initialize: %w", err)
+		return nil, fmt.Errorf("cannot start the model: %w", err)
 	}
 	return m, nil
 }

@@ -73,7 +73,7 @@ func ParseMethod(s string) (Method, error) {
 			return m, nil
 		}
 	}
-	return nil, fmt.Errorf("train: optimizer %q: want lbfgs, adam or svi", s)
+	return nil, fmt.Errorf("optimizer %q: want lbfgs, adam or svi", s)
 }
 
 // MethodVar holds a Method where a concrete variable is decoded: a

@@ -278,14 +278,14 @@ func checkConfig(cfg *TrainerConfig) error {
 		cfg.LearningRate = DefaultLearningRate
 	}
 	if !finitePositive(cfg.LearningRate) {
-		return fmt.Errorf("train: learning rate %v must be finite and > 0", cfg.LearningRate)
+		return fmt.Errorf("learning rate %v must be finite and > 0", cfg.LearningRate)
 	}
 	if cfg.BatchSize < 0 {
-		return fmt.Errorf("train: batch size %d must be ≥ 0", cfg.BatchSize)
+		return fmt.Errorf("batch size %d must be ≥ 0", cfg.BatchSize)
 	}
 	cfg.Method.defaults(cfg)
 	if cfg.Workers < 0 {
-		return fmt.Errorf("train: workers %d must be ≥ 0", cfg.Workers)
+		return fmt.Errorf("workers %d must be ≥ 0", cfg.Workers)
 	}
 	if cfg.TolAbs == 0 {
 		cfg.TolAbs = DefaultTolAbs
@@ -294,7 +294,7 @@ func checkConfig(cfg *TrainerConfig) error {
 		cfg.TolDatum = DefaultTolDatum
 	}
 	if !(cfg.TolDatum > 0) || math.IsInf(cfg.TolDatum, 0) {
-		return fmt.Errorf("train: tolerance %v nats per datum per minute must be finite and > 0", cfg.TolDatum)
+		return fmt.Errorf("tolerance %v nats per datum per minute must be finite and > 0", cfg.TolDatum)
 	}
 	if cfg.Tol == 0 {
 		cfg.Tol = DefaultTol
@@ -306,21 +306,21 @@ func checkConfig(cfg *TrainerConfig) error {
 		cfg.Horizon = DefaultHorizon
 	}
 	if !(cfg.Tol > 0) || math.IsInf(cfg.Tol, 0) {
-		return fmt.Errorf("train: relative tolerance %v must be finite and > 0", cfg.Tol)
+		return fmt.Errorf("relative tolerance %v must be finite and > 0", cfg.Tol)
 	}
 	if !(cfg.TolAbs > 0) || math.IsInf(cfg.TolAbs, 0) {
-		return fmt.Errorf("train: tolerance %v nats must be finite and > 0", cfg.TolAbs)
+		return fmt.Errorf("tolerance %v nats must be finite and > 0", cfg.TolAbs)
 	}
 	if cfg.Window < 1 || cfg.Window > 1_000_000 {
-		return fmt.Errorf("train: window %d, want 1…1000000", cfg.Window)
+		return fmt.Errorf("window %d, want 1…1000000", cfg.Window)
 	}
 	if cfg.Horizon < 1 || cfg.Horizon > 1_000_000_000 {
-		return fmt.Errorf("train: horizon %d, want 1…1000000000", cfg.Horizon)
+		return fmt.Errorf("horizon %d, want 1…1000000000", cfg.Horizon)
 	}
 	frozen := make(map[engine.Group]bool, len(cfg.Frozen))
 	for g, v := range cfg.Frozen {
 		if g < engine.GroupKernel || g > engine.GroupQSqrt {
-			return fmt.Errorf("train: unknown parameter group %d", int(g))
+			return fmt.Errorf("unknown parameter group %d", int(g))
 		}
 		if v {
 			frozen[g] = true
@@ -397,7 +397,7 @@ func sameFrozen(a, b map[engine.Group]bool) bool {
 // resets the optimizer's memory. The trainer takes ownership of m.
 func (t *Trainer) SetModel(m *engine.Model) error {
 	if m == nil {
-		return errors.New("train: nil model")
+		return errors.New("no model")
 	}
 	if err := m.Validate(); err != nil {
 		return err
@@ -570,14 +570,14 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 		copy(t.w[t.qLo:t.qHi], t.qLast)
 	}
 	if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
-		return math.Inf(1), fmt.Errorf("train: the bound is not finite (%v): %w", res.Bound, engine.ErrNotFinite)
+		return math.Inf(1), fmt.Errorf("the bound is not finite (%v): %w", res.Bound, engine.ErrNotFinite)
 	}
 	// A trial point where the bound has lost its precision is a failed
 	// evaluation; the starting point is taken as it is (an edit may land
 	// there, and the steps away from it are checked).
 	if t.have {
 		if err := res.Precise(); err != nil {
-			return math.Inf(1), fmt.Errorf("train: %w", err)
+			return math.Inf(1), err
 		}
 	}
 	if rows == nil {
@@ -592,7 +592,7 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 		_, dp := fromU(u[k], t.layout[i])
 		g[k] = -t.gfull[i] * dp
 		if math.IsNaN(g[k]) || math.IsInf(g[k], 0) {
-			return math.Inf(1), fmt.Errorf("train: the gradient is not finite (%v): %w", g[k], engine.ErrNotFinite)
+			return math.Inf(1), fmt.Errorf("the gradient is not finite (%v): %w", g[k], engine.ErrNotFinite)
 		}
 	}
 	return -res.Bound, nil
@@ -639,7 +639,7 @@ func (t *Trainer) start() (string, int, error) {
 			t.evalOK = false
 		}
 		if !errors.Is(err, engine.ErrNotPositiveDefinite) || t.m.Jitter >= MaxJitter {
-			return strings.Join(events, "; "), evals, fmt.Errorf("train: cannot evaluate the model: %w", err)
+			return strings.Join(events, "; "), evals, fmt.Errorf("cannot evaluate the model: %w", err)
 		}
 		t.m.Jitter = raiseJitter(t.m.Jitter)
 		t.evalOK = false
@@ -674,7 +674,7 @@ func raiseJitter(j float64) float64 {
 func (t *Trainer) Step() (info StepInfo, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("train: optimizer step: %v", r)
+			err = fmt.Errorf("the optimizer step failed: %v", r)
 		}
 	}()
 	ev := t.startEvent

@@ -55,7 +55,7 @@ func (o FitOptions) withDefaults() (FitOptions, error) {
 	}
 	switch {
 	case o.MaxIters < 0:
-		return o, fmt.Errorf("train: %d iterations, want ≥ 0", o.MaxIters)
+		return o, fmt.Errorf("%d iterations, want ≥ 0", o.MaxIters)
 	}
 	return o, nil
 }
@@ -172,7 +172,7 @@ type RestartReport struct {
 // never concurrently.
 func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg TrainerConfig, opt FitOptions, restarts int, progress func(restart int, s StepInfo)) (*engine.Model, int, []RestartReport, error) {
 	if restarts < 1 {
-		return nil, -1, nil, fmt.Errorf("train: %d restarts, want ≥ 1", restarts)
+		return nil, -1, nil, fmt.Errorf("%d restarts, want ≥ 1", restarts)
 	}
 	base, err := icfg.withDefaults()
 	if err != nil {
@@ -268,10 +268,10 @@ func FitRestarts(ctx context.Context, x, y *mat.Dense, icfg InitConfig, tcfg Tra
 		if best < 0 {
 			return nil, -1, reps, err
 		}
-		return models[best], best, reps, fmt.Errorf("train: fit interrupted: %w", err)
+		return models[best], best, reps, fmt.Errorf("fit interrupted: %w", err)
 	}
 	if best < 0 {
-		return nil, -1, reps, fmt.Errorf("train: every restart failed: %w", errors.Join(errs...))
+		return nil, -1, reps, fmt.Errorf("every restart failed: %w", errors.Join(errs...))
 	}
 	return models[best], best, reps, nil
 }

@@ -130,7 +130,7 @@ func (p Preset) Start(ctx context.Context, x, y *mat.Dense, tcfg TrainerConfig, 
 	}
 	m, best, reps, err := FitRestarts(ctx, x, y, p.Init, p.Trainer(tcfg), FitOptions{MaxIters: p.RestartIters}, p.Restarts, progress)
 	if err != nil {
-		return m, reps, fmt.Errorf("train: preset %s: %w", p.Name, err)
+		return m, reps, fmt.Errorf("preset %s: %w", p.Name, err)
 	}
 	_ = best
 	return m, reps, nil

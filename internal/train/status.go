@@ -103,5 +103,5 @@ func (s *Status) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("train: unknown status %q", b)
+	return fmt.Errorf("unknown status %q", b)
 }

@@ -32,22 +32,22 @@ type GridFrame struct {
 // LayerFrame is one layer in a frame: its parameters, its terms of the
 // bound, and the messages out of it (absent where a view leaves them out).
 type LayerFrame struct {
-	Q           int         `json:"q"`
-	D           int         `json:"d"`
-	M           int         `json:"m"`
-	Kernel      KernelFrame `json:"kernel"`
-	Noise       wire.Num    `json:"noise"`
-	KL          *wire.Num   `json:"kl,omitempty"`
-	Compression *wire.Num   `json:"compression,omitempty"`
-	Propagation *wire.Num   `json:"propagation,omitempty"`
-	Mean        *wire.Ref   `json:"mean,omitempty"`
-	Var         *wire.Ref   `json:"var,omitempty"`
-	Comp        *wire.Ref   `json:"comp,omitempty"`
-	Prop        *wire.Ref   `json:"prop,omitempty"`
-	Z           wire.Ref    `json:"z"`
-	UMean       wire.Ref    `json:"u_mean"`
-	UVar        wire.Ref    `json:"u_var"`
-	Grid        *GridFrame  `json:"grid,omitempty"`
+	Q                   int         `json:"q"`
+	D                   int         `json:"d"`
+	M                   int         `json:"m"`
+	Kernel              KernelFrame `json:"kernel"`
+	Noise               wire.Num    `json:"noise"`
+	KL                  *wire.Num   `json:"kl,omitempty"`
+	Compression         *wire.Num   `json:"compression,omitempty"`
+	Propagation         *wire.Num   `json:"propagation,omitempty"`
+	Mean                *wire.Ref   `json:"mean,omitempty"`
+	Var                 *wire.Ref   `json:"var,omitempty"`
+	CompressionPerDatum *wire.Ref   `json:"comp,omitempty"`
+	PropagationPerDatum *wire.Ref   `json:"prop,omitempty"`
+	Z                   wire.Ref    `json:"z"`
+	UMean               wire.Ref    `json:"u_mean"`
+	UVar                wire.Ref    `json:"u_var"`
+	Grid                *GridFrame  `json:"grid,omitempty"`
 }
 
 // LayerParams fills a layer's frame with what depends on its parameters
@@ -85,7 +85,7 @@ func (lf *LayerFrame) SetTerms(e *wire.Encoder, t engine.LayerTerms, perDatum bo
 	lf.KL, lf.Compression, lf.Propagation = wire.NumPtr(t.KL), wire.NumPtr(t.Compression), wire.NumPtr(t.Propagation)
 	if perDatum {
 		comp, prop := e.Arr(t.CompressionPerDatum), e.Arr(t.PropagationPerDatum)
-		lf.Comp, lf.Prop = &comp, &prop
+		lf.CompressionPerDatum, lf.PropagationPerDatum = &comp, &prop
 	}
 }
 

@@ -99,7 +99,7 @@ func LayerSlide(m *engine.Model, ev *train.Evaluation, li int, nx, ny dataset.No
 		}
 	}
 	if li < len(ev.Layers) && len(ev.Layers[li].CompressionPerDatum) == n {
-		ld.Comp, ld.Prop = ev.Layers[li].CompressionPerDatum, ev.Layers[li].PropagationPerDatum
+		ld.CompressionPerDatum, ld.PropagationPerDatum = ev.Layers[li].CompressionPerDatum, ev.Layers[li].PropagationPerDatum
 	}
 	return ld, nil
 }

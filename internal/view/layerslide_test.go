@@ -70,9 +70,9 @@ func TestLayer(t *testing.T) {
 			}
 		}
 		var comp, prop float64
-		for i := range ld.Comp {
-			comp += ld.Comp[i]
-			prop += ld.Prop[i]
+		for i := range ld.CompressionPerDatum {
+			comp += ld.CompressionPerDatum[i]
+			prop += ld.PropagationPerDatum[i]
 		}
 		if lt := r.Layers[li]; math.Abs(comp-lt.Compression) > 1e-6*(1+lt.Compression) || math.Abs(prop-lt.Propagation) > 1e-6*(1+lt.Propagation) {
 			t.Errorf("layer %d: penalties add up to %v and %v, the terms are %v and %v", li+1, comp, prop, lt.Compression, lt.Propagation)

@@ -11,8 +11,8 @@ import (
 // and the optimizer's recovery beside it (docs/protocol.md, "edit"). The
 // transport records it for every edit, its own and the views' ops'.
 
-// Terms is a model's bound and its terms (nats), layer by layer.
-type Terms struct {
+// BoundTerms is a model's bound and its terms (nats), layer by layer.
+type BoundTerms struct {
 	Bound       wire.Num   `json:"bound"`
 	Likelihood  wire.Num   `json:"likelihood"`
 	KL          []wire.Num `json:"kl"`
@@ -20,12 +20,12 @@ type Terms struct {
 	Propagation []wire.Num `json:"propagation"`
 }
 
-// TermsOf returns ev's terms, nil without an evaluation.
-func TermsOf(ev *train.Evaluation) *Terms {
+// BoundTermsOf returns ev's terms, nil without an evaluation.
+func BoundTermsOf(ev *train.Evaluation) *BoundTerms {
 	if ev == nil {
 		return nil
 	}
-	t := &Terms{Bound: wire.Num(ev.Bound), Likelihood: wire.Num(ev.Likelihood)}
+	t := &BoundTerms{Bound: wire.Num(ev.Bound), Likelihood: wire.Num(ev.Likelihood)}
 	for _, l := range ev.Layers {
 		t.KL = append(t.KL, wire.Num(l.KL))
 		t.Compression = append(t.Compression, wire.Num(l.Compression))
@@ -36,11 +36,11 @@ func TermsOf(ev *train.Evaluation) *Terms {
 
 // EditReadout is the last edit's readout (frames' "edit").
 type EditReadout struct {
-	Seq      int    `json:"seq"`   // edits of this session, from 1; a drag is one
-	Label    string `json:"label"` // "move of inducing point 6 of layer 1", "undo of the …"
-	Layer    int    `json:"layer"` // the layer edited (0-based; -1: none in particular)
-	DataEdit bool   `json:"data"`  // the data points were edited
-	Iter     int    `json:"iter"`  // the iteration it was made at
-	Before   *Terms `json:"before,omitempty"`
-	After    *Terms `json:"after,omitempty"` // absent: the edited model cannot be evaluated
+	Seq      int         `json:"seq"`   // edits of this session, from 1; a drag is one
+	Label    string      `json:"label"` // "move of inducing point 6 of layer 1", "undo of the …"
+	Layer    int         `json:"layer"` // the layer edited (0-based; -1: none in particular)
+	DataEdit bool        `json:"data"`  // the data points were edited
+	Iter     int         `json:"iter"`  // the iteration it was made at
+	Before   *BoundTerms `json:"before,omitempty"`
+	After    *BoundTerms `json:"after,omitempty"` // absent: the edited model cannot be evaluated
 }

@@ -18,6 +18,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	d.DisallowUnknownFields()
 	if err := d.Decode(&c); err != nil {
 		var te *json.UnmarshalTypeError
+		// An unknown field has no typed error in encoding/json: its text.
 		if errors.As(err, &te) || strings.HasPrefix(err.Error(), "json: unknown field") {
 			return c, fmt.Errorf("%s", JSONError(err))
 		}

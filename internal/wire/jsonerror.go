@@ -15,6 +15,10 @@ import (
 func JSONError(err error) string {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
+	// encoding/json has no typed error for input that ends early
+	// (json.Unmarshal's SyntaxError says "unexpected end of JSON input")
+	// or for an unknown field (DisallowUnknownFields): its text is all
+	// there is to tell them by.
 	switch {
 	case errors.As(err, &te):
 		what := te.Value

@@ -179,7 +179,7 @@ func (fr *framer) sampled(e *wire.Encoder, s *view.Snapshot, f *facts) ([]view.L
 				t := ev.Layers[i]
 				lf.SetTerms(e, t, false)
 				comp, prop := e.Arr(pick(t.CompressionPerDatum, 1, smp.Train)), e.Arr(pick(t.PropagationPerDatum, 1, smp.Train))
-				lf.Comp, lf.Prop = &comp, &prop
+				lf.CompressionPerDatum, lf.PropagationPerDatum = &comp, &prop
 			}
 			if i < len(ev.Hidden) {
 				h := ev.Hidden[i]

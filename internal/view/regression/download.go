@@ -101,14 +101,14 @@ func (v *View) messagesFigure(buf *bytes.Buffer, format string, d *view.Download
 		ins = parsed
 	}
 	preset := q.Get("preset")
-	if q.Has("preset") && !slices.Contains(montecarlo.PresetNames(), preset) {
-		return view.Bad("unknown preset %q (want one of %s)", wire.Truncate(preset, 40), strings.Join(montecarlo.PresetNames(), ", "))
+	if q.Has("preset") && !slices.Contains(montecarlo.InputSetNames(), preset) {
+		return view.Bad("unknown preset %q (want one of %s)", wire.Truncate(preset, 40), strings.Join(montecarlo.InputSetNames(), ", "))
 	}
 	if ins == nil && preset == "" {
-		preset = montecarlo.PresetPaper
+		preset = montecarlo.InputSetPaper
 	}
 	if preset != "" {
-		ps, err := montecarlo.Presets(m, layer)
+		ps, err := montecarlo.InputSets(m, layer)
 		if err != nil {
 			return view.Bad("presets: %v", err)
 		}
@@ -156,7 +156,7 @@ func fitFigure(buf *bytes.Buffer, format string, d *view.Download, q url.Values)
 	}
 	fd, err := fitfigure.FitFigure(d.Model, d.NormX, d.NormY, 0)
 	if err != nil {
-		return view.Bad("%v", strings.TrimPrefix(err.Error(), "fitfigure: "))
+		return view.Bad("%v", err)
 	}
 	if view.SlideShape(q) {
 		return slides.Fit(buf, format, fd, d.AxisName(true), d.AxisName(false), d.Caption(""))

@@ -40,11 +40,11 @@ const (
 
 // figureRequest is what the worker computes.
 type figureRequest struct {
-	layer   int
-	inputs  []montecarlo.GaussianInput
-	samples int
-	preset  string // the preset that set the inputs, "" for a person's inputs
-	applied int64  // id of the command that set this request
+	layer    int
+	inputs   []montecarlo.GaussianInput
+	samples  int
+	inputSet string // the input set that set the inputs, "" for a person's inputs
+	applied  int64  // id of the command that set this request
 }
 
 // figureState is a session's message-figure request, shared by the
@@ -129,29 +129,29 @@ func (v *View) figureCommand(s view.Session, c wire.Command) (string, error) {
 			}
 			req.inputs = ins
 		case cur != nil && cur.layer == req.layer:
-			req.inputs, req.preset = cur.inputs, cur.preset
+			req.inputs, req.inputSet = cur.inputs, cur.inputSet
 		default:
-			ins, err := presetInputs(m, req.layer, montecarlo.PresetPaper)
+			ins, err := inputSetInputs(m, req.layer, montecarlo.InputSetPaper)
 			if err != nil {
 				return "", err
 			}
-			req.inputs, req.preset = ins, montecarlo.PresetPaper
+			req.inputs, req.inputSet = ins, montecarlo.InputSetPaper
 		}
 	case "message_figure_preset":
 		if c.Inputs != nil {
 			return "", errors.New("message figure preset: unexpected \"inputs\" (use message_figure)")
 		}
 		if c.Name == nil {
-			return "", fmt.Errorf("message figure preset: missing \"name\" (one of %q)", montecarlo.PresetNames())
+			return "", fmt.Errorf("message figure preset: missing \"name\" (one of %q)", montecarlo.InputSetNames())
 		}
-		if !slices.Contains(montecarlo.PresetNames(), *c.Name) {
-			return "", fmt.Errorf("message figure preset: unknown name %q (one of %q)", wire.Truncate(*c.Name, 40), montecarlo.PresetNames())
+		if !slices.Contains(montecarlo.InputSetNames(), *c.Name) {
+			return "", fmt.Errorf("message figure preset: unknown name %q (one of %q)", wire.Truncate(*c.Name, 40), montecarlo.InputSetNames())
 		}
-		ins, err := presetInputs(m, req.layer, *c.Name)
+		ins, err := inputSetInputs(m, req.layer, *c.Name)
 		if err != nil {
 			return "", err
 		}
-		req.inputs, req.preset = ins, *c.Name
+		req.inputs, req.inputSet = ins, *c.Name
 	}
 	st.set(req)
 	if !st.started.Swap(true) {
@@ -161,8 +161,8 @@ func (v *View) figureCommand(s view.Session, c wire.Command) (string, error) {
 		}
 	}
 	what := fmt.Sprintf("%d inputs", len(req.inputs))
-	if req.preset != "" {
-		what = fmt.Sprintf("preset %q", req.preset)
+	if req.inputSet != "" {
+		what = fmt.Sprintf("preset %q", req.inputSet)
 	}
 	return fmt.Sprintf("message figure: layer %d, %s, %d samples each", req.layer+1, what, req.samples), nil
 }
@@ -211,8 +211,8 @@ func checkFigureInputs(in []wire.FigureInput) ([]montecarlo.GaussianInput, error
 	return out, nil
 }
 
-func presetInputs(m *engine.Model, layer int, name string) ([]montecarlo.GaussianInput, error) {
-	ps, err := montecarlo.Presets(m, layer)
+func inputSetInputs(m *engine.Model, layer int, name string) ([]montecarlo.GaussianInput, error) {
+	ps, err := montecarlo.InputSets(m, layer)
 	if err != nil {
 		return nil, fmt.Errorf("message figure preset: %w", err)
 	}
@@ -290,7 +290,7 @@ type figureHeader struct {
 	Layer    int            `json:"layer"`
 	Samples  int            `json:"samples"`
 	Seed     uint64         `json:"seed"`
-	Preset   string         `json:"preset"`
+	InputSet string         `json:"preset"`
 	Error    string         `json:"error,omitempty"`
 	MS       wire.Num       `json:"ms"`
 	Noise    wire.Num       `json:"noise"`
@@ -345,7 +345,7 @@ type mcDens struct {
 
 func (r *figureRequest) header(s *view.Snapshot, seq uint64) *figureHeader {
 	return &figureHeader{V: wire.Version, Type: "message_figure", Seq: seq, Applied: r.applied, DataID: s.Data.ID, Iter: s.Iter,
-		Layer: r.layer, Samples: r.samples, Seed: figureSeed, Preset: r.preset, Inputs: []mcInputResp{}}
+		Layer: r.layer, Samples: r.samples, Seed: figureSeed, InputSet: r.inputSet, Inputs: []mcInputResp{}}
 }
 
 // figureMessage computes the figure of s's model for req and encodes it.

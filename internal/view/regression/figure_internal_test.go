@@ -25,11 +25,11 @@ func BenchmarkMCMessage(b *testing.B) {
 		tr.Step()
 	}
 	snap := &view.Snapshot{Model: tr.Model().Clone(), Data: d, Iter: tr.Iter()}
-	ps, err := montecarlo.Presets(snap.Model, 1)
+	ps, err := montecarlo.InputSets(snap.Model, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := &figureRequest{layer: 1, inputs: ps[montecarlo.PresetPaper], samples: FigureDefaultSamples}
+	req := &figureRequest{layer: 1, inputs: ps[montecarlo.InputSetPaper], samples: FigureDefaultSamples}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := figureMessage(snap, req, 1); err != nil {

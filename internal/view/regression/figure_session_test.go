@@ -112,7 +112,7 @@ func TestMCPresetsAndLive(t *testing.T) {
 	helloKey(t, c)
 	c.FrameAfter(c.Ack(map[string]any{"op": "step", "n": 20}))
 	comp := map[string]float64{}
-	for _, name := range montecarlo.PresetNames() {
+	for _, name := range montecarlo.InputSetNames() {
 		id := c.Ack(map[string]any{"op": "message_figure_preset", "layer": 0, "name": name, "samples": 2000})
 		m := c.FigureAfter(id)
 		if m["preset"] != name || len(streamtest.Get(m, "inputs").([]any)) != 4 {
@@ -122,8 +122,8 @@ func TestMCPresetsAndLive(t *testing.T) {
 			comp[name] = math.Max(comp[name], streamtest.Num(streamtest.Get(m, "inputs", k, "compression")))
 		}
 	}
-	if !(comp[montecarlo.PresetFar] > comp[montecarlo.PresetWell]) {
-		t.Errorf("compression: far %v, well represented %v", comp[montecarlo.PresetFar], comp[montecarlo.PresetWell])
+	if !(comp[montecarlo.InputSetFar] > comp[montecarlo.InputSetWell]) {
+		t.Errorf("compression: far %v, well represented %v", comp[montecarlo.InputSetFar], comp[montecarlo.InputSetWell])
 	}
 	// "message_figure" without inputs keeps the preset's; the figure follows the model.
 	c.Ack(map[string]any{"op": "play"})
@@ -182,7 +182,7 @@ func TestBadFigureCommands(t *testing.T) {
 		{map[string]any{"op": "message_figure", "layer": 0, "name": "x"}, "use message_figure_preset"},
 		{map[string]any{"op": "message_figure_preset", "layer": 0}, "missing \"name\""},
 		{map[string]any{"op": "message_figure_preset", "layer": 0, "name": "everything"}, "unknown name"},
-		{map[string]any{"op": "message_figure_preset", "layer": 5, "name": montecarlo.PresetFar}, "there is no layer 6"},
+		{map[string]any{"op": "message_figure_preset", "layer": 5, "name": montecarlo.InputSetFar}, "there is no layer 6"},
 	}
 	for _, tc := range cases {
 		id := c.Send(tc.cmd)

@@ -1,4 +1,4 @@
-package views
+package allviews
 
 import (
 	"bytes"

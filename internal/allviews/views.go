@@ -1,8 +1,8 @@
-// Package views chooses a data set's view by what the data are: outputs
+// Package allviews chooses a data set's view by what the data are: outputs
 // that are the inputs make an autoencoder, several outputs the latent
 // explorer, one output a regression (see dgpviz/internal/view). It is the
 // one place that knows every view.
-package views
+package allviews
 
 import (
 	"slices"
