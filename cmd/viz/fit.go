@@ -636,12 +636,12 @@ func (p *progress) leftBounds(i int) (lo, hi int, hiKnown bool) {
 	return min(lo, rest), min(hi, rest), hiKnown
 }
 
-// eta says the time left (etaText of timeLeft); "?" before a pace is
-// known.
+// eta says the time left (etaText of timeLeft); "estimating…" before a
+// pace is known.
 func (p *progress) eta(now time.Time) string {
 	lo, hi, hiKnown, ok := p.timeLeft(now)
 	if !ok {
-		return "?"
+		return etaEstimating
 	}
 	return etaText(lo, hi, hiKnown)
 }
@@ -701,23 +701,27 @@ func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 // and 0.10 s after (docs/measurements.md, "The ETA, judged").
 const paceSlack = 2
 
+// etaEstimating is the ETA before the time left is known to within a
+// factor of 2.
+const etaEstimating = "estimating…"
+
 // etaText says the time left, lo to hi seconds (hi unknown unless
-// hiKnown), so that what it says holds whenever the time left is in that
-// range: one time when hi is at most 4 lo (their geometric mean, within a
-// factor of 2 of either end), "at most hi" when lo is 0, "lo to hi", "at
-// least lo" when hi is unknown, and "?" when nothing is.
+// hiKnown). One time, their geometric mean, only when hi is at most 4 lo:
+// then it is within a factor of 2 of every time left between them. Until
+// then it says it is estimating, and what holds so far: "at least lo"
+// when hi is unknown, "at most hi" when lo is 0, else "lo to hi".
 func etaText(lo, hi float64, hiKnown bool) string {
 	switch {
-	case !hiKnown && lo > 0:
-		return "at least " + etaDuration(lo)
-	case !hiKnown:
-		return "?"
-	case hi <= 4*lo:
+	case hiKnown && hi <= 4*lo:
 		return etaDuration(math.Sqrt(lo * hi))
+	case !hiKnown && lo > 0:
+		return etaEstimating + " (at least " + etaDuration(lo) + ")"
+	case !hiKnown:
+		return etaEstimating
 	case lo <= 0:
-		return "at most " + etaDuration(hi)
+		return etaEstimating + " (at most " + etaDuration(hi) + ")"
 	}
-	return etaDuration(lo) + " to " + etaDuration(hi)
+	return etaEstimating + " (" + etaDuration(lo) + " to " + etaDuration(hi) + ")"
 }
 
 // etaDuration rounds seconds to a tenth below 10 s, to seconds above, so
