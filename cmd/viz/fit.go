@@ -155,7 +155,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Float64Var(&f.outputNoise, "output-noise", train.DefaultOutputNoise, "initial likelihood noise variance relative to var(Y)")
 	fs.StringVar(&f.finalQ, "final-q", "optimal", "the final layer's q(u): optimal (kept at its optimum given the rest, on the full data) or parameters (optimised with the rest)")
 	fs.BoolVar(&f.naturalGradient, "natural-gradient", false, "step the hidden layers' q(u) by natural gradients within each L-BFGS step")
-	fs.IntVar(&f.workers, "workers", 0, "goroutines per evaluation (0: share the CPUs between restarts)")
+	fs.IntVar(&f.workers, "workers", 0, "goroutines per evaluation (0: one when the cost model puts an iteration below 0.1 s, else share the CPUs between restarts)")
 	fs.BoolVar(&f.embedData, "embed-data", false, "write the data into the model file even when they are a public data set's (robot, frey); by default the file refers to that data set's file by its checksum, and readers load it from this machine")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&f.trace, "trace", "", "write a CSV file with a row at every check of a stochastic fit: iteration, epochs, CPU and wall seconds of the fit so far (loading and the trace's own predictions excluded), the bound, and the held-out RMSE in the outputs' units of the model the fit would return there (needs a split column)")
@@ -267,7 +267,11 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return badInput("viz fit: %v", err)
 	}
-	tcfg := train.TrainerConfig{Method: method, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: f.workers,
+	workers := f.workers
+	if workers == 0 {
+		workers = evalWorkers(method, x, y, icfg)
+	}
+	tcfg := train.TrainerConfig{Method: method, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: workers,
 		TolDatum: f.tolDatum, TolAbs: f.tolAbs, Tol: f.tol, Window: f.window, Horizon: f.horizon, ExplicitFinalQ: f.finalQ == "parameters", NaturalGradient: f.naturalGradient}
 	if err := tcfg.Check(); err != nil {
 		return badInput("viz fit: %v", err)
@@ -387,6 +391,34 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("viz fit: interrupted after %d iterations; wrote the best model so far (bound %.6g)", final.Iters, final.Bound)
 	}
 	return nil
+}
+
+// oneWorkerBelow is the cost model's time of an iteration
+// (train.EstimateIter) below which a fit evaluates its bound on one
+// goroutine. Its parallel regions are then too short for the evaluator's
+// helpers, which spin between them, to pay for their CPU: measured with
+// viz fit on a busy 2-core machine, two workers cost 37 % more CPU than
+// one on the robot preset (4.3 ms an iteration), 32 % more on a 20,000-row
+// walk's stochastic fit (19 ms a step) and 10 % more on the Frey preset
+// (1.1 s) (docs/measurements.md, "Robot seed 3's CPU").
+const oneWorkerBelow = 100 * time.Millisecond
+
+// evalWorkers is -workers 0's goroutines per evaluation for a fit of the
+// model icfg (with its defaults) by method to x, y: one for a fit whose
+// iterations the cost model puts below oneWorkerBelow, else 0 (the CPUs,
+// shared between restarts).
+func evalWorkers(method train.Method, x, y *mat.Dense, icfg train.InitConfig) int {
+	c, err := icfg.Defaults()
+	if err != nil {
+		return 0
+	}
+	n, q := x.Dims()
+	_, d := y.Dims()
+	widths := append(append([]int{q}, c.Hidden...), d)
+	if train.EstimateIter(method, n, widths, max(c.Inducing, c.OutputInducing), 0).Time < oneWorkerBelow {
+		return 1
+	}
+	return 0
 }
 
 // normaliseData returns the data set's inputs and outputs standardised.
