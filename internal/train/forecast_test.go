@@ -108,8 +108,8 @@ func TestForecast(t *testing.T) {
 // TestForecastBoundsRobot: on the robot preset's seed 3, whose continued fit
 // hovered between 1.1 and 1.9 times the rule's limit for 600 iterations
 // before it stopped (docs/measurements.md, "The ETA, judged"), the
-// iterations left lie within Bounds at every step; without boundsSlack's
-// factor they did not.
+// iterations left lie within Bounds at every step, below and above;
+// without boundsSlack's factor they did not.
 func TestForecastBoundsRobot(t *testing.T) {
 	path, _ := filepath.Abs("../../../shared/data/robot_wireless/uw-floor.txt")
 	if _, err := os.Stat(path); err != nil {
@@ -135,8 +135,8 @@ func TestForecastBoundsRobot(t *testing.T) {
 	n, _ := x.Dims()
 	f := NewForecast(tr.Config().RiseSpan(n))
 	type bounds struct {
-		hi, slow int // hi, and the 1/iterations term without the slack
-		known    bool
+		lo, hi, slow int // lo, hi, and the 1/iterations term without the slack
+		known        bool
 	}
 	var bs []bounds
 	for range DefaultMaxIters {
@@ -145,27 +145,33 @@ func TestForecastBoundsRobot(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Add(s)
-		_, hi, known := f.Bounds()
+		lo, hi, known := f.Bounds()
 		slow := 0
 		if known && s.Expected > s.Limit {
 			slow = int(float64(s.Iter) * (s.Expected/s.Limit - 1))
 		}
-		bs = append(bs, bounds{hi, slow, known})
+		bs = append(bs, bounds{lo, hi, slow, known})
 		if s.Status.Terminated() {
 			break
 		}
 	}
-	total, worst := len(bs), 0.0
+	total, worst, one := len(bs), 0.0, 0
 	for i, b := range bs {
 		left := total - 1 - i
 		if b.known && left > b.hi {
 			t.Errorf("at iteration %d of %d: %d left, more than the bound's %d", i+1, total, left, b.hi)
 		}
+		if left < b.lo {
+			t.Errorf("at iteration %d of %d: %d left, fewer than the bound's %d", i+1, total, left, b.lo)
+		}
+		if b.known && b.hi <= 4*b.lo {
+			one++
+		}
 		if b.slow > 0 {
 			worst = max(worst, float64(left)/float64(b.slow))
 		}
 	}
-	t.Logf("%d iterations; at most %.2f times the 1/iterations term left (boundsSlack %d)", total, worst, boundsSlack)
+	t.Logf("%d iterations; at most %.2f times the 1/iterations term left (boundsSlack %d); bounds within 4× at %d steps", total, worst, boundsSlack, one)
 }
 
 // TestForecastNotBefore: the least iterations left that Bounds gives once
