@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -229,9 +230,9 @@ func blobFacesCSV(n, h, w int) string {
 	return b.String()
 }
 
-// TestNewUserFitStops (item 7): a fit run from a temporary folder stops
-// by itself under the stopping rule, well within -iters, and says so and
-// why. (The robot and Frey presets' stops, which take seconds of CPU, are
+// TestNewUserFitStops (items 7 and 6): a fit run from a temporary folder
+// stops by itself under the stopping rule, well within -iters, and says
+// so and why; its ETA is one time or says it is estimating. (The robot and Frey presets' stops, which take seconds of CPU, are
 // measured by the train package's TestTimeToTarget.)
 func TestNewUserFitStops(t *testing.T) {
 	dir := newUserEnv(t)
@@ -240,5 +241,20 @@ func TestNewUserFitStops(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("viz fit's stderr has no %q:\n%s", want, stderr)
 		}
+	}
+	// Its progress lines' ETA (item 6): one time, or "estimating…" with
+	// what holds so far.
+	eta := regexp.MustCompile(`ETA (estimating…( \((at least |at most )?[0-9.]+m?s( to [0-9.]+m?s)?\))?|[0-9.]+m?s)\)$`)
+	lines := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, "ETA") {
+			lines++
+			if !eta.MatchString(line) {
+				t.Errorf("a progress line's ETA: %q", line)
+			}
+		}
+	}
+	if lines == 0 {
+		t.Errorf("no progress line with an ETA:\n%s", stderr)
 	}
 }
