@@ -618,9 +618,16 @@ type progress struct {
 	// done by then, of the restarts and of the continued fit.
 	first, finalFirst           time.Time
 	firstEvals, finalFirstEvals int
-	caps                        []int // iterations per slot at most
-	forecasts                   []*train.Forecast
-	clock                       func() time.Time // time.Now; tests count evaluations
+	// The continued fit's pace over its last recentSpan, for the least
+	// time: a machine whose load falls may run it faster than its pace
+	// so far (the 20,000-row walk's last 100 steps went 2.5 times as
+	// fast as the whole fit's average, docs/measurements.md).
+	recentAt    time.Time
+	recentEvals int
+	recentPace  float64
+	caps        []int // iterations per slot at most
+	forecasts   []*train.Forecast
+	clock       func() time.Time // time.Now; tests count evaluations
 }
 
 // newProgress reports the progress of restarts fits of at most iters
@@ -682,8 +689,9 @@ func (p *progress) eta(now time.Time) string {
 // hiKnown false when nothing bounds them but the caps); false before a
 // pace is known. An iteration takes one bound evaluation at least, so the
 // least time counts one an iteration at paceSlack times the fastest pace
-// measured (the restarts' together, or the continued fit's own: it may
-// have every core); the most counts each phase's own evaluations per iteration
+// measured (the restarts' together, or the continued fit's own, over its
+// run or its last recentSpan: it may have every core, or a machine less
+// busy); the most counts each phase's own evaluations per iteration
 // so far, at its own pace (a continued fit not begun: one restart's).
 func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 	if p.final == 0 { // a continued fit alone
@@ -694,7 +702,7 @@ func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 		ilo, ihi, known := p.leftBounds(0)
 		pace := float64(e) / el
 		perIter := float64(p.evals[0]) / float64(p.iters[0])
-		return float64(ilo) / (paceSlack * pace), float64(ihi) * perIter / pace, known, true
+		return float64(ilo) / (paceSlack * max(pace, p.recentPace)), float64(ihi) * perIter / pace, known, true
 	}
 	restartIters, restartEvals := 0, 0
 	restartLo, restartHi, known := 0, 0, true
@@ -717,7 +725,7 @@ func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 		fastest, slowest, finalPerIter := pace, pace/float64(p.par), perIter
 		if el := now.Sub(p.finalFirst).Seconds(); !p.finalFirst.IsZero() && el > 0 && p.evals[p.final] > p.finalFirstEvals {
 			own := float64(p.evals[p.final]-p.finalFirstEvals) / el
-			fastest = max(fastest, own) // its first iterations' pace is noisy
+			fastest = max(fastest, own, p.recentPace) // its first iterations' pace is noisy
 			slowest, finalPerIter = own, max(1, float64(p.evals[p.final])/float64(p.iters[p.final]))
 		}
 		flo, fhi, k := p.leftBounds(p.final)
@@ -727,6 +735,10 @@ func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 	}
 	return lo, hi, known, true
 }
+
+// recentSpan is the least time over which the continued fit's recent
+// pace is measured.
+const recentSpan = time.Second
 
 // paceSlack is how many times faster than measured a fit may go on: the
 // Frey preset's continued fit took 0.18 s an iteration over its first 13
@@ -790,6 +802,14 @@ func (p *progress) step(restart int, s train.StepInfo) {
 		p.finalFirst, p.finalFirstEvals = now, p.evals[restart]
 	case restart != p.final && p.first.IsZero():
 		p.first, p.firstEvals = now, p.evals[restart]
+	}
+	if restart == p.final {
+		if el := now.Sub(p.recentAt); p.recentAt.IsZero() || el >= recentSpan {
+			if !p.recentAt.IsZero() {
+				p.recentPace = float64(p.evals[restart]-p.recentEvals) / el.Seconds()
+			}
+			p.recentAt, p.recentEvals = now, p.evals[restart]
+		}
 	}
 	if now.Sub(p.last) < p.interval && !s.Status.Converged() {
 		return

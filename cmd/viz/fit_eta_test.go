@@ -161,3 +161,44 @@ func TestProgressTimeLeft(t *testing.T) {
 	}
 	t.Logf("%d steps, %.1f s by the evaluations' clock; %d ETAs of one time", len(marks), end.Seconds(), singles)
 }
+
+// TestProgressLeastTimeFollowsPace: a continued fit alone whose rule's
+// window (300 iterations) is still filling, timed by a clock on which its
+// first 50 iterations take 200 ms each and the rest 10 ms (a machine whose
+// load fell): once the faster pace has lasted two recentSpans, the least
+// time left follows it and holds at every step; by the pace since the
+// start alone it did not.
+func TestProgressLeastTimeFollowsPace(t *testing.T) {
+	const window, slow = 300, 50
+	fast := 10 * time.Millisecond
+	p := newProgress(io.Discard, 0, 0, 1000, window)
+	var clock time.Duration
+	p.clock = func() time.Time { return time.Unix(0, 0).Add(clock) }
+	step := func(i int) time.Duration {
+		if i <= slow {
+			return 200 * time.Millisecond
+		}
+		return fast
+	}
+	var end time.Duration // when the rule's first measure comes
+	for i := 1; i <= window+1; i++ {
+		end += step(i)
+	}
+	from := slow + int(2*recentSpan/fast)
+	checked := 0
+	for i := 1; i <= window; i++ {
+		clock += step(i)
+		p.step(0, train.StepInfo{Iter: i, Bound: float64(i), Evals: 1, Rise: math.NaN(), Expected: math.NaN(), Limit: 1})
+		lo, _, _, ok := p.timeLeft(p.clock())
+		if !ok || i < from {
+			continue
+		}
+		checked++
+		if left := (end - clock).Seconds(); lo > left*(1+1e-9) {
+			t.Errorf("iteration %d: at least %.3f s, with %.3f s left", i, lo, left)
+		}
+	}
+	if checked != window-from+1 {
+		t.Errorf("a least time at %d steps from iteration %d, want %d", checked, from, window-from+1)
+	}
+}
