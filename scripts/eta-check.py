@@ -7,8 +7,9 @@ runs `VIZ fit ARGS...` with its stderr a terminal (so that the progress
 bar is redrawn every 100 ms), notes when each drawing came, and prints each line's ETA beside the
 time the fit then still had to go (to its last progress line: writing the
 model file is after) and whether the ETA held: one time within a factor
-of 2, "at least", "at most" or "A to B" true. The last line counts those
-that did not hold. docs/measurements.md ("The ETA, judged") has its
+of 2, or, while it is "estimating…", the "at least", "at most" or "A to B"
+it states beside that true. The last lines count those that did not hold
+and say when the first time was stated. docs/measurements.md ("The ETA, judged") has its
 tables.
 """
 import os
@@ -27,7 +28,8 @@ def seconds(s):
 
 def verdict(eta, left):
     """Whether the ETA held with left seconds to go, and how to say it."""
-    if eta == "?":
+    eta = bounds(eta)
+    if eta == "":
         return True, "-"
     if eta.startswith("at least "):
         ok = left >= seconds(eta)
@@ -41,6 +43,13 @@ def verdict(eta, left):
         ok = v == 0 and left < 0.05 or left > 0 and 0.5 <= v / left <= 2
         return ok, f"×{v / left:.2f}" if left > 0 else "end"
     return ok, "holds" if ok else "FALSE"
+
+
+def bounds(eta):
+    """What an ETA states: one time, or what holds while it is estimating
+    ("at least 3s", "at most 40s", "3s to 40s", or "" for nothing yet)."""
+    m = re.fullmatch(r"estimating…(?: \((.*)\))?", eta)
+    return eta if m is None else m.group(1) or ""
 
 
 def main(argv):
@@ -68,16 +77,19 @@ def main(argv):
     if p.wait() != 0 or not lines:
         sys.exit(f"{' '.join(argv[1:])}: exit status {p.returncode}, {len(lines)} progress lines")
     end = lines[-1][0]
-    bad, forms, most, least = 0, {}, [], []
+    bad, forms, most, least, ones = 0, {}, [], [], []
     for t, eta, line in lines:
         ok, say = verdict(eta, end - t)
         bad += not ok
-        form = "?" if eta == "?" else " ".join(eta.split()[:2]) if eta.startswith("at ") else "A to B" if " to " in eta else "one time"
+        b = bounds(eta)
+        form = "nothing" if b == "" else " ".join(b.split()[:2]) if b.startswith("at ") else "A to B" if " to " in b else "one time"
+        if form == "one time":
+            ones.append((t, end - t, seconds(b)))
         forms[form] = forms.get(form, 0) + 1
         if form == "at most" and end - t >= 1:
-            most.append(seconds(eta) / (end - t))
+            most.append(seconds(b) / (end - t))
         if form == "at least" and end - t >= 1:
-            least.append(seconds(eta) / (end - t))
+            least.append(seconds(b) / (end - t))
         it = re.search(r"iter (\d+)/", line)
         print(f"{t:7.1f} s  {end - t:7.1f} s left  ETA {eta:>20}  {say:>6}  iteration {it.group(1) if it else '?'}")
     print(f"{len(lines)} lines in {end:.1f} s, {bad} ETAs that did not hold; forms {forms}", end="")
@@ -86,6 +98,11 @@ def main(argv):
             r.sort()
             print(f"; {form} ÷ time left (1 s or more left): median {r[len(r) // 2]:.2f}, range {r[0]:.2f}–{r[-1]:.2f}", end="")
     print()
+    if ones:
+        t, left, _ = ones[0]
+        r = [v / l for _, l, v in ones if l > 0]
+        span = f", ETA ÷ time left {min(r):.2f}–{max(r):.2f}" if r else ""
+        print(f"first time stated at {t:.1f} s with {left:.1f} s left ({100 * left / end:.0f} % of the fit){span}")
 
 
 if __name__ == "__main__":

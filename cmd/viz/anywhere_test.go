@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -17,10 +18,11 @@ import (
 )
 
 // Model files as a new user meets them: fitted in one folder, used from
-// another (a temporary folder with no checkout and no ../shared beside it).
+// another (a temporary folder with no checkout and no ../shared beside it),
+// by viz run as its own process there (vizProc).
 
-// vizIn runs viz with args in the folder dir and returns its standard
-// output, failing the test on an error.
+// vizIn runs viz with args as a process in the folder dir and returns its
+// standard output, failing the test on an error.
 func vizIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	out, err := vizErrIn(t, dir, args...)
@@ -30,17 +32,15 @@ func vizIn(t *testing.T, dir string, args ...string) string {
 	return out
 }
 
-// vizErrIn runs viz with args in the folder dir; its error carries what
-// viz wrote to standard error.
+// vizErrIn runs viz with args as a process in the folder dir; its error
+// carries what viz wrote to standard error.
 func vizErrIn(t *testing.T, dir string, args ...string) (string, error) {
 	t.Helper()
-	t.Chdir(dir)
-	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), args, &stdout, &stderr)
+	stdout, stderr, err := vizProc(t, dir, args...)
 	if err != nil {
-		return stdout.String(), fmt.Errorf("%w (stderr: %s)", err, stderr.String())
+		return stdout, fmt.Errorf("%w (stderr: %s)", err, stderr)
 	}
-	return stdout.String(), nil
+	return stdout, nil
 }
 
 // modelDatasetSection returns the dataset section of the model file at path.
@@ -230,7 +230,9 @@ func TestDataGetOffline(t *testing.T) {
 		f.Attempts = 1
 		f.Client = offlineClient()
 	}
-	_, err := vizErrIn(t, t.TempDir(), "data", "get", "robot")
+	// In this process, whose fetcher is offline: from a folder of its own.
+	t.Chdir(t.TempDir())
+	err := run(context.Background(), []string{"data", "get", "robot"}, io.Discard, io.Discard)
 	for _, part := range []string{"-data robot:PATH", filepath.Join(cache, "robot_wireless", "uw-floor.txt"), "DGPVIZ_DATA"} {
 		if err == nil || !strings.Contains(err.Error(), part) {
 			t.Errorf("viz data get offline: %v; want it to say %q", err, part)

@@ -155,7 +155,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Float64Var(&f.outputNoise, "output-noise", train.DefaultOutputNoise, "initial likelihood noise variance relative to var(Y)")
 	fs.StringVar(&f.finalQ, "final-q", "optimal", "the final layer's q(u): optimal (kept at its optimum given the rest, on the full data) or parameters (optimised with the rest)")
 	fs.BoolVar(&f.naturalGradient, "natural-gradient", false, "step the hidden layers' q(u) by natural gradients within each L-BFGS step")
-	fs.IntVar(&f.workers, "workers", 0, "goroutines per evaluation (0: share the CPUs between restarts)")
+	fs.IntVar(&f.workers, "workers", 0, "goroutines per evaluation (0: one when the cost model puts an iteration below 0.1 s, else share the CPUs between restarts)")
 	fs.BoolVar(&f.embedData, "embed-data", false, "write the data into the model file even when they are a public data set's (robot, frey); by default the file refers to that data set's file by its checksum, and readers load it from this machine")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&f.trace, "trace", "", "write a CSV file with a row at every check of a stochastic fit: iteration, epochs, CPU and wall seconds of the fit so far (loading and the trace's own predictions excluded), the bound, and the held-out RMSE in the outputs' units of the model the fit would return there (needs a split column)")
@@ -267,7 +267,11 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return badInput("viz fit: %v", err)
 	}
-	tcfg := train.TrainerConfig{Method: method, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: f.workers,
+	workers := f.workers
+	if workers == 0 {
+		workers = evalWorkers(method, x, y, icfg)
+	}
+	tcfg := train.TrainerConfig{Method: method, LearningRate: f.lr, BatchSize: f.batch, Frozen: frozen, Seed: f.seed, Workers: workers,
 		TolDatum: f.tolDatum, TolAbs: f.tolAbs, Tol: f.tol, Window: f.window, Horizon: f.horizon, ExplicitFinalQ: f.finalQ == "parameters", NaturalGradient: f.naturalGradient}
 	if err := tcfg.Check(); err != nil {
 		return badInput("viz fit: %v", err)
@@ -387,6 +391,34 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("viz fit: interrupted after %d iterations; wrote the best model so far (bound %.6g)", final.Iters, final.Bound)
 	}
 	return nil
+}
+
+// oneWorkerBelow is the cost model's time of an iteration
+// (train.EstimateIter) below which a fit evaluates its bound on one
+// goroutine. Its parallel regions are then too short for the evaluator's
+// helpers, which spin between them, to pay for their CPU: measured with
+// viz fit on a busy 2-core machine, two workers cost 37 % more CPU than
+// one on the robot preset (4.3 ms an iteration), 32 % more on a 20,000-row
+// walk's stochastic fit (19 ms a step) and 10 % more on the Frey preset
+// (1.1 s) (docs/measurements.md, "Robot seed 3's CPU").
+const oneWorkerBelow = 100 * time.Millisecond
+
+// evalWorkers is -workers 0's goroutines per evaluation for a fit of the
+// model icfg (with its defaults) by method to x, y: one for a fit whose
+// iterations the cost model puts below oneWorkerBelow, else 0 (the CPUs,
+// shared between restarts).
+func evalWorkers(method train.Method, x, y *mat.Dense, icfg train.InitConfig) int {
+	c, err := icfg.Defaults()
+	if err != nil {
+		return 0
+	}
+	n, q := x.Dims()
+	_, d := y.Dims()
+	widths := append(append([]int{q}, c.Hidden...), d)
+	if train.EstimateIter(method, n, widths, max(c.Inducing, c.OutputInducing), 0).Time < oneWorkerBelow {
+		return 1
+	}
+	return 0
 }
 
 // normaliseData returns the data set's inputs and outputs standardised.
@@ -586,9 +618,16 @@ type progress struct {
 	// done by then, of the restarts and of the continued fit.
 	first, finalFirst           time.Time
 	firstEvals, finalFirstEvals int
-	caps                        []int // iterations per slot at most
-	forecasts                   []*train.Forecast
-	clock                       func() time.Time // time.Now; tests count evaluations
+	// The continued fit's pace over its last recentSpan, for the least
+	// time: a machine whose load falls may run it faster than its pace
+	// so far (the 20,000-row walk's last 100 steps went 2.5 times as
+	// fast as the whole fit's average, docs/measurements.md).
+	recentAt    time.Time
+	recentEvals int
+	recentPace  float64
+	caps        []int // iterations per slot at most
+	forecasts   []*train.Forecast
+	clock       func() time.Time // time.Now; tests count evaluations
 }
 
 // newProgress reports the progress of restarts fits of at most iters
@@ -636,12 +675,12 @@ func (p *progress) leftBounds(i int) (lo, hi int, hiKnown bool) {
 	return min(lo, rest), min(hi, rest), hiKnown
 }
 
-// eta says the time left (etaText of timeLeft); "?" before a pace is
-// known.
+// eta says the time left (etaText of timeLeft); "estimating…" before a
+// pace is known.
 func (p *progress) eta(now time.Time) string {
 	lo, hi, hiKnown, ok := p.timeLeft(now)
 	if !ok {
-		return "?"
+		return etaEstimating
 	}
 	return etaText(lo, hi, hiKnown)
 }
@@ -650,8 +689,9 @@ func (p *progress) eta(now time.Time) string {
 // hiKnown false when nothing bounds them but the caps); false before a
 // pace is known. An iteration takes one bound evaluation at least, so the
 // least time counts one an iteration at paceSlack times the fastest pace
-// measured (the restarts' together, or the continued fit's own: it may
-// have every core); the most counts each phase's own evaluations per iteration
+// measured (the restarts' together, or the continued fit's own, over its
+// run or its last recentSpan: it may have every core, or a machine less
+// busy); the most counts each phase's own evaluations per iteration
 // so far, at its own pace (a continued fit not begun: one restart's).
 func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 	if p.final == 0 { // a continued fit alone
@@ -662,7 +702,7 @@ func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 		ilo, ihi, known := p.leftBounds(0)
 		pace := float64(e) / el
 		perIter := float64(p.evals[0]) / float64(p.iters[0])
-		return float64(ilo) / (paceSlack * pace), float64(ihi) * perIter / pace, known, true
+		return float64(ilo) / (paceSlack * max(pace, p.recentPace)), float64(ihi) * perIter / pace, known, true
 	}
 	restartIters, restartEvals := 0, 0
 	restartLo, restartHi, known := 0, 0, true
@@ -685,7 +725,7 @@ func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 		fastest, slowest, finalPerIter := pace, pace/float64(p.par), perIter
 		if el := now.Sub(p.finalFirst).Seconds(); !p.finalFirst.IsZero() && el > 0 && p.evals[p.final] > p.finalFirstEvals {
 			own := float64(p.evals[p.final]-p.finalFirstEvals) / el
-			fastest = max(fastest, own) // its first iterations' pace is noisy
+			fastest = max(fastest, own, p.recentPace) // its first iterations' pace is noisy
 			slowest, finalPerIter = own, max(1, float64(p.evals[p.final])/float64(p.iters[p.final]))
 		}
 		flo, fhi, k := p.leftBounds(p.final)
@@ -696,28 +736,36 @@ func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 	return lo, hi, known, true
 }
 
+// recentSpan is the least time over which the continued fit's recent
+// pace is measured.
+const recentSpan = time.Second
+
 // paceSlack is how many times faster than measured a fit may go on: the
 // Frey preset's continued fit took 0.18 s an iteration over its first 13
 // and 0.10 s after (docs/measurements.md, "The ETA, judged").
 const paceSlack = 2
 
+// etaEstimating is the ETA before the time left is known to within a
+// factor of 2.
+const etaEstimating = "estimating…"
+
 // etaText says the time left, lo to hi seconds (hi unknown unless
-// hiKnown), so that what it says holds whenever the time left is in that
-// range: one time when hi is at most 4 lo (their geometric mean, within a
-// factor of 2 of either end), "at most hi" when lo is 0, "lo to hi", "at
-// least lo" when hi is unknown, and "?" when nothing is.
+// hiKnown). One time, their geometric mean, only when hi is at most 4 lo:
+// then it is within a factor of 2 of every time left between them. Until
+// then it says it is estimating, and what holds so far: "at least lo"
+// when hi is unknown, "at most hi" when lo is 0, else "lo to hi".
 func etaText(lo, hi float64, hiKnown bool) string {
 	switch {
-	case !hiKnown && lo > 0:
-		return "at least " + etaDuration(lo)
-	case !hiKnown:
-		return "?"
-	case hi <= 4*lo:
+	case hiKnown && hi <= 4*lo:
 		return etaDuration(math.Sqrt(lo * hi))
+	case !hiKnown && lo > 0:
+		return etaEstimating + " (at least " + etaDuration(lo) + ")"
+	case !hiKnown:
+		return etaEstimating
 	case lo <= 0:
-		return "at most " + etaDuration(hi)
+		return etaEstimating + " (at most " + etaDuration(hi) + ")"
 	}
-	return etaDuration(lo) + " to " + etaDuration(hi)
+	return etaEstimating + " (" + etaDuration(lo) + " to " + etaDuration(hi) + ")"
 }
 
 // etaDuration rounds seconds to a tenth below 10 s, to seconds above, so
@@ -754,6 +802,14 @@ func (p *progress) step(restart int, s train.StepInfo) {
 		p.finalFirst, p.finalFirstEvals = now, p.evals[restart]
 	case restart != p.final && p.first.IsZero():
 		p.first, p.firstEvals = now, p.evals[restart]
+	}
+	if restart == p.final {
+		if el := now.Sub(p.recentAt); p.recentAt.IsZero() || el >= recentSpan {
+			if !p.recentAt.IsZero() {
+				p.recentPace = float64(p.evals[restart]-p.recentEvals) / el.Seconds()
+			}
+			p.recentAt, p.recentEvals = now, p.evals[restart]
+		}
 	}
 	if now.Sub(p.last) < p.interval && !s.Status.Converged() {
 		return

@@ -12,18 +12,20 @@ import (
 )
 
 // TestETAText: each form says what holds of every time left between lo
-// and hi, and one time only where it is within a factor of 2 of both.
+// and hi, and one time only where it is within a factor of 2 of both;
+// otherwise it says it is estimating.
 func TestETAText(t *testing.T) {
 	for _, tc := range []struct {
 		lo, hi  float64
 		hiKnown bool
 		want    string
 	}{
-		{0, 0, false, "?"},
-		{12.3, 0, false, "at least 12s"},
-		{0.34, 0, false, "at least 300ms"},
-		{0, 40.2, true, "at most 40s"},
-		{2, 40, true, "2s to 40s"},
+		{0, 0, false, "estimating…"},
+		{12.3, 0, false, "estimating… (at least 12s)"},
+		{0.34, 0, false, "estimating… (at least 300ms)"},
+		{0, 40.2, true, "estimating… (at most 40s)"},
+		{2, 40, true, "estimating… (2s to 40s)"},
+		{2, 8.1, true, "estimating… (2s to 8.1s)"},
 		{3, 12, true, "6s"},
 		{20, 20, true, "20s"},
 		{0.5, 1.5, true, "900ms"},
@@ -58,7 +60,7 @@ func TestETAText(t *testing.T) {
 // cores, then the continued fit alone), as the step data's preset-like
 // fit goes on: two restarts of 200 iterations, the better one then to the
 // stopping rule. At every step the time then left lies within the bounds
-// the ETA states.
+// the ETA states, and where it states one time, within a factor of 2 of it.
 func TestProgressTimeLeft(t *testing.T) {
 	ds := dataset.Step()
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
@@ -149,10 +151,54 @@ func TestProgressTimeLeft(t *testing.T) {
 		}
 		if mk.hiKnown && mk.hi <= 4*mk.lo {
 			singles++
+			if eta := math.Sqrt(mk.lo * mk.hi); left > 0 && (eta < left/2 || eta > 2*left) {
+				t.Errorf("slot %d iteration %d: an ETA of %.3f s with %.3f s left", mk.slot+1, mk.iteration, eta, left)
+			}
 		}
 	}
 	if stated < len(marks)-2 {
 		t.Errorf("an ETA at %d of %d steps", stated, len(marks))
 	}
 	t.Logf("%d steps, %.1f s by the evaluations' clock; %d ETAs of one time", len(marks), end.Seconds(), singles)
+}
+
+// TestProgressLeastTimeFollowsPace: a continued fit alone whose rule's
+// window (300 iterations) is still filling, timed by a clock on which its
+// first 50 iterations take 200 ms each and the rest 10 ms (a machine whose
+// load fell): once the faster pace has lasted two recentSpans, the least
+// time left follows it and holds at every step; by the pace since the
+// start alone it did not.
+func TestProgressLeastTimeFollowsPace(t *testing.T) {
+	const window, slow = 300, 50
+	fast := 10 * time.Millisecond
+	p := newProgress(io.Discard, 0, 0, 1000, window)
+	var clock time.Duration
+	p.clock = func() time.Time { return time.Unix(0, 0).Add(clock) }
+	step := func(i int) time.Duration {
+		if i <= slow {
+			return 200 * time.Millisecond
+		}
+		return fast
+	}
+	var end time.Duration // when the rule's first measure comes
+	for i := 1; i <= window+1; i++ {
+		end += step(i)
+	}
+	from := slow + int(2*recentSpan/fast)
+	checked := 0
+	for i := 1; i <= window; i++ {
+		clock += step(i)
+		p.step(0, train.StepInfo{Iter: i, Bound: float64(i), Evals: 1, Rise: math.NaN(), Expected: math.NaN(), Limit: 1})
+		lo, _, _, ok := p.timeLeft(p.clock())
+		if !ok || i < from {
+			continue
+		}
+		checked++
+		if left := (end - clock).Seconds(); lo > left*(1+1e-9) {
+			t.Errorf("iteration %d: at least %.3f s, with %.3f s left", i, lo, left)
+		}
+	}
+	if checked != window-from+1 {
+		t.Errorf("a least time at %d steps from iteration %d, want %d", checked, from, window-from+1)
+	}
 }

@@ -26,9 +26,19 @@ type Forecast struct {
 	last     StepInfo // the last step
 	measured StepInfo // the last step with a measure (SVI: its last check)
 	have     bool
+	// The best bound at each full-data step (SVI: check) since the rule's
+	// record last started afresh, over the last two rise spans: what the
+	// rule will compare the coming bounds with.
+	bests      []iterBest
+	stochastic bool // steps between checks seen: the rule runs at checks only
 }
 
 type forecastPoint struct{ iter, logExpected float64 }
+
+type iterBest struct {
+	iter int
+	best float64
+}
 
 // forecastSpans is how many of the rule's rise spans the decay is fitted
 // over: long enough to average L-BFGS's uneven progress, short enough to
@@ -54,8 +64,26 @@ func (f *Forecast) Add(s StepInfo) {
 		f.pts = f.pts[:0]
 		f.measured = StepInfo{Expected: math.NaN()}
 	}
+	if newFit || s.Event != "" {
+		f.bests = f.bests[:0] // the rule's record starts afresh
+	}
 	f.last, f.have = s, true
 	f.steps++
+	f.stochastic = f.stochastic && !newFit || s.Estimate
+	// A full-batch fit's rule records no bound at a divergence event, an
+	// SVI fit's its best check's.
+	if !s.Estimate && !math.IsNaN(s.Bound) && (s.Event == "" || f.stochastic) {
+		b := s.Bound
+		if n := len(f.bests); n > 0 {
+			b = max(b, f.bests[n-1].best)
+		}
+		f.bests = append(f.bests, iterBest{s.Iter, b})
+		k := 0
+		for k < len(f.bests)-1 && f.bests[k+1].iter <= s.Iter-2*f.riseSpan {
+			k++
+		}
+		f.bests = append(f.bests[:0], f.bests[k:]...)
+	}
 	if math.IsNaN(s.Expected) {
 		return
 	}
@@ -151,5 +179,35 @@ func (f *Forecast) Bounds() (lo, hi int, hiKnown bool) {
 	}
 	slow := boundsSlack * float64(max(s.Iter, 1)) * (s.Expected/s.Limit - 1)
 	since := f.last.Iter - s.Iter
-	return 0, max(left, int(math.Ceil(min(slow, math.MaxInt32)))-since), true
+	lo = f.notBefore()
+	return lo, max(lo, left, int(math.Ceil(min(slow, math.MaxInt32)))-since), true
+}
+
+// notBefore is the steps from the last one before the rule can fire, from
+// the bounds it will compare the coming ones with. The rule fires at a
+// full-data step t (SVI: a check) when the best bound rose by at most
+// Limit·Rise/Expected over the rise span before it. The best bound never
+// falls, so until the span reaches back past the last step that rise is
+// at least the best now less the best at t − span, which is known. A
+// fit's window that ends in a slow stretch leaves the rule little to wait
+// for; one that ends in a fast one, the span's length.
+func (f *Forecast) notBefore() int {
+	s := f.measured
+	if !(s.Expected > s.Limit) || !(s.Rise > 0) || len(f.bests) == 0 {
+		return 0
+	}
+	limit := s.Limit * s.Rise / s.Expected // the rise the rule accepts
+	now := f.bests[len(f.bests)-1]
+	// The earliest best within limit of the best now: the first step whose
+	// span may start there fires at the earliest.
+	j := 0
+	for j < len(f.bests) && now.best-f.bests[j].best > limit {
+		j++
+	}
+	if j == 0 {
+		return 0 // the record does not reach back far enough to tell
+	}
+	// The first step whose span starts there; for SVI a check, as the
+	// bests are.
+	return max(0, f.bests[j].iter+f.riseSpan-f.last.Iter)
 }
