@@ -58,6 +58,7 @@ type layerWork struct {
 	dIn, dInVar []float64  // gradient w.r.t. the input message, N×Q (nil for a certain input)
 	accs        []*psi2Acc // per chunk
 	baccs       []*gradAcc // per chunk, for the backward pass
+	rowTmp      [][]float64 // per chunk: psi1's and psi1Grad's per-datum scratch (rowScratch)
 	sumPsi2     []float64  // Σ_n Ψ2_n, M×M
 	sumPsi2Lo   []float64  // its low part: Σ_n Ψ2_n = sumPsi2 + sumPsi2Lo
 	scratch     arena      // the backward pass's temporaries
@@ -336,18 +337,20 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		}
 		w.iso.prepare(w.z, m, q, n, chunks)
 	}
+	w.rowTmp = rowScratch(w.rowTmp, numChunks(n), rowScratchLen(q))
 	e.parallel(n, func(chunk, lo, hi int) {
 		if iso != nil {
 			s := w.iso
 			s.fast[chunk] = iso.psi1Rows(w.psi1[lo*m:hi*m], s.d2[lo*m:hi*m], s.xx[lo:hi], in[lo*q:hi*q], hi-lo, s)
 		}
 		if iso == nil || !w.iso.fast[chunk] {
+			tmp := w.rowTmp[chunk]
 			for i := lo; i < hi; i++ {
 				var s []float64
 				if inVar != nil {
 					s = inVar[i*q : (i+1)*q]
 				}
-				w.kernel.psi1(w.psi1[i*m:(i+1)*m], in[i*q:(i+1)*q], s, w.z)
+				w.kernel.psi1(w.psi1[i*m:(i+1)*m], in[i*q:(i+1)*q], s, w.z, tmp)
 			}
 		}
 		if !noMessage {
