@@ -58,7 +58,6 @@ type layerWork struct {
 	dIn, dInVar []float64  // gradient w.r.t. the input message, N×Q (nil for a certain input)
 	accs        []*psi2Acc // per chunk
 	baccs       []*gradAcc // per chunk, for the backward pass
-	rowTmp      [][]float64 // per chunk: psi1's and psi1Grad's per-datum scratch (rowScratch)
 	sumPsi2     []float64  // Σ_n Ψ2_n, M×M
 	sumPsi2Lo   []float64  // its low part: Σ_n Ψ2_n = sumPsi2 + sumPsi2Lo
 	scratch     arena      // the backward pass's temporaries
@@ -76,6 +75,10 @@ type layerWork struct {
 	gMean       []float64  // the likelihood's gradient w.r.t. the mean (last layer)
 	y           []float64  // the likelihood's data (last layer), N×D, read only
 	iso         *isoRows   // an isotropic RBF's product form on a certain input, or nil
+
+	// rowTmp is per chunk psi1's and psi1Grad's per-datum scratch
+	// (rowScratch), kept between evaluations.
+	rowTmp [][]float64
 }
 
 // prepare computes everything that depends only on the layer's parameters.
