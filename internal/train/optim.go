@@ -558,7 +558,15 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 	optQ := t.optQ && rows == nil
 	// All the data in chunks above engine.ChunkAbove rows: the workspace
 	// of a chunk, not of N.
-	res, gr, err := t.ev.EvaluateAll(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ})
+	// A minibatch's estimate takes ΣΨ2 in float64 however Kuu is
+	// conditioned (engine.Options.NoCompensation): its rounding is ~1e-5
+	// of the sampling spread (TestMinibatchRounding).
+	sampled := false
+	if rows != nil && t.m.X != nil {
+		n, _ := t.m.X.Dims()
+		sampled = len(rows) < n
+	}
+	res, gr, err := t.ev.EvaluateAll(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ, NoCompensation: sampled})
 	if err != nil {
 		return math.Inf(1), err
 	}
