@@ -11,7 +11,7 @@ import (
 // TestAllocsDoNotGrowWithRows: an evaluation at hidden widths 12 — wider
 // than the kernels' stack buffers of 8 dimensions, past which every datum
 // allocated (8 to 10 times a datum) — allocates the same at 512 and
-// 2,048 rows (both 16 chunks), with and without the gradient, with ΣΨ2
+// 1,024 rows (both 16 chunks), with and without the gradient, with ΣΨ2
 // summed in float64 and exactly (sumExact, on inducing inputs close
 // enough to need it), and for the ARD and the isotropic kernel.
 func TestAllocsDoNotGrowWithRows(t *testing.T) {
@@ -20,7 +20,7 @@ func TestAllocsDoNotGrowWithRows(t *testing.T) {
 	}
 	for _, kernel := range []string{"rbf", "rbfiso"} {
 		for _, exact := range []bool{false, true} {
-			big := RandomModel(rand.New(rand.NewPCG(5, 12)), 2048, []int{2, 12, 12, 4}, []string{"rbf", kernel, kernel}, 12)
+			big := RandomModel(rand.New(rand.NewPCG(5, 12)), 1024, []int{2, 12, 12, 4}, []string{"rbf", kernel, kernel}, 12)
 			if exact {
 				big.Jitter = 1e-8
 				for _, l := range big.Layers[1:] {
@@ -55,12 +55,12 @@ func TestAllocsDoNotGrowWithRows(t *testing.T) {
 					}
 					return testing.AllocsPerRun(2, eval)
 				}
-				few, many := allocs(512), allocs(2048)
-				t.Logf("%s: %v allocations at 512 rows, %v at 2,048", name, few, many)
+				few, many := allocs(512), allocs(1024)
+				t.Logf("%s: %v allocations at 512 rows, %v at 1,024", name, few, many)
 				// a few of the runtime's own either way; a datum's would be
 				// thousands
 				if many > few+8 {
-					t.Errorf("%s: %v allocations at 512 rows, %v at 2,048: they grow with the rows", name, few, many)
+					t.Errorf("%s: %v allocations at 512 rows, %v at 1,024: they grow with the rows", name, few, many)
 				}
 			}
 		}
