@@ -102,6 +102,7 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 			a.ds2 = 0
 		}
 	}
+	w.rowTmp = rowScratch(w.rowTmp, chunks, rowScratchLen(q))
 	g0 := -scale * fd / (2 * s2)
 	// whitened: a layer with an uncertain input forms ∂/∂ψ1_n as z_n·W,
 	// z_n = α·gMean_n·(W·m)ᵀ + dU_n·(W·Lcat)ᵀ + scale/s2·v_n·(sW + mW·mWᵀ)
@@ -162,13 +163,14 @@ func (e *Evaluator) backward(w *layerWork, n int, gMean, gVar []float64, last bo
 			putScratch(c)
 			return
 		}
+		tmp := w.rowTmp[chunk]
 		for i := lo; i < hi; i++ {
 			mu := w.in[i*q : (i+1)*q]
 			var s, dmu, ds []float64
 			if w.inVar != nil {
 				s, dmu, ds = w.inVar[i*q:(i+1)*q], w.dIn[i*q:(i+1)*q], w.dInVar[i*q:(i+1)*q]
 			}
-			w.kernel.psi1Grad(dPsi1[i*m:(i+1)*m], w.psi1[i*m:(i+1)*m], mu, s, w.z, dmu, ds, acc.dZ, acc.dParams)
+			w.kernel.psi1Grad(dPsi1[i*m:(i+1)*m], w.psi1[i*m:(i+1)*m], mu, s, w.z, dmu, ds, acc.dZ, acc.dParams, tmp)
 			w.kernel.psi0Grad(g0, mu, s, dmu, ds, acc.dParams)
 		}
 	}, side...)

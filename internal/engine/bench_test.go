@@ -74,6 +74,28 @@ func BenchmarkScalingN(b *testing.B) {
 	}
 }
 
+// BenchmarkWide is BenchmarkScalingN's evaluation at hidden widths 12 (the
+// growth table's widest shape, 15 inducing points) at two sizes, bound
+// alone and with the gradient: its allocations per evaluation should not
+// depend on N.
+func BenchmarkWide(b *testing.B) {
+	for _, n := range []int{1000, 4000} {
+		rng := rand.New(rand.NewPCG(1, 1))
+		m := RandomModel(rng, n, []int{2, 12, 12, 30}, []string{"rbf", "rbf", "rbf"}, 15)
+		for _, grad := range []bool{false, true} {
+			b.Run(fmt.Sprintf("N=%d/gradient=%v", n, grad), func(b *testing.B) {
+				e := Evaluator{Workers: 1}
+				b.ReportAllocs()
+				for range b.N {
+					if _, _, err := e.Evaluate(m, Options{Gradient: grad}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkPrepare times what each layer of the robot model computes from
 // its parameters alone, before the data: the D=30 output layer's share is
 // on the critical path of a parallel evaluation.

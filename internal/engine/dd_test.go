@@ -75,10 +75,23 @@ func TestDDArithmetic(t *testing.T) {
 // tail's, exactTailExp), where float64 entries summed exactly are off by up
 // to ~1e-16 (the test's own float64 comparison shows the gap).
 func TestSumExact(t *testing.T) {
-	for _, q := range []int{1, 3, 5} {
+	// 9 and 12: wider than sumExact's stack buffers of 8 dimensions were,
+	// past which it panicked
+	for _, q := range []int{1, 3, 5, 9, 12} {
 		rng := rand.New(rand.NewPCG(uint64(q), 9))
 		m := 7
 		k, z, p := randomPsi2(rng, q, m)
+		if q > 8 {
+			// Inducing inputs as close as where the exact sum runs (an
+			// ill-conditioned Kuu): at random ones 12 dimensions apart
+			// every entry is e⁻⁶ of σ⁴ or less, and the float64 tail
+			// (exactTailExp), bounded relative to σ⁴, exceeds 1e-20 of
+			// the largest.
+			for i := range z {
+				z[i] *= 0.3
+			}
+			p = k.newPsi2(z, m, nil).(*rbfPsi2)
+		}
 		ls := k.Lengthscales
 		g := make([]float64, m*m)
 		p.setWeights(g, g, g)
@@ -95,7 +108,7 @@ func TestSumExact(t *testing.T) {
 			for r := range mu {
 				mu[r], s[r] = rng.NormFloat64(), 0.3*rng.Float64()
 			}
-			k.psi1(psi1, mu, s, z)
+			k.psi1(psi1, mu, s, z, nil)
 			p.datum(acc, mu, s, psi1, dMu, dS)
 			// Ψ2_ij = σ⁴ ∏_r (1 + 2s_r/ℓ_r²)^(−½)
 			//         · exp(−Σ_r (z_ir − z_jr)²/(4ℓ_r²) − Σ_r (μ_r − z̄_r)²/(ℓ_r² + 2s_r))

@@ -200,6 +200,7 @@ func (e *Evaluator) evaluate(m *Model, opt Options, n int, scale float64, part *
 				works[i].uncertain = i > 0
 				works[i].noKLGrad = false
 				errs[i] = works[i].prepare(m.Layers[i], m.Jitter, scale, opt.Gradient)
+				works[i].compensate = works[i].compensate && !opt.NoCompensation
 			}
 		}
 		prepare(0)()

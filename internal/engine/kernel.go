@@ -36,11 +36,13 @@ type Kernel interface {
 	psi0(mu, s []float64) float64
 	// psi0Grad accumulates g·∂ψ0 into dMu, dS (nil for a certain input) and dParams.
 	psi0Grad(g float64, mu, s []float64, dMu, dS, dParams []float64)
-	// psi1 writes ψ1[m] = E[k(h, z_m)] for the M rows of z.
-	psi1(dst []float64, mu, s, z []float64)
+	// psi1 writes ψ1[m] = E[k(h, z_m)] for the M rows of z. tmp is
+	// scratch of rowScratchLen(Q) floats (shorter, nil say: psi1
+	// allocates its own).
+	psi1(dst []float64, mu, s, z, tmp []float64)
 	// psi1Grad accumulates Σ_m g[m]·∂ψ1[m] into dMu, dS (nil for a certain
-	// input), dZ and dParams, given ψ1 from psi1.
-	psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dParams []float64)
+	// input), dZ and dParams, given ψ1 from psi1; tmp as for psi1.
+	psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dParams, tmp []float64)
 	// newPsi2 prepares the Ψ2 loop for one layer evaluation. old, when
 	// not nil, is a previous result that is no longer used: its storage
 	// may be reused.
@@ -89,10 +91,14 @@ type psi2Merger interface {
 	sum2(acc *psi2Acc, hi, lo []float64)
 }
 
-// psi2Acc holds one chunk's sums of the Ψ2 loop, laid out by the kernel.
+// psi2Acc holds one chunk's sums of the Ψ2 loop, laid out by the kernel,
+// and the chunk's per-datum scratch: kept with the sums, it is allocated
+// once and not per datum at any input width.
 type psi2Acc struct {
 	buf   []float64
 	tmp   []float64 // per-datum scratch of the kernel, not a sum
+	row   []float64 // per-datum scratch of the kernel's own, O(Q)
+	rowDD []dd      // the same in double-double
 	dirty bool      // buf holds an earlier evaluation's sums
 }
 
@@ -100,6 +106,36 @@ type psi2Acc struct {
 func (a *psi2Acc) scratch(n int) []float64 {
 	a.tmp = linalg.Resize(a.tmp, n)
 	return a.tmp
+}
+
+// rowFloats returns the per-datum scratch of length n.
+func (a *psi2Acc) rowFloats(n int) []float64 {
+	a.row = linalg.Resize(a.row, n)
+	return a.row
+}
+
+// rowDDs returns the double-double per-datum scratch of length n.
+func (a *psi2Acc) rowDDs(n int) []dd {
+	a.rowDD = resizeDD(a.rowDD, n)
+	return a.rowDD
+}
+
+// rowScratchLen is the length of the per-datum scratch that psi1 and
+// psi1Grad take for input dimension q (RBFIso's psi1Grad of an uncertain
+// input: its ARD gradient, 1+q, and the ARD loop's 2q).
+func rowScratchLen(q int) int { return 1 + 3*q }
+
+// rowScratch returns chunk's per-datum scratch for psi1 and psi1Grad
+// from per-chunk storage rows (grown as needed, kept between
+// evaluations). It is called serially, before a parallel region.
+func rowScratch(rows [][]float64, chunks, n int) [][]float64 {
+	for len(rows) < chunks {
+		rows = append(rows, nil)
+	}
+	for c := range chunks {
+		rows[c] = linalg.Resize(rows[c], n)
+	}
+	return rows
 }
 
 func (a *psi2Acc) reset() { clear(a.buf) }

@@ -75,6 +75,10 @@ type layerWork struct {
 	gMean       []float64  // the likelihood's gradient w.r.t. the mean (last layer)
 	y           []float64  // the likelihood's data (last layer), N×D, read only
 	iso         *isoRows   // an isotropic RBF's product form on a certain input, or nil
+
+	// rowTmp is per chunk psi1's and psi1Grad's per-datum scratch
+	// (rowScratch), kept between evaluations.
+	rowTmp [][]float64
 }
 
 // prepare computes everything that depends only on the layer's parameters.
@@ -336,18 +340,20 @@ func (e *Evaluator) forward(w *layerWork, n int, in, inVar []float64, grad, need
 		}
 		w.iso.prepare(w.z, m, q, n, chunks)
 	}
+	w.rowTmp = rowScratch(w.rowTmp, numChunks(n), rowScratchLen(q))
 	e.parallel(n, func(chunk, lo, hi int) {
 		if iso != nil {
 			s := w.iso
 			s.fast[chunk] = iso.psi1Rows(w.psi1[lo*m:hi*m], s.d2[lo*m:hi*m], s.xx[lo:hi], in[lo*q:hi*q], hi-lo, s)
 		}
 		if iso == nil || !w.iso.fast[chunk] {
+			tmp := w.rowTmp[chunk]
 			for i := lo; i < hi; i++ {
 				var s []float64
 				if inVar != nil {
 					s = inVar[i*q : (i+1)*q]
 				}
-				w.kernel.psi1(w.psi1[i*m:(i+1)*m], in[i*q:(i+1)*q], s, w.z)
+				w.kernel.psi1(w.psi1[i*m:(i+1)*m], in[i*q:(i+1)*q], s, w.z, tmp)
 			}
 		}
 		if !noMessage {

@@ -83,14 +83,14 @@ func (k *Linear) psi0Grad(g float64, mu, s []float64, dMu, dS, dParams []float64
 	}
 }
 
-func (k *Linear) psi1(dst []float64, mu, s, z []float64) {
+func (k *Linear) psi1(dst []float64, mu, s, z, _ []float64) {
 	q := len(k.Variances)
 	for m := range dst {
 		dst[m] = k.Eval(mu, z[m*q:(m+1)*q])
 	}
 }
 
-func (k *Linear) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dParams []float64) {
+func (k *Linear) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dParams, _ []float64) {
 	q := len(k.Variances)
 	for m, c := range g {
 		if c == 0 {

@@ -210,7 +210,7 @@ func PsiStats(k Kernel, z []float64, mu, s []float64, psi1, psi2 []float64) floa
 	if len(mu) != q || (s != nil && len(s) != q) || len(psi1) != m || len(psi2) != m*m {
 		panic("engine: PsiStats: argument of the wrong length")
 	}
-	k.psi1(psi1, mu, s, z)
+	k.psi1(psi1, mu, s, z, nil)
 	if s == nil {
 		for i, a := range psi1 {
 			for j, b := range psi1 {

@@ -91,7 +91,7 @@ func TestPsiCertainInput(t *testing.T) {
 			t.Errorf("%s: ψ0 off by %g", k.Name(), d)
 		}
 		nilS := make([]float64, 3)
-		k.psi1(nilS, x, nil, z)
+		k.psi1(nilS, x, nil, z, nil)
 		for i := 0; i < 3; i++ {
 			kx := k.Eval(x, z[2*i:2*i+2])
 			if math.Abs(p1[i]-kx) > 1e-15 || math.Abs(nilS[i]-kx) > 1e-15 {

@@ -110,10 +110,9 @@ func (k *RBF) psi0Grad(g float64, mu, s []float64, dMu, dS, dParams []float64) {
 	dParams[0] += g
 }
 
-func (k *RBF) psi1(dst []float64, mu, s, z []float64) {
+func (k *RBF) psi1(dst []float64, mu, s, z, tmp []float64) {
 	q := len(k.Lengthscales)
-	var buf [8]float64
-	inv := scratch(buf[:], q)
+	inv := scratch(tmp, q)
 	pre := k.Variance
 	for r, l := range k.Lengthscales {
 		l2 := l * l
@@ -139,10 +138,9 @@ func (k *RBF) psi1(dst []float64, mu, s, z []float64) {
 	}
 }
 
-func (k *RBF) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dParams []float64) {
+func (k *RBF) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dParams, tmp []float64) {
 	q := len(k.Lengthscales)
-	var buf [16]float64
-	a := scratch(buf[:], 2*q)
+	a := scratch(tmp, 2*q)
 	inv, sq := a[:q], a[q:]
 	for r, l := range k.Lengthscales {
 		if s == nil {
@@ -323,9 +321,8 @@ func (p *rbfPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 fl
 	k, q := p.k, p.q
 	buf := acc.buf
 	dPar := buf[p.blocks*4*(2+q):]
-	var scr [24]float64
-	a := scratch(scr[:], 3*q)
-	inv, dmu, sq := a[:q], a[q:2*q], a[2*q:]
+	a := acc.rowFloats(3*q + pairsSIMDLen(q))
+	inv, dmu, sq := a[:q], a[q:2*q], a[2*q:3*q]
 	pre := k.Variance * k.Variance
 	for r, l := range k.Lengthscales {
 		l2 := l * l
@@ -336,12 +333,12 @@ func (p *rbfPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 fl
 	// Σ c·e_r and Σ c·e_r² are scaled by (ℓ²+2s)⁻¹ once, after the loop.
 	var sc float64
 	if useSIMD {
-		t1, t2, sc = p.pairsSIMD(buf, mu, inv, pre, dmu, sq)
+		t1, t2, sc = p.pairsSIMD(acc.buf, mu, inv, pre, dmu, sq, a[3*q:])
 	} else {
 		t1, t2, sc = p.pairsGo(acc, mu, inv, pre, dmu, sq)
 	}
 	if p.exact {
-		p.sumExact(buf, mu, s)
+		p.sumExact(acc, mu, s)
 	}
 	if !p.grad {
 		return t1, t2
@@ -365,19 +362,17 @@ func (p *rbfPsi2) datum(acc *psi2Acc, mu, s, psi1, dMu, dS []float64) (t1, t2 fl
 // pairsSIMD is the pair loop in assembly. It returns Σ w1·Ψ2, Σ w2·Ψ2 and
 // Σ c over the pairs and sets dmu_r = Σ c·(μ_r − z̄_r) and
 // sq_r = Σ c·(μ_r − z̄_r)²; the kernels keep four partial sums of each,
-// added here in a fixed order.
-func (p *rbfPsi2) pairsSIMD(acc, mu, inv []float64, pre float64, dmu, sq []float64) (t1, t2, sc float64) {
+// added here in a fixed order. tmp is scratch of pairsSIMDLen(Q) floats:
+// the kernels' parameters and their output lanes.
+func (p *rbfPsi2) pairsSIMD(acc, mu, inv []float64, pre float64, dmu, sq, tmp []float64) (t1, t2, sc float64) {
 	q := p.q
-	var pbuf [4 + 8*8]float64
-	par := scratch(pbuf[:], 4+8*q)
+	par, lanes := tmp[:4+8*q], tmp[4+8*q:pairsSIMDLen(q)]
 	for l := range 4 {
 		par[l] = pre
 		for r := range q {
 			par[4+8*r+l], par[8+8*r+l] = mu[r], inv[r]
 		}
 	}
-	var lbuf [12 + 8*8]float64
-	lanes := scratch(lbuf[:], 12+8*max(q, 3))
 	if q <= 3 {
 		psi2Pairs3AVX2(&p.tab[0], &acc[0], &par[0], &lanes[0], p.blocks, q, p.grad, !p.exact)
 	} else {
@@ -482,6 +477,10 @@ func (p *rbfPsi2) pairsGo(acc *psi2Acc, mu, inv []float64, pre float64, dmu, sq 
 	}
 	return t1, t2, sc
 }
+
+// pairsSIMDLen is the length of pairsSIMD's scratch: par, 4 + 8Q, and
+// lanes, 12 + 8·max(Q, 3).
+func pairsSIMDLen(q int) int { return 4 + 8*q + 12 + 8*max(q, 3) }
 
 // sum4 adds four lanes in a fixed order.
 func sum4(l []float64) float64 { return (l[0] + l[1]) + (l[2] + l[3]) }
@@ -588,16 +587,14 @@ func (p *rbfPsi2) finish(acc *psi2Acc, dZ, dParams []float64) {
 // below 2e-24·pre, counts no more than a double-double entry's. The pairs' Ψ2 in
 // float64 still serve the loop's other sums (the per-datum penalties and
 // the gradient's weights), where no whitening amplifies their rounding.
-func (p *rbfPsi2) sumExact(acc []float64, mu, s []float64) {
+func (p *rbfPsi2) sumExact(ac *psi2Acc, mu, s []float64) {
 	q := p.q
+	acc := ac.buf
 	// per dimension: inv = 1/(ℓ² + 2s); with the gradient, ∂ log Ψ2/∂ℓ's
 	// terms a = 2s/(ℓ(ℓ² + 2s)) and b = 2ℓ/(ℓ² + 2s)² (times (μ − z̄)²);
 	// and per pair the (μ − z̄)² of each dimension
-	var buf [4 * 8]dd
-	inv, a, b, sq := buf[0:0:8], buf[8:8:16], buf[16:16:24], buf[24:24+q:32]
-	if q > 8 {
-		inv, a, b, sq = make([]dd, 0, q), make([]dd, 0, q), make([]dd, 0, q), make([]dd, q)
-	}
+	buf := ac.rowDDs(4 * q)
+	inv, a, b, sq := buf[0:0:q], buf[q:q:2*q], buf[2*q:2*q:3*q], buf[3*q:4*q]
 	v2 := p.k.Variance
 	ph, pl := twoProd(v2, v2)
 	pre := dd{ph, pl}

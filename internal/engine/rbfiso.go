@@ -98,9 +98,9 @@ func (k *RBFIso) psi0Grad(g float64, mu, s []float64, dMu, dS, dParams []float64
 // psi1 is written out for a certain input: ψ1[m] = v·exp(−½|x − z_m|²/ℓ²)
 // with the squared distances summed four at a time (the ARD loop's one
 // chain of dependent adds is what limits it on 560 pixels).
-func (k *RBFIso) psi1(dst []float64, mu, s, z []float64) {
+func (k *RBFIso) psi1(dst []float64, mu, s, z, tmp []float64) {
 	if s != nil {
-		k.ard.psi1(dst, mu, s, z)
+		k.ard.psi1(dst, mu, s, z, tmp)
 		return
 	}
 	q := k.InputDim()
@@ -163,11 +163,14 @@ func addScaledDiff(dst []float64, t float64, a, b []float64) float64 {
 // psi1Grad is written out for a certain input, the case of an input layer
 // that sees the data (ψ1[m] = k(x, z_m)); an uncertain input goes through
 // the ARD loops.
-func (k *RBFIso) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dParams []float64) {
+func (k *RBFIso) psi1Grad(g, psi1 []float64, mu, s, z []float64, dMu, dS, dZ, dParams, tmp []float64) {
 	if s != nil {
-		tmp := make([]float64, 1+k.InputDim())
-		k.ard.psi1Grad(g, psi1, mu, s, z, dMu, dS, dZ, tmp)
-		foldIso(dParams, tmp)
+		q := k.InputDim()
+		t := scratch(tmp, rowScratchLen(q))
+		ard := t[:1+q]
+		clear(ard)
+		k.ard.psi1Grad(g, psi1, mu, s, z, dMu, dS, dZ, ard, t[1+q:])
+		foldIso(dParams, ard)
 		return
 	}
 	q := k.InputDim()

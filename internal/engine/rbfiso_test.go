@@ -103,7 +103,7 @@ func TestRBFIsoRowsMatchLoop(t *testing.T) {
 		want := make([]float64, c.r*c.m)
 		h := 0.5 / (k.Lengthscale() * k.Lengthscale())
 		for i := range c.r {
-			k.psi1(want[i*c.m:(i+1)*c.m], x[i*c.q:(i+1)*c.q], nil, z)
+			k.psi1(want[i*c.m:(i+1)*c.m], x[i*c.q:(i+1)*c.q], nil, z, nil)
 			for j := range c.m {
 				// The exponent's error bound, 2γ_Q·h·(‖x‖² + ‖z‖²) with
 				// γ_Q = Q·ε, against the loop's γ_Q·h·‖x − z‖², plus
@@ -123,7 +123,7 @@ func TestRBFIsoRowsMatchLoop(t *testing.T) {
 		k.psi1GradRows(g, psi1, s.d2, x, c.r, z, g0, make([]float64, c.r*c.m), dZ, dP)
 		wZ, wP := make([]float64, c.m*c.q), make([]float64, 2)
 		for i := range c.r {
-			k.psi1Grad(g[i*c.m:(i+1)*c.m], want[i*c.m:(i+1)*c.m], x[i*c.q:(i+1)*c.q], nil, z, nil, nil, wZ, wP)
+			k.psi1Grad(g[i*c.m:(i+1)*c.m], want[i*c.m:(i+1)*c.m], x[i*c.q:(i+1)*c.q], nil, z, nil, nil, wZ, wP, nil)
 			k.psi0Grad(g0, x[i*c.q:(i+1)*c.q], nil, nil, nil, wP)
 		}
 		// dZ_m = Σ_n c_nm (x_n − z_m)/ℓ², as Σ_n c_nm x_n − (Σ_n c_nm) z_m:

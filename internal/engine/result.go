@@ -75,4 +75,15 @@ type Options struct {
 	// (Messages[last] is zero): an optimizer's evaluation, which does not
 	// read the N×D output mean, saves its copy.
 	NoOutputMessage bool
+	// NoCompensation sums ΣΨ2 and whitens it in float64 even in a layer
+	// whose Kuu is conditioned badly enough that the engine would sum it
+	// from double-double entries and whiten it in compensated arithmetic
+	// (compensateAbove), at many times the cost. On fitted models with
+	// cond(Kuu) up to 1e8 the bound is then off by up to 2e-9 of it and
+	// the gradient by up to 3e-5 of its largest entry
+	// (TestNoCompensation): it is for evaluations that tolerate that, a
+	// minibatch's estimate, whose sampling error is far larger, or a
+	// stochastic fit's check, whose stopping rule's tolerance is 1e-6 of
+	// the bound.
+	NoCompensation bool
 }

@@ -194,7 +194,7 @@ func TestSIMDAccumulatorMatchesGo(t *testing.T) {
 	for _, tc := range []struct {
 		q     int
 		exact bool
-	}{{1, true}, {2, true}, {3, true}, {5, true}, {1, false}, {3, false}, {5, false}} {
+	}{{1, true}, {2, true}, {3, true}, {5, true}, {12, true}, {1, false}, {3, false}, {5, false}, {12, false}} {
 		q := tc.q
 		rng := rand.New(rand.NewPCG(uint64(q), 3))
 		m := 7
@@ -220,7 +220,7 @@ func TestSIMDAccumulatorMatchesGo(t *testing.T) {
 				for r := range mu {
 					mu[r], s[r] = rng.NormFloat64(), 0.1*rng.Float64()
 				}
-				k.psi1(psi1, mu, s, z)
+				k.psi1(psi1, mu, s, z, nil)
 				p.datum(acc, mu, s, psi1, dMu, dS)
 			}
 			return acc.buf

@@ -558,7 +558,16 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 	optQ := t.optQ && rows == nil
 	// All the data in chunks above engine.ChunkAbove rows: the workspace
 	// of a chunk, not of N.
-	res, gr, err := t.ev.EvaluateAll(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ})
+	// A minibatch's estimate takes ΣΨ2 in float64 however Kuu is
+	// conditioned (engine.Options.NoCompensation): its rounding is ~1e-5
+	// of the sampling spread (TestMinibatchRounding). So does an SVI
+	// fit's start, its first check (see sviCheck).
+	plain := t.cfg.isSVI() && rows == nil && !grad
+	if rows != nil && t.m.X != nil {
+		n, _ := t.m.X.Dims()
+		plain = len(rows) < n
+	}
+	res, gr, err := t.ev.EvaluateAll(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ, NoCompensation: plain})
 	if err != nil {
 		return math.Inf(1), err
 	}
