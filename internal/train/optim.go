@@ -120,6 +120,18 @@ type TrainerConfig struct {
 	// reaches the robot model's bounds in fewer evaluations but the step
 	// model's in far more (docs/measurements.md).
 	NaturalGradient bool
+	// Evaluator evaluates the bound of all the data and its gradient:
+	// nil is the Trainer's own engine.Evaluator (EvaluateAll), or the
+	// evaluation can be the sum of shards of the data on other processes
+	// (internal/shards). Minibatches are evaluated by the Trainer's own.
+	// It is used by one Trainer at a time.
+	Evaluator Evaluator
+}
+
+// An Evaluator evaluates the bound of all of a model's data, as
+// engine.Evaluator.EvaluateAll does (TrainerConfig.Evaluator).
+type Evaluator interface {
+	EvaluateAll(m *engine.Model, opt engine.Options) (*engine.Result, *engine.Gradient, error)
 }
 
 // StepInfo reports one optimizer iteration.
@@ -558,7 +570,11 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 	optQ := t.optQ && rows == nil
 	// All the data in chunks above engine.ChunkAbove rows: the workspace
 	// of a chunk, not of N.
-	res, gr, err := t.ev.EvaluateAll(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ})
+	ev := Evaluator(&t.ev)
+	if rows == nil && t.cfg.Evaluator != nil {
+		ev = t.cfg.Evaluator
+	}
+	res, gr, err := ev.EvaluateAll(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ})
 	if err != nil {
 		return math.Inf(1), err
 	}

@@ -241,7 +241,13 @@ func (t *Trainer) sviCheck(info *StepInfo) {
 	s.since = 0
 	info.Evals++
 	chunk := max(t.cfg.BatchSize, sviMinChunk)
-	res, _, err := t.ev.EvaluateChunked(t.m, engine.Options{NoOutputMessage: true}, chunk)
+	var res *engine.Result
+	var err error
+	if t.cfg.Evaluator != nil {
+		res, _, err = t.cfg.Evaluator.EvaluateAll(t.m, engine.Options{NoOutputMessage: true})
+	} else {
+		res, _, err = t.ev.EvaluateChunked(t.m, engine.Options{NoOutputMessage: true}, chunk)
+	}
 	if err == nil {
 		if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
 			err = fmt.Errorf("the bound is not finite (%v): %w", res.Bound, engine.ErrNotFinite)
