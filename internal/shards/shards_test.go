@@ -337,4 +337,3 @@ func (c chunked) EvaluateAll(m *engine.Model, opt engine.Options) (*engine.Resul
 	var ev engine.Evaluator
 	return ev.EvaluateChunked(m, opt, c.rows)
 }
-

@@ -61,9 +61,6 @@ func (w *Worker) Serve(ctx context.Context, nc *nats.Conn) error {
 	if w.ID == "" {
 		w.ID = NewWorkerID()
 	}
-	if w.Logger == nil {
-		w.Logger = slog.New(slog.DiscardHandler)
-	}
 	w.ev.Workers = w.Engine
 	subject := relay.FitSubject(w.Fit)
 	sub, err := nc.Subscribe(subject+".work."+w.ID, func(m *nats.Msg) {
@@ -93,6 +90,13 @@ func (w *Worker) Serve(ctx context.Context, nc *nats.Conn) error {
 	}
 }
 
+func (w *Worker) log() *slog.Logger {
+	if w.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return w.Logger
+}
+
 // answer decodes a request, evaluates it and encodes the reply; an error
 // travels in the reply, never as a panic.
 func (w *Worker) answer(b []byte) []byte {
@@ -103,13 +107,13 @@ func (w *Worker) answer(b []byte) []byte {
 	}
 	req, err := decodeRequest(b)
 	if err != nil {
-		w.Logger.Warn("a request refused", "err", err)
+		w.log().Warn("a request refused", "err", err)
 		return (&reply{Worker: w.ID, Err: err}).encode()
 	}
 	rep := &reply{Seq: req.Seq, Lo: req.Lo, Hi: req.Hi, Worker: w.ID}
 	start := time.Now()
 	rep.Stats, rep.Part, rep.Err = w.evaluate(req)
-	w.Logger.Debug("evaluated", "rows", fmt.Sprintf("%d-%d", req.Lo+1, req.Hi), "kind", req.Kind, "seconds", time.Since(start).Seconds(), "err", rep.Err)
+	w.log().Debug("evaluated", "rows", fmt.Sprintf("%d-%d", req.Lo+1, req.Hi), "kind", req.Kind, "seconds", time.Since(start).Seconds(), "err", rep.Err)
 	return rep.encode()
 }
 
@@ -123,11 +127,11 @@ func (w *Worker) open(b []byte) []byte {
 		w.x, w.y, err = d.Load()
 		if err == nil {
 			w.data = d
-			w.Logger.Info("read the fit's data", "spec", d.Spec, "rows", d.Rows, "seconds", time.Since(start).Seconds())
+			w.log().Info("read the fit's data", "spec", d.Spec, "rows", d.Rows, "seconds", time.Since(start).Seconds())
 		}
 	}
 	if err != nil {
-		w.Logger.Warn("the fit's data", "err", err)
+		w.log().Warn("the fit's data", "err", err)
 		return (&reply{Worker: w.ID, Err: err}).encode()
 	}
 	return (&reply{Worker: w.ID, Part: &partSums{}}).encode()
