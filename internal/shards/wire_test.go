@@ -67,7 +67,9 @@ func TestWireRoundTrip(t *testing.T) {
 	}
 }
 
-func fmtError(format string, err error) error { return errors.Join(errors.New(strings.Replace(format, "%w", err.Error(), 1)), err) }
+func fmtError(format string, err error) error {
+	return errors.Join(errors.New(strings.Replace(format, "%w", err.Error(), 1)), err)
+}
 
 // TestForgedReply: a reply to another request (its number, rows or
 // worker), one of another model's shape, or cut short is refused with an
