@@ -28,9 +28,10 @@ type Options struct {
 	// number of chunks of the data: a shard is made of whole chunks.
 	Shards int
 	// ChunkRows is the chunk of each shard's evaluation (default
-	// engine.DefaultChunkRows). The sum of the shards equals one
-	// process's engine.EvaluateChunked with this chunk up to the grouping
-	// of its sums.
+	// engine.DefaultChunkRows; smaller for data of fewer chunks than
+	// Shards). The sum of the shards equals one process's
+	// engine.EvaluateChunked with this chunk up to the grouping of its
+	// sums.
 	ChunkRows int
 	// WaitWorkers is how long an evaluation waits for a first worker
 	// when none is heard from (default 30 s).
@@ -64,6 +65,9 @@ type Coordinator struct {
 	joined  chan struct{}        // closed and replaced when a worker is heard anew
 	seq     uint64
 	working int // workers that contributed to the last evaluation
+	// listen is when the coordinator has heard every running worker's
+	// announcement once: its first evaluation waits for it.
+	listen time.Time
 }
 
 // NewCoordinator returns the coordinator of the fit named fit, whose
@@ -92,7 +96,8 @@ func NewCoordinator(nc *nats.Conn, fit string, data Data, opt Options) (*Coordin
 		return nil, fmt.Errorf("%d shards of chunks of %d rows: want at least 1 of each", opt.Shards, opt.ChunkRows)
 	}
 	c := &Coordinator{nc: nc, fit: fit, data: data, opt: opt, log: opt.Logger,
-		heard: map[string]time.Time{}, opened: map[string]bool{}, dead: map[string]time.Time{}, joined: make(chan struct{})}
+		heard: map[string]time.Time{}, opened: map[string]bool{}, dead: map[string]time.Time{}, joined: make(chan struct{}),
+		listen: time.Now().Add(2 * HelloEvery)}
 	copy(c.sum[:], sum)
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -161,17 +166,21 @@ func (c *Coordinator) forget(id string, err error) {
 	c.dead[id] = time.Now()
 }
 
-// shards returns the shards' first rows and the end: whole chunks,
-// shared as evenly as chunks allow.
-func (c *Coordinator) shards(n int) []int {
-	chunks := (n + c.opt.ChunkRows - 1) / c.opt.ChunkRows
-	s := min(c.opt.Shards, chunks)
-	bounds := make([]int, s+1)
+// shards returns the chunk of the shards' evaluations, the shards'
+// first rows and the end: whole chunks, shared as evenly as chunks allow.
+// Data of fewer chunks than shards have smaller chunks, so that every
+// shard has rows.
+func (c *Coordinator) shards(n int) (chunk int, bounds []int) {
+	s := min(c.opt.Shards, n)
+	chunk = min(c.opt.ChunkRows, (n+s-1)/s)
+	chunks := (n + chunk - 1) / chunk
+	s = min(s, chunks)
+	bounds = make([]int, s+1)
 	for k := range bounds {
-		bounds[k] = min(n, k*chunks/s*c.opt.ChunkRows)
+		bounds[k] = min(n, k*chunks/s*chunk)
 	}
 	bounds[s] = n
-	return bounds
+	return chunk, bounds
 }
 
 // EvaluateAll evaluates the bound of all the data of m (which must be the
@@ -191,12 +200,12 @@ func (c *Coordinator) EvaluateAll(m *engine.Model, opt engine.Options) (*engine.
 	if n, q := m.X.Dims(); n != c.data.Rows || q != c.data.Inputs {
 		return nil, nil, fmt.Errorf("a model of %d rows of %d inputs, the fit's data %d and %d", n, q, c.data.Rows, c.data.Inputs)
 	}
-	req := request{Chunk: c.opt.ChunkRows, Jitter: m.Jitter, Data: c.sum, Params: m.Params(nil)}
+	chunk, bounds := c.shards(c.data.Rows)
+	req := request{Chunk: chunk, Jitter: m.Jitter, Data: c.sum, Params: m.Params(nil)}
 	for _, l := range m.Layers {
 		mz, q, d := l.Dims()
 		req.Layers = append(req.Layers, layerShape{Kernel: l.Kernel.Name(), M: mz, Q: q, D: d})
 	}
-	bounds := c.shards(c.data.Rows)
 	model := m
 	var q *engine.OptimalQ
 	if opt.OptimalFinalQ {
@@ -316,6 +325,7 @@ const maxFailures = 8
 
 // workers returns the live workers, waiting up to WaitWorkers for one.
 func (c *Coordinator) workers() ([]string, error) {
+	time.Sleep(time.Until(c.listen))
 	deadline := time.Now().Add(c.opt.WaitWorkers)
 	for {
 		ids, joined := c.live()
