@@ -161,7 +161,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&f.embedData, "embed-data", false, "write the data into the model file even when they are a public data set's (robot, frey); by default the file refers to that data set's file by its checksum, and readers load it from this machine")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&f.trace, "trace", "", "write a CSV file with a row at every check of a stochastic fit: iteration, epochs, CPU and wall seconds of the fit so far (loading and the trace's own predictions excluded), the bound, and the held-out RMSE in the outputs' units of the model the fit would return there (needs a split column)")
-	f.sharded.define(fs, "nats")
+	f.sharded.define(fs, "")
 	fs.IntVar(&f.maxRows, "max-rows", 0, "refuse a data file of more rows than this, as it is read (0: no limit but memory's and the model's)")
 	fs.Func("shape", "the outputs are the pixels of images of this shape, rows x columns (e.g. 28x20): the model file records it, so that viz figure faces and the page draw them as images", func(v string) (err error) {
 		f.shape, err = dataset.ParseShape(v)
@@ -283,7 +283,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		defer stop()
 		tcfg.Evaluator = co
-	} else if given["nats-creds"] || given["nats-fit"] || given["nats-shards"] {
+	} else if given["nats-creds"] || given["nats-fit"] || given["nats-shards"] || given["nats-tls-ca"] || given["nats-tls-cert"] || given["nats-tls-key"] {
 		return badInput("viz fit: the -nats-… flags need -nats")
 	}
 	opt := train.FitOptions{MaxIters: f.iters / f.restarts}

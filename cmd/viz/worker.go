@@ -6,10 +6,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/relay"
 	"dgpviz/internal/shards"
+	"dgpviz/internal/train"
+	"dgpviz/internal/view"
+
+	"github.com/nats-io/nats.go"
 )
 
 func init() {
@@ -25,29 +30,29 @@ type shardFlags struct {
 	shards int
 }
 
-func (f *shardFlags) define(fs *flag.FlagSet, natsFlag string) {
-	fs.StringVar(&f.nats, natsFlag, "", "evaluate the bound of all the data on worker processes (viz worker) reached through the NATS server at this URL, with the credentials in -nats-creds: each worker reads the data file itself (checked by its sha256) and evaluates the shards of rows it is given")
-	f.natsFlags.define(fs, "fit")
-	fs.StringVar(&f.fit, "nats-fit", "default", "the name of the fit on NATS, which its workers are started with (viz worker -fit) and its credentials are for")
-	fs.IntVar(&f.shards, "nats-shards", shards.DefaultShards, "shards of rows the data are split into (at most one per chunk of 8192 rows); a worker evaluates one or more of them")
+// define defines the flags, their names after prefix: "nats", …, for
+// viz fit, "workers-nats", … for viz serve, whose -nats is its relays'.
+func (f *shardFlags) define(fs *flag.FlagSet, prefix string) {
+	fs.StringVar(&f.nats, prefix+"nats", "", "evaluate the bound of all the data on worker processes (viz worker) reached through the NATS server at this URL, with the credentials in -"+prefix+"nats-creds: each worker reads the data file itself (checked by its sha256) and evaluates the shards of rows it is given")
+	fs.StringVar(&f.creds, prefix+"nats-creds", "", "with -"+prefix+"nats: the file of the fit's NATS credentials (the coordinator's role of -"+prefix+"nats-fit), readable by its owner alone (chmod 600). Never on the command line")
+	fs.StringVar(&f.tls.CA, prefix+"nats-tls-ca", "", "with -"+prefix+"nats: PEM file of the certificate authority the NATS server's certificate is checked against (default: the system's)")
+	fs.StringVar(&f.tls.Cert, prefix+"nats-tls-cert", "", "with -"+prefix+"nats: PEM file of this process's client certificate, if the NATS server asks for one")
+	fs.StringVar(&f.tls.Key, prefix+"nats-tls-key", "", "PEM file of the private key of -"+prefix+"nats-tls-cert")
+	fs.StringVar(&f.fit, prefix+"nats-fit", "default", "the name of the fit on NATS, which its workers are started with (viz worker -fit) and its credentials are for")
+	fs.IntVar(&f.shards, prefix+"nats-shards", shards.DefaultShards, "shards of rows the data are split into (at most one per chunk of 8192 rows); a worker evaluates one or more of them")
 }
 
 // coordinator connects to NATS and returns the fit's coordinator for the
 // data read from spec, normalised with nx and ny; stop disconnects.
 func (f *shardFlags) coordinator(cmd, spec string, ds *dataset.Dataset, nx, ny dataset.Normalizer, log *slog.Logger) (co *shards.Coordinator, stop func(), err error) {
-	if err := relay.CheckFitName(f.fit); err != nil {
-		return nil, nil, badInput("%s: -nats-fit: %v", cmd, err)
-	}
-	if f.shards < 1 {
-		return nil, nil, badInput("%s: -nats-shards %d: want at least 1", cmd, f.shards)
+	nc, err := f.connectFit(cmd, "")
+	if err != nil {
+		return nil, nil, err
 	}
 	data, err := shards.DataOf(spec, ds, nx, ny)
 	if err != nil {
+		nc.Close()
 		return nil, nil, badInput("%s: %v", cmd, err)
-	}
-	nc, err := f.connect(cmd, relay.Coordinator, f.nats, "dgpviz fit "+f.fit, nil)
-	if err != nil {
-		return nil, nil, err
 	}
 	co, err = shards.NewCoordinator(nc, f.fit, data, shards.Options{Shards: f.shards, Logger: log})
 	if err != nil {
@@ -55,6 +60,83 @@ func (f *shardFlags) coordinator(cmd, spec string, ds *dataset.Dataset, nx, ny d
 		return nil, nil, err
 	}
 	return co, func() { co.Close(); nc.Close() }, nil
+}
+
+// connectFit checks the flags and connects to NATS as the fit's
+// coordinator.
+func (f *shardFlags) connectFit(cmd, prefix string) (*nats.Conn, error) {
+	if err := relay.CheckFitName(f.fit); err != nil {
+		return nil, badInput("%s: -%snats-fit: %v", cmd, prefix, err)
+	}
+	if f.shards < 1 {
+		return nil, badInput("%s: -%snats-shards %d: want at least 1", cmd, prefix, f.shards)
+	}
+	if f.creds == "" {
+		return nil, badInput("%s: -%snats-creds is required: the file of the fit's NATS credentials (the coordinator's)", cmd, prefix)
+	}
+	return f.connect(cmd, relay.Coordinator, f.nats, "dgpviz fit "+f.fit, nil)
+}
+
+// sessions connects to NATS for viz serve -workers-nats and returns what
+// gives a session's fit its evaluator on the workers: one coordinator
+// per data file, bound to the data as the sessions normalise them
+// (sessions of uploads, of data not read from a file, or of points a
+// person edited are fitted in this process). Without -workers-nats it
+// returns nil.
+func (f *shardFlags) sessions(log *slog.Logger) (func(d *view.Data) train.Evaluator, func(), error) {
+	if f.nats == "" {
+		if f.creds != "" || !f.tls.Empty() {
+			return nil, func() {}, badInput("viz serve: the -workers-nats-… flags need -workers-nats")
+		}
+		return nil, func() {}, nil
+	}
+	nc, err := f.connectFit("viz serve", "workers-")
+	if err != nil {
+		return nil, nil, err
+	}
+	var mu sync.Mutex
+	cos := map[*dataset.Dataset]*shards.Coordinator{}
+	stop := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, co := range cos {
+			co.Close()
+		}
+		nc.Close()
+	}
+	return func(d *view.Data) train.Evaluator {
+		ds := d.Set
+		if ds.Path == "" || d.Edited {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if co, ok := cos[ds]; ok {
+			if co == nil { // a data set the workers cannot read
+				return nil
+			}
+			return co
+		}
+		spec := ds.Path
+		if ds.Source != nil {
+			spec = ds.Source.Name + ":" + ds.Path
+		} else if !dataset.IsFileSpec(spec) {
+			return nil
+		}
+		data, err := shards.DataOf(spec, ds, d.NormX, d.NormY)
+		if err == nil {
+			var co *shards.Coordinator
+			co, err = shards.NewCoordinator(nc, f.fit, data, shards.Options{Shards: f.shards, X: d.X, Y: d.Y, Logger: log})
+			if err == nil {
+				log.Info("fits of this data set run on the workers", "dataset", ds.Name, "fit", f.fit)
+				cos[ds] = co
+				return co
+			}
+		}
+		log.Warn("fits of this data set run here, not on the workers", "dataset", ds.Name, "err", err)
+		cos[ds] = nil
+		return nil
+	}, stop, nil
 }
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -14,6 +14,7 @@ import (
 	"dgpviz/internal/relay"
 
 	"github.com/nats-io/nats.go"
+	"gonum.org/v1/gonum/mat"
 )
 
 // DefaultShards is how many shards a Coordinator splits the data into
@@ -39,7 +40,11 @@ type Options struct {
 	// Timeout is how long a shard's request waits for its answer while
 	// its worker still announces itself (default 10 minutes).
 	Timeout time.Duration
-	Logger  *slog.Logger
+	// X and Y, when set, are the data as this process holds them: a
+	// model of other data (points a person edited on the page) is
+	// evaluated here, not on the workers, which hold the file's.
+	X, Y   *mat.Dense
+	Logger *slog.Logger
 }
 
 // A Coordinator evaluates the bound of all the data as the sum of the
@@ -65,6 +70,8 @@ type Coordinator struct {
 	joined  chan struct{}        // closed and replaced when a worker is heard anew
 	seq     uint64
 	working int // workers that contributed to the last evaluation
+	// sameX and sameY are matrices found equal to Options.X and Y.
+	sameX, sameY *mat.Dense
 	// listen is when the coordinator has heard every running worker's
 	// announcement once: its first evaluation waits for it.
 	listen time.Time
@@ -95,7 +102,7 @@ func NewCoordinator(nc *nats.Conn, fit string, data Data, opt Options) (*Coordin
 	if opt.Shards < 1 || opt.ChunkRows < 1 {
 		return nil, fmt.Errorf("%d shards of chunks of %d rows: want at least 1 of each", opt.Shards, opt.ChunkRows)
 	}
-	c := &Coordinator{nc: nc, fit: fit, data: data, opt: opt, log: opt.Logger,
+	c := &Coordinator{nc: nc, fit: fit, data: data, opt: opt, log: opt.Logger, sameX: opt.X, sameY: opt.Y,
 		heard: map[string]time.Time{}, opened: map[string]bool{}, dead: map[string]time.Time{}, joined: make(chan struct{}),
 		listen: time.Now().Add(2 * HelloEvery)}
 	copy(c.sum[:], sum)
@@ -183,6 +190,24 @@ func (c *Coordinator) shards(n int) (chunk int, bounds []int) {
 	return chunk, bounds
 }
 
+// sameData reports whether m's data are the workers' (Options.X, Y):
+// the same matrices, or equal ones, which are remembered.
+func (c *Coordinator) sameData(m *engine.Model) bool {
+	if c.opt.X == nil {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m.X == c.sameX && m.Y == c.sameY {
+		return true
+	}
+	if !mat.Equal(m.X, c.opt.X) || !mat.Equal(m.Y, c.opt.Y) {
+		return false
+	}
+	c.sameX, c.sameY = m.X, m.Y
+	return true
+}
+
 // EvaluateAll evaluates the bound of all the data of m (which must be the
 // fit's data, as the workers read them) as the sum of its shards, with
 // the final layer's q(u) at its optimum when opt.OptimalFinalQ. A
@@ -191,7 +216,7 @@ func (c *Coordinator) shards(n int) (chunk int, bounds []int) {
 func (c *Coordinator) EvaluateAll(m *engine.Model, opt engine.Options) (*engine.Result, *engine.Gradient, error) {
 	c.eval.Lock()
 	defer c.eval.Unlock()
-	if opt.Rows != nil {
+	if opt.Rows != nil || !c.sameData(m) {
 		return c.ev.EvaluateAll(m, opt)
 	}
 	if err := m.Validate(); err != nil {
