@@ -71,11 +71,14 @@ func (d Data) Load() (x, y *mat.Dense, err error) {
 	if len(d.NormX.Mean) != q || len(d.NormX.Scale) != q || len(d.NormY.Mean) != o || len(d.NormY.Scale) != o {
 		return nil, nil, errors.New("the fit's normalisation does not have the data's columns")
 	}
-	x = d.NormX.Apply(ds.X)
-	if ds.Y == ds.X { // an autoencoder's one matrix, standardised once
-		return x, x, nil
+	// In place, with Apply's arithmetic (as viz fit's normaliseData): the
+	// originals are not needed, and a million rows are hundreds of
+	// megabytes a copy.
+	d.NormX.ApplyInPlace(ds.X)
+	if ds.Y != ds.X { // an autoencoder's one matrix, standardised once
+		d.NormY.ApplyInPlace(ds.Y)
 	}
-	return x, d.NormY.Apply(ds.Y), nil
+	return ds.X, ds.Y, nil
 }
 
 func (d Data) encode() []byte {

@@ -23,7 +23,7 @@ import (
 // cluster is an in-process NATS server with the users of one fit — its
 // coordinator and its workers — and the walk's data in a file.
 type cluster struct {
-	t           *testing.T
+	t           testing.TB
 	ns          *server.Server
 	url         string
 	fit         string
@@ -33,7 +33,7 @@ type cluster struct {
 	x, y        *mat.Dense
 }
 
-func newCluster(t *testing.T, rows int) *cluster {
+func newCluster(t testing.TB, rows int) *cluster {
 	t.Helper()
 	c := &cluster{t: t, fit: "test-fit", coordinator: newCreds(t), worker: newCreds(t)}
 	ns, err := relay.StartNATS("127.0.0.1:0", relay.ServerOptions{Users: []relay.User{
@@ -128,7 +128,7 @@ func (c *cluster) coordinate(opt Options) *Coordinator {
 }
 
 // waitWorkers waits until the coordinator hears n workers.
-func waitWorkers(t *testing.T, co *Coordinator, n int) {
+func waitWorkers(t testing.TB, co *Coordinator, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
