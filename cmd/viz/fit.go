@@ -277,7 +277,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	tcfg, _ = tcfg.Defaults()
 	if f.sharded.nats != "" {
-		co, stop, err := f.sharded.coordinator("viz fit", f.data, ds, nx, ny, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		co, stop, err := f.sharded.coordinator("viz fit", f.data, ds, nx, ny, x, y, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"dgpviz/internal/view"
 
 	"github.com/nats-io/nats.go"
+	"gonum.org/v1/gonum/mat"
 )
 
 func init() {
@@ -43,8 +44,9 @@ func (f *shardFlags) define(fs *flag.FlagSet, prefix string) {
 }
 
 // coordinator connects to NATS and returns the fit's coordinator for the
-// data read from spec, normalised with nx and ny; stop disconnects.
-func (f *shardFlags) coordinator(cmd, spec string, ds *dataset.Dataset, nx, ny dataset.Normalizer, log *slog.Logger) (co *shards.Coordinator, stop func(), err error) {
+// data read from spec, normalised with nx and ny into x and y; stop
+// disconnects.
+func (f *shardFlags) coordinator(cmd, spec string, ds *dataset.Dataset, nx, ny dataset.Normalizer, x, y *mat.Dense, log *slog.Logger) (co *shards.Coordinator, stop func(), err error) {
 	nc, err := f.connectFit(cmd, "")
 	if err != nil {
 		return nil, nil, err
@@ -54,7 +56,7 @@ func (f *shardFlags) coordinator(cmd, spec string, ds *dataset.Dataset, nx, ny d
 		nc.Close()
 		return nil, nil, badInput("%s: %v", cmd, err)
 	}
-	co, err = shards.NewCoordinator(nc, f.fit, data, shards.Options{Shards: f.shards, Logger: log})
+	co, err = shards.NewCoordinator(nc, f.fit, data, shards.Options{Shards: f.shards, X: x, Y: y, Logger: log})
 	if err != nil {
 		nc.Close()
 		return nil, nil, err
