@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"dgpviz/internal/dataset"
+	"dgpviz/internal/engine"
 	"dgpviz/internal/relay"
 	"dgpviz/internal/shards"
 	"dgpviz/internal/train"
@@ -40,7 +41,7 @@ func (f *shardFlags) define(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&f.tls.Cert, prefix+"nats-tls-cert", "", "with -"+prefix+"nats: PEM file of this process's client certificate, if the NATS server asks for one")
 	fs.StringVar(&f.tls.Key, prefix+"nats-tls-key", "", "PEM file of the private key of -"+prefix+"nats-tls-cert")
 	fs.StringVar(&f.fit, prefix+"nats-fit", "default", "the name of the fit on NATS, which its workers are started with (viz worker -fit) and its credentials are for")
-	fs.IntVar(&f.shards, prefix+"nats-shards", shards.DefaultShards, "shards of rows the data are split into (at most one per chunk of 8192 rows); a worker evaluates one or more of them")
+	fs.IntVar(&f.shards, prefix+"nats-shards", 0, fmt.Sprintf("shards of rows the data are split into, a worker evaluating one or more of them (0: %d of whole chunks of %d rows, fewer on fewer chunks)", shards.DefaultShards, engine.DefaultChunkRows))
 }
 
 // coordinator connects to NATS and returns the fit's coordinator for the
@@ -70,8 +71,8 @@ func (f *shardFlags) connectFit(cmd, prefix string) (*nats.Conn, error) {
 	if err := relay.CheckFitName(f.fit); err != nil {
 		return nil, badInput("%s: -%snats-fit: %v", cmd, prefix, err)
 	}
-	if f.shards < 1 {
-		return nil, badInput("%s: -%snats-shards %d: want at least 1", cmd, prefix, f.shards)
+	if f.shards < 0 {
+		return nil, badInput("%s: -%snats-shards %d: want 0 (automatic) or more", cmd, prefix, f.shards)
 	}
 	if f.creds == "" {
 		return nil, badInput("%s: -%snats-creds is required: the file of the fit's NATS credentials (the coordinator's)", cmd, prefix)

@@ -93,7 +93,7 @@ func BenchmarkWorkersMillion(b *testing.B) {
 				defer func() { cmd.Process.Kill(); cmd.Wait() }()
 				pids = append(pids, cmd.Process.Pid)
 			}
-			co, err := shards.NewCoordinator(nc, "bench", data, shards.Options{Shards: 16})
+			co, err := shards.NewCoordinator(nc, "bench", data, shards.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -25,8 +25,11 @@ const DefaultShards = 16
 
 // Options configure a Coordinator.
 type Options struct {
-	// Shards is the number of shards (default DefaultShards), at most the
-	// number of chunks of the data: a shard is made of whole chunks.
+	// Shards is the number of shards: 0 is DefaultShards of whole chunks
+	// of ChunkRows, fewer when the data have fewer chunks (one below
+	// ChunkRows rows: a shard's fixed costs are not worth paying twice
+	// on small data); a number given is that many shards, of smaller
+	// chunks when the data have fewer chunks than that.
 	Shards int
 	// ChunkRows is the chunk of each shard's evaluation (default
 	// engine.DefaultChunkRows; smaller for data of fewer chunks than
@@ -87,9 +90,6 @@ func NewCoordinator(nc *nats.Conn, fit string, data Data, opt Options) (*Coordin
 	if err != nil || len(sum) != 32 {
 		return nil, fmt.Errorf("the data's sha256 %q is not 64 hexadecimal digits", data.SHA256)
 	}
-	if opt.Shards == 0 {
-		opt.Shards = DefaultShards
-	}
 	if opt.ChunkRows == 0 {
 		opt.ChunkRows = engine.DefaultChunkRows
 	}
@@ -99,7 +99,7 @@ func NewCoordinator(nc *nats.Conn, fit string, data Data, opt Options) (*Coordin
 	if opt.Timeout == 0 {
 		opt.Timeout = 10 * time.Minute
 	}
-	if opt.Shards < 1 || opt.ChunkRows < 1 {
+	if opt.Shards < 0 || opt.ChunkRows < 1 {
 		return nil, fmt.Errorf("%d shards of chunks of %d rows: want at least 1 of each", opt.Shards, opt.ChunkRows)
 	}
 	c := &Coordinator{nc: nc, fit: fit, data: data, opt: opt, log: opt.Logger, sameX: opt.X, sameY: opt.Y,
@@ -178,8 +178,12 @@ func (c *Coordinator) forget(id string, err error) {
 // Data of fewer chunks than shards have smaller chunks, so that every
 // shard has rows.
 func (c *Coordinator) shards(n int) (chunk int, bounds []int) {
-	s := min(c.opt.Shards, n)
-	chunk = min(c.opt.ChunkRows, (n+s-1)/s)
+	s, chunk := min(c.opt.Shards, n), c.opt.ChunkRows
+	if s == 0 {
+		s = DefaultShards
+	} else {
+		chunk = min(chunk, (n+s-1)/s)
+	}
 	chunks := (n + chunk - 1) / chunk
 	s = min(s, chunks)
 	bounds = make([]int, s+1)

@@ -337,3 +337,35 @@ func (c chunked) EvaluateAll(m *engine.Model, opt engine.Options) (*engine.Resul
 	var ev engine.Evaluator
 	return ev.EvaluateChunked(m, opt, c.rows)
 }
+
+// TestShardBounds: shards are whole chunks that cover the rows once; by
+// default 16 of chunks of 8192 rows, one on small data; a number of
+// shards given splits small data into smaller chunks.
+func TestShardBounds(t *testing.T) {
+	for _, tc := range []struct {
+		shards, n, chunk int
+		want             []int
+	}{
+		{0, 240, engine.DefaultChunkRows, []int{0, 240}},
+		{0, 3 * engine.DefaultChunkRows, engine.DefaultChunkRows, []int{0, 8192, 16384, 24576}},
+		{4, 400, 100, []int{0, 100, 200, 300, 400}},
+		{4, 3, 1, []int{0, 1, 2, 3}},
+		{3, 1000, 334, []int{0, 334, 668, 1000}},
+	} {
+		c := &Coordinator{opt: Options{Shards: tc.shards, ChunkRows: engine.DefaultChunkRows}}
+		chunk, got := c.shards(tc.n)
+		if chunk != tc.chunk || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%d shards of %d rows: chunk %d, %v; want %d, %v", tc.shards, tc.n, chunk, got, tc.chunk, tc.want)
+		}
+	}
+	c := &Coordinator{opt: Options{ChunkRows: engine.DefaultChunkRows}}
+	_, got := c.shards(1000000)
+	if len(got) != DefaultShards+1 || got[len(got)-1] != 1000000 {
+		t.Fatalf("a million rows: %v", got)
+	}
+	for k := 1; k < len(got)-1; k++ {
+		if got[k]%engine.DefaultChunkRows != 0 || got[k] <= got[k-1] {
+			t.Errorf("a million rows: shard %d starts at row %d", k+1, got[k])
+		}
+	}
+}
