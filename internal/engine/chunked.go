@@ -145,21 +145,7 @@ func (e *Evaluator) checkRange(m *Model, opt Options, lo, hi, chunk int) (int, e
 // range's terms.
 func (e *Evaluator) evaluateRange(m *Model, opt Options, lo, hi, chunk int, kl bool) (*Result, *Gradient, error) {
 	chunk = min(chunk, hi-lo)
-	last := len(m.Layers) - 1
-	res := &Result{Layers: make([]LayerTerms, len(m.Layers)), Messages: make([]Message, len(m.Layers))}
-	n := hi - lo
-	for i, l := range m.Layers {
-		_, _, d := l.Dims()
-		res.Layers[i].CompressionPerDatum = make([]float64, n)
-		res.Layers[i].PropagationPerDatum = make([]float64, n)
-		if i == last && opt.NoOutputMessage {
-			continue
-		}
-		res.Messages[i].Mean = mat.NewDense(n, d, nil)
-		if i < last || opt.OutputVariance {
-			res.Messages[i].Var = mat.NewDense(n, d, nil)
-		}
-	}
+	res := newPartResult(m, opt, hi-lo)
 	copt := opt
 	copt.OptimalFinalQ = false
 
@@ -189,6 +175,79 @@ func (e *Evaluator) evaluateRange(m *Model, opt Options, lo, hi, chunk int, kl b
 		res.Bound -= t.KL + t.Compression + t.Propagation
 	}
 	return res, grad, nil
+}
+
+// newPartResult returns a Result with per-datum outputs of n rows, which
+// chunkParts fill.
+func newPartResult(m *Model, opt Options, n int) *Result {
+	last := len(m.Layers) - 1
+	res := &Result{Layers: make([]LayerTerms, len(m.Layers)), Messages: make([]Message, len(m.Layers))}
+	for i, l := range m.Layers {
+		_, _, d := l.Dims()
+		res.Layers[i].CompressionPerDatum = make([]float64, n)
+		res.Layers[i].PropagationPerDatum = make([]float64, n)
+		if i == last && opt.NoOutputMessage {
+			continue
+		}
+		res.Messages[i].Mean = mat.NewDense(n, d, nil)
+		if i < last || opt.OutputVariance {
+			res.Messages[i].Var = mat.NewDense(n, d, nil)
+		}
+	}
+	return res
+}
+
+// EvaluateBatchPart evaluates the part that the rows opt.Rows, some of a
+// minibatch of batch rows, contribute to the minibatch's estimate of the
+// bound (Options.Rows): their data terms scaled by N/batch and, with kl,
+// the KL terms, unscaled, and the gradient of these. The estimate of the
+// whole minibatch is the sum of the parts of its rows, exactly one with
+// kl (SumParts), so that processes holding different rows can each
+// evaluate theirs. opt.OptimalFinalQ is refused, as for any minibatch.
+func (e *Evaluator) EvaluateBatchPart(m *Model, opt Options, batch int, kl bool) (*Result, *Gradient, error) {
+	rows := opt.Rows
+	if len(rows) == 0 || batch < len(rows) {
+		return nil, nil, fmt.Errorf("%d rows of a minibatch of %d: want 1 to %d", len(rows), batch, batch)
+	}
+	if opt.OptimalFinalQ {
+		return nil, nil, fmt.Errorf("the final layer's optimal q(u) needs all the data, not a minibatch")
+	}
+	if m.X != nil {
+		e.startTeam(len(rows))
+	}
+	if err := m.validate(rows); err != nil {
+		return nil, nil, err
+	}
+	nAll, _ := m.X.Dims()
+	for _, r := range rows {
+		if r < 0 || r >= nAll {
+			return nil, nil, fmt.Errorf("minibatch row %d out of range 1…%d", r+1, nAll)
+		}
+	}
+	e.x, e.xbuf = dataRows(e.xbuf, m.X, rows)
+	e.y, e.ybuf = dataRows(e.ybuf, m.Y, rows)
+	res := newPartResult(m, opt, len(rows))
+	r, g, err := e.evaluate(m, opt, len(rows), float64(nAll)/float64(batch), &chunkPart{dst: res, first: true, noKL: !kl})
+	if err != nil {
+		return nil, nil, err
+	}
+	res.Likelihood, res.Bound = r.Likelihood, r.Likelihood
+	for i, t := range r.Layers {
+		res.Layers[i].Compression, res.Layers[i].Propagation = t.Compression, t.Propagation
+		if kl {
+			res.Layers[i].KL = t.KL
+		}
+		res.Bound -= res.Layers[i].KL + t.Compression + t.Propagation
+	}
+	if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
+		return res, nil, notFiniteError{"the bound", res.Bound}
+	}
+	if g != nil {
+		if err := checkGradient(g); err != nil {
+			return res, nil, err
+		}
+	}
+	return res, g, nil
 }
 
 // finishSum checks the sum of an evaluation's parts as Evaluate checks
