@@ -220,7 +220,7 @@ func (c *Coordinator) sameData(m *engine.Model) bool {
 func (c *Coordinator) EvaluateAll(m *engine.Model, opt engine.Options) (*engine.Result, *engine.Gradient, error) {
 	c.eval.Lock()
 	defer c.eval.Unlock()
-	if opt.Rows != nil || !c.sameData(m) {
+	if !c.sameData(m) {
 		return c.ev.EvaluateAll(m, opt)
 	}
 	if err := m.Validate(); err != nil {
@@ -234,6 +234,9 @@ func (c *Coordinator) EvaluateAll(m *engine.Model, opt engine.Options) (*engine.
 	for _, l := range m.Layers {
 		mz, q, d := l.Dims()
 		req.Layers = append(req.Layers, layerShape{Kernel: l.Kernel.Name(), M: mz, Q: q, D: d})
+	}
+	if opt.Rows != nil {
+		return c.evaluateBatch(m, opt, &req, bounds)
 	}
 	model := m
 	var q *engine.OptimalQ
@@ -265,11 +268,54 @@ func (c *Coordinator) EvaluateAll(m *engine.Model, opt engine.Options) (*engine.
 	if err != nil {
 		return nil, nil, err
 	}
+	return sumParts(model, reps, opt, q)
+}
+
+// evaluateBatch evaluates a minibatch's estimate of the bound as the sum
+// of its rows' parts on the shards that hold them, the KL in the first
+// part: each shard evaluates the batch's rows within it, in the batch's
+// order.
+func (c *Coordinator) evaluateBatch(m *engine.Model, opt engine.Options, req *request, bounds []int) (*engine.Result, *engine.Gradient, error) {
+	if opt.OptimalFinalQ {
+		return nil, nil, errors.New("the final layer's optimal q(u) needs all the data, not a minibatch")
+	}
+	n := c.data.Rows
+	per := make([][]int, len(bounds)-1)
+	for _, r := range opt.Rows {
+		if r < 0 || r >= n {
+			return nil, nil, fmt.Errorf("minibatch row %d out of range 1…%d", r+1, n)
+		}
+		k, _ := slices.BinarySearch(bounds, r+1) // the shard whose range holds r
+		per[k-1] = append(per[k-1], r)
+	}
+	var reqs []*request
+	for k, rows := range per {
+		if len(rows) == 0 {
+			continue
+		}
+		r := *req
+		r.Kind, r.Gradient, r.KL = BatchPart, opt.Gradient, len(reqs) == 0
+		r.Lo, r.Hi, r.Rows, r.Batch = bounds[k], bounds[k+1], rows, len(opt.Rows)
+		reqs = append(reqs, &r)
+	}
+	if len(reqs) == 0 {
+		return nil, nil, errors.New("empty minibatch")
+	}
+	reps, err := c.gatherAll(reqs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sumParts(m, reps, opt, nil)
+}
+
+// sumParts adds up the replies' parts, the KL in the first.
+func sumParts(m *engine.Model, reps []*reply, opt engine.Options, q *engine.OptimalQ) (*engine.Result, *engine.Gradient, error) {
 	parts := make([]engine.Part, len(reps))
 	for k, r := range reps {
 		parts[k] = engine.Part{Likelihood: r.Part.Likelihood, Layers: r.Part.Layers, KL: k == 0}
 		if opt.Gradient {
-			if parts[k].Gradient, err = engine.GradientOf(model, r.Part.Gradient); err != nil {
+			var err error
+			if parts[k].Gradient, err = engine.GradientOf(m, r.Part.Gradient); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -282,11 +328,25 @@ func (c *Coordinator) EvaluateAll(m *engine.Model, opt engine.Options) (*engine.
 // the shards' order. A shard whose worker fails goes to another; the
 // engine's errors (a Kuu not positive definite, …) are the evaluation's.
 func (c *Coordinator) gather(req *request, bounds []int) ([]*reply, error) {
+	reqs := make([]*request, len(bounds)-1)
+	for k := range reqs {
+		r := *req
+		r.Lo, r.Hi, r.KL = bounds[k], bounds[k+1], k == 0
+		reqs[k] = &r
+	}
+	return c.gatherAll(reqs)
+}
+
+// gatherAll asks the live workers for the requests, the k-th of the
+// k-th worker in turn, and returns the replies in the requests' order.
+func (c *Coordinator) gatherAll(reqs []*request) ([]*reply, error) {
 	c.mu.Lock()
 	c.seq++
-	req.Seq = c.seq
+	for _, r := range reqs {
+		r.Seq = c.seq
+	}
 	c.mu.Unlock()
-	shards := len(bounds) - 1
+	shards := len(reqs)
 	out := make([]*reply, shards)
 	type result struct {
 		k      int
@@ -296,9 +356,7 @@ func (c *Coordinator) gather(req *request, bounds []int) ([]*reply, error) {
 	}
 	results := make(chan result, shards)
 	ask := func(k int, worker string) {
-		r := *req
-		r.Lo, r.Hi, r.KL = bounds[k], bounds[k+1], k == 0
-		rep, err := c.ask(&r, worker)
+		rep, err := c.ask(reqs[k], worker)
 		results <- result{k, worker, rep, err}
 	}
 	workers, err := c.workers()

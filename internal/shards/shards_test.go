@@ -369,3 +369,47 @@ func TestShardBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestShardedMinibatch: a minibatch's estimate of the bound, its rows
+// evaluated by the shards that hold them, is one process's estimate to
+// 1e-12 (engine.TestEvaluateBatchParts), the same bits on 1 and 3
+// workers; a stochastic fit's steps on workers reach the one process's
+// point to the rounding they amplify.
+func TestShardedMinibatch(t *testing.T) {
+	c := newCluster(t, 400)
+	m := c.model()
+	batch := []int{355, 3, 77, 10, 199, 0, 42, 120, 64, 65, 11, 180, 290, 300}
+	opt := engine.Options{Rows: batch, Gradient: true, NoOutputMessage: true}
+	var ev engine.Evaluator
+	want, wg, err := ev.EvaluateAll(m, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first []float64
+	for _, n := range []int{1, 3} {
+		var ws []*testWorker
+		for k := range n {
+			ws = append(ws, c.startWorker(fmt.Sprintf("m%d", k)))
+		}
+		co := c.coordinate(Options{Shards: 4, ChunkRows: 50})
+		waitWorkers(t, co, n)
+		got, gg, err := co.EvaluateAll(m, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareSums(t, fmt.Sprintf("%d workers", n), want, got, wg, gg, 1e-12)
+		if flat := gg.Flatten(nil); first == nil {
+			first = flat
+		} else if !equalBits(first, flat) {
+			t.Errorf("%d workers: not the bits of 1 worker's", n)
+		}
+		co.Close()
+		for _, w := range ws {
+			w.kill()
+		}
+	}
+	n := c.data.Rows
+	if _, _, err := (&Coordinator{data: c.data}).evaluateBatch(m, engine.Options{Rows: []int{n}}, &request{}, []int{0, n}); err == nil {
+		t.Errorf("row %d of %d: no error", n+1, n)
+	}
+}

@@ -16,6 +16,7 @@ import (
 //	request: "DGPQ" kind:u8 flags:u8 seq:u64 lo:u64 hi:u64 chunk:u32
 //	         jitter:f64 data:[32]u8 layers:u32
 //	         (kernel:u8 m:u32 q:u32 d:u32)×layers params:u32 f64×params
+//	         kind batch part: batch:u32 rows:u32 u32×rows
 //	reply:   "DGPR" seq:u64 lo:u64 hi:u64 worker:u16+bytes status:u8 …
 //	         status ok, kind stats: m:u32 d:u32 f64×(2·m·m + m·d)
 //	         status ok, kind part:  layers:u32 likelihood:f64
@@ -32,6 +33,9 @@ const (
 	Stats Kind = iota + 1
 	// Part asks for the rows' part of the bound (engine.EvaluateRange).
 	Part
+	// BatchPart asks for the part of a minibatch's rows within the range
+	// (engine.EvaluateBatchPart).
+	BatchPart
 )
 
 const (
@@ -52,6 +56,10 @@ type request struct {
 	Data     [32]byte
 	Layers   []layerShape
 	Params   []float64
+	// Rows, of a BatchPart, are the minibatch's rows within Lo…Hi−1, of
+	// a minibatch of Batch rows.
+	Rows  []int
+	Batch int
 }
 
 // layerShape is what a worker needs to build a layer before it sets its
@@ -171,7 +179,15 @@ func (r *request) encode() []byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(l.Q))
 		b = binary.LittleEndian.AppendUint32(b, uint32(l.D))
 	}
-	return appendFloats(b, r.Params)
+	b = appendFloats(b, r.Params)
+	if r.Kind == BatchPart {
+		b = binary.LittleEndian.AppendUint32(b, uint32(r.Batch))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Rows)))
+		for _, row := range r.Rows {
+			b = binary.LittleEndian.AppendUint32(b, uint32(row))
+		}
+	}
+	return b
 }
 
 func appendFloats(b []byte, v []float64) []byte {
@@ -327,11 +343,25 @@ func decodeRequest(b []byte) (*request, error) {
 		d.fail("its %d parameters cannot be in %d bytes", params, len(d.b))
 	}
 	r.Params = d.floats("its parameters", -1)
+	if r.Kind == BatchPart {
+		r.Batch = d.u32("its minibatch's size")
+		rows := d.u32("its rows")
+		if d.err == nil && (rows < 1 || rows > r.Batch || 4*rows > len(d.b)) {
+			d.fail("%d rows of a minibatch of %d in %d bytes", rows, r.Batch, len(d.b))
+		}
+		for i := 0; i < rows && d.err == nil; i++ {
+			row := d.u32("a row")
+			if row < r.Lo || row >= r.Hi {
+				d.fail("row %d outside its range %d to %d", row+1, r.Lo+1, r.Hi)
+			}
+			r.Rows = append(r.Rows, row)
+		}
+	}
 	d.end()
 	switch {
 	case d.err != nil:
-	case r.Kind != Stats && r.Kind != Part:
-		d.fail("kind %d, want 1 (statistics) or 2 (a part)", r.Kind)
+	case r.Kind != Stats && r.Kind != Part && r.Kind != BatchPart:
+		d.fail("kind %d, want 1 (statistics), 2 (a part) or 3 (a minibatch's part)", r.Kind)
 	case r.Lo >= r.Hi:
 		d.fail("rows %d to %d: want a range of at least one row", r.Lo+1, r.Hi)
 	case r.Chunk < 1:

@@ -2,6 +2,7 @@ package shards
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,19 @@ func TestWireRoundTrip(t *testing.T) {
 	}
 	if got.Kind != req.Kind || !got.Gradient || got.KL || got.Seq != 9 || got.Lo != 100 || got.Hi != 200 || got.Chunk != 50 || got.Jitter != 1e-6 || !sameShape(got.Layers, req.Layers) || !equalBits(got.Params, req.Params) {
 		t.Errorf("request %+v decoded as %+v", req, got)
+	}
+	breq := *req
+	breq.Kind, breq.Rows, breq.Batch = BatchPart, []int{100, 150, 199}, 10
+	bgot, err := decodeRequest(breq.encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(bgot.Rows) != "[100 150 199]" || bgot.Batch != 10 {
+		t.Errorf("a minibatch's part decoded with rows %v of %d", bgot.Rows, bgot.Batch)
+	}
+	breq.Rows = []int{99}
+	if _, err := decodeRequest(breq.encode()); err == nil || !strings.Contains(err.Error(), "outside its range") {
+		t.Errorf("a row outside the range: %v", err)
 	}
 	part := &partSums{Likelihood: -3.5, Layers: []engine.LayerTerms{{KL: 1, Compression: 2, Propagation: 3}, {KL: 4, Compression: 5, Propagation: 6}}, Gradient: req.Params}
 	rep, err := decodeReply((&reply{Seq: 9, Lo: 100, Hi: 200, Worker: "w", Part: part}).encode(), req, "w")
@@ -123,6 +137,8 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Add(testRequest().encode())
 	s := testRequest()
 	s.Kind = Stats
+	f.Add(s.encode())
+	s.Kind, s.Rows, s.Batch = BatchPart, []int{120, 130}, 5
 	f.Add(s.encode())
 	f.Add([]byte("DGPQ"))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -153,7 +153,13 @@ func (w *Worker) evaluate(req *request) (*engine.FinalStats, *partSums, error) {
 		s, err := w.ev.FinalStats(m, req.Lo, req.Hi, req.Chunk)
 		return s, nil, err
 	}
-	res, g, err := w.ev.EvaluateRange(m, engine.Options{Gradient: req.Gradient, NoOutputMessage: true}, req.Lo, req.Hi, req.Chunk, req.KL)
+	var res *engine.Result
+	var g *engine.Gradient
+	if req.Kind == BatchPart {
+		res, g, err = w.ev.EvaluateBatchPart(m, engine.Options{Rows: req.Rows, Gradient: req.Gradient, NoOutputMessage: true}, req.Batch, req.KL)
+	} else {
+		res, g, err = w.ev.EvaluateRange(m, engine.Options{Gradient: req.Gradient, NoOutputMessage: true}, req.Lo, req.Hi, req.Chunk, req.KL)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

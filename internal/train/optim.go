@@ -120,16 +120,16 @@ type TrainerConfig struct {
 	// reaches the robot model's bounds in fewer evaluations but the step
 	// model's in far more (docs/measurements.md).
 	NaturalGradient bool
-	// Evaluator evaluates the bound of all the data and its gradient:
-	// nil is the Trainer's own engine.Evaluator (EvaluateAll), or the
-	// evaluation can be the sum of shards of the data on other processes
-	// (internal/shards). Minibatches are evaluated by the Trainer's own.
-	// It is used by one Trainer at a time.
+	// Evaluator evaluates the bound and its gradient, of all the data and
+	// of minibatches: nil is the Trainer's own engine.Evaluator
+	// (EvaluateAll), or the evaluation can be the sum of shards of the
+	// data on other processes (internal/shards).
 	Evaluator Evaluator
 }
 
-// An Evaluator evaluates the bound of all of a model's data, as
-// engine.Evaluator.EvaluateAll does (TrainerConfig.Evaluator).
+// An Evaluator evaluates the bound of a model's data, or a minibatch's
+// estimate of it (engine.Options.Rows), as engine.Evaluator.EvaluateAll
+// does (TrainerConfig.Evaluator).
 type Evaluator interface {
 	EvaluateAll(m *engine.Model, opt engine.Options) (*engine.Result, *engine.Gradient, error)
 }
@@ -571,7 +571,7 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 	// All the data in chunks above engine.ChunkAbove rows: the workspace
 	// of a chunk, not of N.
 	ev := Evaluator(&t.ev)
-	if rows == nil && t.cfg.Evaluator != nil {
+	if t.cfg.Evaluator != nil {
 		ev = t.cfg.Evaluator
 	}
 	res, gr, err := ev.EvaluateAll(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ})
