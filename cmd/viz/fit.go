@@ -283,7 +283,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		defer stop()
 		tcfg.Evaluator = co
-	} else if given["nats-creds"] || given["nats-fit"] || given["nats-shards"] || given["nats-tls-ca"] || given["nats-tls-cert"] || given["nats-tls-key"] {
+	} else if given["nats-creds"] || given["nats-fit"] || given["nats-shards"] || given["nats-tls-ca"] || given["nats-tls-cert"] || given["nats-tls-key"] || given["nats-data-url"] {
 		return badInput("viz fit: the -nats-… flags need -nats")
 	}
 	opt := train.FitOptions{MaxIters: f.iters / f.restarts}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	neturl "net/url"
 	"sync"
 
 	"dgpviz/internal/dataset"
@@ -28,8 +29,9 @@ func init() {
 type shardFlags struct {
 	nats string
 	natsFlags
-	fit    string
-	shards int
+	fit     string
+	shards  int
+	dataURL string // viz fit only
 }
 
 // define defines the flags, their names after prefix: "nats", …, for
@@ -41,6 +43,9 @@ func (f *shardFlags) define(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&f.tls.Cert, prefix+"nats-tls-cert", "", "with -"+prefix+"nats: PEM file of this process's client certificate, if the NATS server asks for one")
 	fs.StringVar(&f.tls.Key, prefix+"nats-tls-key", "", "PEM file of the private key of -"+prefix+"nats-tls-cert")
 	fs.StringVar(&f.fit, prefix+"nats-fit", "default", "the name of the fit on NATS, which its workers are started with (viz worker -fit) and its credentials are for")
+	if prefix == "" {
+		fs.StringVar(&f.dataURL, "nats-data-url", "", "with -nats: the http or https URL the workers download the data file from (kept in their data folder by its sha256, which must be the -data file's); default: each reads -data's path on its own machine")
+	}
 	fs.IntVar(&f.shards, prefix+"nats-shards", 0, fmt.Sprintf("shards of rows the data are split into, a worker evaluating one or more of them (0: %d of whole chunks of %d rows, fewer on fewer chunks)", shards.DefaultShards, engine.DefaultChunkRows))
 }
 
@@ -56,6 +61,11 @@ func (f *shardFlags) coordinator(cmd, spec string, ds *dataset.Dataset, nx, ny d
 	if err != nil {
 		nc.Close()
 		return nil, nil, badInput("%s: %v", cmd, err)
+	}
+	data.URL = f.dataURL
+	if u, err := neturl.Parse(f.dataURL); f.dataURL != "" && (err != nil || u.Scheme != "http" && u.Scheme != "https") {
+		nc.Close()
+		return nil, nil, badInput("%s: -nats-data-url %q: want an http or https URL", cmd, f.dataURL)
 	}
 	co, err = shards.NewCoordinator(nc, f.fit, data, shards.Options{Shards: f.shards, X: x, Y: y, Logger: log})
 	if err != nil {

@@ -86,6 +86,9 @@ func NewCoordinator(nc *nats.Conn, fit string, data Data, opt Options) (*Coordin
 	if err := relay.CheckFitName(fit); err != nil {
 		return nil, err
 	}
+	if _, err := decodeData(data.encode()); err != nil {
+		return nil, err
+	}
 	sum, err := hex.DecodeString(data.SHA256)
 	if err != nil || len(sum) != 32 {
 		return nil, fmt.Errorf("the data's sha256 %q is not 64 hexadecimal digits", data.SHA256)

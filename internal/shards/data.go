@@ -1,9 +1,14 @@
 package shards
 
 import (
+	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 
 	"dgpviz/internal/dataset"
 
@@ -17,6 +22,12 @@ import (
 type Data struct {
 	Spec   string `json:"spec"`
 	SHA256 string `json:"sha256"`
+	// URL, when set, is where a worker downloads the file from (an http
+	// or https URL) instead of reading Spec's path: into the folder
+	// dataset.DataDir names, under shards/, kept by its sha256. Size is
+	// the file's size in bytes, which the download must match.
+	URL  string `json:"url,omitempty"`
+	Size int64  `json:"size"`
 	// Rows, Inputs and Outputs are the training data's shape.
 	Rows    int `json:"rows"`
 	Inputs  int `json:"inputs"`
@@ -40,15 +51,46 @@ func DataOf(spec string, ds *dataset.Dataset, nx, ny dataset.Normalizer) (Data, 
 	if err != nil {
 		return Data{}, err
 	}
+	st, err := os.Stat(ds.Path)
+	if err != nil {
+		return Data{}, err
+	}
 	r, q := ds.X.Dims()
 	_, d := ds.Y.Dims()
-	return Data{Spec: abs, SHA256: sum, Rows: r, Inputs: q, Outputs: d, NormX: nx, NormY: ny}, nil
+	return Data{Spec: abs, SHA256: sum, Size: st.Size(), Rows: r, Inputs: q, Outputs: d, NormX: nx, NormY: ny}, nil
+}
+
+// fetch downloads the data file from d.URL, unless a file of its sha256
+// is there already, and returns the spec that reads it: Spec's scheme
+// and extension, the downloaded file's path.
+func (d Data) fetch(ctx context.Context) (string, error) {
+	dir, err := dataset.DataDir()
+	if err != nil {
+		return "", err
+	}
+	scheme, path := dataset.SpecFile(d.Spec)
+	name := d.SHA256 + filepath.Ext(path)
+	r := dataset.Remote{Name: "the fit's data", Title: "the fit's data", Dir: "shards", File: name, URL: d.URL, SHA256: d.SHA256, Size: d.Size}
+	local, err := (&dataset.Fetcher{Dir: dir}).Fetch(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	if scheme != "" {
+		return scheme + ":" + local, nil
+	}
+	return local, nil
 }
 
 // Load reads the data, checks that they are the fit's (their file's
 // sha256, their shape) and normalises them as the fit did.
 func (d Data) Load() (x, y *mat.Dense, err error) {
-	ds, err := dataset.LoadWith(d.Spec, dataset.LoadOptions{})
+	spec := d.Spec
+	if d.URL != "" {
+		if spec, err = d.fetch(context.Background()); err != nil {
+			return nil, nil, err
+		}
+	}
+	ds, err := dataset.LoadWith(spec, dataset.LoadOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,6 +142,14 @@ func decodeData(b []byte) (Data, error) {
 	}
 	if d.Spec == "" || len(d.SHA256) != 64 || d.Rows < 1 || d.Inputs < 1 || d.Outputs < 1 {
 		return d, errors.New("a data description without its file, sha256 or shape")
+	}
+	if _, err := hex.DecodeString(d.SHA256); err != nil {
+		return d, errors.New("a data description whose sha256 is not hexadecimal")
+	}
+	if d.URL != "" {
+		if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || d.Size < 1 {
+			return d, fmt.Errorf("a data description whose URL %q is not http or https, or without the file's size", d.URL)
+		}
 	}
 	return d, nil
 }

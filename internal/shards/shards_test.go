@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -411,5 +414,42 @@ func TestShardedMinibatch(t *testing.T) {
 	n := c.data.Rows
 	if _, _, err := (&Coordinator{data: c.data}).evaluateBatch(m, engine.Options{Rows: []int{n}}, &request{}, []int{0, n}); err == nil {
 		t.Errorf("row %d of %d: no error", n+1, n)
+	}
+}
+
+// TestDataFromURL: a worker given the data's URL downloads the file into
+// the data folder, checks its sha256, and reads the fit's data from it;
+// a URL whose file is another is refused, and so is a URL that is not
+// http or https.
+func TestDataFromURL(t *testing.T) {
+	c := newCluster(t, 100)
+	_, path := dataset.SpecFile(c.data.Spec)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, path) }))
+	defer hs.Close()
+	dir := t.TempDir()
+	t.Setenv(dataset.DataDirEnv, dir)
+	d := c.data
+	d.Spec, d.URL = "/nowhere/walk.csv", hs.URL+"/walk.csv"
+	d2, err := decodeData(d.encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y, err := d2.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(x, c.x) || !mat.Equal(y, c.y) {
+		t.Error("the downloaded data are not the fit's")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "shards", d.SHA256+".csv")); err != nil {
+		t.Errorf("the download is not kept by its sha256: %v", err)
+	}
+	d.SHA256 = strings.Repeat("0", 64) // the file the URL serves is another
+	if _, _, err := d.Load(); err == nil {
+		t.Error("a file of another sha256: no error")
+	}
+	d.URL = "file:///etc/passwd"
+	if _, err := decodeData(d.encode()); err == nil {
+		t.Error("a file: URL: no error")
 	}
 }
