@@ -43,6 +43,11 @@ type Options struct {
 	// Timeout is how long a shard's request waits for its answer while
 	// its worker still announces itself (default 10 minutes).
 	Timeout time.Duration
+	// MinBatch is the fewest rows of a minibatch that the workers
+	// evaluate (default engine.DefaultChunkRows): a smaller one is
+	// evaluated here, where the shards' fixed costs (their layers'
+	// preparation, a message each way) would outweigh its rows.
+	MinBatch int
 	// X and Y, when set, are the data as this process holds them: a
 	// model of other data (points a person edited on the page) is
 	// evaluated here, not on the workers, which hold the file's.
@@ -95,6 +100,9 @@ func NewCoordinator(nc *nats.Conn, fit string, data Data, opt Options) (*Coordin
 	}
 	if opt.ChunkRows == 0 {
 		opt.ChunkRows = engine.DefaultChunkRows
+	}
+	if opt.MinBatch == 0 {
+		opt.MinBatch = engine.DefaultChunkRows
 	}
 	if opt.WaitWorkers == 0 {
 		opt.WaitWorkers = 30 * time.Second
@@ -223,7 +231,7 @@ func (c *Coordinator) sameData(m *engine.Model) bool {
 func (c *Coordinator) EvaluateAll(m *engine.Model, opt engine.Options) (*engine.Result, *engine.Gradient, error) {
 	c.eval.Lock()
 	defer c.eval.Unlock()
-	if !c.sameData(m) {
+	if !c.sameData(m) || opt.Rows != nil && len(opt.Rows) < c.opt.MinBatch {
 		return c.ev.EvaluateAll(m, opt)
 	}
 	if err := m.Validate(); err != nil {

@@ -394,7 +394,7 @@ func TestShardedMinibatch(t *testing.T) {
 		for k := range n {
 			ws = append(ws, c.startWorker(fmt.Sprintf("m%d", k)))
 		}
-		co := c.coordinate(Options{Shards: 4, ChunkRows: 50})
+		co := c.coordinate(Options{Shards: 4, ChunkRows: 50, MinBatch: len(batch), WaitWorkers: 100 * time.Millisecond})
 		waitWorkers(t, co, n)
 		got, gg, err := co.EvaluateAll(m, opt)
 		if err != nil {
@@ -406,10 +406,19 @@ func TestShardedMinibatch(t *testing.T) {
 		} else if !equalBits(first, flat) {
 			t.Errorf("%d workers: not the bits of 1 worker's", n)
 		}
-		co.Close()
+		if co.Contributing() != n {
+			t.Errorf("%d workers: %d contributed to the minibatch", n, co.Contributing())
+		}
 		for _, w := range ws {
 			w.kill()
 		}
+		// A smaller minibatch is evaluated here: without workers.
+		small := opt
+		small.Rows = batch[:len(batch)-1]
+		if _, _, err := co.EvaluateAll(m, small); err != nil {
+			t.Errorf("a minibatch below MinBatch, without workers: %v", err)
+		}
+		co.Close()
 	}
 	n := c.data.Rows
 	if _, _, err := (&Coordinator{data: c.data}).evaluateBatch(m, engine.Options{Rows: []int{n}}, &request{}, []int{0, n}); err == nil {
