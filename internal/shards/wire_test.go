@@ -242,3 +242,23 @@ func TestWorkerPermissions(t *testing.T) {
 	}
 	w.kill()
 }
+
+// FuzzDecodeData: no data description, however malformed, panics the
+// decoder, and one it accepts names a file, its checksum and its shape.
+func FuzzDecodeData(f *testing.F) {
+	f.Add(Data{Spec: "/data/walk.csv", SHA256: strings.Repeat("ab", 32), Size: 10, Rows: 9, Inputs: 1, Outputs: 30}.encode())
+	f.Add(Data{Spec: "csv:/d.csv", SHA256: strings.Repeat("0", 64), URL: "https://example.org/d.csv", Size: 5, Rows: 1, Inputs: 1, Outputs: 1}.encode())
+	f.Add([]byte(`DGPD{"spec":""}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 4 {
+			return // the worker tells a description by its first 4 bytes
+		}
+		d, err := decodeData(b)
+		if err != nil {
+			return
+		}
+		if d.Spec == "" || len(d.SHA256) != 64 || d.Rows < 1 {
+			t.Fatalf("an impossible description decoded: %+v", d)
+		}
+	})
+}
