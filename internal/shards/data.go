@@ -137,6 +137,9 @@ func decodeData(b []byte) (Data, error) {
 	if len(b) > maxDataMessage {
 		return d, fmt.Errorf("a data description of %d bytes, more than %d", len(b), maxDataMessage)
 	}
+	if len(b) < 4 || string(b[:4]) != "DGPD" {
+		return d, errors.New("not a data description")
+	}
 	if err := json.Unmarshal(b[4:], &d); err != nil {
 		return d, fmt.Errorf("a malformed data description: %v", err)
 	}
