@@ -291,7 +291,8 @@ func fit(t *testing.T, m *engine.Model, ev train.Evaluator, iters int, each func
 // fix the sums); the killed worker's shards were taken over and the late
 // one was used from the next iteration. Against one process's fit with
 // the same chunks, the model agrees to the rounding the iterations
-// amplify (1e-6 relative after 10 iterations).
+// amplify: 1e-8 relative after 10 iterations (5.6e-10 measured; each
+// evaluation differs by the grouping of its sums, ~1e-15).
 func TestShardedFit(t *testing.T) {
 	c := newCluster(t, 400)
 	const iters, chunk = 10, 50
@@ -325,8 +326,13 @@ func TestShardedFit(t *testing.T) {
 	if counts[1] != 3 || counts[4] != 2 || counts[8] != 3 {
 		t.Errorf("workers contributing after each iteration %v: want 3 before the kill, 2 after it, 3 after the late one joined", counts)
 	}
+	var worst float64
 	for i := range want {
-		if math.Abs(want[i]-got[i]) > 1e-6*max(1, math.Abs(want[i])) {
+		worst = max(worst, math.Abs(want[i]-got[i])/max(1, math.Abs(want[i])))
+	}
+	t.Logf("the largest difference from one process's parameters: %.3g", worst)
+	for i := range want {
+		if math.Abs(want[i]-got[i]) > 1e-8*max(1, math.Abs(want[i])) {
 			t.Errorf("parameter %d: sharded %.17g, one process %.17g", i, got[i], want[i])
 			break
 		}
