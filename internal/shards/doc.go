@@ -15,8 +15,11 @@
 // is the same bits for any number of workers, and equals one process's
 // chunked evaluation up to the grouping of its sums.
 //
+// A minibatch of at least Options.MinBatch rows goes to the shards that
+// hold its rows, each evaluating its part (engine.EvaluateBatchPart).
+//
 // A Coordinator is a train.Evaluator: the Trainer, its methods and its
-// math are unchanged; only the evaluation of all the data moves.
+// math are unchanged; only the evaluations move.
 //
 // Workers announce themselves every HelloEvery on their fit's subject;
 // the Coordinator uses those heard within HelloTimeout, from the next
