@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -38,6 +39,7 @@ type fitFlags struct {
 	window, horizon                                                    int
 	quiet, naturalGradient, embedData                                  bool
 	finalQ, fitChoice, trace                                           string
+	sharded                                                            shardFlags
 	maxRows                                                            int    // -max-rows
 	shape                                                              [2]int // -shape
 }
@@ -159,6 +161,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&f.embedData, "embed-data", false, "write the data into the model file even when they are a public data set's (robot, frey); by default the file refers to that data set's file by its checksum, and readers load it from this machine")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&f.trace, "trace", "", "write a CSV file with a row at every check of a stochastic fit: iteration, epochs, CPU and wall seconds of the fit so far (loading and the trace's own predictions excluded), the bound, and the held-out RMSE in the outputs' units of the model the fit would return there (needs a split column)")
+	f.sharded.define(fs, "")
 	fs.IntVar(&f.maxRows, "max-rows", 0, "refuse a data file of more rows than this, as it is read (0: no limit but memory's and the model's)")
 	fs.Func("shape", "the outputs are the pixels of images of this shape, rows x columns (e.g. 28x20): the model file records it, so that viz figure faces and the page draw them as images", func(v string) (err error) {
 		f.shape, err = dataset.ParseShape(v)
@@ -277,6 +280,16 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return badInput("viz fit: %v", err)
 	}
 	tcfg, _ = tcfg.Defaults()
+	if f.sharded.nats != "" {
+		co, stop, err := f.sharded.coordinator("viz fit", f.data, ds, nx, ny, x, y, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		if err != nil {
+			return err
+		}
+		defer stop()
+		tcfg.Evaluator = co
+	} else if given["nats-creds"] || given["nats-fit"] || given["nats-shards"] || given["nats-tls-ca"] || given["nats-tls-cert"] || given["nats-tls-key"] || given["nats-data-url"] {
+		return badInput("viz fit: the -nats-… flags need -nats")
+	}
 	opt := train.FitOptions{MaxIters: f.iters / f.restarts}
 	if usePreset {
 		*preset, opt.MaxIters = presetWithin(*preset, f.iters)
@@ -313,6 +326,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		var onStep func(int, train.StepInfo)
 		if !f.quiet {
 			prog = newProgress(stderr, f.restarts, opt.MaxIters, 0, tcfg.RiseSpan(x.RawMatrix().Rows))
+			prog.workers = workersOf(tcfg)
 			onStep = prog.step
 		}
 		model, best, reps, err = train.FitRestarts(ctx, x, y, icfg, tcfg, opt, f.restarts, onStep)
@@ -508,6 +522,7 @@ func fitPreset(ctx context.Context, p train.Preset, x, y *mat.Dense, tcfg train.
 			restarts = p.Restarts
 		}
 		prog = newProgress(stderr, restarts, p.RestartIters, opt.MaxIters, p.Trainer(tcfg).RiseSpan(x.RawMatrix().Rows))
+		prog.workers = workersOf(tcfg)
 		onStep = prog.step
 	}
 	m, reps, err := p.Start(ctx, x, y, tcfg, onStep)
@@ -628,6 +643,30 @@ type progress struct {
 	caps        []int // iterations per slot at most
 	forecasts   []*train.Forecast
 	clock       func() time.Time // time.Now; tests count evaluations
+	// workers, for a fit on worker processes (viz fit -nats), is how
+	// many contributed to the last evaluation.
+	workers func() int
+}
+
+// workersOf returns how to count the worker processes of a fit whose
+// evaluations they share (nil for a fit in this process).
+func workersOf(tcfg train.TrainerConfig) func() int {
+	if c, ok := tcfg.Evaluator.(interface{ Contributing() int }); ok {
+		return c.Contributing
+	}
+	return nil
+}
+
+// workersNote gives the workers contributing for a progress line ("" for
+// a fit in this process).
+func (p *progress) workersNote() string {
+	if p.workers == nil {
+		return ""
+	}
+	if n := p.workers(); n != 1 {
+		return fmt.Sprintf(", %d workers", n)
+	}
+	return ", 1 worker"
 }
 
 // newProgress reports the progress of restarts fits of at most iters
@@ -830,7 +869,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 	if p.tty {
 		const width = 30
 		filled := min(width, width*done/max(1, p.total))
-		fmt.Fprintf(p.w, "\r[%s%s] iter %d/%d  bound %.6g%s  %.0f it/s  ETA %s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, p.total, best, epochsNote(s), rate, eta)
+		fmt.Fprintf(p.w, "\r[%s%s] iter %d/%d  bound %.6g%s%s  %.0f it/s  ETA %s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, p.total, best, epochsNote(s), p.workersNote(), rate, eta)
 		p.drawn = true
 		return
 	}
@@ -838,7 +877,7 @@ func (p *progress) step(restart int, s train.StepInfo) {
 	if s.Estimate {
 		bound = "minibatch estimate of the bound"
 	}
-	fmt.Fprintf(p.w, "%s iteration %d: %s %.10g%s (the whole fit: %d/%d iterations, %.1f it/s, ETA %s)\n", p.name(restart), s.Iter, bound, s.Bound, epochsNote(s), done, p.total, rate, eta)
+	fmt.Fprintf(p.w, "%s iteration %d: %s %.10g%s (the whole fit: %d/%d iterations, %.1f it/s, ETA %s%s)\n", p.name(restart), s.Iter, bound, s.Bound, epochsNote(s), done, p.total, rate, eta, p.workersNote())
 }
 
 // epochsNote gives a stochastic fit's passes over the data for a progress

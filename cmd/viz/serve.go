@@ -45,6 +45,7 @@ type serveOptions struct {
 	shape     [2]int          // -shape: the CSV data sets' image shape
 	set       map[string]bool // flags given on the command line
 	share     shareFlags      // -nats…: relays (relay.go)
+	workerFit shardFlags      // -workers-nats…: fits on worker processes (worker.go)
 }
 
 func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
@@ -90,6 +91,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.IntVar(&o.perIP, "max-conns-per-ip", 64, "open connections one client address may hold (page, assets, websocket, downloads)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
 	o.share.define(fs)
+	o.workerFit.define(fs, "workers-")
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
@@ -153,8 +155,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		debug.SetMemoryLimit(limit)
 		log.Info("memory limit", "MiB", limit>>20)
 	}
+	onShards, stopShards, err := o.workerFit.sessions(log) // worker.go
+	if err != nil {
+		return err
+	}
+	defer stopShards()
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: o.limits, Defaults: o.cfg, AllowedOrigins: o.origins, Workers: o.workers, Logger: log, Share: share,
-		PoolTurns: o.pool, PoolShare: o.poolShare, TrustProxy: o.proxy, KeepFreedMemory: o.keep})
+		PoolTurns: o.pool, PoolShare: o.poolShare, TrustProxy: o.proxy, KeepFreedMemory: o.keep, Shards: onShards})
 	if err != nil {
 		return badInput("viz serve: %v", err)
 	}

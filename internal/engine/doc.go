@@ -21,6 +21,10 @@
 // on what is predicted with it. EvaluateChunked (and EvaluateAll above
 // ChunkAbove rows) takes the data in consecutive chunks of rows and adds
 // them up, so that an evaluation's workspace does not grow with the data.
+// EvaluateRange, FinalStats and EvaluateBatchPart evaluate a range or some
+// rows apart, and SumParts adds the parts, so that processes holding
+// different rows (package shards) evaluate the bound together; the engine
+// knows nothing of how the parts travel.
 //
 // On amd64 CPUs with AVX2 and FMA the hot loops — the exponential, the Ψ2
 // pair loop and the matrix products — run in assembly (simd_amd64.s);

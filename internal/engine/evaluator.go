@@ -174,6 +174,10 @@ type chunkPart struct {
 	dst   *Result
 	at    int
 	first bool
+	// noKL leaves the KL's part out of the gradient of the first chunk
+	// too: a range of the rows that another range's evaluation gives the
+	// KL (EvaluateRange).
+	noKL bool
 	// grad, when not nil, is the gradient of the chunks before, to which
 	// this chunk's is added.
 	grad *Gradient
@@ -198,7 +202,7 @@ func (e *Evaluator) evaluate(m *Model, opt Options, n int, scale float64, part *
 		prepare := func(i int) func() {
 			return func() {
 				works[i].uncertain = i > 0
-				works[i].noKLGrad = false
+				works[i].noKLGrad = part != nil && part.noKL
 				errs[i] = works[i].prepare(m.Layers[i], m.Jitter, scale, opt.Gradient)
 				works[i].compensate = works[i].compensate && !opt.NoCompensation
 			}

@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
+
+	"dgpviz/internal/wire"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -31,10 +34,33 @@ const (
 	// Relay is a relay (viz relay): it follows the streams and asks the
 	// presenter's server for snapshots and forks.
 	Relay
-	// A worker of a distributed fit will get a role of its own whose
-	// subjects name its fit (dgpviz.fit.ID.>), so that it sees nothing
-	// else: a role's subjects are all its Permissions says.
+	// Worker is a worker of a sharded fit (viz worker): it announces
+	// itself and answers its fit's requests for the parts of the bound,
+	// on its fit's subjects (FitSubject) alone: User.Fit names the fit.
+	Worker
+	// Coordinator is a sharded fit's optimizer (viz fit -nats, viz serve
+	// -workers-nats): it asks its fit's workers for their parts.
+	Coordinator
 )
+
+// FitSubject is the prefix of a sharded fit's subjects, dgpviz.fit.FIT:
+// its workers' announcements (.hello) and requests (.work.WORKER).
+func FitSubject(fit string) string { return "dgpviz.fit." + fit }
+
+// CheckFitName checks that a sharded fit's name is one NATS subject
+// token of letters, digits, '-' and '_' (at most 64), so that a role's
+// permissions cannot reach past it.
+func CheckFitName(fit string) error {
+	if fit == "" || len(fit) > 64 {
+		return fmt.Errorf("fit name %q: want 1 to 64 letters, digits, '-' or '_'", wire.Truncate(fit, 70))
+	}
+	for _, c := range fit {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("fit name %q: want letters, digits, '-' or '_' only", wire.Truncate(fit, 70))
+		}
+	}
+	return nil
+}
 
 func (r Role) String() string {
 	switch r {
@@ -42,6 +68,10 @@ func (r Role) String() string {
 		return "presenter"
 	case Relay:
 		return "relay"
+	case Worker:
+		return "worker"
+	case Coordinator:
+		return "coordinator"
 	}
 	return "unknown role"
 }
@@ -70,7 +100,8 @@ func (r Role) Permissions() *server.Permissions {
 			Subscribe: &server.SubjectPermission{Allow: []string{"dgpviz.share.*.*", subjectRelays, "_INBOX.>"}},
 		}
 	}
-	// Nothing: an unknown role may do nothing at all.
+	// Nothing: an unknown role, or a fit's role without its fit
+	// (User.Permissions), may do nothing at all.
 	return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: &server.SubjectPermission{Deny: []string{">"}}}
 }
 
@@ -79,7 +110,39 @@ func (r Role) Permissions() *server.Permissions {
 type User struct {
 	Key  string // a user NKey's public key, U…
 	Role Role
+	Fit  string // the sharded fit of a Worker or Coordinator (CheckFitName)
 }
+
+// Permissions returns what the NATS server lets u publish and subscribe
+// to: its role's, and for a Worker or Coordinator its fit's subjects
+// alone (FitSubject). A worker may publish its announcements and answer
+// the requests it receives, one reply each within ten minutes (a large
+// shard on a slow machine); a coordinator may send
+// requests to its fit's workers and hear their announcements and
+// replies.
+func (u User) Permissions() *server.Permissions {
+	if u.Role != Worker && u.Role != Coordinator {
+		return u.Role.Permissions()
+	}
+	if CheckFitName(u.Fit) != nil {
+		return Role(0).Permissions()
+	}
+	fit := FitSubject(u.Fit)
+	if u.Role == Worker {
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{fit + ".hello"}},
+			Subscribe: &server.SubjectPermission{Allow: []string{fit + ".work.*"}},
+			Response:  &server.ResponsePermission{MaxMsgs: 1, Expires: fitReplyWithin},
+		}
+	}
+	return &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: []string{fit + ".work.*"}},
+		Subscribe: &server.SubjectPermission{Allow: []string{fit + ".hello", "_INBOX.>"}},
+	}
+}
+
+// fitReplyWithin is how long a worker may take to answer a request.
+const fitReplyWithin = 10 * time.Minute
 
 // Credentials are a NATS user's: its NKey seed, with which it answers the
 // NATS server's challenge, and for a NATS server in operator mode its

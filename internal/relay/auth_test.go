@@ -564,3 +564,67 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestDocumentedFitConfig: the nats-server configuration of a sharded
+// fit that docs/scaling.md shows gives its coordinator and its workers
+// exactly the permissions User.Permissions gives them.
+func TestDocumentedFitConfig(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/scaling.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := bytes.Cut(doc, []byte("<!-- nats-server.conf fit -->\n```\n"))
+	if ok {
+		block, _, ok = bytes.Cut(block, []byte("```"))
+	}
+	if !ok {
+		t.Fatal("docs/scaling.md has no fit's nats-server.conf block (after <!-- nats-server.conf fit -->)")
+	}
+	pki := newTestPKI(t)
+	co, wo := newCreds(t), newCreds(t)
+	conf := strings.NewReplacer("COORDINATOR_PUBLIC_KEY", co.PublicKey(), "WORKER_PUBLIC_KEY", wo.PublicKey(),
+		"/etc/nats/nats-cert.pem", pki.serverCert, "/etc/nats/nats-key.pem", pki.serverKey).Replace(string(block))
+	path := filepath.Join(t.TempDir(), "nats-server.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := server.ProcessConfigFile(path)
+	if err != nil {
+		t.Fatalf("the documented configuration: %v", err)
+	}
+	got := map[string]*server.Permissions{}
+	for _, u := range o.Nkeys {
+		got[u.Nkey] = u.Permissions
+	}
+	for _, u := range []User{{Key: co.PublicKey(), Role: Coordinator, Fit: "walk"}, {Key: wo.PublicKey(), Role: Worker, Fit: "walk"}} {
+		if want := u.Permissions(); !reflect.DeepEqual(got[u.Key], want) {
+			t.Errorf("the %s's documented permissions %s, want %s", u.Role, jsonOf(got[u.Key]), jsonOf(want))
+		}
+	}
+	if len(o.Nkeys) != 2 || len(o.Users) != 0 || o.NoAuthUser != "" {
+		t.Errorf("the documented configuration has %d NKey users, %d others: want the fit's two roles only", len(o.Nkeys), len(o.Users))
+	}
+}
+
+// TestFitNames: a fit's name is one subject token, so that its roles'
+// permissions cannot reach another fit's subjects, and a fit's role
+// without its fit may do nothing.
+func TestFitNames(t *testing.T) {
+	for _, name := range []string{"walk", "lab-3_a"} {
+		if err := CheckFitName(name); err != nil {
+			t.Errorf("%q: %v", name, err)
+		}
+	}
+	for _, name := range []string{"", "a.b", "a*", ">", "a b", strings.Repeat("x", 65)} {
+		if err := CheckFitName(name); err == nil {
+			t.Errorf("%q: no error", name)
+		}
+	}
+	p := User{Role: Worker}.Permissions()
+	if len(p.Publish.Allow) != 0 || len(p.Subscribe.Allow) != 0 {
+		t.Errorf("a worker without its fit may publish %v and subscribe %v", p.Publish.Allow, p.Subscribe.Allow)
+	}
+	if _, err := StartNATS("127.0.0.1:0", ServerOptions{Users: []User{{Key: newCreds(t).PublicKey(), Role: Worker, Fit: "a.>"}}}); err == nil {
+		t.Error("a server of a worker whose fit is a.>: no error")
+	}
+}

@@ -218,10 +218,13 @@ func StartNATS(addr string, o ServerOptions) (*server.Server, error) {
 	}
 	so := &server.Options{Host: host, Port: p, MaxPayload: MaxPayload, NoLog: true, NoSigs: true}
 	for _, u := range o.Users {
+		if (u.Role == Worker || u.Role == Coordinator) && CheckFitName(u.Fit) != nil {
+			return nil, fmt.Errorf("the %s %s: %v", u.Role, wire.Truncate(u.Key, 60), CheckFitName(u.Fit))
+		}
 		if !nkeys.IsValidPublicUserKey(u.Key) {
 			return nil, fmt.Errorf("%q is not a NATS user's public key", wire.Truncate(u.Key, 60))
 		}
-		so.Nkeys = append(so.Nkeys, &server.NkeyUser{Nkey: u.Key, Permissions: u.Role.Permissions()})
+		so.Nkeys = append(so.Nkeys, &server.NkeyUser{Nkey: u.Key, Permissions: u.Permissions()})
 	}
 	if o.TLS != nil {
 		so.TLS, so.TLSConfig = true, o.TLS

@@ -221,7 +221,7 @@ func (ss *session) adopt(p *parked) error {
 		return err
 	}
 	ss.view = allviews.For(p.data.Set, ss.srv.env)
-	tr, err := train.NewTrainer(p.model, ss.view.Optimizer(p.cfg.Trainer(ss.srv.workers, n)))
+	tr, err := train.NewTrainer(p.model, ss.srv.onShards(ss.view.Optimizer(p.cfg.Trainer(ss.srv.workers, n)), p.data))
 	if err != nil {
 		return fmt.Errorf("resuming the optimizer: %w", err)
 	}

@@ -61,6 +61,10 @@ type Options struct {
 	AllowedOrigins []string
 	// Workers is each optimizer's evaluator workers (0: one per CPU).
 	Workers int
+	// Shards, when set, gives the evaluator of a session's fit of the
+	// data d on worker processes (viz serve -workers-nats;
+	// dgpviz/internal/shards), or nil to fit them in this process.
+	Shards func(d *view.Data) train.Evaluator
 	// BaselineIters is the number of L-BFGS iterations of the latent
 	// explorer's one-layer GP baseline, fitted once per data set in the
 	// background (0: the explorer's explorer.DefaultBaselineIters).
@@ -98,6 +102,7 @@ type Server struct {
 	limits  admit.Limits
 	def     admit.Config
 	workers int
+	shards  func(d *view.Data) train.Evaluator // Options.Shards
 	// env is what the views of all sessions share: work that outlives a
 	// session (the explorer's baselines), under bg, which Shutdown cancels.
 	env      *view.Env
@@ -165,7 +170,7 @@ func NewServer(o Options) (*Server, error) {
 	// The views' shared work (the explorer's baselines) is the server's
 	// own job in the pool: it takes turns with the clients' work.
 	serverJob, _ := pl.Admit(admit.ServerClient)
-	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, env: view.NewEnv(serverJob.Context(bg), o.BaselineIters),
+	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, shards: o.Shards, env: view.NewEnv(serverJob.Context(bg), o.BaselineIters),
 		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, parked: map[string]*parked{},
 		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, parkRate: admit.NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, commandRate: admit.NewClientRate(commandBurst, commandEvery)}
 	s.ledger = admit.NewLedger(o.Limits, &s.mu, !o.KeepFreedMemory)

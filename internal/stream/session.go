@@ -225,7 +225,7 @@ func (s *session) build(cfg admit.Config, newData bool) error {
 		s.srv.setReservation(s, prev)
 		return fmt.Errorf("initialising the model: %w", err)
 	}
-	tr, err := train.NewTrainer(m, v.Optimizer(cfg.Trainer(s.srv.workers, n)))
+	tr, err := train.NewTrainer(m, s.srv.onShards(v.Optimizer(cfg.Trainer(s.srv.workers, n)), d))
 	if err != nil {
 		s.srv.setReservation(s, prev)
 		return fmt.Errorf("starting the optimizer: %w", err)
@@ -256,7 +256,16 @@ func (s *session) build(cfg admit.Config, newData bool) error {
 // session's view's preset settings (view.View.Optimizer).
 func (s *session) trainerConfig(cfg admit.Config) train.TrainerConfig {
 	n, _, _ := s.data.Dims()
-	return s.view.Optimizer(cfg.Trainer(s.srv.workers, n))
+	return s.srv.onShards(s.view.Optimizer(cfg.Trainer(s.srv.workers, n)), s.data)
+}
+
+// onShards returns tc with the evaluator of a fit of d on worker
+// processes, if the server has them (Options.Shards).
+func (srv *Server) onShards(tc train.TrainerConfig, d *view.Data) train.TrainerConfig {
+	if srv.shards != nil {
+		tc.Evaluator = srv.shards(d)
+	}
+	return tc
 }
 
 // fastUntilSettled switches the fast phase on (train.Settler: flat out

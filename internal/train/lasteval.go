@@ -44,7 +44,9 @@ func NewEvaluation(r *engine.Result) *Evaluation {
 // a new model or configuration, a reverted or minibatch step, or before
 // any step.
 func (t *Trainer) LastEvaluation() (ev *Evaluation, ok bool) {
-	if !t.evalOK || t.lastRes == nil {
+	// An evaluation of shards on other processes (TrainerConfig.Evaluator)
+	// has no per-datum penalties or messages to show: ok is false.
+	if !t.evalOK || t.lastRes == nil || len(t.lastRes.Layers) == 0 || t.lastRes.Layers[0].CompressionPerDatum == nil {
 		return nil, false
 	}
 	return NewEvaluation(t.lastRes), true

@@ -120,6 +120,18 @@ type TrainerConfig struct {
 	// reaches the robot model's bounds in fewer evaluations but the step
 	// model's in far more (docs/measurements.md).
 	NaturalGradient bool
+	// Evaluator evaluates the bound and its gradient, of all the data and
+	// of minibatches: nil is the Trainer's own engine.Evaluator
+	// (EvaluateAll), or the evaluation can be the sum of shards of the
+	// data on other processes (internal/shards).
+	Evaluator Evaluator
+}
+
+// An Evaluator evaluates the bound of a model's data, or a minibatch's
+// estimate of it (engine.Options.Rows), as engine.Evaluator.EvaluateAll
+// does (TrainerConfig.Evaluator).
+type Evaluator interface {
+	EvaluateAll(m *engine.Model, opt engine.Options) (*engine.Result, *engine.Gradient, error)
 }
 
 // StepInfo reports one optimizer iteration.
@@ -567,7 +579,11 @@ func (t *Trainer) eval(u, g []float64, rows []int, grad bool) (float64, error) {
 		n, _ := t.m.X.Dims()
 		plain = len(rows) < n
 	}
-	res, gr, err := t.ev.EvaluateAll(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ, NoCompensation: plain})
+	ev := Evaluator(&t.ev)
+	if t.cfg.Evaluator != nil {
+		ev = t.cfg.Evaluator
+	}
+	res, gr, err := ev.EvaluateAll(t.m, engine.Options{Rows: rows, Gradient: grad, NoOutputMessage: true, OptimalFinalQ: optQ, NoCompensation: plain})
 	if err != nil {
 		return math.Inf(1), err
 	}

@@ -245,7 +245,13 @@ func (t *Trainer) sviCheck(info *StepInfo) {
 	// the bound (TestMinibatchRounding), is far below the stopping rule's
 	// tolerance (DefaultTol, 1e-6 of it), and the double-double sums were
 	// most of a check's time at 60 inducing points (docs/measurements.md).
-	res, _, err := t.ev.EvaluateChunked(t.m, engine.Options{NoOutputMessage: true, NoCompensation: true}, chunk)
+	var res *engine.Result
+	var err error
+	if t.cfg.Evaluator != nil {
+		res, _, err = t.cfg.Evaluator.EvaluateAll(t.m, engine.Options{NoOutputMessage: true, NoCompensation: true})
+	} else {
+		res, _, err = t.ev.EvaluateChunked(t.m, engine.Options{NoOutputMessage: true, NoCompensation: true}, chunk)
+	}
 	if err == nil {
 		if math.IsNaN(res.Bound) || math.IsInf(res.Bound, 0) {
 			err = fmt.Errorf("the bound is not finite (%v): %w", res.Bound, engine.ErrNotFinite)
