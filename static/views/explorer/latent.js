@@ -9,7 +9,7 @@ import { StaticLayer } from "../layer.js";
 import { el, setText, viewBox } from "../dom.js";
 import { drawPairs } from "./latent2d.js";
 import { draw3d, VIEW3D } from "./latent3d.js";
-import { createPoints } from "./gl.js";
+import { createPoints } from "./points.js";
 
 // createLatent makes hidden layer li's view; env: {send, redraw, link}.
 export function createLatent(li, { send, redraw, link, scale }) {
@@ -20,7 +20,7 @@ export function createLatent(li, { send, redraw, link, scale }) {
   const v = {
     plot: new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), bufs: [],
     layer: new StaticLayer(`explorer-latent-${li}`), held: new StaticLayer(`explorer-latent-${li} held-out`, { opaque: false }),
-    gl: createPoints(cv), // every row of large data, over the canvas (gl.js)
+    points: createPoints(cv), // every row of large data, over the canvas (points.js)
   };
   const o = { on: false, ...VIEW3D }; // the 3-D view
   let drawn = null; // the last draw's {hit, screen}
@@ -144,7 +144,7 @@ export function createLatent(li, { send, redraw, link, scale }) {
       box.root.hidden = li >= nh || !L?.mean;
       btn3d.hidden = box.root.hidden || L.d < 3;
       if (o.on && L && L.d < 3) set3d(false); // a new architecture without a 3-D layer
-      if (box.root.hidden || !v.plot.begin(false)) { v.gl.clear(); return; } // the static layer replaces every pixel
+      if (box.root.hidden || !v.plot.begin(false)) { v.points.clear(); return; } // the static layer replaces every pixel
       const n = m.data.n, D = L.d, T = m.testHidden?.[li];
       const nT = T && T.d === D ? T.n : 0;
       const M = (i, a) => (i < n ? L.mean[i * D + a] : T.mean[(i - n) * D + a]);
