@@ -54,10 +54,10 @@ export function createPoints(cv) {
       }
       const alpha = faint ? 31 : 140; // of 255: as WebGL's 0.12 and 0.55
       const ckey = `${n}|${scale.lo}|${scale.hi}|${scale.bins}|${alpha}`;
-      if (colours?.v !== v || colours.key !== ckey) colours = { v, key: ckey, px: rowPixels(v, n, scale, alpha) };
+      if (colours?.v !== v || colours.key !== ckey) colours = { v, key: ckey, px: rowPixels(v, n, scale), over: sourceOver(alpha) };
       const key = `${W}|${H}|${w}|${d}|${ckey}|` + views.map(({ dims, px, py, box }) => [dims, px, py, box.l, box.t, box.r, box.b].join()).join("|");
       if (shown && shown.mean === mean && shown.v === v && shown.key === key) { pointStats.skipped++; return true; }
-      const pix = c.pix, col = colours.px, s = Math.max(1, Math.round(2 * k)), half = s / 2;
+      const pix = c.pix, col = colours.px, over = colours.over, s = Math.max(1, Math.round(2 * k)), half = s / 2;
       pix.fill(0);
       for (const { dims, px, py, box } of views) {
         // CSS px → device px, shifted so that a point's square is centred on its place
@@ -70,13 +70,9 @@ export function createPoints(cv) {
           const m0 = mean[o + i0], m1 = mean[o + i1], m2 = mean[o + i2];
           const X = a0 * m0 + a1 * m1 + a2 * m2 + a3, Y = b0 * m0 + b1 * m1 + b2 * m2 + b3;
           if (!(X >= x0 && X < x1 && Y >= y0 && Y < y1)) continue; // NaN too
-          const rgb = col[i] & 0xffffff, a = col[i] >>> 24;
+          const rgb = col[i];
           for (let dy = 0, p = (Y | 0) * W + (X | 0); dy < s; dy++, p += W) {
-            for (let q = p; q < p + s; q++) {
-              // alpha as "source-over" builds it; the colour is the latest
-              const under = pix[q] >>> 24;
-              pix[q] = ((under + ((((255 - under) * a + 127) / 255) | 0)) << 24) | rgb;
-            }
+            for (let q = p; q < p + s; q++) pix[q] = over[pix[q] >>> 24] | rgb;
           }
         }
       }
@@ -91,16 +87,26 @@ export function createPoints(cv) {
   };
 }
 
-// rowPixels is each row's pixel (ImageData's byte order, little-endian:
-// alpha, blue, green, red from the high byte): its value's bin of the
-// page's colour scale (colour.js: bins cut lo…hi evenly, bin k painted
-// palette[k]) at alpha (of 255).
-function rowPixels(v, n, { lo, hi, bins }, alpha) {
-  const pal = paletteRGB(bins).map(([r, g, b]) => ((alpha << 24) | (b << 16) | (g << 8) | r) >>> 0);
+// rowPixels is each row's colour as a pixel without alpha (ImageData's
+// byte order, little-endian: blue, green, red from the high byte): its
+// value's bin of the page's colour scale (colour.js: bins cut lo…hi
+// evenly, bin k painted palette[k]).
+function rowPixels(v, n, { lo, hi, bins }) {
+  const pal = paletteRGB(bins).map(([r, g, b]) => (b << 16) | (g << 8) | r);
   const out = new Uint32Array(n), f = bins / (hi - lo);
   for (let i = 0; i < n; i++) {
     const b = Math.floor((v[i] - lo) * f);
     out[i] = pal[b > 0 ? (b < bins ? b : bins - 1) : 0];
   }
   return out;
+}
+
+// sourceOver is, for each alpha of a pixel (of 255), the alpha byte after
+// a point of alpha a is drawn over it, as "source-over" builds it
+// (a + (255 − a)·α/255, rounded), in place: the colour is the latest
+// point's.
+function sourceOver(a) {
+  const t = new Uint32Array(256);
+  for (let u = 0; u < 256; u++) t[u] = ((u + Math.round(((255 - u) * a) / 255)) << 24) >>> 0;
+  return t;
 }

@@ -2,23 +2,31 @@ package web
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"testing"
+
+	"dgpviz/static"
 
 	"github.com/chromedp/chromedp"
 )
 
-// glFloorPage is a bare page that draws n points with WebGL 1 at every
-// animation frame, as the explorer's every-row view does (static/views/
-// explorer/gl.js): the points uploaded once, a turn set by uniforms only.
-// Its knobs (the query) are the costs a frame can shed: size (the point's
-// side in device pixels), round (discard outside the disc), blend (alpha
-// blending) and n. window.floor(ms) draws for ms milliseconds and returns
-// [frames a second, the median interval between frames (ms), the median
-// time of the draw itself, waited for with a one-pixel readPixels (ms),
-// the inked pixels of the last frame].
-const glFloorPage = `<!doctype html><meta charset="utf-8"><body style="margin:0">
-<canvas id="c" style="width:720px;height:560px"></canvas>
+// pointsPage is a page of its own that draws n points (a walk-like
+// cloud) at every animation frame, turning them a little each time as a
+// drag turns the explorer's 3-D view, in one of two ways: script=1 with the
+// explorer's every-row drawing (static/views/explorer/points.js), else with
+// WebGL 1 as the explorer drew them before: the points uploaded once, the
+// turn set by a uniform, size device pixels a side, round (discard outside
+// the disc) and blend (alpha blending) as knobs. window.floor(ms) draws
+// for ms milliseconds and returns [frames a second, the median interval
+// between frames (ms), the median time of the draw itself (ms; WebGL's
+// waited for by reading one pixel back), the inked pixels of the last
+// frame].
+const pointsPage = `<!doctype html><meta charset="utf-8"><body style="margin:0">
+<div style="position:relative;width:720px;height:560px"><canvas id="c" style="width:720px;height:560px"></canvas></div>
+<style>canvas.rv-points { position: absolute; inset: 0; width: 720px; height: 560px; pointer-events: none; }</style>
 <script>
 const q = new URLSearchParams(location.hash.slice(1));
 const n = +q.get("n"), size = +q.get("size"), round = q.get("round") === "1", blend = q.get("blend") === "1";
@@ -29,9 +37,9 @@ const xyz = new Float32Array(3 * n), val = new Float32Array(n);
 let seed = 1; const r = () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5;
 for (let i = 0; i < n; i++) { const t = 6.283 * i / n; xyz.set([0.6 * Math.cos(t) + 0.1 * r(), 0.6 * Math.sin(3 * t) + 0.1 * r(), 0.3 * Math.sin(t) + 0.1 * r()], 3 * i); val[i] = i / n; }
 const med = (a) => a.sort((x, y) => x - y)[a.length >> 1] ?? -1;
-const view = q.get("splat") === "1" ? splat() : webgl();
+const ready = q.get("script") === "1" ? script() : Promise.resolve(webgl());
 
-// webgl draws the cloud as gl.js does: uploaded once, turned by a uniform.
+// webgl draws the cloud as the explorer did before points.js: uploaded once, turned by a uniform.
 function webgl() {
   const gl = cv.getContext("webgl", { antialias: false, depth: false, premultipliedAlpha: true });
   const sh = (type, src) => { const s = gl.createShader(type); gl.shaderSource(s, src); gl.compileShader(s); return s; };
@@ -60,31 +68,27 @@ function webgl() {
   };
 }
 
-// splat draws the cloud without WebGL: projected in script into 32-bit
-// pixels (squares of size, opaque), put on a 2-D canvas.
-function splat() {
-  const ctx = cv.getContext("2d"), W = cv.width, H = cv.height, img = ctx.createImageData(W, H), pix = new Uint32Array(img.data.buffer);
-  const col = new Uint32Array(n);
-  for (let i = 0; i < n; i++) col[i] = 0xff000000 | (Math.round(255 * (1 - val[i])) << 16) | (102 << 8) | Math.round(255 * val[i]);
+// script draws the cloud with the explorer's own every-row drawing
+// (points.js): a turn is a new affine map, each row projected in script.
+async function script() {
+  const { createPoints } = await import("/static/views/explorer/points.js");
+  const P = createPoints(cv), box = { l: 0, t: 0, r: 720, b: 560 }, scale = { lo: 0, hi: 1, bins: 24 };
+  const viewAt = (angle) => {
+    const c = Math.cos(angle), sn = Math.sin(angle);
+    return { dims: [0, 1, 2], box, px: [360 * c, -360 * sn, 0, 360], py: [-140 * sn, -140 * c, -224, 280] };
+  };
   return {
-    draw(angle) {
-      const c = Math.cos(angle), sn = Math.sin(angle), hw = W / 2, hh = H / 2;
-      pix.fill(0);
-      for (let i = 0; i < n; i++) {
-        const x = xyz[3 * i], y = xyz[3 * i + 1], z = xyz[3 * i + 2];
-        const px = (hw + hw * (c * x - sn * y)) | 0, py = (hh - hh * (0.5 * (sn * x + c * y) + 0.8 * z)) | 0;
-        if (px < 0 || py < 0 || px >= W - size || py >= H - size) continue;
-        const o = py * W + px, k = col[i];
-        pix[o] = k; if (size > 1) { pix[o + 1] = k; pix[o + W] = k; pix[o + W + 1] = k; }
-      }
-      ctx.putImageData(img, 0, 0);
-    },
+    draw(angle) { P.draw(720, 560, { mean: xyz, d: 3, n, v: val }, [viewAt(angle)], scale); },
     wait() {},
-    ink() { let k = 0; for (let i = 0; i < pix.length; i++) if (pix[i]) k++; return k; },
+    ink() {
+      const over = document.querySelector("canvas.rv-points"), px = over.getContext("2d").getImageData(0, 0, over.width, over.height).data;
+      let k = 0; for (let i = 3; i < px.length; i += 4) if (px[i]) k++;
+      return k;
+    },
   };
 }
 
-window.floor = (ms) => new Promise((resolve) => {
+window.floor = (ms) => ready.then((view) => new Promise((resolve) => {
   const gaps = [], waits = []; let frames = 0, last = 0, angle = 0; const t0 = performance.now();
   const tick = (now) => {
     if (frames > 0) gaps.push(now - last);
@@ -98,38 +102,45 @@ window.floor = (ms) => new Promise((resolve) => {
     resolve([frames / ((now - t0) / 1000), med(gaps), med(waits), view.ink(angle)]);
   };
   requestAnimationFrame(tick);
-});
+}));
 </script>`
 
-// BenchmarkBrowserWebGLFloor measures what headless Chromium's software
-// WebGL (SwiftShader, no GPU) costs to draw 100,000 points at every
-// animation frame on this machine, with nothing else on the page: the
-// floor under the explorer's frame rate at 100,000 rows
-// (docs/measurements.md). It reports frames a second and the draw's own
-// time per variant; each runs 3 s whatever b.N is (-benchtime=1x).
-func BenchmarkBrowserWebGLFloor(b *testing.B) {
+// BenchmarkBrowserPoints measures, with nothing else on the page, what
+// drawing 100,000 points at every animation frame costs in headless
+// Chromium on this machine: with the explorer's script (points.js), and
+// with WebGL, which here is SwiftShader's software rasteriser (no GPU) —
+// the floor under the explorer's frame rate at 100,000 rows, set apart
+// from the page's other work (docs/measurements.md). Each variant draws
+// for 3 s whatever b.N is (-benchtime=1x) and reports frames a second,
+// the median interval between frames and the draw's own median time.
+func BenchmarkBrowserPoints(b *testing.B) {
 	exe := findBrowser()
 	if exe == "" {
 		b.Skip("no Chromium found (apt-get install chromium, or set CHROME_PATH)")
 	}
+	mux := http.NewServeMux()
+	mux.Handle("/static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, pointsPage) })
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
 	for _, v := range []struct {
 		name         string
 		n, size      int
 		round, blend bool
-		splat        bool // no WebGL: projected in script, put on a 2-D canvas
+		script       bool // points.js, not WebGL
 	}{
-		{"none", 0, 2, true, true, false},
-		{"as-explorer", 100_000, 2, true, true, false},
-		{"square-2px-opaque", 100_000, 2, false, false, false},
-		{"square-1px-opaque", 100_000, 1, false, false, false},
-		{"splat-2px", 100_000, 2, false, false, true},
-		{"splat-1px", 100_000, 1, false, false, true},
+		{"nothing", 0, 2, true, true, false},
+		{"script-100k", 100_000, 2, false, false, true},
+		{"script-1M", 1_000_000, 2, false, false, true},
+		{"webgl-as-before-100k", 100_000, 2, true, true, false},
+		{"webgl-square-2px-opaque-100k", 100_000, 2, false, false, false},
+		{"webgl-square-1px-opaque-100k", 100_000, 1, false, false, false},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			ctx := startBrowser(b, exe, 800, 640)
-			q := url.Values{"n": {fmt.Sprint(v.n)}, "size": {fmt.Sprint(v.size)}, "round": {b2s(v.round)}, "blend": {b2s(v.blend)}, "splat": {b2s(v.splat)}}
+			q := url.Values{"n": {fmt.Sprint(v.n)}, "size": {fmt.Sprint(v.size)}, "round": {b2s(v.round)}, "blend": {b2s(v.blend)}, "script": {b2s(v.script)}}
 			for range b.N {
-				if _, err := chromedp.Run(ctx, chromedp.Navigate("data:text/html,"+url.PathEscape(glFloorPage)+"#"+q.Encode())); err != nil {
+				if _, err := chromedp.Run(ctx, chromedp.Navigate(hs.URL+"/#"+q.Encode())); err != nil {
 					b.Fatal(err)
 				}
 				r, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`window.floor(3000)`, chromedp.EvalAwaitPromise))
