@@ -1,15 +1,15 @@
 // Every row of a large data set, fetched while the fit is paused
-// (scale.js), drawn as points of one or two device pixels a side: each
-// row's place is projected in script straight into the 32-bit pixels of
-// an ImageData, which is put on a 2-D canvas laid over the view's canvas
-// (above the density, the axes and the sample's marks; it takes no
-// pointer events) in one copy.
+// (scale.js), drawn as squares of 2 CSS pixels a side (devicePixelRatio
+// times as many device pixels): each row's place is projected in script
+// straight into the 32-bit pixels of an ImageData, which is put in one
+// copy on a 2-D canvas laid over the view's canvas (above the density,
+// the axes and the sample's marks; it takes no pointer events).
 //
 // Why not WebGL, which drew them before: where Chromium has no GPU (CI,
 // headless browsers, remote desktops), WebGL is SwiftShader, a CPU
 // rasteriser that sets up every point as a primitive, and 100,000 points
 // cost it tens to hundreds of times this loop and copy, however small the
-// point and without blending (BenchmarkBrowserWebGLFloor in web/; the
+// point and without blending (BenchmarkBrowserPoints in web/; the
 // numbers are in docs/measurements.md, "The explorer's frame rate"). The
 // loop costs the same with a GPU, and it needs no WebGL at all.
 //
@@ -26,14 +26,13 @@ export const pointStats = { draws: 0, points: 0, skipped: 0 };
 export function createPoints(cv) {
   let c = null; // {canvas, ctx, img, pix}
   let shown = null; // what the canvas shows: {mean, v, key}
-  let colours = null; // each row's pixel: {v, key, px}
+  let colours = null; // each row's colour and the alpha table: {v, key, px, over}
   return {
     // draw draws rows 0 … n − 1 of a layer's means (mean: n × d float32)
     // in each view of views ({dims: three of the layer's dimensions, px,
     // py: [c₁, c₂, c₃, c₀], a row's place in CSS pixels of the w × h plot
     // being c₀ + Σ cₖ·x_dimsₖ, box: where to draw}), coloured by their
-    // values v (n float32) on the colour scale ({lo, hi, bins}, bins ≤
-    // 24); faint when the sample's lit rows must show through. It returns
+    // values v (n float32) on the colour scale ({lo, hi, bins}); faint when the sample's lit rows must show through. It returns
     // whether it drew (false: no 2-D canvas).
     draw(w, h, { mean, d, n, v }, views, scale, faint = false) {
       const t0 = performance.now();
@@ -52,7 +51,7 @@ export function createPoints(cv) {
         c.img = c.ctx.createImageData(W, H); c.pix = new Uint32Array(c.img.data.buffer);
         shown = null;
       }
-      const alpha = faint ? 31 : 140; // of 255: as WebGL's 0.12 and 0.55
+      const alpha = faint ? 31 : 140; // of 255: 0.12 and 0.55
       const ckey = `${n}|${scale.lo}|${scale.hi}|${scale.bins}|${alpha}`;
       if (colours?.v !== v || colours.key !== ckey) colours = { v, key: ckey, px: rowPixels(v, n, scale), over: sourceOver(alpha) };
       const key = `${W}|${H}|${w}|${d}|${ckey}|` + views.map(({ dims, px, py, box }) => [dims, px, py, box.l, box.t, box.r, box.b].join()).join("|");
