@@ -269,9 +269,9 @@ func TestBrowserExplorerAtScale(t *testing.T) {
 // frame for 5 s, as a drag does, and returns the animation frames per
 // second, the draws per second of every row's views (points.js), the
 // points of one such draw, and the medians of the interval between
-// frames, of the latent views' drawing time and of every row's draw (ms). A frame is counted when
-// the browser calls requestAnimationFrame's callback, after it has
-// presented the previous frame's picture.
+// frames, of the latent views' drawing time and of every row's draw
+// (ms). A frame is counted when the browser calls requestAnimationFrame's
+// callback, after it has presented the previous frame's picture.
 const turnRate = `new Promise((resolve) => {
   const ex = window.dgpviz.panels.explorer, pts = ex.scale.drawn;
   const p0 = pts.points, g0 = pts.draws, t0 = performance.now(), gaps = [];
