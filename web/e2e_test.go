@@ -124,6 +124,14 @@ func startE2E(t *testing.T, exe string, srv *stream.Server, log *slog.Logger, w,
 		srv.Shutdown(ctx)
 		hs.Close()
 	})
+	return &e2e{t: t, ctx: startBrowser(t, exe, w, h), base: hs.URL, srv: srv}
+}
+
+// startBrowser starts headless Chromium (exe) with a window of w×h pixels,
+// its WebGL in software (no GPU), and returns its context, bounded by
+// e2eTimeout; the browser stops when t ends.
+func startBrowser(t testing.TB, exe string, w, h int) context.Context {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -148,7 +156,7 @@ func startE2E(t *testing.T, exe string, srv *stream.Server, log *slog.Logger, w,
 	}
 	ctx, cancelT := context.WithTimeout(bctx, e2eTimeout)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	return &e2e{t: t, ctx: ctx, base: hs.URL, srv: srv}
+	return ctx
 }
 
 func (e *e2e) run(actions ...chromedp.Action[chromedp.Void]) {

@@ -2,16 +2,29 @@
 """GPyTorch's DeepGP on a dgpviz data file: the side-by-side benchmark of
 docs/measurements.md ("Big data").
 
-The model is the recipe of GPyTorch's multitask deep GP example (one hidden
-layer of 3 dimensions, 128 inducing points a layer, Matérn 5/2 kernels,
-DeepApproximateMLL over VariationalELBO, Adam at 0.01), trained by doubly
-stochastic VI on minibatches of 1,024 rows with 5 samples, on one thread.
+The model is the recipe of GPyTorch's multitask deep GP example
+(examples/05_Deep_Gaussian_Processes/DGP_Multitask_Regression.ipynb: one
+hidden layer of 3 dimensions, 128 inducing points a layer, Matérn 5/2
+kernels, DeepApproximateMLL over VariationalELBO, Adam at 0.1), trained by
+doubly stochastic VI on minibatches of 1,024 rows with 5 samples, on one
+thread. The example's mean modules are kept as it has them: its flag
+linear_mean=True gives the hidden layer a ConstantMean and the last layer a
+LinearMean. Its learning rate, 0.1, is the example's; GPyTorch's
+single-output deep GP notebook uses 0.01 (-lr), which left the walk at
+7.3 dBm after 30 batches.
+
+glibc's malloc hands torch's large temporaries (80 MB a batch at 30 outputs)
+back to the kernel and faults them in again at every batch: half the CPU
+time was the kernel's. MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736
+in the environment keep them in the heap (2.7 s of CPU a batch instead of
+5.5, at 2.6 GB peak RSS instead of 1.7); scripts/bench/side_by_side.sh sets
+both.
 After every -every batches (default: every epoch) it prints the training's
 CPU and wall seconds so far, the held-out checks' own time excluded, and the
 held-out RMSE in the outputs' original units (rows whose split column says
 test), until the RMSE reaches -target or -epochs run out.
 
-Usage: python gpytorch_walk.py FILE.csv [-epochs 3] [-target 2.2] [-every K] [-threads 1]
+Usage: python gpytorch_walk.py FILE.csv [-epochs 3] [-target 2.2] [-every K] [-lr 0.1] [-threads 1]
 GPyTorch is installed by ../shared/peers/install-gpytorch.sh (not a dependency
 of dgpviz).
 """
@@ -85,6 +98,7 @@ def main():
     ap.add_argument('-threads', type=int, default=1)
     ap.add_argument('-batch', type=int, default=1024)
     ap.add_argument('-samples', type=int, default=5)
+    ap.add_argument('-lr', type=float, default=0.1, help="Adam's learning rate (the multitask example's 0.1)")
     ap.add_argument('-every', type=int, default=0,
                     help='batches between held-out checks (0: after every epoch)')
     ap.add_argument('-check-rows', type=int, default=0,
@@ -102,11 +116,11 @@ def main():
     ty = torch.tensor((y - ym) / ys, dtype=torch.float32)
     txt = torch.tensor((xt - xm) / xs, dtype=torch.float32)
     model = Model(tx.shape[1], ty.shape[1])
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     mll = DeepApproximateMLL(VariationalELBO(model.likelihood, model, num_data=len(tx)))
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(tx, ty), batch_size=a.batch, shuffle=True)
     print(f'gpytorch {gpytorch.__version__}, torch {torch.__version__}, {a.threads} thread(s): '
-          f'{len(tx)} training rows, {len(txt)} held out, {ty.shape[1]} outputs; '
+          f'{len(tx)} training rows, {len(txt)} held out, {ty.shape[1]} outputs, Adam at {a.lr}; '
           f'read in {time.process_time() - cpu0:.1f} s CPU', flush=True)
 
     # At a million rows a prediction of every held-out row costs minutes:

@@ -9,7 +9,7 @@ import { StaticLayer } from "../layer.js";
 import { el, setText, viewBox } from "../dom.js";
 import { drawPairs } from "./latent2d.js";
 import { draw3d, VIEW3D } from "./latent3d.js";
-import { createPoints } from "./gl.js";
+import { createPoints } from "./points.js";
 
 // createLatent makes hidden layer li's view; env: {send, redraw, link}.
 export function createLatent(li, { send, redraw, link, scale }) {
@@ -20,10 +20,26 @@ export function createLatent(li, { send, redraw, link, scale }) {
   const v = {
     plot: new Plot(cv, { l: 56, r: 12, t: 18, b: 30 }), bufs: [],
     layer: new StaticLayer(`explorer-latent-${li}`), held: new StaticLayer(`explorer-latent-${li} held-out`, { opaque: false }),
-    gl: createPoints(cv), // every row of large data, over the canvas (gl.js)
+    points: createPoints(cv), // every row of large data, over the canvas (points.js)
   };
   const o = { on: false, ...VIEW3D }; // the 3-D view
   let drawn = null; // the last draw's {hit, screen}
+  // A turn or a zoom of the 3-D view changes this view alone: it is drawn
+  // again on its own at the next animation frame, with what the page last
+  // gave it, not the whole page (every row's points of the other layer,
+  // the output view, the readouts).
+  let last = null, queued = false;
+  const turned = () => {
+    if (!last) { redraw(); return; }
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      const t = performance.now();
+      drawView(last);
+      performance.measure("explorer-latent", { start: t, end: performance.now() });
+    });
+  };
   let drag = null, lastSend = 0, ranges = null;
   scale?.wire(cv, li, () => (o.on ? null : drawn?.hit.proj), redraw); // Shift-drag brushes every row
 
@@ -37,7 +53,7 @@ export function createLatent(li, { send, redraw, link, scale }) {
     redraw();
   }
   btn3d.addEventListener("click", () => set3d(!o.on));
-  btnReset.addEventListener("click", () => { Object.assign(o, VIEW3D); redraw(); });
+  btnReset.addEventListener("click", () => { Object.assign(o, VIEW3D); turned(); });
 
   // ---- pointer: turn the 3-D view, drag an inducing input, hover a scan ----
   const sendMove = (d) => {
@@ -55,7 +71,7 @@ export function createLatent(li, { send, redraw, link, scale }) {
     if (drag?.rotate) {
       o.yaw = drag.yaw + (px - drag.x) * 0.01;
       o.pitch = Math.max(-1.55, Math.min(1.55, drag.pitch + (py - drag.y) * 0.01));
-      redraw();
+      turned();
     } else if (drag) {
       const p = drawn.hit.proj[drag.proj];
       drag.z[p.a] = p.s.ix(px); drag.z[p.b] = p.s.iy(py);
@@ -67,9 +83,10 @@ export function createLatent(li, { send, redraw, link, scale }) {
     }
   });
   const end = () => {
-    if (drag && !drag.rotate) sendMove(drag);
+    const moved = drag && !drag.rotate;
+    if (moved) sendMove(drag);
     drag = null;
-    redraw();
+    if (moved) redraw(); else turned();
   };
   cv.addEventListener("pointerup", end);
   cv.addEventListener("pointercancel", end);
@@ -83,13 +100,13 @@ export function createLatent(li, { send, redraw, link, scale }) {
     else if (e.key === "0") Object.assign(o, VIEW3D);
     else return;
     e.preventDefault(); e.stopPropagation(); // not the page's shortcuts
-    redraw();
+    turned();
   });
   cv.addEventListener("wheel", (e) => {
     if (!o.on) return;
     e.preventDefault();
     o.zoom = Math.max(0.3, Math.min(10, o.zoom * Math.exp(-e.deltaY * 0.0015)));
-    redraw();
+    turned();
   }, { passive: false });
 
   // latentRanges returns each dimension's range over the training and
@@ -132,38 +149,41 @@ export function createLatent(li, { send, redraw, link, scale }) {
     // view3d turns the 3-D view on or off (on undefined: as it is) and
     // returns its angle; turn3d sets it.
     view3d(on) { if (on !== undefined) set3d(on); return { ...o }; },
-    turn3d(yaw, pitch, zoom) { Object.assign(o, { yaw, pitch, zoom }); redraw(); },
+    turn3d(yaw, pitch, zoom) { Object.assign(o, { yaw, pitch, zoom }); turned(); },
     // screen is scan i's place in CSS pixels of the canvas as last drawn
     // (the first projection, or the 3-D view).
     screen: (i) => drawn?.screen(i) ?? null,
     // draw: m = {frame, data, colour, sel, testHidden (the held-out scans'
     // messages, or null: not shown), testKey (changes with them), revisits
     // (show them), dataKey}.
-    draw(m) {
-      const f = m.frame, L = f.layers[li], nh = f.layers.length - 1;
-      box.root.hidden = li >= nh || !L?.mean;
-      btn3d.hidden = box.root.hidden || L.d < 3;
-      if (o.on && L && L.d < 3) set3d(false); // a new architecture without a 3-D layer
-      if (box.root.hidden || !v.plot.begin(false)) { v.gl.clear(); return; } // the static layer replaces every pixel
-      const n = m.data.n, D = L.d, T = m.testHidden?.[li];
-      const nT = T && T.d === D ? T.n : 0;
-      const M = (i, a) => (i < n ? L.mean[i * D + a] : T.mean[(i - n) * D + a]);
-      const col = m.collapsed?.[li] ?? null;
-      const a = {
-        li, L, next: f.layers[li + 1], n, nT, M, rng: latentRanges(f, D, n + nT, M, m.dataKey, L, n, col), collapsed: col,
-        colour: m.colour, sel: m.sel, truth: m.revisits ? m.data.truth : null, drag: drag && !drag.rotate ? drag : null, testKey: m.testKey,
-        dens: scale?.density(li), all: scale?.points && { ...scale.points.layers[li], n: scale.points.rows, v: scale.points.v }, rect: scale?.rect?.li === li ? scale.rect : null,
-      };
-      const three = D >= 3 && o.on;
-      drawn = three ? draw3d(v, a, o) : drawPairs(v, a);
-      cv.dataset.highlighted = String(drawn.count);
-      cv.dataset.colourbar = m.colour.title;
-      const sc = m.scores?.[li];
-      setText(box.title, `Hidden layer ${li + 1} (h${li + 1}): message means${three ? " in 3-D (drag or arrow keys to turn, wheel or +/− to zoom)" : ", halos ±2 sd"}` +
-        `${nT ? `, ○ held-out ${m.data.row.many} (predicted from ${m.data.input.word} alone)` : ""}, ◆ layer ${li + 2}'s inducing inputs${three ? "" : " (drag)"}` +
-        (sc != null ? ` · geometry score ${sc.toFixed(3)}` : "") + collapsedNote(col));
-    },
+    draw(m) { last = m; drawView(m); },
   };
+
+  // drawView draws the view as m says (see draw).
+  function drawView(m) {
+    const f = m.frame, L = f.layers[li], nh = f.layers.length - 1;
+    box.root.hidden = li >= nh || !L?.mean;
+    btn3d.hidden = box.root.hidden || L.d < 3;
+    if (o.on && L && L.d < 3) set3d(false); // a new architecture without a 3-D layer
+    if (box.root.hidden || !v.plot.begin(false)) { v.points.clear(); return; } // the static layer replaces every pixel
+    const n = m.data.n, D = L.d, T = m.testHidden?.[li];
+    const nT = T && T.d === D ? T.n : 0;
+    const M = (i, a) => (i < n ? L.mean[i * D + a] : T.mean[(i - n) * D + a]);
+    const col = m.collapsed?.[li] ?? null;
+    const a = {
+      li, L, next: f.layers[li + 1], n, nT, M, rng: latentRanges(f, D, n + nT, M, m.dataKey, L, n, col), collapsed: col,
+      colour: m.colour, sel: m.sel, truth: m.revisits ? m.data.truth : null, drag: drag && !drag.rotate ? drag : null, testKey: m.testKey,
+      dens: scale?.density(li), all: scale?.points && { ...scale.points.layers[li], n: scale.points.rows, v: scale.points.v }, rect: scale?.rect?.li === li ? scale.rect : null,
+    };
+    const three = D >= 3 && o.on;
+    drawn = three ? draw3d(v, a, o) : drawPairs(v, a);
+    cv.dataset.highlighted = String(drawn.count);
+    cv.dataset.colourbar = m.colour.title;
+    const sc = m.scores?.[li];
+    setText(box.title, `Hidden layer ${li + 1} (h${li + 1}): message means${three ? " in 3-D (drag or arrow keys to turn, wheel or +/− to zoom)" : ", halos ±2 sd"}` +
+      `${nT ? `, ○ held-out ${m.data.row.many} (predicted from ${m.data.input.word} alone)` : ""}, ◆ layer ${li + 2}'s inducing inputs${three ? "" : " (drag)"}` +
+      (sc != null ? ` · geometry score ${sc.toFixed(3)}` : "") + collapsedNote(col));
+  }
 }
 
 // collapsedNote says which dimensions have collapsed: their means spread

@@ -11,7 +11,7 @@ import { drawDensity, densityPair } from "./density.js";
 
 export const CB = 30; // px under the plots for the colour bar
 
-// drawPairs draws the layer (v: {plot, layer, bufs, gl}; a: what to draw, see
+// drawPairs draws the layer (v: {plot, layer, bufs, points}; a: what to draw, see
 // latent.js) and returns what the pointer needs: {count (scans lit),
 // hit: {proj, handle(px, py), point(px, py)}, screen(i)}.
 export function drawPairs(v, a) {
@@ -42,14 +42,14 @@ export function drawPairs(v, a) {
   });
   const ctx = plot.ctx, any = sel.any;
   // large data: the density of every row under the sample, and every row
-  // itself (WebGL) once fetched (scale.js)
+  // itself once fetched (scale.js, points.js)
   for (const p of P) {
     const dp = densityPair(a.dens, p.a, p.b);
     if (dp) clipTo(ctx, p.box, () => drawDensity(ctx, p.s, dp));
   }
   const pairView = ({ a: pa, b, s, box }) => ({ dims: [pa, b, b], px: [s.sx(1) - s.sx(0), 0, 0, s.sx(0)], py: [0, s.sy(1) - s.sy(0), 0, s.sy(0)], box });
-  const every = !!a.all?.mean && a.all.d === D && v.gl.draw(w, h, a.all, P.map(pairView), colour, any);
-  if (!every) v.gl.clear();
+  const every = !!a.all?.mean && a.all.d === D && v.points.draw(w, h, a.all, P.map(pairView), colour, any);
+  if (!every) v.points.clear();
   // the next layer's inducing inputs (the dragged one where it is dragged)
   const inducing = (p) => {
     if (!next || next.q !== D) return;

@@ -44,11 +44,11 @@ export function draw3d(v, a, o) {
   const X = (i) => pxs[i], Y = (i) => pys[i], S = (i) => size[i];
   v.layer.draw(plot, `3d|${colour.key}`, (ctx) => colour.bar(ctx, plot.m.l, h - CB + 4, w - plot.m.l - plot.m.r, 8));
   const ctx = plot.ctx, any = sel.any;
-  // every row of large data, when fetched (gl.js): P as an affine map
+  // every row of large data, when fetched (points.js): P as an affine map
   const k0 = [cy * c[0] - sy * c[1], sy * c[0] + cy * c[1]];
   const view = { dims: [0, 1, 2], box, px: [k * cy, -k * sy, 0, mx - k * k0[0]], py: [-k * sp * sy, -k * sp * cy, -k * cp, my + k * (cp * c[2] + sp * k0[1])] };
-  const every = !!a.all?.mean && a.all.d === D && v.gl.draw(w, h, a.all, [view], colour, any);
-  if (!every) v.gl.clear();
+  const every = !!a.all?.mean && a.all.d === D && v.points.draw(w, h, a.all, [view], colour, any);
+  if (!every) v.points.clear();
   let count = 0;
   clipTo(ctx, box, () => {
     // the data's box, its edges along each axis

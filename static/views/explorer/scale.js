@@ -8,11 +8,11 @@
 //     lights the shown rows among them in every panel;
 //   - every point: while the fit is paused, "every row" fetches every
 //     row's hidden means in chunks ("points") and the latent views draw
-//     them all with WebGL (gl.js), coloured as the page's colouring says
+//     them all (points.js), coloured as the page's colouring says
 //     (the server sends each row's value of it; a new colouring fetches
 //     every row again).
 import { el, setText } from "../dom.js";
-import { available, glStats } from "./gl.js";
+import { pointStats } from "./points.js";
 import { canvasPoint } from "../../plot.js";
 
 // createScale adds its button to the explorer's tools (tools) and its
@@ -45,7 +45,7 @@ export function createScale(tools, about, app, onBrushed, colourMode) {
     st.loading = null;
     st.points = join(L.chunks);
     Object.assign(st.points, { key: `${app.state.frame?.applied}|${m.iter}`, mode: L.mode });
-    setText(note, `${fmt(m.rows)} rows drawn (WebGL)`);
+    setText(note, `${fmt(m.rows)} rows drawn`);
   });
   app.on("brushed", (m) => {
     st.brushed = m;
@@ -59,7 +59,7 @@ export function createScale(tools, about, app, onBrushed, colourMode) {
   return {
     get points() { return st.points; },
     get brushed() { return st.brushed; },
-    gl: glStats,
+    drawn: pointStats,
     // brush asks for the rows of hidden layer li (from 0) whose means in
     // dims [a, b] lie in the polygon points (x₁, y₁, …; two: a rectangle).
     brush: (li, dims, points) => app.send({ op: "brush", layer: li, dims, points }),
@@ -69,7 +69,7 @@ export function createScale(tools, about, app, onBrushed, colourMode) {
       const s = setup.view?.sample;
       st.sample = s ? { rows: s.n_train + s.n_test, shown: setup.view.n_all } : null;
       st.density = []; st.points = null; st.brushed = null;
-      btn.hidden = !s || !available();
+      btn.hidden = !s;
       setText(note, s ? `Shift-drag in a latent view to brush among all ${fmt(st.sample.rows)} rows${btn.hidden ? "" : "; “every row” pauses and draws them all"}.` : "");
     },
     // intake keeps a frame's densities; every point stays only while the
