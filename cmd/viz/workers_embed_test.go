@@ -3,17 +3,21 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/relay"
 
+	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 	"github.com/nats-io/nats.go"
 )
@@ -109,11 +113,12 @@ func TestWorkersEmbedCredentials(t *testing.T) {
 	}
 }
 
-// TestServeWorkersEmbed: viz serve -nats-embed -workers-embed with a viz
-// worker process, the very command it printed: a session over the
-// websocket on a data file gets frames of a fit whose evaluations the
-// worker made (it read the data, and the page's status counts it).
-func TestServeWorkersEmbed(t *testing.T) {
+// serveOnWorkers runs viz serve -nats-embed -workers-embed on a walk of
+// 300 rows with args, until t ends, and returns its page's URL, the
+// arguments of the viz worker command it printed, its log, and what stops
+// it (before the workers: a session's evaluation waits for them).
+func serveOnWorkers(t *testing.T, args ...string) (url string, worker []string, log *syncBuffer, stop func()) {
+	t.Helper()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "walk.csv")
 	f, err := os.Create(data)
@@ -125,40 +130,63 @@ func TestServeWorkersEmbed(t *testing.T) {
 	}
 	f.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out, errOut syncBuffer
+	var out syncBuffer
+	log = &syncBuffer{}
 	done := make(chan error, 1)
-	args := []string{"serve", "-addr", "127.0.0.1:0", "-data", data, "-log-level", "info",
+	args = append([]string{"serve", "-addr", "127.0.0.1:0", "-data", data, "-log-level", "info",
 		"-nats-embed", "127.0.0.1:0", "-nats-relay-creds", filepath.Join(dir, "relay.creds"),
-		"-workers-embed", "lecture", "-workers-embed-creds", filepath.Join(dir, "worker.creds")}
-	go func() { done <- run(ctx, args, &out, &errOut) }()
+		"-workers-embed", "lecture", "-workers-embed-creds", filepath.Join(dir, "worker.creds")}, args...)
+	go func() { done <- run(ctx, args, &out, log) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("viz serve: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("viz serve did not stop within 10 s")
+			}
+		})
+	}
+	t.Cleanup(stop)
 	page := regexp.MustCompile(`serving on (\S+)`)
-	command := regexp.MustCompile(`\n  viz worker (.*)\n`)
 	deadline := time.Now().Add(20 * time.Second)
 	for page.FindStringSubmatch(out.String()) == nil {
 		select {
 		case err := <-done:
-			t.Fatalf("viz serve exited: %v\n%s", err, errOut.String())
+			done <- err
+			t.Fatalf("viz serve exited: %v\n%s", err, log.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("viz serve printed no URL:\n%s\n%s", out.String(), errOut.String())
+			t.Fatalf("viz serve printed no URL:\n%s\n%s", out.String(), log.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	m := command.FindStringSubmatch(out.String())
+	m := regexp.MustCompile(`\n  viz worker (.*)\n`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("viz serve printed no viz worker command:\n%s", out.String())
 	}
+	return page.FindStringSubmatch(out.String())[1], append([]string{"worker"}, strings.Fields(m[1])...), log, stop
+}
+
+// TestServeWorkersEmbed: viz serve -nats-embed -workers-embed with a viz
+// worker process, the very command it printed: a session over the
+// websocket on a data file gets frames of a fit whose evaluations the
+// worker made (it read the data, and the frames count it).
+func TestServeWorkersEmbed(t *testing.T) {
+	url, command, errOut, stop := serveOnWorkers(t)
 	var workerErr syncBuffer
-	worker := vizCommand(append([]string{"worker"}, append(strings.Fields(m[1]), "-id", "one", "-workers", "1")...)...)
+	worker := vizCommand(append(command, "-id", "one", "-workers", "1")...)
 	worker.Stderr = &workerErr
 	if err := worker.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { worker.Process.Kill(); worker.Wait() }()
+	defer func() { stop(); worker.Process.Kill(); worker.Wait() }()
 
-	url := page.FindStringSubmatch(out.String())[1]
 	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http")+"ws", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -176,15 +204,106 @@ func TestServeWorkersEmbed(t *testing.T) {
 			frames++
 		}
 	}
-	c.Close()
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("viz serve: %v", err)
-	}
 	if !strings.Contains(workerErr.String(), "read the fit's data") || !strings.Contains(workerErr.String(), "walk.csv") {
 		t.Errorf("the worker did not read the session's data:\n%s", workerErr.String())
 	}
 	if !strings.Contains(errOut.String(), "fits of this data set run on the workers") {
 		t.Errorf("the session's fit ran here:\n%s", errOut.String())
 	}
+}
+
+// TestBrowserServeWorkers: the page of a session on two workers (viz
+// worker, run in this process) says so in its status, ", 2 workers", and
+// its tooltip what they do; a screenshot at 1280 × 720.
+func TestBrowserServeWorkers(t *testing.T) {
+	ctx := browser(t)
+	url, command, _, stop := serveOnWorkers(t, "-workers-nats-shards", "4") // shards for both workers
+	wctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { stop(); cancel(); wg.Wait() }()
+	for _, id := range []string{"one", "two"} {
+		wg.Go(func() { run(wctx, append(command, "-id", id, "-workers", "1", "-quiet"), io.Discard, io.Discard) })
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(url+"?play=1&speed=10")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.dgpviz?.state.frame?.optimizer.workers === 2`))
+		if err == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no frame of 2 workers within 60 s (%v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // a few frames more: the status is redrawn with each
+	st, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => { const s = document.getElementById("status"); return [s.textContent, s.title]; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, title := st[0], st[1]
+	if !regexp.MustCompile(`^(optimising|converged|stopped|ready).*, 2 workers$`).MatchString(status) {
+		t.Errorf("status %q: want the optimizer's state, then \", 2 workers\"", status)
+	}
+	if !strings.Contains(title, "on 2 worker processes (viz worker)") {
+		t.Errorf("status tooltip %q: want what the workers do", title)
+	}
+	for name, sel := range map[string]string{"workers-readout-1280x720.png": ".readout", "workers-page-1280x720.png": ""} {
+		act := chromedp.FullScreenshot(100)
+		if sel != "" {
+			act = chromedp.Screenshot(sel)
+		}
+		png, err := chromedp.Run(ctx, act)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := os.Getenv("DGPVIZ_ARTIFACTS") // as web's browser tests keep theirs
+		if dir == "" {
+			dir = filepath.Join(os.TempDir(), "dgpviz-artifacts")
+		}
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", path)
+	}
+}
+
+// browser starts headless Chromium for t at 1280 × 720 (skipped in the
+// short tier, and without a browser unless CI is set), as web's browser
+// tests do.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("browser tests are not in the short tier (-short)")
+	}
+	exe := os.Getenv("CHROME_PATH")
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if exe != "" {
+			break
+		}
+		exe, _ = exec.LookPath(n)
+	}
+	if exe == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no Chromium found and CI is set: install it (apt-get install chromium) or set CHROME_PATH")
+		}
+		t.Skip("no Chromium found; browser test skipped")
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 720))
+	bctx, cancelC := chromedp.NewContext(actx)
+	if err := chromedp.Do(bctx); err != nil {
+		cancelC()
+		cancelA()
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	ctx, cancelT := context.WithTimeout(bctx, 120*time.Second)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	return ctx
 }
