@@ -86,7 +86,7 @@ func (f *natsFlags) connect(cmd string, role relay.Role, url, name string, log *
 
 func (f *shareFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.nats, "nats", "", "publish every shared session to the NATS server at this URL (e.g. nats://10.0.0.2:4222 or tls://…), for relays (viz relay), with the credentials in -nats-creds; without it followers are this server's only")
-	fs.StringVar(&f.embed, "nats-embed", "", "run a NATS server inside this process on this address (e.g. 127.0.0.1:4222) and publish to it; it accepts only this server and relays with the credentials it writes to -nats-relay-creds")
+	fs.StringVar(&f.embed, "nats-embed", "", "run a NATS server inside this process on this address (e.g. 127.0.0.1:4222) and publish to it; it accepts only this server, relays with the credentials it writes to -nats-relay-creds and, with -workers-embed, workers with those it writes to -workers-embed-creds")
 	f.natsFlags.define(fs, "presenter's server")
 	fs.StringVar(&f.relayCreds, "nats-relay-creds", "", "with -nats-embed: the file the relays' NATS credentials are kept in, readable by its owner alone; made if missing, reused if present (default: dgpviz/nats-relay.creds in the user's configuration folder, e.g. ~/.config)")
 	fs.StringVar(&f.followURL, "share-url", "", "the page followers open, e.g. the relays' load balancer https://follow.example.org/: Share live links point there (default: this server)")
