@@ -212,9 +212,27 @@ func (f *shareFlags) startEmbedded(fit *shardFlags, log *slog.Logger, out io.Wri
 	fmt.Fprintf(out, "dgpviz: NATS on %s; relays' credentials %s %s (viz relay -nats %s -nats-creds %s; on other machines, a copy only its owner can read: chmod 600)\n", ns.ClientURL(), keptVerb(made), path, ns.ClientURL(), path)
 	if fit.embed != "" {
 		fit.embedded = &embeddedFit{ns: ns, creds: cc}
-		fmt.Fprintf(out, "dgpviz: the fit %s's workers' credentials %s %s; on each worker machine, with a copy only its owner can read (chmod 600) and the data files at the same paths:\n  viz worker -nats %s -nats-creds %s -fit %s\n", fit.embed, keptVerb(workers.made), workers.path, ns.ClientURL(), workers.path, fit.embed)
+		fmt.Fprintf(out, "dgpviz: the fit %s's workers' credentials %s %s; on each worker machine, with a copy only its owner can read (chmod 600) and the data files at the same paths:\n  viz worker -nats %s -nats-creds %s -fit %s\n", fit.embed, keptVerb(workers.made), workers.path, reachableURL(ns.ClientURL()), workers.path, fit.embed)
 	}
 	return ns, pc, nil
+}
+
+// reachableURL is a NATS server's URL as other machines reach it: a
+// server listening on every address (0.0.0.0, ::) by this machine's name.
+func reachableURL(u string) string {
+	p, err := neturl.Parse(u)
+	if err != nil {
+		return u
+	}
+	if ip := net.ParseIP(p.Hostname()); ip == nil || !ip.IsUnspecified() {
+		return u
+	}
+	name, err := os.Hostname()
+	if err != nil {
+		return u
+	}
+	p.Host = net.JoinHostPort(name, p.Port())
+	return p.String()
 }
 
 // credentialsPath is flag's file, or by default name in dgpviz's folder of

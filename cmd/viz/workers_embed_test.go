@@ -307,3 +307,22 @@ func browser(t *testing.T) context.Context {
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	return ctx
 }
+
+// TestReachableURL: the viz worker command names a server listening on
+// every address by this machine's name.
+func TestReachableURL(t *testing.T) {
+	name, err := os.Hostname()
+	if err != nil {
+		t.Skip(err)
+	}
+	for in, want := range map[string]string{
+		"nats://127.0.0.1:4222": "nats://127.0.0.1:4222",
+		"tls://10.0.0.2:4222":   "tls://10.0.0.2:4222",
+		"nats://0.0.0.0:4222":   "nats://" + name + ":4222",
+		"tls://[::]:4222":       "tls://" + name + ":4222",
+	} {
+		if got := reachableURL(in); got != want {
+			t.Errorf("reachableURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
