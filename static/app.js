@@ -397,11 +397,16 @@ function showRunning() {
     : f.paused ? "paused"
     : opt?.converged ? `converged (${opt.status})` : opt?.status === "failure" ? "stopped: the model cannot be evaluated"
     : opt?.status === "degenerate" ? "stopped: degenerate state" : opt?.status && opt.status !== "not terminated" ? `stopped (${opt.status})` : "ready";
+  // a fit on worker processes (viz serve -workers-nats) says how many
+  // made its last evaluation, as viz fit's progress does
+  const w = state.connected && opt?.workers;
+  if (w) st.textContent += `, ${w} worker${w === 1 ? "" : "s"}`;
   st.title = f?.held ? "The optimizer waits while you drag; it carries on when you let go"
     : state.running && opt?.fast ? `Running as fast as it can until the bound settles, then at ${state.config?.speed || "full"} iterations per second`
     : state.running ? `Running at up to ${state.config?.speed || "full"} iterations per second (the bound has settled)`
     : f?.paused ? "Paused by you: press Play (space) to go on; edits wait for it"
     : opt?.status && opt.status !== "not terminated" ? `Stopped by ${opt.status} (${opt.explain})` : "";
+  if (w) st.title += `${st.title ? ". " : ""}The fit's evaluations run on ${w} worker process${w === 1 ? "" : "es"} (viz worker), each on its shards of the rows`;
   st.dataset.state = !f ? "" : f.held ? "editing" : state.running ? "running" : f.collapse ? "collapsed" : f.paused ? "paused" : opt?.converged ? "converged" : "stopped";
 }
 

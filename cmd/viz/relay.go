@@ -86,7 +86,7 @@ func (f *natsFlags) connect(cmd string, role relay.Role, url, name string, log *
 
 func (f *shareFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.nats, "nats", "", "publish every shared session to the NATS server at this URL (e.g. nats://10.0.0.2:4222 or tls://…), for relays (viz relay), with the credentials in -nats-creds; without it followers are this server's only")
-	fs.StringVar(&f.embed, "nats-embed", "", "run a NATS server inside this process on this address (e.g. 127.0.0.1:4222) and publish to it; it accepts only this server and relays with the credentials it writes to -nats-relay-creds")
+	fs.StringVar(&f.embed, "nats-embed", "", "run a NATS server inside this process on this address (e.g. 127.0.0.1:4222) and publish to it; it accepts only this server, relays with the credentials it writes to -nats-relay-creds and, with -workers-embed, workers with those it writes to -workers-embed-creds")
 	f.natsFlags.define(fs, "presenter's server")
 	fs.StringVar(&f.relayCreds, "nats-relay-creds", "", "with -nats-embed: the file the relays' NATS credentials are kept in, readable by its owner alone; made if missing, reused if present (default: dgpviz/nats-relay.creds in the user's configuration folder, e.g. ~/.config)")
 	fs.StringVar(&f.followURL, "share-url", "", "the page followers open, e.g. the relays' load balancer https://follow.example.org/: Share live links point there (default: this server)")
@@ -96,10 +96,15 @@ func (f *shareFlags) define(fs *flag.FlagSet) {
 
 // start connects to NATS (or starts the embedded server) and returns the
 // session server's share options, and what stops them. With -nats-embed
-// it prints where the relays' credentials are to out.
-func (f *shareFlags) start(addr string, log *slog.Logger, out io.Writer) (share.ShareOptions, func(), error) {
+// it prints where the relays' credentials are to out; with
+// fit.embed (-workers-embed) as well, the workers' and the command they
+// run.
+func (f *shareFlags) start(addr string, fit *shardFlags, log *slog.Logger, out io.Writer) (share.ShareOptions, func(), error) {
 	o := share.ShareOptions{FollowURL: f.followURL, PublicURL: f.publicURL}
 	stop := func() {}
+	if fit.embed != "" && f.embed == "" {
+		return o, stop, badInput("viz serve: -workers-embed needs -nats-embed, the NATS server it lets the workers in")
+	}
 	if f.embed == "" && f.nats == "" {
 		switch {
 		case f.stamp:
@@ -116,7 +121,7 @@ func (f *shareFlags) start(addr string, log *slog.Logger, out io.Writer) (share.
 	}
 	var nc *nats.Conn
 	if f.embed != "" {
-		ns, c, err := f.startEmbedded(log, out)
+		ns, c, err := f.startEmbedded(fit, log, out)
 		if err != nil {
 			return o, stop, err
 		}
@@ -141,7 +146,10 @@ func (f *shareFlags) start(addr string, log *slog.Logger, out io.Writer) (share.
 // startEmbedded starts -nats-embed's NATS server, which accepts the
 // relays' credentials (read from -nats-relay-creds, or made and written
 // there) and a presenter's made for this process alone, which it returns.
-func (f *shareFlags) startEmbedded(log *slog.Logger, out io.Writer) (*server.Server, *relay.Credentials, error) {
+// With -workers-embed FIT it also accepts the fit's workers (their
+// credentials kept in -workers-embed-creds as the relays' are) and this
+// process's coordinator, whose credentials it keeps in fit.embedded.
+func (f *shareFlags) startEmbedded(fit *shardFlags, log *slog.Logger, out io.Writer) (*server.Server, *relay.Credentials, error) {
 	if f.nats != "" {
 		return nil, nil, badInput("viz serve: give -nats or -nats-embed, not both")
 	}
@@ -157,15 +165,11 @@ func (f *shareFlags) startEmbedded(log *slog.Logger, out io.Writer) (*server.Ser
 	} else if !isLoopbackAddr(f.embed) {
 		log.Warn("NATS without TLS on a network: relays prove who they are without sending their seed, but frames and forks travel in clear (give -nats-tls-cert and -nats-tls-key)", "addr", f.embed)
 	}
-	path := f.relayCreds
-	if path == "" {
-		dir, err := os.UserConfigDir()
-		if err != nil {
-			return nil, nil, badInput("viz serve: -nats-embed: no folder for the relays' credentials (%v): give -nats-relay-creds FILE", err)
-		}
-		path = filepath.Join(dir, "dgpviz", "nats-relay.creds")
+	path, err := credentialsPath(f.relayCreds, "nats-relay.creds", "-nats-relay-creds")
+	if err != nil {
+		return nil, nil, err
 	}
-	rc, made, err := relayCredentials(path, f.embed)
+	rc, made, err := keptCredentials(path, "dgpviz relays' NATS credentials, accepted by viz serve -nats-embed "+f.embed+".\nUse: viz relay -nats nats://HOST:PORT -nats-creds THIS-FILE. Keep it secret: chmod 600.")
 	if err != nil {
 		return nil, nil, badInput("viz serve: -nats-relay-creds: %v", err)
 	}
@@ -173,21 +177,87 @@ func (f *shareFlags) startEmbedded(log *slog.Logger, out io.Writer) (*server.Ser
 	if err != nil {
 		return nil, nil, err
 	}
-	ns, err := relay.StartNATS(f.embed, relay.ServerOptions{Users: []relay.User{pc.User(relay.Presenter), rc.User(relay.Relay)}, TLS: tc})
+	users := []relay.User{pc.User(relay.Presenter), rc.User(relay.Relay)}
+	var workers struct {
+		path string
+		made bool
+	}
+	var cc *relay.Credentials
+	if fit.embed != "" {
+		if err := relay.CheckFitName(fit.embed); err != nil {
+			return nil, nil, badInput("viz serve: -workers-embed: %v", err)
+		}
+		// One key per role: the workers' file lets them serve this fit
+		// and nothing else, not follow or draw on a lecture.
+		if workers.path, err = credentialsPath(fit.embedCreds, "nats-worker-"+fit.embed+".creds", "-workers-embed-creds"); err != nil {
+			return nil, nil, err
+		}
+		if workers.path == path {
+			return nil, nil, badInput("viz serve: -workers-embed-creds and -nats-relay-creds are the same file %s: workers and relays have keys of their own", path)
+		}
+		var wc *relay.Credentials
+		wc, workers.made, err = keptCredentials(workers.path, "dgpviz workers' NATS credentials for the fit "+fit.embed+", accepted by viz serve -nats-embed "+f.embed+".\nUse: viz worker -nats nats://HOST:PORT -nats-creds THIS-FILE -fit "+fit.embed+". Keep it secret: chmod 600.")
+		if err != nil {
+			return nil, nil, badInput("viz serve: -workers-embed-creds: %v", err)
+		}
+		if cc, err = relay.NewCredentials(); err != nil {
+			return nil, nil, err
+		}
+		users = append(users, relay.User{Key: wc.PublicKey(), Role: relay.Worker, Fit: fit.embed}, relay.User{Key: cc.PublicKey(), Role: relay.Coordinator, Fit: fit.embed})
+	}
+	ns, err := relay.StartNATS(f.embed, relay.ServerOptions{Users: users, TLS: tc})
 	if err != nil {
 		return nil, nil, badInput("viz serve: -nats-embed: %v", err)
 	}
-	verb := "kept in"
-	if made {
-		verb = "written to"
+	fmt.Fprintf(out, "dgpviz: NATS on %s; relays' credentials %s %s (viz relay -nats %s -nats-creds %s; on other machines, a copy only its owner can read: chmod 600)\n", ns.ClientURL(), keptVerb(made), path, ns.ClientURL(), path)
+	if fit.embed != "" {
+		fit.embedded = &embeddedFit{ns: ns, creds: cc}
+		fmt.Fprintf(out, "dgpviz: the fit %s's workers' credentials %s %s; on each worker machine, with a copy only its owner can read (chmod 600) and the data files at the same paths:\n  viz worker -nats %s -nats-creds %s -fit %s\n", fit.embed, keptVerb(workers.made), workers.path, reachableURL(ns.ClientURL()), workers.path, fit.embed)
 	}
-	fmt.Fprintf(out, "dgpviz: NATS on %s; relays' credentials %s %s (viz relay -nats %s -nats-creds %s; on other machines, a copy only its owner can read: chmod 600)\n", ns.ClientURL(), verb, path, ns.ClientURL(), path)
 	return ns, pc, nil
 }
 
-// relayCredentials reads the relays' credentials from path or, if there
-// is no such file, makes them and writes them there.
-func relayCredentials(path, addr string) (c *relay.Credentials, made bool, err error) {
+// reachableURL is a NATS server's URL as other machines reach it: a
+// server listening on every address (0.0.0.0, ::) by this machine's name.
+func reachableURL(u string) string {
+	p, err := neturl.Parse(u)
+	if err != nil {
+		return u
+	}
+	if ip := net.ParseIP(p.Hostname()); ip == nil || !ip.IsUnspecified() {
+		return u
+	}
+	name, err := os.Hostname()
+	if err != nil {
+		return u
+	}
+	p.Host = net.JoinHostPort(name, p.Port())
+	return p.String()
+}
+
+// credentialsPath is flag's file, or by default name in dgpviz's folder of
+// the user's configuration.
+func credentialsPath(flag, name, flagName string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", badInput("viz serve: -nats-embed: no folder for the NATS credentials (%v): give %s FILE", err, flagName)
+	}
+	return filepath.Join(dir, "dgpviz", name), nil
+}
+
+func keptVerb(made bool) string {
+	if made {
+		return "written to"
+	}
+	return "kept in"
+}
+
+// keptCredentials reads credentials from path or, if there is no such
+// file, makes them and writes them there (0600) under note.
+func keptCredentials(path, note string) (c *relay.Credentials, made bool, err error) {
 	c, err = relay.ReadCredentials(path)
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		return c, false, err
@@ -195,7 +265,6 @@ func relayCredentials(path, addr string) (c *relay.Credentials, made bool, err e
 	if c, err = relay.NewCredentials(); err != nil {
 		return nil, false, err
 	}
-	note := "dgpviz relays' NATS credentials, accepted by viz serve -nats-embed " + addr + ".\nUse: viz relay -nats nats://HOST:PORT -nats-creds THIS-FILE. Keep it secret: chmod 600."
 	return c, true, relay.WriteCredentials(path, c, note)
 }
 

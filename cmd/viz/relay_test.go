@@ -60,7 +60,7 @@ func TestServeShareFlags(t *testing.T) {
 		{shareFlags{embed: "127.0.0.1:0", natsFlags: natsFlags{creds: "x"}}, "-nats-creds is -nats's"},
 		{shareFlags{embed: "127.0.0.1:0", natsFlags: natsFlags{tls: relay.TLSFiles{CA: "ca.pem"}}}, "give -nats-tls-cert and -nats-tls-key"},
 	} {
-		_, _, err := tc.f.start("127.0.0.1:8080", log, io.Discard)
+		_, _, err := tc.f.start("127.0.0.1:8080", &shardFlags{}, log, io.Discard)
 		var ue usageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want a usage error mentioning %q", tc.f, err, tc.want)
@@ -72,7 +72,7 @@ func TestServeShareFlags(t *testing.T) {
 	for i := range 2 {
 		f := shareFlags{embed: "127.0.0.1:0", relayCreds: path}
 		var out strings.Builder
-		o, stop, err := f.start("127.0.0.1:8080", log, &out)
+		o, stop, err := f.start("127.0.0.1:8080", &shardFlags{}, log, &out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestServeShareFlags(t *testing.T) {
 	}
 	os.Chmod(path, 0o644)
 	f := shareFlags{embed: "127.0.0.1:0", relayCreds: path}
-	if _, _, err := f.start("127.0.0.1:8080", log, io.Discard); err == nil || !strings.Contains(err.Error(), "chmod 600 "+path) {
+	if _, _, err := f.start("127.0.0.1:8080", &shardFlags{}, log, io.Discard); err == nil || !strings.Contains(err.Error(), "chmod 600 "+path) {
 		t.Errorf("relays' credentials others can read: %v, want a refusal saying chmod 600", err)
 	}
 
@@ -115,7 +115,7 @@ func TestRelayRefused(t *testing.T) {
 	dir := t.TempDir()
 	f := shareFlags{embed: "127.0.0.1:0", relayCreds: filepath.Join(dir, "relay.creds")}
 	var out strings.Builder
-	_, stop, err := f.start("127.0.0.1:8080", slog.New(slog.DiscardHandler), &out)
+	_, stop, err := f.start("127.0.0.1:8080", &shardFlags{}, slog.New(slog.DiscardHandler), &out)
 	if err != nil {
 		t.Fatal(err)
 	}

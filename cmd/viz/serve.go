@@ -146,7 +146,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		o.cfg.Dataset = cat.NameOf(o.data[0])
 	}
 	o.cfg, o.limits = presetDefaults(o, cat)
-	share, stopShare, err := o.share.start(o.addr, log, stdout) // relay.go
+	share, stopShare, err := o.share.start(o.addr, &o.workerFit, log, stdout) // relay.go
 	if err != nil {
 		return err
 	}

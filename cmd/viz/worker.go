@@ -16,6 +16,7 @@ import (
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"gonum.org/v1/gonum/mat"
 )
@@ -32,6 +33,20 @@ type shardFlags struct {
 	fit     string
 	shards  int
 	dataURL string // viz fit only
+
+	// viz serve only: -workers-embed, the fit whose workers
+	// -nats-embed's server accepts, with the credentials in embedCreds;
+	// embedded is that server and this process's coordinator's
+	// credentials, once it runs (shareFlags.start).
+	embed, embedCreds string
+	embedded          *embeddedFit
+}
+
+// embeddedFit is -nats-embed's NATS server and the credentials of this
+// process's coordinator of -workers-embed's fit on it.
+type embeddedFit struct {
+	ns    *server.Server
+	creds *relay.Credentials
 }
 
 // define defines the flags, their names after prefix: "nats", …, for
@@ -43,6 +58,10 @@ func (f *shardFlags) define(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&f.tls.Cert, prefix+"nats-tls-cert", "", "with -"+prefix+"nats: PEM file of this process's client certificate, if the NATS server asks for one")
 	fs.StringVar(&f.tls.Key, prefix+"nats-tls-key", "", "PEM file of the private key of -"+prefix+"nats-tls-cert")
 	fs.StringVar(&f.fit, prefix+"nats-fit", "default", "the name of the fit on NATS, which its workers are started with (viz worker -fit) and its credentials are for")
+	if prefix == "workers-" {
+		fs.StringVar(&f.embed, "workers-embed", "", "with -nats-embed: the name of a fit whose workers (viz worker -fit NAME) the embedded NATS server accepts, with the credentials it writes to -workers-embed-creds; this server's sessions of data files are fitted on them (instead of -workers-nats)")
+		fs.StringVar(&f.embedCreds, "workers-embed-creds", "", "with -workers-embed: the file the workers' NATS credentials are kept in, readable by its owner alone; made if missing, reused if present (default: dgpviz/nats-worker-NAME.creds in the user's configuration folder, e.g. ~/.config)")
+	}
 	if prefix == "" {
 		fs.StringVar(&f.dataURL, "nats-data-url", "", "with -nats: the http or https URL the workers download the data file from (kept in their data folder by its sha256, which must be the -data file's); default: each reads -data's path on its own machine")
 	}
@@ -97,15 +116,27 @@ func (f *shardFlags) connectFit(cmd, prefix string) (*nats.Conn, error) {
 // person edited are fitted in this process). Without -workers-nats it
 // returns nil.
 func (f *shardFlags) sessions(log *slog.Logger) (func(d *view.Data) train.Evaluator, func(), error) {
-	if f.nats == "" {
+	var nc *nats.Conn
+	switch {
+	case f.embedded != nil:
+		if f.nats != "" || f.creds != "" || !f.tls.Empty() {
+			return nil, func() {}, badInput("viz serve: give -workers-nats or -workers-embed, not both (-workers-embed's workers connect to -nats-embed's server)")
+		}
+		f.fit = f.embed
+		var err error
+		if nc, err = relay.Connect(f.embedded.ns.ClientURL(), relay.ConnectOptions{Name: "dgpviz fit " + f.fit, Credentials: f.embedded.creds, Server: f.embedded.ns, Logger: log}); err != nil {
+			return nil, nil, badInput("viz serve: -workers-embed: %v", err)
+		}
+	case f.nats == "":
 		if f.creds != "" || !f.tls.Empty() {
 			return nil, func() {}, badInput("viz serve: the -workers-nats-… flags need -workers-nats")
 		}
 		return nil, func() {}, nil
-	}
-	nc, err := f.connectFit("viz serve", "workers-")
-	if err != nil {
-		return nil, nil, err
+	default:
+		var err error
+		if nc, err = f.connectFit("viz serve", "workers-"); err != nil {
+			return nil, nil, err
+		}
 	}
 	var mu sync.Mutex
 	cos := map[*dataset.Dataset]*shards.Coordinator{}

@@ -23,6 +23,9 @@ type optState struct {
 	Stochastic bool     `json:"stochastic"`
 	Estimate   wire.Num `json:"estimate"` // the last step's minibatch estimate of the bound; null after a step on every row
 	Epochs     wire.Num `json:"epochs"`   // passes over the data the minibatches made (0 for a full-batch fit)
+	// Workers counts the worker processes (viz worker) whose shards the
+	// last evaluation summed: 0 for a fit in the server.
+	Workers int `json:"workers"`
 }
 
 // frameHeader is a frame: the optimizer's state, the bound, every layer
@@ -77,7 +80,7 @@ func (f *framer) frame(p *publication) ([]byte, error) {
 		Iter: s.Iter, Running: s.Running, Paused: p.paused, Held: p.held, IPS: wire.Num(p.ips), N: n, Followers: p.followers,
 		Optimizer: optState{Method: p.method, LearningRate: wire.Num(p.lr), Frozen: p.frozen, Event: p.event,
 			Converged: p.status.Converged() && p.collapse == nil, Status: p.status.String(), Explain: p.status.Explain(), Fast: p.fast,
-			Stochastic: p.stochastic, Estimate: wire.Num(p.estimate), Epochs: wire.Num(p.epochs)},
+			Stochastic: p.stochastic, Estimate: wire.Num(p.estimate), Epochs: wire.Num(p.epochs), Workers: p.workers},
 		BoundIter: p.modelIter,
 		Restarts:  p.restarts.Frame(p.restart), Edit: p.edit, Collapse: p.collapse,
 	}

@@ -34,6 +34,7 @@ type publication struct {
 	modelIter  int
 	estimate   float64
 	epochs     float64
+	workers    int // worker processes that made the last evaluation (0: this one)
 	frozen     []string
 	restarts   *view.Restarts
 	restart    int // the restart the model started from (-1: none)
@@ -93,6 +94,9 @@ func (s *session) publish() {
 		method: tc.Method.String(), lr: s.cfg.LearningRate, frozen: slices.Clone(s.cfg.Frozen),
 		restarts: s.restarts, restart: s.restart, followers: s.hub.Count(),
 		stochastic: tc.Method == (train.SVI{}), modelIter: pb.iter, estimate: s.opt.estimate, epochs: s.opt.epochs,
+	}
+	if c, ok := tc.Evaluator.(interface{ Contributing() int }); ok { // a fit on worker processes (Options.Shards)
+		p.workers = c.Contributing()
 	}
 	s.hub.SetState(&forkState{cfg: s.cfg, pub: p})
 	s.setLatest(p)
