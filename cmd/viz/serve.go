@@ -174,7 +174,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	hosts := answeredHosts(o.addr, o.hosts)
 	log.Info("defaults", "config", srv.Defaults().Query().Encode(), "datasets", srv.Catalog().Names())
-	return serve(ctx, web.LimitPerClient(ln, o.perIP), web.AllowHosts(web.New(srv, srv, log), hosts), sessionServer{srv}, log, stdout)
+	return serve(ctx, web.LimitPerClient(ln, o.perIP), web.AllowHosts(web.New(srv, srv, log), hosts), sessionServer{srv, stopShards}, log, stdout)
 }
 
 // hostFlags defines -allow-origin and -allow-host (viz serve, viz relay).
@@ -280,7 +280,18 @@ type shutdowner interface {
 	command() string // "serve", "relay"
 }
 
-type sessionServer struct{ *stream.Server }
+// sessionServer is a session server whose fits may run on workers:
+// stopShards ends their evaluations first, so that a session waiting on
+// workers that are gone ends at once, not after the wait.
+type sessionServer struct {
+	*stream.Server
+	stopShards func()
+}
+
+func (s sessionServer) Shutdown(ctx context.Context) error {
+	s.stopShards()
+	return s.Server.Shutdown(ctx)
+}
 
 func (sessionServer) command() string { return "serve" }
 
@@ -324,7 +335,7 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, srv shutdowner,
 		return fmt.Errorf("viz %s: %w", srv.command(), err)
 	}
 	if errSessions != nil {
-		return fmt.Errorf("viz %s: shutdown: %w", srv.command(), errSessions)
+		return fmt.Errorf("viz %s: stopping: %w", srv.command(), errSessions)
 	}
 	log.Info("stopped")
 	return nil

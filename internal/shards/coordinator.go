@@ -83,6 +83,11 @@ type Coordinator struct {
 	// listen is when the coordinator has heard every running worker's
 	// announcement once: its first evaluation waits for it.
 	listen time.Time
+	// closed is closed by Close: an evaluation waiting for a worker or an
+	// answer then ends at once, so that a server shuts down without
+	// waiting out WaitWorkers or Timeout.
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 // NewCoordinator returns the coordinator of the fit named fit, whose
@@ -115,7 +120,7 @@ func NewCoordinator(nc *nats.Conn, fit string, data Data, opt Options) (*Coordin
 	}
 	c := &Coordinator{nc: nc, fit: fit, data: data, opt: opt, log: opt.Logger, sameX: opt.X, sameY: opt.Y,
 		heard: map[string]time.Time{}, opened: map[string]bool{}, dead: map[string]time.Time{}, joined: make(chan struct{}),
-		listen: time.Now().Add(2 * HelloEvery)}
+		listen: time.Now().Add(2 * HelloEvery), closed: make(chan struct{})}
 	copy(c.sum[:], sum)
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -145,8 +150,19 @@ func NewCoordinator(nc *nats.Conn, fit string, data Data, opt Options) (*Coordin
 	return c, nil
 }
 
-// Close stops listening to the workers.
-func (c *Coordinator) Close() error { return c.sub.Unsubscribe() }
+// ErrClosed is the error of an evaluation that Close ended.
+var ErrClosed = errors.New("the fit on workers was stopped")
+
+// Close stops listening to the workers and ends the evaluations waiting
+// on them with ErrClosed. It may be called more than once.
+func (c *Coordinator) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		err = c.sub.Unsubscribe()
+	})
+	return err
+}
 
 // Contributing returns the number of workers whose shards the last
 // evaluation summed.
@@ -423,7 +439,11 @@ const maxFailures = 8
 
 // workers returns the live workers, waiting up to WaitWorkers for one.
 func (c *Coordinator) workers() ([]string, error) {
-	time.Sleep(time.Until(c.listen))
+	select {
+	case <-time.After(time.Until(c.listen)):
+	case <-c.closed:
+		return nil, ErrClosed
+	}
 	deadline := time.Now().Add(c.opt.WaitWorkers)
 	for {
 		ids, joined := c.live()
@@ -437,6 +457,8 @@ func (c *Coordinator) workers() ([]string, error) {
 		select {
 		case <-joined:
 		case <-time.After(min(wait, HelloEvery)):
+		case <-c.closed:
+			return nil, ErrClosed
 		}
 	}
 }
@@ -525,6 +547,9 @@ func (c *Coordinator) request(subject, worker string, b []byte) ([]byte, error) 
 			select {
 			case <-done:
 				return
+			case <-c.closed:
+				cancel()
+				return
 			case <-tick.C:
 				c.mu.Lock()
 				t, ok := c.heard[worker]
@@ -537,6 +562,11 @@ func (c *Coordinator) request(subject, worker string, b []byte) ([]byte, error) 
 		}
 	}()
 	m, err := c.nc.RequestWithContext(ctx, subject, b)
+	select {
+	case <-c.closed:
+		return nil, ErrClosed
+	default:
+	}
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return nil, fmt.Errorf("worker %s is gone", worker)

@@ -2,6 +2,7 @@ package shards
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -466,5 +467,37 @@ func TestDataFromURL(t *testing.T) {
 	d.URL = "file:///etc/passwd"
 	if _, err := decodeData(d.encode()); err == nil {
 		t.Error("a file: URL: no error")
+	}
+}
+
+// TestCloseEndsWait: an evaluation waiting for a worker (none is
+// running) ends with ErrClosed as soon as the coordinator is closed, not
+// after WaitWorkers, so that viz serve shuts down at once when its
+// workers are gone.
+func TestCloseEndsWait(t *testing.T) {
+	c := newCluster(t, 300)
+	co := c.coordinate(Options{WaitWorkers: time.Minute})
+	m := c.model()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := co.EvaluateAll(m, engine.Options{NoOutputMessage: true})
+		done <- err
+	}()
+	time.Sleep(3 * HelloEvery) // past the first evaluation's listening
+	start := time.Now()
+	co.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("the waiting evaluation ended with %v, want ErrClosed", err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("it ended %v after Close", d)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiting evaluation had not ended 30 s after Close (WaitWorkers is a minute)")
+	}
+	if err := co.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
 	}
 }

@@ -435,6 +435,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("shutdown: %w", ctx.Err())
+		return fmt.Errorf("sessions still running: %w", ctx.Err())
 	}
 }
