@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,8 +113,8 @@ func presetServer(t *testing.T, ds *dataset.Dataset, l stream.Limits, o stream.O
 	return srv, o.Defaults
 }
 
-// startE2E serves srv's page on a test server and starts headless Chromium
-// (exe) with a window of w×h pixels against it; both stop when t ends.
+// startE2E serves srv's page on a test server and opens a w×h pixel window
+// on it in the package's headless Chromium (exe); both close when t ends.
 func startE2E(t *testing.T, exe string, srv *stream.Server, log *slog.Logger, w, h int) *e2e {
 	t.Helper()
 	hs := httptest.NewServer(New(srv, srv, log))
@@ -123,6 +124,48 @@ func startE2E(t *testing.T, exe string, srv *stream.Server, log *slog.Logger, w,
 		srv.Shutdown(ctx)
 		hs.Close()
 	})
+	// A browser context of its own: no cookies, storage or downloads
+	// carry over from another test.
+	tab, cancelTab := chromedp.NewContext(theBrowser(t, exe), chromedp.WithNewBrowserContext())
+	// The first call opens the window; it must not have a timeout.
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(int64(w), int64(h))); err != nil {
+		cancelTab()
+		t.Fatalf("opening a window in %s: %v", exe, err)
+	}
+	ctx, cancelT := context.WithTimeout(tab, e2eTimeout)
+	t.Cleanup(func() { cancelT(); cancelTab() })
+	return &e2e{t: t, ctx: ctx, base: hs.URL, srv: srv}
+}
+
+// browser is the package's one headless Chromium, started by the first
+// browser test and stopped by TestMain: starting one per test cost each
+// test a browser's start-up (docs/measurements.md, "The CI suite's time").
+var browser struct {
+	sync.Mutex
+	ctx  context.Context // its first tab; nil until started
+	stop func()
+	err  error
+}
+
+// theBrowser returns the package's Chromium (exe), starting it if need be.
+func theBrowser(t *testing.T, exe string) context.Context {
+	t.Helper()
+	browser.Lock()
+	defer browser.Unlock()
+	if browser.ctx == nil && browser.err == nil {
+		browser.ctx, browser.stop, browser.err = startBrowser(exe)
+	}
+	if browser.err != nil {
+		t.Fatalf("starting %s: %v", exe, browser.err)
+	}
+	return browser.ctx
+}
+
+func startBrowser(exe string) (context.Context, func(), error) {
+	dir, err := os.MkdirTemp("", "dgpviz-chromium-")
+	if err != nil {
+		return nil, nil, err
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -134,20 +177,26 @@ func startE2E(t *testing.T, exe string, srv *stream.Server, log *slog.Logger, w,
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(w, h),
+		chromedp.UserDataDir(dir),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelC := chromedp.NewContext(actx)
+	bctx, cancelB := chromedp.NewContext(actx)
+	stop := func() { cancelB(); cancelA(); os.RemoveAll(dir) }
 	// The first call starts the browser; it must not have a timeout.
 	if err := chromedp.Do(bctx); err != nil {
-		cancelC()
-		cancelA()
-		t.Fatalf("starting %s: %v", exe, err)
+		stop()
+		return nil, nil, err
 	}
-	ctx, cancelT := context.WithTimeout(bctx, e2eTimeout)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	return &e2e{t: t, ctx: ctx, base: hs.URL, srv: srv}
+	return bctx, stop, nil
+}
+
+// TestMain stops the browser the package's browser tests shared.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.stop != nil {
+		browser.stop()
+	}
+	os.Exit(code)
 }
 
 func (e *e2e) run(actions ...chromedp.Action[chromedp.Void]) {
