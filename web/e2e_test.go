@@ -70,12 +70,24 @@ func newE2E(t *testing.T) *e2e {
 	return startE2E(t, exe, srv, log, 1400, 1500)
 }
 
+// raceBrowserTests are the browser tests the race tier runs: the page's
+// commands and a lost connection, and sessions that follow a presenter's.
+// The others wait for fits, which the race detector slows several times
+// over; they run without it in README's test command's second part, and
+// the server code they drive runs under it in internal/stream's,
+// internal/loadtest's and this package's other tests.
+var raceBrowserTests = map[string]bool{"TestBrowser": true, "TestBrowserFollow": true, "TestBrowserFollowerMirrorsPresenter": true}
+
 // requireBrowser returns Chromium's path, skipping the test when there is
-// none — or failing it when CI is set, where a browser must be installed.
+// none — or failing it when CI is set, where a browser must be installed —
+// and under the race detector unless raceBrowserTests has it.
 func requireBrowser(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("browser tests are not in the short tier (-short)")
+	}
+	if raceEnabled && !raceBrowserTests[t.Name()] {
+		t.Skip("a browser test that waits for fits: it runs without the race detector (go test -count=1 -run 'TestLessonClaims$|TestBrowser' ./web)")
 	}
 	exe := findBrowser()
 	if exe == "" {
