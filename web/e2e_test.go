@@ -164,6 +164,12 @@ func theBrowser(t *testing.T, exe string) context.Context {
 	t.Helper()
 	browser.Lock()
 	defer browser.Unlock()
+	if browser.ctx != nil && browser.ctx.Err() != nil {
+		// It has gone (crashed, or a test ended it): a new one for the
+		// tests that are left.
+		browser.stop()
+		browser.ctx, browser.stop = nil, nil
+	}
 	if browser.ctx == nil && browser.err == nil {
 		browser.ctx, browser.stop, browser.err = startBrowser(exe)
 	}
