@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,12 +71,24 @@ func newE2E(t *testing.T) *e2e {
 	return startE2E(t, exe, srv, log, 1400, 1500)
 }
 
+// raceBrowserTests are the browser tests the race tier runs: the page's
+// commands and a lost connection, and sessions that follow a presenter's.
+// The others wait for fits, which the race detector slows several times
+// over; they run without it in README's test command's second part, and
+// the server code they drive runs under it in internal/stream's,
+// internal/loadtest's and this package's other tests.
+var raceBrowserTests = map[string]bool{"TestBrowser": true, "TestBrowserFollow": true, "TestBrowserFollowerMirrorsPresenter": true}
+
 // requireBrowser returns Chromium's path, skipping the test when there is
-// none — or failing it when CI is set, where a browser must be installed.
+// none — or failing it when CI is set, where a browser must be installed —
+// and under the race detector unless raceBrowserTests has it.
 func requireBrowser(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("browser tests are not in the short tier (-short)")
+	}
+	if raceEnabled && !raceBrowserTests[t.Name()] {
+		t.Skip("a browser test that waits for fits: it runs without the race detector (go test -count=1 -run 'TestLessonClaims$|TestBrowser' ./web)")
 	}
 	exe := findBrowser()
 	if exe == "" {
@@ -113,8 +126,8 @@ func presetServer(t *testing.T, ds *dataset.Dataset, l admit.Limits, o stream.Op
 	return srv, o.Defaults
 }
 
-// startE2E serves srv's page on a test server and starts headless Chromium
-// (exe) with a window of w×h pixels against it; both stop when t ends.
+// startE2E serves srv's page on a test server and opens a w×h pixel window
+// on it in the package's headless Chromium (exe); both close when t ends.
 func startE2E(t *testing.T, exe string, srv *stream.Server, log *slog.Logger, w, h int) *e2e {
 	t.Helper()
 	hs := httptest.NewServer(New(srv, srv, log))
@@ -124,14 +137,61 @@ func startE2E(t *testing.T, exe string, srv *stream.Server, log *slog.Logger, w,
 		srv.Shutdown(ctx)
 		hs.Close()
 	})
-	return &e2e{t: t, ctx: startBrowser(t, exe, w, h), base: hs.URL, srv: srv}
+	return &e2e{t: t, ctx: browserTab(t, exe, w, h), base: hs.URL, srv: srv}
 }
 
-// startBrowser starts headless Chromium (exe) with a window of w×h pixels,
-// its WebGL in software (no GPU), and returns its context, bounded by
-// e2eTimeout; the browser stops when t ends.
-func startBrowser(t testing.TB, exe string, w, h int) context.Context {
+// browserTab opens a window of w×h pixels in the package's Chromium
+// (exe), in a browser context of its own: no cookies, storage or
+// downloads carry over from another test. Its context is bounded by
+// e2eTimeout and closes when t ends.
+func browserTab(t testing.TB, exe string, w, h int) context.Context {
 	t.Helper()
+	tab, cancelTab := chromedp.NewContext(theBrowser(t, exe), chromedp.WithNewBrowserContext())
+	// The first call opens the window; it must not have a timeout.
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(int64(w), int64(h))); err != nil {
+		cancelTab()
+		t.Fatalf("opening a window in %s: %v", exe, err)
+	}
+	ctx, cancelT := context.WithTimeout(tab, e2eTimeout)
+	t.Cleanup(func() { cancelT(); cancelTab() })
+	return ctx
+}
+
+// browser is the package's one headless Chromium, started by the first
+// browser test and stopped by TestMain: starting one per test cost each
+// test a browser's start-up (docs/measurements.md, "The CI suite's time").
+var browser struct {
+	sync.Mutex
+	ctx  context.Context // its first tab; nil until started
+	stop func()
+	err  error
+}
+
+// theBrowser returns the package's Chromium (exe), starting it if need be.
+func theBrowser(t testing.TB, exe string) context.Context {
+	t.Helper()
+	browser.Lock()
+	defer browser.Unlock()
+	if browser.ctx != nil && browser.ctx.Err() != nil {
+		// It has gone (crashed, or a test ended it): a new one for the
+		// tests that are left.
+		browser.stop()
+		browser.ctx, browser.stop = nil, nil
+	}
+	if browser.ctx == nil && browser.err == nil {
+		browser.ctx, browser.stop, browser.err = startBrowser(exe)
+	}
+	if browser.err != nil {
+		t.Fatalf("starting %s: %v", exe, browser.err)
+	}
+	return browser.ctx
+}
+
+func startBrowser(exe string) (context.Context, func(), error) {
+	dir, err := os.MkdirTemp("", "dgpviz-chromium-")
+	if err != nil {
+		return nil, nil, err
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -143,20 +203,26 @@ func startBrowser(t testing.TB, exe string, w, h int) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(w, h),
+		chromedp.UserDataDir(dir),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelC := chromedp.NewContext(actx)
+	bctx, cancelB := chromedp.NewContext(actx)
+	stop := func() { cancelB(); cancelA(); os.RemoveAll(dir) }
 	// The first call starts the browser; it must not have a timeout.
 	if err := chromedp.Do(bctx); err != nil {
-		cancelC()
-		cancelA()
-		t.Fatalf("starting %s: %v", exe, err)
+		stop()
+		return nil, nil, err
 	}
-	ctx, cancelT := context.WithTimeout(bctx, e2eTimeout)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	return ctx
+	return bctx, stop, nil
+}
+
+// TestMain stops the browser the package's browser tests shared.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.stop != nil {
+		browser.stop()
+	}
+	os.Exit(code)
 }
 
 func (e *e2e) run(actions ...chromedp.Action[chromedp.Void]) {

@@ -24,7 +24,9 @@ func liveSession(t *testing.T, base string, query string) (string, *websocket.Co
 		Type      string `json:"type"`
 		FigureKey string `json:"figure_key"`
 	}
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	// The hello comes once the session's model is made: seconds for the
+	// robot data under -race on a busy machine.
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if err := c.ReadJSON(&hello); err != nil || hello.Type != "hello" || hello.FigureKey == "" {
 		t.Fatalf("hello: %+v, %v", hello, err)
 	}

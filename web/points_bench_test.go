@@ -137,7 +137,7 @@ func BenchmarkBrowserPoints(b *testing.B) {
 		{"webgl-square-1px-opaque-100k", 100_000, 1, false, false, false},
 	} {
 		b.Run(v.name, func(b *testing.B) {
-			ctx := startBrowser(b, exe, 800, 640)
+			ctx := browserTab(b, exe, 800, 640)
 			q := url.Values{"n": {fmt.Sprint(v.n)}, "size": {fmt.Sprint(v.size)}, "round": {b2s(v.round)}, "blend": {b2s(v.blend)}, "script": {b2s(v.script)}}
 			for range b.N {
 				if _, err := chromedp.Run(ctx, chromedp.Navigate(hs.URL+"/#"+q.Encode())); err != nil {

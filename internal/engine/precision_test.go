@@ -26,11 +26,14 @@ func refParams(r *refModel, g *Gradient) []int {
 	if *refAll {
 		return nil
 	}
-	if raceBuild {
-		return sampleParams(r, g.Flatten(nil), 2) // see race_on_test.go
-	}
 	return sampleParams(r, g.Flatten(nil), 6)
 }
+
+// refGradients says whether the precision tests difference the big-float
+// reference: not in the short tier, nor under the race detector
+// (race_on_test.go), where they check the bound only; README's test
+// command runs them without it (-run 'TestPrecision|TestReference').
+func refGradients() bool { return !testing.Short() && !raceBuild }
 
 func condKuu(t *testing.T, m *Model) []float64 {
 	var out []float64
@@ -76,7 +79,7 @@ func TestReferenceAgreesWellConditioned(t *testing.T) {
 		if d := math.Abs(res.Bound - bf64(b)); d > 1e-10*math.Max(1, math.Abs(bf64(b))) {
 			t.Errorf("%s: engine bound %.15g, reference %.15g (diff %.2g)", path, res.Bound, bf64(b), d)
 		}
-		if testing.Short() || path != precisionFixtures[0] {
+		if !refGradients() || path != precisionFixtures[0] {
 			continue // the gradients of one model suffice to check the reference
 		}
 		ref := refGradient(r, p, st, -40, refParams(r, g))
@@ -95,8 +98,8 @@ func TestReferenceAgreesWellConditioned(t *testing.T) {
 // worst-conditioned fixture: steps 2^-40 and 2^-46 agree to far below the
 // tolerances they are used for.
 func TestReferenceStep(t *testing.T) {
-	if testing.Short() {
-		t.Skip("big-float gradients take seconds")
+	if !refGradients() {
+		t.Skip("big-float gradients take seconds, ten times that under the race detector: not in the short tier or under -race (go test -count=1 -run 'TestPrecision|TestReference' ./internal/engine)")
 	}
 	mf, err := readFixture(precisionFixtures[len(precisionFixtures)-1])
 	if err != nil {
@@ -104,11 +107,7 @@ func TestReferenceStep(t *testing.T) {
 	}
 	r, p, _, st := refBound(mf.Model)
 	_, g := mustEval(t, mf.Model, Options{Gradient: true})
-	k := 3
-	if raceBuild {
-		k = 1 // see race_on_test.go
-	}
-	which := sampleParams(r, g.Flatten(nil), k)
+	which := sampleParams(r, g.Flatten(nil), 3)
 	g1 := refGradient(r, p, st, -40, which)
 	g2 := refGradient(r, p, st, -46, which)
 	for _, e := range groupErrors(r, g1, g2) {
@@ -188,7 +187,7 @@ func TestPrecisionFitted(t *testing.T) {
 			l := res.Layers[i]
 			t.Logf("%s:   layer %d: kl %.2e, compression %.2e, propagation %.2e", path, i, l.KL-bf64(o.kl), l.Compression-bf64(o.comp), l.Propagation-bf64(o.prop))
 		}
-		if testing.Short() {
+		if !refGradients() {
 			continue
 		}
 		ref := refGradient(r, p, st, -40, refParams(r, g))

@@ -3,6 +3,7 @@
 package engine
 
 // raceBuild: the race detector slows the big-float reference about tenfold
-// (the full precision suite took 5 minutes of CI under -race), so the
-// precision tests check a smaller sample under it (precision_test.go).
+// and has nothing to find in it (one goroutine): under it the precision
+// tests check the bound only, and README's test command's second part
+// differences the reference without it (refGradients).
 const raceBuild = true
