@@ -2,7 +2,6 @@ package stream
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"dgpviz/internal/admit"
@@ -20,93 +19,18 @@ import (
 // one drag all start from the model before it, so dragging a point away
 // and back restores the model exactly.
 
-// editState is what undo restores: the model, the frozen groups and the
-// data, all private to the history (a restore hands clones on).
-type editState struct {
-	label  string
-	model  *engine.Model
-	frozen []string
-	data   *view.Data
-	// restart is the restart the model started from (the "restart" op).
-	restart int
-	// layer is the layer the edit changed (-1: none in particular) and
-	// dataEdit says it changed the data points: the page shows the
-	// edit's readout on that panel.
-	layer    int
-	dataEdit bool
-}
-
-// editHistory is a session's undo and redo stacks and the drag in progress.
-type editHistory struct {
-	undo, redo []editState
-	drag       *dragBase
-}
-
-// clear forgets every edit: a new model (reset, architecture, data set) is
-// not an edit of the old one.
-func (h *editHistory) clear() { h.undo, h.redo, h.drag = nil, nil, nil }
-
-// bytes estimates the memory the state holds: its parameters (inducing
-// inputs, q(u) means and factors), and its data when they are not the
-// session's current data.
-func (e editState) bytes(current *view.Data) int {
-	n := 0
-	for _, l := range e.model.Layers {
-		mz, q, d := l.Dims()
-		n += 8 * (mz*q + mz*d + d*mz*mz)
-	}
-	if e.data != current && e.data.X != nil {
-		r, q := e.data.X.Dims()
-		_, d := e.data.Y.Dims()
-		n += 8 * r * (q + d)
-	}
-	return n
-}
-
-// dragBase is the model before a run of commands that continue one drag.
-type dragBase struct {
-	key   string
-	model *engine.Model
-	iter  int // optimizer iterations when the drag began
-	undo  int // length of the undo stack after the drag's entry
-}
-
 // editState captures the session's current state under a label.
-func (s *session) editState(label string) editState {
-	return editState{label: label, model: s.tr.Model().CloneParams(), frozen: slices.Clone(s.cfg.Frozen), data: s.data, restart: s.restart, layer: -1}
+func (s *session) editState(label string) view.EditState {
+	return view.EditState{Label: label, Model: s.tr.Model().CloneParams(), Frozen: slices.Clone(s.cfg.Frozen), Data: s.data, Restart: s.restart, Layer: -1}
 }
 
 // pushHistory records the state before an edit; a new edit clears redo.
-func (s *session) pushHistory(e editState) {
-	s.hist.undo = append(s.hist.undo, e)
-	s.hist.redo = nil
-	s.trimHistory()
+func (s *session) pushHistory(e view.EditState) {
+	s.hist.Push(e, s.data, admit.MaxHistory, admit.MaxHistoryBytes)
 }
 
 // trimHistory drops the oldest undo states beyond the bounds.
-func (s *session) trimHistory() {
-	// slices.Delete clears what it drops: states resliced away would stay
-	// reachable through the array, past the history's bounds.
-	for len(s.hist.undo) > admit.MaxHistory {
-		s.hist.undo = slices.Delete(s.hist.undo, 0, 1)
-	}
-	for len(s.hist.undo) > 1 {
-		total := 0
-		for _, e := range s.hist.undo {
-			total += e.bytes(s.data)
-		}
-		for _, e := range s.hist.redo {
-			total += e.bytes(s.data)
-		}
-		if total <= admit.MaxHistoryBytes {
-			break
-		}
-		s.hist.undo = slices.Delete(s.hist.undo, 0, 1)
-	}
-	if s.hist.drag != nil && s.hist.drag.undo > len(s.hist.undo) {
-		s.hist.drag = nil
-	}
-}
+func (s *session) trimHistory() { s.hist.Trim(s.data, admit.MaxHistory, admit.MaxHistoryBytes) }
 
 // applyModel hands an edited model to the optimizer, which resets its
 // memory; the optimizer carries on from it by itself unless a person
@@ -169,25 +93,23 @@ func (s *session) cmdMove(c Command) (string, error) {
 	keepU := c.KeepU != nil && *c.KeepU
 	key := fmt.Sprintf("move %d %d %t", li, j, keepU)
 	label := fmt.Sprintf("move of inducing point %d of layer %d", j+1, li+1)
-	continued := s.hist.drag != nil && s.hist.drag.key == key && s.hist.drag.iter == s.tr.Iter() && s.hist.drag.undo == len(s.hist.undo)
+	continued := s.hist.Drag != nil && s.hist.Drag.Key == key && s.hist.Drag.Iter == s.tr.Iter() && s.hist.Drag.Undo == len(s.hist.Undo)
 	var base *engine.Model
 	if continued {
-		base = s.hist.drag.model
+		base = s.hist.Drag.Model
 	} else {
 		before := s.editState(label)
-		before.layer = li
-		base = before.model
+		before.Layer = li
+		base = before.Model
 		defer func() {
 			if err == nil {
 				s.pushHistory(before)
-				s.hist.drag = &dragBase{key: key, model: base, iter: s.tr.Iter(), undo: len(s.hist.undo)}
+				s.hist.Drag = &view.DragBase{Key: key, Model: base, Iter: s.tr.Iter(), Undo: len(s.hist.Undo)}
 			}
 		}()
 	}
-	// Frames carry coordinates as float32: a drag back to where it began
-	// lands exactly there, so that it restores the model exactly.
-	snap(c.Z, base.Layers[li].InducingInputs.RawRowView(j))
-	snap(c.Mu, base.Layers[li].QMu.RawRowView(j))
+	view.Snap(c.Z, base.Layers[li].InducingInputs.RawRowView(j))
+	view.Snap(c.Mu, base.Layers[li].QMu.RawRowView(j))
 	m := base
 	if c.Z != nil {
 		if keepU {
@@ -211,27 +133,13 @@ func (s *session) cmdMove(c Command) (string, error) {
 		return "", fmt.Errorf("move: %w", err)
 	}
 	if continued {
-		s.hist.drag.iter = s.tr.Iter()
+		s.hist.Drag.Iter = s.tr.Iter()
 	}
 	verb := "moved"
 	if c.Z == nil {
 		verb = "pulled the function at"
 	}
 	return fmt.Sprintf("%s inducing point %d of layer %d", verb, j+1, li+1), nil
-}
-
-// snap sets v to exact where every value of v is exact's to float32
-// precision (v nil: nothing).
-func snap(v, exact []float64) {
-	if v == nil {
-		return
-	}
-	for k, x := range v {
-		if math.Abs(x-exact[k]) > 1e-6*math.Max(1, math.Abs(exact[k])) {
-			return
-		}
-	}
-	copy(v, exact[:len(v)])
 }
 
 // cmdAdd adds an inducing point at z with q(u) the joint posterior there
@@ -276,8 +184,8 @@ func (s *session) cmdRemove(c Command) (string, error) {
 // the optimizer carries on from the result.
 func (s *session) edit(op, label string, li int, f func(*engine.Model) (*engine.Model, error)) error {
 	before := s.editState(label)
-	before.layer = li
-	m, err := f(before.model)
+	before.Layer = li
+	m, err := f(before.Model)
 	if err == nil {
 		err = s.applyModel(m)
 	}
@@ -290,25 +198,25 @@ func (s *session) edit(op, label string, li int, f func(*engine.Model) (*engine.
 
 // restore makes e the session's state: its model (a clone, bit for bit
 // the same parameters), frozen groups and data.
-func (s *session) restore(e editState) error {
-	if e.data != s.data {
-		n, q, d := e.data.Dims()
+func (s *session) restore(e view.EditState) error {
+	if e.Data != s.data {
+		n, q, d := e.Data.Dims()
 		if err := s.grow(s.cfg, n, q, d); err != nil { // the budgets (budget.go)
 			return err
 		}
 	}
 	cfg := s.cfg
-	cfg.Frozen = slices.Clone(e.frozen)
+	cfg.Frozen = slices.Clone(e.Frozen)
 	if err := s.tr.SetConfig(s.trainerConfig(cfg)); err != nil {
 		return err
 	}
 	s.cfg = cfg
-	if err := s.applyModel(e.model.CloneParams()); err != nil {
+	if err := s.applyModel(e.Model.CloneParams()); err != nil {
 		return err
 	}
-	s.restart = e.restart
-	if e.data != s.data {
-		s.data = e.data
+	s.restart = e.Restart
+	if e.Data != s.data {
+		s.data = e.Data
 		if err := s.sendSetup(); err != nil {
 			return err
 		}
@@ -317,30 +225,30 @@ func (s *session) restore(e editState) error {
 }
 
 func (s *session) cmdUndo(Command) (string, error) {
-	return s.travel(&s.hist.undo, &s.hist.redo, "undo", "undid")
+	return s.travel(&s.hist.Undo, &s.hist.Redo, "undo", "undid")
 }
 
 func (s *session) cmdRedo(Command) (string, error) {
-	return s.travel(&s.hist.redo, &s.hist.undo, "redo", "redid")
+	return s.travel(&s.hist.Redo, &s.hist.Undo, "redo", "redid")
 }
 
 // travel restores the newest state of from and keeps the current one in
 // to: undo and redo are the same move in opposite directions.
-func (s *session) travel(from, to *[]editState, op, done string) (string, error) {
+func (s *session) travel(from, to *[]view.EditState, op, done string) (string, error) {
 	if len(*from) == 0 {
 		return "", fmt.Errorf("%s: nothing to %s", op, op)
 	}
 	e := (*from)[len(*from)-1]
-	cur := s.editState(e.label)
-	cur.layer, cur.dataEdit = e.layer, e.dataEdit
+	cur := s.editState(e.Label)
+	cur.Layer, cur.DataEdit = e.Layer, e.DataEdit
 	if err := s.restore(e); err != nil {
 		return "", fmt.Errorf("%s: %w", op, err)
 	}
 	*from = (*from)[:len(*from)-1]
 	*to = append(*to, cur)
-	s.hist.drag = nil
+	s.hist.Drag = nil
 	s.trimHistory()
-	return done + " the " + e.label, nil
+	return done + " the " + e.Label, nil
 }
 
 // editData is view.Session's EditData: x, y (normalised units; the
@@ -357,8 +265,8 @@ func (s *session) editData(label string, x, y *mat.Dense, edited bool, fit func(
 	}
 	nd := s.data.WithPoints(s.nextDataID(), x, y, edited)
 	before := s.editState(label)
-	before.dataEdit = true
-	m, err := fit(before.model, nd.X, nd.Y)
+	before.DataEdit = true
+	m, err := fit(before.Model, nd.X, nd.Y)
 	if err == nil {
 		err = s.applyModel(m)
 	}
@@ -389,7 +297,7 @@ var editOps = map[string]bool{"move": true, "add": true, "remove": true, "undo":
 // next move makes a new one with the same Seq and Before.
 type editDelta struct {
 	view.EditReadout
-	drag *dragBase
+	drag *view.DragBase
 }
 
 // currentTerms returns the terms of the model as it stands (nil when it
@@ -403,32 +311,32 @@ func (s *session) currentTerms() *view.BoundTerms {
 // evaluated now (and published with it). A drag keeps its first move's
 // "before" and its number.
 func (s *session) recordEdit(c Command, before *view.BoundTerms) {
-	var e editState
+	var e view.EditState
 	prefix := ""
-	top := func(st []editState) {
+	top := func(st []view.EditState) {
 		if len(st) > 0 {
 			e = st[len(st)-1]
 		}
 	}
 	switch c.Op {
 	case "undo":
-		top(s.hist.redo)
+		top(s.hist.Redo)
 		prefix = "undo of the "
 	case "redo":
-		top(s.hist.undo)
+		top(s.hist.Undo)
 		prefix = "redo of the "
 	default:
-		top(s.hist.undo)
+		top(s.hist.Undo)
 	}
-	d := &editDelta{EditReadout: view.EditReadout{Label: prefix + e.label, Layer: e.layer, DataEdit: e.dataEdit, Iter: s.tr.Iter(), Before: before}}
-	if e.model == nil {
+	d := &editDelta{EditReadout: view.EditReadout{Label: prefix + e.Label, Layer: e.Layer, DataEdit: e.DataEdit, Iter: s.tr.Iter(), Before: before}}
+	if e.Model == nil {
 		d.Layer = -1
 	}
-	if c.Op == "move" && s.hist.drag != nil {
-		if l := s.lastEdit; l != nil && l.drag == s.hist.drag {
+	if c.Op == "move" && s.hist.Drag != nil {
+		if l := s.lastEdit; l != nil && l.drag == s.hist.Drag {
 			d.Seq, d.Before = l.Seq, l.Before
 		}
-		d.drag = s.hist.drag
+		d.drag = s.hist.Drag
 	}
 	if d.Seq == 0 {
 		s.editSeq++

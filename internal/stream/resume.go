@@ -41,7 +41,7 @@ type parked struct {
 	data     *view.Data
 	model    *engine.Model
 	iter     int
-	hist     editHistory
+	hist     view.EditHistory
 	restarts *view.Restarts
 	restart  int
 	private  string     // the private data set it owns (upload.go), or ""
@@ -70,7 +70,7 @@ func (s *Server) park(ss *session) bool {
 	}
 	now := time.Now()
 	p := &parked{owner: ss, cfg: ss.cfg, data: ss.data, model: ss.tr.Model(), iter: ss.tr.Iter(),
-		hist: editHistory{undo: ss.hist.undo, redo: ss.hist.redo}, restarts: ss.restarts, restart: ss.restart, disconnected: now,
+		hist: view.EditHistory{Undo: ss.hist.Undo, Redo: ss.hist.Redo}, restarts: ss.restarts, restart: ss.restart, disconnected: now,
 		client: ss.client, parkedAt: now}
 	s.mu.Lock()
 	defer s.mu.Unlock()

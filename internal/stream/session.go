@@ -74,13 +74,13 @@ type session struct {
 	view     view.View
 	tr       *train.Trainer
 	opt      optimizerState
-	restarts *view.Restarts // the preset's restarts, or nil
-	restart  int            // the restart the model started from (-1: none)
-	hist     editHistory    // undo, redo and the drag in progress (edits.go)
-	dataSeq  int            // the last data version's id (nextDataID)
-	pub      publisher      // the last published model and its evaluation
-	lastEdit *editDelta     // the last edit's change of the bound (edits.go), nil after a new model
-	editSeq  int            // edits so far (editDelta.Seq)
+	restarts *view.Restarts   // the preset's restarts, or nil
+	restart  int              // the restart the model started from (-1: none)
+	hist     view.EditHistory // undo, redo and the drag in progress (edits.go)
+	dataSeq  int              // the last data version's id (nextDataID)
+	pub      publisher        // the last published model and its evaluation
+	lastEdit *editDelta       // the last edit's change of the bound (edits.go), nil after a new model
+	editSeq  int              // edits so far (editDelta.Seq)
 
 	resumeToken string      // hello's token for resuming this session (resume.go)
 	pageLeft    atomic.Bool // the page closed the socket itself (1000, 1001): its share ends at once
@@ -174,13 +174,13 @@ func (s *session) ack(c Command, msg string) {
 	cfg := s.cfg
 	running := s.opt.running
 	r := reply{Type: "ack", ID: c.ID, Op: c.Op, Message: msg, Config: &cfg, Running: &running}
-	nu, nr := len(s.hist.undo), len(s.hist.redo)
+	nu, nr := len(s.hist.Undo), len(s.hist.Redo)
 	r.Undo, r.Redo = &nu, &nr
 	if nu > 0 {
-		r.UndoLabel = s.hist.undo[nu-1].label
+		r.UndoLabel = s.hist.Undo[nu-1].Label
 	}
 	if nr > 0 {
-		r.RedoLabel = s.hist.redo[nr-1].label
+		r.RedoLabel = s.hist.Redo[nr-1].Label
 	}
 	s.reply(r)
 }
@@ -242,7 +242,7 @@ func (s *session) build(cfg admit.Config, newData bool) error {
 	}
 	s.opt.event = ""
 	s.opt.estimate, s.opt.epochs = math.NaN(), 0
-	s.hist.clear()
+	s.hist.Clear()
 	s.lastEdit = nil // a new model is not an edit of the old one
 	s.carryOn()
 	s.opt.ipsT, s.opt.ipsIter, s.opt.ips = time.Now(), 0, 0
@@ -408,7 +408,7 @@ func (s *session) handle(c Command) {
 		}
 	}
 	if c.Op != "move" {
-		s.hist.drag = nil // any other command ends a drag
+		s.hist.Drag = nil // any other command ends a drag
 	}
 	switch c.Op {
 	case "play", "pause", "step", "reset", "architecture", "dataset":
