@@ -46,35 +46,9 @@ func (s *session) applyModel(m *engine.Model) error {
 }
 
 // checkPoint checks a command's layer (and, with index, inducing point)
-// against the current model. Its errors count layers and points from 1,
-// as the page does.
+// against the current model (view.CheckPoint).
 func (s *session) checkPoint(c Command, index bool) (li, j int, err error) {
-	m := s.tr.Model()
-	if c.Layer == nil {
-		return 0, 0, fmt.Errorf("%s: missing \"layer\"", c.Op)
-	}
-	li = *c.Layer
-	if li < 0 || li >= len(m.Layers) {
-		return 0, 0, fmt.Errorf("%s: there is no layer %d (the model has %d layers)", c.Op, li+1, len(m.Layers))
-	}
-	mz, q, d := m.Layers[li].Dims()
-	if c.Z != nil && len(c.Z) != q {
-		return 0, 0, fmt.Errorf("%s: z has %d values, but layer %d has %d-D inputs", c.Op, len(c.Z), li+1, q)
-	}
-	if c.Mu != nil && len(c.Mu) != d {
-		return 0, 0, fmt.Errorf("%s: mu has %d values, but layer %d has %d outputs", c.Op, len(c.Mu), li+1, d)
-	}
-	if !index {
-		return li, -1, nil
-	}
-	if c.Index == nil {
-		return 0, 0, fmt.Errorf("%s: missing \"index\"", c.Op)
-	}
-	j = *c.Index
-	if j < 0 || j >= mz {
-		return 0, 0, fmt.Errorf("%s: layer %d has no inducing point %d (it has %d)", c.Op, li+1, j+1, mz)
-	}
-	return li, j, nil
+	return view.CheckPoint(s.tr.Model(), c, index)
 }
 
 // cmdMove moves inducing point index of layer: z moves its input keeping
@@ -108,26 +82,9 @@ func (s *session) cmdMove(c Command) (string, error) {
 			}
 		}()
 	}
-	view.Snap(c.Z, base.Layers[li].InducingInputs.RawRowView(j))
-	view.Snap(c.Mu, base.Layers[li].QMu.RawRowView(j))
-	m := base
-	if c.Z != nil {
-		if keepU {
-			m, err = engine.MoveInducingKeepU(m, li, j, c.Z)
-		} else {
-			m, err = engine.MoveInducing(m, li, j, c.Z)
-		}
-		if err != nil {
-			return "", fmt.Errorf("move: %w", err)
-		}
-	}
-	if c.Mu != nil {
-		if m, err = engine.PullInducing(m, li, j, c.Mu); err != nil {
-			return "", fmt.Errorf("move: %w", err)
-		}
-	}
-	if m == base { // the trainer takes ownership: never hand it the base
-		m = base.CloneParams()
+	m, err := view.MovePoint(base, li, j, c)
+	if err != nil {
+		return "", fmt.Errorf("move: %w", err)
 	}
 	if err = s.applyModel(m); err != nil {
 		return "", fmt.Errorf("move: %w", err)
@@ -311,27 +268,8 @@ func (s *session) currentTerms() *view.BoundTerms {
 // evaluated now (and published with it). A drag keeps its first move's
 // "before" and its number.
 func (s *session) recordEdit(c Command, before *view.BoundTerms) {
-	var e view.EditState
-	prefix := ""
-	top := func(st []view.EditState) {
-		if len(st) > 0 {
-			e = st[len(st)-1]
-		}
-	}
-	switch c.Op {
-	case "undo":
-		top(s.hist.Redo)
-		prefix = "undo of the "
-	case "redo":
-		top(s.hist.Undo)
-		prefix = "redo of the "
-	default:
-		top(s.hist.Undo)
-	}
-	d := &editDelta{EditReadout: view.EditReadout{Label: prefix + e.Label, Layer: e.Layer, DataEdit: e.DataEdit, Iter: s.tr.Iter(), Before: before}}
-	if e.Model == nil {
-		d.Layer = -1
-	}
+	d := &editDelta{EditReadout: s.hist.Readout(c.Op)}
+	d.Iter, d.Before = s.tr.Iter(), before
 	if c.Op == "move" && s.hist.Drag != nil {
 		if l := s.lastEdit; l != nil && l.drag == s.hist.Drag {
 			d.Seq, d.Before = l.Seq, l.Before

@@ -115,3 +115,32 @@ func Snap(v, exact []float64) {
 	}
 	copy(v, exact[:len(v)])
 }
+
+// Readout begins the readout of the edit op just made (its Label, Layer
+// and DataEdit) from the state the edit recorded: undo's is the newest
+// redo state, redo's and every other edit's the newest undo state. Layer
+// is -1 when there is none.
+func (h *EditHistory) Readout(op string) EditReadout {
+	var e EditState
+	prefix := ""
+	top := func(st []EditState) {
+		if len(st) > 0 {
+			e = st[len(st)-1]
+		}
+	}
+	switch op {
+	case "undo":
+		top(h.Redo)
+		prefix = "undo of the "
+	case "redo":
+		top(h.Undo)
+		prefix = "redo of the "
+	default:
+		top(h.Undo)
+	}
+	r := EditReadout{Label: prefix + e.Label, Layer: e.Layer, DataEdit: e.DataEdit}
+	if e.Model == nil {
+		r.Layer = -1
+	}
+	return r
+}
