@@ -88,6 +88,26 @@ func (h *Hub) Catchup() Catchup {
 	return s
 }
 
+// HubSource is a shared session's ShareSource: its Hub's Catchup, naming
+// the presenter's page, and the presenter's answers to the relays'
+// followers.
+type HubSource struct {
+	Hub          *Hub
+	PresenterURL string // ShareOptions.PublicURL
+	// Answer answers a relay's follower's command (ShareSource.Ask).
+	Answer func(op string, raw []byte) (msg []byte, binary bool)
+}
+
+func (s *HubSource) Catchup() Catchup {
+	c := s.Hub.Catchup()
+	c.Info.PresenterURL = s.PresenterURL
+	return c
+}
+
+func (s *HubSource) Watching(relay string, n int) { s.Hub.Watching(relay, n) }
+
+func (s *HubSource) Ask(op string, raw []byte) ([]byte, bool) { return s.Answer(op, raw) }
+
 // Take gives h one message of kind "setup", "frame" or "presentation"
 // read from beyond the process, after checking it: a message that is
 // not what it claims is refused with an error and changes nothing.

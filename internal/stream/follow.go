@@ -60,7 +60,10 @@ func (s *Server) hubOf(key string) *share.Hub {
 func (s *Server) newHub() *share.Hub {
 	h := share.NewHub(newResumeToken())
 	if p := s.share.Publisher; p != nil {
-		h.FeedTo(p.Share(h.Key(), &sharedSession{srv: s, hub: h}))
+		// The relays' followers are one client to this server: a relay
+		// does not say who its followers are.
+		ask := func(op string, raw []byte) ([]byte, bool) { return s.followerAsk(h, relayClient, op, raw, true) }
+		h.FeedTo(p.Share(h.Key(), &share.HubSource{Hub: h, PresenterURL: s.share.PublicURL, Answer: ask}))
 	}
 	return h
 }
@@ -205,28 +208,8 @@ func (s *Server) fork(h *share.Hub, client string) (string, error) {
 	return s.parkNew(client, p, nil, e.Bytes)
 }
 
-// relayClient is the client the followers of relays count as (share.ShareSource).
+// relayClient is the client the followers of relays count as (share.HubSource).
 const relayClient = "relays"
-
-// sharedSession is a session's share.ShareSource.
-type sharedSession struct {
-	srv *Server
-	hub *share.Hub
-}
-
-func (s *sharedSession) Catchup() share.Catchup {
-	snap := s.hub.Catchup()
-	snap.Info.PresenterURL = s.srv.share.PublicURL
-	return snap
-}
-
-func (s *sharedSession) Watching(relay string, n int) { s.hub.Watching(relay, n) }
-
-func (s *sharedSession) Ask(op string, raw []byte) ([]byte, bool) {
-	// The relays' followers are one client to this server: a relay
-	// does not say who its followers are.
-	return s.srv.followerAsk(s.hub, relayClient, op, raw, true)
-}
 
 // present takes the presenter's "present" command (on the reader's
 // goroutine): an error reply if it is bad, nothing if it is good.
