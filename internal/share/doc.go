@@ -7,7 +7,7 @@
 // before it is believed.
 //
 // The transport (dgpviz/internal/stream) feeds a session's Hub and answers
-// its followers' forks and questions; relays (dgpviz/internal/relay) feed
+// its followers' forks and questions (a relay's through HubSource); relays (dgpviz/internal/relay) feed
 // Hubs of their own from NATS and serve their followers with the same
 // Hub.Serve. Followers get bytes, never a model.
 package share

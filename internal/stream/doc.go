@@ -1,6 +1,8 @@
 // Package stream runs dgpviz's live sessions over websockets: transport
-// only — sessions, the protocol's commands and replies, pacing, edits and
-// undo. The model and its math are the engine's (dgpviz/internal/engine),
+// only — sessions, the protocol's commands and replies, pacing, applying
+// edits and undo (what an undo state holds, its bounds and the
+// inducing-point edits' checks are view's: view.EditHistory,
+// view.CheckPoint, view.MovePoint). The model and its math are the engine's (dgpviz/internal/engine),
 // the optimizer is train's; what a frame shows is the view's
 // (dgpviz/internal/view), chosen by the data's shape (dgpviz/internal/allviews):
 // this package names no data set and computes no figure, score or image.

@@ -19,8 +19,11 @@
 // the view's further analysis at the cadence the view chooses), its
 // initial model (Init: a preset's restart selection, or a plain start),
 // and its extra ops (Ops). The transport (dgpviz/internal/stream) keeps
-// sessions, pumps, pacing, the command table, edits and undo; it knows
-// views only through this package's types.
+// sessions, pumps, pacing and the command table, and applies edits and
+// undo; it knows views only through this package's types. What an undo
+// state holds and how far back the history reaches (EditHistory), and the
+// inducing-point edits' checks and moved models (CheckPoint, MovePoint),
+// are this package's.
 package view
 
 import (
