@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,25 +15,12 @@ import (
 	"time"
 
 	"dgpviz/internal/admit"
+	"dgpviz/internal/browsertest"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/stream"
 
 	"github.com/chromedp/chromedp"
 )
-
-// findBrowser returns a Chromium executable: $CHROME_PATH, or chromium,
-// chromium-browser, google-chrome on PATH.
-func findBrowser() string {
-	if p := os.Getenv("CHROME_PATH"); p != "" {
-		return p
-	}
-	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	return ""
-}
 
 // artifactDir is where screenshots go: $DGPVIZ_ARTIFACTS or a folder in
 // os.TempDir().
@@ -90,7 +76,7 @@ func requireBrowser(t *testing.T) string {
 	if raceEnabled && !raceBrowserTests[t.Name()] {
 		t.Skip("a browser test that waits for fits: it runs without the race detector (go test -count=1 -run 'TestLessonClaims$|TestBrowser' ./web)")
 	}
-	exe := findBrowser()
+	exe := browsertest.Find()
 	if exe == "" {
 		if os.Getenv("CI") != "" {
 			t.Fatal("no Chromium found and CI is set: install it (apt-get install chromium) or set CHROME_PATH")

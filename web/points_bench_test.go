@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"testing"
 
+	"dgpviz/internal/browsertest"
 	"dgpviz/static"
 
 	"github.com/chromedp/chromedp"
@@ -114,7 +115,7 @@ window.floor = (ms) => ready.then((view) => new Promise((resolve) => {
 // for 3 s whatever b.N is (-benchtime=1x) and reports frames a second,
 // the median interval between frames and the draw's own median time.
 func BenchmarkBrowserPoints(b *testing.B) {
-	exe := findBrowser()
+	exe := browsertest.Find()
 	if exe == "" {
 		b.Skip("no Chromium found (apt-get install chromium, or set CHROME_PATH)")
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"dgpviz/internal/browsertest"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/relay"
 
@@ -216,7 +216,7 @@ func TestServeWorkersEmbed(t *testing.T) {
 // worker, run in this process) says so in its status, ", 2 workers", and
 // its tooltip what they do; a screenshot at 1280 × 720.
 func TestBrowserServeWorkers(t *testing.T) {
-	ctx := browser(t)
+	ctx := browsertest.Start(t, 1280, 720)
 	url, command, _, stop := serveOnWorkers(t, "-workers-nats-shards", "4") // shards for both workers
 	wctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -272,40 +272,6 @@ func TestBrowserServeWorkers(t *testing.T) {
 		}
 		t.Logf("screenshot: %s", path)
 	}
-}
-
-// browser starts headless Chromium for t at 1280 × 720 (skipped in the
-// short tier, and without a browser unless CI is set), as web's browser
-// tests do.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("browser tests are not in the short tier (-short)")
-	}
-	exe := os.Getenv("CHROME_PATH")
-	for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if exe != "" {
-			break
-		}
-		exe, _ = exec.LookPath(n)
-	}
-	if exe == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no Chromium found and CI is set: install it (apt-get install chromium) or set CHROME_PATH")
-		}
-		t.Skip("no Chromium found; browser test skipped")
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 720))
-	bctx, cancelC := chromedp.NewContext(actx)
-	if err := chromedp.Do(bctx); err != nil {
-		cancelC()
-		cancelA()
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	ctx, cancelT := context.WithTimeout(bctx, 120*time.Second)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	return ctx
 }
 
 // TestReachableURL: the viz worker command names a server listening on

@@ -2,48 +2,14 @@ package relay
 
 import (
 	"context"
+	"dgpviz/internal/browsertest"
 	"dgpviz/internal/wire"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 )
-
-// browser starts headless Chromium for t (skipped in the short tier, and
-// without a browser unless CI is set), as web's browser tests do.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("browser tests are not in the short tier (-short)")
-	}
-	exe := os.Getenv("CHROME_PATH")
-	for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if exe != "" {
-			break
-		}
-		exe, _ = exec.LookPath(n)
-	}
-	if exe == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no Chromium found and CI is set: install it (apt-get install chromium) or set CHROME_PATH")
-		}
-		t.Skip("no Chromium found; browser test skipped")
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
-	bctx, cancelC := chromedp.NewContext(actx)
-	if err := chromedp.Do(bctx); err != nil {
-		cancelC()
-		cancelA()
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	ctx, cancelT := context.WithTimeout(bctx, 120*time.Second)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	return ctx
-}
 
 // waitJS polls cond until it is true; the page may navigate meanwhile.
 func waitJS(t *testing.T, ctx context.Context, what, cond string) {
@@ -69,7 +35,7 @@ func waitJS(t *testing.T, ctx context.Context, what, cond string) {
 // listed), with the bound history from the start; "Fork" there opens the
 // presenter's page, on a session of its own at the presenter's iteration.
 func TestBrowserRelayFailover(t *testing.T) {
-	ctx := browser(t)
+	ctx := browsertest.Start(t, 1280, 900)
 	w := newWorld(t)
 	a, b := w.relay("relay A"), w.relay("relay B")
 	eventually(t, "relay A hears of relay B", func() bool { return len(a.srv.relays()) == 2 })
