@@ -410,11 +410,10 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // oneWorkerBelow is the cost model's time of an iteration
 // (train.EstimateIter) below which a fit evaluates its bound on one
 // goroutine. Its parallel regions are then too short for the evaluator's
-// helpers, which spin between them, to pay for their CPU: measured with
-// viz fit on a busy 2-core machine, two workers cost 37 % more CPU than
-// one on the robot preset (4.3 ms an iteration), 32 % more on a 20,000-row
-// walk's stochastic fit (19 ms a step) and 10 % more on the Frey preset
-// (1.1 s) (docs/measurements.md, "Robot seed 3's CPU").
+// helpers, which spin between them, to pay for their CPU: two workers
+// cost more CPU than one on the robot preset and the 20,000-row walk, and
+// little more on the Frey preset, whose iterations are long
+// (docs/measurements.md, "Robot seed 3's CPU").
 const oneWorkerBelow = 100 * time.Millisecond
 
 // evalWorkers is -workers 0's goroutines per evaluation for a fit of the
@@ -612,8 +611,8 @@ func parseGroups(s string) (map[engine.Group]bool, []string, error) {
 // before it, k-means and principal components, aside); the continued
 // fit's, once it has run, its own, and before that the pace of one of the
 // restarts at most, of all of them at least (on two busy cores a fit alone
-// was measured between 0.6 and 2.7 times as fast as one restart,
-// docs/measurements.md, "Loading"). The work left of a fit that runs to
+// may run slower or faster than one restart: docs/measurements.md,
+// "Loading at scale"). The work left of a fit that runs to
 // the stopping rule is train.Forecast.Bounds', within its cap.
 type progress struct {
 	w        io.Writer
@@ -635,8 +634,7 @@ type progress struct {
 	firstEvals, finalFirstEvals int
 	// The continued fit's pace over its last recentSpan, for the least
 	// time: a machine whose load falls may run it faster than its pace
-	// so far (the 20,000-row walk's last 100 steps went 2.5 times as
-	// fast as the whole fit's average, docs/measurements.md).
+	// so far (docs/measurements.md, "The ETA within 2×").
 	recentAt    time.Time
 	recentEvals int
 	recentPace  float64
