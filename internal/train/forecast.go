@@ -183,6 +183,26 @@ func (f *Forecast) Bounds() (lo, hi int, hiKnown bool) {
 	return lo, max(lo, left, int(math.Ceil(min(slow, math.MaxInt32)))-since), true
 }
 
+// Point returns a point forecast of the iterations left: the geometric
+// mean of Bounds' lo (at least 1) and hi, so within a factor of
+// sqrt(hi/lo) of every count between them; false before the rule has a
+// measure (hi unknown). It is no bound: where the fit stops within them
+// is the first dip of a noisy measure below its limit, and of the
+// forecasts tried on the step, robot, Frey and 20,000-row walk fits (the
+// fitted decay, the 1/iterations rise, their geometric mean, fractions
+// of hi) it came within 2× most often (docs/measurements.md, "A point
+// ETA").
+func (f *Forecast) Point() (int, bool) {
+	lo, hi, known := f.Bounds()
+	if !known {
+		return 0, false
+	}
+	if hi == 0 {
+		return 0, true
+	}
+	return int(math.Round(math.Sqrt(float64(max(lo, 1)) * float64(hi)))), true
+}
+
 // notBefore is the steps from the last one before the rule can fire, from
 // the bounds it will compare the coming ones with. The rule fires at a
 // full-data step t (SVI: a check) when the best bound rose by at most
