@@ -800,7 +800,8 @@ const etaEstimating = "estimating…"
 // etaText says the time left: once every slot's rule has a measure, the
 // point forecast (etaPoint) with the bounds beside it, since it is a
 // forecast, not a promise; where the bounds are within 4× of each other,
-// their geometric mean alone, within 2× of every time between them.
+// their geometric mean alone, within 2× of every time between them, and
+// where "at most" is 1 s or less, "under 2s" alone.
 // Until then it says it is estimating, with what holds so far. The
 // bounds read "at least lo" when hi is unknown, "at most hi" when lo is
 // 0, else "lo to hi".
@@ -815,7 +816,10 @@ func etaText(l etaLeft) string {
 	if l.lo <= 0 {
 		bounds = "at most " + etaDuration(l.hi)
 	}
-	if l.hi <= 4*l.lo {
+	switch {
+	case l.hi <= etaResolution/2: // the bounds say no more than "under 2s"
+		return etaPoint(l.hi)
+	case l.hi <= 4*l.lo:
 		return etaPoint(math.Sqrt(l.lo * l.hi))
 	}
 	return etaPoint(l.point) + " (" + bounds + ")"

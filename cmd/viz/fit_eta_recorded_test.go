@@ -72,7 +72,7 @@ func TestETARecordedRobot(t *testing.T) {
 				if ln.ok && (left < ln.l.lo*(1-1e-9) || ln.l.hiKnown && left > ln.l.hi*(1+1e-9)) {
 					t.Errorf("at %.2f s: %.3f s left, outside the ETA's %.3f to %.3f s", ln.at, left, ln.l.lo, ln.l.hi)
 				}
-				point, ok := etaHeld(ln.l, left)
+				point, ok := etaHeld(t, etaText(ln.l), left)
 				if !ln.ok || !point {
 					estimating++
 					continue

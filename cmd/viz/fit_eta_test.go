@@ -32,6 +32,7 @@ func TestETAText(t *testing.T) {
 		{etaLeft{lo: 20, hi: 20, point: 20, hiKnown: true}, "20s"},
 		{etaLeft{lo: 0.5, hi: 1.5, point: 1, hiKnown: true}, "under 2s"},
 		{etaLeft{hiKnown: true}, "under 2s"},
+		{etaLeft{lo: 0.01, hi: 0.9, point: 0.1, hiKnown: true}, "under 2s"},
 	} {
 		if got := etaText(tc.l); got != tc.want {
 			t.Errorf("etaText(%+v) = %q, want %q", tc.l, got, tc.want)
@@ -167,7 +168,7 @@ func TestProgressTimeLeft(t *testing.T) {
 				t.Errorf("slot %d iteration %d: an ETA of %.3f s with %.3f s left", mk.slot+1, mk.iteration, eta, left)
 			}
 		}
-		if p, ok := etaHeld(mk.l, left); p {
+		if p, ok := etaHeld(t, etaText(mk.l), left); p {
 			points++
 			if ok {
 				held++
@@ -177,23 +178,32 @@ func TestProgressTimeLeft(t *testing.T) {
 	if stated < len(marks)-2 {
 		t.Errorf("an ETA at %d of %d steps", stated, len(marks))
 	}
+	// Measured when the point forecast was chosen: 580 of 874 (the step
+	// data's restart hovers near its limit; docs/measurements.md, "A
+	// point ETA").
+	if held < points*6/10 {
+		t.Errorf("the time stated held at %d of %d steps, want 60 %%", held, points)
+	}
 	t.Logf("%d steps, %.1f s by the evaluations' clock; %d ETAs of one time alone; a point forecast at %d, within 2× (or both under 2 s) at %d", len(marks), end.Seconds(), singles, points, held)
 }
 
-// etaHeld says whether etaText(l) states a time (point) and, if it does,
-// whether it held with left seconds to go (ok): a time within a factor of
-// 2 of left (0 at the end), or "under 2s" with under 2 s left.
-func etaHeld(l etaLeft, left float64) (point, ok bool) {
-	if !l.hiKnown {
+// etaHeld says whether the ETA text states a time (point) and, if it
+// does, whether it held with left seconds to go (ok): a time within a
+// factor of 2 of left, or "under 2s" with under 2 s left.
+func etaHeld(t *testing.T, eta string, left float64) (point, ok bool) {
+	t.Helper()
+	stated, _, _ := strings.Cut(eta, " (")
+	if stated == etaEstimating {
 		return false, false
 	}
-	v := l.point
-	if l.hi <= 4*l.lo {
-		v = math.Sqrt(l.lo * l.hi)
-	}
-	if v <= etaResolution/2 {
+	if stated == "under 2s" {
 		return true, left <= etaResolution
 	}
+	d, err := time.ParseDuration(stated)
+	if err != nil {
+		t.Fatalf("ETA %q: %v", eta, err)
+	}
+	v := d.Seconds()
 	return true, left > 0 && v >= left/2 && v <= 2*left
 }
 

@@ -17,7 +17,7 @@ import "math"
 // rise hovers about the limit, and the fit stops where it first dips below
 // (the robot's seed 3 stayed within 1.1–1.9 times the limit for 600
 // iterations). Bounds therefore says what can be promised: the iterations
-// left at least and at most.
+// left at least and at most; Point, a forecast between them.
 type Forecast struct {
 	span     int // iterations whose expected rises are fitted
 	riseSpan int // iterations the rule measures its rise over
