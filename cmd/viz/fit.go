@@ -605,8 +605,8 @@ func parseGroups(s string) (map[engine.Group]bool, []string, error) {
 // progress reports fitting progress on stderr: a bar redrawn in place when
 // stderr is a terminal, plain lines every few seconds otherwise.
 //
-// Its ETA bounds the time left from both sides (timeLeft, etaText): the
-// work in bound evaluations, each phase at its own pace: the restarts',
+// Its ETA forecasts the time left and bounds it from both sides
+// (timeLeft, etaText): the work in bound evaluations, each phase at its own pace: the restarts',
 // side by side, measured from the first iteration (the initialisation
 // before it, k-means and principal components, aside); the continued
 // fit's, once it has run, its own, and before that the pace of one of the
@@ -801,10 +801,10 @@ const etaEstimating = "estimating…"
 // point forecast (etaPoint) with the bounds beside it, since it is a
 // forecast, not a promise; where the bounds are within 4× of each other,
 // their geometric mean alone, within 2× of every time between them, and
-// where "at most" is 1 s or less, "under 2s" alone.
-// Until then it says it is estimating, with what holds so far. The
-// bounds read "at least lo" when hi is unknown, "at most hi" when lo is
-// 0, else "lo to hi".
+// where "at most" is 1 s or less, "under 2s" alone. Until then it says
+// it is estimating, with what holds so far. The bounds read "at least
+// lo" when hi is unknown, "at most hi" when lo rounds to 0, else "lo to
+// hi".
 func etaText(l etaLeft) string {
 	switch {
 	case !l.hiKnown && l.lo > 0:
@@ -813,7 +813,7 @@ func etaText(l etaLeft) string {
 		return etaEstimating
 	}
 	bounds := etaDuration(l.lo) + " to " + etaDuration(l.hi)
-	if l.lo <= 0 {
+	if etaDuration(l.lo) == "0s" {
 		bounds = "at most " + etaDuration(l.hi)
 	}
 	switch {

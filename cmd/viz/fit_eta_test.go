@@ -28,6 +28,7 @@ func TestETAText(t *testing.T) {
 		{etaLeft{lo: 2, hi: 8.1, point: 4, hiKnown: true}, "4s (2s to 8.1s)"},
 		{etaLeft{lo: 0.2, hi: 8, point: 0.9, hiKnown: true}, "under 2s (200ms to 8s)"},
 		{etaLeft{lo: 0.2, hi: 8, point: 1.1, hiKnown: true}, "1.1s (200ms to 8s)"},
+		{etaLeft{lo: 0.03, hi: 8, point: 2, hiKnown: true}, "2s (at most 8s)"},
 		{etaLeft{lo: 3, hi: 12, point: 11, hiKnown: true}, "6s"},
 		{etaLeft{lo: 20, hi: 20, point: 20, hiKnown: true}, "20s"},
 		{etaLeft{lo: 0.5, hi: 1.5, point: 1, hiKnown: true}, "under 2s"},
