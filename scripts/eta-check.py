@@ -6,11 +6,14 @@
 runs `VIZ fit ARGS...` with its stderr a terminal (so that the progress
 bar is redrawn every 100 ms), notes when each drawing came, and prints each line's ETA beside the
 time the fit then still had to go (to its last progress line: writing the
-model file is after) and whether the ETA held: one time within a factor
-of 2, or, while it is "estimating…", the "at least", "at most" or "A to B"
-it states beside that true. The last lines count those that did not hold
-and say when the first time was stated. docs/measurements.md ("The ETA, judged") has its
-tables.
+model file is after) and whether the ETA held. A time stated ("12s",
+"12s (3s to 40s)") holds within a factor of 2 of the time left, "under
+2s" with under 2 s left (the line's resolution: it says so for a
+forecast of 1 s or less); the bounds beside it ("at least", "at most",
+"A to B"), and those beside "estimating…", hold when true. The last lines
+count the lines that did not hold, say when the first time was stated,
+and what share of the times stated from then on held. docs/measurements.md
+("The ETA, judged", "A point ETA") has its tables.
 """
 import os
 import pty
@@ -27,29 +30,34 @@ def seconds(s):
 
 
 def verdict(eta, left):
-    """Whether the ETA held with left seconds to go, and how to say it."""
-    eta = bounds(eta)
-    if eta == "":
-        return True, "-"
-    if eta.startswith("at least "):
-        ok = left >= seconds(eta)
-    elif eta.startswith("at most "):
-        ok = left <= seconds(eta)
-    elif " to " in eta:
-        a, b = eta.split(" to ")
-        ok = seconds(a) <= left <= seconds(b)
-    else:
-        v = seconds(eta)
-        ok = v == 0 and left < 0.05 or left > 0 and 0.5 <= v / left <= 2
-        return ok, f"×{v / left:.2f}" if left > 0 else "end"
-    return ok, "holds" if ok else "FALSE"
+    """Whether the ETA's time (None: none stated) and its bounds held with
+    left seconds to go, and how to say it."""
+    point, b = split(eta)
+    ok = True
+    if b.startswith("at least "):
+        ok = left >= seconds(b)
+    elif b.startswith("at most "):
+        ok = left <= seconds(b)
+    elif " to " in b:
+        lo, hi = b.split(" to ")
+        ok = seconds(lo) <= left <= seconds(hi)
+    say = "holds" if ok else "FALSE"
+    if point is None:
+        return None, ok, say if b else "-"
+    if point == "under 2s":
+        held = left <= 2
+        return held, ok, ("under" if held else "OVER") + ("" if ok else " FALSE")
+    v = seconds(point)
+    held = v == 0 and left < 0.05 or left > 0 and 0.5 <= v / left <= 2
+    return held, ok, (f"×{v / left:.2f}" if left > 0 else "end") + ("" if ok else " FALSE")
 
 
-def bounds(eta):
-    """What an ETA states: one time, or what holds while it is estimating
-    ("at least 3s", "at most 40s", "3s to 40s", or "" for nothing yet)."""
-    m = re.fullmatch(r"estimating…(?: \((.*)\))?", eta)
-    return eta if m is None else m.group(1) or ""
+def split(eta):
+    """An ETA's time (None while it is estimating) and the bounds it
+    states beside it ("at least 3s", "at most 40s", "3s to 40s", or "")."""
+    m = re.fullmatch(r"(.*?)(?: \((.*)\))?", eta)
+    point, b = m.group(1), m.group(2) or ""
+    return (None if point == "estimating…" else point), b
 
 
 def main(argv):
@@ -77,32 +85,24 @@ def main(argv):
     if p.wait() != 0 or not lines:
         sys.exit(f"{' '.join(argv[1:])}: exit status {p.returncode}, {len(lines)} progress lines")
     end = lines[-1][0]
-    bad, forms, most, least, ones = 0, {}, [], [], []
+    bad, forms, held, stated, first = 0, {}, 0, 0, None
     for t, eta, line in lines:
-        ok, say = verdict(eta, end - t)
+        point, ok, say = verdict(eta, end - t)
         bad += not ok
-        b = bounds(eta)
-        form = "nothing" if b == "" else " ".join(b.split()[:2]) if b.startswith("at ") else "A to B" if " to " in b else "one time"
-        if form == "one time":
-            ones.append((t, end - t, seconds(b)))
+        b = split(eta)[1]
+        form = "nothing" if b == "" else " ".join(b.split()[:2]) if b.startswith("at ") else "A to B"
+        form = ("estimating, " if point is None else "a time, ") + form
         forms[form] = forms.get(form, 0) + 1
-        if form == "at most" and end - t >= 1:
-            most.append(seconds(b) / (end - t))
-        if form == "at least" and end - t >= 1:
-            least.append(seconds(b) / (end - t))
+        if point is not None:
+            first = t if first is None else first
+            stated += 1
+            held += point
         it = re.search(r"iter (\d+)/", line)
-        print(f"{t:7.1f} s  {end - t:7.1f} s left  ETA {eta:>20}  {say:>6}  iteration {it.group(1) if it else '?'}")
-    print(f"{len(lines)} lines in {end:.1f} s, {bad} ETAs that did not hold; forms {forms}", end="")
-    for form, r in ("at most", most), ("at least", least):
-        if r:
-            r.sort()
-            print(f"; {form} ÷ time left (1 s or more left): median {r[len(r) // 2]:.2f}, range {r[0]:.2f}–{r[-1]:.2f}", end="")
-    print()
-    if ones:
-        t, left, _ = ones[0]
-        r = [v / l for _, l, v in ones if l > 0]
-        span = f", ETA ÷ time left {min(r):.2f}–{max(r):.2f}" if r else ""
-        print(f"first time stated at {t:.1f} s with {left:.1f} s left ({100 * left / end:.0f} % of the fit){span}")
+        print(f"{t:7.1f} s  {end - t:7.1f} s left  ETA {eta:>32}  {say:>10}  iteration {it.group(1) if it else '?'}")
+    print(f"{len(lines)} lines in {end:.1f} s, {bad} whose bounds did not hold; forms {forms}")
+    if first is not None:
+        print(f"first time stated at {first:.1f} s ({100 * first / end:.0f} % of the fit); "
+              f"the time stated held at {held} of {stated} lines ({100 * held / stated:.0f} %)")
 
 
 if __name__ == "__main__":

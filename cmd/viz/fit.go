@@ -605,8 +605,8 @@ func parseGroups(s string) (map[engine.Group]bool, []string, error) {
 // progress reports fitting progress on stderr: a bar redrawn in place when
 // stderr is a terminal, plain lines every few seconds otherwise.
 //
-// Its ETA bounds the time left from both sides (timeLeft, etaText): the
-// work in bound evaluations, each phase at its own pace: the restarts',
+// Its ETA forecasts the time left and bounds it from both sides
+// (timeLeft, etaText): the work in bound evaluations, each phase at its own pace: the restarts',
 // side by side, measured from the first iteration (the initialisation
 // before it, k-means and principal components, aside); the continued
 // fit's, once it has run, its own, and before that the pace of one of the
@@ -697,67 +697,77 @@ func newProgress(w io.Writer, restarts, iters, final, riseSpan int) *progress {
 }
 
 // leftBounds is the iterations slot i has left at least and at most (hiKnown
-// false when only its cap bounds them): a preset's short restart runs to
-// its cap; a fit that runs to the stopping rule, as the rule's
-// train.Forecast.Bounds says, within its cap.
-func (p *progress) leftBounds(i int) (lo, hi int, hiKnown bool) {
+// false when only its cap bounds them) and the point forecast between
+// them (known with hi): a preset's short restart runs to its cap; a fit
+// that runs to the stopping rule, as the rule's train.Forecast says,
+// within its cap.
+func (p *progress) leftBounds(i int) (lo, hi, point int, hiKnown bool) {
 	rest := p.caps[i] - p.iters[i]
 	if p.final >= 0 && i != p.final {
-		return rest, rest, true
+		return rest, rest, rest, true
 	}
 	lo, hi, hiKnown = p.forecasts[i].Bounds()
+	point, _ = p.forecasts[i].Point()
 	if !hiKnown {
-		hi = rest
+		hi, point = rest, rest
 	}
-	return min(lo, rest), min(hi, rest), hiKnown
+	return min(lo, rest), min(hi, rest), min(point, rest), hiKnown
 }
 
 // eta says the time left (etaText of timeLeft); "estimating…" before a
 // pace is known.
 func (p *progress) eta(now time.Time) string {
-	lo, hi, hiKnown, ok := p.timeLeft(now)
+	l, ok := p.timeLeft(now)
 	if !ok {
 		return etaEstimating
 	}
-	return etaText(lo, hi, hiKnown)
+	return etaText(l)
 }
 
-// timeLeft estimates the seconds left, at least (lo) and at most (hi;
-// hiKnown false when nothing bounds them but the caps); false before a
-// pace is known. An iteration takes one bound evaluation at least, so the
-// least time counts one an iteration at paceSlack times the fastest pace
-// measured (the restarts' together, or the continued fit's own, over its
-// run or its last recentSpan: it may have every core, or a machine less
-// busy); the most counts each phase's own evaluations per iteration
-// so far, at its own pace (a continued fit not begun: one restart's).
-func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
+// etaLeft is what is known of the seconds left: at least lo, at most hi
+// and the point forecast between them (hiKnown false when nothing bounds
+// them but the caps: a slot's rule has no measure yet).
+type etaLeft struct {
+	lo, hi, point float64
+	hiKnown       bool
+}
+
+// timeLeft estimates the seconds left; false before a pace is known. An
+// iteration takes one bound evaluation at least, so the least time counts
+// one an iteration at paceSlack times the fastest pace measured (the
+// restarts' together, or the continued fit's own, over its run or its
+// last recentSpan: it may have every core, or a machine less busy); the
+// most and the point count each phase's own evaluations per iteration so
+// far, at its own pace (a continued fit not begun: one restart's).
+func (p *progress) timeLeft(now time.Time) (etaLeft, bool) {
 	if p.final == 0 { // a continued fit alone
 		el, e := now.Sub(p.finalFirst).Seconds(), p.evals[0]-p.finalFirstEvals
 		if p.iters[0] == 0 || el <= 0 || e <= 0 {
-			return 0, 0, false, false
+			return etaLeft{}, false
 		}
-		ilo, ihi, known := p.leftBounds(0)
+		ilo, ihi, ipt, known := p.leftBounds(0)
 		pace := float64(e) / el
 		perIter := float64(p.evals[0]) / float64(p.iters[0])
-		return float64(ilo) / (paceSlack * max(pace, p.recentPace)), float64(ihi) * perIter / pace, known, true
+		return etaLeft{float64(ilo) / (paceSlack * max(pace, p.recentPace)), float64(ihi) * perIter / pace, float64(ipt) * perIter / pace, known}, true
 	}
 	restartIters, restartEvals := 0, 0
-	restartLo, restartHi, known := 0, 0, true
+	restartLo, restartHi, restartPt, known := 0, 0, 0, true
 	for i, it := range p.iters {
 		if i != p.final {
 			restartIters += it
 			restartEvals += p.evals[i]
-			ilo, ihi, k := p.leftBounds(i)
-			restartLo, restartHi, known = restartLo+ilo, restartHi+ihi, known && k
+			ilo, ihi, ipt, k := p.leftBounds(i)
+			restartLo, restartHi, restartPt = restartLo+ilo, restartHi+ihi, restartPt+ipt
+			known = known && k
 		}
 	}
 	el := now.Sub(p.first).Seconds()
 	if restartIters == 0 || el <= 0 || restartEvals == p.firstEvals {
-		return 0, 0, false, false
+		return etaLeft{}, false
 	}
 	perIter := max(1, float64(restartEvals)/float64(restartIters))
 	pace := float64(restartEvals-p.firstEvals) / el // evaluations per second
-	lo, hi = float64(restartLo)/(paceSlack*pace), float64(restartHi)*perIter/pace
+	l := etaLeft{lo: float64(restartLo) / (paceSlack * pace), hi: float64(restartHi) * perIter / pace, point: float64(restartPt) * perIter / pace}
 	if p.final >= 0 {
 		fastest, slowest, finalPerIter := pace, pace/float64(p.par), perIter
 		if el := now.Sub(p.finalFirst).Seconds(); !p.finalFirst.IsZero() && el > 0 && p.evals[p.final] > p.finalFirstEvals {
@@ -765,12 +775,14 @@ func (p *progress) timeLeft(now time.Time) (lo, hi float64, hiKnown, ok bool) {
 			fastest = max(fastest, own, p.recentPace) // its first iterations' pace is noisy
 			slowest, finalPerIter = own, max(1, float64(p.evals[p.final])/float64(p.iters[p.final]))
 		}
-		flo, fhi, k := p.leftBounds(p.final)
-		lo += float64(flo) / (paceSlack * fastest)
-		hi += float64(fhi) * finalPerIter / slowest
+		flo, fhi, fpt, k := p.leftBounds(p.final)
+		l.lo += float64(flo) / (paceSlack * fastest)
+		l.hi += float64(fhi) * finalPerIter / slowest
+		l.point += float64(fpt) * finalPerIter / slowest
 		known = known && k
 	}
-	return lo, hi, known, true
+	l.hiKnown = known
+	return l, true
 }
 
 // recentSpan is the least time over which the continued fit's recent
@@ -782,27 +794,49 @@ const recentSpan = time.Second
 // and 0.10 s after (docs/measurements.md, "The ETA, judged").
 const paceSlack = 2
 
-// etaEstimating is the ETA before the time left is known to within a
-// factor of 2.
+// etaEstimating is the ETA before the time left can be forecast.
 const etaEstimating = "estimating…"
 
-// etaText says the time left, lo to hi seconds (hi unknown unless
-// hiKnown). One time, their geometric mean, only when hi is at most 4 lo:
-// then it is within a factor of 2 of every time left between them. Until
-// then it says it is estimating, and what holds so far: "at least lo"
-// when hi is unknown, "at most hi" when lo is 0, else "lo to hi".
-func etaText(lo, hi float64, hiKnown bool) string {
+// etaText says the time left: once every slot's rule has a measure, the
+// point forecast (etaPoint) with the bounds beside it, since it is a
+// forecast, not a promise; where the bounds are within 4× of each other,
+// their geometric mean alone, within 2× of every time between them, and
+// where "at most" is 1 s or less, "under 2s" alone. Until then it says
+// it is estimating, with what holds so far. The bounds read "at least
+// lo" when hi is unknown, "at most hi" when lo rounds to 0, else "lo to
+// hi".
+func etaText(l etaLeft) string {
 	switch {
-	case hiKnown && hi <= 4*lo:
-		return etaDuration(math.Sqrt(lo * hi))
-	case !hiKnown && lo > 0:
-		return etaEstimating + " (at least " + etaDuration(lo) + ")"
-	case !hiKnown:
+	case !l.hiKnown && l.lo > 0:
+		return etaEstimating + " (at least " + etaDuration(l.lo) + ")"
+	case !l.hiKnown:
 		return etaEstimating
-	case lo <= 0:
-		return etaEstimating + " (at most " + etaDuration(hi) + ")"
 	}
-	return etaEstimating + " (" + etaDuration(lo) + " to " + etaDuration(hi) + ")"
+	bounds := etaDuration(l.lo) + " to " + etaDuration(l.hi)
+	if etaDuration(l.lo) == "0s" {
+		bounds = "at most " + etaDuration(l.hi)
+	}
+	switch {
+	case l.hi <= etaResolution/2: // the bounds say no more than "under 2s"
+		return etaPoint(l.hi)
+	case l.hi <= 4*l.lo:
+		return etaPoint(math.Sqrt(l.lo * l.hi))
+	}
+	return etaPoint(l.point) + " (" + bounds + ")"
+}
+
+// etaResolution is the least time a point forecast states: below it the
+// line says "under 2s", which a forecast of at most half of it, within 2×
+// of the time left, makes true.
+const etaResolution = 2.0
+
+// etaPoint says a point forecast of sec seconds: "under 2s" at
+// etaResolution/2 or less, else the time.
+func etaPoint(sec float64) string {
+	if sec <= etaResolution/2 {
+		return "under " + etaDuration(etaResolution)
+	}
+	return etaDuration(sec)
 }
 
 // etaDuration rounds seconds to a tenth below 10 s, to seconds above, so

@@ -232,7 +232,7 @@ func blobFacesCSV(n, h, w int) string {
 
 // TestNewUserFitStops (items 7 and 6): a fit run from a temporary folder
 // stops by itself under the stopping rule, well within -iters, and says
-// so and why; its ETA is one time or says it is estimating. (The robot and Frey presets' stops, which take seconds of CPU, are
+// so and why; its ETA states a time or says it is estimating. (The robot and Frey presets' stops, which take seconds of CPU, are
 // measured by the train package's TestTimeToTarget.)
 func TestNewUserFitStops(t *testing.T) {
 	dir := newUserEnv(t)
@@ -242,9 +242,11 @@ func TestNewUserFitStops(t *testing.T) {
 			t.Errorf("viz fit's stderr has no %q:\n%s", want, stderr)
 		}
 	}
-	// Its progress lines' ETA (item 6): one time, or "estimating…" with
-	// what holds so far.
-	eta := regexp.MustCompile(`ETA (estimating…( \((at least |at most )?[0-9.]+m?s( to [0-9.]+m?s)?\))?|[0-9.]+m?s)\)$`)
+	// Its progress lines' ETA (item 6): a time ("under 2s" at the line's
+	// resolution) or "estimating…", either with what holds beside it.
+	const d = `(?:[0-9]+m)?[0-9.]+m?s`
+	const holds = `(?: \((?:at least |at most )?` + d + `(?: to ` + d + `)?\))?`
+	eta := regexp.MustCompile(`ETA (?:estimating…|under 2s|` + d + `)` + holds + `\)$`)
 	lines := 0
 	for _, line := range strings.Split(stderr, "\n") {
 		if strings.Contains(line, "ETA") {

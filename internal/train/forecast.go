@@ -17,7 +17,7 @@ import "math"
 // rise hovers about the limit, and the fit stops where it first dips below
 // (the robot's seed 3 stayed within 1.1–1.9 times the limit for 600
 // iterations). Bounds therefore says what can be promised: the iterations
-// left at least and at most.
+// left at least and at most; Point, a forecast between them.
 type Forecast struct {
 	span     int // iterations whose expected rises are fitted
 	riseSpan int // iterations the rule measures its rise over
@@ -181,6 +181,26 @@ func (f *Forecast) Bounds() (lo, hi int, hiKnown bool) {
 	since := f.last.Iter - s.Iter
 	lo = f.notBefore()
 	return lo, max(lo, left, int(math.Ceil(min(slow, math.MaxInt32)))-since), true
+}
+
+// Point returns a point forecast of the iterations left: the geometric
+// mean of Bounds' lo (at least 1) and hi, so within a factor of
+// sqrt(hi/lo) of every count between them; false before the rule has a
+// measure (hi unknown). It is no bound: where the fit stops within them
+// is the first dip of a noisy measure below its limit, and of the
+// forecasts tried on the step, robot, Frey and 20,000-row walk fits (the
+// fitted decay, the 1/iterations rise, their geometric mean, fractions
+// of hi) it came within 2× most often (docs/measurements.md, "A point
+// ETA").
+func (f *Forecast) Point() (int, bool) {
+	lo, hi, known := f.Bounds()
+	if !known {
+		return 0, false
+	}
+	if hi == 0 {
+		return 0, true
+	}
+	return int(math.Round(math.Sqrt(float64(max(lo, 1)) * float64(hi)))), true
 }
 
 // notBefore is the steps from the last one before the rule can fire, from

@@ -45,6 +45,7 @@ func TestForecast(t *testing.T) {
 				hiKnown bool
 			}
 			var bs []bounds
+			var points []int // the point forecast after each step (-1: none)
 			var s StepInfo
 			for range DefaultMaxIters {
 				if s, err = tr.Step(); err != nil {
@@ -58,6 +59,14 @@ func TestForecast(t *testing.T) {
 				total = append(total, s.Iter+left)
 				lo, hi, known := f.Bounds()
 				bs = append(bs, bounds{lo, hi, known})
+				pt, ok := f.Point()
+				if ok != known || ok && (pt < lo || pt > hi) {
+					t.Errorf("iteration %d: a point forecast of %d (%v), outside the bounds %d to %d (%v)", s.Iter, pt, ok, lo, hi, known)
+				}
+				if !ok {
+					pt = -1
+				}
+				points = append(points, pt)
 				if s.Status.Terminated() {
 					break
 				}
@@ -94,7 +103,13 @@ func TestForecast(t *testing.T) {
 			if measured := n - window; waits < measured*9/10 {
 				t.Errorf("a lower bound above 0 at %d of the %d steps after the rule's first measure, want 90 %%", waits, measured)
 			}
-			t.Logf("%d iterations; bounds within 4× of each other at %d steps", n, one)
+			within := 0
+			for i, pt := range points {
+				if left := n - 1 - i; pt >= 0 && 2*pt >= left && pt <= 2*left {
+					within++
+				}
+			}
+			t.Logf("%d iterations; bounds within 4× of each other at %d steps; a point forecast within 2× of the iterations left at %d of %d", n, one, within, n-window)
 			for _, frac := range []float64{0.5, 0.6, 0.7, 0.8, 0.9} {
 				i := int(frac * float64(n))
 				if r := float64(total[i]) / float64(n); !(r >= 0.5 && r <= 2) {
