@@ -41,29 +41,14 @@ func (s *Server) setReservation(ss *session, bytes int64) {
 }
 
 // reserve records that session ss now holds a configuration estimated at
-// bytes (admit.Ledger.Reserve), letting go of parked state to make room —
+// bytes (admit.Lot.Reserve), letting go of parked state to make room —
 // disconnected sessions waiting to be resumed, uploads and forks waiting
 // for their page — but never ss's own. A session's reservation ends when
 // it closes (release).
 func (s *Server) reserve(ss *session, bytes int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ledger.Reserve(ss, ss.client, bytes, func(client string) (int64, bool) {
-		// Parked state other than ss's, of client ("": anyone's).
-		var cands []admit.Parked
-		var tokens []string
-		for token, p := range s.parked {
-			if p.owner != ss {
-				cands = append(cands, admit.Parked{Client: p.client, Bytes: s.ledger.Held(p.owner), At: p.parkedAt})
-				tokens = append(tokens, token)
-			}
-		}
-		i := admit.Victim(cands, client)
-		if i < 0 {
-			return 0, false
-		}
-		return s.let(tokens[i], "to make room for a page that is here"), true
-	})
+	return s.lot.Reserve(ss, ss.client, bytes)
 }
 
 // busyCloseText is the close reason of a session refused with
