@@ -96,8 +96,8 @@ func EstimateIn(c Config, v view.View, ds *dataset.Dataset, n, q, d, restarts in
 		analysis = engine.EstimatePredict(ra.AnalyzedRows(ds), widths, c.Inducing)
 	}
 	// The trainer's evaluators and vectors (the second evaluation of the
-	// bound alone is the publisher's, of a model the optimizer has not
-	// evaluated: after an edit).
+	// bound alone is train.Trainer.Evaluation's, of a model the optimizer
+	// has not evaluated: after an edit).
 	it := train.EstimateIter(c.LiveMethod(n), n, widths, c.Inducing, params)
 	cost := it.Full
 	live := perSession + it.Evals + copies*data + SessionStates*params + it.Vectors + history + kept + analysis
