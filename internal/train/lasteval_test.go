@@ -13,15 +13,7 @@ import (
 // messages equal a fresh evaluation to the last bit); after an edit
 // (SetModel) there is none until the next step.
 func TestLastEvaluation(t *testing.T) {
-	x, y, _, _ := stepData()
-	m, err := Initialize(x, y, InitConfig{Hidden: []int{1, 1}, Inducing: 8, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := NewTrainer(m, TrainerConfig{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := stepTrainer(t)
 	if _, ok := tr.LastEvaluation(); ok {
 		t.Fatal("an evaluation before any step")
 	}
@@ -66,19 +58,7 @@ func TestLastEvaluation(t *testing.T) {
 // made anew after an edit and the last step's after a step; making it
 // changes none of the steps that follow.
 func TestEvaluation(t *testing.T) {
-	x, y, _, _ := stepData()
-	trainer := func() *Trainer {
-		m, err := Initialize(x, y, InitConfig{Hidden: []int{1, 1}, Inducing: 8, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := NewTrainer(m, TrainerConfig{Workers: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
-	}
-	tr, plain := trainer(), trainer()
+	tr, plain := stepTrainer(t), stepTrainer(t)
 	var ev engine.Evaluator
 	ev.Workers = 1
 	check := func(when string) *Evaluation {
@@ -137,4 +117,20 @@ func TestEvaluation(t *testing.T) {
 			t.Fatalf("step %d after the edit: %v with the evaluation, %v without", k+1, a.Bound, b.Bound)
 		}
 	}
+}
+
+// stepTrainer is an L-BFGS trainer of the step data's two-layer model on
+// one worker.
+func stepTrainer(t *testing.T) *Trainer {
+	t.Helper()
+	x, y, _, _ := stepData()
+	m, err := Initialize(x, y, InitConfig{Hidden: []int{1, 1}, Inducing: 8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTrainer(m, TrainerConfig{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }
