@@ -2,16 +2,13 @@ package stream
 
 import (
 	"dgpviz/internal/admit"
+	"dgpviz/internal/view"
 )
 
 // estimateNow is what s holds with configuration c on n rows of its data:
 // with the models of its restarts, when it keeps them.
 func (s *session) estimateNow(c admit.Config, n, q, d int) admit.Estimate {
-	k := 0
-	if s.restarts != nil {
-		k = len(s.restarts.List)
-	}
-	return admit.EstimateIn(c, s.view, s.data.Set, n, q, d, k)
+	return admit.EstimateIn(c, n, q, d, s.restarts.Count(), view.AnalyzedRows(s.view, s.data.Set))
 }
 
 // grow checks that s may hold configuration c on n rows of its data and

@@ -144,14 +144,11 @@ func (ss *session) adopt(p *parked) error {
 		return ss.build(p.cfg, true)
 	}
 	n, q, dy := p.data.Dims()
-	k := 0
-	if p.restarts != nil {
-		k = len(p.restarts.List)
-	}
-	if err := ss.srv.reserve(ss, admit.EstimateIn(p.cfg, allviews.For(p.data.Set, nil), p.data.Set, n, q, dy, k).Bytes); err != nil {
+	v := allviews.For(p.data.Set, ss.srv.env)
+	if err := ss.srv.reserve(ss, admit.EstimateIn(p.cfg, n, q, dy, p.restarts.Count(), view.AnalyzedRows(v, p.data.Set)).Bytes); err != nil {
 		return err
 	}
-	ss.view = allviews.For(p.data.Set, ss.srv.env)
+	ss.view = v
 	tr, err := train.NewTrainer(p.model, ss.srv.onShards(ss.view.Optimizer(p.cfg.Trainer(ss.srv.workers, n)), p.data))
 	if err != nil {
 		return fmt.Errorf("resuming the optimizer: %w", err)

@@ -39,6 +39,15 @@ type Restarts struct {
 	ScoreName string
 }
 
+// Count returns how many restarts' models r keeps (0 for nil: a model
+// not chosen among restarts).
+func (r *Restarts) Count() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.List)
+}
+
 // NewRestarts turns a preset's restart reports into Restarts (copies of
 // their models: the session trains the chosen one), scoring each model
 // with score (nil: no score). It returns nil for fewer than two restarts.
