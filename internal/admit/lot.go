@@ -188,6 +188,30 @@ func (r *reserver) Reserve(key any, client string, bytes int64) error {
 	return r.ledger.Reserve(key, client, bytes, func(c string) (int64, bool) { return r.letGo(c, key) })
 }
 
+// ReserveBuild reserves, for key of client, what building a model of
+// estimate e takes beside what key holds now (e.Build: the new model is
+// built beside the old one, and a preset's restarts fit side by side),
+// and returns settle, which makes key's reservation e.Bytes once the
+// model is built (ok) or gives back what it held before. Both take the
+// ledger's lock.
+func (r *reserver) ReserveBuild(key any, client string, e Estimate) (settle func(ok bool), err error) {
+	r.ledger.mu.Lock()
+	defer r.ledger.mu.Unlock()
+	prev := r.ledger.Held(key)
+	if err := r.Reserve(key, client, prev+e.Build); err != nil {
+		return nil, err
+	}
+	return func(ok bool) {
+		r.ledger.mu.Lock()
+		defer r.ledger.mu.Unlock()
+		if ok {
+			r.ledger.Set(key, client, e.Bytes)
+		} else {
+			r.ledger.Set(key, client, prev)
+		}
+	}, nil
+}
+
 // TakePark spends one of client's parked-state allowances.
 func (r *reserver) TakePark(client string) error {
 	if ok, wait := r.rate.Take(client, time.Now()); !ok {

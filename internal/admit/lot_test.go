@@ -157,3 +157,36 @@ func TestUpload(t *testing.T) {
 		t.Errorf("past the burst: %v", err)
 	}
 }
+
+// TestReserveBuild: a build reserves its estimate's Build beside what the
+// key holds; settling keeps the estimate's Bytes after a build, or what
+// was held before after a failed one; a build past the budget is refused
+// with nothing reserved.
+func TestReserveBuild(t *testing.T) {
+	lot, mu, _ := testLot(Limits{ServerMemory: 100, SessionMemory: 100}, time.Hour)
+	key := new(int)
+	held := func() int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return lot.ledger.Held(key)
+	}
+	settle, err := lot.ReserveBuild(key, "A", Estimate{Bytes: 20, Build: 30})
+	if err != nil || held() != 30 {
+		t.Fatalf("the first build: %v, holding %d, want 30", err, held())
+	}
+	settle(true)
+	if held() != 20 {
+		t.Errorf("after the build %d, want 20", held())
+	}
+	settle, err = lot.ReserveBuild(key, "A", Estimate{Bytes: 10, Build: 50})
+	if err != nil || held() != 70 {
+		t.Fatalf("a build beside the model: %v, holding %d, want 70", err, held())
+	}
+	settle(false)
+	if held() != 20 {
+		t.Errorf("after a failed build %d, want what was held, 20", held())
+	}
+	if _, err := lot.ReserveBuild(key, "A", Estimate{Bytes: 10, Build: 81}); !errors.Is(err, ErrBusy) || held() != 20 {
+		t.Errorf("a build past the budget: %v, holding %d", err, held())
+	}
+}

@@ -88,10 +88,10 @@ func (ss *session) reader(conn *websocket.Conn) {
 			}
 			continue
 		}
-		// A client's commands to its optimizers are paced (commandRate):
+		// A client's commands to its optimizers are paced (admit.CommandBurst):
 		// each costs a publication and a frame, and a data edit one
 		// evaluation of the model; a client that sends faster waits.
-		if !ss.srv.waitCommand(ss.ctx, ss.client) {
+		if !ss.srv.commandRate.Wait(ss.ctx, ss.client) {
 			return
 		}
 		select {

@@ -126,7 +126,7 @@ type Server struct {
 	// pool is the server's pool for expensive work (admit.Pool).
 	pool        *admit.Pool
 	trustProxy  bool
-	commandRate *admit.ClientRate // commands to optimizers (work.go)
+	commandRate *admit.ClientRate // commands to optimizers (admit.CommandBurst)
 	// ledger holds the sessions', parked state's and uploads' reservations
 	// of memory (budget.go), under mu; lot is the parked state, by resume
 	// token (resume.go), and the uploads being read into it (upload.go).
@@ -170,7 +170,7 @@ func NewServer(o Options) (*Server, error) {
 	serverJob, _ := pl.Admit(admit.ServerClient)
 	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, shards: o.Shards, env: view.NewEnv(serverJob.Context(bg), o.BaselineIters),
 		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{},
-		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, commandRate: admit.NewClientRate(commandBurst, commandEvery)}
+		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, commandRate: admit.NewClientRate(admit.CommandBurst, admit.CommandEvery)}
 	s.ledger = admit.NewLedger(o.Limits, &s.mu, !o.KeepFreedMemory)
 	s.lot = admit.NewLot(s.ledger, o.ResumeGrace, admit.NewClientRate(cmp.Or(o.ParkBurst, admit.ParkBurst), cmp.Or(o.ParkEvery, admit.ParkEvery)), o.Logger, s.unresumed)
 	s.share = o.Share
