@@ -31,8 +31,8 @@ var ErrTooOften = errors.New("too many uploads and forks from your address")
 // Lot is a server's parked state of type T by token, with the ledger that
 // holds its memory and the uploads being read into it. Like the Ledger it
 // has no lock of its own: its owner calls it with the ledger's lock held,
-// except BeginUpload and an Upload's methods, which take it, as does the
-// lot when a piece's grace period ends.
+// except BeginUpload, ReserveBuild and an Upload's methods, which take it,
+// as does the lot when a piece's grace period ends.
 type Lot[T any] struct {
 	*reserver
 	grace  time.Duration
