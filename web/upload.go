@@ -23,8 +23,8 @@ type Uploader interface {
 	// Client is who r comes from, for the per-client limits.
 	Client(r *http.Request) string
 	// BeginUpload starts reading an upload of client with bytes of the
-	// server's memory reserved for it (stream.Server.BeginUpload).
-	BeginUpload(client string, bytes int64) (*stream.Upload, error)
+	// server's memory reserved for it (admit.Lot.BeginUpload).
+	BeginUpload(client string, bytes int64) (*admit.Upload, error)
 	ParkModel(client string, mf *modelfile.File) (token string, err error)
 	ParkData(client string, ds *dataset.Dataset) (token, note string, err error)
 	Limits() admit.Limits
@@ -97,7 +97,7 @@ const (
 // client sends them too often, 503 when the server has no memory for it
 // now.
 func refuseUpload(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, stream.ErrTooOften) {
+	if errors.Is(err, admit.ErrTooOften) {
 		// A refusal is answered after a pause: a client that sends
 		// uploads as fast as it is answered (the campaign's 810 in
 		// 0.6 s) is slowed to one a second per connection.
@@ -135,7 +135,7 @@ func answerResume(w http.ResponseWriter, r *http.Request, log *slog.Logger, what
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	if errors.Is(err, stream.ErrTooOften) {
+	if errors.Is(err, admit.ErrTooOften) {
 		w.Header().Set("Retry-After", "15")
 		http.Error(w, err.Error(), http.StatusTooManyRequests)
 		return

@@ -43,7 +43,7 @@ type Estimate struct {
 // EstimateConfig estimates the cost of running configuration c on data set rows
 // (n inputs of width q, outputs of width d) from a single start, in a view
 // that holds nothing of its own.
-func EstimateConfig(c Config, n, q, d int) Estimate { return EstimateIn(c, nil, nil, n, q, d, 0) }
+func EstimateConfig(c Config, n, q, d int) Estimate { return EstimateIn(c, n, q, d, 0, 0) }
 
 // EstimateSession estimates the cost of a session of configuration c on
 // n rows of data set ds (edited, the working rows differ) in the view the
@@ -57,13 +57,13 @@ func EstimateSession(c Config, ds *dataset.Dataset, n, q, d int) Estimate {
 	if a, ok := v.Preset(nil); ok {
 		restarts = a.Restarts
 	}
-	return EstimateIn(c, v, ds, n, q, d, restarts)
+	return EstimateIn(c, n, q, d, restarts, view.AnalyzedRows(v, ds))
 }
 
 // EstimateStarted is EstimateSession for a session that starts from a
 // model it is given (a loaded model file, a fork), without restarts.
 func EstimateStarted(c Config, ds *dataset.Dataset, n, q, d int) Estimate {
-	return EstimateIn(c, allviews.For(ds, nil), ds, n, q, d, 0)
+	return EstimateIn(c, n, q, d, 0, view.AnalyzedRows(allviews.For(ds, nil), ds))
 }
 
 // Bounds of the undo history. A state holds the model's parameters
@@ -78,9 +78,11 @@ const (
 // the socket's buffers, queues, the last frame and setup.
 const perSession = 1 << 20
 
-// EstimateIn is the estimate of a session of c on n rows of ds in view v
-// (nil: none) that keeps the models of restarts restarts.
-func EstimateIn(c Config, v view.View, ds *dataset.Dataset, n, q, d, restarts int) Estimate {
+// EstimateIn is the estimate of a session of c on n rows (inputs of
+// width q, outputs of width d) that keeps the models of restarts restarts
+// and whose view predicts analyzed rows for its frames
+// (view.AnalyzedRows).
+func EstimateIn(c Config, n, q, d, restarts, analyzed int) Estimate {
 	widths := append(append([]int{q}, c.Hidden...), d)
 	// The data are held by the session (its working copy) and by the
 	// model, copied once per start (train.Initialize; a preset's restarts
@@ -92,12 +94,12 @@ func EstimateIn(c Config, v view.View, ds *dataset.Dataset, n, q, d, restarts in
 	history := min(int64(MaxHistory)*params, MaxHistoryBytes) // undo states, when a person has made that many edits
 	kept := int64(restarts) * params                          // the restarts' models
 	var analysis int64
-	if ra, ok := v.(view.RowAnalyzer); ok && ds != nil {
-		analysis = engine.EstimatePredict(ra.AnalyzedRows(ds), widths, c.Inducing)
+	if analyzed > 0 {
+		analysis = engine.EstimatePredict(analyzed, widths, c.Inducing)
 	}
 	// The trainer's evaluators and vectors (the second evaluation of the
-	// bound alone is the publisher's, of a model the optimizer has not
-	// evaluated: after an edit).
+	// bound alone is train.Trainer.Evaluation's, of a model the optimizer
+	// has not evaluated: after an edit).
 	it := train.EstimateIter(c.LiveMethod(n), n, widths, c.Inducing, params)
 	cost := it.Full
 	live := perSession + it.Evals + copies*data + SessionStates*params + it.Vectors + history + kept + analysis

@@ -12,7 +12,6 @@ import (
 	"dgpviz/internal/allviews"
 	"dgpviz/internal/dataset"
 	"dgpviz/internal/engine"
-	"dgpviz/internal/share"
 	"dgpviz/internal/train"
 	"dgpviz/internal/view"
 )
@@ -70,9 +69,12 @@ type Limits struct {
 // sessions to other clients whatever one client opens.
 const DefaultMaxSessionsPerClient = 4
 
+// DefaultMaxFollowers bounds the followers of all sessions together.
+const DefaultMaxFollowers = 250
+
 // DefaultLimits suit a lecture demo on a laptop.
 func DefaultLimits() Limits {
-	return Limits{MaxSessions: 16, MaxSessionsPerClient: DefaultMaxSessionsPerClient, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000, MaxFollowers: share.DefaultMaxFollowers,
+	return Limits{MaxSessions: 16, MaxSessionsPerClient: DefaultMaxSessionsPerClient, MaxRows: 2000, MaxLayers: 6, MaxWidth: 8, MaxInducing: 64, MaxCommandBytes: 16 << 10, MaxSteps: 1000, MaxFollowers: DefaultMaxFollowers,
 		SessionMemory: DefaultSessionMemory, ServerMemory: DefaultServerMemory, MaxIterTime: DefaultMaxIterTime}
 }
 

@@ -11,7 +11,26 @@
 // takes turns on a share of the machine's cores, so that one client's
 // work cannot starve the live sessions or other clients.
 //
+// A server's memory is a Ledger of reservations, and the work waiting
+// for its page — a disconnected session waiting to be resumed, an upload
+// or a fork — is parked in a Lot, which lets it go when its grace period
+// ends or a page that is here needs the room (Victim). Uploads are read
+// within the limits (Upload) and checked before they are parked
+// (StartModel, StartData). Load decides from the sessions' frame rates
+// and commands' waits whether the server takes new sessions.
+//
 // The transport (dgpviz/internal/stream) admits through it and keeps the
 // reservations of the sessions it admitted; the web handlers limit figure
 // downloads and connections per client with it.
+//
+// Besides the engine, whose cost model the estimates use, admit imports:
+// train, because a Config holds the trainer's Method and makes its
+// TrainerConfig, and an iteration's cost is train's (EstimateIter,
+// InducingWithin); view and allviews, because which view shows a data
+// set decides its preset's architecture and how many restarts a session
+// keeps, so that a link, an upload or a configuration is checked in the
+// view it will run in (EstimateSession, WithPreset, Config.Validate);
+// modelfile and dataset, for the uploads it checks; and turn, through
+// which a job's context takes the pool's turns. EstimateIn takes
+// plain counts, so that a session's estimate needs no view.
 package admit

@@ -32,16 +32,55 @@ type Load struct {
 	minRate    float64 // frames per second every session is promised
 	low, high  int     // consecutive samples below and above
 	overloaded bool
+	last       map[any]int64 // each session's frames at the last sample
+	lastAt     time.Time
 }
 
 // NewLoad returns the admission by load of a server that promises every
 // session minFrameRate frames per second.
 func NewLoad(minFrameRate float64) *Load { return &Load{minRate: minFrameRate} }
 
-// Sample takes one sample — the playing sessions' frame rates and the
+// A Reading is one session's counters as a sample finds them.
+type Reading struct {
+	Session any           // which session: its rate is against its last reading
+	Frames  int64         // frames sent to it so far
+	Playing bool          // its optimizer runs
+	Wait    time.Duration // the longest its commands waited since the last sample
+}
+
+// A LoadSample is what a sample found.
+type LoadSample struct {
+	Overloaded, Changed bool    // after the sample, and whether that changed
+	Playing             int     // sessions that played since the last sample
+	MedianFPS           float64 // their median frame rate
+}
+
+// Observe takes the readings of every session at now, one sample every
+// second or so: the frame rates of the sessions that play, from their
+// frames since their last reading, and the waits of the commands they
+// sent.
+func (l *Load) Observe(now time.Time, readings []Reading) LoadSample {
+	dt := now.Sub(l.lastAt).Seconds()
+	var rates, waits []float64
+	seen := make(map[any]int64, len(readings))
+	for _, r := range readings {
+		seen[r.Session] = r.Frames
+		if prev, ok := l.last[r.Session]; ok && r.Playing && dt > 0 {
+			rates = append(rates, float64(r.Frames-prev)/dt)
+		}
+		if r.Wait > 0 {
+			waits = append(waits, r.Wait.Seconds())
+		}
+	}
+	l.last, l.lastAt = seen, now
+	over, changed := l.sample(rates, waits)
+	return LoadSample{Overloaded: over, Changed: changed, Playing: len(rates), MedianFPS: Median(rates)}
+}
+
+// sample takes one sample — the playing sessions' frame rates and the
 // waits of the commands sent since the last — and reports whether the
 // server is overloaded after it, and whether that changed.
-func (l *Load) Sample(rates, waits []float64) (overloaded, changed bool) {
+func (l *Load) sample(rates, waits []float64) (overloaded, changed bool) {
 	if l.saturated(rates) || slowReplies(waits) {
 		l.low, l.high = l.low+1, 0
 	} else {

@@ -76,9 +76,6 @@ func Drawn(c wire.Command, gate *DrawGate) error {
 	return nil
 }
 
-// DefaultMaxFollowers bounds the followers of all sessions together.
-const DefaultMaxFollowers = 250
-
 // A Feed takes a shared session's stream as the presenter's writer makes
 // it: the in-process Hub, which fans it out to this server's followers,
 // and, beyond the process, a Publisher's feed (share.go).

@@ -278,21 +278,11 @@ func (s *session) cmdDrawn(c Command) (string, error) {
 // restarts (numbered from 1). It is an edit: undo gives the model before
 // the switch back.
 func (s *session) cmdRestart(c Command) (string, error) {
-	rs := s.restarts
-	if rs == nil {
-		return "", fmt.Errorf("restart: this session's model was not chosen among restarts (a preset runs them)")
-	}
-	if c.Restart == nil {
-		return "", fmt.Errorf("restart: missing \"restart\" (1…%d)", len(rs.List))
+	e, err := s.restarts.Pick(c.Restart)
+	if err != nil {
+		return "", err
 	}
 	k := *c.Restart
-	if k < 1 || k > len(rs.List) {
-		return "", fmt.Errorf("restart: there is no restart %d (the preset ran restarts 1…%d)", k, len(rs.List))
-	}
-	e := rs.List[k-1]
-	if e.Model == nil {
-		return "", fmt.Errorf("restart: restart %d has no model: %s", k, e.Failure)
-	}
 	before := s.editState(fmt.Sprintf("switch to restart %d", k))
 	if err := s.applyModel(e.Model.CloneParams()); err != nil {
 		return "", fmt.Errorf("restart: %w", err)
@@ -300,8 +290,8 @@ func (s *session) cmdRestart(c Command) (string, error) {
 	s.restart = k - 1
 	s.pushHistory(before)
 	msg := fmt.Sprintf("switched to restart %d (bound %.2f", k, e.Bound)
-	if rs.ScoreName != "" && !math.IsNaN(e.Score) {
-		msg += fmt.Sprintf(", %s %.3f", rs.ScoreName, e.Score)
+	if s.restarts.ScoreName != "" && !math.IsNaN(e.Score) {
+		msg += fmt.Sprintf(", %s %.3f", s.restarts.ScoreName, e.Score)
 	}
 	return msg + ")", nil
 }

@@ -9,9 +9,11 @@
 // Sharing a session with followers and relays is dgpviz/internal/share's
 // (the session feeds its Hub); what a server takes on is
 // dgpviz/internal/admit's: a session's configuration (admit.Config) and
-// its limits, the budgets and the ledger of memory reserved, admission by
-// load, who a client is, per-client rates and the fair pool of expensive
-// work. The server keeps its sessions and parked state and asks admit.
+// its limits, the budgets and the ledger of memory reserved, the parked
+// state waiting for its page (admit.Lot) and the uploads read into it,
+// admission by load, who a client is, per-client rates and the fair pool
+// of expensive work. The server keeps its sessions, parks and resumes
+// them, feeds admit its sessions' counters and asks it.
 // Tests drive sessions through dgpviz/internal/stream/streamtest.
 //
 // Goroutines per session (each started and ended by the session):

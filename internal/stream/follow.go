@@ -132,7 +132,7 @@ func (s *Server) followerAsk(h *share.Hub, client, op string, raw []byte, remote
 		return reply{Type: "error", ID: c.ID, Op: op, Error: share.ReadOnly}.bytes(), false
 	}
 	token, err := s.fork(h, client)
-	if errors.Is(err, ErrTooOften) {
+	if errors.Is(err, admit.ErrTooOften) {
 		// A refusal waits, as an upload's does (web): a follower that
 		// asks as fast as it is answered is slowed to one a second.
 		time.Sleep(time.Second)
@@ -193,7 +193,7 @@ func (s *Server) fork(h *share.Hub, client string) (string, error) {
 	if st == nil {
 		return "", errors.New("the shared session has no model yet")
 	}
-	if err := s.takePark(client); err != nil {
+	if err := s.lot.TakePark(client); err != nil {
 		return "", err
 	}
 	snap := st.pub.snap

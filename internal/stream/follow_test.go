@@ -103,7 +103,7 @@ func TestFollowerDecodesFaces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
 	}
-	e := freyEnv(t, freyFixture)
+	e := freyEnv(t, streamtest.FreyFixture(t))
 	p := e.Dial(t, "data=frey&hidden=2&m=15&play=0")
 	// The hello is written once the preset's restarts have run: seconds
 	// under -race.
@@ -112,11 +112,11 @@ func TestFollowerDecodesFaces(t *testing.T) {
 	f := e.Dial(t, "follow="+key)
 	f.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 
-	want, er := decode(p, map[string]any{"points": []float64{0.5, -0.25}})
+	want, er := p.Decode(map[string]any{"points": []float64{0.5, -0.25}})
 	if er != nil {
 		t.Fatalf("presenter's decode: %v", er)
 	}
-	got, er := decode(f, map[string]any{"points": []float64{0.5, -0.25}, "frames": []int{3}})
+	got, er := f.Decode(map[string]any{"points": []float64{0.5, -0.25}, "frames": []int{3}})
 	if er != nil {
 		t.Fatalf("follower's decode: %v", er)
 	}
@@ -131,7 +131,7 @@ func TestFollowerDecodesFaces(t *testing.T) {
 			t.Fatalf("pixel %d: follower %v, presenter %v", k, gm[k], wm[k])
 		}
 	}
-	if _, er := decode(f, map[string]any{"points": []float64{0.5}}); er == nil || !strings.Contains(er["error"].(string), "points") {
+	if _, er := f.Decode(map[string]any{"points": []float64{0.5}}); er == nil || !strings.Contains(er["error"].(string), "points") {
 		t.Errorf("a follower's bad decode: %v, want an error naming points", er)
 	}
 	r := f.Reply(f.Send(map[string]any{"op": "move", "layer": 1, "index": 0, "z": []float64{0, 0}}))

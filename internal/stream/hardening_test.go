@@ -116,7 +116,7 @@ func TestAddDataBudget(t *testing.T) {
 }
 
 // TestParkedState: uploads and forks are rate-limited per client; a
-// client keeps at most maxParkedPerClient pieces of parked state; and a
+// client keeps at most admit.MaxParkedPerClient pieces of parked state; and a
 // page that is here is admitted by letting go of parked state, the
 // heaviest client's first, when the memory budget is full.
 func TestParkedState(t *testing.T) {
@@ -125,16 +125,16 @@ func TestParkedState(t *testing.T) {
 		o.Limits.ServerMemory = 4*step + step/2 // room for four step demos
 		o.ResumeGrace = time.Hour
 	})
-	// The rate: parkBurst, then refused.
-	for k := range parkBurst {
+	// The rate: admit.ParkBurst, then refused.
+	for k := range admit.ParkBurst {
 		u, err := e.Srv.BeginUpload("192.0.2.9", 1<<10)
 		if err != nil {
 			t.Fatalf("upload %d: %v", k+1, err)
 		}
 		u.End()
 	}
-	if _, err := e.Srv.BeginUpload("192.0.2.9", 1<<10); !errors.Is(err, ErrTooOften) || !strings.Contains(err.Error(), "try again in") {
-		t.Fatalf("upload %d: %v, want too often, saying when", parkBurst+1, err)
+	if _, err := e.Srv.BeginUpload("192.0.2.9", 1<<10); !errors.Is(err, admit.ErrTooOften) || !strings.Contains(err.Error(), "try again in") {
+		t.Fatalf("upload %d: %v, want too often, saying when", admit.ParkBurst+1, err)
 	}
 	if u, err := e.Srv.BeginUpload("192.0.2.10", 1<<10); err != nil {
 		t.Fatalf("another client's upload: %v", err)
@@ -154,15 +154,15 @@ func TestParkedState(t *testing.T) {
 	// upload past the budget or the client's bound lets go of the flood's
 	// own oldest.
 	var tokens []string
-	for range 3 * maxParkedPerClient {
+	for range 3 * admit.MaxParkedPerClient {
 		token, _, err := e.Srv.ParkData("flood", ds())
 		if err != nil {
 			t.Fatalf("upload %d: %v", len(tokens)+1, err)
 		}
 		tokens = append(tokens, token)
 	}
-	if n := e.Srv.Parked(); n == 0 || n > maxParkedPerClient {
-		t.Fatalf("%d pieces of parked state, want 1…%d", n, maxParkedPerClient)
+	if n := e.Srv.Parked(); n == 0 || n > admit.MaxParkedPerClient {
+		t.Fatalf("%d pieces of parked state, want 1…%d", n, admit.MaxParkedPerClient)
 	}
 	// A page is admitted: parked state is let go for it.
 	c := e.Dial(t, streamtest.Paused)

@@ -12,50 +12,38 @@ import (
 // with 1013 "try again later" while the typical one is below MinFrameRate.
 const loadSample = time.Second
 
-// watchLoad samples the sessions' frame rates until the server's
-// background context ends.
+// watchLoad feeds the sessions' counters to the admission by load until
+// the server's background context ends.
 func (s *Server) watchLoad() {
 	t := time.NewTicker(loadSample)
 	defer t.Stop()
-	last := map[*session]int64{}
-	lastT := time.Now()
 	load := admit.NewLoad(MinFrameRate)
 	for {
 		select {
 		case <-s.bg.Done():
 			return
 		case now := <-t.C:
-			dt := now.Sub(lastT).Seconds()
-			lastT = now
-			var rates, waits []float64
 			s.mu.Lock()
-			seen := make(map[*session]int64, len(s.sessions))
-			playingCount := 0
+			rs := make([]admit.Reading, 0, len(s.sessions))
+			playing := 0
 			for ss := range s.sessions {
-				if ss.playing.Load() {
-					playingCount++
+				r := admit.Reading{Session: ss, Frames: ss.written.Load(), Playing: ss.playing.Load(), Wait: time.Duration(ss.cmdWait.Swap(0))}
+				if r.Playing {
+					playing++
 				}
-				w := ss.written.Load()
-				seen[ss] = w
-				if prev, ok := last[ss]; ok && ss.playing.Load() && dt > 0 {
-					rates = append(rates, float64(w-prev)/dt)
-				}
-				if cw := ss.cmdWait.Swap(0); cw > 0 {
-					waits = append(waits, time.Duration(cw).Seconds())
-				}
+				rs = append(rs, r)
 			}
 			s.mu.Unlock()
-			last = seen
-			s.playingNow.Store(int64(playingCount))
-			over, changed := load.Sample(rates, waits)
-			if !changed {
+			s.playingNow.Store(int64(playing))
+			l := load.Observe(now, rs)
+			if !l.Changed {
 				continue
 			}
-			s.overloaded.Store(over)
-			if over {
-				s.log.Warn("saturated: refusing new sessions", "playing", len(rates), "median_fps", admit.Median(rates))
+			s.overloaded.Store(l.Overloaded)
+			if l.Overloaded {
+				s.log.Warn("saturated: refusing new sessions", "playing", l.Playing, "median_fps", l.MedianFPS)
 			} else {
-				s.log.Info("admitting new sessions again", "playing", len(rates), "median_fps", admit.Median(rates))
+				s.log.Info("admitting new sessions again", "playing", l.Playing, "median_fps", l.MedianFPS)
 			}
 		}
 	}

@@ -52,8 +52,7 @@ type publisher struct {
 	model    *engine.Model
 	eval     *train.Evaluation
 	evalErr  error
-	collapse *view.Collapse   // view.Diagnose of model
-	ev       engine.Evaluator // evaluates a model the optimizer has not (a new or edited one)
+	collapse *view.Collapse // view.Diagnose of model
 	// checked is the trainer's checked model (train.Trainer.Checked) that
 	// model copies, nil when model is the trainer's current one; iter is
 	// the iteration model is of.
@@ -157,24 +156,9 @@ func (s *session) refresh() *publisher {
 	// MB of Frey faces are not copied for every frame.
 	pb.checked, pb.model, pb.iter = nil, s.tr.Model().CloneParams(), s.tr.Iter()
 	pb.version++
-	pb.eval, pb.evalErr = s.evaluation()
+	pb.eval, pb.evalErr = s.tr.Evaluation()
 	pb.collapse = view.Diagnose(pb.model, pb.eval)
 	return pb
-}
-
-// evaluation is the optimizer's own evaluation of its model: the last
-// step's when the model is still where that step left it, else (after an
-// edit, a new model or a reverted step) one made now.
-func (s *session) evaluation() (*train.Evaluation, error) {
-	if ev, ok := s.tr.LastEvaluation(); ok {
-		return ev, nil
-	}
-	s.pub.ev.Workers = s.srv.workers
-	res, _, err := s.pub.ev.EvaluateAll(s.tr.Model(), engine.Options{NoOutputMessage: true})
-	if err != nil {
-		return nil, err
-	}
-	return train.NewEvaluation(res), nil
 }
 
 // setLatest makes p the latest publication and wakes whoever waits for a

@@ -88,10 +88,10 @@ func (ss *session) reader(conn *websocket.Conn) {
 			}
 			continue
 		}
-		// A client's commands to its optimizers are paced (commandRate):
+		// A client's commands to its optimizers are paced (admit.CommandBurst):
 		// each costs a publication and a frame, and a data edit one
 		// evaluation of the model; a client that sends faster waits.
-		if !ss.srv.waitCommand(ss.ctx, ss.client) {
+		if !ss.srv.commandRate.Wait(ss.ctx, ss.client) {
 			return
 		}
 		select {
@@ -162,27 +162,22 @@ func (w *connWriter) write(m outMsg) bool {
 }
 
 // frameWhenDue sends the latest publication as a frame if the pacer lets
-// it go now (else the pacer's timer is set for then). Queued replies and
-// setups go first: a frame may refer to a setup just sent.
+// it go now (else the pacer's timer is set for then).
 func (ss *session) frameWhenDue(w *connWriter) bool {
-	for {
-		select {
-		case m := <-ss.out:
-			if !w.write(m) {
-				return false
-			}
-			continue
-		default:
-		}
-		break
-	}
 	var applied int64
 	ss.frames.Peek(func(p *publication) { applied = p.snap.Applied })
-	t0 := time.Now()
-	if !ss.frames.Has() || w.pace.due(t0, applied) > 0 {
+	if !ss.frames.Has() || w.pace.due(time.Now(), applied) > 0 {
 		return true
 	}
 	p, _ := ss.frames.Take()
+	// The replies and setups queued before p was published go first: the
+	// optimizer queues a command's ack before it publishes the command's
+	// effect, and a frame may refer to a setup just sent. Drained only
+	// before p was taken, an ack queued meanwhile would follow its frame.
+	if !ss.writeQueued(w) {
+		return false
+	}
+	t0 := time.Now()
 	b, err := w.build.frame(p)
 	if err != nil {
 		ss.log.Error("frame", "err", err)
@@ -200,17 +195,25 @@ func (ss *session) frameWhenDue(w *connWriter) bool {
 	return true
 }
 
+// writeQueued writes the queued replies and setups; false when the
+// connection failed.
+func (ss *session) writeQueued(w *connWriter) bool {
+	for {
+		select {
+		case m := <-ss.out:
+			if !w.write(m) {
+				return false
+			}
+		default:
+			return true
+		}
+	}
+}
+
 // closeConn sends what is queued, then the close frame with the session's
 // close code, and waits briefly for the client's.
 func (ss *session) closeConn(w *connWriter) {
-	for done := false; !done; {
-		select {
-		case m := <-ss.out:
-			done = !w.write(m)
-		default:
-			done = true
-		}
-	}
+	ss.writeQueued(w)
 	ss.closeMu.Lock()
 	code, text := ss.closeCode, ss.closeText
 	ss.closeMu.Unlock()

@@ -34,9 +34,10 @@ import (
 // (Options.ResumeGrace).
 const DefaultResumeGrace = 60 * time.Second
 
-// parked is a disconnected session's state, waiting to be resumed.
+// parked is a disconnected session's state, or a model parked for a page
+// that has not opened yet (an upload, a fork), waiting in the server's
+// lot (admit.Lot) to be resumed.
 type parked struct {
-	owner    *session // the key of its reservation (budget.go)
 	cfg      admit.Config
 	data     *view.Data
 	model    *engine.Model
@@ -46,12 +47,6 @@ type parked struct {
 	restart  int
 	private  string     // the private data set it owns (upload.go), or ""
 	hub      *share.Hub // its followers' hub, carried to the resumed session (nil: a new one)
-	timer    *time.Timer
-	// disconnected is when its page left; zero for a model parked for a
-	// page that has not opened yet (an upload, a fork).
-	disconnected time.Time
-	client       string    // whose it is (ClientOf), for the per-client limits of parked state
-	parkedAt     time.Time // when it was parked
 }
 
 func newResumeToken() string {
@@ -68,81 +63,23 @@ func (s *Server) park(ss *session) bool {
 	if ss.tr == nil || ss.resumeToken == "" {
 		return false
 	}
-	now := time.Now()
-	p := &parked{owner: ss, cfg: ss.cfg, data: ss.data, model: ss.tr.Model(), iter: ss.tr.Iter(),
-		hist: view.EditHistory{Undo: ss.hist.Undo, Redo: ss.hist.Redo}, restarts: ss.restarts, restart: ss.restart, disconnected: now,
-		client: ss.client, parkedAt: now}
+	p := &parked{cfg: ss.cfg, data: ss.data, model: ss.tr.Model(), iter: ss.tr.Iter(),
+		hist: view.EditHistory{Undo: ss.hist.Undo, Redo: ss.hist.Redo}, restarts: ss.restarts, restart: ss.restart, private: ss.private}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return false
 	}
-	token := ss.resumeToken
-	p.private = ss.private
 	if !ss.pageLeft.Load() {
 		p.hub = ss.hub // a dropped connection: the followers wait for the resume
 	}
-	s.addParked(token, p)
+	s.lot.Add(ss.resumeToken, ss, ss.client, "a disconnected session", p)
 	return true
 }
 
-// addParked parks p under token for the resume grace period, first
-// letting go of its client's oldest parked state when the client already
-// has maxParkedPerClient. s.mu is held.
-func (s *Server) addParked(token string, p *parked) {
-	for s.clientParked(p.client) >= maxParkedPerClient {
-		oldest := ""
-		for t, q := range s.parked {
-			if q.client == p.client && (oldest == "" || q.parkedAt.Before(s.parked[oldest].parkedAt)) {
-				oldest = t
-			}
-		}
-		s.let(oldest, "its client parked more")
-	}
-	p.timer = time.AfterFunc(s.grace, func() { s.expire(token, p) })
-	s.parked[token] = p
-}
-
-// clientParked counts the parked state of client. s.mu is held.
-func (s *Server) clientParked(client string) int {
-	n := 0
-	for _, p := range s.parked {
-		if p.client == client {
-			n++
-		}
-	}
-	return n
-}
-
-// let forgets the parked state under token before its time, and returns
-// the bytes its reservation held. s.mu is held.
-func (s *Server) let(token, why string) int64 {
-	p := s.parked[token]
-	p.timer.Stop()
-	freed := s.ledger.Held(p.owner)
-	s.forget(token, p)
-	kind := "an upload or a fork"
-	if !p.disconnected.IsZero() {
-		kind = "a disconnected session"
-	}
-	s.log.Info("let parked state go", "kind", kind, "why", why, "parked", time.Since(p.parkedAt).Round(time.Second), "MiB", freed>>20)
-	return freed
-}
-
-// expire forgets parked state p if it was not resumed in time.
-func (s *Server) expire(token string, p *parked) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.parked[token] == p {
-		s.forget(token, p)
-	}
-}
-
-// forget drops parked state p, its reservation and its private data set.
-// s.mu is held.
-func (s *Server) forget(token string, p *parked) {
-	delete(s.parked, token)
-	s.ledger.Release(p.owner)
+// unresumed ends what parked state p holds when it is let go unresumed:
+// its private data set and its share. s.mu is held.
+func (s *Server) unresumed(p *parked) {
 	if p.private != "" {
 		s.cat.RemovePrivate(p.private)
 	}
@@ -175,7 +112,7 @@ func (ss *session) endShare() {
 // parkedHub returns the hub shared under key by a parked session (nil:
 // none). s.mu is held.
 func (s *Server) parkedHub(key string) *share.Hub {
-	for _, p := range s.parked {
+	for _, p := range s.lot.All() {
 		if p.hub != nil && p.hub.Key() == key {
 			return p.hub
 		}
@@ -188,13 +125,7 @@ func (s *Server) parkedHub(key string) *share.Hub {
 func (s *Server) unpark(token string) *parked {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.parked[token]
-	if p == nil {
-		return nil
-	}
-	delete(s.parked, token)
-	s.ledger.Forget(p.owner)
-	p.timer.Stop()
+	p, _ := s.lot.Take(token)
 	return p
 }
 
@@ -202,7 +133,7 @@ func (s *Server) unpark(token string) *parked {
 func (s *Server) Parked() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.parked)
+	return s.lot.Len()
 }
 
 // adopt makes p's state this session's: the model carries on from where
@@ -213,14 +144,11 @@ func (ss *session) adopt(p *parked) error {
 		return ss.build(p.cfg, true)
 	}
 	n, q, dy := p.data.Dims()
-	k := 0
-	if p.restarts != nil {
-		k = len(p.restarts.List)
-	}
-	if err := ss.srv.reserve(ss, admit.EstimateIn(p.cfg, allviews.For(p.data.Set, nil), p.data.Set, n, q, dy, k).Bytes); err != nil {
+	v := allviews.For(p.data.Set, ss.srv.env)
+	if err := ss.srv.reserve(ss, admit.EstimateIn(p.cfg, n, q, dy, p.restarts.Count(), view.AnalyzedRows(v, p.data.Set)).Bytes); err != nil {
 		return err
 	}
-	ss.view = allviews.For(p.data.Set, ss.srv.env)
+	ss.view = v
 	tr, err := train.NewTrainer(p.model, ss.srv.onShards(ss.view.Optimizer(p.cfg.Trainer(ss.srv.workers, n)), p.data))
 	if err != nil {
 		return fmt.Errorf("resuming the optimizer: %w", err)

@@ -118,7 +118,12 @@ func TestParkModelSource(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.Srv.mu.Lock()
-			got := e.Srv.parked[token].data.Set
+			var got *dataset.Dataset
+			for t, p := range e.Srv.lot.All() {
+				if t == token {
+					got = p.data.Set
+				}
+			}
 			e.Srv.mu.Unlock()
 			if (got.Source != nil) != tc.want || tc.want && got.X != tc.src.X {
 				t.Errorf("parked data set: source %v, want the source's data %v", got.Source, tc.want)

@@ -122,18 +122,16 @@ type Server struct {
 
 	mu        sync.Mutex
 	sessions  map[*session]struct{}
-	parked    map[string]*parked // disconnected sessions by resume token (resume.go)
-	followers int                // connected followers (follow.go)
+	followers int // connected followers (follow.go)
 	// pool is the server's pool for expensive work (admit.Pool).
-	pool       *admit.Pool
-	trustProxy bool
-	// parkRate limits the parked state a client makes (uploads, forks).
-	parkRate    *admit.ClientRate
-	commandRate *admit.ClientRate // commands to optimizers (work.go)
-	uploading   map[string]bool   // clients whose upload is being read (upload.go)
+	pool        *admit.Pool
+	trustProxy  bool
+	commandRate *admit.ClientRate // commands to optimizers (admit.CommandBurst)
 	// ledger holds the sessions', parked state's and uploads' reservations
-	// of memory (budget.go), under mu.
+	// of memory (budget.go), under mu; lot is the parked state, by resume
+	// token (resume.go), and the uploads being read into it (upload.go).
 	ledger  *admit.Ledger
+	lot     *admit.Lot[*parked]
 	closing bool
 	wg      sync.WaitGroup
 	nextID  atomic.Uint64
@@ -171,9 +169,10 @@ func NewServer(o Options) (*Server, error) {
 	// own job in the pool: it takes turns with the clients' work.
 	serverJob, _ := pl.Admit(admit.ServerClient)
 	s := &Server{bg: bg, grace: o.ResumeGrace, cat: o.Catalog, limits: o.Limits, def: o.Defaults, workers: o.Workers, shards: o.Shards, env: view.NewEnv(serverJob.Context(bg), o.BaselineIters),
-		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{}, parked: map[string]*parked{},
-		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, parkRate: admit.NewClientRate(cmp.Or(o.ParkBurst, parkBurst), cmp.Or(o.ParkEvery, parkEvery)), uploading: map[string]bool{}, commandRate: admit.NewClientRate(commandBurst, commandEvery)}
+		bgCancel: cancel, log: o.Logger, origins: o.AllowedOrigins, sessions: map[*session]struct{}{},
+		pool: pl, playingNow: &playing, trustProxy: o.TrustProxy, commandRate: admit.NewClientRate(admit.CommandBurst, admit.CommandEvery)}
 	s.ledger = admit.NewLedger(o.Limits, &s.mu, !o.KeepFreedMemory)
+	s.lot = admit.NewLot(s.ledger, o.ResumeGrace, admit.NewClientRate(cmp.Or(o.ParkBurst, admit.ParkBurst), cmp.Or(o.ParkEvery, admit.ParkEvery)), o.Logger, s.unresumed)
 	s.share = o.Share
 	pl.Rest = func() bool { return playing.Load() > 0 }
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: s.checkOrigin}
@@ -417,12 +416,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for ss := range s.sessions {
 		ss.fail(closeGoingAway, "server is shutting down")
 	}
-	for token, p := range s.parked { // nothing will resume them now
-		p.timer.Stop()
+	for _, p := range s.lot.Close() { // nothing will resume them now
 		if p.hub != nil {
 			p.hub.End("server is shutting down")
 		}
-		delete(s.parked, token)
 		if p.private != "" {
 			s.cat.RemovePrivate(p.private)
 		}

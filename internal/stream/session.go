@@ -209,28 +209,28 @@ func (s *session) build(cfg admit.Config, newData bool) error {
 	if err := admit.CheckBudget(est, s.srv.limits); err != nil {
 		return err
 	}
-	prev := s.srv.reservation(s)
-	if err := s.srv.reserve(s, prev+est.Build); err != nil {
+	settle, err := s.srv.lot.ReserveBuild(s, s.client, est)
+	if err != nil {
 		return err
 	}
 	// The build is a job of the client's in the server's pool (admit.Pool).
 	j, err := s.srv.pool.Admit(s.client)
 	if err != nil {
-		s.srv.setReservation(s, prev)
+		settle(false)
 		return err
 	}
 	m, rs, err := v.Init(j.Context(s.ctx), d, cfg.Arch(), s.srv.workers)
 	j.End()
 	if err != nil {
-		s.srv.setReservation(s, prev)
+		settle(false)
 		return fmt.Errorf("initialising the model: %w", err)
 	}
 	tr, err := train.NewTrainer(m, s.srv.onShards(v.Optimizer(cfg.Trainer(s.srv.workers, n)), d))
 	if err != nil {
-		s.srv.setReservation(s, prev)
+		settle(false)
 		return fmt.Errorf("starting the optimizer: %w", err)
 	}
-	s.srv.setReservation(s, est.Bytes)
+	settle(true)
 	dataChanged := s.data == nil || d.ID != s.data.ID
 	if v != s.view {
 		s.work.stop() // the old view's figures are of no use to the new one

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"sync"
-	"time"
 
 	"dgpviz/internal/admit"
 	"dgpviz/internal/engine"
@@ -63,37 +62,6 @@ func (v viewSession) Latest() (*view.Snapshot, <-chan struct{}) {
 
 // errRunning refuses background work whose last run has not finished.
 var errRunning = errors.New("the last one is still running")
-
-// Commands. Every command a page sends its optimizer costs a publication
-// and a frame, and an edit an evaluation of the model: a client that sends
-// them back to back (1,970 add_data in 12.7 s in the hardening campaign)
-// takes the optimizers' cores from everyone else. A page sends at most one
-// a drawn frame (a drag's moves are coalesced per animation frame), so a
-// client's commands, all its sessions' together, are paced at
-// commandBurst at once and one every commandEvery after that: past that
-// the reader waits, and the client's next command with it.
-const (
-	commandBurst = 120
-	commandEvery = time.Second / 60
-)
-
-// waitCommand waits until client may send its optimizers another command;
-// false when ctx ended first.
-func (s *Server) waitCommand(ctx context.Context, client string) bool {
-	for {
-		ok, wait := s.commandRate.Take(client, time.Now())
-		if ok {
-			return true
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return false
-		case <-t.C:
-		}
-	}
-}
 
 // Client returns who r comes from, for the per-client limits
 // (admit.RequestClient with the server's Options.TrustProxy).

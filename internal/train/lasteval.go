@@ -51,3 +51,20 @@ func (t *Trainer) LastEvaluation() (ev *Evaluation, ok bool) {
 	}
 	return NewEvaluation(t.lastRes), true
 }
+
+// Evaluation is the trainer's evaluation of its model as it stands, for a
+// live view: the last step's (LastEvaluation) when the model is still
+// where that step left it, else — after an edit, a new model or a
+// reverted step — one made now on every row, without the last layer's
+// message.
+func (t *Trainer) Evaluation() (*Evaluation, error) {
+	if ev, ok := t.LastEvaluation(); ok {
+		return ev, nil
+	}
+	t.shown.Workers = t.cfg.Workers
+	res, _, err := t.shown.EvaluateAll(t.m, engine.Options{NoOutputMessage: true})
+	if err != nil {
+		return nil, err
+	}
+	return NewEvaluation(res), nil
+}

@@ -182,6 +182,10 @@ type Trainer struct {
 	cfg TrainerConfig
 	m   *engine.Model
 	ev  engine.Evaluator
+	// shown evaluates the model as it stands for a live view
+	// (Evaluation), with workspace of its own: ev's is kept for the
+	// optimizer's loop (gradients, minibatches).
+	shown engine.Evaluator
 
 	layout []engine.ParamInfo
 	nat    []float64 // natural parameters of m, all of them

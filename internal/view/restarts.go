@@ -2,6 +2,7 @@ package view
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 
@@ -37,6 +38,35 @@ type Restarts struct {
 	Chosen int // the restart the preset kept (best bound), 0-based
 	// ScoreName names Score in the page ("" when the view has no score).
 	ScoreName string
+}
+
+// Pick returns restart k (numbered from 1) of r, for the "restart"
+// command to switch a session to, or an error for people: the model was
+// not chosen among restarts (r nil), k is missing or out of range, or the
+// restart failed.
+func (r *Restarts) Pick(k *int) (Restart, error) {
+	switch {
+	case r == nil:
+		return Restart{}, fmt.Errorf("restart: this session's model was not chosen among restarts (a preset runs them)")
+	case k == nil:
+		return Restart{}, fmt.Errorf("restart: missing \"restart\" (1…%d)", len(r.List))
+	case *k < 1 || *k > len(r.List):
+		return Restart{}, fmt.Errorf("restart: there is no restart %d (the preset ran restarts 1…%d)", *k, len(r.List))
+	}
+	e := r.List[*k-1]
+	if e.Model == nil {
+		return Restart{}, fmt.Errorf("restart: restart %d has no model: %s", *k, e.Failure)
+	}
+	return e, nil
+}
+
+// Count returns how many restarts' models r keeps (0 for nil: a model
+// not chosen among restarts).
+func (r *Restarts) Count() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.List)
 }
 
 // NewRestarts turns a preset's restart reports into Restarts (copies of

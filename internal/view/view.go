@@ -75,6 +75,15 @@ type RowAnalyzer interface {
 	AnalyzedRows(ds *dataset.Dataset) int
 }
 
+// AnalyzedRows returns how many rows v's frames predict on ds: 0 for a
+// view that is not a RowAnalyzer.
+func AnalyzedRows(v View, ds *dataset.Dataset) int {
+	if ra, ok := v.(RowAnalyzer); ok {
+		return ra.AnalyzedRows(ds)
+	}
+	return 0
+}
+
 // A RowSampler is a view that shows data of many rows by a sample of
 // them (the latent explorer above explorer.SampleRows rows): the setup
 // carries the sampled training rows' inputs and outputs only, and says

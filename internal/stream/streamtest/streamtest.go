@@ -119,6 +119,9 @@ type Client struct {
 	// the worker may answer a command before the command's ack is read
 	// (FigureAfter looks here first).
 	figures []wire.Decoded
+	// follower: the hello said so; its frames show the presenter's
+	// commands, numbered by another client.
+	follower bool
 }
 
 // Dial opens a session at url (Serve's) with the link parameters query,
@@ -171,6 +174,9 @@ func (c *Client) Read(timeout time.Duration) (Msg, error) {
 		if v, _ := m["v"].(float64); v != wire.Version {
 			c.t.Fatalf("reply without version %d: %s", wire.Version, b)
 		}
+		if m["type"] == "hello" && m["follower"] == true {
+			c.follower = true
+		}
 		return Msg{Text: m}, nil
 	}
 	d, err := wire.Decode(b)
@@ -213,7 +219,9 @@ func (c *Client) Send(cmd map[string]any) int64 {
 	return c.next
 }
 
-// Reply waits for the ack or error answering id.
+// Reply waits for the ack or error answering id. When id is the last
+// command a presenter sent, it fails if a frame that shows id's effect
+// comes first: a command's reply goes before its frame.
 func (c *Client) Reply(id int64) map[string]any {
 	c.t.Helper()
 	// Generous: a data-set switch to the robot preset runs its restart
@@ -221,6 +229,9 @@ func (c *Client) Reply(id int64) map[string]any {
 	// machine can take over 10 s.
 	m := c.Until("reply", 30*time.Second, func(m Msg) bool {
 		if m.Text == nil {
+			if a, _ := m.Frame["applied"].(float64); !c.follower && id == c.next && m.Type() == "frame" && int64(a) >= id {
+				c.t.Fatalf("the frame showing command %d came before its reply", id)
+			}
 			return false
 		}
 		got, _ := m.Text["id"].(float64)

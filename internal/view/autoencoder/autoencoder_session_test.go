@@ -25,9 +25,9 @@ func TestFreySetupAndFrames(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
 	}
-	e := freyEnv(t, freyFixture)
+	e := freyEnv(t, streamtest.FreyFixture(t))
 	c := e.Dial(t, "data=frey&hidden=2&m=15&speed=0&play=1")
-	su := c.Until("setup", freyWait, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+	su := c.Until("setup", streamtest.FreyWait, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 	n := int(streamtest.Num(streamtest.Get(su, "n")))
 	if got := len(streamtest.Floats(streamtest.Get(su, "x"))); got != n*dataset.FreyPixels {
 		t.Fatalf("setup x: %d values, want %d", got, n*dataset.FreyPixels)
@@ -39,7 +39,7 @@ func TestFreySetupAndFrames(t *testing.T) {
 		t.Fatalf("view %v, preset %v", streamtest.Get(su, "view", "kind"), streamtest.Get(su, "view", "preset"))
 	}
 	for range 6 {
-		m := c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+		m := c.Until("frame", streamtest.FreyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 		f := m.Frame
 		if got := len(streamtest.Floats(streamtest.Get(f, "layers", 0, "mean"))); got != 2*n {
 			t.Fatalf("latent mean: %d values, want %d", got, 2*n)
@@ -70,11 +70,11 @@ func TestFreyDecode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
 	}
-	e := freyEnv(t, freyFixture)
+	e := freyEnv(t, streamtest.FreyFixture(t))
 	c := e.Dial(t, "data=frey&hidden=2&m=15&play=0")
-	su := c.Until("setup", freyWait, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
-	c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
-	d, er := decode(c, map[string]any{"points": []float64{0, 0, 1.5, -1}, "frames": []int{0, 7}})
+	su := c.Until("setup", streamtest.FreyWait, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+	c.Until("frame", streamtest.FreyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	d, er := c.Decode(map[string]any{"points": []float64{0, 0, 1.5, -1}, "frames": []int{0, 7}})
 	if er != nil {
 		t.Fatalf("decode: %v", er)
 	}
@@ -125,9 +125,9 @@ func TestFreyDecodeBadInput(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
 	}
-	e := freyEnv(t, freyFixture)
+	e := freyEnv(t, streamtest.FreyFixture(t))
 	c := e.Dial(t, "data=frey&hidden=2&m=15&play=0")
-	c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	c.Until("frame", streamtest.FreyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	many := make([]float64, 2*(autoencoder.MaxDecodePoints+1))
 	for _, tc := range []struct {
 		cmd  map[string]any
@@ -143,7 +143,7 @@ func TestFreyDecodeBadInput(t *testing.T) {
 		{map[string]any{"points": "zero"}, "is not a"},
 		{map[string]any{"points": []float64{0, 0}, "hue": 1}, "unknown field"},
 	} {
-		d, er := decode(c, tc.cmd)
+		d, er := c.Decode(tc.cmd)
 		if d != nil || er == nil || er["type"] != "error" {
 			t.Errorf("%v: got %v %v, want an error", tc.cmd, d, er)
 			continue
@@ -186,8 +186,8 @@ func TestFreyDecodeBadInput(t *testing.T) {
 func TestFreyDecodeOnOtherData(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.Dial(t, "data=step&play=0")
-	c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
-	_, er := decode(c, map[string]any{"points": []float64{0}})
+	c.Until("frame", streamtest.FreyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	_, er := c.Decode(map[string]any{"points": []float64{0}})
 	if msg, _ := er["error"].(string); !strings.Contains(msg, "regression view, which has no such command") {
 		t.Fatalf("decode on step data: %v", er)
 	}
@@ -199,9 +199,9 @@ func TestFreyMoveDecoderInducing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
 	}
-	e := freyEnv(t, freyFixture)
+	e := freyEnv(t, streamtest.FreyFixture(t))
 	c := e.Dial(t, "data=frey&hidden=2&m=15&play=0")
-	f0 := c.Until("frame", freyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
+	f0 := c.Until("frame", streamtest.FreyWait, func(m streamtest.Msg) bool { return m.Type() == "frame" }).Frame
 	z := streamtest.Floats(streamtest.Get(f0, "layers", 1, "z"))
 	id := c.Ack(map[string]any{"op": "move", "layer": 1, "index": 3, "z": []float64{z[6] + 0.8, z[7] - 0.5}})
 	f1 := c.FrameAfter(id)
@@ -244,6 +244,7 @@ func FuzzCheckDecode(f *testing.F) {
 // iterations per second and frames per second while a client reads, and
 // the time of decodes (logged, never asserted).
 func TestFreyStreamingReal(t *testing.T) {
+	freyRealPath := streamtest.FreyReal(t)
 	if _, err := os.Stat(freyRealPath); err != nil {
 		t.Skipf("the real Frey faces are not at %s: skipping the live-rate measurement", freyRealPath)
 	}
@@ -259,7 +260,7 @@ func TestFreyStreamingReal(t *testing.T) {
 }
 
 func freyStreaming(t *testing.T, workers int) {
-	ds, err := dataset.LoadFrey(freyRealPath)
+	ds, err := dataset.LoadFrey(streamtest.FreyReal(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func freyStreaming(t *testing.T, workers int) {
 			pts[k] = float64(k%7)/3 - 1
 		}
 		start := time.Now()
-		d, er := decode(c, map[string]any{"points": pts})
+		d, er := c.Decode(map[string]any{"points": pts})
 		if er != nil {
 			t.Fatal(er)
 		}
@@ -307,7 +308,7 @@ func freyStreaming(t *testing.T, workers int) {
 	t.Logf("real Frey faces, streaming for %v: %.1f optimizer iterations/s, %.1f frames/s written (%d read)",
 		el.Round(time.Millisecond), float64(st.Iterations-st0.Iterations)/el.Seconds(), float64(st.Frames-st0.Frames)/el.Seconds(), nframes)
 	start = time.Now()
-	d, er := decode(c, map[string]any{"points": []float64{0.3, -0.2}})
+	d, er := c.Decode(map[string]any{"points": []float64{0.3, -0.2}})
 	if er != nil {
 		t.Fatal(er)
 	}
@@ -321,7 +322,7 @@ func TestAutoencoderFromCSV(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits the autoencoder preset twice (seconds under -race): not in the short tier")
 	}
-	frey, err := dataset.LoadFrey(freyFixture)
+	frey, err := dataset.LoadFrey(streamtest.FreyFixture(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +346,7 @@ func TestAutoencoderFromCSV(t *testing.T) {
 				t.Fatalf("view %v, image %v×%v", streamtest.Get(su, "view", "kind"), streamtest.Get(su, "view", "height"), streamtest.Get(su, "view", "width"))
 			}
 			c.Until("frame", 60*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
-			d, er := decode(c, map[string]any{"points": []float64{0, 0, 1, 1}, "frames": []int{0}})
+			d, er := c.Decode(map[string]any{"points": []float64{0, 0, 1, 1}, "frames": []int{0}})
 			if er != nil {
 				t.Fatalf("decode: %v", er)
 			}
