@@ -49,7 +49,7 @@ func BenchmarkRobotFrame(b *testing.B) {
 func BenchmarkRobotStreaming(b *testing.B) {
 	e := robotEnv(b)
 	c := e.Dial(b, "data=robot&hidden=3,3&m=20&speed=0&play=0")
-	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	c.Until("frame", streamtest.RobotWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	// Wait for the one-off baselines (a one-layer GP fit) to finish: they
 	// share the CPU with the session only once per data set.
 	for range 300 {

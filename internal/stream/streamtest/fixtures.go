@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"dgpviz/internal/dataset"
 
@@ -58,6 +59,11 @@ func RobotData(t testing.TB) *dataset.Dataset {
 	t.Fatal("no robot data: not even the fixture")
 	return nil
 }
+
+// RobotWait is how long the robot tests wait for a setup, a first frame
+// or a data-set switch's reply: the preset's restart selection on the real
+// data runs 17–27 s under -race on a busy 2-core machine, before either.
+const RobotWait = 90 * time.Second
 
 // WideData is robot-shaped synthetic data ("wide"): n scans in time, d
 // smooth signals.

@@ -225,9 +225,8 @@ func (c *Client) Send(cmd map[string]any) int64 {
 func (c *Client) Reply(id int64) map[string]any {
 	c.t.Helper()
 	// Generous: a data-set switch to the robot preset runs its restart
-	// selection before replying, which under -race on a loaded 2-core
-	// machine can take over 10 s.
-	m := c.Until("reply", 30*time.Second, func(m Msg) bool {
+	// selection before replying (RobotWait).
+	m := c.Until("reply", RobotWait, func(m Msg) bool {
 		if m.Text == nil {
 			if a, _ := m.Frame["applied"].(float64); !c.follower && id == c.next && m.Type() == "frame" && int64(a) >= id {
 				c.t.Fatalf("the frame showing command %d came before its reply", id)

@@ -22,7 +22,7 @@ import (
 func TestRobotSetupAndFrames(t *testing.T) {
 	e := robotEnv(t)
 	c := e.Dial(t, "data=robot&hidden=3,3&m=10&speed=0&play=1")
-	su := c.Until("setup", 20*time.Second, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
+	su := c.Until("setup", streamtest.RobotWait, func(m streamtest.Msg) bool { return m.Type() == "setup" }).Frame
 	n := int(streamtest.Num(streamtest.Get(su, "n")))
 	nAll := int(streamtest.Num(streamtest.Get(su, "view", "n_all")))
 	d := int(streamtest.Num(streamtest.Get(su, "d")))
@@ -109,7 +109,7 @@ func TestRobotDatasetCommandAppliesPreset(t *testing.T) {
 func TestRobotFrameEvalError(t *testing.T) {
 	e := robotEnv(t)
 	c := e.Dial(t, "data=robot&hidden=3,3&m=6&play=0")
-	c.Until("frame", 20*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	c.Until("frame", streamtest.RobotWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	c.Ack(map[string]any{"op": "move", "layer": 1, "index": 0, "z": []float64{0, 0, 0}})
 	id := c.Ack(map[string]any{"op": "move", "layer": 1, "index": 1, "z": []float64{0, 0, 0}})
 	f := c.FrameAfter(id)
@@ -136,7 +136,7 @@ func TestDatasetSwitchResetsArchitecture(t *testing.T) {
 	ds := streamtest.RobotData(t)
 	e := newEnv(t, func(o *stream.Options) { o.Catalog.Add(ds, o.Limits.MaxRows) })
 	c := e.Dial(t, streamtest.Paused+"&data=robot&hidden=3,3&m=20")
-	c.Until("frame", 30*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
+	c.Until("frame", streamtest.RobotWait, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	r := c.Reply(c.Send(map[string]any{"op": "dataset", "dataset": "step"}))
 	def := admit.DefaultConfig()
 	if h := streamtest.Get(r, "config", "hidden"); fmt.Sprint(h) != fmt.Sprint([]any{1.0, 1.0}) || streamtest.Num(streamtest.Get(r, "config", "inducing")) != float64(def.Inducing) {
