@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"dgpviz/internal/admit"
@@ -52,14 +55,33 @@ const explorerLayout = `((minShare) => {
   return [...new Set(out)].join("; ");
 })`
 
+// roomsCSV is a small table without ground truth: three rooms'
+// temperatures over two days, every tenth row held out.
+func roomsCSV() string {
+	var b strings.Builder
+	b.WriteString("x_time [h],y_kitchen [°C],y_attic [°C],y_cellar [°C],split\n")
+	for i := range 80 {
+		t := 0.6 * float64(i)
+		d := math.Sin(2 * math.Pi * t / 24)
+		split := "train"
+		if i%10 == 9 {
+			split = "test"
+		}
+		fmt.Fprintf(&b, "%.1f,%.2f,%.2f,%.2f,%s\n", t, 20+3*d+0.3*math.Sin(7*t), 18+9*d, 12+0.5*math.Cos(3*t), split)
+	}
+	return b.String()
+}
+
 // TestBrowserExplorerLayout: the latent explorer reads at a projector's
 // 1024×768, at 1280×720 and at 1920×1080, on the page and in presentation
 // mode: below 1400 px every hidden layer's view has the explorer's whole
 // width (it had two thirds, each small plot 140 px, beside the ground
-// truth), above it more than half; no tick label, title or key leaves its
-// canvas, runs into another or covers a plot; the tools stay in their
-// panel. On the small robot fixture (generated-size, with ground truth
-// and a test split), so it needs no ../shared data.
+// truth), above it more than half, and all of it for data without ground
+// truth (the second layer had a third, in the ground truth's column); no
+// tick label, title or key leaves its canvas, runs into another or covers
+// a plot; the tools stay in their panel; the held-out verdict never calls
+// two numbers it prints alike worse or better. On the small robot fixture
+// and a generated table, so it needs no ../shared data.
 func TestBrowserExplorerLayout(t *testing.T) {
 	exe := requireBrowser(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -68,47 +90,89 @@ func TestBrowserExplorerLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := dataset.LoadRobot(filepath.Join("..", "internal", "dataset", "testdata", "robot_small.txt"))
+	robot, err := dataset.LoadRobot(filepath.Join("..", "internal", "dataset", "testdata", "robot_small.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.Add(ds, l.MaxRows); err != nil {
+	rooms, err := dataset.ReadCSV(strings.NewReader(roomsCSV()), "rooms", dataset.CSVOptions{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	for _, ds := range []*dataset.Dataset{robot, rooms} {
+		if err := cat.Add(ds, l.MaxRows); err != nil {
+			t.Fatal(err)
+		}
 	}
 	def := admit.DefaultConfig()
 	def.Dataset = "robot"
-	def = admit.PresetConfig(def, ds, l)
+	def = admit.PresetConfig(def, robot, l)
 	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 1, BaselineIters: 100, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := startE2E(t, exe, srv, log, 1024, 768)
-	e.run(chromedp.Navigate(e.base + "/"))
-	e.waitFor("the explorer", `window.dgpviz && window.dgpviz.panels.explorer && window.dgpviz.panels.explorer.stats.draws > 3 && !document.getElementById("panel-explorer").hidden`)
-	e.waitFor("the held-out rows' analysis", `window.dgpviz.state.frame.view && window.dgpviz.state.frame.view.test_rmse != null`)
-	e.eval(`window.dgpviz.send({op: "pause"}), true`, nil)
-	e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
-	for _, present := range []bool{false, true} {
-		if present {
-			e.eval(`document.activeElement.blur(), true`, nil)
-			e.run(chromedp.KeyEvent("p"))
-			e.waitFor("presentation mode", `document.body.classList.contains("present")`)
-		}
-		for _, sz := range [][2]int64{{1024, 768}, {1280, 720}, {1920, 1080}} {
+	open := func(query string) {
+		t.Helper()
+		e.run(chromedp.Navigate(e.base + "/" + query))
+		e.waitFor("the explorer", `window.dgpviz && window.dgpviz.panels.explorer && window.dgpviz.panels.explorer.stats.draws > 3 && !document.getElementById("panel-explorer").hidden`)
+		e.waitFor("the held-out rows' analysis", `window.dgpviz.state.frame.view && window.dgpviz.state.frame.view.test_rmse != null && document.querySelector('[data-testid="rmse-verdict"]').textContent !== ""`)
+		e.eval(`window.dgpviz.send({op: "pause"}), true`, nil)
+		e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
+	}
+	check := func(what string, sizes [][2]int64, share func(w int64) float64) {
+		t.Helper()
+		for _, sz := range sizes {
 			e.run(chromedp.EmulateViewport(sz[0], sz[1]))
 			e.settle()
 			e.settle()
-			share := 0.9
-			if sz[0] > 1400 {
-				share = 0.5
-			}
-			if p := evalAs[string](e, fmt.Sprintf("%s(%v)", explorerLayout, share)); p != "" {
-				t.Errorf("%d×%d, presentation mode %v: %s", sz[0], sz[1], present, p)
+			if p := evalAs[string](e, fmt.Sprintf("%s(%v)", explorerLayout, share(sz[0]))); p != "" {
+				t.Errorf("%s at %d×%d: %s", what, sz[0], sz[1], p)
 			}
 			if sz[0] == 1024 {
-				e.screenshot(fmt.Sprintf("explorer-layout-present-%v-%dx%d.png", present, sz[0], sz[1]), `[data-testid="panel-explorer"]`)
+				e.screenshot(fmt.Sprintf("explorer-layout-%s-%dx%d.png", strings.ReplaceAll(what, " ", "-"), sz[0], sz[1]), `[data-testid="panel-explorer"]`)
 			}
 		}
 	}
+	all := [][2]int64{{1024, 768}, {1280, 720}, {1920, 1080}}
+	beside := func(w int64) float64 {
+		if w > 1400 {
+			return 0.5 // beside the ground truth
+		}
+		return 0.9
+	}
+	open("")
+	check("robot", all, beside)
+	e.eval(`document.activeElement.blur(), true`, nil)
+	e.run(chromedp.KeyEvent("p"))
+	e.waitFor("presentation mode", `document.body.classList.contains("present")`)
+	check("robot presenting", all, beside)
+	e.noErrors()
+
+	open("?data=csv%3Arooms")
+	check("rooms", [][2]int64{{1920, 1080}, {1024, 768}}, func(int64) float64 { return 0.9 })
+	// The live verdict, and one of errors that read alike to one decimal
+	// (0.44 against 0.43 °C: it said "0.4 °C does worse than 0.4 °C").
+	apart := func(verdict string) {
+		t.Helper()
+		m := regexp.MustCompile(`\(([0-9.]+) °C\)`).FindAllStringSubmatch(verdict, -1)
+		if len(m) < 2 {
+			t.Fatalf("held-out verdict %q: want the deep GP's error and a baseline's, in °C", verdict)
+		}
+		for _, b := range m[1:] {
+			if b[1] == m[0][1] {
+				t.Errorf("held-out verdict %q compares %s with %s, which read the same", verdict, m[0][1], b[1])
+			}
+		}
+	}
+	verdict := evalAs[string](e, `document.querySelector('[data-testid="rmse-verdict"]').textContent`)
+	apart(verdict)
+	apart(evalAs[string](e, `import("/static/views/explorer/readout.js").then(({ readout }) => {
+	  const root = document.createElement("div");
+	  root.innerHTML = '<p data-testid="rmse-verdict"></p>';
+	  const data = { unit: "°C", row: { many: "rows" }, input: { values: [0, 1, 2, 3], word: "time" }, n: 2, nAll: 4, test: { n: 2 }, columns: [], d: 3 };
+	  readout(root, data, { testRMSE: 0.44, meanRMSE: 3.85, gp1RMSE: 0.43 });
+	  return root.textContent;
+	})`))
+	t.Logf("verdict: %s", verdict)
 	e.noErrors()
 }
