@@ -952,15 +952,28 @@ func UploadDialog(p PageData) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var41 string
-		templ_7745c5c3_Var41, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.Limits.MaxRows))
+		templ_7745c5c3_Var41, templ_7745c5c3_Err = templ.JoinStringErrs(thousands(p.Limits.MaxRows))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 245, Col: 179}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 245, Col: 184}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var41))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, " rows.</p><label>Image shape, rows x columns (optional, for outputs that are the pixels of images): <input type=\"text\" id=\"upload-shape\" data-testid=\"upload-shape\" placeholder=\"28x20\" size=\"8\" pattern=\"[0-9]+ *[xX×] *[0-9]+\"></label><div class=\"upload-actions\"><label class=\"button-link\">Choose a CSV file…<input type=\"file\" id=\"upload-data\" data-testid=\"upload-data\" accept=\".csv,text/csv\" hidden></label> <button type=\"submit\" value=\"cancel\">Cancel</button></div></form></dialog>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, " rows (viz serve ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var42 string
+		templ_7745c5c3_Var42, templ_7745c5c3_Err = templ.JoinStringErrs(dataset.RowsFlag)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 245, Col: 221}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var42))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, " raises it).</p><label>Image shape, rows x columns (optional, for outputs that are the pixels of images): <input type=\"text\" id=\"upload-shape\" data-testid=\"upload-shape\" placeholder=\"28x20\" size=\"8\" pattern=\"[0-9]+ *[xX×] *[0-9]+\"></label><div class=\"upload-actions\"><label class=\"button-link\">Choose a CSV file…<input type=\"file\" id=\"upload-data\" data-testid=\"upload-data\" accept=\".csv,text/csv\" hidden></label> <button type=\"submit\" value=\"cancel\">Cancel</button></div></form></dialog>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -985,12 +998,12 @@ func DownloadButton() templ.Component {
 			}()
 		}
 		ctx = templ.InitializeContext(ctx)
-		templ_7745c5c3_Var42 := templ.GetChildren(ctx)
-		if templ_7745c5c3_Var42 == nil {
-			templ_7745c5c3_Var42 = templ.NopComponent
+		templ_7745c5c3_Var43 := templ.GetChildren(ctx)
+		if templ_7745c5c3_Var43 == nil {
+			templ_7745c5c3_Var43 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "<button type=\"button\" class=\"dl\" data-download data-testid=\"download\" title=\"Download this panel for a slide: SVG, PNG or PDF, 16:9, from one snapshot of the model\" aria-label=\"download\">⤓</button>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "<button type=\"button\" class=\"dl\" data-download data-testid=\"download\" title=\"Download this panel for a slide: SVG, PNG or PDF, 16:9, from one snapshot of the model\" aria-label=\"download\">⤓</button>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1016,12 +1029,12 @@ func Slides() templ.Component {
 			}()
 		}
 		ctx = templ.InitializeContext(ctx)
-		templ_7745c5c3_Var43 := templ.GetChildren(ctx)
-		if templ_7745c5c3_Var43 == nil {
-			templ_7745c5c3_Var43 = templ.NopComponent
+		templ_7745c5c3_Var44 := templ.GetChildren(ctx)
+		if templ_7745c5c3_Var44 == nil {
+			templ_7745c5c3_Var44 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "<div class=\"slides\" role=\"group\" aria-label=\"slides\"><button type=\"button\" data-show=\"live\" data-testid=\"show-live\" title=\"Fit, layers and bound (1)\">Live</button> <button type=\"button\" data-show=\"samples\" data-testid=\"show-samples\" title=\"The fit with samples through the network: where the deep GP has two modes (2)\">Samples</button> <button type=\"button\" data-show=\"depth\" data-testid=\"show-depth\" title=\"1, 2 and 3 layers on the same data (3)\">Depth</button> <button type=\"button\" data-show=\"messages\" data-testid=\"show-messages\" title=\"The message figure: one layer's Gaussian message against the truth (4)\">Messages</button></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "<div class=\"slides\" role=\"group\" aria-label=\"slides\"><button type=\"button\" data-show=\"live\" data-testid=\"show-live\" title=\"Fit, layers and bound (1)\">Live</button> <button type=\"button\" data-show=\"samples\" data-testid=\"show-samples\" title=\"The fit with samples through the network: where the deep GP has two modes (2)\">Samples</button> <button type=\"button\" data-show=\"depth\" data-testid=\"show-depth\" title=\"1, 2 and 3 layers on the same data (3)\">Depth</button> <button type=\"button\" data-show=\"messages\" data-testid=\"show-messages\" title=\"The message figure: one layer's Gaussian message against the truth (4)\">Messages</button></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1046,12 +1059,12 @@ func Help() templ.Component {
 			}()
 		}
 		ctx = templ.InitializeContext(ctx)
-		templ_7745c5c3_Var44 := templ.GetChildren(ctx)
-		if templ_7745c5c3_Var44 == nil {
-			templ_7745c5c3_Var44 = templ.NopComponent
+		templ_7745c5c3_Var45 := templ.GetChildren(ctx)
+		if templ_7745c5c3_Var45 == nil {
+			templ_7745c5c3_Var45 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "<div id=\"help\" class=\"help\" role=\"dialog\" aria-labelledby=\"help-title\" data-testid=\"help\" hidden><div class=\"help-card\"><h2 id=\"help-title\">Keys</h2><table><tr><th><kbd>space</kbd></th><td>play / pause (edits carry on by themselves unless you paused)</td></tr><tr><th><kbd>s</kbd></th><td>one optimizer step (pauses)</td></tr><tr><th><kbd>r</kbd></th><td>reset with the seed</td></tr><tr><th><kbd>]</kbd> <kbd>[</kbd></th><td>one hidden layer more / fewer (the step demo)</td></tr><tr><th><kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd> <kbd>4</kbd></th><td>slides: live · samples through the network · depth comparison · message figure</td></tr><tr><th><kbd>PageDown</kbd> <kbd>PageUp</kbd></th><td>next / previous lesson step, or slide — a presenter's clicker (they changed the depth before; <kbd>]</kbd> and <kbd>[</kbd> still do). The arrow keys <kbd>→</kbd> <kbd>←</kbd> too</td></tr><tr><th><kbd>l</kbd></th><td>start or leave the lesson</td></tr><tr><th><kbd>p</kbd></th><td>presentation mode on / off</td></tr><tr><th><kbd>=</kbd> <kbd>-</kbd></th><td>larger / smaller type (presentation)</td></tr><tr><th><kbd>c</kbd></th><td>show / hide the controls (presentation)</td></tr><tr><th><kbd>Ctrl</kbd>+<kbd>Z</kbd>, <kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>Z</kbd></th><td>undo, redo an edit</td></tr><tr><th><kbd>?</kbd> <kbd>Esc</kbd></th><td>this help / close it</td></tr></table><p>With the mouse: drag a red ◆ sideways to move an inducing point (the function stays), up or down to pull the function; Ctrl-drag keeps q(u) (the naïve edit); double-click a layer to add a point, Alt- or Shift-click to remove one. On the fit: click to add a data point, drag one to move it, Alt-click to remove it; with samples, drag ▼ to choose the slice.</p><button type=\"button\" id=\"help-close\" data-testid=\"help-close\">Close</button></div></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "<div id=\"help\" class=\"help\" role=\"dialog\" aria-labelledby=\"help-title\" data-testid=\"help\" hidden><div class=\"help-card\"><h2 id=\"help-title\">Keys</h2><table><tr><th><kbd>space</kbd></th><td>play / pause (edits carry on by themselves unless you paused)</td></tr><tr><th><kbd>s</kbd></th><td>one optimizer step (pauses)</td></tr><tr><th><kbd>r</kbd></th><td>reset with the seed</td></tr><tr><th><kbd>]</kbd> <kbd>[</kbd></th><td>one hidden layer more / fewer (the step demo)</td></tr><tr><th><kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd> <kbd>4</kbd></th><td>slides: live · samples through the network · depth comparison · message figure</td></tr><tr><th><kbd>PageDown</kbd> <kbd>PageUp</kbd></th><td>next / previous lesson step, or slide — a presenter's clicker (they changed the depth before; <kbd>]</kbd> and <kbd>[</kbd> still do). The arrow keys <kbd>→</kbd> <kbd>←</kbd> too</td></tr><tr><th><kbd>l</kbd></th><td>start or leave the lesson</td></tr><tr><th><kbd>p</kbd></th><td>presentation mode on / off</td></tr><tr><th><kbd>=</kbd> <kbd>-</kbd></th><td>larger / smaller type (presentation)</td></tr><tr><th><kbd>c</kbd></th><td>show / hide the controls (presentation)</td></tr><tr><th><kbd>Ctrl</kbd>+<kbd>Z</kbd>, <kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>Z</kbd></th><td>undo, redo an edit</td></tr><tr><th><kbd>?</kbd> <kbd>Esc</kbd></th><td>this help / close it</td></tr></table><p>With the mouse: drag a red ◆ sideways to move an inducing point (the function stays), up or down to pull the function; Ctrl-drag keeps q(u) (the naïve edit); double-click a layer to add a point, Alt- or Shift-click to remove one. On the fit: click to add a data point, drag one to move it, Alt-click to remove it; with samples, drag ▼ to choose the slice.</p><button type=\"button\" id=\"help-close\" data-testid=\"help-close\">Close</button></div></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1076,12 +1089,12 @@ func LessonBar() templ.Component {
 			}()
 		}
 		ctx = templ.InitializeContext(ctx)
-		templ_7745c5c3_Var45 := templ.GetChildren(ctx)
-		if templ_7745c5c3_Var45 == nil {
-			templ_7745c5c3_Var45 = templ.NopComponent
+		templ_7745c5c3_Var46 := templ.GetChildren(ctx)
+		if templ_7745c5c3_Var46 == nil {
+			templ_7745c5c3_Var46 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "<aside id=\"lesson\" class=\"lesson\" data-testid=\"lesson\" aria-live=\"polite\" hidden><div class=\"lesson-body\"><div class=\"lesson-where\" id=\"lesson-where\"></div><h2 id=\"lesson-title\" data-testid=\"lesson-title\"></h2><p id=\"lesson-text\" data-testid=\"lesson-text\"></p></div><div class=\"lesson-nav\"><button type=\"button\" id=\"lesson-prev\" data-testid=\"lesson-prev\" title=\"Previous step (PageUp)\">◀ Back</button> <button type=\"button\" id=\"lesson-next\" data-testid=\"lesson-next\" title=\"Next step (PageDown)\">Next ▶</button> <button type=\"button\" id=\"lesson-close\" data-testid=\"lesson-close\" title=\"Leave the lesson (l)\" aria-label=\"leave the lesson\">✕</button></div></aside>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "<aside id=\"lesson\" class=\"lesson\" data-testid=\"lesson\" aria-live=\"polite\" hidden><div class=\"lesson-body\"><div class=\"lesson-where\" id=\"lesson-where\"></div><h2 id=\"lesson-title\" data-testid=\"lesson-title\"></h2><p id=\"lesson-text\" data-testid=\"lesson-text\"></p></div><div class=\"lesson-nav\"><button type=\"button\" id=\"lesson-prev\" data-testid=\"lesson-prev\" title=\"Previous step (PageUp)\">◀ Back</button> <button type=\"button\" id=\"lesson-next\" data-testid=\"lesson-next\" title=\"Next step (PageDown)\">Next ▶</button> <button type=\"button\" id=\"lesson-close\" data-testid=\"lesson-close\" title=\"Leave the lesson (l)\" aria-label=\"leave the lesson\">✕</button></div></aside>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
