@@ -142,6 +142,11 @@ func TestBrowserExplorerLayout(t *testing.T) {
 	}
 	open("")
 	check("robot", all, beside)
+	// Its hidden layers are 3-D: the message figure has no layer to show,
+	// and its button says so instead of opening an empty figure.
+	if why := evalAs[string](e, `(() => { const b = document.querySelector('[data-testid="mc-toggle"]'); return b.disabled ? b.title : ""; })()`); !strings.Contains(why, "1-D input and output") {
+		t.Errorf("the message figure's button with no 1-D layer: disabled with a reason %q, want one naming the 1-D layer it needs", why)
+	}
 	e.eval(`document.activeElement.blur(), true`, nil)
 	e.run(chromedp.KeyEvent("p"))
 	e.waitFor("presentation mode", `document.body.classList.contains("present")`)
