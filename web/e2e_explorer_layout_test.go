@@ -52,6 +52,9 @@ const explorerLayout = `((minShare) => {
     }
   }
   if (labels < 20) out.push("only " + labels + " labels drawn");
+  // The top bar's actions wrap as one group: "?" on Lesson's line.
+  const top = (id) => document.getElementById(id).getBoundingClientRect();
+  if (Math.abs(top("help-open").bottom - top("lesson-open").bottom) > 2) out.push("the top bar's ? is not on Lesson's line");
   return [...new Set(out)].join("; ");
 })`
 
@@ -118,6 +121,8 @@ func TestBrowserExplorerLayout(t *testing.T) {
 		e.waitFor("the held-out rows' analysis", `window.dgpviz.state.frame.view && window.dgpviz.state.frame.view.test_rmse != null && document.querySelector('[data-testid="rmse-verdict"]').textContent !== ""`)
 		e.eval(`window.dgpviz.send({op: "pause"}), true`, nil)
 		e.waitFor("paused", `window.dgpviz.state.frame.running === false`)
+		// the top bar at its widest, as a finished fit leaves it
+		e.eval(`document.getElementById("status").textContent = "converged (function convergence)", true`, nil)
 	}
 	check := func(what string, sizes [][2]int64, share func(w int64) float64) {
 		t.Helper()
