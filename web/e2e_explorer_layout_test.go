@@ -147,6 +147,10 @@ func TestBrowserExplorerLayout(t *testing.T) {
 	}
 	open("")
 	check("robot", all, beside)
+	// The bound's per-layer terms carry their unit.
+	if head := evalAs[string](e, `document.querySelector('[data-testid="bound-terms"] tr').textContent`); strings.Count(head, "(nats)") != 3 {
+		t.Errorf("the bound's terms table heads %q: want KL, compression and propagation in nats", head)
+	}
 	// Its hidden layers are 3-D: the message figure has no layer to show,
 	// and its button says so instead of opening an empty figure.
 	if why := evalAs[string](e, `(() => { const b = document.querySelector('[data-testid="mc-toggle"]'); return b.disabled ? b.title : ""; })()`); !strings.Contains(why, "1-D input and output") {

@@ -119,7 +119,7 @@ register("bound", (el, app) => {
         tbl.dataset.testid = "bound-terms";
         el.append(tbl);
       }
-      const rows = [`<tr><th>layer</th><th>KL</th><th>compression</th><th>propagation</th></tr>`];
+      const rows = [`<tr><th>layer</th><th>KL (nats)</th><th>compression (nats)</th><th>propagation (nats)</th></tr>`];
       p.terms.forEach((t, l) => rows.push(`<tr><td>${l + 1}</td><td>${fmt(t[0])}</td><td>${fmt(t[1])}</td><td>${fmt(t[2])}</td></tr>`));
       rows.push(`<tr class="sum"><td colspan="4">likelihood ${fmt(p.lik)} − penalties ${fmt(p.lik - p.bound)} = bound ${fmt(p.bound)} nats</td></tr>`);
       const html = rows.join("");
