@@ -59,6 +59,14 @@ export function fmt(v) {
   return Number(v.toPrecision(4)).toString();
 }
 
+// fmtBound writes a bound for the page's card: as fmt, but a large one
+// (the Frey faces' -1,104,352) in whole nats with thousands separators,
+// whose last digits move as it climbs (-1.1e+6 stood still).
+export function fmtBound(v) {
+  if (!isFinite(v) || Math.abs(v) < 1e5) return fmt(v);
+  return Math.round(v).toLocaleString("en");
+}
+
 // tickLabel formats a tick at the given spacing: as many decimals as the
 // spacing needs (so neighbouring ticks never read the same), a true minus
 // sign (−), and exponents for very large or small numbers.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,6 +178,11 @@ func TestBrowserExplorerLayout(t *testing.T) {
 				t.Errorf("held-out verdict %q compares %s with %s, which read the same", verdict, m[0][1], b[1])
 			}
 		}
+	}
+	// The bound's card: a large bound in whole nats, so that it moves as
+	// it climbs; a small one to four significant digits.
+	if got := evalAs[[]string](e, `import("/static/plot.js").then(({ fmtBound }) => [fmtBound(-1104352.4), fmtBound(-1104351.6), fmtBound(-5157.26), fmtBound(-0.76543)])`); !slices.Equal(got, []string{"-1,104,352", "-1,104,352", "-5157", "-0.7654"}) {
+		t.Errorf("bounds written %q, want -1,104,352 twice, -5157, -0.7654", got)
 	}
 	verdict := evalAs[string](e, `document.querySelector('[data-testid="rmse-verdict"]').textContent`)
 	apart(verdict)
