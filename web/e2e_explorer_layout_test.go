@@ -148,6 +148,10 @@ func TestBrowserExplorerLayout(t *testing.T) {
 	}
 	open("")
 	check("robot", all, beside)
+	// The held-out toggle says the data's word for a row, as the titles do.
+	if label := e.text(`[data-testid="explorer-show-test-label"]`); label != "held-out scans" {
+		t.Errorf("the held-out toggle of the robot's scans says %q, want \"held-out scans\"", label)
+	}
 	// The bound's per-layer terms carry their unit.
 	if head := evalAs[string](e, `document.querySelector('[data-testid="bound-terms"] tr').textContent`); strings.Count(head, "(nats)") != 3 {
 		t.Errorf("the bound's terms table heads %q: want KL, compression and propagation in nats", head)
