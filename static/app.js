@@ -575,6 +575,7 @@ function shareLink() {
   const url = `${state.shareURL || `${location.origin}/`}?follow=${encodeURIComponent(state.shareKey)}${view.present ? "&present=1" : ""}`;
   navigator.clipboard?.writeText(url).catch(() => {});
   $("share-link").value = url;
+  $("share-link").size = url.length + 2; // the whole link in view: students copy it off the screen
   $("share-dialog").hidden = false;
   $("share-link").select();
 }
