@@ -70,15 +70,19 @@ export function fmtBound(v) {
 // tickLabel formats a tick at the given spacing: as many decimals as the
 // spacing needs (so neighbouring ticks never read the same), a true minus
 // sign (−), and exponents for very large or small numbers.
-function tickLabel(v, step) {
+export function tickLabel(v, step) {
   const a = Math.abs(v);
-  let txt;
-  if (a !== 0 && (a >= 1e5 || a < 1e-3)) txt = v.toExponential(Math.max(1, Math.min(4, Math.round(Math.log10(a / step)))));
-  else {
+  // the decimals that write multiples of s exactly
+  const decimals = (s) => {
     let d = 0;
-    while (d < 6 && Math.abs(Math.round(step * 10 ** d) - step * 10 ** d) > 1e-6 * step * 10 ** d) d++;
-    txt = v.toFixed(d);
-  }
+    while (d < 6 && Math.abs(Math.round(s * 10 ** d) - s * 10 ** d) > 1e-6 * s * 10 ** d) d++;
+    return d;
+  };
+  let txt;
+  // in exponent form, as many mantissa decimals as the step needs
+  // (−1.105e6 between −1.080e6 and −1.130e6, not −1.10e6)
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) txt = v.toExponential(Math.max(1, decimals(step / 10 ** Math.floor(Math.log10(a)))));
+  else txt = v.toFixed(decimals(step));
   return txt.replace("e+", "e").replace(/-/g, "−"); // 1.26e6: the plus sign only costs room
 }
 const stepOf = (t) => (t.length > 1 ? Math.abs(t[1] - t[0]) : 1);
