@@ -169,6 +169,10 @@ func TestBrowserExplorerLayout(t *testing.T) {
 
 	open("?data=csv%3Arooms")
 	check("rooms", [][2]int64{{1920, 1080}, {1024, 768}}, func(int64) float64 { return 0.9 })
+	// No ground truth: no revisits to show, and no toggle for them.
+	if evalAs[bool](e, `document.querySelector('[data-testid="explorer-show-revisits"]').getBoundingClientRect().width > 0`) {
+		t.Error("data without ground truth show a revisits toggle")
+	}
 	// The live verdict, and one of errors that read alike to one decimal
 	// (0.44 against 0.43 °C: it said "0.4 °C does worse than 0.4 °C").
 	apart := func(verdict string) {
