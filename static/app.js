@@ -8,7 +8,7 @@ import { create } from "./panels/registry.js";
 // data-panel attribute (mountPanels).
 import "./panels/layer.js";
 import "./panels/layernd.js";
-import { fmt, setDrawScale, getDrawScale, onCanvasResize } from "./plot.js";
+import { fmt, fmtBound, setDrawScale, getDrawScale, onCanvasResize } from "./plot.js";
 import { historyPoints, presentCommand, otherRelay, slideOf, parseSlide, SHOWS } from "./follow.js";
 import { editReadout } from "./editreadout.js";
 import { lessons } from "./lesson.js";
@@ -287,7 +287,7 @@ function onBinary(m) {
   }
   ensureLayerPanels(m);
   $("iteration").textContent = String(m.iter);
-  $("bound-value").textContent = m.bound != null ? fmt(m.bound) : "–";
+  $("bound-value").textContent = m.bound != null ? fmtBound(m.bound) : "–";
   showStochastic(m);
   $("ips").textContent = m.running ? String(Math.round(m.ips)) : "0";
   $("followers").textContent = String(m.followers ?? 0);
@@ -575,6 +575,7 @@ function shareLink() {
   const url = `${state.shareURL || `${location.origin}/`}?follow=${encodeURIComponent(state.shareKey)}${view.present ? "&present=1" : ""}`;
   navigator.clipboard?.writeText(url).catch(() => {});
   $("share-link").value = url;
+  $("share-link").size = url.length + 2; // the whole link in view: students copy it off the screen
   $("share-dialog").hidden = false;
   $("share-link").select();
 }

@@ -59,18 +59,30 @@ export function fmt(v) {
   return Number(v.toPrecision(4)).toString();
 }
 
+// fmtBound writes a bound for the page's card: as fmt, but a large one
+// (the Frey faces' -1,104,352) in whole nats with thousands separators,
+// whose last digits move as it climbs (-1.1e+6 stood still).
+export function fmtBound(v) {
+  if (!isFinite(v) || Math.abs(v) < 1e5) return fmt(v);
+  return Math.round(v).toLocaleString("en");
+}
+
 // tickLabel formats a tick at the given spacing: as many decimals as the
 // spacing needs (so neighbouring ticks never read the same), a true minus
 // sign (−), and exponents for very large or small numbers.
-function tickLabel(v, step) {
+export function tickLabel(v, step) {
   const a = Math.abs(v);
-  let txt;
-  if (a !== 0 && (a >= 1e5 || a < 1e-3)) txt = v.toExponential(Math.max(1, Math.min(4, Math.round(Math.log10(a / step)))));
-  else {
+  // the decimals that write multiples of s exactly
+  const decimals = (s) => {
     let d = 0;
-    while (d < 6 && Math.abs(Math.round(step * 10 ** d) - step * 10 ** d) > 1e-6 * step * 10 ** d) d++;
-    txt = v.toFixed(d);
-  }
+    while (d < 6 && Math.abs(Math.round(s * 10 ** d) - s * 10 ** d) > 1e-6 * s * 10 ** d) d++;
+    return d;
+  };
+  let txt;
+  // in exponent form, as many mantissa decimals as the step needs
+  // (−1.105e6 between −1.080e6 and −1.130e6, not −1.10e6)
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) txt = v.toExponential(Math.max(1, decimals(step / 10 ** Math.floor(Math.log10(a)))));
+  else txt = v.toFixed(decimals(step));
   return txt.replace("e+", "e").replace(/-/g, "−"); // 1.26e6: the plus sign only costs room
 }
 const stepOf = (t) => (t.length > 1 ? Math.abs(t[1] - t[0]) : 1);
@@ -220,17 +232,15 @@ export class Plot {
     const yb = bottom ?? box.b;
     ctx.save();
     ctx.lineWidth = 1;
-    const xt = niceTicks(ux.to(Math.min(this.x0, this.x1)), ux.to(Math.max(this.x0, this.x1)), Math.max(2, Math.floor((box.r - box.l) / 80)));
+    const xt = this.xTicks(ux);
     const yt = niceTicks(Math.min(uy.to(this.y0), uy.to(this.y1)), Math.max(uy.to(this.y0), uy.to(this.y1)), Math.max(2, Math.floor((box.b - box.t) / 45)));
-    const xs = stepOf(xt), ys = stepOf(yt);
+    const ys = stepOf(yt);
     ctx.strokeStyle = C.grid;
     ctx.fillStyle = C.muted;
-    ctx.textAlign = "center"; ctx.textBaseline = "top";
+    ctx.textBaseline = "top";
     for (const t of xt) {
-      const px = Math.round(this.sx(ux.from(t))) + 0.5;
-      if (px < box.l - 1 || px > box.r + 1) continue;
-      if (xgrid) { ctx.beginPath(); ctx.moveTo(px, box.t); ctx.lineTo(px, box.b); ctx.stroke(); }
-      this.text(tickLabel(t, xs), px, yb + 5);
+      if (xgrid) { ctx.beginPath(); ctx.moveTo(t.px, box.t); ctx.lineTo(t.px, box.b); ctx.stroke(); }
+      if (t.label) { ctx.textAlign = t.align; this.text(t.label, t.at, yb + 5); }
     }
     ctx.textAlign = "right"; ctx.textBaseline = "middle";
     // Labels that would not fit in the left margin (beside the axis title)
@@ -263,12 +273,52 @@ export class Plot {
       ctx.restore();
     }
     if (ylabel) {
-      ctx.translate(ylabelAt ?? 13, (box.t + box.b) / 2);
+      // A title longer than the canvas is high (a long output name) gets
+      // a smaller font rather than losing its ends, as the x title.
+      const cy = (box.t + box.b) / 2, room = 2 * Math.min(cy, this.h - cy) - 4, wide = ctx.measureText(ylabel).width;
+      if (wide > room) ctx.font = ctx.font.replace(/^\d+(\.\d+)?px/, `${Math.max(7, (12 * room) / wide).toFixed(1)}px`);
+      ctx.translate(ylabelAt ?? 13, cy);
       ctx.rotate(-Math.PI / 2);
       ctx.textBaseline = "middle";
       this.text(ylabel, 0, 0);
     }
     ctx.restore();
+  }
+
+  // xTicks chooses the x axis's ticks from the room their labels need:
+  // the most round ticks (one per 80 px at most) whose labels, in the
+  // current font, keep a gap of half a label's height between them; a
+  // label that would leave the canvas is moved inside it, to end at the
+  // edge (a narrow plot's last tick is often at its edge). If even two
+  // ticks' labels would touch, every other label is left out (its grid
+  // line stays). Each tick: {px, label, at, align} ("" for no label).
+  xTicks(ux) {
+    const { ctx, box } = this;
+    const lo = ux.to(Math.min(this.x0, this.x1)), hi = ux.to(Math.max(this.x0, this.x1));
+    const gap = 0.5 * Number(/([\d.]+)px/.exec(ctx.font)?.[1] ?? 12); // half the font's size
+    const place = (vals) => {
+      const step = stepOf(vals), out = [];
+      for (const v of vals) {
+        const px = Math.round(this.sx(ux.from(v))) + 0.5;
+        if (px < box.l - 1 || px > box.r + 1) continue;
+        const label = tickLabel(v, step), half = ctx.measureText(label).width / 2;
+        let at = px, align = "center";
+        if (px - half < 1) { at = 1; align = "left"; } else if (px + half > this.w - 1) { at = this.w - 1; align = "right"; }
+        const l = align === "left" ? at : align === "right" ? at - 2 * half : at - half;
+        out.push({ px, label, at, align, l, r: l + 2 * half });
+      }
+      return out;
+    };
+    const clear = (ts) => ts.every((t, i) => i === 0 || t.l - ts[i - 1].r >= gap);
+    let ts = [];
+    for (let n = Math.max(2, Math.floor((box.r - box.l) / 80)); n >= 2; n--) {
+      ts = place(niceTicks(lo, hi, n));
+      if (clear(ts)) return ts;
+    }
+    // The fewest round ticks still crowd: label every other one (those
+    // left keep their gap, as the labels are about as wide as each other).
+    for (let i = 1; i < ts.length; i += 2) ts[i].label = "";
+    return ts;
   }
 
   // text draws str at (x, y) in the context's font, alignment and

@@ -29,6 +29,19 @@ func TestBrowserFollow(t *testing.T) {
 	if !ok || key == "" {
 		t.Fatalf("share link %q", link)
 	}
+	// The whole link is in view (students copy it off the projector), in
+	// the window, at a projector's 1024 px and at 1920.
+	for _, w := range []int64{1024, 1920} {
+		e.run(chromedp.EmulateViewport(w, 768))
+		e.settle()
+		if cut := evalAs[string](e, `(() => {
+		  const i = document.querySelector('[data-testid="share-link"]'), d = document.querySelector('[data-testid="share-dialog"]').getBoundingClientRect();
+		  return (i.scrollWidth > i.clientWidth + 1 ? "the link is cut: " + i.scrollWidth + " px in " + i.clientWidth + "; " : "") + (d.left < 0 || d.right > innerWidth ? "the dialog leaves the window" : "");
+		})()`); cut != "" {
+			t.Errorf("share dialog at %d px: %s", w, cut)
+		}
+	}
+	e.run(chromedp.EmulateViewport(1400, 1500))
 	f, _, err := websocket.DefaultDialer.Dial(ws+"follow="+key, nil)
 	if err != nil {
 		t.Fatal(err)

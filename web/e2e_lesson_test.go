@@ -22,6 +22,17 @@ func TestBrowserLesson(t *testing.T) {
 	if !strings.Contains(e.textOf("lesson"), "step 1 of") {
 		t.Errorf("the lesson bar: %q", e.textOf("lesson"))
 	}
+	// The step arrives fitted: the bound's history is one point, which the
+	// chart draws (it was empty beside the bound the card showed).
+	e.settle()
+	if got := evalAs[[]float64](e, `(() => {
+	  const c = document.querySelector('[data-testid="panel-bound"] canvas'), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+	  let k = 0; // the likelihood's colour, #047857
+	  for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - 4) < 10 && Math.abs(d[i + 1] - 120) < 10 && Math.abs(d[i + 2] - 87) < 10 && d[i + 3] > 200) k++;
+	  return [window.dgpviz.state.history.length, k];
+	})()`); got[0] == 1 && got[1] < 20 {
+		t.Errorf("the bound chart of a one-point history drew %v pixels of the likelihood's colour: the point is missing", got[1])
+	}
 	key := evalAs[string](e, `window.dgpviz.state.shareKey`)
 
 	tab, cancel := chromedp.NewContext(e.ctx)

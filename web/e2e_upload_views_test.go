@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,10 @@ func (e *e2e) uploadThroughDialog(path, shape string) {
 	e.waitFor("the upload dialog", `document.querySelector('[data-testid="upload-dialog"]').open`)
 	if text := e.text(`[data-testid="upload-dialog"]`); !strings.Contains(text, "truth") || !strings.Contains(text, "split") {
 		e.t.Errorf("the upload dialog does not state the CSV conventions: %.300q", text)
+	}
+	// the row limit as people write it, and the flag that raises it
+	if text := e.text(`[data-testid="upload-dialog"]`); !regexp.MustCompile(`At most \d{1,3}(,\d{3})* rows \(viz serve -max-rows raises it\)`).MatchString(text) {
+		e.t.Errorf("the upload dialog does not state its row limit and the flag that raises it: %.600q", text)
 	}
 	if shape != "" {
 		e.run(chromedp.SendKeys(`[data-testid="upload-shape"]`, shape))

@@ -13,6 +13,25 @@ func uitoa(n uint64) string              { return strconv.FormatUint(n, 10) }
 func ftoa(f float64) string              { return strconv.FormatFloat(f, 'g', -1, 64) }
 func contains(s []string, v string) bool { return slices.Contains(s, v) }
 
+// thousands writes n with a comma between groups of three digits
+// (10,000,000), as the page and the docs write row counts.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
 func widths(h []int) string {
 	s := make([]string, len(h))
 	for i, w := range h {

@@ -90,7 +90,7 @@ func Page(p PageData) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<div class=\"lesson-launch\"><button type=\"button\" id=\"lesson-open\" data-testid=\"lesson-open\" title=\"A guided lesson through the paper on this live session (l); PageDown/PageUp go from step to step\">Lesson</button><div id=\"lesson-menu\" class=\"lesson-menu\" data-testid=\"lesson-menu\" hidden></div></div><button type=\"button\" id=\"share\" data-testid=\"share\" title=\"Share live: a link that lets students follow this session read-only on their own devices, and fork it to experiment\">Share live</button> <button type=\"button\" id=\"present\" data-testid=\"present\" aria-pressed=\"false\" title=\"Presentation mode: the live session on one screen, larger type, keyboard-driven (p). ? lists the keys\">Present</button> <button type=\"button\" id=\"help-open\" class=\"help-open\" data-testid=\"help-open\" title=\"Keyboard help (?)\" aria-label=\"keyboard help\">?</button></header>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<div class=\"top-actions\" role=\"group\" aria-label=\"lesson, sharing and presentation\"><div class=\"lesson-launch\"><button type=\"button\" id=\"lesson-open\" data-testid=\"lesson-open\" title=\"A guided lesson through the paper on this live session (l); PageDown/PageUp go from step to step\">Lesson</button><div id=\"lesson-menu\" class=\"lesson-menu\" data-testid=\"lesson-menu\" hidden></div></div><button type=\"button\" id=\"share\" data-testid=\"share\" title=\"Share live: a link that lets students follow this session read-only on their own devices, and fork it to experiment\">Share live</button> <button type=\"button\" id=\"present\" data-testid=\"present\" aria-pressed=\"false\" title=\"Presentation mode: the live session on one screen, larger type, keyboard-driven (p). ? lists the keys\">Present</button> <button type=\"button\" id=\"help-open\" class=\"help-open\" data-testid=\"help-open\" title=\"Keyboard help (?)\" aria-label=\"keyboard help\">?</button></div></header>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -102,7 +102,7 @@ func Page(p PageData) templ.Component {
 			var templ_7745c5c3_Var4 string
 			templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(p.Notice)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 68, Col: 66}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 70, Col: 66}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 			if templ_7745c5c3_Err != nil {
@@ -243,7 +243,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(sp))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 116, Col: 30}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 118, Col: 30}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 			if templ_7745c5c3_Err != nil {
@@ -266,7 +266,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(speedLabel(sp))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 116, Col: 84}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 118, Col: 84}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 			if templ_7745c5c3_Err != nil {
@@ -294,7 +294,7 @@ func Controls(p PageData) templ.Component {
 		var templ_7745c5c3_Var9 string
 		templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(uitoa(p.Config.Seed))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 121, Col: 110}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 123, Col: 110}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 		if templ_7745c5c3_Err != nil {
@@ -307,7 +307,7 @@ func Controls(p PageData) templ.Component {
 		var templ_7745c5c3_Var10 string
 		templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs("L-BFGS steps on every row, Adam on every row or on minibatches, SVI on minibatches with natural gradients for q(u). Above " + itoa(train.StochasticRows) + " rows the page fits by SVI where L-BFGS is asked for")
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 136, Col: 269}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 138, Col: 269}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 		if templ_7745c5c3_Err != nil {
@@ -350,7 +350,7 @@ func Controls(p PageData) templ.Component {
 		var templ_7745c5c3_Var11 string
 		templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(ftoa(p.Config.LearningRate))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 142, Col: 160}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 144, Col: 160}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 		if templ_7745c5c3_Err != nil {
@@ -368,7 +368,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var12 string
 			templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs("freeze-" + g)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 147, Col: 67}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 149, Col: 67}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 			if templ_7745c5c3_Err != nil {
@@ -381,7 +381,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var13 string
 			templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs("freeze-" + g)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 147, Col: 97}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 149, Col: 97}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 			if templ_7745c5c3_Err != nil {
@@ -394,7 +394,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var14 string
 			templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(g)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 147, Col: 114}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 149, Col: 114}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 			if templ_7745c5c3_Err != nil {
@@ -417,7 +417,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var15 string
 			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(groupLabel(g))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 147, Col: 176}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 149, Col: 176}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 			if templ_7745c5c3_Err != nil {
@@ -440,7 +440,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var16 string
 			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(d.Name)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 156, Col: 28}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 158, Col: 28}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 			if templ_7745c5c3_Err != nil {
@@ -463,7 +463,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var17 string
 			templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(d.Description)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 156, Col: 93}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 158, Col: 93}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 			if templ_7745c5c3_Err != nil {
@@ -476,7 +476,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var18 string
 			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(d.Name)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 156, Col: 104}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 158, Col: 104}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 			if templ_7745c5c3_Err != nil {
@@ -489,7 +489,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var19 string
 			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(d.Rows))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 156, Col: 122}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 158, Col: 122}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
 			if templ_7745c5c3_Err != nil {
@@ -502,7 +502,7 @@ func Controls(p PageData) templ.Component {
 			var templ_7745c5c3_Var20 string
 			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(d.Outputs))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 156, Col: 143}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 158, Col: 143}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 			if templ_7745c5c3_Err != nil {
@@ -520,7 +520,7 @@ func Controls(p PageData) templ.Component {
 		var templ_7745c5c3_Var21 string
 		templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(widths(p.Config.Hidden))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 161, Col: 155}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 163, Col: 155}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 		if templ_7745c5c3_Err != nil {
@@ -533,7 +533,7 @@ func Controls(p PageData) templ.Component {
 		var templ_7745c5c3_Var22 string
 		templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.Limits.MaxInducing))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 162, Col: 117}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 164, Col: 117}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 		if templ_7745c5c3_Err != nil {
@@ -546,7 +546,7 @@ func Controls(p PageData) templ.Component {
 		var templ_7745c5c3_Var23 string
 		templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.Config.Inducing))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 162, Col: 160}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 164, Col: 160}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var23))
 		if templ_7745c5c3_Err != nil {
@@ -590,7 +590,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var25 string
 		templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs("panel-" + id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 171, Col: 42}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 173, Col: 42}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
 		if templ_7745c5c3_Err != nil {
@@ -603,7 +603,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var26 string
 		templ_7745c5c3_Var26, templ_7745c5c3_Err = templ.JoinStringErrs("panel-" + id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 171, Col: 72}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 173, Col: 72}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var26))
 		if templ_7745c5c3_Err != nil {
@@ -616,7 +616,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var27 string
 		templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs(id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 171, Col: 90}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 173, Col: 90}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var27))
 		if templ_7745c5c3_Err != nil {
@@ -629,7 +629,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var28 string
 		templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs("title-" + id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 171, Col: 124}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 173, Col: 124}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var28))
 		if templ_7745c5c3_Err != nil {
@@ -642,7 +642,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var29 string
 		templ_7745c5c3_Var29, templ_7745c5c3_Err = templ.JoinStringErrs("title-" + id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 173, Col: 25}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 175, Col: 25}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var29))
 		if templ_7745c5c3_Err != nil {
@@ -655,7 +655,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var30 string
 		templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(title)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 173, Col: 35}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 175, Col: 35}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
 		if templ_7745c5c3_Err != nil {
@@ -684,7 +684,7 @@ func Panel(id, title string, explain templ.Component) templ.Component {
 		var templ_7745c5c3_Var31 string
 		templ_7745c5c3_Var31, templ_7745c5c3_Err = templ.JoinStringErrs(title)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 182, Col: 57}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 184, Col: 57}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var31))
 		if templ_7745c5c3_Err != nil {
@@ -941,7 +941,7 @@ func UploadDialog(p PageData) templ.Component {
 		var templ_7745c5c3_Var40 string
 		templ_7745c5c3_Var40, templ_7745c5c3_Err = templ.JoinStringErrs(p.CSVConventions)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 244, Col: 24}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 246, Col: 24}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var40))
 		if templ_7745c5c3_Err != nil {
@@ -952,15 +952,28 @@ func UploadDialog(p PageData) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var41 string
-		templ_7745c5c3_Var41, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.Limits.MaxRows))
+		templ_7745c5c3_Var41, templ_7745c5c3_Err = templ.JoinStringErrs(thousands(p.Limits.MaxRows))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 245, Col: 179}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 247, Col: 184}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var41))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, " rows.</p><label>Image shape, rows x columns (optional, for outputs that are the pixels of images): <input type=\"text\" id=\"upload-shape\" data-testid=\"upload-shape\" placeholder=\"28x20\" size=\"8\" pattern=\"[0-9]+ *[xX×] *[0-9]+\"></label><div class=\"upload-actions\"><label class=\"button-link\">Choose a CSV file…<input type=\"file\" id=\"upload-data\" data-testid=\"upload-data\" accept=\".csv,text/csv\" hidden></label> <button type=\"submit\" value=\"cancel\">Cancel</button></div></form></dialog>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, " rows (viz serve ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var42 string
+		templ_7745c5c3_Var42, templ_7745c5c3_Err = templ.JoinStringErrs(dataset.RowsFlag)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `page.templ`, Line: 247, Col: 221}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var42))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, " raises it).</p><label>Image shape, rows x columns (optional, for outputs that are the pixels of images): <input type=\"text\" id=\"upload-shape\" data-testid=\"upload-shape\" placeholder=\"28x20\" size=\"8\" pattern=\"[0-9]+ *[xX×] *[0-9]+\"></label><div class=\"upload-actions\"><label class=\"button-link\">Choose a CSV file…<input type=\"file\" id=\"upload-data\" data-testid=\"upload-data\" accept=\".csv,text/csv\" hidden></label> <button type=\"submit\" value=\"cancel\">Cancel</button></div></form></dialog>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -985,12 +998,12 @@ func DownloadButton() templ.Component {
 			}()
 		}
 		ctx = templ.InitializeContext(ctx)
-		templ_7745c5c3_Var42 := templ.GetChildren(ctx)
-		if templ_7745c5c3_Var42 == nil {
-			templ_7745c5c3_Var42 = templ.NopComponent
+		templ_7745c5c3_Var43 := templ.GetChildren(ctx)
+		if templ_7745c5c3_Var43 == nil {
+			templ_7745c5c3_Var43 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "<button type=\"button\" class=\"dl\" data-download data-testid=\"download\" title=\"Download this panel for a slide: SVG, PNG or PDF, 16:9, from one snapshot of the model\" aria-label=\"download\">⤓</button>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "<button type=\"button\" class=\"dl\" data-download data-testid=\"download\" title=\"Download this panel for a slide: SVG, PNG or PDF, 16:9, from one snapshot of the model\" aria-label=\"download\">⤓</button>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1016,12 +1029,12 @@ func Slides() templ.Component {
 			}()
 		}
 		ctx = templ.InitializeContext(ctx)
-		templ_7745c5c3_Var43 := templ.GetChildren(ctx)
-		if templ_7745c5c3_Var43 == nil {
-			templ_7745c5c3_Var43 = templ.NopComponent
+		templ_7745c5c3_Var44 := templ.GetChildren(ctx)
+		if templ_7745c5c3_Var44 == nil {
+			templ_7745c5c3_Var44 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "<div class=\"slides\" role=\"group\" aria-label=\"slides\"><button type=\"button\" data-show=\"live\" data-testid=\"show-live\" title=\"Fit, layers and bound (1)\">Live</button> <button type=\"button\" data-show=\"samples\" data-testid=\"show-samples\" title=\"The fit with samples through the network: where the deep GP has two modes (2)\">Samples</button> <button type=\"button\" data-show=\"depth\" data-testid=\"show-depth\" title=\"1, 2 and 3 layers on the same data (3)\">Depth</button> <button type=\"button\" data-show=\"messages\" data-testid=\"show-messages\" title=\"The message figure: one layer's Gaussian message against the truth (4)\">Messages</button></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "<div class=\"slides\" role=\"group\" aria-label=\"slides\"><button type=\"button\" data-show=\"live\" data-testid=\"show-live\" title=\"Fit, layers and bound (1)\">Live</button> <button type=\"button\" data-show=\"samples\" data-testid=\"show-samples\" title=\"The fit with samples through the network: where the deep GP has two modes (2)\">Samples</button> <button type=\"button\" data-show=\"depth\" data-testid=\"show-depth\" title=\"1, 2 and 3 layers on the same data (3)\">Depth</button> <button type=\"button\" data-show=\"messages\" data-testid=\"show-messages\" title=\"The message figure: one layer's Gaussian message against the truth (4)\">Messages</button></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1046,12 +1059,12 @@ func Help() templ.Component {
 			}()
 		}
 		ctx = templ.InitializeContext(ctx)
-		templ_7745c5c3_Var44 := templ.GetChildren(ctx)
-		if templ_7745c5c3_Var44 == nil {
-			templ_7745c5c3_Var44 = templ.NopComponent
+		templ_7745c5c3_Var45 := templ.GetChildren(ctx)
+		if templ_7745c5c3_Var45 == nil {
+			templ_7745c5c3_Var45 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "<div id=\"help\" class=\"help\" role=\"dialog\" aria-labelledby=\"help-title\" data-testid=\"help\" hidden><div class=\"help-card\"><h2 id=\"help-title\">Keys</h2><table><tr><th><kbd>space</kbd></th><td>play / pause (edits carry on by themselves unless you paused)</td></tr><tr><th><kbd>s</kbd></th><td>one optimizer step (pauses)</td></tr><tr><th><kbd>r</kbd></th><td>reset with the seed</td></tr><tr><th><kbd>]</kbd> <kbd>[</kbd></th><td>one hidden layer more / fewer (the step demo)</td></tr><tr><th><kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd> <kbd>4</kbd></th><td>slides: live · samples through the network · depth comparison · message figure</td></tr><tr><th><kbd>PageDown</kbd> <kbd>PageUp</kbd></th><td>next / previous lesson step, or slide — a presenter's clicker (they changed the depth before; <kbd>]</kbd> and <kbd>[</kbd> still do). The arrow keys <kbd>→</kbd> <kbd>←</kbd> too</td></tr><tr><th><kbd>l</kbd></th><td>start or leave the lesson</td></tr><tr><th><kbd>p</kbd></th><td>presentation mode on / off</td></tr><tr><th><kbd>=</kbd> <kbd>-</kbd></th><td>larger / smaller type (presentation)</td></tr><tr><th><kbd>c</kbd></th><td>show / hide the controls (presentation)</td></tr><tr><th><kbd>Ctrl</kbd>+<kbd>Z</kbd>, <kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>Z</kbd></th><td>undo, redo an edit</td></tr><tr><th><kbd>?</kbd> <kbd>Esc</kbd></th><td>this help / close it</td></tr></table><p>With the mouse: drag a red ◆ sideways to move an inducing point (the function stays), up or down to pull the function; Ctrl-drag keeps q(u) (the naïve edit); double-click a layer to add a point, Alt- or Shift-click to remove one. On the fit: click to add a data point, drag one to move it, Alt-click to remove it; with samples, drag ▼ to choose the slice.</p><button type=\"button\" id=\"help-close\" data-testid=\"help-close\">Close</button></div></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "<div id=\"help\" class=\"help\" role=\"dialog\" aria-labelledby=\"help-title\" data-testid=\"help\" hidden><div class=\"help-card\"><h2 id=\"help-title\">Keys</h2><table><tr><th><kbd>space</kbd></th><td>play / pause (edits carry on by themselves unless you paused)</td></tr><tr><th><kbd>s</kbd></th><td>one optimizer step (pauses)</td></tr><tr><th><kbd>r</kbd></th><td>reset with the seed</td></tr><tr><th><kbd>]</kbd> <kbd>[</kbd></th><td>one hidden layer more / fewer (the step demo)</td></tr><tr><th><kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd> <kbd>4</kbd></th><td>slides: live · samples through the network · depth comparison · message figure</td></tr><tr><th><kbd>PageDown</kbd> <kbd>PageUp</kbd></th><td>next / previous lesson step, or slide — a presenter's clicker (they changed the depth before; <kbd>]</kbd> and <kbd>[</kbd> still do). The arrow keys <kbd>→</kbd> <kbd>←</kbd> too</td></tr><tr><th><kbd>l</kbd></th><td>start or leave the lesson</td></tr><tr><th><kbd>p</kbd></th><td>presentation mode on / off</td></tr><tr><th><kbd>=</kbd> <kbd>-</kbd></th><td>larger / smaller type (presentation)</td></tr><tr><th><kbd>c</kbd></th><td>show / hide the controls (presentation)</td></tr><tr><th><kbd>Ctrl</kbd>+<kbd>Z</kbd>, <kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>Z</kbd></th><td>undo, redo an edit</td></tr><tr><th><kbd>?</kbd> <kbd>Esc</kbd></th><td>this help / close it</td></tr></table><p>With the mouse: drag a red ◆ sideways to move an inducing point (the function stays), up or down to pull the function; Ctrl-drag keeps q(u) (the naïve edit); double-click a layer to add a point, Alt- or Shift-click to remove one. On the fit: click to add a data point, drag one to move it, Alt-click to remove it; with samples, drag ▼ to choose the slice.</p><button type=\"button\" id=\"help-close\" data-testid=\"help-close\">Close</button></div></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1076,12 +1089,12 @@ func LessonBar() templ.Component {
 			}()
 		}
 		ctx = templ.InitializeContext(ctx)
-		templ_7745c5c3_Var45 := templ.GetChildren(ctx)
-		if templ_7745c5c3_Var45 == nil {
-			templ_7745c5c3_Var45 = templ.NopComponent
+		templ_7745c5c3_Var46 := templ.GetChildren(ctx)
+		if templ_7745c5c3_Var46 == nil {
+			templ_7745c5c3_Var46 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "<aside id=\"lesson\" class=\"lesson\" data-testid=\"lesson\" aria-live=\"polite\" hidden><div class=\"lesson-body\"><div class=\"lesson-where\" id=\"lesson-where\"></div><h2 id=\"lesson-title\" data-testid=\"lesson-title\"></h2><p id=\"lesson-text\" data-testid=\"lesson-text\"></p></div><div class=\"lesson-nav\"><button type=\"button\" id=\"lesson-prev\" data-testid=\"lesson-prev\" title=\"Previous step (PageUp)\">◀ Back</button> <button type=\"button\" id=\"lesson-next\" data-testid=\"lesson-next\" title=\"Next step (PageDown)\">Next ▶</button> <button type=\"button\" id=\"lesson-close\" data-testid=\"lesson-close\" title=\"Leave the lesson (l)\" aria-label=\"leave the lesson\">✕</button></div></aside>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "<aside id=\"lesson\" class=\"lesson\" data-testid=\"lesson\" aria-live=\"polite\" hidden><div class=\"lesson-body\"><div class=\"lesson-where\" id=\"lesson-where\"></div><h2 id=\"lesson-title\" data-testid=\"lesson-title\"></h2><p id=\"lesson-text\" data-testid=\"lesson-text\"></p></div><div class=\"lesson-nav\"><button type=\"button\" id=\"lesson-prev\" data-testid=\"lesson-prev\" title=\"Previous step (PageUp)\">◀ Back</button> <button type=\"button\" id=\"lesson-next\" data-testid=\"lesson-next\" title=\"Next step (PageDown)\">Next ▶</button> <button type=\"button\" id=\"lesson-close\" data-testid=\"lesson-close\" title=\"Leave the lesson (l)\" aria-label=\"leave the lesson\">✕</button></div></aside>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

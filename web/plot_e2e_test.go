@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -13,6 +14,7 @@ import (
 // least two inside the range, so that every axis shows a scale. The last
 // two cases are the robot view's latent axes in presentation mode, where
 // the step that makes at most n ticks (5) left only 0 inside the range.
+// Their labels (tickLabel) in exponent form keep the step's digits.
 func TestBrowserTicks(t *testing.T) {
 	e := newE2E(t)
 	e.run(chromedp.Navigate(e.base + "/"))
@@ -37,5 +39,10 @@ func TestBrowserTicks(t *testing.T) {
 		if !ok {
 			t.Errorf("niceTicks(%v, %v, %d) = %v, want %v", c.lo, c.hi, c.n, got, c.want)
 		}
+	}
+	// Tick labels in exponent form keep the step's digits: evenly spaced
+	// ticks read evenly spaced.
+	if got := evalAs[[]string](e, `import("/static/plot.js").then(({ tickLabel }) => [-1.08e6, -1.105e6, -1.13e6, 2e-4, 2.5e-4].map((v, i) => tickLabel(v, i < 3 ? 25000 : 5e-5)))`); !slices.Equal(got, []string{"−1.080e6", "−1.105e6", "−1.130e6", "2.0e−4", "2.5e−4"}) {
+		t.Errorf("tick labels %q, want −1.080e6, −1.105e6, −1.130e6, 2.0e−4, 2.5e−4", got)
 	}
 }

@@ -47,7 +47,8 @@ register("bound", (el, app) => {
       if (since >= 0) h = h.filter((p) => p.iter >= since);
       if (h.length === 0) return;
       const nL = h[h.length - 1].terms.length;
-      const i0 = h[0].iter, i1 = Math.max(h[h.length - 1].iter, i0 + 10);
+      // One point (a lesson's step arrives fitted): it stands in the middle.
+      const i0 = h.length === 1 ? h[0].iter - 5 : h[0].iter, i1 = Math.max(h[h.length - 1].iter, i0 + 10);
       // "recent": the last 40 % of the run (at least the last 20 points),
       // with a robust bottom: one disastrous moment (an edit that cost
       // 10⁵ nats) does not squash the rest flat; points below it are
@@ -96,6 +97,24 @@ register("bound", (el, app) => {
         }
         plot.line(n, x, (k) => h[k].lik, C.lik, 1.5, [5, 3]);
         plot.line(n, x, (k) => h[k].bound, C.bound, 2.4);
+        // A single point draws no line or band: a bar of its penalties
+        // and dots for the likelihood and the bound, so that the chart
+        // agrees with the bound the page shows.
+        if (n === 1) {
+          const ctx = plot.ctx, px = plot.sx(x(0)), p = h[0];
+          let top = p.lik;
+          for (let l = 0; l < nL; l++) {
+            for (let t = 0; t < 3; t++) {
+              const bot = top - (p.terms[l]?.[t] ?? 0);
+              ctx.fillStyle = shade(kinds[t][1], 0.75 * SHADES[Math.min(l, SHADES.length - 1)]);
+              ctx.fillRect(px - 6, plot.sy(top), 12, plot.sy(bot) - plot.sy(top));
+              top = bot;
+            }
+          }
+          for (const [v, c] of [[p.lik, C.lik], [p.bound, C.bound]]) {
+            ctx.beginPath(); ctx.arc(px, plot.sy(v), 4, 0, 2 * Math.PI); ctx.fillStyle = c; ctx.fill();
+          }
+        }
       });
       if (clipped) { // where the bound fell below the chart, say how far
         const ctx = plot.ctx, b = plot.box;
@@ -119,7 +138,7 @@ register("bound", (el, app) => {
         tbl.dataset.testid = "bound-terms";
         el.append(tbl);
       }
-      const rows = [`<tr><th>layer</th><th>KL</th><th>compression</th><th>propagation</th></tr>`];
+      const rows = [`<tr><th>layer</th><th>KL (nats)</th><th>compression (nats)</th><th>propagation (nats)</th></tr>`];
       p.terms.forEach((t, l) => rows.push(`<tr><td>${l + 1}</td><td>${fmt(t[0])}</td><td>${fmt(t[1])}</td><td>${fmt(t[2])}</td></tr>`));
       rows.push(`<tr class="sum"><td colspan="4">likelihood ${fmt(p.lik)} − penalties ${fmt(p.lik - p.bound)} = bound ${fmt(p.bound)} nats</td></tr>`);
       const html = rows.join("");

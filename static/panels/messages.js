@@ -238,7 +238,11 @@ register("messages", (el, app) => {
       if (!f) return;
       if (s.follower && fig && !open) setOpen(true); // the presenter opened it
       if (s.follower && fig && fig.layer !== layer) layer = fig.layer;
-      if (!layerOptions(f)) { status.textContent = "No layer has a 1-D input and output; the message figure needs one."; return; }
+      // No layer to show (the explorer's 3-D hidden layers): the button
+      // says why rather than opening an empty figure.
+      const none = !layerOptions(f), why = "No layer has a 1-D input and output; the message figure needs one.";
+      if (toggle.disabled !== (none && !open)) { toggle.disabled = none && !open; toggle.title = toggle.disabled ? why : ""; }
+      if (none) { status.textContent = why; return; }
       if (open && s.session !== session) { session = s.session; start(); } // reconnected: a new session
       if (!open) return;
       const m = fig;

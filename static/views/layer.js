@@ -40,9 +40,17 @@ export class StaticLayer {
       octx.setTransform(main.getTransform());
       octx.font = main.font;
       plot.ctx = octx;
+      // What the paint records (Plot.text, Plot.mark) is the layer's: it
+      // is recorded again at each copy, as if drawn then (the tests read
+      // a canvas's labels after any draw).
+      const d = plot.canvas.drawn, nl = d?.labels.length ?? 0, nm = d?.marks.length ?? 0;
       try { paint(octx); } finally { plot.ctx = main; }
+      this.drawn = d ? { labels: d.labels.slice(nl), marks: d.marks.slice(nm) } : null;
       this.key = key;
       paints[this.name] = (paints[this.name] ?? 0) + 1;
+    } else if (this.drawn && plot.canvas.drawn) {
+      plot.canvas.drawn.labels.push(...this.drawn.labels);
+      plot.canvas.drawn.marks.push(...this.drawn.marks);
     }
     main.save();
     main.setTransform(1, 0, 0, 1, 0, 0);

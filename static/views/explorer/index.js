@@ -22,6 +22,7 @@
 // (marks.js). Each panel's drawing time is a performance measure
 // ("explorer-latent", …, and "explorer-draw" for all).
 import { register } from "../../panels/registry.js";
+import { setText } from "../dom.js";
 import { describe, analysis, viewOf } from "../data.js";
 import { colourBy, colourModes } from "../colour.js";
 import { layerPaints } from "../layer.js";
@@ -79,6 +80,7 @@ register("explorer", (root, app) => {
     }
     showRev?.closest("label")?.toggleAttribute("hidden", !data.truth);
     showTest?.closest("label")?.toggleAttribute("hidden", !data.test);
+    setText(q("explorer-show-test-label"), `held-out ${data.row.many}`); // the data's word, as the views' titles
     st.fit = { count: 0, out: null, outVar: null, test: null, testVar: null };
     st.testHidden = null;
     st.mask = null;

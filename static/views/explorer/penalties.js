@@ -29,8 +29,20 @@ export function createPenalties(data, { link }) {
       let top = 0;
       const tot = new Float64Array(n);
       for (let i = 0; i < n; i++) { for (const l of L) tot[i] += Math.max(0, l.comp?.[i] ?? 0) + Math.max(0, l.prop?.[i] ?? 0); top = Math.max(top, tot[i]); }
+      // The keys go in rows above the plot, never over its areas: as many
+      // rows as the width needs (presentation mode's larger type wraps).
+      const ctx0 = plot.ctx, rowH = Math.ceil(ctx0.measureText("M").width * 1.6), keys = [];
+      let lx = plot.m.l + 8, row = 0;
+      L.forEach((l, li) => {
+        for (const [nm, alpha] of [["compression", 1], ["propagation", 0.45]]) {
+          const t = `layer ${li + 1} ${nm}`, kw = ctx0.measureText(t).width + 24;
+          if (lx > plot.m.l + 8 && lx + kw - 11 > w - plot.m.r) { lx = plot.m.l + 8; row++; }
+          keys.push({ t, li, alpha, x: lx, y: 4 + rowH * (row + 0.5) });
+          lx += kw;
+        }
+      });
       const t0 = ts[0], t1 = ts[nAll - 1], pad = 0.01 * (t1 - t0 || 1);
-      const s = plot.area(t0 - pad, t1 + pad, 0, top * 1.05 || 1, { l: plot.m.l, r: w - plot.m.r, t: plot.m.t, b: h - plot.m.b - 22 });
+      const s = plot.area(t0 - pad, t1 + pad, 0, top * 1.05 || 1, { l: plot.m.l, r: w - plot.m.r, t: 8 + rowH * (row + 1), b: h - plot.m.b - 22 });
       const X = (i) => s.sx(ts[i]), any = sel.any;
       // stacked areas, one polygon per layer and term
       layer.draw(plot, `${m.fit.count}|${any}|${m.byTime}`, (ctx) => {
@@ -52,18 +64,11 @@ export function createPenalties(data, { link }) {
         ctx.globalAlpha = 1;
         timeBar(ctx, colour, m.byTime, s, h, `${data.input.name}, training ${data.row.many}`);
         ctx.textAlign = "left"; ctx.textBaseline = "middle"; ctx.font = font;
-        // The keys wrap onto a second row where the plot is too narrow
-        // for one (presentation mode's larger type).
-        let lx = s.box.l + 8, ly = s.box.t + 10;
-        const rowH = Math.ceil(ctx.measureText("M").width * 1.6);
-        L.forEach((l, li) => {
-          for (const [nm, alpha] of [["compression", 1], ["propagation", 0.45]]) {
-            const t = `layer ${li + 1} ${nm}`, w = ctx.measureText(t).width + 24;
-            if (lx > s.box.l + 8 && lx + w - 11 > s.box.r) { lx = s.box.l + 8; ly += rowH; }
-            ctx.globalAlpha = alpha; ctx.fillStyle = LAYER_COL[li % LAYER_COL.length]; ctx.fillRect(lx, ly - 4, 10, 8); ctx.globalAlpha = 1;
-            ctx.fillStyle = "#334155"; ctx.fillText(t, lx + 13, ly); lx += w;
-          }
-        });
+        for (const k of keys) {
+          ctx.globalAlpha = k.alpha; ctx.fillStyle = LAYER_COL[k.li % LAYER_COL.length]; ctx.fillRect(k.x, k.y - 4, 10, 8); ctx.globalAlpha = 1;
+          ctx.fillStyle = "#334155"; plot.text(k.t, k.x + 13, k.y);
+        }
+        plot.mark(s.box.l, s.box.t, s.box.r, s.box.b); // the areas' room: no label over it
       });
       let count = 0;
       if (any) { // the brush, the lit rows' totals as ticks

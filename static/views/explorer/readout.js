@@ -83,8 +83,13 @@ function heldOut(data, a) {
   const base = [["the training mean", a?.meanRMSE], ["a one-layer GP", a?.gp1RMSE]].filter(([, v]) => v != null);
   if (m == null || base.length === 0) return "";
   const better = base.filter(([, v]) => v < m);
-  if (!better.length) return `On the held-out ${rows} the deep GP (${m.toFixed(1)}${u}) does better than ${base.map(([n, v]) => `${n} (${v.toFixed(1)}${u})`).join(" and ")}.`;
-  const worse = `On the held-out ${rows} the deep GP (${m.toFixed(1)}${u}) does worse than ${better.map(([n, v]) => `${n} (${v.toFixed(1)}${u})`).join(" and ")}`;
+  // As many decimals as the cards' (2), more where fewer would print a
+  // "worse" or "better" between two equal numbers (0.4 against 0.4).
+  let d = 2;
+  while (d < 6 && base.some(([, v]) => v.toFixed(d) === m.toFixed(d))) d++;
+  const e = (v) => `${v.toFixed(d)}${u}`;
+  if (!better.length) return `On the held-out ${rows} the deep GP (${e(m)}) does better than ${base.map(([n, v]) => `${n} (${e(v)})`).join(" and ")}.`;
+  const worse = `On the held-out ${rows} the deep GP (${e(m)}) does worse than ${better.map(([n, v]) => `${n} (${e(v)})`).join(" and ")}`;
   const x = data.input.values;
   let trainMax = -Infinity, testMin = Infinity;
   for (let i = 0; i < data.n; i++) trainMax = Math.max(trainMax, x[i]);
