@@ -11,9 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"dgpviz/internal/admit"
 	"dgpviz/internal/dataset"
-	"dgpviz/internal/stream"
 
 	"github.com/chromedp/chromedp"
 )
@@ -89,11 +87,6 @@ func roomsCSV() string {
 func TestBrowserExplorerLayout(t *testing.T) {
 	exe := requireBrowser(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l := admit.DefaultLimits()
-	cat, err := dataset.NewCatalog(nil, l.MaxRows)
-	if err != nil {
-		t.Fatal(err)
-	}
 	robot, err := dataset.LoadRobot(filepath.Join("..", "internal", "dataset", "testdata", "robot_small.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -102,18 +95,7 @@ func TestBrowserExplorerLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ds := range []*dataset.Dataset{robot, rooms} {
-		if err := cat.Add(ds, l.MaxRows); err != nil {
-			t.Fatal(err)
-		}
-	}
-	def := admit.DefaultConfig()
-	def.Dataset = "robot"
-	def = admit.PresetConfig(def, robot, l)
-	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 1, BaselineIters: 100, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := robotServer(t, robot, 100, log, rooms)
 	e := startE2E(t, exe, srv, log, 1024, 768)
 	open := func(query string) {
 		t.Helper()

@@ -40,25 +40,35 @@ func newRobotE2E(t *testing.T) *e2e {
 	t.Helper()
 	exe := requireBrowser(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// A 300-iteration baseline: the full one costs ~20 s of CPU under
+	// -race beside the browser's drawing-time measurements.
+	srv := robotServer(t, robotCatalogData(t), 300, log)
+	return startE2E(t, exe, srv, log, 1500, 1700)
+}
+
+// robotServer serves robot, in the robot preset, as its default, and more
+// data sets beside it, with the explorer's baselines run for
+// baselineIters iterations.
+func robotServer(t *testing.T, robot *dataset.Dataset, baselineIters int, log *slog.Logger, more ...*dataset.Dataset) *stream.Server {
+	t.Helper()
 	l := admit.DefaultLimits()
 	cat, err := dataset.NewCatalog(nil, l.MaxRows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds := robotCatalogData(t)
-	if err := cat.Add(ds, l.MaxRows); err != nil {
-		t.Fatal(err)
+	for _, ds := range append([]*dataset.Dataset{robot}, more...) {
+		if err := cat.Add(ds, l.MaxRows); err != nil {
+			t.Fatal(err)
+		}
 	}
 	def := admit.DefaultConfig()
 	def.Dataset = "robot"
-	def = admit.PresetConfig(def, ds, l)
-	// A 300-iteration baseline: the full one costs ~20 s of CPU under
-	// -race beside the browser's drawing-time measurements.
-	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 1, BaselineIters: 300, Logger: log})
+	def = admit.PresetConfig(def, robot, l)
+	srv, err := stream.NewServer(stream.Options{Catalog: cat, Limits: l, Defaults: def, Workers: 1, BaselineIters: baselineIters, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return startE2E(t, exe, srv, log, 1500, 1700)
+	return srv
 }
 
 // TestBrowserRobot opens the robot view, checks its panels, brushes a time
