@@ -21,7 +21,8 @@ import (
 
 // The attack mode: N victims play (each a client of its own) alone for a
 // third of the time; then one attacking client — one address — runs one of
-// the hardening campaign's attacks until the end, while every two seconds
+// the hardening campaign's attacks until the end (what it needs first, its
+// bodies or its first session, is made before the victims' window), while every two seconds
 // a new honest client opens a session. Measured: the victims' frame rates
 // before and during the attack, the honest newcomers admitted, the
 // server's RSS against its memory budget, and what the attacker got.
@@ -140,21 +141,28 @@ func runAttack(ctx context.Context, o Options, t *target, r *Report) error {
 			return true
 		}
 	}
+	stopAttack := make(chan struct{})
+	var attackers []*attacker
+	var prepWG sync.WaitGroup
+	for k := range ar.Clients {
+		a := &attacker{o: o, t: t, ar: ar, id: attackIdentity(k), stop: stopAttack, victim: victims[0]}
+		attackers = append(attackers, a)
+		prepWG.Add(1)
+		spawn(func() { defer prepWG.Done(); a.prepare() })
+	}
 	// The victims' first seconds run flat out until their bound settles
 	// (the live pace), at another frame rate than the rest: the window
-	// before the attack starts after them.
+	// before the attack starts after them, and after the attackers are
+	// ready.
 	sleep(min(victimWarmup, o.Duration/4))
+	prepWG.Wait()
 	winStart := time.Since(t0)
 	sleep(o.Duration / 3)
 	attackAt := time.Since(t0)
 	ar.Started = round3(attackAt.Seconds())
 	o.note("attack %s begins (%s)", o.Attack, ar.Query)
-	stopAttack := make(chan struct{})
 	var attackWG sync.WaitGroup
-	var attackers []*attacker
-	for k := range ar.Clients {
-		a := &attacker{o: o, t: t, ar: ar, id: attackIdentity(k), stop: stopAttack, victim: victims[0]}
-		attackers = append(attackers, a)
+	for _, a := range attackers {
 		attackWG.Add(1)
 		spawn(func() { defer attackWG.Done(); a.run(ctx) })
 	}
@@ -269,6 +277,10 @@ type attacker struct {
 	ar     *AttackReport
 	stop   chan struct{}
 	victim *client // whose shared session the park attack forks
+	// Made before the window (prepare): the bodies the attacker uploads,
+	// and the decode attack's first session.
+	bodies []upload
+	first  *client
 	reqs   atomic.Int64
 	mu     sync.Mutex
 }
@@ -291,6 +303,23 @@ func (a *attacker) stopped() bool {
 	}
 }
 
+// prepare makes what the attack needs before its window, so that the
+// window measures the attack, not its setup: the bodies it uploads (16
+// MiB each, slow to write under -race), or the first session of an attack
+// by commands, whose model is built before it answers any (the decode
+// attack's is the autoencoder's preset, restarts and all).
+func (a *attacker) prepare() {
+	switch a.o.Attack {
+	case AttackUpload:
+		a.bodies = hostileBodies()
+	case AttackWide:
+		a.bodies = []upload{{"data?name=wide.csv", "text/csv", wideCSV()}}
+	case AttackPark: // forks and tiny uploads: nothing to make
+	default: // commands on sessions
+		a.first = a.open(a.t.url + "?" + a.ar.Query)
+	}
+}
+
 func (a *attacker) run(ctx context.Context) {
 	defer func() {
 		a.mu.Lock()
@@ -301,7 +330,7 @@ func (a *attacker) run(ctx context.Context) {
 	}()
 	switch a.o.Attack {
 	case AttackUpload:
-		a.uploads(ctx, 8, hostileBodies())
+		a.uploads(ctx, 8, a.bodies)
 	case AttackPark:
 		var wg sync.WaitGroup
 		wg.Add(1)
@@ -318,28 +347,15 @@ func (a *attacker) run(ctx context.Context) {
 // wide uploads the campaign's wide CSV and plays the session it parks,
 // again and again until refused or stopped; the sessions stay open.
 func (a *attacker) wide(ctx context.Context) {
-	var b bytes.Buffer
-	b.WriteString("x1")
-	for j := 1; j <= 460; j++ {
-		fmt.Fprintf(&b, ",y%d", j)
-	}
-	b.WriteByte('\n')
-	for i := range 2000 {
-		t := float64(i) / 1999
-		fmt.Fprintf(&b, "%.4f", t)
-		for j := range 460 {
-			fmt.Fprintf(&b, ",%.4f", math.Sin(6*t+float64(j)*0.37)+0.1*math.Cos(float64(i*j)))
-		}
-		b.WriteByte('\n')
-	}
+	body := a.bodies[0]
 	base := strings.Replace(strings.TrimSuffix(a.t.url, "/ws"), "ws", "http", 1)
 	hc := &http.Client{Timeout: 60 * time.Second}
 	defer hc.CloseIdleConnections() // the server's goroutines settle
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for k := 0; k < 8 && !a.stopped(); k++ {
-		req, _ := http.NewRequestWithContext(ctx, "POST", base+"/data?name=wide.csv", bytes.NewReader(b.Bytes()))
-		req.Header.Set("Content-Type", "text/csv")
+		req, _ := http.NewRequestWithContext(ctx, "POST", base+"/"+body.route, bytes.NewReader(body.body))
+		req.Header.Set("Content-Type", body.typ)
 		req.Header.Set("X-Forwarded-For", a.id)
 		a.reqs.Add(1)
 		resp, err := hc.Do(req)
@@ -408,30 +424,43 @@ func (a *attacker) wide(ctx context.Context) {
 func (a *attacker) sessions(ctx context.Context) {
 	u := a.t.url + "?" + a.ar.Query
 	var wg sync.WaitGroup
-	for range 8 {
+	for k := range 8 {
 		if a.stopped() {
 			break
 		}
-		c, err := dialAs(u, kindNormal, time.Now(), a.id)
-		if err != nil {
-			a.answer("dial error", err.Error())
+		c := a.first
+		if k > 0 || c == nil {
+			c = a.open(u)
+		}
+		if c == nil {
 			continue
 		}
-		if c.refused() {
-			a.mu.Lock()
-			a.ar.Refused++
-			a.mu.Unlock()
-			a.answer("refused "+c.closeCode, c.closeReason)
-			c.conn.Close()
-			continue
-		}
-		a.mu.Lock()
-		a.ar.Sessions++
-		a.mu.Unlock()
 		wg.Add(1)
 		spawn(func() { defer wg.Done(); a.session(c) })
 	}
 	wg.Wait()
+}
+
+// open opens one of the attacker's sessions at u, counting it or its
+// refusal; nil when it was refused or could not be dialled.
+func (a *attacker) open(u string) *client {
+	c, err := dialAs(u, kindNormal, time.Now(), a.id)
+	if err != nil {
+		a.answer("dial error", err.Error())
+		return nil
+	}
+	if c.refused() {
+		a.mu.Lock()
+		a.ar.Refused++
+		a.mu.Unlock()
+		a.answer("refused "+c.closeCode, c.closeReason)
+		c.conn.Close()
+		return nil
+	}
+	a.mu.Lock()
+	a.ar.Sessions++
+	a.mu.Unlock()
+	return c
 }
 
 // session sends the attack's commands on c until stop, counting replies.
@@ -534,6 +563,26 @@ func (a *attacker) session(c *client) {
 		case <-tick.C:
 		}
 	}
+}
+
+// wideCSV is the campaign's wide upload: 2000 rows of one input and 460
+// smooth outputs.
+func wideCSV() []byte {
+	var b bytes.Buffer
+	b.WriteString("x1")
+	for j := 1; j <= 460; j++ {
+		fmt.Fprintf(&b, ",y%d", j)
+	}
+	b.WriteByte('\n')
+	for i := range 2000 {
+		t := float64(i) / 1999
+		fmt.Fprintf(&b, "%.4f", t)
+		for j := range 460 {
+			fmt.Fprintf(&b, ",%.4f", math.Sin(6*t+float64(j)*0.37)+0.1*math.Cos(float64(i*j)))
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
 }
 
 // upload is a body for POST /model or /data.
