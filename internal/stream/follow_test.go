@@ -99,15 +99,26 @@ func TestFollowers(t *testing.T) {
 // (decode changes nothing, so it is answered from the presenter's
 // published model): the same grey levels the presenter gets for the same
 // point; bad input an error naming the field; edits stay refused.
+//
+// With the keep-alive shortened, it also checks that a build longer than
+// pongWait keeps its connection: the writer pings from the start. Before,
+// it began once the model was built, and the reader's deadline ended a
+// longer build's session (close 1006): the Frey preset's restarts under
+// -race on a busy machine took over a minute, against 60 s.
 func TestFollowerDecodesFaces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits the Frey preset on the fixture (seconds under -race): not in the short tier")
 	}
+	// The ping period keeps share.PingPeriod's slack below the wait.
+	defer func(w, p time.Duration) { pongWait, pingPeriod = w, p }(pongWait, pingPeriod)
+	pongWait, pingPeriod = 1500*time.Millisecond, 300*time.Millisecond
 	e := freyEnv(t, streamtest.FreyFixture(t))
+	t0 := time.Now()
 	p := e.Dial(t, "data=frey&hidden=2&m=15&play=0")
 	// The hello is written once the preset's restarts have run: seconds
 	// under -race.
-	key, _ := p.Until("hello", 90*time.Second, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text["share_key"].(string)
+	key, _ := p.Until("hello", streamtest.FreyWait, func(m streamtest.Msg) bool { return m.Type() == "hello" }).Text["share_key"].(string)
+	t.Logf("the model was built in %v (pongWait %v)", time.Since(t0).Round(time.Millisecond), pongWait)
 	p.Until("frame", 20*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })
 	f := e.Dial(t, "follow="+key)
 	f.Until("frame", 10*time.Second, func(m streamtest.Msg) bool { return m.Type() == "frame" })

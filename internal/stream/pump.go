@@ -106,11 +106,24 @@ func (ss *session) reader(conn *websocket.Conn) {
 // messages, frames and pings. Frames are built here from the latest
 // publication when the pacer says one may go; a slow client skips
 // publications instead of queueing them.
-func (ss *session) writer(conn *websocket.Conn) {
+func (ss *session) writer(conn *websocket.Conn, built <-chan struct{}) {
 	defer conn.Close() // also after a panic: the reader then ends
 	defer ss.recoverPanic("writer")
 	ping := time.NewTicker(pingPeriod)
 	defer ping.Stop()
+	// Until the model is built (built closed), only pings: the reader's
+	// deadline runs from the start.
+	for waiting := true; waiting; {
+		select {
+		case <-built:
+			waiting = false
+		case <-ping.C:
+			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
+				ss.cancel(errors.New("the connection failed"))
+				return
+			}
+		}
+	}
 	w := connWriter{conn: conn, wait: writeWait, pace: newPacer(ss.gate)}
 	w.build.seq = ss.hub.LastSeq() // a resumed session's frames carry on its numbering
 	for {

@@ -27,13 +27,17 @@ import (
 
 // Websocket timing: the followers' (share.WriteWait, …) and queue sizes.
 const (
-	writeWait  = share.WriteWait  // time allowed to write one message
+	writeWait = share.WriteWait // time allowed to write one message
+	closeWait = 2 * time.Second // time allowed for the close handshake
+	outQueue  = 64              // queued replies and setups per session
+	cmdQueue  = 16              // queued commands per session
+	replyWait = 2 * time.Second // how long a full reply queue may stay full
+)
+
+// The keep-alive: variables so that a test can shorten them.
+var (
 	pongWait   = share.PongWait   // time allowed to read the next pong
 	pingPeriod = share.PingPeriod // send pings this often; < pongWait
-	closeWait  = 2 * time.Second  // time allowed for the close handshake
-	outQueue   = 64               // queued replies and setups per session
-	cmdQueue   = 16               // queued commands per session
-	replyWait  = 2 * time.Second  // how long a full reply queue may stay full
 )
 
 // hardReadLimit is the websocket read limit: a message larger than this
@@ -249,12 +253,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The reader starts before the model is built, so that a client that
 	// leaves while a preset's restarts run (seconds for an autoencoder of
 	// images) ends the build with its session instead of paying for all
-	// of it. The writer starts once it is built: the hello, the setup
-	// and the first frame go together, as before.
+	// of it. The writer pings from the start, so that a build longer than
+	// pongWait keeps its connection, and writes the rest once it is built:
+	// the hello, the setup and the first frame go together.
 	var wg sync.WaitGroup
 	wg.Add(3)
 	built := make(chan struct{})
-	go func() { defer wg.Done(); <-built; ss.writer(conn) }()
+	go func() { defer wg.Done(); ss.writer(conn, built) }()
 	go func() { defer wg.Done(); ss.answerLoop() }()
 	go func() {
 		defer wg.Done()
