@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,8 @@ import (
 
 // TestBrowserMessageFigure opens the live message figure, checks that
 // densities render, that presets change the readout the way the paper
-// says (compression far from Z > well represented), that dragging an input
+// says (compression far from Z > well represented), that the captions
+// under the responses give the penalties in nats, that dragging an input
 // brings a new figure, that the download link works, and saves a
 // screenshot of the panel.
 func TestBrowserMessageFigure(t *testing.T) {
@@ -32,6 +34,16 @@ func TestBrowserMessageFigure(t *testing.T) {
 	_, ink := e.canvas("#panel-messages canvas")
 	if ink < 20000 {
 		t.Fatalf("message figure canvas: only %v painted pixels", ink)
+	}
+	// Every response's caption gives its penalties in nats, as the table.
+	captions := evalAs[[]string](e, `document.querySelector("#panel-messages canvas").drawn.labels.map(l => l.text).filter(s => /^prop/.test(s))`)
+	if len(captions) != 4 {
+		t.Errorf("%d penalty captions under the responses, want 4: %q", len(captions), captions)
+	}
+	for _, c := range captions {
+		if !regexp.MustCompile(`^propagation \S+ nats · compression \S+ nats · W₁ \S+$`).MatchString(c) {
+			t.Errorf("penalty caption %q, want propagation … nats · compression … nats · W₁ …", c)
+		}
 	}
 
 	maxComp := func() float64 {
