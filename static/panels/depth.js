@@ -30,7 +30,7 @@ register("depth", (el, app) => {
   function showTable() {
     if (!cmp) { table.innerHTML = ""; return; }
     const col = (f) => columnDecimals(cmp.depths.map(f));
-    const db = col((d) => d.bound), dr = col((d) => d.rise), dov = col((d) => d.overshoot), dt = columnDecimals(cmp.depths.map((d) => d.seconds), 3);
+    const db = col((d) => d.bound), dr = col((d) => d.rise), dov = col((d) => d.overshoot), dt = columnDecimals(cmp.depths.map((d) => d.seconds), 3, 0);
     const cell = (v, d, pending = "–") => (v == null ? pending : fixed(v, d));
     const rows = cmp.depths.map((d) => {
       const rs = d.bounds.map((b, r) => (b == null ? "…" : (r === d.best ? `<strong>${fixed(b, db)}</strong>` : fixed(b, db)))).join(" · ");
