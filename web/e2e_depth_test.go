@@ -53,6 +53,16 @@ func TestBrowserDepth(t *testing.T) {
 			t.Errorf("the depth table's %s have %v decimals, want one precision", name, cols[i])
 		}
 	}
+	// So has the bound's table of terms (KL, compression, propagation).
+	terms := evalAs[[][]int](e, `(() => {
+	  const rows = [...document.querySelectorAll('[data-testid="bound-terms"] tr')].slice(1).filter((tr) => !tr.classList.contains("sum")).map((tr) => [...tr.querySelectorAll("td")].slice(1).map((td) => (td.textContent.split(".")[1] ?? "").length));
+	  return [0, 1, 2].map((j) => [...new Set(rows.map((r) => r[j]))]);
+	})()`)
+	for j, name := range []string{"KL", "compression", "propagation"} {
+		if len(terms[j]) != 1 {
+			t.Errorf("the bound's table's %s column has %v decimals, want one precision", name, terms[j])
+		}
+	}
 	e.run(chromedp.EmulateViewport(1280, 720))
 	e.eval(`document.querySelector('[data-testid="panel-depth"]').scrollIntoView({block: "start"}); new Promise(r => setTimeout(() => r(true), 300))`, nil)
 	e.settle()
