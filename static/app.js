@@ -689,10 +689,19 @@ function toggleHelp(open) {
   if (!h.hidden) $("help-close").focus();
 }
 
+// The page's own scale, not presenting: a window WIDE px or wider (a
+// 1920 px projector, read from afar) draws its canvases WIDE_SCALE times
+// larger and gets body.wide, whose rules (style.css) raise the small type
+// to 13 px or more; presenting has its own scale (A+).
+const WIDE = 1600, WIDE_SCALE = 1.15;
+const pageScale = () => (innerWidth >= WIDE ? WIDE_SCALE : 1);
+addEventListener("resize", () => { if (!view.present && getDrawScale() !== pageScale()) setScale(view.scale); });
+
 function setScale(f) {
   view.scale = Math.round(Math.min(2.5, Math.max(0.8, f)) * 10) / 10;
-  const k = view.present ? view.scale : 1;
+  const k = view.present ? view.scale : pageScale();
   setDrawScale(k);
+  document.body.classList.toggle("wide", !view.present && k > 1);
   document.body.style.setProperty("--ui-scale", String(k));
   if (state.config) applyConfig(state.config); // the URL
   app.redraw();

@@ -59,6 +59,25 @@ export function fmt(v) {
   return Number(v.toPrecision(4)).toString();
 }
 
+// columnDecimals is one precision for a table's column of values: the
+// decimals that give the largest sig significant digits, up to extra more
+// (6 in all) where two values that differ would read the same (extra 0
+// for a column whose small differences mean nothing, as times). fixed
+// writes a value at it ("3.970", not fmt's "3.97" beside "3.969").
+export function columnDecimals(values, sig = 4, extra = 3) {
+  const vs = values.filter((v) => v != null && isFinite(v));
+  const top = Math.max(0, ...vs.map(Math.abs));
+  let d = top > 0 ? Math.min(6, Math.max(0, sig - 1 - Math.floor(Math.log10(top)))) : 0;
+  const most = Math.min(6, d + extra);
+  const alike = () => vs.some((a, i) => vs.some((b, j) => j > i && a !== b && fixed(a, d) === fixed(b, d)));
+  while (d < most && alike()) d++;
+  return d;
+}
+export function fixed(v, d) {
+  if (v == null || !isFinite(v)) return "–";
+  return v.toLocaleString("en", { minimumFractionDigits: d, maximumFractionDigits: d });
+}
+
 // fmtBound writes a bound for the page's card: as fmt, but a large one
 // (the Frey faces' -1,104,352) in whole nats with thousands separators,
 // whose last digits move as it climbs (-1.1e+6 stood still).

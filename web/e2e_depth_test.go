@@ -41,6 +41,28 @@ func TestBrowserDepth(t *testing.T) {
 			t.Errorf("no table row for %d layers", k)
 		}
 	}
+	// One precision a column: every number in a column (the restarts'
+	// bounds with the bound's) has the same decimals.
+	cols := evalAs[[][]int](e, `(() => {
+	  const rows = [...document.querySelectorAll('[data-testid^="depth-row-"]')].map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent.match(/-?[\d,]+(\.\d+)?/g) ?? []));
+	  const dec = (s) => (s.split(".")[1] ?? "").length;
+	  return [[0, 1], [2], [3], [5]].map((cs) => [...new Set(rows.flatMap((r) => cs.flatMap((c) => r[c].map(dec))))]);
+	})()`)
+	for i, name := range []string{"bounds", "rise width", "overshoot", "time"} {
+		if len(cols[i]) > 1 {
+			t.Errorf("the depth table's %s have %v decimals, want one precision", name, cols[i])
+		}
+	}
+	// So has the bound's table of terms (KL, compression, propagation).
+	terms := evalAs[[][]int](e, `(() => {
+	  const rows = [...document.querySelectorAll('[data-testid="bound-terms"] tr')].slice(1).filter((tr) => !tr.classList.contains("sum")).map((tr) => [...tr.querySelectorAll("td")].slice(1).map((td) => (td.textContent.split(".")[1] ?? "").length));
+	  return [0, 1, 2].map((j) => [...new Set(rows.map((r) => r[j]))]);
+	})()`)
+	for j, name := range []string{"KL", "compression", "propagation"} {
+		if len(terms[j]) != 1 {
+			t.Errorf("the bound's table's %s column has %v decimals, want one precision", name, terms[j])
+		}
+	}
 	e.run(chromedp.EmulateViewport(1280, 720))
 	e.eval(`document.querySelector('[data-testid="panel-depth"]').scrollIntoView({block: "start"}); new Promise(r => setTimeout(() => r(true), 300))`, nil)
 	e.settle()

@@ -12,7 +12,8 @@ import (
 // page counts who follows it; a page that opens such a link follows the
 // session read-only (the presenter's frames, the follow bar), and "Fork"
 // gives it a session of its own at the presenter's iteration, which it
-// steers without moving the presenter's. (One browser tab plays each role
+// steers without moving the presenter's. A follower is not offered the
+// restarts' "use" buttons, which it could not use; its fork is. (One browser tab plays each role
 // in turn; the other end is a websocket client.)
 func TestBrowserFollow(t *testing.T) {
 	if testing.Short() {
@@ -81,10 +82,31 @@ func TestBrowserFollow(t *testing.T) {
 	e.waitFor("the presenter's frames", `window.dgpviz && window.dgpviz.state.follower === true && window.dgpviz.state.frame && window.dgpviz.state.frame.iter >= 20`)
 	e.waitFor("the follow bar", `!document.querySelector('[data-testid="follow-bar"]').hidden`)
 	e.screenshot("follower", "")
+	if shown := evalAs[[]bool](e, restartsUse); shown[0] || shown[1] {
+		t.Errorf("a follower's restarts table shows its use buttons (button, column: %v)", shown)
+	}
 	e.run(chromedp.Click(`[data-testid="fork"]`))
 	e.waitFor("its own session", `window.dgpviz.state.follower === false && window.dgpviz.state.frame && window.dgpviz.state.frame.iter >= 20 && document.querySelector('[data-testid="follow-bar"]').hidden && !location.search.includes("follow=")`)
 	e.eval(`window.dgpviz.send({op: "step", n: 10})`, nil)
 	// Its copy's setup clears the frame until the copy's first one.
 	e.waitFor("its own iterations", `window.dgpviz.state.frame?.iter >= 30`)
+	if shown := evalAs[[]bool](e, restartsUse); !shown[0] || !shown[1] {
+		t.Errorf("a fork's restarts table hides its use buttons (button, column: %v)", shown)
+	}
 	e.noErrors()
 }
+
+// restartsUse draws two restarts in a copy of the explorer's restarts
+// table (the step data have none) and says whether restart 2's "use"
+// button and its column's header are shown.
+const restartsUse = `import("/static/views/explorer/restarts.js").then(({ createRestarts }) => {
+  const root = document.createElement("div");
+  root.append(document.querySelector('[data-testid="explorer-restarts"]').cloneNode(true));
+  document.body.append(root);
+  createRestarts(root, () => {}).draw({ chosen: 1, live: 1, list: [
+    { restart: 1, start: "pca", iters: 10, bound: -5, score: 0.9 }, { restart: 2, start: "linear", iters: 10, bound: -6, score: 0.8 }] });
+  const shown = (sel) => root.querySelector(sel).getClientRects().length > 0;
+  const out = [shown('[data-testid="explorer-restart-use-2"]'), shown("th.restart-use")];
+  root.remove();
+  return out;
+})`

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,8 @@ import (
 
 // TestBrowserMessageFigure opens the live message figure, checks that
 // densities render, that presets change the readout the way the paper
-// says (compression far from Z > well represented), that dragging an input
+// says (compression far from Z > well represented), that the captions
+// under the responses give the penalties in nats, that dragging an input
 // brings a new figure, that the download link works, and saves a
 // screenshot of the panel.
 func TestBrowserMessageFigure(t *testing.T) {
@@ -33,6 +35,24 @@ func TestBrowserMessageFigure(t *testing.T) {
 	if ink < 20000 {
 		t.Fatalf("message figure canvas: only %v painted pixels", ink)
 	}
+	// Every response's caption gives its penalties in nats, as the table.
+	captions := evalAs[[]string](e, `document.querySelector("#panel-messages canvas").drawn.labels.map(l => l.text).filter(s => /^prop/.test(s))`)
+	if len(captions) != 4 {
+		t.Errorf("%d penalty captions under the responses, want 4: %q", len(captions), captions)
+	}
+	for _, c := range captions {
+		if !regexp.MustCompile(`^propagation \S+ nats · compression \S+ nats · W₁ \S+$`).MatchString(c) {
+			t.Errorf("penalty caption %q, want propagation … nats · compression … nats · W₁ …", c)
+		}
+	}
+	// On a projector's 1024 px they keep their unit and run into no label.
+	e.run(chromedp.EmulateViewport(1024, 768))
+	e.settle()
+	for _, c := range evalAs[[]string](e, captionClash) {
+		t.Errorf("at 1024×768: %s", c)
+	}
+	e.run(chromedp.EmulateViewport(1400, 1500))
+	e.settle()
 
 	maxComp := func() float64 {
 		return evalAs[float64](e, `Math.max(...[0,1,2,3].map(k => Number(document.querySelector('[data-testid="mc-comp-' + k + '"]').textContent)))`)
@@ -120,3 +140,16 @@ func maxOf(v []float64) float64 {
 	}
 	return m
 }
+
+// captionClash lists the message figure's penalty captions that lack
+// their unit, leave the canvas or run into another label.
+const captionClash = `(() => {
+  const c = document.querySelector("#panel-messages canvas"), L = c.drawn.labels, w = c.getBoundingClientRect().width, out = [];
+  const over = (a, b) => Math.min(a.r, b.r) - Math.max(a.l, b.l) > 0.5 && Math.min(a.b, b.b) - Math.max(a.t, b.t) > 0.5;
+  for (const a of L.filter((l) => /^prop/.test(l.text))) {
+    if (!/ nats/.test(a.text)) out.push(JSON.stringify(a.text) + " has no unit");
+    if (a.l < 0 || a.r > w) out.push(JSON.stringify(a.text) + " leaves the canvas");
+    for (const b of L) if (b !== a && over(a, b)) out.push(JSON.stringify(a.text) + " runs into " + JSON.stringify(b.text));
+  }
+  return out;
+})()`

@@ -79,7 +79,8 @@ func newFreyE2E(t *testing.T) *e2e {
 // changes when the cursor moves, hovering a point shows its frame beside
 // its reconstruction, the frame range lights up a stretch of the video,
 // dragging a decoder inducing input sends a move and the bound changes,
-// the tiles toggle, and the figure downloads work. Screenshots at
+// the tiles toggle, the map uses its width at 1024, 1280 and 1920 px (its
+// faces beside it), and the figure downloads work. Screenshots at
 // 1280×720 and 1920×1080.
 func TestBrowserFrey(t *testing.T) {
 	e := newFreyE2E(t)
@@ -289,6 +290,25 @@ func TestBrowserFrey(t *testing.T) {
 	e.run(chromedp.MouseEvent(chromedp.MouseMoved, x1, y1))
 	shotFrey(e, "view")
 
+	// The map uses its width at the three sizes: the points span most of
+	// it (equal axes on a round latent left half of a wide map empty), and
+	// the faces beside it stay inside the panel.
+	for _, sz := range [][2]int64{{1024, 768}, {1280, 720}, {1920, 1080}} {
+		e.run(chromedp.EmulateViewport(sz[0], sz[1]))
+		e.settle()
+		got := evalAs[[]float64](e, mapUse)
+		t.Logf("at %d×%d: the points span %.0f %% of the map's width, %.0f %% of its height; the faces end %.0f px inside the panel", sz[0], sz[1], 100*got[0], 100*got[1], got[2])
+		// (before: 36 % at 1920×1080, 39 % at 1280×720; the height's
+		// margins hold the colour bar, so it is about 75 % at any size)
+		if got[0] < 0.5 {
+			t.Errorf("at %d×%d the points span %.0f %% of the map's width, want at least half: the map's space is unused", sz[0], sz[1], 100*got[0])
+		}
+		if got[2] < 0 {
+			t.Errorf("at %d×%d the faces leave the panel by %.0f px", sz[0], sz[1], -got[2])
+		}
+	}
+	e.run(chromedp.EmulateViewport(1500, 1300))
+
 	// Presentation mode (drawn at 1.4×): the map fills most of the screen,
 	// the side column stays inside the panel, the bound runs full width
 	// below, and the pointer still lands where it points.
@@ -337,3 +357,16 @@ func shotFrey(e *e2e, name string) {
 	}
 	e.run(chromedp.EmulateViewport(1500, 1300))
 }
+
+// mapUse measures the Frey map's use of its space: the fractions of its
+// canvas's width and height that the points span, and how far the faces'
+// column ends inside the panel (px; negative: outside).
+const mapUse = `(() => {
+  const cv = document.querySelector('[data-testid="autoencoder-map"]'), r = cv.getBoundingClientRect();
+  const m = window.dgpviz.state.frame.layers[0].mean, ae = window.dgpviz.panels.autoencoder;
+  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+  for (let i = 0; i < m.length; i += 2) { const [x, y] = ae.screen(m[i], m[i + 1]); x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y); }
+  const side = [...document.querySelectorAll("#panel-autoencoder .fv-side *")].reduce((a, el) => Math.max(a, el.getBoundingClientRect().right), 0);
+  const panel = document.querySelector('[data-testid="panel-autoencoder"]').getBoundingClientRect();
+  return [(x1 - x0) / r.width, (y1 - y0) / r.height, panel.right - side];
+})()`

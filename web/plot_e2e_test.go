@@ -46,3 +46,31 @@ func TestBrowserTicks(t *testing.T) {
 		t.Errorf("tick labels %q, want −1.080e6, −1.105e6, −1.130e6, 2.0e−4, 2.5e−4", got)
 	}
 }
+
+// TestBrowserColumnDecimals checks the tables' one precision a column
+// (columnDecimals and fixed in static/plot.js): the largest value's four
+// significant digits, trailing zeros kept, and more decimals (at most
+// extra more) where values that differ would read the same.
+func TestBrowserColumnDecimals(t *testing.T) {
+	e := newE2E(t)
+	e.run(chromedp.Navigate(e.base + "/"))
+	e.waitFor("the page", `window.dgpviz !== undefined`)
+	for _, c := range []struct {
+		values string
+		want   []string
+	}{
+		{"[3.969, 3.97]", []string{"3.969", "3.970"}},
+		{"[-15.65, 3.134, -1.639]", []string{"-15.65", "3.13", "-1.64"}},
+		{"[-15.6512, -15.6548, null]", []string{"-15.651", "-15.655", "–"}},
+		{"[1.599, 4.006]", []string{"1.599", "4.006"}},
+		{"[-1104352.4, -1104351.9]", []string{"-1,104,352.4", "-1,104,351.9"}},
+		{"[0, 0]", []string{"0", "0"}},
+		{"[-15.6512341, -15.6512342]", []string{"-15.65123", "-15.65123"}}, // at most 3 decimals more
+		{"[4.000431, 4.000437], 3, 0", []string{"4.00", "4.00"}},           // times: none more
+	} {
+		got := evalAs[[]string](e, fmt.Sprintf(`import("/static/plot.js").then(({ columnDecimals, fixed }) => { const [v, ...opt] = [%s], d = columnDecimals(v, ...opt); return v.map((x) => fixed(x, d)); })`, c.values))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("column %s reads %q, want %q", c.values, got, c.want)
+		}
+	}
+}

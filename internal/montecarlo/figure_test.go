@@ -240,10 +240,15 @@ func TestRenderGolden(t *testing.T) {
 		if f.format == "png" {
 			checkGolden(t, "messages_golden.png", buf.Bytes())
 		}
-		// Each response's terms print as drawn, W₁ included.
+		// Each response's terms print as drawn, W₁ included, the
+		// penalties in nats (as the page's captions).
 		if f.format == "pdf" {
-			if text := plotkittest.PDFText(t, buf.Bytes()); strings.Count(text, "W₁") != len(fd.Inputs) {
+			text := plotkittest.PDFText(t, buf.Bytes())
+			if strings.Count(text, "W₁") != len(fd.Inputs) {
 				t.Errorf("the PDF prints W₁ %d times, want %d (one per input): %q", strings.Count(text, "W₁"), len(fd.Inputs), text)
+			}
+			if strings.Count(text, "nats") < 2*len(fd.Inputs) {
+				t.Errorf("the PDF says nats %d times, want at least %d (both penalties of every input): %q", strings.Count(text, "nats"), 2*len(fd.Inputs), text)
 			}
 		}
 	}

@@ -86,7 +86,7 @@ func gaussPDF(g Gaussian) func(float64) float64 {
 // responsePlot draws one input's response: the KDE and the message.
 func responsePlot(r *InputResponse, col color.RGBA) (*plot.Plot, error) {
 	p := plot.New()
-	p.X.Label.Text = fmt.Sprintf("propagation %.3g   compression %.3g   W₁ %.2g", r.Propagation, r.Compression, r.Distance.W1)
+	p.X.Label.Text = fmt.Sprintf("propagation %.3g nats   compression %.3g nats   W₁ %.2g", r.Propagation, r.Compression, r.Distance.W1)
 	p.X.Label.TextStyle.Font.Size = vg.Points(7)
 	p.X.Tick.Label.Font.Size = vg.Points(6)
 	p.Y.Tick.Label.Font.Size = vg.Points(6)

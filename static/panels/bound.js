@@ -2,7 +2,7 @@
 // line) and the bound (thick line) the penalties are stacked per layer:
 // KL, compression, propagation.
 import { register } from "./registry.js";
-import { Plot, C, StickyRange, legend, fmt } from "../plot.js";
+import { Plot, C, StickyRange, legend, fmt, columnDecimals, fixed } from "../plot.js";
 
 const SHADES = [1, 0.72, 0.5, 0.36, 0.26, 0.2];
 function shade(hex, a) {
@@ -139,7 +139,9 @@ register("bound", (el, app) => {
         el.append(tbl);
       }
       const rows = [`<tr><th>layer</th><th>KL (nats)</th><th>compression (nats)</th><th>propagation (nats)</th></tr>`];
-      p.terms.forEach((t, l) => rows.push(`<tr><td>${l + 1}</td><td>${fmt(t[0])}</td><td>${fmt(t[1])}</td><td>${fmt(t[2])}</td></tr>`));
+      // one precision a column, as the depth table's
+      const dec = [0, 1, 2].map((j) => columnDecimals(p.terms.map((t) => t[j])));
+      p.terms.forEach((t, l) => rows.push(`<tr><td>${l + 1}</td>${dec.map((d, j) => `<td>${fixed(t[j], d)}</td>`).join("")}</tr>`));
       rows.push(`<tr class="sum"><td colspan="4">likelihood ${fmt(p.lik)} − penalties ${fmt(p.lik - p.bound)} = bound ${fmt(p.bound)} nats</td></tr>`);
       const html = rows.join("");
       if (tbl.dataset.html !== html) { tbl.innerHTML = html; tbl.dataset.html = html; }

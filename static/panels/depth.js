@@ -3,7 +3,7 @@
 // by the bound), drawn side by side on shared axes, with a table of their
 // bounds, restarts and rise widths.
 import { register } from "./registry.js";
-import { Plot, C, unitsOf, withUnit, fmt, legend } from "../plot.js";
+import { Plot, C, unitsOf, withUnit, fmt, columnDecimals, fixed, legend } from "../plot.js";
 
 register("depth", (el, app) => {
   const plot = new Plot(el.querySelector("canvas"), { l: 56, r: 10, t: 40, b: 40 });
@@ -24,13 +24,19 @@ register("depth", (el, app) => {
   app.on("compare", (m) => { cmp = m; if (m.done) btn.disabled = false; app.redraw(); });
 
   const fmtRise = (v) => (v == null ? "–" : fmt(v));
+  // One precision a column, so that its rows line up and rows that differ
+  // read differently; the restarts' bounds share the bound column's, so
+  // that the kept one (bold) reads as the depth's bound.
   function showTable() {
     if (!cmp) { table.innerHTML = ""; return; }
+    const col = (f) => columnDecimals(cmp.depths.map(f));
+    const db = col((d) => d.bound), dr = col((d) => d.rise), dov = col((d) => d.overshoot), dt = columnDecimals(cmp.depths.map((d) => d.seconds), 3, 0);
+    const cell = (v, d, pending = "–") => (v == null ? pending : fixed(v, d));
     const rows = cmp.depths.map((d) => {
-      const rs = d.bounds.map((b, r) => (b == null ? "…" : (r === d.best ? `<strong>${fmt(b)}</strong>` : fmt(b)))).join(" · ");
+      const rs = d.bounds.map((b, r) => (b == null ? "…" : (r === d.best ? `<strong>${fixed(b, db)}</strong>` : fixed(b, db)))).join(" · ");
       const its = d.iters.reduce((a, b) => a + b, 0);
-      return `<tr data-testid="depth-row-${d.layers}"><th>${d.layers} layer${d.layers > 1 ? "s" : ""}</th><td>${d.bound != null ? fmt(d.bound) : "…"}</td>` +
-        `<td>${rs}</td><td>${fmtRise(d.rise)}</td><td>${fmtRise(d.overshoot)}</td><td>${d.done ? (d.error ? `failed: ${d.error}` : d.status) : `${its} iterations…`}</td><td>${fmt(d.seconds)} s</td></tr>`;
+      return `<tr data-testid="depth-row-${d.layers}"><th>${d.layers} layer${d.layers > 1 ? "s" : ""}</th><td>${cell(d.bound, db, "…")}</td>` +
+        `<td>${rs}</td><td>${cell(d.rise, dr)}</td><td>${cell(d.overshoot, dov)}</td><td>${d.done ? (d.error ? `failed: ${d.error}` : d.status) : `${its} iterations…`}</td><td>${cell(d.seconds, dt)} s</td></tr>`;
     }).join("");
     table.innerHTML = `<tr><th></th><th>bound (nats)</th><th>restarts' bounds (kept in bold)</th><th>rise width</th><th>overshoot</th><th>stopped by</th><th>time</th></tr>${rows}`;
   }

@@ -21,6 +21,15 @@ const rgba = (hex, a) => {
   return `rgba(${n >> 16},${(n >> 8) & 255},${n & 255},${a})`;
 };
 
+// penaltyCaption is the line under an input's response: its two penalty
+// terms, in nats (the bound's word, as the table's "KL (nats)"), and W₁ in
+// the layer's output units (unit: the data's, for the last layer); a
+// narrow figure gets the penalties alone, shortened.
+export function penaltyCaption(r, narrow, unit = "") {
+  if (narrow) return `prop. ${fmt(r.propagation)} · compr. ${fmt(r.compression)} nats`;
+  return `propagation ${fmt(r.propagation)} nats · compression ${fmt(r.compression)} nats · W₁ ${fmt(r.w1)}${unit ? ` ${unit}` : ""}`;
+}
+
 register("messages", (el, app) => {
   let fig = null; // the latest "message_figure" message: this panel's own state
   app.on("message_figure", (m) => { fig = m; });
@@ -362,7 +371,15 @@ register("messages", (el, app) => {
         ctx.fillStyle = col; ctx.font = "600 12px system-ui, sans-serif"; ctx.textAlign = "left"; ctx.textBaseline = "top";
         plot.text(`${k + 1}`, box.l + 5, box.t + 2);
         ctx.font = "12px system-ui, sans-serif"; ctx.fillStyle = C.ink; ctx.textBaseline = "bottom"; ctx.textAlign = "center";
-        plot.text(narrow ? `prop. ${fmt(r.propagation)} · compr. ${fmt(r.compression)}` : `propagation ${fmt(r.propagation)} · compression ${fmt(r.compression)} · W₁ ${fmt(r.w1)}`, (box.l + box.r) / 2, box.b + 32);
+        // the caption, centred under its plot, stays between the column's
+        // vertical label and the input density's: shorter words, then
+        // smaller type where it would run into them
+        const room = leftW - 4;
+        let cap = penaltyCaption(r, narrow, layer === f.layers.length - 1 ? s.setup.output_unit : "");
+        if (ctx.measureText(cap).width > room) cap = penaltyCaption(r, true);
+        const wide = ctx.measureText(cap).width;
+        if (wide > room) ctx.font = `${Math.max(7, (12 * room) / wide).toFixed(1)}px system-ui, sans-serif`;
+        plot.text(cap, (box.l + box.r) / 2, box.b + 32);
       }
       ctx.save(); ctx.fillStyle = C.muted; ctx.textAlign = "center";
       vlabel(plot, `response density over ${u.ylabel}`, 12, H / 2);

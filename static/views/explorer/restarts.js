@@ -3,7 +3,8 @@
 // where the data carry ground truth), the one the bound kept (★) and the
 // live one; "use" makes one the live model (the "restart" op; undo goes
 // back). Restarts are counted from 1. Hidden when the model was not chosen
-// among restarts.
+// among restarts. A follower, who cannot switch, gets no "use" column
+// (style.css: body.follower .restart-use).
 import { el } from "../dom.js";
 
 // createRestarts fills the table under root; send sends a command.
@@ -33,7 +34,7 @@ export function createRestarts(root, send) {
           el("td", { text: String(r.iters) }),
           el("td", { text: r.bound != null ? r.bound.toFixed(1) : r.failure || "failed" }),
           el("td", { text: r.score != null ? r.score.toFixed(3) : "–" }),
-          el("td", {}, use));
+          el("td", { class: "restart-use" }, use));
       }));
     },
   };
