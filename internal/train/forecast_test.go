@@ -20,6 +20,9 @@ import (
 // Bounds: at least lo (the window filling, then the rise the rule's span
 // still holds), at most hi once it is known.
 func TestForecast(t *testing.T) {
+	if raceBuild {
+		t.Skip(secondPart)
+	}
 	ds := dataset.Step()
 	nx, ny := dataset.FitNormalizer(ds.X), dataset.FitNormalizer(ds.Y)
 	x, y := nx.Apply(ds.X), ny.Apply(ds.Y)
@@ -130,8 +133,11 @@ func TestForecastBoundsRobot(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("shared data not found at %s: skipping the real-data test", path)
 	}
-	if testing.Short() || raceBuild {
-		t.Skip("fits for several seconds (for minutes under the race detector)")
+	if testing.Short() {
+		t.Skip("fits for several seconds: not in the short tier")
+	}
+	if raceBuild {
+		t.Skip(secondPart)
 	}
 	ds, err := dataset.LoadRobot(path)
 	if err != nil {

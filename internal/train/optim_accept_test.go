@@ -23,6 +23,9 @@ func TestStepAcceptance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow (fits or Monte Carlo to convergence): not in the short tier")
 	}
+	if raceBuild {
+		t.Skip(secondPart)
+	}
 	x, y, nx, ny := stepData()
 	type fit struct {
 		bound, rise, over float64
@@ -99,6 +102,9 @@ func robotPath(tb testing.TB) string {
 func TestRobotAcceptance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow (fits or Monte Carlo to convergence): not in the short tier")
+	}
+	if raceBuild {
+		t.Skip(secondPart)
 	}
 	ds, err := dataset.LoadRobot(robotPath(t))
 	if err != nil {

@@ -4,3 +4,4 @@ package train
 
 // raceBuild: see race_on_test.go.
 const raceBuild = false
+
