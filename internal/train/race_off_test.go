@@ -4,4 +4,3 @@ package train
 
 // raceBuild: see race_on_test.go.
 const raceBuild = false
-
