@@ -45,4 +45,4 @@ func riseOvershoot(t testing.TB, m *engine.Model, nx, ny dataset.Normalizer) (wi
 
 // secondPart is why a test that fits to convergence skips under the race
 // detector: README's test command runs it again without it.
-const secondPart = "fits to convergence, fifteen times slower under the race detector: the second part of README's test command runs it (go test -count=1 -run 'TestRobotAcceptance$|TestStepAcceptance$|TestForecast|TestMinibatchRounding$' ./internal/train)"
+const secondPart = "fits to convergence, many times slower under the race detector: the second part of README's test command runs it (go test -count=1 -run 'TestRobotAcceptance$|TestStepAcceptance$|TestForecast|TestMinibatchRounding$' ./internal/train)"

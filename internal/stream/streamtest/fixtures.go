@@ -62,7 +62,8 @@ func RobotData(t testing.TB) *dataset.Dataset {
 
 // RobotWait is how long the robot tests wait for a setup, a first frame
 // or a data-set switch's reply: the preset's restart selection on the real
-// data runs 17–27 s under -race on a busy 2-core machine, before either.
+// data runs before either, for tens of seconds under -race on a busy
+// 2-core machine.
 const RobotWait = 90 * time.Second
 
 // WideData is robot-shaped synthetic data ("wide"): n scans in time, d
