@@ -92,9 +92,9 @@ const maxBuckets = 4096
 
 // Commands. Every command a page sends its optimizer costs a publication
 // and a frame, and an edit an evaluation of the model: a client that sends
-// them back to back (1,970 add_data in 12.7 s in the hardening campaign)
-// takes the optimizers' cores from everyone else. A page sends at most one
-// a drawn frame (a drag's moves are coalesced per animation frame), so a
+// them back to back (the hardening campaign's add-data attack,
+// docs/measurements.md) takes the optimizers' cores from everyone else.
+// A page sends at most one a drawn frame (a drag's moves are coalesced per animation frame), so a
 // client's commands, all its sessions' together, are paced at
 // CommandBurst at once and one every CommandEvery after that: past that
 // the server reads the client's next command only when it may
